@@ -1,0 +1,67 @@
+# Ringmaster: one Makefile. Each module adds its sources, binaries and tests in
+# <dir>/module.mk; this file holds the flags, the generic rules and the top targets.
+#
+#   make            build every binary into build/
+#   make deps       install missing Debian packages (apt-get, as root or via sudo)
+#   make run        deps + build + bring the appliance up on embedded defaults
+#   make test       deps + build + every test, under AddressSanitizer and UBSan
+#   make SANITIZER=address,undefined   a sanitizer build (objects in build/san)
+
+BUILD     ?= build
+SANITIZER ?=
+CC        ?= cc
+AR        ?= ar
+VERSION   := 0.1.0
+
+PG_BINDIR := $(shell pg_config --bindir 2>/dev/null)
+
+CPPFLAGS  += -D_GNU_SOURCE -DRINGMASTER_VERSION='"$(VERSION)"' -Icommon -Ischeduler
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c17 -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+             -fno-strict-aliasing -MMD -MP
+LDFLAGS   ?=
+LDLIBS    ?=
+
+ifneq ($(SANITIZER),)
+CFLAGS    += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS   += -fsanitize=$(SANITIZER)
+endif
+
+# Filled in by the module fragments.
+BINS       :=
+TEST_BINS  :=
+OBJS       :=
+
+.DEFAULT_GOAL := all
+
+include $(sort $(wildcard */module.mk))
+
+all: $(BINS)
+
+# Every C file compiles the same way, into a mirror of the tree under $(BUILD).
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+deps:
+	@packaging/install-deps.sh
+
+run: deps all
+	@packaging/run-appliance.sh $(BUILD)
+
+tests: $(TEST_BINS)
+
+# The tested build is the sanitized one; the plain build must compile too.
+test: deps
+	$(MAKE) all
+	$(MAKE) BUILD=build/san SANITIZER=address,undefined check
+
+check: all tests
+	@BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS)
+
+clean:
+	rm -rf build
+
+.PHONY: all deps run test tests check clean
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

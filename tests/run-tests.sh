@@ -1,0 +1,36 @@
+#!/bin/bash
+# Runs every Criterion test binary given, each bounded in time, and prints one
+# closing line with the totals: "tests: N passed, N failed".
+set -uo pipefail
+
+per_binary_limit=${RINGMASTER_TEST_TIMEOUT:-900}
+passed=0
+failed=0
+bad_bins=()
+
+for bin in "$@"; do
+    echo "=== $bin"
+    log=$(mktemp)
+    timeout --kill-after=10 "$per_binary_limit" "$bin" --ascii --short-filename 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    line=$(grep -a 'Synthesis:' "$log" | tail -n 1)
+    rm -f "$log"
+    if [ -z "$line" ]; then
+        echo "run-tests: $bin printed no synthesis (exit $rc)"
+        failed=$((failed + 1))
+        bad_bins+=("$bin")
+        continue
+    fi
+    p=$(sed -n 's/.*Passing: *\([0-9]*\).*/\1/p' <<<"$line")
+    f=$(sed -n 's/.*Failing: *\([0-9]*\).*/\1/p' <<<"$line")
+    c=$(sed -n 's/.*Crashing: *\([0-9]*\).*/\1/p' <<<"$line")
+    passed=$((passed + p))
+    failed=$((failed + f + c))
+    if [ "$rc" -ne 0 ] || [ $((f + c)) -ne 0 ]; then
+        bad_bins+=("$bin")
+    fi
+done
+
+[ ${#bad_bins[@]} -eq 0 ] || echo "failing binaries: ${bad_bins[*]}"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ ${#bad_bins[@]} -eq 0 ]
