@@ -1,0 +1,113 @@
+/* sched: the scheduling core's public face. A caller (ringmasterd's scheduler
+ * thread, ringmaster-sim, `ringmaster-sim decide`) fills a snapshot of the
+ * cluster and its jobs, asks a policy for a decision, and applies it. The core
+ * keeps no hidden state between rounds: everything a policy needs (the time,
+ * what each job has run, its observations and fitted models) is in the
+ * snapshot, so the same snapshot and seed always give the same decision.
+ *
+ * Memory: the caller owns the snapshot and everything it points to; a decision
+ * is allocated by sched_decide() and freed with sched_decision_destroy(). */
+#ifndef RINGMASTER_SCHED_H
+#define RINGMASTER_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convergence.h"
+#include "speed.h"
+
+#define SCHED_MAX_GPUS_PER_NODE 64
+
+struct sched_node {
+    int64_t id;
+    int ngpus;          /* GPUs on the node */
+    int up;             /* 0: down or draining, gets no new work */
+};
+
+/* One GPU slot of an allocation. */
+struct sched_slot {
+    int node;           /* index into snapshot.nodes */
+    int gpu;            /* GPU index on that node */
+};
+
+/* How a job's progress and remaining work are known. */
+enum sched_model_source {
+    SCHED_MODEL_NONE,     /* nothing known: needs exploring or a request */
+    SCHED_MODEL_PROFILE,  /* from a profile at arrival (Precompute) */
+    SCHED_MODEL_FITTED,   /* fitted online from the job's own reports */
+};
+
+struct sched_job {
+    int64_t id;
+    double submit_time;   /* seconds, on the caller's clock */
+    int priority;         /* higher first where a policy orders by it */
+    int requested_gpus;   /* what the user asked for (>= 1) */
+    int min_gpus, max_gpus;
+    int elastic;          /* 0: only ever gets requested_gpus */
+
+    /* What it holds now (0 if waiting), and where. slots has cur_gpus entries. */
+    int cur_gpus;
+    const struct sched_slot *slots;
+    double last_change_time; /* when its allocation last changed (start, resize) */
+    double run_time;         /* seconds it has held GPUs in total */
+
+    /* Progress and models. remaining_epochs < 0 when unknown. */
+    double epochs_done;
+    double remaining_epochs;
+    enum sched_model_source model_source;
+    struct speed_model speed;
+    struct conv_model conv;
+
+    /* Exploratory profiling: seconds observed so far at 1, 2, 4, 8 GPUs. */
+    double explored_s[4];
+};
+
+struct sched_snapshot {
+    double now;           /* seconds, on the caller's clock */
+    uint64_t seed;        /* for any tie-breaking randomness */
+    const struct sched_node *nodes;
+    size_t nnodes;
+    const struct sched_job *jobs;
+    size_t njobs;
+    double resize_cost_s; /* measured cost of a checkpoint-stop-restart */
+};
+
+/* A job's part of a decision, in snapshot order. */
+struct sched_assignment {
+    int64_t job_id;
+    int gpus;                 /* 0: waits */
+    struct sched_slot *slots; /* gpus entries (owned by the decision) */
+    int changed;              /* 1 if gpus or slots differ from what it holds */
+    const char *reason;       /* why it waits or changed (static text) */
+};
+
+struct sched_decision {
+    struct sched_assignment *assign; /* njobs entries, snapshot order */
+    size_t njobs;
+    double fragmentation;     /* 0..1, see placement.h */
+};
+
+/* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).
+ * Placement then maps those counts onto nodes. Returns 0, or -1 with errno. */
+typedef int (*sched_allocate_f)(const struct sched_snapshot *snap, int *want);
+
+struct sched_policy_ops {
+    const char *name;
+    const char *summary;
+    sched_allocate_f allocate;
+};
+
+/* The policy of that name, or NULL. */
+const struct sched_policy_ops *sched_policy_find(const char *name);
+
+/* All policies, NULL-terminated, in a fixed order. */
+const struct sched_policy_ops *const *sched_policy_list(void);
+
+/* Runs the policy and placement on the snapshot. Returns a new decision, or
+ * NULL with errno (EINVAL for an inconsistent snapshot, ENOMEM). */
+struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
+                                    const struct sched_snapshot *snap);
+
+void sched_decision_destroy(struct sched_decision *d);
+
+#endif
