@@ -11,7 +11,7 @@ bad_bins=()
 for bin in "$@"; do
     echo "=== $bin"
     log=$(mktemp)
-    timeout --kill-after=10 "$per_binary_limit" "$bin" --ascii --short-filename 2>&1 | tee "$log"
+    timeout --kill-after=10 "$per_binary_limit" "$bin" --color=never --short-filename 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     line=$(grep -a 'Synthesis:' "$log" | tail -n 1)
     rm -f "$log"
