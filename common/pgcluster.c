@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,9 +172,6 @@ static int prepare_dirs(struct pgcluster *c, char *err, size_t errlen)
         set_err(err, errlen, "cannot create %s: %s", c->state_dir, strerror(errno));
         return -1;
     }
-    struct stat st;
-    if (c->as_other_user && stat(c->state_dir, &st) == 0 && (st.st_mode & S_IXOTH) == 0)
-        chmod(c->state_dir, (st.st_mode & 07777) | S_IXGRP | S_IXOTH);
     if (mkdir(c->datadir, 0700) < 0 && errno != EEXIST) {
         set_err(err, errlen, "cannot create %s: %s", c->datadir, strerror(errno));
         return -1;
@@ -182,6 +180,61 @@ static int prepare_dirs(struct pgcluster *c, char *err, size_t errlen)
         set_err(err, errlen, "cannot give %s to %s: %s", c->datadir, c->user, strerror(errno));
         return -1;
     }
+    return 0;
+}
+
+/* 1 when the cluster's user can search directory path (fork, drop to the
+ * user, access()). Always 1 when not running as another user. */
+static int reachable_by_user(const struct pgcluster *c, const char *path)
+{
+    if (!c->as_other_user)
+        return 1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        if (setgroups(0, NULL) < 0 || setgid(c->gid) < 0 || setuid(c->uid) < 0)
+            _exit(2);
+        _exit(access(path, X_OK) == 0 ? 0 : 1);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* When root keeps the state directory where the cluster's user cannot reach
+ * it (a clone under /root, mode 0700), the data goes to a directory of its own
+ * under /var/lib/ringmaster/embedded, named by a hash of the state directory,
+ * and STATE_DIR/pg becomes a link to it. */
+static int choose_datadir(struct pgcluster *c, char *err, size_t errlen)
+{
+    snprintf(c->datadir, sizeof(c->datadir), "%.4000s/pg", c->state_dir);
+    /* Our own state directory may be searched by the cluster's user. */
+    struct stat st;
+    if (c->as_other_user && stat(c->state_dir, &st) == 0 && (st.st_mode & S_IXOTH) == 0)
+        chmod(c->state_dir, (st.st_mode & 07777) | S_IXGRP | S_IXOTH);
+    if (reachable_by_user(c, c->state_dir))
+        return 0;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const char *p = c->state_dir; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    char parent[] = "/var/lib/ringmaster/embedded";
+    if (mkdir_p(parent, 0755) < 0) {
+        set_err(err, errlen, "user %s cannot reach %s, and %s cannot be made: %s", c->user,
+                c->state_dir, parent, strerror(errno));
+        return -1;
+    }
+    char link[PATH_MAX];
+    snprintf(c->datadir, sizeof(c->datadir), "%s/%016llx", parent, (unsigned long long)h);
+    snprintf(link, sizeof(link), "%.4000s/pg", c->state_dir);
+    if (symlink(c->datadir, link) < 0 && errno != EEXIST) {
+        set_err(err, errlen, "cannot link %s to %s: %s", link, c->datadir, strerror(errno));
+        return -1;
+    }
+    log_info("pgcluster: user %s cannot reach %s; the cluster lives in %s (linked as %s)",
+             c->user, c->state_dir, c->datadir, link);
     return 0;
 }
 
@@ -203,7 +256,8 @@ struct pgcluster *pgcluster_create(const char *state_dir, char *err, size_t errl
         set_err(err, errlen, "state directory %s: %s", state_dir, strerror(errno));
         goto error;
     }
-    snprintf(c->datadir, sizeof(c->datadir), "%.4000s/pg", c->state_dir);
+    if (choose_datadir(c, err, errlen) < 0)
+        goto error;
     snprintf(c->logfile, sizeof(c->logfile), "%.4000s/postgres.log", c->state_dir);
     if (check_socket_path(c, err, errlen) < 0 ||
         pgcluster_conninfo_db(c, PG_DATABASE, c->conninfo, sizeof(c->conninfo)) < 0)

@@ -126,3 +126,35 @@ Test(pgcluster, refuses_a_socket_path_that_cannot_fit)
     cr_expect(strstr(err, "too long") != NULL, "err: %s", err);
     rmdir(longdir);
 }
+
+/* As root, a state directory the cluster's user cannot reach (a clone under a
+ * 0700 home) still works: the data moves under /var/lib and STATE_DIR/pg links
+ * to it. */
+Test(pgcluster, root_with_unreachable_state_dir_uses_a_linked_datadir, .timeout = 120)
+{
+    if (geteuid() != 0)
+        cr_skip_test("only meaningful as root");
+    char top[] = "/tmp/rm-pgc-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(top)); /* 0700, like /root */
+    char state[256];
+    snprintf(state, sizeof(state), "%s/clone/var", top);
+    char err[512] = "";
+    struct pgcluster *c = pgcluster_create(state, err, sizeof(err));
+    cr_assert_not_null(c, "create: %s", err);
+    cr_expect(strncmp(pgcluster_datadir(c), "/var/lib/ringmaster/embedded/", 29) == 0, "datadir %s",
+              pgcluster_datadir(c));
+    cr_assert_eq(pgcluster_start(c, err, sizeof(err)), 0, "start: %s", err);
+    PGconn *conn = connect_ok(c);
+    PQfinish(conn);
+    char link[300], target[512];
+    snprintf(link, sizeof(link), "%s/pg", state);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    cr_assert_gt(n, 0, "%s must be a link", link);
+    target[n] = '\0';
+    cr_expect_str_eq(target, pgcluster_datadir(c));
+    cr_assert_eq(pgcluster_stop(c), 0);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", top, pgcluster_datadir(c));
+    pgcluster_destroy(c);
+    cr_expect_eq(system(cmd), 0);
+}
