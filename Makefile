@@ -15,7 +15,7 @@ VERSION   := 0.1.0
 
 PG_BINDIR := $(shell pg_config --bindir 2>/dev/null)
 
-CPPFLAGS  += -D_GNU_SOURCE -DRINGMASTER_VERSION='"$(VERSION)"' -Icommon -Ischeduler
+CPPFLAGS  += -D_GNU_SOURCE -DRINGMASTER_VERSION='"$(VERSION)"' -iquote common -iquote scheduler
 # Include paths of the libraries (libpq's header lives in /usr/include/postgresql).
 CPPFLAGS  += $(shell pkg-config --cflags libpq jansson libmicrohttpd libcurl 2>/dev/null)
 CFLAGS    ?= -O2 -g
