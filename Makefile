@@ -36,7 +36,11 @@ OBJS       :=
 
 .DEFAULT_GOAL := all
 
-include $(sort $(wildcard */module.mk))
+# Libraries first, so that fragments using $(COMMON_LIB), $(SCHED_LIB) or the
+# job library in their prerequisites see them defined.
+FIRST_MODULES := $(wildcard common/module.mk scheduler/module.mk worker/module.mk)
+include $(FIRST_MODULES)
+include $(filter-out $(FIRST_MODULES),$(sort $(wildcard */module.mk)))
 
 all: $(BINS)
 
