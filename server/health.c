@@ -1,0 +1,14 @@
+#include "health.h"
+
+#include "api.h"
+#include "db.h"
+
+void health_get(struct api_call *call)
+{
+    PGresult *r = db_exec(call->db, "SELECT 1", 0, NULL);
+    int ok = db_ok(r);
+    PQclear(r);
+    api_respond_json(call, ok ? 200 : 503,
+                     json_pack("{s:s, s:s, s:s}", "status", ok ? "ok" : "degraded", "database",
+                               ok ? "ok" : "unavailable", "version", api_version()));
+}

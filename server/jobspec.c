@@ -1,0 +1,247 @@
+#include "jobspec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct check {
+    json_t *errors;
+    char *detail;
+    size_t len;
+};
+
+static void fail(struct check *c, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(struct check *c, const char *field, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (json_array_size(c->errors) == 0)
+        snprintf(c->detail, c->len, "%s: %s", field, msg);
+    json_array_append_new(c->errors, json_pack("{s:s, s:s}", "field", field, "detail", msg));
+}
+
+static const char *type_name(const json_t *v)
+{
+    static const char *const names[] = {"an object", "an array", "a string", "an integer",
+                                        "a number", "true", "false", "null"};
+    return names[json_typeof(v)];
+}
+
+/* An optional integer in lo..hi; null or missing gives def. */
+static int get_int(struct check *c, const json_t *body, const char *key, long long lo,
+                   long long hi, int def)
+{
+    const json_t *v = json_object_get(body, key);
+    if (!v || json_is_null(v))
+        return def;
+    if (!json_is_integer(v)) {
+        fail(c, key, "expected an integer, got %s", type_name(v));
+        return def;
+    }
+    long long x = json_integer_value(v);
+    if (x < lo || x > hi) {
+        fail(c, key, "expected %lld..%lld, got %lld", lo, hi, x);
+        return def;
+    }
+    return (int)x;
+}
+
+/* Code points of valid UTF-8 (jansson guarantees validity); -1 on a control character. */
+static long utf8_chars(const char *s)
+{
+    long n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return -1;
+        n += (*p & 0xc0) != 0x80;
+    }
+    return n;
+}
+
+static void check_name(struct check *c, const json_t *body, struct jobspec *spec)
+{
+    const json_t *v = json_object_get(body, "name");
+    if (!v) {
+        fail(c, "name", "required");
+        return;
+    }
+    if (!json_is_string(v)) {
+        fail(c, "name", "expected a string, got %s", type_name(v));
+        return;
+    }
+    long n = utf8_chars(json_string_value(v));
+    if (n < 0) {
+        fail(c, "name", "control characters are not allowed");
+        return;
+    }
+    if (n < 1 || n > JOBSPEC_MAX_NAME) {
+        fail(c, "name", "expected 1..%d characters, got %ld", JOBSPEC_MAX_NAME, n);
+        return;
+    }
+    spec->name = strdup(json_string_value(v));
+}
+
+static void check_command(struct check *c, const json_t *body, struct jobspec *spec)
+{
+    json_t *v = json_object_get(body, "command");
+    if (!v) {
+        fail(c, "command", "required");
+        return;
+    }
+    if (!json_is_array(v) || json_array_size(v) == 0 ||
+        json_array_size(v) > JOBSPEC_MAX_ARGS) {
+        fail(c, "command", "expected an array of 1..%d strings", JOBSPEC_MAX_ARGS);
+        return;
+    }
+    size_t i;
+    json_t *arg;
+    json_array_foreach(v, i, arg) {
+        char field[32];
+        snprintf(field, sizeof(field), "command[%zu]", i);
+        if (!json_is_string(arg))
+            fail(c, field, "expected a string, got %s", type_name(arg));
+        else if (json_string_length(arg) > JOBSPEC_MAX_ARG)
+            fail(c, field, "longer than %d bytes", JOBSPEC_MAX_ARG);
+        else if (i == 0 && json_string_length(arg) == 0)
+            fail(c, field, "the program must not be empty");
+    }
+    spec->command = json_incref(v);
+}
+
+static int env_name_ok(const char *k)
+{
+    size_t n = strlen(k);
+    return n >= 1 && n <= 256 && strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789_") == n && !(k[0] >= '0' && k[0] <= '9');
+}
+
+static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
+{
+    json_t *v = json_object_get(body, "env");
+    if (!v || json_is_null(v)) {
+        spec->env = json_object();
+        return;
+    }
+    if (!json_is_object(v) || json_object_size(v) > JOBSPEC_MAX_ENV) {
+        fail(c, "env", "expected an object of at most %d strings", JOBSPEC_MAX_ENV);
+        return;
+    }
+    const char *k;
+    json_t *val;
+    json_object_foreach(v, k, val) {
+        char field[300];
+        snprintf(field, sizeof(field), "env.%.256s", k);
+        if (!env_name_ok(k))
+            fail(c, field, "not a variable name ([A-Za-z_][A-Za-z0-9_]*, 1..256)");
+        else if (!json_is_string(val))
+            fail(c, field, "expected a string, got %s", type_name(val));
+        else if (json_string_length(val) > JOBSPEC_MAX_ARG)
+            fail(c, field, "longer than %d bytes", JOBSPEC_MAX_ARG);
+    }
+    spec->env = json_incref(v);
+}
+
+static void check_model(struct check *c, const json_t *body, struct jobspec *spec)
+{
+    json_t *v = json_object_get(body, "model");
+    if (!v || json_is_null(v))
+        return;
+    if (!json_is_object(v)) {
+        fail(c, "model", "expected an object, got %s", type_name(v));
+        return;
+    }
+    char *text = json_dumps(v, JSON_COMPACT);
+    size_t n = text ? strlen(text) : 0;
+    free(text);
+    if (n == 0 || n > JOBSPEC_MAX_MODEL) {
+        fail(c, "model", "larger than %d bytes", JOBSPEC_MAX_MODEL);
+        return;
+    }
+    spec->model = json_incref(v);
+}
+
+static void check_gpus(struct check *c, const json_t *body, struct jobspec *spec)
+{
+    if (!json_object_get(body, "gpus"))
+        fail(c, "gpus", "required");
+    spec->gpus = get_int(c, body, "gpus", 1, JOBSPEC_MAX_GPUS, 1);
+    spec->min_gpus = get_int(c, body, "min_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
+    spec->max_gpus = get_int(c, body, "max_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
+    if (spec->min_gpus > spec->gpus)
+        fail(c, "min_gpus", "must be at most gpus (%d), got %d", spec->gpus, spec->min_gpus);
+    if (spec->max_gpus < spec->gpus)
+        fail(c, "max_gpus", "must be at least gpus (%d), got %d", spec->gpus, spec->max_gpus);
+    const json_t *e = json_object_get(body, "elastic");
+    if (e && !json_is_null(e) && !json_is_boolean(e))
+        fail(c, "elastic", "expected true or false, got %s", type_name(e));
+    spec->elastic = e && json_is_true(e);
+}
+
+static void check_unknown(struct check *c, const json_t *body)
+{
+    static const char *const known[] = {"name",    "command",  "gpus",          "min_gpus",
+                                        "max_gpus", "elastic", "priority",      "batch_per_gpu",
+                                        "model",   "env"};
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)body, k, v) {
+        size_t i = 0;
+        while (i < sizeof(known) / sizeof(known[0]) && strcmp(k, known[i]) != 0)
+            i++;
+        if (i == sizeof(known) / sizeof(known[0]))
+            fail(c, strlen(k) > 64 ? "(long name)" : k, "unknown field");
+    }
+}
+
+int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, char *detail,
+                  size_t len)
+{
+    struct check c = {.errors = json_array(), .detail = detail, .len = len};
+    memset(spec, 0, sizeof(*spec));
+    check_name(&c, body, spec);
+    check_command(&c, body, spec);
+    check_gpus(&c, body, spec);
+    spec->priority = get_int(&c, body, "priority", JOBSPEC_MIN_PRIORITY, JOBSPEC_MAX_PRIORITY, 0);
+    spec->batch_per_gpu =
+        get_int(&c, body, "batch_per_gpu", 1, JOBSPEC_MAX_BATCH, JOBSPEC_DEFAULT_BATCH);
+    check_env(&c, body, spec);
+    check_model(&c, body, spec);
+    check_unknown(&c, body);
+    if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
+        json_decref(c.errors);
+        *errors = NULL;
+        return 0;
+    }
+    if (json_array_size(c.errors) == 0)
+        fail(&c, "(body)", "out of memory");
+    jobspec_clear(spec);
+    *errors = c.errors;
+    return -1;
+}
+
+void jobspec_clear(struct jobspec *spec)
+{
+    free(spec->name);
+    json_decref(spec->command);
+    json_decref(spec->env);
+    json_decref(spec->model);
+    memset(spec, 0, sizeof(*spec));
+}
+
+json_t *jobspec_to_json(const struct jobspec *spec)
+{
+    json_t *o = json_pack("{s:s, s:O, s:i, s:i, s:i, s:b, s:i, s:i, s:O}", "name", spec->name,
+                          "command", spec->command, "gpus", spec->gpus, "min_gpus",
+                          spec->min_gpus, "max_gpus", spec->max_gpus, "elastic", spec->elastic,
+                          "priority", spec->priority, "batch_per_gpu", spec->batch_per_gpu,
+                          "env", spec->env);
+    if (o && spec->model)
+        json_object_set(o, "model", spec->model);
+    return o;
+}

@@ -1,0 +1,188 @@
+/* ringmasterd: the Ringmaster appliance's server. Creates its parts in order (state
+ * directory, database, schema, admin, pool, API, HTTP), waits for SIGTERM or SIGINT, and
+ * destroys them in reverse, stopping the embedded PostgreSQL it started. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "api.h"
+#include "auth.h"
+#include "db.h"
+#include "http.h"
+#include "log.h"
+#include "migrate.h"
+#if __has_include("pgcluster.h")
+#include "pgcluster.h"
+#define HAVE_PGCLUSTER 1
+#endif
+
+#define MAX_BODY (1u << 20)
+
+struct config {
+    const char *listen;
+    const char *state_dir;
+    const char *database_url;
+    const char *www_dir;
+    unsigned threads;
+};
+
+struct daemon {
+#ifdef HAVE_PGCLUSTER
+    struct pgcluster *cluster;
+#endif
+    struct db_pool *db;
+    struct api *api;
+    struct http_server *http;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
+                 " [--database-url URL] [--www-dir DIR] [--threads N]\n"
+                 "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
+                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 4 threads\n");
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : def;
+}
+
+/* Returns 0, 1 after --help, or -1 on a bad option. */
+static int parse_args(int argc, char **argv, struct config *cfg)
+{
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, 'l'},   {"state-dir", required_argument, NULL, 's'},
+        {"database-url", required_argument, NULL, 'd'}, {"www-dir", required_argument, NULL, 'w'},
+        {"threads", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    *cfg = (struct config){"127.0.0.1:8080", "./var", env_or("RINGMASTER_DATABASE_URL", NULL),
+                           env_or("RINGMASTER_WWW_DIR", "./www"), 4};
+    int c;
+    while ((c = getopt_long(argc, argv, "l:s:d:w:t:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': cfg->listen = optarg; break;
+        case 's': cfg->state_dir = optarg; break;
+        case 'd': cfg->database_url = optarg; break;
+        case 'w': cfg->www_dir = optarg; break;
+        case 't': cfg->threads = (unsigned)atoi(optarg); break;
+        case 'h': usage(stdout); return 1;
+        default: usage(stderr); return -1;
+        }
+    }
+    if (optind != argc || cfg->threads < 1 || cfg->threads > 64) {
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+/* The conninfo to use: the URL, or the embedded cluster started under the state dir. */
+static const char *open_database(const struct config *cfg, struct daemon *d, char *err,
+                                 size_t errlen)
+{
+    if (cfg->database_url)
+        return cfg->database_url;
+#ifdef HAVE_PGCLUSTER
+    d->cluster = pgcluster_create(cfg->state_dir, err, errlen);
+    if (!d->cluster || pgcluster_start(d->cluster, err, errlen) < 0)
+        return NULL;
+    log_info("embedded PostgreSQL running under %s/pg", cfg->state_dir);
+    return pgcluster_conninfo(d->cluster);
+#else
+    (void)d;
+    snprintf(err, errlen, "no --database-url and no embedded PostgreSQL in this build");
+    return NULL;
+#endif
+}
+
+/* Schema and first admin, on one connection of their own. */
+static int prepare_database(const char *conninfo, const char *state_dir, char *err,
+                            size_t errlen)
+{
+    struct db_pool *one = db_create(conninfo, 1, err, errlen);
+    if (!one)
+        return -1;
+    PGconn *c = db_acquire(one);
+    int rc = -1;
+    if (!c)
+        snprintf(err, errlen, "database unreachable");
+    else if (migrate_run(c, migrate_files, migrate_nfiles, err, errlen) >= 0)
+        rc = auth_bootstrap(c, state_dir, err, errlen);
+    db_release(one, c);
+    db_destroy(one);
+    return rc;
+}
+
+static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
+{
+    if (mkdir(cfg->state_dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "state dir %s: %s", cfg->state_dir, strerror(errno));
+        return -1;
+    }
+    const char *conninfo = open_database(cfg, d, err, errlen);
+    if (!conninfo || prepare_database(conninfo, cfg->state_dir, err, errlen) < 0)
+        return -1;
+    d->db = db_create(conninfo, cfg->threads + 1, err, errlen);
+    if (!d->db)
+        return -1;
+    d->api = api_create(d->db, cfg->www_dir);
+    if (!d->api) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    struct http_config hc = {.listen = cfg->listen, .threads = cfg->threads, .conn_limit = 512,
+                             .per_ip_limit = 256, .timeout_s = 30, .max_body = MAX_BODY};
+    d->http = http_create(&hc, api_handle, d->api, err, errlen);
+    return d->http ? 0 : -1;
+}
+
+static void stop(struct daemon *d)
+{
+    http_destroy(d->http);
+    api_destroy(d->api);
+    db_destroy(d->db);
+#ifdef HAVE_PGCLUSTER
+    if (d->cluster && pgcluster_stop(d->cluster) < 0)
+        log_error("embedded PostgreSQL did not stop cleanly");
+    pgcluster_destroy(d->cluster);
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    struct daemon d = {0};
+    char err[1024] = "";
+    log_set_ident("ringmasterd");
+    int rc = parse_args(argc, argv, &cfg);
+    if (rc != 0)
+        return rc < 0 ? 2 : 0;
+    json_object_seed(0);
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    if (start(&cfg, &d, err, sizeof(err)) < 0) {
+        log_error("%s", err);
+        stop(&d);
+        return 1;
+    }
+    log_info("listening on http://%s/ (version %s)", cfg.listen, api_version());
+    int sig = 0;
+    sigdelset(&sigs, SIGPIPE);
+    while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
+        ;
+    log_info("signal %d: shutting down", sig);
+    stop(&d);
+    log_info("stopped");
+    return 0;
+}

@@ -1,0 +1,52 @@
+# server/: ringmasterd, the appliance's HTTP API and database front.
+SERVER_PKGS  := libmicrohttpd jansson libpq
+SERVER_CFLAGS := $(shell pkg-config --cflags $(SERVER_PKGS))
+SERVER_LIBS  := $(shell pkg-config --libs $(SERVER_PKGS)) -lpthread
+
+SERVER_SRCS  := $(filter-out server/main.c,$(wildcard server/*.c))
+SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/sql_bundle.o
+SERVER_BIN   := $(BUILD)/ringmasterd
+SQL_FILES    := $(sort $(wildcard sql/[0-9][0-9][0-9]_*.sql))
+
+# The migrations are embedded in the binary: it needs no sql/ directory at run time.
+$(BUILD)/gen/sql_bundle.c: $(SQL_FILES) server/embed-sql.sh
+	@mkdir -p $(@D)
+	server/embed-sql.sh $(SQL_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/sql_bundle.o: $(BUILD)/gen/sql_bundle.c
+	$(CC) $(CPPFLAGS) -iquote server $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/server/%.o: CFLAGS += $(SERVER_CFLAGS)
+
+$(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
+
+BINS += $(SERVER_BIN)
+
+# Unit tests of the pure parts (validation, JSON mapping, routing, the state machine).
+SERVER_UNIT_SRCS := $(wildcard tests/unit/server/*.c)
+SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
+SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,jobspec.o nodespec.o router.o www.o problem.o)
+
+ifneq ($(SERVER_UNIT_SRCS),)
+$(BUILD)/tests/unit/server/%.o: CFLAGS += $(SERVER_CFLAGS)
+$(BUILD)/tests/unit/server/%.o: CPPFLAGS += -iquote server
+$(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http.o $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(SERVER_LIBS)
+TEST_BINS += $(SERVER_UNIT_BIN)
+endif
+
+# Integration tests: a real PostgreSQL per binary, a real ringmasterd per test, HTTP by curl.
+SERVER_IT_SRCS := $(wildcard tests/integration/*.c)
+SERVER_IT_BIN  := $(BUILD)/tests/integration
+
+ifneq ($(SERVER_IT_SRCS),)
+$(BUILD)/tests/integration/%.o: CFLAGS += $(SERVER_CFLAGS)
+$(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"'
+$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BIN)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion -lcurl $(SERVER_LIBS)
+TEST_BINS += $(SERVER_IT_BIN)
+endif
