@@ -16,10 +16,7 @@
 #include "http.h"
 #include "log.h"
 #include "migrate.h"
-#if __has_include("pgcluster.h")
 #include "pgcluster.h"
-#define HAVE_PGCLUSTER 1
-#endif
 
 #define MAX_BODY (1u << 20)
 
@@ -32,9 +29,7 @@ struct config {
 };
 
 struct daemon {
-#ifdef HAVE_PGCLUSTER
-    struct pgcluster *cluster;
-#endif
+    struct pgcluster *cluster; /* the embedded PostgreSQL, when no URL is given */
     struct db_pool *db;
     struct api *api;
     struct http_server *http;
@@ -89,17 +84,11 @@ static const char *open_database(const struct config *cfg, struct daemon *d, cha
 {
     if (cfg->database_url)
         return cfg->database_url;
-#ifdef HAVE_PGCLUSTER
     d->cluster = pgcluster_create(cfg->state_dir, err, errlen);
     if (!d->cluster || pgcluster_start(d->cluster, err, errlen) < 0)
         return NULL;
-    log_info("embedded PostgreSQL running under %s/pg", cfg->state_dir);
+    log_info("embedded PostgreSQL running in %s", pgcluster_datadir(d->cluster));
     return pgcluster_conninfo(d->cluster);
-#else
-    (void)d;
-    snprintf(err, errlen, "no --database-url and no embedded PostgreSQL in this build");
-    return NULL;
-#endif
 }
 
 /* Schema and first admin, on one connection of their own. */
@@ -148,11 +137,9 @@ static void stop(struct daemon *d)
     http_destroy(d->http);
     api_destroy(d->api);
     db_destroy(d->db);
-#ifdef HAVE_PGCLUSTER
     if (d->cluster && pgcluster_stop(d->cluster) < 0)
         log_error("embedded PostgreSQL did not stop cleanly");
     pgcluster_destroy(d->cluster);
-#endif
 }
 
 int main(int argc, char **argv)
