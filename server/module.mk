@@ -40,7 +40,7 @@ endif
 
 # Integration tests: a real PostgreSQL per binary, a real ringmasterd per test, HTTP by curl.
 SERVER_IT_SRCS := $(wildcard tests/integration/*.c)
-SERVER_IT_BIN  := $(BUILD)/tests/integration
+SERVER_IT_BIN  := $(BUILD)/tests/integration-server
 
 ifneq ($(SERVER_IT_SRCS),)
 $(BUILD)/tests/integration/%.o: CFLAGS += $(SERVER_CFLAGS)

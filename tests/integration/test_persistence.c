@@ -1,0 +1,100 @@
+/* Nothing acknowledged is lost: kill -9 of ringmasterd and a restart, with an outside
+ * database and with the embedded one; a clean SIGTERM stops the embedded cluster. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "pgcluster.h"
+
+TestSuite(persistence, .timeout = 180);
+
+static void submit_many(int n, long long *ids)
+{
+    char name[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "durable-%d", i);
+        ids[i] = hx_submit(hx.admin, name, 1 + i % 4);
+    }
+}
+
+static void expect_all_there(int n, const long long *ids)
+{
+    char *all = hx_all_jobs(hx.admin);
+    json_t *list = json_loads(all, 0, NULL);
+    cr_assert_eq(json_array_size(list), (size_t)n);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(json_integer_value(json_object_get(json_array_get(list, i), "id")), ids[i]);
+    json_decref(list);
+    free(all);
+}
+
+Test(persistence, kill_9_and_restart_keeps_every_job, .init = hx_setup, .fini = hx_teardown)
+{
+    long long ids[20];
+    submit_many(20, ids);
+    char admin[128];
+    snprintf(admin, sizeof(admin), "%s", hx.admin);
+    cr_assert_eq(hx_stop_server(SIGKILL, 10), 128 + SIGKILL);
+    hx_start_server();
+    cr_assert_str_eq(hx.admin, admin, "the admin token is not remade");
+    expect_all_there(20, ids);
+    hx_submit(hx.admin, "after-restart", 1);
+}
+
+static char embedded_dir[128];
+
+static void embedded_cleanup(void)
+{
+    if (hx.pid > 0)
+        hx_stop_server(SIGKILL, 5);
+    char err[256];
+    struct pgcluster *c = pgcluster_create(embedded_dir, err, sizeof(err));
+    if (c)
+        pgcluster_stop(c); /* in case the test failed with the cluster up */
+    pgcluster_destroy(c);
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", embedded_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", embedded_dir);
+}
+
+static long postmaster_pid(void)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/pg/postmaster.pid", embedded_dir);
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f && fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    return pid;
+}
+
+Test(persistence, embedded_cluster_survives_kill_9_and_stops_on_sigterm,
+     .fini = embedded_cleanup)
+{
+    memset(&hx, 0, sizeof(hx));
+    snprintf(embedded_dir, sizeof(embedded_dir), "/tmp/rm-emb-XXXXXX");
+    cr_assert_not_null(mkdtemp(embedded_dir));
+    snprintf(hx.dir, sizeof(hx.dir), "%s", embedded_dir);
+    hx.port = hx_free_port();
+    hx_start_server();
+    long long ids[5];
+    submit_many(5, ids);
+    cr_assert_eq(hx_stop_server(SIGKILL, 10), 128 + SIGKILL);
+    long pm = postmaster_pid();
+    cr_assert(pm > 0 && kill((pid_t)pm, 0) == 0, "the cluster outlives a kill -9");
+    hx_start_server();
+    expect_all_there(5, ids);
+    pm = postmaster_pid();
+    cr_assert_eq(hx_stop_server(SIGTERM, 30), 0, "clean exit on SIGTERM");
+    cr_assert_eq(postmaster_pid(), 0, "postmaster.pid removed: the cluster stopped");
+    for (int i = 0; i < 100 && kill((pid_t)pm, 0) == 0; i++)
+        usleep(50000); /* its last children may take a moment to go */
+    cr_assert(kill((pid_t)pm, 0) != 0, "the postmaster is gone");
+}
