@@ -5,7 +5,7 @@
 
 void health_get(struct api_call *call)
 {
-    PGresult *r = db_exec(call->db, "SELECT 1", 0, NULL);
+    PGresult *r = db_exec_retry(call->db, "SELECT 1", 0, NULL);
     int ok = db_ok(r);
     PQclear(r);
     api_respond_json(call, ok ? 200 : 503,

@@ -1,6 +1,7 @@
 /* Nothing acknowledged is lost: kill -9 of ringmasterd and a restart, with an outside
  * database and with the embedded one; a clean SIGTERM stops the embedded cluster. */
 #include <criterion/criterion.h>
+#include <libpq-fe.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,4 +98,45 @@ Test(persistence, embedded_cluster_survives_kill_9_and_stops_on_sigterm,
     for (int i = 0; i < 100 && kill((pid_t)pm, 0) == 0; i++)
         usleep(50000); /* its last children may take a moment to go */
     cr_assert(kill((pid_t)pm, 0) != 0, "the postmaster is gone");
+}
+
+static PGresult *sql(const char *query)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, query);
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQresultErrorMessage(r));
+    PQfinish(c);
+    return r;
+}
+
+Test(persistence, restart_applies_no_migration_twice, .init = hx_setup, .fini = hx_teardown)
+{
+    PGresult *r = sql("SELECT count(*), count(DISTINCT version) FROM schema_migrations");
+    char first[32];
+    snprintf(first, sizeof(first), "%s", PQgetvalue(r, 0, 0));
+    cr_assert(atoi(first) >= 1);
+    cr_assert_str_eq(PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1));
+    PQclear(r);
+    cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
+    hx_start_server();
+    r = sql("SELECT count(*) FROM schema_migrations");
+    cr_assert_str_eq(PQgetvalue(r, 0, 0), first, "a restart applies nothing again");
+    PQclear(r);
+    r = sql("SELECT count(*) FROM users WHERE role = 'admin'");
+    cr_assert_str_eq(PQgetvalue(r, 0, 0), "1", "one first admin, not one per start");
+    PQclear(r);
+}
+
+Test(persistence, lost_database_connections_are_remade, .init = hx_setup, .fini = hx_teardown)
+{
+    long long id = hx_submit(hx.admin, "before", 1);
+    PGresult *r = sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                      " WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    cr_assert(atoi(PQgetvalue(r, 0, 0)) >= 1, "the server's connections were cut");
+    PQclear(r);
+    for (int i = 0; i < 12; i++)
+        json_decref(hx_expect_json(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 200));
+    json_decref(hx_expect_json(hx_json("GET", "/api/v1/health", NULL, NULL), 200));
+    cr_assert(hx_submit(hx.admin, "after", 1) > id);
 }
