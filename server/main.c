@@ -40,7 +40,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
                  " [--database-url URL] [--www-dir DIR] [--threads N]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
-                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 4 threads\n");
+                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads\n");
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -58,7 +58,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         {"threads", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     *cfg = (struct config){"127.0.0.1:8080", "./var", env_or("RINGMASTER_DATABASE_URL", NULL),
-                           env_or("RINGMASTER_WWW_DIR", "./www"), 4};
+                           env_or("RINGMASTER_WWW_DIR", "./www"), 8};
     int c;
     while ((c = getopt_long(argc, argv, "l:s:d:w:t:h", opts, NULL)) != -1) {
         switch (c) {
