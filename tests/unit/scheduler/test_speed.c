@@ -220,8 +220,8 @@ Test(speed, packed_placement_adds_internode_cost)
     cr_expect_float_eq(speed_step_time(&model, 8), 0.1, 1e-12); /* one node assumed */
     model.gpus_per_node = 4;
     cr_expect_float_eq(speed_step_time(&model, 4), 0.1, 1e-12);
-    cr_expect_float_eq(speed_step_time(&model, 8), 0.1 + 0.2 * 1.0, 1e-12);
-    cr_expect_float_eq(speed_step_time(&model, 16), 0.1 + 0.2 * 1.5, 1e-12);
+    cr_expect_float_eq(speed_step_time(&model, 8), 0.1 + 0.2, 1e-12);
+    cr_expect_float_eq(speed_step_time(&model, 16), 0.1 + 0.2, 1e-12);
 }
 
 Test(speed, unfitted_or_bad_input)
