@@ -101,8 +101,8 @@ static bool parse_int(const char *s, int lo, int hi, int *out)
 
 /* Opens path and checks that its header starts with `header`. Returns 0, 1 if the file
  * does not exist (and missing_ok), or -1 with a message. */
-static int csv_open(struct csv *c, const char *path, const char *header, bool missing_ok,
-                    char *err, size_t errlen)
+static int csv_open(struct csv *c, const char *path, const char *header, bool missing_ok, char *err,
+                    size_t errlen)
 {
     *c = (struct csv){.path = path};
     c->f = fopen(path, "r");
@@ -277,8 +277,7 @@ static bool parse_validation_row(char **f, int nf, struct profile_validation *v)
            parse_double(f[2], &v->metric[i]);
 }
 
-static int load_validation(const char *path, struct profile_validation *v, char *err,
-                           size_t errlen)
+static int load_validation(const char *path, struct profile_validation *v, char *err, size_t errlen)
 {
     struct csv c;
     int rc = csv_open(&c, path, "progress,iteration,metric", false, err, errlen);

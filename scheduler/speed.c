@@ -182,8 +182,7 @@ static void build_system(const struct speed_obs *obs, size_t n, double *a, doubl
     }
 }
 
-static double fit_rmse(const double theta[SPEED_NFEATURES], const struct speed_obs *obs,
-                       size_t n)
+static double fit_rmse(const double theta[SPEED_NFEATURES], const struct speed_obs *obs, size_t n)
 {
     double sq = 0.0;
     for (size_t i = 0; i < n; i++) {

@@ -43,7 +43,7 @@ struct speed_model {
     double dataset_size;  /* examples per epoch (set by the caller) */
     double rmse;          /* of the fit, seconds */
     int fitted;
-    int gpus_per_node;    /* packing assumed by speed_step_time; 0 = one node (caller) */
+    int gpus_per_node; /* packing assumed by speed_step_time; 0 = one node (caller) */
 };
 
 /* Feature vector of world size w (one node) for a job with m examples per worker. */

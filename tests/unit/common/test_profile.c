@@ -16,8 +16,8 @@ static struct profile *load(const char *app)
 {
     char err[512] = "";
     struct profile *p = profile_load(app, err, sizeof(err));
-    cr_assert_not_null(p, "%s: %s (set RINGMASTER_SHARED_DIR to the folder holding profiles/)",
-                       app, err);
+    cr_assert_not_null(p, "%s: %s (set RINGMASTER_SHARED_DIR to the folder holding profiles/)", app,
+                       err);
     return p;
 }
 
@@ -122,8 +122,8 @@ static double speed_fit_error(const struct profile *p, int bsz, int one_node, do
     for (size_t i = 0; i < pts->n; i++) {
         if (bsz && pts->local_bsz[i] != bsz)
             continue;
-        obs[n++] = (struct speed_obs){pts->w[i], one_node ? 1 : pts->nodes[i],
-                                      pts->local_bsz[i], pts->step_time[i]};
+        obs[n++] = (struct speed_obs){pts->w[i], one_node ? 1 : pts->nodes[i], pts->local_bsz[i],
+                                      pts->step_time[i]};
     }
     struct speed_model model = {.batch_per_gpu = bsz ? bsz : 1, .dataset_size = 1};
     cr_assert_eq(speed_fit_obs(&model, obs, n), 0);
@@ -190,8 +190,8 @@ Test(profile, convergence_model_fits_validation_curves)
         cr_assert_eq(conv_fit(k, l, n, &m), 0, "%s", p->app);
         double span = l[0] - l[n - 1];
         cr_log_info("%-12s batch %5d: %zu epochs, error %.3g -> %.3g, fit rmse %.3g (%.1f%% of "
-                    "the fall)", p->app, v->global_bsz, n, l[0], l[n - 1], m.rmse,
-                    100 * m.rmse / fabs(span));
+                    "the fall)",
+                    p->app, v->global_bsz, n, l[0], l[n - 1], m.rmse, 100 * m.rmse / fabs(span));
         /* Measured: 1.9% (cifar10) to 6.1% (imagenet, whose step-decay schedule the
          * smooth curve cannot follow) of the fall. */
         cr_expect_lt(m.rmse, 0.08 * fabs(span), "%s", p->app);

@@ -123,7 +123,8 @@ Test(speed, noisy_fit_recovers_planted_step_times)
         for (int mi = 0; mi < 3; mi++)
             for (int nodes = 1; nodes <= (w < 4 ? w : 4); nodes++) {
                 double t = planted_time(theta, w, nodes, ms[mi]);
-                obs[n++] = (struct speed_obs){w, nodes, ms[mi], t * (1.0 + 0.02 * (uniform() - 0.5))};
+                obs[n++] =
+                    (struct speed_obs){w, nodes, ms[mi], t * (1.0 + 0.02 * (uniform() - 0.5))};
             }
     struct speed_model model = {.batch_per_gpu = 64, .dataset_size = 1e4};
     cr_assert_eq(speed_fit_obs(&model, obs, n), 0);
