@@ -255,3 +255,17 @@ Test(speed, single_observation_predicts_every_size)
         cr_expect(isfinite(speed_step_time(&model, p)) && speed_step_time(&model, p) > 0.0);
     cr_expect_float_eq(speed_step_time(&model, 1), 0.3, 1e-6);
 }
+
+Test(speed, two_sizes_predict_growing_step_times)
+{
+    /* Exploratory profiling may have seen only 1 and 2 GPUs: the model must still grow
+     * with w over powers of two and rank non-powers below their neighbours. */
+    const int w[] = {1, 2};
+    const double t[] = {0.40, 0.43};
+    struct speed_model model = {.batch_per_gpu = 128, .dataset_size = 50000};
+    cr_assert_eq(speed_fit(&model, w, t, 2), 0);
+    cr_expect_float_eq(speed_step_time(&model, 2), 0.43, 1e-4);
+    for (int p = 2; p <= 32; p *= 2)
+        cr_expect_gt(speed_step_time(&model, 2 * p), speed_step_time(&model, p), "w=%d", p);
+    cr_expect_gt(speed_step_time(&model, 9), speed_step_time(&model, 16));
+}
