@@ -145,8 +145,9 @@ static int validate_ids(const struct sched_snapshot *snap, struct msg *m)
     qsort(ids, snap->njobs, sizeof(*ids), cmp_id);
     for (size_t i = 1; i < snap->njobs; i++) {
         if (ids[i] == ids[i - 1]) {
+            long long dup = (long long)ids[i];
             free(ids);
-            return fail(m, "job id", (long long)ids[i], "appears twice");
+            return fail(m, "job id", dup, "appears twice");
         }
     }
     free(ids);
