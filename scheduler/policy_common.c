@@ -174,13 +174,16 @@ int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
 void policy_give_base(const struct sched_snapshot *snap, const size_t *order, int *want,
                       const unsigned char *skip, long *free_gpus)
 {
+    int capacity = policy_capacity(snap);
+
     for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = order[k];
         const struct sched_job *j = &snap->jobs[i];
         if (want[i] > 0 || (skip && skip[i]))
             continue;
+        int request = j->requested_gpus < capacity ? j->requested_gpus : capacity;
         int base = j->elastic && policy_has_speed(j) ? policy_min_gpus(j)
-                                                     : policy_clamp(j, j->requested_gpus);
+                                                     : policy_clamp(j, request);
         if (base <= *free_gpus) {
             want[i] = base;
             *free_gpus -= base;

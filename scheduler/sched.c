@@ -219,6 +219,8 @@ static const char *reason_waiting(const struct sched_snapshot *snap, const struc
         return "preempted: the policy gave its GPUs to other jobs";
     if (policy_min_gpus(j) > capacity || (!j->elastic && j->requested_gpus > capacity))
         return "waiting: needs more GPUs than the cluster has up";
+    if (j->requested_gpus > capacity)
+        return "waiting: asks for more GPUs than the cluster has up";
     (void)snap;
     return "waiting: the policy gave it no GPUs";
 }
