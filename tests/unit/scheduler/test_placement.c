@@ -128,6 +128,25 @@ Test(placement, repacks_when_keeping_jobs_would_split_a_job)
     placement_destroy(p);
 }
 
+Test(placement, repack_moves_as_few_running_jobs_as_it_can)
+{
+    static struct fx f;
+    int want[3] = { 4, 4, 8 };
+
+    fx_init(&f, 2, 8);
+    struct sched_job *a = fx_job(&f, 1, 4), *b = fx_job(&f, 2, 4);
+    fx_job(&f, 3, 8);
+    fx_hold(&f, a, 0, 0, 4); /* aligned halves: the new 8 still needs a whole node */
+    fx_hold(&f, b, 1, 0, 4);
+    struct placement_plan *p = place(&f, want);
+    cr_assert_eq(p->spread, 0);
+    cr_assert_eq(nodes_spanned(p, 2), 1);
+    cr_assert_eq(p->kept[0] + p->kept[1], 1, "one of the two moves, the other stays");
+    for (size_t i = 0; i < 3; i++)
+        assert_aligned(p, i);
+    placement_destroy(p);
+}
+
 Test(placement, overcommitted_counts_are_cut_or_wait)
 {
     static struct fx f;
