@@ -425,10 +425,12 @@ static int reserve_old(struct pass *ps, const int *want)
     ps->resv = calloc(snap->nnodes + 1, sizeof(*ps->resv));
     if (!ps->resv)
         return -1;
-    for (size_t i = 0; i < snap->njobs; i++)
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
         if (keepable(snap, want, i))
-            for (int k = 0; k < snap->jobs[i].cur_gpus; k++)
-                ps->resv[snap->jobs[i].slots[k].node] |= UINT64_C(1) << snap->jobs[i].slots[k].gpu;
+            for (int k = 0; k < j->cur_gpus; k++)
+                ps->resv[j->slots[k].node] |= UINT64_C(1) << j->slots[k].gpu;
+    }
     return 0;
 }
 

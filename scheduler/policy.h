@@ -74,7 +74,8 @@ int policy_heap_pop(struct policy_heap *h, struct policy_cand *c);
 /* The first pass of the model-driven policies: in order, each job not yet
  * served (want[i] == 0 and !skip[i]) gets its base count if it still fits in
  * *free: min_gpus for an elastic job with a speed model, else its request
- * within its bounds (an elastic job's request cut to the cluster's capacity). Jobs that do not fit wait; later, smaller ones may fit. */
+ * within its bounds (an elastic job's request cut to the cluster's capacity).
+ * Jobs that do not fit wait; later, smaller ones may fit. */
 void policy_give_base(const struct sched_snapshot *snap, const size_t *order, int *want,
                       const unsigned char *skip, long *free_gpus);
 
