@@ -105,6 +105,16 @@ double policy_time_at(const struct sched_job *j, int w)
     return policy_remaining_epochs(j) / eps;
 }
 
+double policy_resize_penalty(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                             int w2)
+{
+    if (j->cur_gpus <= 0 || w > j->cur_gpus || w2 <= j->cur_gpus)
+        return 0.0;
+    if (!(snap->resize_cost_s > 0) || !isfinite(snap->resize_cost_s))
+        return 0.0;
+    return snap->resize_cost_s;
+}
+
 int policy_heap_init(struct policy_heap *h, size_t cap)
 {
     h->items = malloc((cap + 1) * sizeof(*h->items));

@@ -78,7 +78,9 @@ struct sched_snapshot {
     size_t nnodes;
     const struct sched_job *jobs;
     size_t njobs;
-    double resize_cost_s; /* measured cost of a checkpoint-stop-restart */
+    double resize_cost_s; /* measured cost of a checkpoint-stop-restart; the
+                           * model-driven policies grow a running job only when
+                           * the predicted time saved exceeds it */
 };
 
 /* A job's part of a decision, in snapshot order. */

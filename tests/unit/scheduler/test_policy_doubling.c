@@ -131,3 +131,29 @@ Test(policy_doubling, optimus_spreads_single_gpus_by_marginal_gain)
     cr_assert_eq(d->assign[0].gpus, 4, "equal jobs split evenly");
     sched_decision_destroy(d);
 }
+
+Test(policy_doubling, a_running_job_grows_only_if_the_gain_repays_the_restart)
+{
+    static struct fx f;
+    const char *policies[2] = { "precompute", "optimus" };
+
+    for (int p = 0; p < 2; p++) {
+        fx_init(&f, 2, 8);
+        struct sched_job *j = fx_job(&f, 1, 1);
+        fx_hold(&f, j, 0, 0, 4);
+        f.snap.resize_cost_s = 1e7;
+        struct sched_decision *d = decide(&f, policies[p]);
+        cr_assert_eq(d->assign[0].gpus, 4, "%s: growing is not worth 1e7 s", policies[p]);
+        cr_assert_eq(d->assign[0].changed, 0);
+        sched_decision_destroy(d);
+        f.snap.resize_cost_s = 30;
+        d = decide(&f, policies[p]);
+        cr_assert_eq(d->assign[0].gpus, p == 0 ? 16 : 8, "%s: 30 s is repaid", policies[p]);
+        sched_decision_destroy(d);
+        j->cur_gpus = 0; /* a waiting job pays nothing to start */
+        f.snap.resize_cost_s = 1e7;
+        d = decide(&f, policies[p]);
+        cr_assert_eq(d->assign[0].gpus, p == 0 ? 16 : 8, "%s", policies[p]);
+        sched_decision_destroy(d);
+    }
+}
