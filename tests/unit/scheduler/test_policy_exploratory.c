@@ -101,3 +101,20 @@ Test(policy_exploratory, rigid_or_capped_jobs_skip_stages_they_cannot_run)
     cr_assert_eq(d->assign[1].gpus, 1, "stages 4 and 8 skipped: done, runs at its request");
     sched_decision_destroy(d);
 }
+
+Test(policy_exploratory, the_snapshot_may_set_the_stage_length)
+{
+    static struct fx f;
+
+    fx_init(&f, 2, 8);
+    struct sched_job *j = newcomer(&f, 1);
+    j->explored_s[0] = 60;
+    f.snap.explore_stage_s = 60;
+    struct sched_decision *d = decide(&f);
+    cr_assert_eq(d->assign[0].gpus, 2, "60 s at 1 GPU is a whole stage of 60 s");
+    sched_decision_destroy(d);
+    f.snap.explore_stage_s = 0;
+    d = decide(&f);
+    cr_assert_eq(d->assign[0].gpus, 1, "default 150 s");
+    sched_decision_destroy(d);
+}
