@@ -87,29 +87,42 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 
 /* --- one database and one server per test ------------------------------------------------ */
 
-static void create_database(const char *name)
+static void admin_conninfo(char *buf, size_t len)
 {
     const char *dir = getenv(ENV_PGDIR);
-    char err[512], admin_ci[1024], sql[128];
+    char err[512];
     cr_assert_not_null(dir, "no test cluster (see the runner's first lines)");
     struct pgcluster *c = pgcluster_create(dir, err, sizeof(err));
     cr_assert_not_null(c, "%s", err);
-    cr_assert_eq(pgcluster_conninfo_db(c, "postgres", admin_ci, sizeof(admin_ci)), 0);
-    cr_assert_eq(pgcluster_conninfo_db(c, name, hx.conninfo, sizeof(hx.conninfo)), 0);
+    cr_assert_eq(pgcluster_conninfo_db(c, "postgres", buf, len), 0);
+    cr_assert_eq(pgcluster_conninfo_db(c, hx.dbname, hx.conninfo, sizeof(hx.conninfo)), 0);
     pgcluster_destroy(c);
-    PGconn *conn = PQconnectdb(admin_ci);
+}
+
+/* Runs sql, retrying a few times (CREATE DATABASE can meet a concurrent one). */
+static int run_admin_sql(const char *sql, char *err, size_t errlen)
+{
+    char ci[1024];
+    admin_conninfo(ci, sizeof(ci));
+    PGconn *conn = PQconnectdb(ci);
     cr_assert_eq(PQstatus(conn), CONNECTION_OK, "%s", PQerrorMessage(conn));
-    snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
     int ok = 0;
     for (int attempt = 0; attempt < 5 && !ok; attempt++) {
         PGresult *r = PQexec(conn, sql);
         ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        snprintf(err, errlen, "%s", PQresultErrorMessage(r));
         PQclear(r);
         if (!ok)
             usleep(200000);
     }
     PQfinish(conn);
-    cr_assert(ok, "CREATE DATABASE %s failed", name);
+    return ok ? 0 : -1;
+}
+
+void hx_admin_sql(const char *sql)
+{
+    char err[512];
+    cr_assert_eq(run_admin_sql(sql, err, sizeof(err)), 0, "%s: %s", sql, err);
 }
 
 int hx_free_port(void)
@@ -133,7 +146,7 @@ static void write_file(const char *path, const char *text)
 
 void hx_setup(void)
 {
-    char name[64], www[300];
+    char sql[128], www[300];
     memset(&hx, 0, sizeof(hx));
     snprintf(hx.dir, sizeof(hx.dir), "/tmp/rm-srv-XXXXXX");
     cr_assert_not_null(mkdtemp(hx.dir));
@@ -141,8 +154,9 @@ void hx_setup(void)
     cr_assert_eq(mkdir(www, 0755), 0);
     snprintf(www, sizeof(www), "%s/www/index.html", hx.dir);
     write_file(www, "<!doctype html><title>Ringmaster</title>\n");
-    snprintf(name, sizeof(name), "rm_test_%d", (int)getpid());
-    create_database(name);
+    snprintf(hx.dbname, sizeof(hx.dbname), "rm_test_%d", (int)getpid());
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s", hx.dbname);
+    hx_admin_sql(sql);
     hx.port = hx_free_port();
     hx_start_server();
 }

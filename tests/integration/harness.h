@@ -14,6 +14,7 @@ struct hx_server {
     pid_t pid;
     int port;
     char dir[256];       /* its state dir (admin.token, server.log, www/) */
+    char dbname[64];     /* its database's name */
     char conninfo[1024]; /* its database, or "" in embedded mode */
     char admin[128];     /* the admin token */
 };
@@ -25,6 +26,9 @@ extern struct hx_server hx;
  * finding at shutdown fails it). */
 void hx_setup(void);
 void hx_teardown(void);
+
+/* Runs sql (a command) on the cluster's "postgres" database; fails the test on error. */
+void hx_admin_sql(const char *sql);
 
 /* A loopback port that was free a moment ago. */
 int hx_free_port(void);

@@ -140,3 +140,18 @@ Test(persistence, lost_database_connections_are_remade, .init = hx_setup, .fini 
     json_decref(hx_expect_json(hx_json("GET", "/api/v1/health", NULL, NULL), 200));
     cr_assert(hx_submit(hx.admin, "after", 1) > id);
 }
+
+Test(persistence, a_vanished_database_gives_503_not_a_crash, .init = hx_setup,
+     .fini = hx_teardown)
+{
+    hx_submit(hx.admin, "doomed", 1);
+    char drop[128];
+    snprintf(drop, sizeof(drop), "DROP DATABASE %s WITH (FORCE)", hx.dbname);
+    hx_admin_sql(drop);
+    hx_expect_problem(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 503, NULL);
+    json_t *h = hx_expect_json(hx_json("GET", "/api/v1/health", NULL, NULL), 503);
+    cr_assert_str_eq(json_string_value(json_object_get(h, "database")), "unavailable");
+    json_decref(h);
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1}"), 503, NULL);
+}
