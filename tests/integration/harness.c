@@ -161,19 +161,27 @@ void hx_setup(void)
     hx_start_server();
 }
 
+static void dump_server_log(void)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "tail -n 30 '%s/server.log' >&2", hx.dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "harness: no server log\n");
+}
+
+void hx_finish(void)
+{
+    cr_assert(hx.pid > 0, "no server running");
+    int rc = hx_stop_server(SIGTERM, 20);
+    if (rc != 0)
+        dump_server_log();
+    cr_assert_eq(rc, 0, "ringmasterd exited with %d on SIGTERM", rc);
+}
+
 void hx_teardown(void)
 {
-    if (hx.pid > 0) {
-        int rc = hx_stop_server(SIGTERM, 20);
-        cr_expect_eq(rc, 0, "ringmasterd exited with %d on SIGTERM (see %s/server.log)", rc,
-                     hx.dir);
-        if (rc != 0) {
-            char cmd[400];
-            snprintf(cmd, sizeof(cmd), "tail -n 30 '%s/server.log' >&2", hx.dir);
-            if (system(cmd) != 0)
-                fprintf(stderr, "harness: no server log\n");
-        }
-    }
+    if (hx.pid > 0 && hx_stop_server(SIGTERM, 20) != 0)
+        dump_server_log();
     rm_rf(hx.dir);
 }
 

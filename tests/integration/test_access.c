@@ -39,6 +39,7 @@ Test(access, users_get_a_token_once_and_roles_apply)
     hx_expect_problem(hx_json("POST", "/api/v1/nodes", alice,
                               "{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1}"), 403, NULL);
     json_decref(hx_expect_json(hx_json("GET", "/api/v1/nodes", worker, NULL), 200));
+    hx_finish();
 }
 
 Test(access, user_creation_rules)
@@ -62,6 +63,7 @@ Test(access, user_creation_rules)
     cr_assert_null(strstr(text, "token"), "tokens are never listed");
     free(text);
     json_decref(all);
+    hx_finish();
 }
 
 static const char *node_a =
@@ -104,4 +106,5 @@ Test(access, nodes_register_reregister_heartbeat)
     hx_expect_problem(hx_json("POST", "/api/v1/nodes/4242/heartbeat", worker, NULL), 404, NULL);
     hx_expect_problem(hx_json("POST", "/api/v1/nodes", worker,
                               "{\"name\":\"b\",\"cpus\":-1,\"memory_bytes\":1}"), 400, "cpus");
+    hx_finish();
 }

@@ -34,6 +34,7 @@ Test(bad_input, malformed_and_wrong_shapes_are_400)
     cr_assert_str_eq(after, before, "bad input changed stored data");
     free(after);
     free(before);
+    hx_finish();
 }
 
 Test(bad_input, negative_and_huge_numbers_are_400)
@@ -66,6 +67,7 @@ Test(bad_input, negative_and_huge_numbers_are_400)
     cr_assert_str_eq(after, before);
     free(after);
     free(before);
+    hx_finish();
 }
 
 Test(bad_input, sql_looking_strings_are_stored_verbatim)
@@ -90,6 +92,7 @@ Test(bad_input, sql_looking_strings_are_stored_verbatim)
     json_decref(j);
     json_decref(b);
     free(text);
+    hx_finish();
 }
 
 Test(bad_input, routes_methods_and_tokens)
@@ -116,6 +119,7 @@ Test(bad_input, routes_methods_and_tokens)
     char *all = hx_all_jobs(hx.admin);
     cr_assert_str_eq(all, "[]", "nothing was stored");
     free(all);
+    hx_finish();
 }
 
 Test(bad_input, bodies_too_large_or_not_json)
@@ -146,4 +150,5 @@ Test(bad_input, bodies_too_large_or_not_json)
     cr_assert_eq(json_array_size(list), 1, "only the good submission was stored");
     json_decref(list);
     free(all);
+    hx_finish();
 }

@@ -30,6 +30,7 @@ Test(jobs, health_answers_without_a_token)
     cr_assert_str_eq(str(j, "database"), "ok");
     cr_assert(strlen(str(j, "version")) > 0);
     json_decref(j);
+    hx_finish();
 }
 
 Test(jobs, submit_then_get_returns_every_field)
@@ -57,6 +58,7 @@ Test(jobs, submit_then_get_returns_every_field)
     cr_assert(json_equal(g, j), "GET gives what POST answered");
     json_decref(g);
     json_decref(j);
+    hx_finish();
 }
 
 Test(jobs, list_pages_by_cursor_and_filters)
@@ -102,6 +104,7 @@ Test(jobs, list_pages_by_cursor_and_filters)
     j = hx_expect_json(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 200);
     cr_assert_eq(json_array_size(json_object_get(j, "items")), 7, "default limit is 50");
     json_decref(j);
+    hx_finish();
 }
 
 Test(jobs, cancel_then_cancel_again_is_a_conflict)
@@ -130,6 +133,7 @@ Test(jobs, cancel_then_cancel_again_is_a_conflict)
     json_decref(j);
     hx_expect_problem(hx_json("GET", "/api/v1/jobs/999999/events", hx.admin, NULL), 404, NULL);
     hx_expect_problem(hx_json("POST", "/api/v1/jobs/999999/cancel", hx.admin, NULL), 404, NULL);
+    hx_finish();
 }
 
 static const char *retry_body = "{\"name\":\"once\",\"command\":[\"true\"],\"gpus\":1}";
@@ -161,6 +165,7 @@ Test(jobs, idempotent_retry_returns_the_first_job)
     json_decref(theirs);
     json_decref(first);
     json_decref(again);
+    hx_finish();
 }
 
 struct racer {
@@ -199,6 +204,7 @@ Test(jobs, concurrent_retries_make_no_twin)
     cr_assert_eq(json_array_size(list), 1);
     json_decref(list);
     free(all);
+    hx_finish();
 }
 
 Test(jobs, dashboard_files_are_served)
@@ -212,4 +218,5 @@ Test(jobs, dashboard_files_are_served)
     hx_expect_problem(hx_json("GET", "/%2e%2e/%2e%2e/etc/passwd", NULL, NULL), 404, NULL);
     hx_expect_problem(hx_json("GET", "/missing.js", NULL, NULL), 404, NULL);
     hx_expect_problem(hx_json("POST", "/", NULL, "{}"), 405, NULL);
+    hx_finish();
 }

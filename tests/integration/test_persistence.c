@@ -44,6 +44,7 @@ Test(persistence, kill_9_and_restart_keeps_every_job, .init = hx_setup, .fini = 
     cr_assert_str_eq(hx.admin, admin, "the admin token is not remade");
     expect_all_there(20, ids);
     hx_submit(hx.admin, "after-restart", 1);
+    hx_finish();
 }
 
 static char embedded_dir[128];
@@ -126,6 +127,7 @@ Test(persistence, restart_applies_no_migration_twice, .init = hx_setup, .fini = 
     r = sql("SELECT count(*) FROM users WHERE role = 'admin'");
     cr_assert_str_eq(PQgetvalue(r, 0, 0), "1", "one first admin, not one per start");
     PQclear(r);
+    hx_finish();
 }
 
 Test(persistence, lost_database_connections_are_remade, .init = hx_setup, .fini = hx_teardown)
@@ -139,6 +141,7 @@ Test(persistence, lost_database_connections_are_remade, .init = hx_setup, .fini 
         json_decref(hx_expect_json(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 200));
     json_decref(hx_expect_json(hx_json("GET", "/api/v1/health", NULL, NULL), 200));
     cr_assert(hx_submit(hx.admin, "after", 1) > id);
+    hx_finish();
 }
 
 Test(persistence, a_vanished_database_gives_503_not_a_crash, .init = hx_setup,
@@ -154,4 +157,5 @@ Test(persistence, a_vanished_database_gives_503_not_a_crash, .init = hx_setup,
     json_decref(h);
     hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
                               "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1}"), 503, NULL);
+    hx_finish();
 }
