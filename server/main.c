@@ -52,23 +52,39 @@ static const char *env_or(const char *name, const char *def)
 /* Returns 0, 1 after --help, or -1 on a bad option. */
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},   {"state-dir", required_argument, NULL, 's'},
-        {"database-url", required_argument, NULL, 'd'}, {"www-dir", required_argument, NULL, 'w'},
-        {"threads", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
+                                         {"state-dir", required_argument, NULL, 's'},
+                                         {"database-url", required_argument, NULL, 'd'},
+                                         {"www-dir", required_argument, NULL, 'w'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     *cfg = (struct config){"127.0.0.1:8080", "./var", env_or("RINGMASTER_DATABASE_URL", NULL),
                            env_or("RINGMASTER_WWW_DIR", "./www"), 8};
     int c;
     while ((c = getopt_long(argc, argv, "l:s:d:w:t:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'l': cfg->listen = optarg; break;
-        case 's': cfg->state_dir = optarg; break;
-        case 'd': cfg->database_url = optarg; break;
-        case 'w': cfg->www_dir = optarg; break;
-        case 't': cfg->threads = (unsigned)atoi(optarg); break;
-        case 'h': usage(stdout); return 1;
-        default: usage(stderr); return -1;
+        case 'l':
+            cfg->listen = optarg;
+            break;
+        case 's':
+            cfg->state_dir = optarg;
+            break;
+        case 'd':
+            cfg->database_url = optarg;
+            break;
+        case 'w':
+            cfg->www_dir = optarg;
+            break;
+        case 't':
+            cfg->threads = (unsigned)atoi(optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return -1;
         }
     }
     if (optind != argc || cfg->threads < 1 || cfg->threads > 64) {
@@ -92,8 +108,7 @@ static const char *open_database(const struct config *cfg, struct daemon *d, cha
 }
 
 /* Schema and first admin, on one connection of their own. */
-static int prepare_database(const char *conninfo, const char *state_dir, char *err,
-                            size_t errlen)
+static int prepare_database(const char *conninfo, const char *state_dir, char *err, size_t errlen)
 {
     struct db_pool *one = db_create(conninfo, 1, err, errlen);
     if (!one)
@@ -126,8 +141,12 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    struct http_config hc = {.listen = cfg->listen, .threads = cfg->threads, .conn_limit = 512,
-                             .per_ip_limit = 256, .timeout_s = 30, .max_body = MAX_BODY};
+    struct http_config hc = {.listen = cfg->listen,
+                             .threads = cfg->threads,
+                             .conn_limit = 512,
+                             .per_ip_limit = 256,
+                             .timeout_s = 30,
+                             .max_body = MAX_BODY};
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     return d->http ? 0 : -1;
 }

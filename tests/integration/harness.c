@@ -131,7 +131,8 @@ int hx_free_port(void)
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(a);
     cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-              getsockname(fd, (struct sockaddr *)&a, &len) == 0, "no free port");
+                  getsockname(fd, (struct sockaddr *)&a, &len) == 0,
+              "no free port");
     close(fd);
     return ntohs(a.sin_port);
 }
@@ -389,15 +390,13 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
-    cr_assert(rc == CURLE_OK || r->status != 0, "%s %s: %s", method, path,
-              curl_easy_strerror(rc));
+    cr_assert(rc == CURLE_OK || r->status != 0, "%s %s: %s", method, path, curl_easy_strerror(rc));
     r->body = b.data ? b.data : strdup("");
     r->json = json_loads(r->body, 0, NULL);
     return r;
 }
 
-struct hx_resp *hx_json(const char *method, const char *path, const char *token,
-                        const char *body)
+struct hx_resp *hx_json(const char *method, const char *path, const char *token, const char *body)
 {
     return hx_call(method, path, token, body ? "application/json" : NULL, body,
                    body ? strlen(body) : 0, NULL);

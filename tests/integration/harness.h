@@ -62,8 +62,7 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
                         const char *extra_header);
 
 /* Shorthand: JSON body (or NULL), application/json, the given token. */
-struct hx_resp *hx_json(const char *method, const char *path, const char *token,
-                        const char *body);
+struct hx_resp *hx_json(const char *method, const char *path, const char *token, const char *body);
 
 /* Asserts status, then returns the decoded JSON (new reference) and frees r. */
 json_t *hx_expect_json(struct hx_resp *r, long status);

@@ -32,12 +32,15 @@ Test(access, users_get_a_token_once_and_roles_apply)
 
     /* workers only use node endpoints; users may not make users or register nodes */
     hx_expect_problem(hx_json("GET", "/api/v1/jobs", worker, NULL), 403, NULL);
-    hx_expect_problem(hx_json("POST", "/api/v1/jobs", worker,
-                              "{\"name\":\"x\",\"command\":[\"x\"],\"gpus\":1}"), 403, NULL);
-    hx_expect_problem(hx_json("POST", "/api/v1/users", alice,
-                              "{\"name\":\"eve\",\"role\":\"admin\"}"), 403, NULL);
-    hx_expect_problem(hx_json("POST", "/api/v1/nodes", alice,
-                              "{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1}"), 403, NULL);
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/jobs", worker, "{\"name\":\"x\",\"command\":[\"x\"],\"gpus\":1}"),
+        403, NULL);
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/users", alice, "{\"name\":\"eve\",\"role\":\"admin\"}"), 403,
+        NULL);
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/nodes", alice, "{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1}"),
+        403, NULL);
     json_decref(hx_expect_json(hx_json("GET", "/api/v1/nodes", worker, NULL), 200));
     hx_finish();
 }
@@ -46,12 +49,15 @@ Test(access, user_creation_rules)
 {
     char t[128];
     hx_user("erin", "admin", t);
-    hx_expect_problem(hx_json("POST", "/api/v1/users", hx.admin,
-                              "{\"name\":\"erin\",\"role\":\"user\"}"), 409, NULL);
-    hx_expect_problem(hx_json("POST", "/api/v1/users", hx.admin,
-                              "{\"name\":\"frank\",\"role\":\"root\"}"), 400, "role");
-    hx_expect_problem(hx_json("POST", "/api/v1/users", hx.admin,
-                              "{\"name\":\"a b\",\"role\":\"user\"}"), 400, "name");
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/users", hx.admin, "{\"name\":\"erin\",\"role\":\"user\"}"), 409,
+        NULL);
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/users", hx.admin, "{\"name\":\"frank\",\"role\":\"root\"}"), 400,
+        "role");
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/users", hx.admin, "{\"name\":\"a b\",\"role\":\"user\"}"), 400,
+        "name");
     hx_expect_problem(hx_json("POST", "/api/v1/users", hx.admin, "{\"role\":\"user\"}"), 400,
                       "name");
     json_t *me = hx_expect_json(hx_json("GET", "/api/v1/whoami", t, NULL), 200);
@@ -104,7 +110,8 @@ Test(access, nodes_register_reregister_heartbeat)
     json_decref(n);
     hx_expect_problem(hx_json("GET", "/api/v1/nodes/4242", worker, NULL), 404, NULL);
     hx_expect_problem(hx_json("POST", "/api/v1/nodes/4242/heartbeat", worker, NULL), 404, NULL);
-    hx_expect_problem(hx_json("POST", "/api/v1/nodes", worker,
-                              "{\"name\":\"b\",\"cpus\":-1,\"memory_bytes\":1}"), 400, "cpus");
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/nodes", worker, "{\"name\":\"b\",\"cpus\":-1,\"memory_bytes\":1}"),
+        400, "cpus");
     hx_finish();
 }

@@ -56,8 +56,8 @@ Test(bad_input, negative_and_huge_numbers_are_400)
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=501", hx.admin, NULL), 400, "limit");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=-1", hx.admin, NULL), 400, "limit");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?after=-3", hx.admin, NULL), 400, "after");
-    hx_expect_problem(hx_json("GET", "/api/v1/jobs?after=99999999999999999999999", hx.admin,
-                              NULL), 400, "after");
+    hx_expect_problem(hx_json("GET", "/api/v1/jobs?after=99999999999999999999999", hx.admin, NULL),
+                      400, "after");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?state=DONE", hx.admin, NULL), 400, "state");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs/-1", hx.admin, NULL), 404, NULL);
     hx_expect_problem(hx_json("GET", "/api/v1/jobs/99999999999999999999", hx.admin, NULL), 404,
@@ -83,8 +83,8 @@ Test(bad_input, sql_looking_strings_are_stored_verbatim)
     cr_assert_str_eq(json_string_value(json_object_get(g, "name")), evil);
     cr_assert(json_equal(json_object_get(g, "command"), json_object_get(b, "command")));
     cr_assert(json_equal(json_object_get(g, "env"), json_object_get(b, "env")));
-    json_decref(hx_expect_json(hx_json("GET", "/api/v1/jobs?user=x'%20OR%20'1'='1", hx.admin,
-                                       NULL), 200));
+    json_decref(
+        hx_expect_json(hx_json("GET", "/api/v1/jobs?user=x'%20OR%20'1'='1", hx.admin, NULL), 200));
     json_t *all = hx_expect_json(hx_json("GET", "/api/v1/users", hx.admin, NULL), 200);
     cr_assert_eq(json_array_size(json_object_get(all, "items")), 1, "users still there");
     json_decref(all);
@@ -113,9 +113,11 @@ Test(bad_input, routes_methods_and_tokens)
     hx_expect_problem(hx_json("GET", "/api/v1/jobs", bad, NULL), 401, NULL);
     hx_expect_problem(hx_json("GET", "/api/v1/jobs", "not-a-token", NULL), 401, NULL);
     hx_expect_problem(hx_call("GET", "/api/v1/jobs", NULL, NULL, NULL, 0,
-                              "Authorization: Basic YWRtaW46YWRtaW4="), 401, NULL);
-    hx_expect_problem(hx_json("POST", "/api/v1/jobs", NULL,
-                              "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1}"), 401, NULL);
+                              "Authorization: Basic YWRtaW46YWRtaW4="),
+                      401, NULL);
+    hx_expect_problem(
+        hx_json("POST", "/api/v1/jobs", NULL, "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1}"),
+        401, NULL);
     char *all = hx_all_jobs(hx.admin);
     cr_assert_str_eq(all, "[]", "nothing was stored");
     free(all);
@@ -130,18 +132,20 @@ Test(bad_input, bodies_too_large_or_not_json)
     body[0] = '{';
     body[big - 1] = '}';
     body[big] = '\0';
-    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", body, big,
-                              NULL), 413, NULL);
-    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", body,
-                              (size_t)-1, NULL), 413, NULL);
+    hx_expect_problem(
+        hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", body, big, NULL), 413, NULL);
+    hx_expect_problem(
+        hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", body, (size_t)-1, NULL), 413,
+        NULL);
     free(body);
     const char *ok = "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1}";
-    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, "text/plain", ok, strlen(ok),
-                              NULL), 415, NULL);
-    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, NULL, ok, strlen(ok), NULL),
+    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, "text/plain", ok, strlen(ok), NULL),
                       415, NULL);
-    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, "application/jsonx", ok,
-                              strlen(ok), NULL), 415, NULL);
+    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, NULL, ok, strlen(ok), NULL), 415,
+                      NULL);
+    hx_expect_problem(
+        hx_call("POST", "/api/v1/jobs", hx.admin, "application/jsonx", ok, strlen(ok), NULL), 415,
+        NULL);
     json_decref(hx_expect_json(hx_call("POST", "/api/v1/jobs", hx.admin,
                                        "application/json; charset=utf-8", ok, strlen(ok), NULL),
                                201));

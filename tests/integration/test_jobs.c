@@ -141,20 +141,21 @@ static const char *retry_body = "{\"name\":\"once\",\"command\":[\"true\"],\"gpu
 Test(jobs, idempotent_retry_returns_the_first_job)
 {
     const char *key = "Idempotency-Key: abc-123";
-    struct hx_resp *r = hx_call("POST", "/api/v1/jobs", hx.admin, "application/json",
-                                retry_body, strlen(retry_body), key);
+    struct hx_resp *r = hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", retry_body,
+                                strlen(retry_body), key);
     json_t *first = hx_expect_json(r, 201);
     r = hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", retry_body,
                 strlen(retry_body), key);
     json_t *again = hx_expect_json(r, 200);
     cr_assert(json_equal(first, again), "the retry returns the first job");
     const char *other = "{\"name\":\"twice\",\"command\":[\"true\"],\"gpus\":1}";
-    hx_expect_problem(hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", other,
-                              strlen(other), key), 409, NULL);
+    hx_expect_problem(
+        hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", other, strlen(other), key),
+        409, NULL);
     char user[128];
     hx_user("dave", "user", user);
-    r = hx_call("POST", "/api/v1/jobs", user, "application/json", retry_body,
-                strlen(retry_body), key);
+    r = hx_call("POST", "/api/v1/jobs", user, "application/json", retry_body, strlen(retry_body),
+                key);
     json_t *theirs = hx_expect_json(r, 201);
     cr_assert_neq(num(theirs, "id"), num(first, "id"), "keys are per user");
     char *all = hx_all_jobs(hx.admin);
@@ -176,8 +177,8 @@ struct racer {
 static void *race(void *arg)
 {
     struct racer *rc = arg;
-    struct hx_resp *r = hx_call("POST", "/api/v1/jobs", hx.admin, "application/json",
-                                retry_body, strlen(retry_body), "Idempotency-Key: race");
+    struct hx_resp *r = hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", retry_body,
+                                strlen(retry_body), "Idempotency-Key: race");
     rc->status = r->status;
     rc->id = r->json ? json_integer_value(json_object_get(r->json, "id")) : -1;
     hx_free(r);

@@ -77,8 +77,7 @@ static long postmaster_pid(void)
     return pid;
 }
 
-Test(persistence, embedded_cluster_survives_kill_9_and_stops_on_sigterm,
-     .fini = embedded_cleanup)
+Test(persistence, embedded_cluster_survives_kill_9_and_stops_on_sigterm, .fini = embedded_cleanup)
 {
     memset(&hx, 0, sizeof(hx));
     snprintf(embedded_dir, sizeof(embedded_dir), "/tmp/rm-emb-XXXXXX");
@@ -144,8 +143,7 @@ Test(persistence, lost_database_connections_are_remade, .init = hx_setup, .fini 
     hx_finish();
 }
 
-Test(persistence, a_vanished_database_gives_503_not_a_crash, .init = hx_setup,
-     .fini = hx_teardown)
+Test(persistence, a_vanished_database_gives_503_not_a_crash, .init = hx_setup, .fini = hx_teardown)
 {
     hx_submit(hx.admin, "doomed", 1);
     char drop[128];
@@ -156,6 +154,7 @@ Test(persistence, a_vanished_database_gives_503_not_a_crash, .init = hx_setup,
     cr_assert_str_eq(json_string_value(json_object_get(h, "database")), "unavailable");
     json_decref(h);
     hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
-                              "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1}"), 503, NULL);
+                              "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1}"),
+                      503, NULL);
     hx_finish();
 }

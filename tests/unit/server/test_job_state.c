@@ -21,12 +21,12 @@ Test(job_state, names_round_trip)
 Test(job_state, the_life_of_a_job)
 {
     enum job_state s = JOB_PENDING;
-    const enum job_event path[] = {JOB_EV_START, JOB_EV_RUNNING, JOB_EV_SUSPEND, JOB_EV_RESUME,
-                                   JOB_EV_RESIZE, JOB_EV_RUNNING, JOB_EV_MIGRATE, JOB_EV_RUNNING,
-                                   JOB_EV_COMPLETE};
-    const enum job_state want[] = {JOB_STARTING, JOB_RUNNING, JOB_SUSPENDED, JOB_RUNNING,
-                                   JOB_RESIZING, JOB_RUNNING, JOB_MIGRATING, JOB_RUNNING,
-                                   JOB_COMPLETED};
+    const enum job_event path[] = {JOB_EV_START,   JOB_EV_RUNNING, JOB_EV_SUSPEND,
+                                   JOB_EV_RESUME,  JOB_EV_RESIZE,  JOB_EV_RUNNING,
+                                   JOB_EV_MIGRATE, JOB_EV_RUNNING, JOB_EV_COMPLETE};
+    const enum job_state want[] = {JOB_STARTING,  JOB_RUNNING,  JOB_SUSPENDED,
+                                   JOB_RUNNING,   JOB_RESIZING, JOB_RUNNING,
+                                   JOB_MIGRATING, JOB_RUNNING,  JOB_COMPLETED};
     for (size_t i = 0; i < sizeof(path) / sizeof(path[0]); i++) {
         cr_assert_eq(job_state_next(s, path[i], &s), 0, "step %zu", i);
         cr_assert_eq(s, want[i], "step %zu", i);

@@ -90,8 +90,8 @@ static const char *node_error(const char *text)
     char detail[256];
     cr_assert_not_null(body);
     int rc = nodespec_check(body, &errors, detail, sizeof(detail));
-    snprintf(field, sizeof(field), "%s", rc == 0 ? "" :
-             json_string_value(json_object_get(json_array_get(errors, 0), "field")));
+    snprintf(field, sizeof(field), "%s",
+             rc == 0 ? "" : json_string_value(json_object_get(json_array_get(errors, 0), "field")));
     json_decref(errors);
     json_decref(body);
     return field;
@@ -100,12 +100,12 @@ static const char *node_error(const char *text)
 Test(nodespec, registration_rules)
 {
     cr_assert_str_eq(node_error("{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1,\"gpus\":"
-                                "[{\"index\":0,\"model\":\"A100\",\"memory_bytes\":80}]}"), "");
+                                "[{\"index\":0,\"model\":\"A100\",\"memory_bytes\":80}]}"),
+                     "");
     cr_assert_str_eq(node_error("{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1}"), "");
     cr_assert_str_eq(node_error("{\"cpus\":8,\"memory_bytes\":1}"), "name");
     cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":0,\"memory_bytes\":1}"), "cpus");
-    cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":-1}"),
-                     "memory_bytes");
+    cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":-1}"), "memory_bytes");
     cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1,\"gpus\":{}}"),
                      "gpus");
     cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1,\"gpus\":"
@@ -113,6 +113,7 @@ Test(nodespec, registration_rules)
                                 "{\"index\":0,\"model\":\"a\",\"memory_bytes\":1}]}"),
                      "gpus[1].index");
     cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1,\"gpus\":"
-                                "[{\"index\":0,\"memory_bytes\":1}]}"), "gpus[0].model");
+                                "[{\"index\":0,\"memory_bytes\":1}]}"),
+                     "gpus[0].model");
     cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1,\"x\":1}"), "x");
 }
