@@ -37,7 +37,7 @@ static const struct route routes[] = {
     {"POST", "/api/v1/nodes/{id}/heartbeat", nodes_heartbeat, MACHINES, 0},
     {"POST", "/api/v1/users", users_create, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/users", users_list, AUTH_ADMIN, 0},
-    {"GET", "/api/v1/whoami", users_whoami, ANY_ROLE, 0},
+    {"GET", "/api/v1/whoami", users_whoami, PEOPLE, 0},
 };
 
 struct api *api_create(struct db_pool *db, const char *www_dir)

@@ -41,6 +41,8 @@ Test(access, users_get_a_token_once_and_roles_apply)
     hx_expect_problem(
         hx_json("POST", "/api/v1/nodes", alice, "{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1}"),
         403, NULL);
+    hx_expect_problem(hx_json("GET", "/api/v1/whoami", worker, NULL), 403, NULL);
+    hx_expect_problem(hx_json("GET", "/api/v1/users", worker, NULL), 403, NULL);
     json_decref(hx_expect_json(hx_json("GET", "/api/v1/nodes", worker, NULL), 200));
     hx_finish();
 }
