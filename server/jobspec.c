@@ -150,6 +150,32 @@ static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
     spec->env = json_incref(v);
 }
 
+/* Nesting depth of v: 0 for a scalar, 1 for a flat object or array. Stops counting past
+ * limit + 1. */
+static int json_depth(const json_t *v, int limit)
+{
+    if (limit < 0 || (!json_is_object(v) && !json_is_array(v)))
+        return 0;
+    int deepest = 0;
+    size_t i;
+    const char *k;
+    json_t *e;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, e)
+        {
+            int d = json_depth(e, limit - 1);
+            deepest = d > deepest ? d : deepest;
+        }
+    } else {
+        json_object_foreach((json_t *)v, k, e)
+        {
+            int d = json_depth(e, limit - 1);
+            deepest = d > deepest ? d : deepest;
+        }
+    }
+    return deepest + 1;
+}
+
 static void check_model(struct check *c, const json_t *body, struct jobspec *spec)
 {
     json_t *v = json_object_get(body, "model");
@@ -164,6 +190,10 @@ static void check_model(struct check *c, const json_t *body, struct jobspec *spe
     free(text);
     if (n == 0 || n > JOBSPEC_MAX_MODEL) {
         fail(c, "model", "larger than %d bytes", JOBSPEC_MAX_MODEL);
+        return;
+    }
+    if (json_depth(v, JOBSPEC_MAX_MODEL_DEPTH) > JOBSPEC_MAX_MODEL_DEPTH) {
+        fail(c, "model", "nested deeper than %d levels", JOBSPEC_MAX_MODEL_DEPTH);
         return;
     }
     spec->model = json_incref(v);

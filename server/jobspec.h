@@ -16,7 +16,8 @@
 #define JOBSPEC_MAX_PRIORITY 1000
 #define JOBSPEC_MAX_BATCH 65536
 #define JOBSPEC_DEFAULT_BATCH 128
-#define JOBSPEC_MAX_MODEL 65536 /* bytes of the model object as compact JSON */
+#define JOBSPEC_MAX_MODEL 65536    /* bytes of the model object as compact JSON */
+#define JOBSPEC_MAX_MODEL_DEPTH 32 /* nesting levels of the model object */
 
 struct jobspec {
     char *name;

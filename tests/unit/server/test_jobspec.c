@@ -128,6 +128,28 @@ Test(jobspec, name_counts_characters_not_bytes)
     expect_field(text, "name");
 }
 
+Test(jobspec, model_nesting_is_bounded)
+{
+    char text[1024], model[512] = "";
+    for (int i = 0; i < 32; i++)
+        strcat(model, "{\"a\":");
+    strcat(model, "1");
+    for (int i = 0; i < 32; i++)
+        strcat(model, "}");
+    snprintf(text, sizeof(text), "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"model\":%s}",
+             model);
+    json_t *body = load(text);
+    struct jobspec s;
+    json_t *errors;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    jobspec_clear(&s);
+    json_decref(body);
+    snprintf(text, sizeof(text),
+             "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"model\":{\"b\":[%s]}}", model);
+    expect_field(text, "model");
+}
+
 Test(jobspec, all_errors_are_listed)
 {
     json_t *body = load("{\"name\":\"\",\"command\":[],\"gpus\":-3,\"zzz\":1}");
