@@ -168,6 +168,10 @@ int auth_bootstrap(PGconn *c, const char *state_dir, char *err, size_t errlen)
     int rc = bootstrap_tx(c, path, token, err, errlen);
     if (rc != 0) {
         db_command(c, "ROLLBACK");
+        if (rc > 0 && access(path, F_OK) != 0)
+            log_info("an admin exists; its token is not in %s (only its hash is stored: use "
+                     "the admin.token of the first start, or make another admin)",
+                     path);
         return rc < 0 ? -1 : 0;
     }
     if (db_command(c, "COMMIT") < 0) {
