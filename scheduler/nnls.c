@@ -46,25 +46,36 @@ static bool inputs_finite(const double *v, size_t len)
     return true;
 }
 
-/* Copies a (row-major) into column-major form and scales each column to unit norm. */
-static void load_columns(struct nnls_work *k, const double *a)
-{
-    for (size_t j = 0; j < k->n; j++) {
-        double s = 0.0;
-        for (size_t i = 0; i < k->m; i++)
-            s = hypot(s, a[i * k->n + j]);
-        k->scale[j] = s;
-        for (size_t i = 0; i < k->m; i++)
-            k->a[j * k->m + i] = s > 0.0 ? a[i * k->n + j] / s : 0.0;
-    }
-}
-
+/* Euclidean norm; the plain sum of squares unless it over- or underflows. */
 static double norm2(const double *v, size_t len)
 {
     double s = 0.0;
     for (size_t i = 0; i < len; i++)
-        s = hypot(s, v[i]);
-    return s;
+        s += v[i] * v[i];
+    if (isfinite(s) && s > 1e-280)
+        return sqrt(s);
+    double big = 0.0;
+    for (size_t i = 0; i < len; i++)
+        big = fmax(big, fabs(v[i]));
+    if (big == 0.0 || !isfinite(big))
+        return big;
+    s = 0.0;
+    for (size_t i = 0; i < len; i++)
+        s += (v[i] / big) * (v[i] / big);
+    return big * sqrt(s);
+}
+
+/* Copies a (row-major) into column-major form and scales each column to unit norm. */
+static void load_columns(struct nnls_work *k, const double *a)
+{
+    for (size_t j = 0; j < k->n; j++) {
+        for (size_t i = 0; i < k->m; i++)
+            k->rhs[i] = a[i * k->n + j];
+        double s = norm2(k->rhs, k->m);
+        k->scale[j] = s;
+        for (size_t i = 0; i < k->m; i++)
+            k->a[j * k->m + i] = s > 0.0 ? a[i * k->n + j] / s : 0.0;
+    }
 }
 
 /* r = b - A x and w = A^T r. */
@@ -246,14 +257,13 @@ static int enter_column(struct nnls_work *k, int t, int budget)
 
 static double residual_norm(struct nnls_work *k, const double *v)
 {
-    double s = 0.0;
     for (size_t i = 0; i < k->m; i++) {
         double r = k->b[i];
         for (size_t j = 0; j < k->n; j++)
             r -= k->a[j * k->m + i] * v[j];
-        s = hypot(s, r);
+        k->rhs[i] = r;
     }
-    return s;
+    return norm2(k->rhs, k->m);
 }
 
 /* On ill-conditioned problems the dual of a zero-set column can sit at rounding level
