@@ -4,13 +4,17 @@
  * (b0, b1), so the inner problem is a two-column NNLS, solved exactly in closed form
  * (weighted, centred least squares; if that leaves the orthant, the better of the two
  * one-variable faces), which keeps a refit of 256 points near a tenth of a millisecond.
- * Each row is weighted by (l_i - b2)^2, the derivative of l with respect to 1/(l - b2), so that the linear
- * residual approximates the residual in loss space, which is what we minimise:
+ * Each row is weighted by (l_i - b2)^2, the derivative of l with respect to 1/(l - b2),
+ * so that the linear residual approximates the residual in loss space, which is what we
+ * minimise:
+ *
  *     SSE(b2) = sum_i (1/(b0*k_i + b1) + b2 - l_i)^2.
- * The outer search over b2 in [0, min l) scans a grid that is dense near min l (where
- * the curve's shape changes fastest), then narrows the best bracket by golden section.
- * Finally a few projected Gauss-Newton steps (each again a weighted two-column NNLS)
- * refine (b0, b1) at the chosen b2 toward the exact loss-space optimum. */
+ *
+ * Each candidate b2 gets the linearised fit and one projected Gauss-Newton step on
+ * (b0, b1) (again a weighted two-column NNLS) toward the exact loss-space optimum. The
+ * outer search over b2 in [0, min l) scans a grid that is dense near min l (where the
+ * curve's shape changes fastest), then narrows the best bracket by golden section; a
+ * few more Gauss-Newton steps finish (b0, b1) at the chosen b2. */
 #include "convergence.h"
 
 #include <errno.h>
@@ -21,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CONV_GRID 16          /* b2 candidates of the coarse scan */
-#define CONV_GOLDEN_ITERS 24  /* golden-section steps: bracket shrinks by 0.618^24 ~ 1e-5 */
-#define CONV_GN_ITERS 3       /* Gauss-Newton refinements at the final b2 */
+#define CONV_GRID 16         /* b2 candidates of the coarse scan */
+#define CONV_GOLDEN_ITERS 24 /* golden-section steps: bracket shrinks by 0.618^24 ~ 1e-5 */
+#define CONV_GN_ITERS 3      /* Gauss-Newton refinements at the final b2 */
 
 struct conv_data {
     const double *k, *l;
@@ -207,8 +211,12 @@ int conv_fit(const double *steps, const double *losses, size_t n, struct conv_mo
         errno = EINVAL;
         return -1;
     }
-    *out = (struct conv_model){.b0 = best.b0, .b1 = best.b1, .b2 = best.b2,
-                               .rmse = sqrt(best.sse / (double)n), .npoints = n, .fitted = 1};
+    *out = (struct conv_model){.b0 = best.b0,
+                               .b1 = best.b1,
+                               .b2 = best.b2,
+                               .rmse = sqrt(best.sse / (double)n),
+                               .npoints = n,
+                               .fitted = 1};
     return 0;
 }
 

@@ -23,10 +23,10 @@
 
 struct nnls_work {
     size_t m, n;
-    double *a;     /* m x n, column-major, columns scaled to unit norm */
-    double *qr;    /* m x n scratch for the factorisation */
-    double *rhs;   /* m scratch */
-    double *r;     /* m residual */
+    double *a;   /* m x n, column-major, columns scaled to unit norm */
+    double *qr;  /* m x n scratch for the factorisation */
+    double *rhs; /* m scratch */
+    double *r;   /* m residual */
     const double *b;
     double scale[NNLS_MAX_VARS]; /* column norms (0: column ignored) */
     double x[NNLS_MAX_VARS];     /* current iterate, scaled variables */

@@ -133,7 +133,7 @@ void speed_features_placed(int w, int nodes, double m, double f[SPEED_NFEATURES]
     f[0] = 1.0;
     f[1] = m;
     allreduce_coefficients(allreduce_algo_for(w), w, &f[2], &f[3], &f[4]);
-    f[5] = nodes > 1 ? 2.0 * (nodes - 1) / nodes : 0.0;
+    f[5] = nodes > 1 ? 1.0 : 0.0;
 }
 
 void speed_features(int w, double m, double f[SPEED_NFEATURES])
@@ -151,18 +151,22 @@ static int packed_nodes(const struct speed_model *model, int w)
 static bool obs_valid(const struct speed_obs *o)
 {
     return o->w >= 1 && o->nodes >= 1 && o->nodes <= o->w && isfinite(o->m) && o->m > 0.0 &&
-           isfinite(o->step_s) && o->step_s >= 0.0;
+           isfinite(o->step_s) && o->step_s > 0.0;
 }
 
-/* Fills the ridge-augmented system: rows 0..n-1 are the observations with unit-norm
- * columns, then one row SPEED_RIDGE * e_j per feature. Returns the column norms. */
+/* Fills the ridge-augmented system: rows 0..n-1 are the observations divided by their
+ * step time (so the fit minimises relative error: a 2 s multi-node step does not drown
+ * the 0.4 s single-GPU one), columns scaled to unit norm, then one row SPEED_RIDGE * e_j
+ * per feature. Returns the column norms. */
 static void build_system(const struct speed_obs *obs, size_t n, double *a, double *b,
                          double norm[SPEED_NFEATURES])
 {
     const size_t nf = SPEED_NFEATURES;
     for (size_t i = 0; i < n; i++) {
         speed_features_placed(obs[i].w, obs[i].nodes, obs[i].m, a + i * nf);
-        b[i] = obs[i].step_s;
+        for (size_t j = 0; j < nf; j++)
+            a[i * nf + j] /= obs[i].step_s;
+        b[i] = 1.0;
     }
     for (size_t j = 0; j < nf; j++) {
         norm[j] = 0.0;
@@ -178,8 +182,7 @@ static void build_system(const struct speed_obs *obs, size_t n, double *a, doubl
     }
 }
 
-static double fit_rmse(const double theta[SPEED_NFEATURES], const struct speed_obs *obs,
-                       size_t n)
+static double fit_rmse(const double theta[SPEED_NFEATURES], const struct speed_obs *obs, size_t n)
 {
     double sq = 0.0;
     for (size_t i = 0; i < n; i++) {

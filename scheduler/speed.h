@@ -8,13 +8,17 @@
  * (ring, recursive halving-doubling for powers of two, binary blocks otherwise),
  * with the model size folded into θ3 and θ4. All θ >= 0, fitted by NNLS.
  *
- * The sixth feature, internode(N) = 2(N-1)/N for a job spread over N nodes (0 on
- * one node), is the per-byte volume each node sends over the network in a
- * node-level ring; θ5 absorbs the slower inter-node link. Measured profiles
- * (shared/profiles/) show a step-time jump as soon as a job leaves its node that
- * the five world-size features cannot express. Where the placement is unknown
- * the model assumes the job is packed: N = ceil(w / gpus_per_node), or N = 1
- * when gpus_per_node is 0. */
+ * The sixth feature, internode = 1 when the job spans more than one node (0 on
+ * one node), carries the jump in step time that the measured profiles
+ * (shared/profiles/) show as soon as gradients cross the network; the five
+ * world-size features cannot express it. (Tried on those profiles: this
+ * indicator fits better than 2(N-1)/N or than the all-reduce coefficients
+ * switched on across nodes.) Where the placement is unknown the model assumes
+ * the job is packed: N = ceil(w / gpus_per_node), or N = 1 when gpus_per_node
+ * is 0.
+ *
+ * The fit minimises the relative error of the step times (rows divided by the
+ * measured time). */
 #ifndef RINGMASTER_SPEED_H
 #define RINGMASTER_SPEED_H
 
@@ -39,7 +43,7 @@ struct speed_model {
     double dataset_size;  /* examples per epoch (set by the caller) */
     double rmse;          /* of the fit, seconds */
     int fitted;
-    int gpus_per_node;    /* packing assumed by speed_step_time; 0 = one node (caller) */
+    int gpus_per_node; /* packing assumed by speed_step_time; 0 = one node (caller) */
 };
 
 /* Feature vector of world size w (one node) for a job with m examples per worker. */
@@ -50,14 +54,15 @@ void speed_features_placed(int w, int nodes, double m, double f[SPEED_NFEATURES]
 
 /* Fits θ from n observations (w[i], step_s[i]) taken at m = model->batch_per_gpu
  * on one node (or packed, if model->gpus_per_node > 0); n >= 1, w[i] >= 1,
- * step_s[i] finite and >= 0, batch_per_gpu > 0. With few distinct w the fit is
+ * step_s[i] finite and > 0, batch_per_gpu > 0. With few distinct w the fit is
  * the minimum-norm-ish NNLS answer (a tiny ridge term splits the weight between
  * features that the data cannot tell apart): it still predicts every w.
  * Sets theta, rmse and fitted; keeps the other fields.
  * Returns 0, or -1 with errno EINVAL (ENOMEM) leaving *model unchanged. */
 int speed_fit(struct speed_model *model, const int *w, const double *step_s, size_t n);
 
-/* One measured step: w workers on `nodes` nodes, m examples per worker. */
+/* One measured step: w workers on `nodes` nodes (1 <= nodes <= w), m > 0
+ * examples per worker, step_s > 0 seconds. */
 struct speed_obs {
     int w;
     int nodes;
