@@ -82,7 +82,7 @@ void simulate_config_init(struct simulate_config *cfg)
     cfg->view = SIMULATE_VIEW_PROFILE;
     cfg->interval_s = 60.0;
     cfg->resize_cost_s = 10.0;
-    cfg->explore_slice_s = 150.0;
+    cfg->explore_slice_s = SCHED_EXPLORE_STAGE_S;
     cfg->noise = 0.02;
     cfg->seed = 1;
 }
@@ -305,6 +305,9 @@ static void record_exploration(struct sim *s, struct sim_job *j, double producti
     if (k < 0 || productive <= 0.0)
         return;
     j->explored_s[k] += productive;
+    /* Land exactly on the slice so the policy sees the stage as done. */
+    if (fabs(j->explored_s[k] - s->cfg->explore_slice_s) < 1e-6)
+        j->explored_s[k] = s->cfg->explore_slice_s;
     if (!j->obs_have[k]) {
         double t = speed_step_time(&j->spec->speed, j->gpus);
         j->obs_step[k] = t * (1.0 + step_noise(s, j->spec->id, k));
@@ -399,6 +402,19 @@ static void refresh_seen_model(struct sim_job *j)
     }
 }
 
+/* Whether the job has run its slice at every size of 1, 2, 4, 8 it may use. */
+static int explore_done(const struct sim *s, const struct sim_job *j)
+{
+    for (int k = 0; k < 4; k++) {
+        int w = 1 << k;
+        if (w < j->spec->min_gpus || w > j->spec->max_gpus || w > s->total_gpus)
+            continue;
+        if (j->explored_s[k] < s->cfg->explore_slice_s)
+            return 0;
+    }
+    return 1;
+}
+
 static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job *o)
 {
     const struct simulate_job_spec *sp = j->spec;
@@ -425,9 +441,10 @@ static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job
         return;
     }
     refresh_seen_model(j);
-    o->model_source = j->obs_fitted > 0 ? SCHED_MODEL_FITTED : SCHED_MODEL_NONE;
-    o->speed = j->obs_fitted > 0 ? j->seen : sp->speed;
-    if (j->obs_fitted == 0)
+    int known = j->obs_fitted > 0 && explore_done(s, j);
+    o->model_source = known ? SCHED_MODEL_FITTED : SCHED_MODEL_NONE;
+    o->speed = known ? j->seen : sp->speed;
+    if (!known)
         o->speed.fitted = 0;
 }
 

@@ -32,8 +32,9 @@ struct simulate_job_spec {
 enum simulate_view {
     SIMULATE_VIEW_PROFILE,  /* the true model, model_source PROFILE (Precompute) */
     SIMULATE_VIEW_EXPLORED, /* a model fitted to the (w, step time) points observed
-                               while the job ran, model_source FITTED once it has
-                               one, NONE before (Exploratory) */
+                               while the job ran, shown (model_source FITTED) once
+                               the job has run explore_slice_s at each of 1, 2, 4, 8
+                               GPUs that its bounds allow; NONE before (Exploratory) */
 };
 
 struct simulate_config {
@@ -44,7 +45,8 @@ struct simulate_config {
     double interval_s;       /* periodic round interval, > 0 (60 by default) */
     double resize_cost_s;    /* delay without progress after a change, >= 0 (10) */
     double explore_slice_s;  /* VIEW_EXPLORED: a round also runs when a job has run
-                                this long at its current size of 1, 2, 4 or 8 (150) */
+                                this long at its current size of 1, 2, 4 or 8
+                                (SCHED_EXPLORE_STAGE_S) */
     double noise;            /* VIEW_EXPLORED: relative step-time noise, 0..0.5 (0.02) */
     uint64_t seed;
 };

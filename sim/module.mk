@@ -20,6 +20,8 @@ SIM_TEST_SRCS := $(wildcard tests/unit/sim/*.c)
 SIM_TEST_BIN  := $(BUILD)/tests/unit-sim
 
 ifneq ($(SIM_TEST_SRCS),)
+$(SIM_TEST_SRCS:%.c=$(BUILD)/%.o): CPPFLAGS += -Isim
+$(SIM_TEST_SRCS:%.c=$(BUILD)/%.o): CFLAGS += $(SIM_CFLAGS)
 $(SIM_TEST_BIN): $(SIM_TEST_SRCS:%.c=$(BUILD)/%.o) $(SIM_LIB_OBJS) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(SIM_LDLIBS)
