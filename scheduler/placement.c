@@ -24,8 +24,12 @@ struct pass {
     int *cnext, *cprev;
     int chead[STRIDE + 1];
     long total_free;
+    uint64_t *resv; /* repack pass: old GPUs of unchanged jobs not yet placed */
     struct placement_plan *plan;
 };
+
+/* Free blocks looked at per size when avoiding reserved GPUs. */
+#define RESV_SCAN 32
 
 static void blk_push(struct pass *ps, int b, int order)
 {
@@ -106,16 +110,23 @@ static void grab(struct pass *ps, size_t job, int n, int gpu)
     p->slots[p->off[job] + (size_t)p->gpus[job]++] = (struct sched_slot){ .node = n, .gpu = gpu };
 }
 
-/* Job takes the first s GPUs of free block b; the rest goes back. */
-static void take_block_prefix(struct pass *ps, size_t job, int b, int s)
+/* Job takes GPUs [sub, sub + s) inside free block b; the rest goes back. */
+static void take_sub(struct pass *ps, size_t job, int b, int sub, int s)
 {
     int n = b / STRIDE, off = b % STRIDE, size = 1 << ps->border[b];
 
     blk_remove(ps, b);
-    for (int g = off; g < off + s; g++)
+    for (int g = sub; g < sub + s; g++)
         grab(ps, job, n, g);
-    release_range(ps, n, off + s, off + size);
+    release_range(ps, n, off, sub);
+    release_range(ps, n, sub + s, off + size);
     node_took(ps, n, s);
+}
+
+/* Job takes the first s GPUs of free block b. */
+static void take_block_prefix(struct pass *ps, size_t job, int b, int s)
+{
+    take_sub(ps, job, b, b % STRIDE, s);
 }
 
 /* Job takes GPU g of node n if it is free. Returns 0, or -1 if it is not. */
@@ -166,9 +177,37 @@ static int ceil_log2(int s)
     return o;
 }
 
-/* s fits on one node: smallest aligned block first, else fullest node with room. */
+static uint64_t run_mask(int first, int s)
+{
+    return (s >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << s) - 1) << first;
+}
+
+/* Repack pass: takes an aligned 2^k sub-block of a free block of order o that
+ * no unchanged job still hopes to get back (looking at RESV_SCAN blocks per
+ * size). Returns 1 if it found one. */
+static int take_unreserved(struct pass *ps, size_t job, int k, int s)
+{
+    for (int o = k; o < NORDERS; o++) {
+        int b = ps->head[o];
+        for (int seen = 0; b != NONE && seen < RESV_SCAN; seen++, b = ps->bnext[b]) {
+            int n = b / STRIDE, off = b % STRIDE;
+            for (int sub = off; sub < off + (1 << o); sub += 1 << k) {
+                if (!(ps->resv[n] & run_mask(sub, s))) {
+                    take_sub(ps, job, b, sub, s);
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* s fits on one node: smallest aligned block first (in the repack pass one
+ * that displaces no unchanged job, if any), else the fullest node with room. */
 static void place_within_node(struct pass *ps, size_t job, int s)
 {
+    if (ps->resv && take_unreserved(ps, job, ceil_log2(s), s))
+        return;
     for (int o = ceil_log2(s); o < NORDERS; o++) {
         if (ps->head[o] != NONE) {
             take_block_prefix(ps, job, ps->head[o], s);
@@ -306,6 +345,7 @@ static void pass_fini(struct pass *ps)
     free(ps->bprev);
     free(ps->cnext);
     free(ps->cprev);
+    free(ps->resv);
 }
 
 static int pass_init(struct pass *ps, const struct sched_snapshot *snap)
@@ -377,6 +417,31 @@ static void measure(struct pass *ps)
     p->fragmentation = placement_fragmentation(snap, ps->busy);
 }
 
+/* Repack pass: marks the GPUs each unchanged job would like back. */
+static int reserve_old(struct pass *ps, const int *want)
+{
+    const struct sched_snapshot *snap = ps->snap;
+
+    ps->resv = calloc(snap->nnodes + 1, sizeof(*ps->resv));
+    if (!ps->resv)
+        return -1;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        if (keepable(snap, want, i))
+            for (int k = 0; k < j->cur_gpus; k++)
+                ps->resv[j->slots[k].node] |= UINT64_C(1) << j->slots[k].gpu;
+    }
+    return 0;
+}
+
+static void unreserve(struct pass *ps, size_t i)
+{
+    const struct sched_job *j = &ps->snap->jobs[i];
+
+    for (int k = 0; k < j->cur_gpus; k++)
+        ps->resv[j->slots[k].node] &= ~(UINT64_C(1) << j->slots[k].gpu);
+}
+
 /* One plan: repack == 0 keeps unchanged running jobs first; repack == 1 starts
  * from an empty cluster and lets them take their old GPUs back in turn. */
 static struct placement_plan *run_pass(const struct sched_snapshot *snap, const int *want,
@@ -391,6 +456,11 @@ static struct placement_plan *run_pass(const struct sched_snapshot *snap, const 
         pass_fini(&ps);
         return NULL;
     }
+    if (repack && reserve_old(&ps, want)) {
+        placement_destroy(ps.plan);
+        pass_fini(&ps);
+        return NULL;
+    }
     if (!repack)
         for (size_t i = 0; i < snap->njobs; i++)
             if (keepable(snap, want, i))
@@ -398,6 +468,8 @@ static struct placement_plan *run_pass(const struct sched_snapshot *snap, const 
     build_free_lists(&ps);
     for (size_t k = 0; k < norder; k++) {
         size_t i = order[k];
+        if (repack)
+            unreserve(&ps, i);
         if (ps.plan->kept[i] || (repack && keepable(snap, want, i) && keep_old(&ps, i, 1)))
             continue;
         int s = feasible_count(&ps, &snap->jobs[i], want[i]);

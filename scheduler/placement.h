@@ -16,8 +16,9 @@
  *  - If keeping running jobs in place left some job spread over more nodes
  *    than it needs, the whole cluster is planned again from empty, largest
  *    first, each unchanged job taking its old GPUs back where they are still
- *    free; that plan wins only if it spreads strictly less (migrations are the
- *    price of defragmenting).
+ *    free, and others choosing, among the first free blocks of each size, one
+ *    that no unchanged job still holds; that plan wins only if it spreads
+ *    strictly less (the migrations it makes are the price of defragmenting).
  *  - A count that cannot be placed (the policy asked for more than is free) is
  *    cut to the free GPUs if the job is elastic and that is >= its min_gpus,
  *    else the job waits. The result never exceeds a node nor books a GPU twice.

@@ -48,6 +48,14 @@ double policy_remaining_epochs(const struct sched_job *j);
  * INFINITY when the job has no usable speed model or the speed is not positive. */
 double policy_time_at(const struct sched_job *j, int w);
 
+/* What growing a job from w to w2 > w GPUs costs beyond its speed: the
+ * snapshot's resize_cost_s when the job is running and this step takes it past
+ * the count it holds (it must checkpoint and restart), else 0. The growth
+ * loops subtract it from the step's gain, so a running job is not resized for
+ * less than the restart costs; starting a waiting job costs nothing extra. */
+double policy_resize_penalty(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                             int w2);
+
 /* The job-rank order's inverse: rank[order[k]] = k. */
 void policy_ranks(const size_t *order, size_t n, size_t *rank);
 
@@ -74,7 +82,8 @@ int policy_heap_pop(struct policy_heap *h, struct policy_cand *c);
 /* The first pass of the model-driven policies: in order, each job not yet
  * served (want[i] == 0 and !skip[i]) gets its base count if it still fits in
  * *free: min_gpus for an elastic job with a speed model, else its request
- * within its bounds. Jobs that do not fit wait; later, smaller ones may fit. */
+ * within its bounds (an elastic job's request cut to the cluster's capacity).
+ * Jobs that do not fit wait; later, smaller ones may fit. */
 void policy_give_base(const struct sched_snapshot *snap, const size_t *order, int *want,
                       const unsigned char *skip, long *free_gpus);
 

@@ -105,6 +105,16 @@ double policy_time_at(const struct sched_job *j, int w)
     return policy_remaining_epochs(j) / eps;
 }
 
+double policy_resize_penalty(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                             int w2)
+{
+    if (j->cur_gpus <= 0 || w > j->cur_gpus || w2 <= j->cur_gpus)
+        return 0.0;
+    if (!(snap->resize_cost_s > 0) || !isfinite(snap->resize_cost_s))
+        return 0.0;
+    return snap->resize_cost_s;
+}
+
 int policy_heap_init(struct policy_heap *h, size_t cap)
 {
     h->items = malloc((cap + 1) * sizeof(*h->items));
@@ -174,13 +184,16 @@ int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
 void policy_give_base(const struct sched_snapshot *snap, const size_t *order, int *want,
                       const unsigned char *skip, long *free_gpus)
 {
+    int capacity = policy_capacity(snap);
+
     for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = order[k];
         const struct sched_job *j = &snap->jobs[i];
         if (want[i] > 0 || (skip && skip[i]))
             continue;
+        int request = j->requested_gpus < capacity ? j->requested_gpus : capacity;
         int base = j->elastic && policy_has_speed(j) ? policy_min_gpus(j)
-                                                     : policy_clamp(j, j->requested_gpus);
+                                                     : policy_clamp(j, request);
         if (base <= *free_gpus) {
             want[i] = base;
             *free_gpus -= base;

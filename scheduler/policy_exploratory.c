@@ -1,15 +1,15 @@
 /* policy_exploratory: the paper's Exploratory strategy. A job without a usable
- * speed model explores: it runs SCHED_EXPLORE_STAGE_S (2.5 min) at each of
- * 1, 2, 4 and 8 GPUs in turn, ten minutes in all, so that its model can be
- * fitted from its own step times; after that the doubling heuristic of
- * "precompute" uses the fitted model.
+ * speed model explores: it runs a stage of snapshot.explore_stage_s (default
+ * SCHED_EXPLORE_STAGE_S, 2.5 min) at each of 1, 2, 4 and 8 GPUs in turn, ten
+ * minutes in all, so that its model can be fitted from its own step times;
+ * after that the doubling heuristic of "precompute" uses the fitted model.
  *
  * The exact rules:
  *  - Only elastic jobs explore. A stage whose size is outside the job's
  *    min/max bounds or above the cluster's capacity is skipped.
- *  - The stage is the first k with explored_s[k] < SCHED_EXPLORE_STAGE_S. When
+ *  - The stage is the first k with explored_s[k] below the stage length. When
  *    the caller does not track explored_s (all four 0), run_time decides:
- *    stage k covers run_time in [150k, 150(k+1)) seconds.
+ *    stage k covers run_time in [k, k + 1) stage lengths.
  *  - An exploring job holds exactly its stage's size, 2^k GPUs (it runs at that
  *    size to measure it; it does not reserve 8 throughout).
  *  - Precedence: exploring jobs are served first, by priority, arrival and id,
@@ -24,7 +24,7 @@
 #include "policy.h"
 
 /* The stage (0..3, for 2^k GPUs) job j explores now, or -1. */
-static int explore_stage(const struct sched_job *j, int capacity)
+static int explore_stage(const struct sched_job *j, int capacity, double stage_s)
 {
     double seen[SCHED_EXPLORE_STAGES];
     int tracked = 0;
@@ -36,14 +36,14 @@ static int explore_stage(const struct sched_job *j, int capacity)
         tracked |= seen[k] > 0;
     }
     for (int k = 0; k < SCHED_EXPLORE_STAGES && !tracked; k++) {
-        double s = j->run_time - k * SCHED_EXPLORE_STAGE_S;
-        seen[k] = s < 0 ? 0 : s > SCHED_EXPLORE_STAGE_S ? SCHED_EXPLORE_STAGE_S : s;
+        double s = j->run_time - k * stage_s;
+        seen[k] = s < 0 ? 0 : s > stage_s ? stage_s : s;
     }
     for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
         int w = 1 << k;
         if (w < policy_min_gpus(j) || w > policy_max_gpus(j) || w > capacity)
             continue;
-        if (seen[k] < SCHED_EXPLORE_STAGE_S)
+        if (seen[k] < stage_s)
             return k;
     }
     return -1;
@@ -53,10 +53,11 @@ static void serve_explorers(const struct sched_snapshot *snap, const size_t *ord
                             unsigned char *explorer, long *free_gpus)
 {
     int capacity = policy_capacity(snap);
+    double stage_s = snap->explore_stage_s > 0 ? snap->explore_stage_s : SCHED_EXPLORE_STAGE_S;
 
     for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = order[k];
-        int stage = explore_stage(&snap->jobs[i], capacity);
+        int stage = explore_stage(&snap->jobs[i], capacity, stage_s);
         if (stage < 0)
             continue;
         explorer[i] = 1;

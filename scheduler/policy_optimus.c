@@ -4,7 +4,8 @@
  * job whose predicted remaining time drops most, T(w) - T(w+1), until no GPU
  * is left or no job gains. Because it only looks one GPU ahead it stalls where
  * w + 1 is slower than w (8 -> 9 leaves the power-of-two all-reduce), which is
- * what the doubling heuristic of policy "precompute" avoids. */
+ * what the doubling heuristic of policy "precompute" avoids. Growing a running
+ * job past what it holds must also repay resize_cost_s. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -18,7 +19,8 @@ static int push_next(const struct sched_snapshot *snap, struct policy_heap *h, c
 
     if (w + 1 > policy_max_gpus(j))
         return 0;
-    double gain = policy_time_at(j, w) - policy_time_at(j, w + 1);
+    double gain = policy_time_at(j, w) - policy_time_at(j, w + 1) -
+                  policy_resize_penalty(snap, j, w, w + 1);
     if (!(gain > 0) || !isfinite(gain))
         return 0;
     return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });

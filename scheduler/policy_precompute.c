@@ -2,7 +2,8 @@
  * arrival (profiled beforehand, or fitted online). Every job gets its base
  * count in order while GPUs last (1, or min_gpus; a job without a speed model
  * or not elastic gets its request), then policy_doubling() grows the elastic
- * jobs with models. */
+ * jobs with models. A doubling that takes a running job past what it holds
+ * must also repay the snapshot's resize_cost_s (policy_resize_penalty). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -16,7 +17,8 @@ static int push_double(const struct sched_snapshot *snap, struct policy_heap *h,
 
     if (w > policy_max_gpus(j) / 2)
         return 0;
-    double gain = (policy_time_at(j, w) - policy_time_at(j, 2 * w)) / w;
+    double gain = (policy_time_at(j, w) - policy_time_at(j, 2 * w) -
+                   policy_resize_penalty(snap, j, w, 2 * w)) / w;
     if (!(gain > 0) || !isfinite(gain))
         return 0;
     return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });

@@ -145,8 +145,9 @@ static int validate_ids(const struct sched_snapshot *snap, struct msg *m)
     qsort(ids, snap->njobs, sizeof(*ids), cmp_id);
     for (size_t i = 1; i < snap->njobs; i++) {
         if (ids[i] == ids[i - 1]) {
+            long long dup = (long long)ids[i];
             free(ids);
-            return fail(m, "job id", (long long)ids[i], "appears twice");
+            return fail(m, "job id", dup, "appears twice");
         }
     }
     free(ids);
@@ -218,6 +219,8 @@ static const char *reason_waiting(const struct sched_snapshot *snap, const struc
         return "preempted: the policy gave its GPUs to other jobs";
     if (policy_min_gpus(j) > capacity || (!j->elastic && j->requested_gpus > capacity))
         return "waiting: needs more GPUs than the cluster has up";
+    if (j->requested_gpus > capacity)
+        return "waiting: asks for more GPUs than the cluster has up";
     (void)snap;
     return "waiting: the policy gave it no GPUs";
 }

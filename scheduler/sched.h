@@ -20,7 +20,8 @@
 
 /* Exploratory profiling (policy "exploratory"): a job without a fitted speed
  * model runs SCHED_EXPLORE_STAGE_S seconds at each of 1, 2, 4, 8 GPUs in turn;
- * sched_job.explored_s[k] counts the seconds it has run at 2^k GPUs. */
+ * sched_job.explored_s[k] counts the seconds it has run at 2^k GPUs. A
+ * snapshot may set its own stage length (sched_snapshot.explore_stage_s). */
 #define SCHED_EXPLORE_STAGES 4
 #define SCHED_EXPLORE_STAGE_S 150.0
 
@@ -78,7 +79,11 @@ struct sched_snapshot {
     size_t nnodes;
     const struct sched_job *jobs;
     size_t njobs;
-    double resize_cost_s; /* measured cost of a checkpoint-stop-restart */
+    double resize_cost_s; /* measured cost of a checkpoint-stop-restart; the
+                           * model-driven policies grow a running job only when
+                           * the predicted time saved exceeds it */
+    double explore_stage_s; /* seconds per exploring stage; <= 0 means
+                             * SCHED_EXPLORE_STAGE_S */
 };
 
 /* A job's part of a decision, in snapshot order. */
