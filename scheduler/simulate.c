@@ -529,6 +529,7 @@ static int run_round(struct sim *s)
         .now = s->now, .seed = s->cfg->seed, .nodes = s->cfg->nodes,
         .nnodes = s->cfg->nnodes, .jobs = s->snap_jobs, .njobs = s->nactive,
         .resize_cost_s = s->cfg->resize_cost_s,
+        .explore_stage_s = s->cfg->explore_slice_s,
     };
     struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
     if (!d)

@@ -31,6 +31,7 @@ endif
 # Scheduling-core benchmark: full rounds at 100, 1,000 and 10,000 jobs on 64,
 # 1,024 and 16,384 GPUs, then whole simulated runs (jobs simulated per second).
 BENCH_SCHED_POLICY ?= precompute
+RINGMASTER_SHARED_DIR ?= ../shared
 
 bench-sched: $(SIM_BIN)
 	@for jobs in 100 1000 10000; do for gpus in 64 1024 16384; do \
@@ -41,7 +42,7 @@ bench-sched: $(SIM_BIN)
 	@for p in $(BENCH_SCHED_POLICY) exploratory; do \
 	  $(SIM_BIN) run --cluster 8x8 --poisson 250,206 --policies $$p --format csv --timing \
 	    >/dev/null; \
-	  $(SIM_BIN) run --cluster 16x8 --trace ../shared/traces/philly_pollux.csv \
+	  $(SIM_BIN) run --cluster 16x8 --trace $(RINGMASTER_SHARED_DIR)/traces/philly_pollux.csv \
 	    --max-jobs 5000 --min-duration 60 --max-gpus 16 --policies $$p --format csv \
 	    --timing >/dev/null; \
 	done
