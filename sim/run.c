@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "options.h"
+#include "profile.h"
 #include "report.h"
 #include "template.h"
 #include "workload.h"
@@ -141,15 +142,15 @@ static int parse_args(int argc, char **argv, struct run_args *a, char *err, size
 static struct workload *load_workload(const struct run_args *a, int cluster_gpus, char *err,
                                       size_t len)
 {
-    struct template t[8];
+    struct template t[PROFILE_NAPPS];
     size_t nt = 0;
     if (!strcmp(a->template_name, "mixed")) {
         if (a->trace) {
             snprintf(err, len, "--template mixed is for --poisson only");
             return NULL;
         }
-        for (const char *const *n = template_names() + 1; *n; n++)
-            if (template_get(*n, &t[nt++], err, len))
+        for (size_t i = 0; i < PROFILE_NAPPS; i++)
+            if (template_get(profile_app_name(i), &t[nt++], err, len))
                 return NULL;
     } else if (template_get(a->template_name, &t[nt++], err, len)) {
         return NULL;

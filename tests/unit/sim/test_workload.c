@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "template.h"
@@ -195,4 +196,34 @@ Test(poisson, bad_arguments)
     cr_assert_null(workload_poisson(&t, 1, 0, 10, 1, 64, err, sizeof(err)));
     cr_assert_null(workload_poisson(&t, 1, 10, 0, 1, 64, err, sizeof(err)));
     cr_assert(strstr(err, "poisson"), "%s", err);
+}
+
+Test(templates, measured_apps_and_the_paper_job)
+{
+    char err[256];
+    struct template t;
+    cr_assert_eq(template_get("resnet110-steps", &t, err, sizeof(err)), 0, "%s", err);
+    /* Table 1: 402.5 ms on 1 GPU, 470.2 ms on 8. */
+    cr_assert_float_eq(speed_step_time(&t.speed, 1), 0.4025, 0.005);
+    cr_assert_float_eq(speed_step_time(&t.speed, 8), 0.4702, 0.005);
+    cr_assert_eq(template_get("resnet110", &t, err, sizeof(err)), 0, "%s", err);
+    /* Calibrated: a 146-epoch job alone takes about 6.37 h on 1 GPU and 1.40 h on 8. */
+    cr_assert_float_eq(146 / speed_epochs_per_second(&t.speed, 1) / 3600, 6.37, 0.2);
+    cr_assert_float_eq(146 / speed_epochs_per_second(&t.speed, 8) / 3600, 1.40, 0.1);
+    cr_assert_neq(template_get("nope", &t, err, sizeof(err)), 0);
+    cr_assert(strstr(err, "unknown template"), "%s", err);
+
+    if (access("../shared/profiles/cifar10/placements.csv", R_OK) != 0 &&
+        !getenv("RINGMASTER_SHARED_DIR"))
+        cr_skip_test("no measured profiles");
+    for (const char *const *n = template_names(); *n; n++) {
+        cr_assert_eq(template_get(*n, &t, err, sizeof(err)), 0, "%s: %s", *n, err);
+        cr_assert_gt(t.speed.dataset_size, 0, "%s", *n);
+        cr_assert_gt(t.epochs, 0, "%s", *n);
+        double e1 = speed_epochs_per_second(&t.speed, 1), e8 = speed_epochs_per_second(&t.speed, 8);
+        cr_assert(e1 > 0 && e8 > e1, "%s: 8 GPUs must be faster than 1", *n);
+    }
+    cr_assert_eq(template_get("cifar10", &t, err, sizeof(err)), 0);
+    cr_assert_float_eq(t.speed.dataset_size, 50000, 200, "CIFAR-10 has 50,000 images");
+    cr_assert_eq(t.epochs, 100);
 }
