@@ -102,7 +102,10 @@ struct sched_assignment {
 struct sched_decision {
     struct sched_assignment *assign; /* njobs entries, snapshot order */
     size_t njobs;
-    double fragmentation;     /* 0..1, see placement.h */
+    double fragmentation;     /* 0..1: fraction of free GPUs on up nodes outside
+                               * the largest free aligned block of their node
+                               * (0: every node's free GPUs form one buddy
+                               * block); see placement.h */
     int capacity;             /* GPUs on up nodes */
     int used;                 /* GPUs assigned by this decision */
     int nchanged;             /* assignments with changed == 1 */
