@@ -24,14 +24,14 @@ struct sim_job {
     int started, done;
     double start_time, finish_time;
     double epochs_done;
-    double busy_until;        /* resize delay ends */
+    double busy_until; /* resize delay ends */
     double last_change;
     double run_time, gpu_seconds;
     int resizes;
     double explored_s[4];
     int obs_have[4];
     double obs_step[4];
-    int obs_fitted;           /* observations the seen model was fitted on */
+    int obs_fitted; /* observations the seen model was fitted on */
     struct speed_model seen;
 };
 
@@ -39,16 +39,16 @@ struct sim {
     const struct simulate_config *cfg;
     struct sim_job *jobs;
     size_t njobs;
-    size_t *order;            /* job indices by submit time */
-    size_t next_arrival;      /* into order */
-    size_t *active;           /* job indices, arrival order */
+    size_t *order;       /* job indices by submit time */
+    size_t next_arrival; /* into order */
+    size_t *active;      /* job indices, arrival order */
     size_t nactive;
     size_t ncompleted;
     double now;
     long rounds, resizes;
     int total_gpus, max_in_use;
-    int *node_off;            /* first bitmap index of each node */
-    unsigned char *used;      /* total_gpus entries */
+    int *node_off;       /* first bitmap index of each node */
+    unsigned char *used; /* total_gpus entries */
     struct sched_job *snap_jobs;
     simulate_round_f on_round;
     void *arg;
@@ -131,11 +131,16 @@ static int fail(struct sim *s, int code, const char *what, long long job_id)
 static int size_index(int gpus)
 {
     switch (gpus) {
-    case 1: return 0;
-    case 2: return 1;
-    case 4: return 2;
-    case 8: return 3;
-    default: return -1;
+    case 1:
+        return 0;
+    case 2:
+        return 1;
+    case 4:
+        return 2;
+    case 8:
+        return 3;
+    default:
+        return -1;
     }
 }
 
@@ -156,8 +161,7 @@ static int check_spec(struct sim *s, const struct simulate_job_spec *j)
     if (!(j->epochs > 0.0) || !isfinite(j->epochs))
         return fail(s, EINVAL, "epochs must be finite and > 0", j->id);
     if (j->requested_gpus < 1 || j->min_gpus < 1 || j->min_gpus > j->max_gpus)
-        return fail(s, EINVAL, "need 1 <= min_gpus <= max_gpus and requested_gpus >= 1",
-                    j->id);
+        return fail(s, EINVAL, "need 1 <= min_gpus <= max_gpus and requested_gpus >= 1", j->id);
     double r = speed_epochs_per_second(&j->speed, 1);
     if (!(r > 0.0) || !isfinite(r))
         return fail(s, EINVAL, "speed model gives no progress on 1 GPU", j->id);
@@ -526,8 +530,12 @@ static int run_round(struct sim *s)
     for (size_t a = 0; a < s->nactive; a++)
         fill_snapshot_job(s, &s->jobs[s->active[a]], &s->snap_jobs[a]);
     struct sched_snapshot snap = {
-        .now = s->now, .seed = s->cfg->seed, .nodes = s->cfg->nodes,
-        .nnodes = s->cfg->nnodes, .jobs = s->snap_jobs, .njobs = s->nactive,
+        .now = s->now,
+        .seed = s->cfg->seed,
+        .nodes = s->cfg->nodes,
+        .nnodes = s->cfg->nnodes,
+        .jobs = s->snap_jobs,
+        .njobs = s->nactive,
         .resize_cost_s = s->cfg->resize_cost_s,
         .explore_stage_s = s->cfg->explore_slice_s,
     };
@@ -636,8 +644,7 @@ static int fill_totals(struct sim *s, struct simulate_result *r)
 
 struct simulate_result *simulate_run(const struct simulate_config *cfg,
                                      const struct simulate_job_spec *jobs, size_t njobs,
-                                     simulate_round_f on_round, void *arg,
-                                     char *err, size_t errlen)
+                                     simulate_round_f on_round, void *arg, char *err, size_t errlen)
 {
     struct sim s = {.on_round = on_round, .arg = arg, .err = err, .errlen = errlen};
     struct simulate_result *r = NULL;
@@ -659,13 +666,12 @@ struct simulate_result *simulate_run(const struct simulate_config *cfg,
         goto error;
     sim_free(&s);
     return r;
-error:
-    {
-        int saved = errno;
-        simulate_result_destroy(r);
-        sim_free(&s);
-        errno = saved;
-    }
+error : {
+    int saved = errno;
+    simulate_result_destroy(r);
+    sim_free(&s);
+    errno = saved;
+}
     return NULL;
 }
 

@@ -19,13 +19,13 @@
 /* One job of a workload, as the simulator knows it. */
 struct simulate_job_spec {
     int64_t id;
-    double submit_time;        /* seconds, >= 0 */
-    int requested_gpus;        /* >= 1 */
-    int min_gpus, max_gpus;    /* 1 <= min <= requested <= max */
+    double submit_time;     /* seconds, >= 0 */
+    int requested_gpus;     /* >= 1 */
+    int min_gpus, max_gpus; /* 1 <= min <= requested <= max */
     int elastic;
     int priority;
-    double epochs;             /* work to do, > 0 */
-    struct speed_model speed;  /* the true speed (fitted, with m and dataset size) */
+    double epochs;            /* work to do, > 0 */
+    struct speed_model speed; /* the true speed (fitted, with m and dataset size) */
 };
 
 /* What the policy is shown of each job's speed. */
@@ -42,12 +42,12 @@ struct simulate_config {
     size_t nnodes;
     const struct sched_policy_ops *policy;
     enum simulate_view view;
-    double interval_s;       /* periodic round interval, > 0 (60 by default) */
-    double resize_cost_s;    /* delay without progress after a change, >= 0 (10) */
-    double explore_slice_s;  /* VIEW_EXPLORED: a round also runs when a job has run
-                                this long at its current size of 1, 2, 4 or 8
-                                (SCHED_EXPLORE_STAGE_S) */
-    double noise;            /* VIEW_EXPLORED: relative step-time noise, 0..0.5 (0.02) */
+    double interval_s;      /* periodic round interval, > 0 (60 by default) */
+    double resize_cost_s;   /* delay without progress after a change, >= 0 (10) */
+    double explore_slice_s; /* VIEW_EXPLORED: a round also runs when a job has run
+                               this long at its current size of 1, 2, 4 or 8
+                               (SCHED_EXPLORE_STAGE_S) */
+    double noise;           /* VIEW_EXPLORED: relative step-time noise, 0..0.5 (0.02) */
     uint64_t seed;
 };
 
@@ -56,28 +56,28 @@ void simulate_config_init(struct simulate_config *cfg);
 
 /* Called after every round with the snapshot the policy saw and its decision;
  * both are valid only during the call. */
-typedef void (*simulate_round_f)(const struct sched_snapshot *snap,
-                                 const struct sched_decision *d, void *arg);
+typedef void (*simulate_round_f)(const struct sched_snapshot *snap, const struct sched_decision *d,
+                                 void *arg);
 
 struct simulate_job_result {
     int64_t id;
     double submit_time, start_time, finish_time;
-    double jct_s;          /* finish - submit */
-    double queue_s;        /* first start - submit */
-    double gpu_seconds;    /* GPUs held * time held */
-    int resizes;           /* allocation changes after the first start */
+    double jct_s;       /* finish - submit */
+    double queue_s;     /* first start - submit */
+    double gpu_seconds; /* GPUs held * time held */
+    int resizes;        /* allocation changes after the first start */
 };
 
 struct simulate_result {
     struct simulate_job_result *jobs; /* njobs entries, in spec order */
     size_t njobs;
     double avg_jct_s, median_jct_s, p95_jct_s;
-    double makespan_s;     /* last completion - first submission */
+    double makespan_s; /* last completion - first submission */
     double avg_queue_s;
-    double utilization;    /* GPU-seconds allocated / (cluster GPUs * makespan) */
+    double utilization; /* GPU-seconds allocated / (cluster GPUs * makespan) */
     long resizes;
     long rounds;
-    int max_gpus_in_use;   /* the most GPUs held at once: never above capacity */
+    int max_gpus_in_use; /* the most GPUs held at once: never above capacity */
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is
@@ -88,8 +88,8 @@ struct simulate_result {
  * message in err. on_round may be NULL. */
 struct simulate_result *simulate_run(const struct simulate_config *cfg,
                                      const struct simulate_job_spec *jobs, size_t njobs,
-                                     simulate_round_f on_round, void *arg,
-                                     char *err, size_t errlen);
+                                     simulate_round_f on_round, void *arg, char *err,
+                                     size_t errlen);
 
 void simulate_result_destroy(struct simulate_result *r);
 

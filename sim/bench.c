@@ -70,8 +70,7 @@ static int bench_init(struct bench *b, size_t jobs, int gpus, char *err, size_t 
     memset(b, 0, sizeof(*b));
     if (template_get("resnet110", &t, err, len))
         return -1;
-    if (options_cluster_make(&b->cluster, gpus < 8 ? 1 : (size_t)gpus / 8,
-                             gpus < 8 ? gpus : 8) ||
+    if (options_cluster_make(&b->cluster, gpus < 8 ? 1 : (size_t)gpus / 8, gpus < 8 ? gpus : 8) ||
         !(b->jobs = calloc(jobs, sizeof(*b->jobs))) ||
         !(b->slots = calloc(jobs, sizeof(*b->slots)))) {
         snprintf(err, len, "out of memory");
@@ -86,8 +85,13 @@ static int bench_init(struct bench *b, size_t jobs, int gpus, char *err, size_t 
 static struct sched_snapshot snapshot_of(const struct bench *b, double now)
 {
     return (struct sched_snapshot){
-        .now = now, .seed = 1, .nodes = b->cluster.nodes, .nnodes = b->cluster.nnodes,
-        .jobs = b->jobs, .njobs = b->njobs, .resize_cost_s = 10,
+        .now = now,
+        .seed = 1,
+        .nodes = b->cluster.nodes,
+        .nnodes = b->cluster.nnodes,
+        .jobs = b->jobs,
+        .njobs = b->njobs,
+        .resize_cost_s = 10,
     };
 }
 

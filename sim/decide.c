@@ -20,7 +20,7 @@ struct decide_input {
     struct sched_slot **slots;
     size_t njobs;
     int total_gpus;
-    const char *policy;  /* borrowed from the JSON document */
+    const char *policy; /* borrowed from the JSON document */
     char *err;
     size_t errlen;
 };
@@ -45,8 +45,8 @@ static int bad(struct decide_input *in, const char *path, const char *what)
 
 /* Number member key of o into *v: def when absent, an error when not a finite
  * number within [lo, hi]. */
-static int get_num(struct decide_input *in, json_t *o, const char *path, const char *key,
-                   double lo, double hi, double def, double *v)
+static int get_num(struct decide_input *in, json_t *o, const char *path, const char *key, double lo,
+                   double hi, double def, double *v)
 {
     json_t *j = json_object_get(o, key);
     char p[160];
@@ -84,8 +84,8 @@ static int get_int(struct decide_input *in, json_t *o, const char *path, const c
     return 0;
 }
 
-static int get_bool(struct decide_input *in, json_t *o, const char *path, const char *key,
-                    int def, int *v)
+static int get_bool(struct decide_input *in, json_t *o, const char *path, const char *key, int def,
+                    int *v)
 {
     json_t *j = json_object_get(o, key);
     if (!j) {
@@ -130,7 +130,8 @@ static int read_nodes(struct decide_input *in, json_t *root)
     in->nodes = calloc(json_array_size(arr), sizeof(*in->nodes));
     if (!in->nodes)
         return bad(in, "$", "out of memory");
-    json_array_foreach(arr, i, o) {
+    for (i = 0; i < json_array_size(arr); i++) {
+        o = json_array_get(arr, i);
         char p[64];
         long long id, gpus;
         int up;
@@ -162,7 +163,8 @@ static int read_allocation(struct decide_input *in, json_t *o, const char *path,
     size_t n = arr ? json_array_size(arr) : 0;
     if (n && !(in->slots[j] = calloc(n, sizeof(**in->slots))))
         return bad(in, path, "out of memory");
-    json_array_foreach(arr, i, s) {
+    for (i = 0; i < json_array_size(arr); i++) {
+        s = json_array_get(arr, i);
         char p[160];
         long long node, gpu;
         snprintf(p, sizeof(p), "%s.allocation[%zu]", path, i);
@@ -183,8 +185,7 @@ static int read_allocation(struct decide_input *in, json_t *o, const char *path,
     return 0;
 }
 
-static int read_speed(struct decide_input *in, json_t *o, const char *path,
-                      struct sched_job *job)
+static int read_speed(struct decide_input *in, json_t *o, const char *path, struct sched_job *job)
 {
     json_t *arr, *pt;
     size_t i, n = 0;
@@ -196,7 +197,8 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path,
         return -1;
     job->speed.batch_per_gpu = m;
     job->speed.dataset_size = d;
-    json_array_foreach(arr, i, pt) {
+    for (i = 0; i < json_array_size(arr); i++) {
+        pt = json_array_get(arr, i);
         char p[160];
         long long wi;
         snprintf(p, sizeof(p), "%s.speed_observations[%zu]", path, i);
@@ -218,8 +220,8 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path,
 }
 
 /* Fits the loss curve when given; fills remaining_epochs when it was not. */
-static int read_loss(struct decide_input *in, json_t *o, const char *path,
-                     struct sched_job *job, int remaining_given)
+static int read_loss(struct decide_input *in, json_t *o, const char *path, struct sched_job *job,
+                     int remaining_given)
 {
     json_t *arr, *pt;
     size_t i, n = 0;
@@ -228,7 +230,8 @@ static int read_loss(struct decide_input *in, json_t *o, const char *path,
         get_num(in, o, path, "target_loss", 0, 1e12, -1, &target) ||
         get_num(in, o, path, "loss_tolerance", 0, 1e12, 0.001, &tol))
         return -1;
-    json_array_foreach(arr, i, pt) {
+    for (i = 0; i < json_array_size(arr); i++) {
+        pt = json_array_get(arr, i);
         char p[160];
         snprintf(p, sizeof(p), "%s.loss_observations[%zu]", path, i);
         if (!json_is_object(pt))
@@ -249,8 +252,8 @@ static int read_loss(struct decide_input *in, json_t *o, const char *path,
     double spe = job->speed.dataset_size /
                  (job->speed.batch_per_gpu * (job->cur_gpus > 0 ? job->cur_gpus : 1));
     double k = job->epochs_done * spe;
-    double left = target >= 0 ? conv_steps_to_loss(&job->conv, k, target) :
-                  conv_steps_to_converge(&job->conv, k, spe, tol);
+    double left = target >= 0 ? conv_steps_to_loss(&job->conv, k, target)
+                              : conv_steps_to_converge(&job->conv, k, spe, tol);
     job->remaining_epochs = isfinite(left) ? left / spe : -1;
     return 0;
 }
@@ -279,7 +282,8 @@ static int read_explored(struct decide_input *in, json_t *o, const char *path,
     size_t i;
     if (get_array(in, o, path, "explored_s", 4, &arr))
         return -1;
-    json_array_foreach(arr, i, v) {
+    for (i = 0; i < json_array_size(arr); i++) {
+        v = json_array_get(arr, i);
         if (!json_is_number(v) || !(json_number_value(v) >= 0)) {
             char p[160];
             snprintf(p, sizeof(p), "%s.explored_s[%zu]", path, i);
@@ -290,8 +294,8 @@ static int read_explored(struct decide_input *in, json_t *o, const char *path,
     return 0;
 }
 
-static int read_scalars(struct decide_input *in, json_t *o, const char *path,
-                        struct sched_job *job, int *remaining_given)
+static int read_scalars(struct decide_input *in, json_t *o, const char *path, struct sched_job *job,
+                        int *remaining_given)
 {
     long long id, prio, req, lo, hi;
     int el;
@@ -312,9 +316,15 @@ static int read_scalars(struct decide_input *in, json_t *o, const char *path,
     if (lo > hi)
         return bad(in, path, "min_gpus is above max_gpus");
     *job = (struct sched_job){
-        .id = id, .priority = (int)prio, .requested_gpus = (int)req, .min_gpus = (int)lo,
-        .max_gpus = (int)hi, .elastic = el, .submit_time = job->submit_time,
-        .run_time = job->run_time, .epochs_done = job->epochs_done,
+        .id = id,
+        .priority = (int)prio,
+        .requested_gpus = (int)req,
+        .min_gpus = (int)lo,
+        .max_gpus = (int)hi,
+        .elastic = el,
+        .submit_time = job->submit_time,
+        .run_time = job->run_time,
+        .epochs_done = job->epochs_done,
         .remaining_epochs = rem < -1 ? -1 : rem,
     };
     *remaining_given = rem >= -1;
@@ -330,16 +340,16 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
     snprintf(path, sizeof(path), "$.jobs[%zu]", j);
     if (!json_is_object(o))
         return bad(in, path, "expected an object");
-    if (read_scalars(in, o, path, job, &remaining_given) ||
-        read_allocation(in, o, path, j) || read_speed(in, o, path, job) ||
-        read_loss(in, o, path, job, remaining_given) || read_explored(in, o, path, job))
+    if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
+        read_speed(in, o, path, job) || read_loss(in, o, path, job, remaining_given) ||
+        read_explored(in, o, path, job))
         return -1;
     return read_model_source(in, o, path, job);
 }
 
 static int read_input(struct decide_input *in, json_t *root)
 {
-    json_t *arr, *o, *pol;
+    json_t *arr, *pol;
     size_t i;
     long long seed;
     if (!json_is_object(root))
@@ -358,7 +368,9 @@ static int read_input(struct decide_input *in, json_t *root)
     in->slots = calloc(in->njobs ? in->njobs : 1, sizeof(*in->slots));
     if (!in->jobs || !in->slots)
         return bad(in, "$", "out of memory");
-    json_array_foreach(arr, i, o) if (read_job(in, o, i)) return -1;
+    for (i = 0; i < in->njobs; i++)
+        if (read_job(in, json_array_get(arr, i), i))
+            return -1;
     in->snap.jobs = in->jobs;
     in->snap.njobs = in->njobs;
     return 0;
@@ -374,12 +386,11 @@ static char *decision_text(const struct sched_policy_ops *p, const struct sched_
         const struct sched_assignment *a = &d->assign[i];
         json_t *slots = json_array();
         for (int g = 0; slots && g < a->gpus; g++)
-            json_array_append_new(slots, json_pack("{s:i, s:i}", "node", a->slots[g].node,
-                                                   "gpu", a->slots[g].gpu));
+            json_array_append_new(
+                slots, json_pack("{s:i, s:i}", "node", a->slots[g].node, "gpu", a->slots[g].gpu));
         json_array_append_new(jobs, json_pack("{s:I, s:i, s:o, s:b, s:s?}", "id",
-                                              (json_int_t)a->job_id, "gpus", a->gpus,
-                                              "slots", slots, "changed", a->changed,
-                                              "reason", a->reason));
+                                              (json_int_t)a->job_id, "gpus", a->gpus, "slots",
+                                              slots, "changed", a->changed, "reason", a->reason));
     }
     json_t *root = json_pack("{s:s, s:f, s:o}", "policy", p->name, "fragmentation",
                              d->fragmentation, "jobs", jobs);
@@ -460,7 +471,8 @@ static char *slurp(FILE *f, size_t *len)
 int decide_main(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"policy", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"policy", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const struct sched_policy_ops *p = NULL;

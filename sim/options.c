@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int options_double(const char *s, double lo, double hi, double *out, const char *what,
-                   char *err, size_t errlen)
+int options_double(const char *s, double lo, double hi, double *out, const char *what, char *err,
+                   size_t errlen)
 {
     char *end;
     errno = 0;
@@ -29,8 +29,8 @@ int options_long(const char *s, long long lo, long long hi, long long *out, cons
     errno = 0;
     long long v = s ? strtoll(s, &end, 10) : 0;
     if (!s || end == s || *end || errno || v < lo || v > hi) {
-        snprintf(err, errlen, "%s: expected a whole number in %lld..%lld, got '%s'", what, lo,
-                 hi, s ? s : "");
+        snprintf(err, errlen, "%s: expected a whole number in %lld..%lld, got '%s'", what, lo, hi,
+                 s ? s : "");
         return -1;
     }
     *out = v;
@@ -62,8 +62,7 @@ int options_cluster_parse(const char *s, struct options_cluster *c, char *err, s
     const char *x = s ? strchr(s, 'x') : NULL;
     long long nodes, gpus;
     if (!x || (size_t)(x - s) >= sizeof(nodes_s) || strlen(x + 1) >= sizeof(gpus_s)) {
-        snprintf(err, errlen, "--cluster: expected NODESxGPUS (e.g. 8x8), got '%s'",
-                 s ? s : "");
+        snprintf(err, errlen, "--cluster: expected NODESxGPUS (e.g. 8x8), got '%s'", s ? s : "");
         return -1;
     }
     memcpy(nodes_s, s, (size_t)(x - s));

@@ -32,8 +32,8 @@ int options_policies_parse(const char *s, const struct sched_policy_ops **out, s
 int options_format_parse(const char *s, enum options_format *f, char *err, size_t errlen);
 
 /* A finite double within [lo, hi]; what names the option in the message. */
-int options_double(const char *s, double lo, double hi, double *out, const char *what,
-                   char *err, size_t errlen);
+int options_double(const char *s, double lo, double hi, double *out, const char *what, char *err,
+                   size_t errlen);
 /* A whole number within [lo, hi]. */
 int options_long(const char *s, long long lo, long long hi, long long *out, const char *what,
                  char *err, size_t errlen);

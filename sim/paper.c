@@ -14,7 +14,9 @@
 #include "workload.h"
 
 static const struct paper_scenario scenarios[PAPER_NSCENARIOS] = {
-    {"extreme", 250, 206}, {"moderate", 500, 114}, {"none", 1000, 44},
+    {"extreme", 250, 206},
+    {"moderate", 500, 114},
+    {"none", 1000, 44},
 };
 
 static const struct {
@@ -84,8 +86,8 @@ static int paper_rows(const struct sched_policy_ops *const *pol, size_t np, uint
     return rc;
 }
 
-int paper_compute(const struct sched_policy_ops *const *policies, size_t npolicies,
-                  uint64_t seed, double jobs_scale, double *avg_h, char *err, size_t errlen)
+int paper_compute(const struct sched_policy_ops *const *policies, size_t npolicies, uint64_t seed,
+                  double jobs_scale, double *avg_h, char *err, size_t errlen)
 {
     size_t n = npolicies * PAPER_NSCENARIOS;
     struct report_row *rows = calloc(n ? n : 1, sizeof(*rows));
@@ -112,8 +114,8 @@ static void print_ours_and_paper(const struct sched_policy_ops *const *pol, size
         if (!strcmp(pol[p]->name, "precompute"))
             pre = p;
     printf("Average job completion time (hours), 8 nodes x 8 GPUs, ResNet-110/CIFAR-10\n");
-    printf("%-12s | %8s %8s %8s | %8s %8s %8s | %17s\n", "strategy", "extreme", "moderate",
-           "none", "paper", "paper", "paper", "ours / precompute");
+    printf("%-12s | %8s %8s %8s | %8s %8s %8s | %17s\n", "strategy", "extreme", "moderate", "none",
+           "paper", "paper", "paper", "ours / precompute");
     for (size_t p = 0; p < np; p++) {
         printf("%-12s |", pol[p]->name);
         for (size_t s = 0; s < PAPER_NSCENARIOS; s++)
@@ -129,7 +131,7 @@ static void print_ours_and_paper(const struct sched_policy_ops *const *pol, size
         printf(" |");
         for (size_t s = 0; s < PAPER_NSCENARIOS && pre < np; s++)
             printf(" %5.2f", rows[p * PAPER_NSCENARIOS + s].result->avg_jct_s /
-                             rows[pre * PAPER_NSCENARIOS + s].result->avg_jct_s);
+                                 rows[pre * PAPER_NSCENARIOS + s].result->avg_jct_s);
         printf("\n");
     }
 }
@@ -138,8 +140,10 @@ static int parse(int argc, char **argv, const char **policies, uint64_t *seed,
                  enum options_format *fmt, char *err, size_t len)
 {
     static const struct option longopts[] = {
-        {"policies", required_argument, NULL, 'P'}, {"seed", required_argument, NULL, 's'},
-        {"format", required_argument, NULL, 'f'},   {"help", no_argument, NULL, 'h'},
+        {"policies", required_argument, NULL, 'P'},
+        {"seed", required_argument, NULL, 's'},
+        {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     long long n;
@@ -182,8 +186,8 @@ int paper_main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (rc || (np = options_policies_parse(plist, pol, OPTIONS_MAX_POLICIES, err,
-                                           sizeof(err))) < 0) {
+    if (rc ||
+        (np = options_policies_parse(plist, pol, OPTIONS_MAX_POLICIES, err, sizeof(err))) < 0) {
         fprintf(stderr, "ringmaster-sim paper-table3: %s\n", err);
         return 2;
     }

@@ -26,8 +26,8 @@ double paper_published_h(const char *policy, size_t scenario);
  * 8 nodes x 8 GPUs with the resnet110 template; jobs_scale (0 < s <= 1) keeps
  * that share of each scenario's jobs (1 for the paper's counts).
  * avg_h has npolicies * PAPER_NSCENARIOS entries. Returns 0, or -1 with err. */
-int paper_compute(const struct sched_policy_ops *const *policies, size_t npolicies,
-                  uint64_t seed, double jobs_scale, double *avg_h, char *err, size_t errlen);
+int paper_compute(const struct sched_policy_ops *const *policies, size_t npolicies, uint64_t seed,
+                  double jobs_scale, double *avg_h, char *err, size_t errlen);
 
 /* The subcommand; argv[0] is "paper-table3". Returns the exit code. */
 int paper_main(int argc, char **argv);

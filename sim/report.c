@@ -42,14 +42,13 @@ void report_row_clear(struct report_row *row)
 
 static void print_table(FILE *out, const struct report_row *rows, size_t n)
 {
-    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s\n", "scenario", "policy",
-            "avg_jct_h", "median_h", "p95_h", "makespan_h", "queue_h", "util", "resizes");
+    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s\n", "scenario", "policy", "avg_jct_h",
+            "median_h", "p95_h", "makespan_h", "queue_h", "util", "resizes");
     for (size_t i = 0; i < n; i++) {
         const struct simulate_result *r = rows[i].result;
-        fprintf(out, "%-24s %-12s %9.2f %9.2f %9.2f %10.2f %9.2f %6.3f %8ld\n",
-                rows[i].scenario, rows[i].policy, r->avg_jct_s / 3600, r->median_jct_s / 3600,
-                r->p95_jct_s / 3600, r->makespan_s / 3600, r->avg_queue_s / 3600,
-                r->utilization, r->resizes);
+        fprintf(out, "%-24s %-12s %9.2f %9.2f %9.2f %10.2f %9.2f %6.3f %8ld\n", rows[i].scenario,
+                rows[i].policy, r->avg_jct_s / 3600, r->median_jct_s / 3600, r->p95_jct_s / 3600,
+                r->makespan_s / 3600, r->avg_queue_s / 3600, r->utilization, r->resizes);
     }
 }
 
@@ -58,9 +57,9 @@ static void print_csv(FILE *out, const struct report_row *rows, size_t n)
     fprintf(out, "%s\n", REPORT_CSV_HEADER);
     for (size_t i = 0; i < n; i++) {
         const struct simulate_result *r = rows[i].result;
-        fprintf(out, "%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%ld\n", rows[i].scenario,
-                rows[i].policy, r->avg_jct_s, r->median_jct_s, r->p95_jct_s, r->makespan_s,
-                r->avg_queue_s, r->utilization, r->resizes);
+        fprintf(out, "%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%ld\n", rows[i].scenario, rows[i].policy,
+                r->avg_jct_s, r->median_jct_s, r->p95_jct_s, r->makespan_s, r->avg_queue_s,
+                r->utilization, r->resizes);
     }
 }
 
@@ -68,13 +67,12 @@ static void print_csv(FILE *out, const struct report_row *rows, size_t n)
 static json_t *row_json(const struct report_row *row)
 {
     const struct simulate_result *r = row->result;
-    return json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I}",
-                     "scenario", row->scenario, "policy", row->policy,
-                     "avg_jct_s", r->avg_jct_s, "median_jct_s", r->median_jct_s,
-                     "p95_jct_s", r->p95_jct_s, "makespan_s", r->makespan_s,
-                     "avg_queue_s", r->avg_queue_s, "utilization", r->utilization,
-                     "resizes", (json_int_t)r->resizes, "jobs", (json_int_t)r->njobs,
-                     "rounds", (json_int_t)r->rounds);
+    return json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "scenario",
+                     row->scenario, "policy", row->policy, "avg_jct_s", r->avg_jct_s,
+                     "median_jct_s", r->median_jct_s, "p95_jct_s", r->p95_jct_s, "makespan_s",
+                     r->makespan_s, "avg_queue_s", r->avg_queue_s, "utilization", r->utilization,
+                     "resizes", (json_int_t)r->resizes, "jobs", (json_int_t)r->njobs, "rounds",
+                     (json_int_t)r->rounds);
 }
 
 static void print_json(FILE *out, const struct report_row *rows, size_t n)

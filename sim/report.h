@@ -11,7 +11,7 @@
 #include "simulate.h"
 #include "workload.h"
 
-#define REPORT_CSV_HEADER \
+#define REPORT_CSV_HEADER                                                                          \
     "scenario,policy,avg_jct_s,median_jct_s,p95_jct_s,makespan_s,avg_queue_s,utilization,resizes"
 
 struct report_params {

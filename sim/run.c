@@ -50,14 +50,27 @@ struct run_args {
     int timing;
 };
 
-enum { OPT_TRACE_START = 256, OPT_TRACE_WINDOW, OPT_MAX_JOBS, OPT_MIN_DURATION, OPT_MAX_GPUS,
-       OPT_SKIP_BAD, OPT_INTERVAL, OPT_RESIZE, OPT_TIMING };
+enum {
+    OPT_TRACE_START = 256,
+    OPT_TRACE_WINDOW,
+    OPT_MAX_JOBS,
+    OPT_MIN_DURATION,
+    OPT_MAX_GPUS,
+    OPT_SKIP_BAD,
+    OPT_INTERVAL,
+    OPT_RESIZE,
+    OPT_TIMING
+};
 
 static const struct option longopts[] = {
-    {"cluster", required_argument, NULL, 'c'},   {"trace", required_argument, NULL, 't'},
-    {"poisson", required_argument, NULL, 'p'},   {"seed", required_argument, NULL, 's'},
-    {"policies", required_argument, NULL, 'P'},  {"template", required_argument, NULL, 'T'},
-    {"format", required_argument, NULL, 'f'},    {"help", no_argument, NULL, 'h'},
+    {"cluster", required_argument, NULL, 'c'},
+    {"trace", required_argument, NULL, 't'},
+    {"poisson", required_argument, NULL, 'p'},
+    {"seed", required_argument, NULL, 's'},
+    {"policies", required_argument, NULL, 'P'},
+    {"template", required_argument, NULL, 'T'},
+    {"format", required_argument, NULL, 'f'},
+    {"help", no_argument, NULL, 'h'},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"resize-cost", required_argument, NULL, OPT_RESIZE},
     {"trace-start", required_argument, NULL, OPT_TRACE_START},
@@ -75,13 +88,25 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
 {
     long long n;
     switch (c) {
-    case 'c': a->cluster = v; return 0;
-    case 't': a->trace = v; return 0;
-    case 'p': a->poisson = v; return 0;
-    case 'P': a->policies = v; return 0;
-    case 'T': a->template_name = v; return 0;
-    case 'h': return 1;
-    case 'f': return options_format_parse(v, &a->format, err, len);
+    case 'c':
+        a->cluster = v;
+        return 0;
+    case 't':
+        a->trace = v;
+        return 0;
+    case 'p':
+        a->poisson = v;
+        return 0;
+    case 'P':
+        a->policies = v;
+        return 0;
+    case 'T':
+        a->template_name = v;
+        return 0;
+    case 'h':
+        return 1;
+    case 'f':
+        return options_format_parse(v, &a->format, err, len);
     case 's':
         if (options_long(v, 0, INT64_MAX, &n, "--seed", err, len))
             return -1;
@@ -94,11 +119,10 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
     case OPT_TRACE_START:
         return options_double(v, 0, 1e12, &a->trace_opts.start_s, "--trace-start", err, len);
     case OPT_TRACE_WINDOW:
-        return options_double(v, 0, 1e12, &a->trace_opts.window_s, "--trace-window", err,
-                              len);
+        return options_double(v, 0, 1e12, &a->trace_opts.window_s, "--trace-window", err, len);
     case OPT_MIN_DURATION:
-        return options_double(v, 0, 1e12, &a->trace_opts.min_duration_s, "--min-duration",
-                              err, len);
+        return options_double(v, 0, 1e12, &a->trace_opts.min_duration_s, "--min-duration", err,
+                              len);
     case OPT_MAX_JOBS:
         if (options_long(v, 1, 100000000, &n, "--max-jobs", err, len))
             return -1;
@@ -109,9 +133,15 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
             return -1;
         a->trace_opts.max_gpus = (int)n;
         return 0;
-    case OPT_SKIP_BAD: a->trace_opts.skip_bad_rows = 1; return 0;
-    case OPT_TIMING: a->timing = 1; return 0;
-    default: snprintf(err, len, "unknown option (see --help)"); return -1;
+    case OPT_SKIP_BAD:
+        a->trace_opts.skip_bad_rows = 1;
+        return 0;
+    case OPT_TIMING:
+        a->timing = 1;
+        return 0;
+    default:
+        snprintf(err, len, "unknown option (see --help)");
+        return -1;
     }
 }
 
@@ -156,8 +186,7 @@ static struct workload *load_workload(const struct run_args *a, int cluster_gpus
         return NULL;
     }
     if (a->trace)
-        return workload_trace_load(a->trace, &a->trace_opts, &t[0], cluster_gpus, stderr, err,
-                                   len);
+        return workload_trace_load(a->trace, &a->trace_opts, &t[0], cluster_gpus, stderr, err, len);
     char spec[64], *comma;
     double mean;
     long long jobs;
@@ -182,9 +211,11 @@ static double wall_s(void)
 
 static void print_timing(const struct report_row *row, double s)
 {
-    fprintf(stderr, "timing: scenario=%s policy=%s jobs=%zu rounds=%ld wall_s=%.3f "
-            "jobs_per_s=%.0f\n", row->scenario, row->policy, row->result->njobs,
-            row->result->rounds, s, s > 0 ? (double)row->result->njobs / s : 0.0);
+    fprintf(stderr,
+            "timing: scenario=%s policy=%s jobs=%zu rounds=%ld wall_s=%.3f "
+            "jobs_per_s=%.0f\n",
+            row->scenario, row->policy, row->result->njobs, row->result->rounds, s,
+            s > 0 ? (double)row->result->njobs / s : 0.0);
 }
 
 static int simulate_all(const struct run_args *a, const struct options_cluster *c,

@@ -9,7 +9,8 @@
 #include "simulate.h"
 
 static const char *const names[] = {
-    "resnet110", "resnet110-steps", "bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3", NULL,
+    "resnet110", "resnet110-steps", "bert", "cifar10", "deepspeech2", "imagenet",
+    "ncf",       "yolov3",          NULL,
 };
 
 /* Epochs per app: "max epochs used by Pollux's simulator" (shared/profiles/README.md). */
@@ -17,8 +18,8 @@ static const struct {
     const char *app;
     double epochs;
 } app_epochs[] = {
-    {"bert", 2}, {"cifar10", 100}, {"deepspeech2", 80},
-    {"imagenet", 90}, {"ncf", 10}, {"yolov3", 50},
+    {"bert", 2},      {"cifar10", 100}, {"deepspeech2", 80},
+    {"imagenet", 90}, {"ncf", 10},      {"yolov3", 50},
 };
 
 const char *const *template_names(void)
@@ -85,8 +86,7 @@ static int fit_profile(struct template *t, const struct profile *p, char *err, s
         }
     t->speed.batch_per_gpu = m;
     t->speed.dataset_size = dataset_size(p);
-    int rc = (w && st && n > 0 && t->speed.dataset_size > 0) ?
-             speed_fit(&t->speed, w, st, n) : -1;
+    int rc = (w && st && n > 0 && t->speed.dataset_size > 0) ? speed_fit(&t->speed, w, st, n) : -1;
     free(w);
     free(st);
     if (rc)
@@ -119,7 +119,9 @@ int template_get(const char *name, struct template *t, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof(app_epochs) / sizeof(app_epochs[0]); i++)
         if (!strcmp(name, app_epochs[i].app))
             return app(name, app_epochs[i].epochs, t, err, errlen);
-    snprintf(err, errlen, "unknown template '%s' (resnet110, resnet110-steps, bert, cifar10, deepspeech2, "
-             "imagenet, ncf, yolov3, mixed)", name);
+    snprintf(err, errlen,
+             "unknown template '%s' (resnet110, resnet110-steps, bert, cifar10, deepspeech2, "
+             "imagenet, ncf, yolov3, mixed)",
+             name);
     return -1;
 }

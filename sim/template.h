@@ -25,12 +25,13 @@
 /* Mean epochs of a resnet110 job; see docs/simulator.md for the calibration. */
 #define TEMPLATE_RESNET_EPOCHS 146.0
 
-struct template {
+struct template
+{
     char name[32];
     struct speed_model speed;
-    double epochs;        /* mean epochs of a job */
-    double spread;        /* epochs drawn uniformly in [1-spread, 1+spread] x epochs */
-    int exponential;      /* instead: epochs exponential with that mean, at least 1 */
+    double epochs;   /* mean epochs of a job */
+    double spread;   /* epochs drawn uniformly in [1-spread, 1+spread] x epochs */
+    int exponential; /* instead: epochs exponential with that mean, at least 1 */
     int requested_gpus;
     int max_gpus;
 };

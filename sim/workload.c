@@ -73,8 +73,7 @@ struct workload *workload_poisson(const struct template *templates, size_t ntemp
 /* ---- traces ------------------------------------------------------------ */
 
 enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS };
-static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus",
-                                             "duration_s"};
+static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus", "duration_s"};
 
 /* Splits line in place at commas; returns the field count (at most max). */
 static size_t split(char *line, char **f, size_t max)
@@ -102,8 +101,10 @@ static int parse_header(char *line, int *col, char *err, size_t errlen)
             if (!strcmp(f[i], col_names[c]))
                 col[c] = (int)i;
         if (col[c] < 0) {
-            snprintf(err, errlen, "line 1: header lacks column '%s' (need job_id, "
-                     "submit_time_s, num_gpus, duration_s)", col_names[c]);
+            snprintf(err, errlen,
+                     "line 1: header lacks column '%s' (need job_id, "
+                     "submit_time_s, num_gpus, duration_s)",
+                     col_names[c]);
             return -1;
         }
     }
@@ -253,9 +254,8 @@ static int by_submit(const void *a, const void *b)
 }
 
 struct workload *workload_trace_read(FILE *in, const char *name,
-                                     const struct workload_trace_opts *o,
-                                     const struct template *t, int cluster_gpus,
-                                     FILE *bad, char *err, size_t errlen)
+                                     const struct workload_trace_opts *o, const struct template *t,
+                                     int cluster_gpus, FILE *bad, char *err, size_t errlen)
 {
     char *line = NULL;
     size_t len = 0;
@@ -272,8 +272,7 @@ struct workload *workload_trace_read(FILE *in, const char *name,
         read_rows(in, w, col, o, t, cluster_gpus, bad, err, errlen))
         goto error;
     if (w->njobs == 0) {
-        snprintf(err, errlen, "%s: no job left after slicing (%zu rows skipped)", name,
-                 w->skipped);
+        snprintf(err, errlen, "%s: no job left after slicing (%zu rows skipped)", name, w->skipped);
         goto error;
     }
     qsort(w->jobs, w->njobs, sizeof(*w->jobs), by_submit);
@@ -289,8 +288,8 @@ error:
 }
 
 struct workload *workload_trace_load(const char *path, const struct workload_trace_opts *o,
-                                     const struct template *t, int cluster_gpus,
-                                     FILE *bad, char *err, size_t errlen)
+                                     const struct template *t, int cluster_gpus, FILE *bad,
+                                     char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) {

@@ -11,10 +11,10 @@
 #include "template.h"
 
 struct workload {
-    char name[128];                 /* the scenario: "poisson-MEAN-JOBS" or the trace's base name */
+    char name[128]; /* the scenario: "poisson-MEAN-JOBS" or the trace's base name */
     struct simulate_job_spec *jobs;
     size_t njobs;
-    size_t skipped;                 /* trace rows left out (filters, bad rows, no duration) */
+    size_t skipped; /* trace rows left out (filters, bad rows, no duration) */
 };
 
 void workload_destroy(struct workload *w);
@@ -36,7 +36,7 @@ struct workload_trace_opts {
     size_t max_jobs;
     double min_duration_s;
     int max_gpus;
-    int skip_bad_rows;   /* 0: a malformed row is an error; 1: reported on bad and skipped */
+    int skip_bad_rows; /* 0: a malformed row is an error; 1: reported on bad and skipped */
 };
 
 /* Reads a CSV trace with header columns job_id, submit_time_s, num_gpus and
@@ -49,14 +49,13 @@ struct workload_trace_opts {
  * rows ("FILE:LINE: ...") go to bad if not NULL. Returns NULL with a message in
  * err (no file, no header, a bad row when !skip_bad_rows, no job left). */
 struct workload *workload_trace_read(FILE *in, const char *name,
-                                     const struct workload_trace_opts *o,
-                                     const struct template *t, int cluster_gpus,
-                                     FILE *bad, char *err, size_t errlen);
+                                     const struct workload_trace_opts *o, const struct template *t,
+                                     int cluster_gpus, FILE *bad, char *err, size_t errlen);
 
 /* workload_trace_read() on a file; the scenario name is the file's base name
  * without its extension. */
 struct workload *workload_trace_load(const char *path, const struct workload_trace_opts *o,
-                                     const struct template *t, int cluster_gpus,
-                                     FILE *bad, char *err, size_t errlen);
+                                     const struct template *t, int cluster_gpus, FILE *bad,
+                                     char *err, size_t errlen);
 
 #endif

@@ -19,7 +19,8 @@ static const char snapshot[] =
     "   \"run_time\": 3000, \"epochs_done\": 40, \"remaining_epochs\": 100,\n"
     "   \"batch_per_gpu\": 128, \"dataset_size\": 50000,\n"
     "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.4025}, {\"w\": 2, \"step_s\": 0.4272},\n"
-    "                            {\"w\": 4, \"step_s\": 0.4443}, {\"w\": 8, \"step_s\": 0.4702}]},\n"
+    "                            {\"w\": 4, \"step_s\": 0.4443}, {\"w\": 8, \"step_s\": "
+    "0.4702}]},\n"
     "  {\"id\": 2, \"requested_gpus\": 2, \"submit_time\": 3500,\n"
     "   \"batch_per_gpu\": 128, \"dataset_size\": 50000,\n"
     "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.40}, {\"w\": 2, \"step_s\": 0.43}],\n"
@@ -31,15 +32,14 @@ static const char snapshot[] =
 Test(decide, round_trip)
 {
     char *out = NULL, err[256];
-    cr_assert_eq(decide_json(snapshot, strlen(snapshot), NULL, &out, err, sizeof(err)), 0,
-                 "%s", err);
+    cr_assert_eq(decide_json(snapshot, strlen(snapshot), NULL, &out, err, sizeof(err)), 0, "%s",
+                 err);
     json_error_t jerr;
     json_t *d = json_loads(out, 0, &jerr);
     cr_assert_not_null(d, "output is not JSON: %s", jerr.text);
     cr_assert_str_eq(json_string_value(json_object_get(d, "policy")), "precompute");
     json_t *frag = json_object_get(d, "fragmentation");
-    cr_assert(json_is_number(frag) && json_number_value(frag) >= 0 &&
-              json_number_value(frag) <= 1);
+    cr_assert(json_is_number(frag) && json_number_value(frag) >= 0 && json_number_value(frag) <= 1);
     json_t *jobs = json_object_get(d, "jobs");
     cr_assert_eq(json_array_size(jobs), 2);
     int total = 0;
@@ -70,8 +70,9 @@ Test(decide, round_trip)
 Test(decide, policy_argument_overrides_the_snapshot)
 {
     char *out = NULL, err[256];
-    cr_assert_eq(decide_json(snapshot, strlen(snapshot), sched_policy_find("one"), &out, err,
-                             sizeof(err)), 0, "%s", err);
+    cr_assert_eq(
+        decide_json(snapshot, strlen(snapshot), sched_policy_find("one"), &out, err, sizeof(err)),
+        0, "%s", err);
     json_t *d = json_loads(out, 0, NULL);
     cr_assert_str_eq(json_string_value(json_object_get(d, "policy")), "one");
     json_t *jobs = json_object_get(d, "jobs");
@@ -108,7 +109,8 @@ Test(decide, bad_input_is_refused_with_the_path)
                    "speed_observations[0].w");
     expect_refused("{\"nodes\": [{\"gpus\": 8}], \"policy\": \"nope\"}", "unknown policy");
     expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1, \"requested_gpus\": 1,"
-                   " \"model_source\": \"magic\"}]}", "model_source");
+                   " \"model_source\": \"magic\"}]}",
+                   "model_source");
 }
 
 /* ---- the CLI itself (the binary beside the test binary) ------------------- */
@@ -149,14 +151,17 @@ Test(cli, exit_codes_and_csv_header, .timeout = 60)
     find_sim();
     cr_assert_eq(run_sim("decide", "{bad", line, sizeof(line)), 2);
     cr_assert_eq(run_sim("decide --policy one", "{\"nodes\":[{\"gpus\":2}],\"jobs\":[]}", line,
-                         sizeof(line)), 0);
+                         sizeof(line)),
+                 0);
     cr_assert_eq(run_sim("run --cluster 2x", "", line, sizeof(line)), 2);
-    cr_assert_eq(run_sim("run --cluster 2x8 --poisson 100,5 --policies nope", "", line,
-                         sizeof(line)), 2);
+    cr_assert_eq(
+        run_sim("run --cluster 2x8 --poisson 100,5 --policies nope", "", line, sizeof(line)), 2);
     cr_assert_eq(run_sim("nonsense", "", line, sizeof(line)), 2);
     cr_assert_eq(run_sim("run --help", "", line, sizeof(line)), 0);
     cr_assert_eq(run_sim("run --cluster 2x8 --poisson 300,10 --policies one,precompute "
-                         "--format csv", "", line, sizeof(line)), 0);
+                         "--format csv",
+                         "", line, sizeof(line)),
+                 0);
     cr_assert_eq(strncmp(line, REPORT_CSV_HEADER "\n", strlen(REPORT_CSV_HEADER) + 1), 0,
                  "header: %s", line);
 }

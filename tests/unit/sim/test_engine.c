@@ -57,8 +57,8 @@ static struct workload *poisson(double mean, size_t n, uint64_t seed)
     return w;
 }
 
-static struct simulate_result *run(const struct workload *w, const char *policy,
-                                   double resize_cost, uint64_t seed, struct watch *watch)
+static struct simulate_result *run(const struct workload *w, const char *policy, double resize_cost,
+                                   uint64_t seed, struct watch *watch)
 {
     struct options_cluster c;
     cr_assert_eq(options_cluster_make(&c, 8, 8), 0);
@@ -73,8 +73,7 @@ static struct simulate_result *run(const struct workload *w, const char *policy,
     cfg.seed = seed;
     char err[256];
     struct simulate_result *r =
-        simulate_run(&cfg, w->jobs, w->njobs, watch ? watch_round : NULL, watch, err,
-                     sizeof(err));
+        simulate_run(&cfg, w->jobs, w->njobs, watch ? watch_round : NULL, watch, err, sizeof(err));
     cr_assert_not_null(r, "%s: %s", policy, err);
     options_cluster_free(&c);
     return r;
@@ -89,8 +88,8 @@ Test(engine, invariants_hold_under_every_policy)
         cr_assert_eq(r->njobs, w->njobs);
         cr_assert_gt(watch.rounds, 0);
         cr_assert_leq(r->max_gpus_in_use, 64, "%s", (*p)->name);
-        cr_assert(r->utilization > 0 && r->utilization <= 1.0 + 1e-9, "%s util %f",
-                  (*p)->name, r->utilization);
+        cr_assert(r->utilization > 0 && r->utilization <= 1.0 + 1e-9, "%s util %f", (*p)->name,
+                  r->utilization);
         for (size_t i = 0; i < r->njobs; i++) {
             const struct simulate_job_result *j = &r->jobs[i];
             cr_assert(isfinite(j->finish_time), "%s: job %lld never finished", (*p)->name,
@@ -191,8 +190,7 @@ Test(engine, a_policy_that_starves_everyone_is_reported)
     cfg.nnodes = c.nnodes;
     cfg.policy = &idle;
     char err[256];
-    struct simulate_result *r = simulate_run(&cfg, w->jobs, w->njobs, NULL, NULL, err,
-                                             sizeof(err));
+    struct simulate_result *r = simulate_run(&cfg, w->jobs, w->njobs, NULL, NULL, err, sizeof(err));
     cr_assert_null(r);
     cr_assert_eq(errno, EPROTO);
     cr_assert(strstr(err, "stuck"), "%s", err);

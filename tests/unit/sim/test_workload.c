@@ -3,8 +3,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "template.h"
@@ -18,8 +18,8 @@ static struct template resnet(void)
     return t;
 }
 
-static struct workload *read_text(const char *text, const struct workload_trace_opts *o,
-                                  char *err, size_t errlen, FILE *bad)
+static struct workload *read_text(const char *text, const struct workload_trace_opts *o, char *err,
+                                  size_t errlen, FILE *bad)
 {
     struct template t = resnet();
     FILE *in = fmemopen((void *)text, strlen(text), "r");
@@ -96,8 +96,7 @@ Test(trace, skip_bad_rows_reports_and_goes_on)
     cr_assert_not_null(w, "%s", err);
     cr_assert_eq(w->njobs, 2, "a and e are kept");
     cr_assert_eq(w->skipped, 3, "b, d bad; c never ran");
-    cr_assert(strstr(msgs, "t:3:") && strstr(msgs, "t:5:") && !strstr(msgs, "t:4:"), "%s",
-              msgs);
+    cr_assert(strstr(msgs, "t:3:") && strstr(msgs, "t:5:") && !strstr(msgs, "t:4:"), "%s", msgs);
     free(msgs);
     workload_destroy(w);
 }
@@ -110,8 +109,8 @@ Test(trace, header_is_required)
     cr_assert(strstr(err, "header") && strstr(err, "job_id"), "%s", err);
     cr_assert_null(read_text("", &o, err, sizeof(err), NULL));
     cr_assert(strstr(err, "header"), "%s", err);
-    cr_assert_null(read_text("job_id,submit_time_s,num_gpus,duration_s\n", &o, err,
-                             sizeof(err), NULL));
+    cr_assert_null(
+        read_text("job_id,submit_time_s,num_gpus,duration_s\n", &o, err, sizeof(err), NULL));
     cr_assert(strstr(err, "no job"), "%s", err);
 }
 
@@ -127,8 +126,8 @@ Test(trace, slicing_options)
                       "g,900,1,100\n"
                       "h,950,128,100\n";
     char err[256];
-    struct workload_trace_opts o = {.start_s = 100, .window_s = 500, .min_duration_s = 60,
-                                    .max_gpus = 8};
+    struct workload_trace_opts o = {
+        .start_s = 100, .window_s = 500, .min_duration_s = 60, .max_gpus = 8};
     struct workload *w = read_text(csv, &o, err, sizeof(err), NULL);
     cr_assert_not_null(w, "%s", err);
     cr_assert_eq(w->njobs, 3, "d, e, f");
