@@ -95,3 +95,17 @@ void report_print(FILE *out, enum options_format f, const struct report_row *row
     else
         print_table(out, rows, n);
 }
+
+void report_print_jobs(FILE *out, const struct report_row *rows, size_t n)
+{
+    fprintf(out, "%s\n", REPORT_JOBS_HEADER);
+    for (size_t i = 0; i < n; i++) {
+        const struct simulate_result *r = rows[i].result;
+        for (size_t k = 0; k < r->njobs; k++) {
+            const struct simulate_job_result *j = &r->jobs[k];
+            fprintf(out, "%s,%s,%lld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d\n", rows[i].scenario,
+                    rows[i].policy, (long long)j->id, j->submit_time, j->start_time, j->finish_time,
+                    j->jct_s, j->queue_s, j->gpu_seconds, j->resizes);
+        }
+    }
+}

@@ -39,4 +39,10 @@ void report_row_clear(struct report_row *row);
 /* Prints rows in the format (CSV: the header, then one line per row). */
 void report_print(FILE *out, enum options_format f, const struct report_row *rows, size_t n);
 
+#define REPORT_JOBS_HEADER                                                                         \
+    "scenario,policy,job_id,submit_s,start_s,finish_s,jct_s,queue_s,gpu_seconds,resizes"
+
+/* Writes every job of every row as CSV (header REPORT_JOBS_HEADER). */
+void report_print_jobs(FILE *out, const struct report_row *rows, size_t n);
+
 #endif

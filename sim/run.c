@@ -1,6 +1,7 @@
 /* run: `ringmaster-sim run`, one workload under a list of policies. */
 #include "run.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ static const char usage[] =
     "  --resize-cost S     seconds without progress after a resize (default 10)\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
+    "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
     "  --timing            print each run's wall time and jobs simulated per second\n"
     "                      on stderr\n";
 
@@ -48,6 +50,7 @@ struct run_args {
     struct workload_trace_opts trace_opts;
     enum options_format format;
     int timing;
+    const char *per_job;
 };
 
 enum {
@@ -59,7 +62,8 @@ enum {
     OPT_SKIP_BAD,
     OPT_INTERVAL,
     OPT_RESIZE,
-    OPT_TIMING
+    OPT_TIMING,
+    OPT_PER_JOB
 };
 
 static const struct option longopts[] = {
@@ -80,6 +84,7 @@ static const struct option longopts[] = {
     {"max-gpus", required_argument, NULL, OPT_MAX_GPUS},
     {"skip-bad-rows", no_argument, NULL, OPT_SKIP_BAD},
     {"timing", no_argument, NULL, OPT_TIMING},
+    {"per-job", required_argument, NULL, OPT_PER_JOB},
     {NULL, 0, NULL, 0},
 };
 
@@ -138,6 +143,9 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
         return 0;
     case OPT_TIMING:
         a->timing = 1;
+        return 0;
+    case OPT_PER_JOB:
+        a->per_job = v;
         return 0;
     default:
         snprintf(err, len, "unknown option (see --help)");
@@ -218,6 +226,24 @@ static void print_timing(const struct report_row *row, double s)
             s > 0 ? (double)row->result->njobs / s : 0.0);
 }
 
+/* Every job's figures as CSV to path ("-": stdout). Returns 0, or 2 with err. */
+static int write_per_job(const char *path, const struct report_row *rows, size_t n, char *err,
+                         size_t len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    if (!f) {
+        snprintf(err, len, "--per-job: %s: %s", path, strerror(errno));
+        return 2;
+    }
+    report_print_jobs(f, rows, n);
+    int bad = ferror(f);
+    if (f != stdout)
+        bad |= fclose(f);
+    if (bad)
+        snprintf(err, len, "--per-job: %s: write failed", path);
+    return bad ? 2 : 0;
+}
+
 static int simulate_all(const struct run_args *a, const struct options_cluster *c,
                         const struct workload *w, char *err, size_t len)
 {
@@ -242,6 +268,8 @@ static int simulate_all(const struct run_args *a, const struct options_cluster *
     }
     if (rc == 0)
         report_print(stdout, a->format, rows, (size_t)np);
+    if (rc == 0 && a->per_job)
+        rc = write_per_job(a->per_job, rows, (size_t)np, err, len);
     for (int i = 0; i < done; i++)
         report_row_clear(&rows[i]);
     return rc;
