@@ -231,6 +231,7 @@ static int on_hello(struct jobchan *jc, const char *args)
     jc->world = world;
     set_state(jc, JOBCHAN_RUNNING);
     deliver_want(jc);
+    send_line(jc, "WELCOME 1\n");
     return 0;
 }
 

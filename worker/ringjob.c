@@ -33,6 +33,7 @@ struct ringjob {
     int fd;          /* -1: standalone, or not rank 0, or worker gone */
     int pending;     /* decision the worker asked for and the job has not taken yet */
     int resumed;     /* a RESUME arrived while suspended */
+    int welcomed;    /* the worker answered HELLO */
     long last_step;
     unsigned long dropped;
     size_t out_len;
@@ -170,6 +171,23 @@ static int flush_out(int block)
     return 0;
 }
 
+static int read_commands(int timeout_ms);
+
+/* The worker answers HELLO with the commands it holds for the job, then WELCOME: after
+ * it, a command given before the job started is seen by the first ringjob_poll(). */
+static int await_welcome(void)
+{
+    for (int waited = 0; !rj.welcomed; waited += 100) {
+        if (waited >= RJ_CONTROL_TIMEOUT_MS || read_commands(100) < 0) {
+            if (rj.fd >= 0)
+                close(rj.fd);
+            rj.fd = -1;
+            return fail("worker did not answer HELLO within %d ms", RJ_CONTROL_TIMEOUT_MS);
+        }
+    }
+    return 0;
+}
+
 static int connect_worker(const char *path)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -187,7 +205,9 @@ static int connect_worker(const char *path)
     rj.fd = fd;
     queue_line("HELLO 1 %s %d %ld %s\n", rj.job_id[0] ? rj.job_id : "-", rj.world,
                (long)getpid(), rj.plan);
-    return flush_out(1);
+    if (flush_out(1) < 0)
+        return -1;
+    return await_welcome();
 }
 
 int ringjob_init(void)
@@ -196,6 +216,7 @@ int ringjob_init(void)
         return fail("ringjob_init: already initialized");
     rj.err[0] = '\0';
     rj.fd = -1;
+    rj.welcomed = 0;
     rj.pending = RINGJOB_CONTINUE;
     rj.last_step = -1;
     if (read_environment() < 0)
@@ -251,7 +272,9 @@ int ringjob_report(long step, double loss, long samples, double seconds)
 /* Applies one command record from the worker; unknown records are ignored. */
 static void apply_command(const char *line)
 {
-    if (!strcmp(line, "SUSPEND")) {
+    if (!strncmp(line, "WELCOME ", 8)) {
+        rj.welcomed = 1;
+    } else if (!strcmp(line, "SUSPEND")) {
         if (rj.pending != RINGJOB_CHECKPOINT_EXIT)
             rj.pending = RINGJOB_SUSPEND;
     } else if (!strcmp(line, "CHECKPOINT_EXIT")) {
