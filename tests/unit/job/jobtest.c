@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,20 @@ void jobtest_tmpdir(char *buf, size_t len)
 {
     snprintf(buf, len, "/tmp/ringjob-test-XXXXXX");
     cr_assert_not_null(mkdtemp(buf), "mkdtemp: %s", strerror(errno));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void jobtest_rmtree(const char *dir)
+{
+    if (!strncmp(dir, "/tmp/ringjob-test-", 18))
+        nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 void jobtest_build_path(char *buf, size_t len, const char *rel)

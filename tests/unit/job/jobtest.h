@@ -20,6 +20,9 @@ typedef void (*jobtest_hook_f)(struct jobchan *jc, struct series *s, void *ctx);
 /* Creates a fresh directory under /tmp; returns its path (static storage per call slot). */
 void jobtest_tmpdir(char *buf, size_t len);
 
+/* Removes a directory made by jobtest_tmpdir() and everything under it. */
+void jobtest_rmtree(const char *dir);
+
 /* $BUILD (default "build") + "/" + rel, into buf. */
 void jobtest_build_path(char *buf, size_t len, const char *rel);
 

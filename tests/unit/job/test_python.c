@@ -97,4 +97,5 @@ Test(python, binding_drives_train_tiny_through_suspend_and_restart)
     cr_assert_lt(end, 0.05 * first);
     cr_assert(jobchan_said_bye(jc));
     jobchan_destroy(jc);
+    jobtest_rmtree(dir);
 }

@@ -78,6 +78,7 @@ Test(ringjob, reports_arrive_in_order)
     cr_assert_eq(jobchan_state(f.jc), JOBCHAN_GONE);
     cr_assert_eq(jobchan_dropped(f.jc), 0);
     jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
 }
 
 /* Runs until told to checkpoint; counts suspensions; exit 0 only if each suspension was
@@ -170,6 +171,7 @@ Test(ringjob, suspend_resume_then_checkpoint_exit)
     fclose(fp);
     cr_assert_eq(saved, ck);
     jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
 }
 
 static void checkpoint_on_sight(struct jobchan *jc, struct series *s, void *ctx)
@@ -197,6 +199,7 @@ Test(ringjob, command_given_before_the_job_connects_and_checkpoint_while_suspend
     cr_assert_eq(s.n, 1);
     cr_assert_eq(jobchan_command(f.jc, JOBCHAN_RESUME), -1, "nothing to resume after");
     jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
 }
 
 Test(ringjob, resume_after_checkpoint_is_refused_and_states_have_names)
@@ -209,6 +212,7 @@ Test(ringjob, resume_after_checkpoint_is_refused_and_states_have_names)
     cr_assert_str_eq(jobchan_state_name((enum jobchan_state)99), "unknown");
     jobchan_destroy(f.jc);
     cr_assert_eq(access(f.sock, F_OK), -1, "destroy unlinks the socket");
+    jobtest_rmtree(f.dir);
 }
 
 static int connect_raw(const char *path)
@@ -260,6 +264,7 @@ Test(ringjob, protocol_errors_drop_the_connection_not_the_channel)
     cr_assert_float_eq(r.loss, 0.25, 1e-12);
     close(a);
     jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
 }
 
 static int job_standalone(void)
@@ -304,6 +309,7 @@ Test(ringjob, standalone_without_a_socket)
     cr_assert_eq(status, 0, "standalone check %d failed", status);
     cr_assert_eq(s.n, 0);
     jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
 }
 
 static int job_unreachable(void)
@@ -319,6 +325,7 @@ Test(ringjob, unreachable_worker_fails_init_with_text)
     fixture_up(&f);
     cr_assert_eq(jobtest_drive(f.jc, fork_job(&f, job_unreachable), 10.0, &s, NULL, NULL), 0);
     jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
 }
 
 Test(ringjob, shared_library_exports_only_its_prefix)

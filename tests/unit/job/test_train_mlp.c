@@ -65,6 +65,7 @@ Test(train_mlp, loss_falls_on_two_ranks)
     cr_log_info("loss: first 10 steps %.4f, last 10 %.4f", first, last);
     cr_assert_lt(last, 0.2 * first, "loss %.4f -> %.4f", first, last);
     jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
 }
 
 /* Asks for a checkpoint-exit once the job passed step `at`. */
@@ -104,6 +105,7 @@ static void resize(int from, int to)
     cr_assert_lt(after, 1.5 * before, "restart lost progress: %.4f vs %.4f", after, before);
     cr_assert_leq(end, before, "learning continues: %.4f vs %.4f", end, before);
     jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
 }
 
 Test(train_mlp, checkpoint_exit_on_two_ranks_restart_on_one)
@@ -172,4 +174,5 @@ Test(train_mlp, suspend_in_place_and_resume_on_two_ranks)
         fclose(f);
     cr_assert(said, "the job freed its buffers");
     jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
 }
