@@ -248,7 +248,9 @@ static int on_report(struct jobchan *jc, const char *args)
     return 0;
 }
 
-/* SUSPENDED, RESUMED, CHECKPOINTED, DROPPED, BYE: each with one integer. */
+/* SUSPENDED, RESUMED, CHECKPOINTED, DROPPED, BYE: each with one integer. A resuming job
+ * is running again at its first REPORT (it restored its state and made a step), not at
+ * RESUMED (which it sends before restoring). */
 static int on_ack(struct jobchan *jc, const char *verb, const char *args)
 {
     long v;
@@ -261,7 +263,8 @@ static int on_ack(struct jobchan *jc, const char *verb, const char *args)
     jc->last_step = v > jc->last_step ? v : jc->last_step;
     if (!strcmp(verb, "SUSPENDED") && jc->state == JOBCHAN_SUSPENDING)
         set_state(jc, JOBCHAN_SUSPENDED);
-    else if (!strcmp(verb, "RESUMED") && jc->state != JOBCHAN_CHECKPOINTING)
+    else if (!strcmp(verb, "RESUMED") && jc->state != JOBCHAN_RESUMING &&
+             jc->state != JOBCHAN_CHECKPOINTING)
         set_state(jc, JOBCHAN_RUNNING);
     else if (!strcmp(verb, "CHECKPOINTED")) {
         jc->ckpt_step = v;

@@ -32,7 +32,7 @@ enum jobchan_state {
     JOBCHAN_RUNNING,       /* connected and training */
     JOBCHAN_SUSPENDING,    /* suspend sent, not yet acknowledged */
     JOBCHAN_SUSPENDED,     /* the job said it is suspended and waits */
-    JOBCHAN_RESUMING,      /* resume sent, not yet acknowledged */
+    JOBCHAN_RESUMING,      /* resume sent; running again at the job's next report */
     JOBCHAN_CHECKPOINTING, /* checkpoint-exit sent, checkpoint not yet complete */
     JOBCHAN_CHECKPOINTED,  /* the job's checkpoint is complete; it is exiting (stays so
                               after it closed the channel, until a new launch says HELLO) */

@@ -132,6 +132,9 @@ struct suspend_plan {
     int phase;
     long step;
     double at;
+    double asked;       /* when SUSPEND was given */
+    double suspend_s;   /* SUSPEND given -> job suspended */
+    double resume_s;    /* RESUME given -> job running again */
 };
 
 /* Suspends past step 60, holds 300 ms, resumes, checkpoints 80 steps later. */
@@ -141,15 +144,20 @@ static void suspend_midrun(struct jobchan *jc, struct series *s, void *ctx)
     long last = s->n ? s->r[s->n - 1].step : 0;
     if (p->phase == 0 && last >= 60) {
         cr_assert_eq(jobchan_command(jc, JOBCHAN_SUSPEND), 0);
+        p->asked = jobchan_state_since(jc);
         p->phase = 1;
     } else if (p->phase == 1 && jobchan_state(jc) == JOBCHAN_SUSPENDED) {
         p->step = last;
         p->at = jobtest_now();
+        p->suspend_s = jobchan_state_since(jc) - p->asked;
         p->phase = 2;
     } else if (p->phase == 2 && jobtest_now() - p->at > 0.3) {
         cr_assert_eq(last, p->step, "no step while suspended");
         cr_assert_eq(jobchan_command(jc, JOBCHAN_RESUME), 0);
+        p->asked = jobchan_state_since(jc);
         p->phase = 3;
+    } else if (p->phase == 3 && p->resume_s == 0.0 && jobchan_state(jc) == JOBCHAN_RUNNING) {
+        p->resume_s = jobchan_state_since(jc) - p->asked;
     } else if (p->phase == 3 && last >= p->step + 80) {
         cr_assert_eq(jobchan_command(jc, JOBCHAN_CHECKPOINT_EXIT), 0);
         p->phase = 4;
@@ -171,8 +179,10 @@ Test(train_mlp, suspend_in_place_and_resume_on_two_ranks)
     cr_assert_eq(s.r[i].step, p.step + 1, "resumed at the next step");
     double before = jobtest_mean_loss(&s, i - 20, 20), after = jobtest_mean_loss(&s, i, 20);
     double end = jobtest_mean_loss(&s, s.n - 20, 20);
-    cr_log_info("suspend at step %ld: loss before %.4f, after %.4f, end %.4f", p.step, before,
-                after, end);
+    cr_log_info("suspend at step %ld: loss before %.4f, after %.4f, end %.4f; suspend took "
+                "%.2f ms, resume %.2f ms (as the channel saw them)", p.step, before, after, end,
+                p.suspend_s * 1e3, p.resume_s * 1e3);
+    cr_assert_gt(p.resume_s, 0.0, "the channel saw the job running again");
     cr_assert_lt(after, 1.5 * before, "resume lost progress: %.4f vs %.4f", after, before);
     cr_assert_lt(end, before, "loss keeps falling: %.4f vs %.4f", end, before);
     FILE *f = fopen(r.log, "r");
