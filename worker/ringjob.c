@@ -34,8 +34,10 @@ struct ringjob {
     int pending;     /* decision the worker asked for and the job has not taken yet */
     int resumed;     /* a RESUME arrived while suspended */
     int welcomed;    /* the worker answered HELLO */
+    int withdrawn;   /* a suspend was withdrawn: RESUMED is owed */
     long last_step;
-    unsigned long dropped;
+    unsigned long dropped;      /* reports dropped for want of room */
+    unsigned long dropped_told; /* of which the worker was told */
     size_t out_len;
     size_t in_len;
     ringjob_broadcast_f bcast;
@@ -171,6 +173,25 @@ static int flush_out(int block)
     return 0;
 }
 
+/* Queues a DROPPED record for the reports dropped since the last one, if there is room. */
+static void tell_dropped(void)
+{
+    unsigned long untold = rj.dropped - rj.dropped_told;
+    if (untold && queue_line("DROPPED %lu\n", untold) == 0)
+        rj.dropped_told = rj.dropped;
+}
+
+/* Sends a control record: blocking, after every queued report (which first makes room:
+ * a control record is never dropped). Returns 0, or -1 when the channel failed. */
+static int send_control(const char *verb, long value)
+{
+    if (flush_out(1) < 0)
+        return -1;
+    tell_dropped();
+    queue_line("%s %ld\n", verb, value);
+    return flush_out(1);
+}
+
 static int read_commands(int timeout_ms);
 
 /* The worker answers HELLO with the commands it holds for the job, then WELCOME: after
@@ -217,6 +238,8 @@ int ringjob_init(void)
     rj.err[0] = '\0';
     rj.fd = -1;
     rj.welcomed = 0;
+    rj.withdrawn = 0;
+    rj.dropped = rj.dropped_told = 0;
     rj.pending = RINGJOB_CONTINUE;
     rj.last_step = -1;
     if (read_environment() < 0)
@@ -233,11 +256,9 @@ void ringjob_finalize(void)
     if (!rj.initialized)
         return;
     if (rj.fd >= 0) {
-        if (rj.dropped)
-            queue_line("DROPPED %lu\n", rj.dropped);
-        queue_line("BYE %ld\n", rj.last_step);
-        flush_out(1);
-        close(rj.fd);
+        send_control("BYE", rj.last_step);
+        if (rj.fd >= 0)
+            close(rj.fd);
     }
     rj.fd = -1;
     rj.out_len = rj.in_len = 0;
@@ -282,7 +303,7 @@ static void apply_command(const char *line)
     } else if (!strcmp(line, "RESUME")) {
         if (rj.pending == RINGJOB_SUSPEND) {
             rj.pending = RINGJOB_CONTINUE; /* suspend withdrawn before the job took it */
-            queue_line("RESUMED %ld\n", rj.last_step);
+            rj.withdrawn = 1;
         }
         rj.resumed = 1;
     }
@@ -332,6 +353,19 @@ static int agree(int value)
     return (int)v;
 }
 
+/* Rank 0 at a boundary: sends reports without blocking, reads commands, answers. */
+static void exchange(void)
+{
+    flush_out(0);
+    read_commands(0);
+    if (rj.withdrawn) {
+        rj.withdrawn = 0;
+        send_control("RESUMED", rj.last_step);
+    }
+    tell_dropped();
+    flush_out(0);
+}
+
 int ringjob_poll(long step)
 {
     if (!rj.initialized)
@@ -339,11 +373,8 @@ int ringjob_poll(long step)
     int d = RINGJOB_CONTINUE;
     if (rj.rank == 0) {
         rj.last_step = step;
-        if (rj.fd >= 0) {
-            flush_out(0);
-            read_commands(0);
-            flush_out(0);
-        }
+        if (rj.fd >= 0)
+            exchange();
         d = rj.pending;
         if (d == RINGJOB_SUSPEND)
             rj.pending = RINGJOB_CONTINUE;
@@ -357,8 +388,7 @@ static int wait_for_resume(void)
     if (rj.fd < 0)
         return RINGJOB_CONTINUE;
     rj.resumed = 0;
-    queue_line("SUSPENDED %ld\n", rj.last_step);
-    if (flush_out(1) < 0)
+    if (send_control("SUSPENDED", rj.last_step) < 0)
         return -1;
     while (!rj.resumed && rj.pending != RINGJOB_CHECKPOINT_EXIT) {
         if (read_commands(-1) < 0)
@@ -366,8 +396,7 @@ static int wait_for_resume(void)
     }
     if (rj.pending == RINGJOB_CHECKPOINT_EXIT)
         return RINGJOB_CHECKPOINT_EXIT;
-    queue_line("RESUMED %ld\n", rj.last_step);
-    flush_out(1);
+    send_control("RESUMED", rj.last_step);
     return RINGJOB_CONTINUE;
 }
 
@@ -401,8 +430,7 @@ int ringjob_checkpoint_done(long step)
         return fail("ringjob_checkpoint_done: not initialized");
     if (rj.rank != 0 || rj.fd < 0)
         return 0;
-    queue_line("CHECKPOINTED %ld\n", step);
-    return flush_out(1);
+    return send_control("CHECKPOINTED", step);
 }
 
 int ringjob_rank(void)

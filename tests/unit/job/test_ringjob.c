@@ -346,3 +346,105 @@ Test(ringjob, shared_library_exports_only_its_prefix)
     cr_assert_eq(pclose(p), 0, "nm failed on %s", so);
     cr_assert_geq(n, 15, "only %d symbols", n);
 }
+
+/* A pipe from the test to its forked job: the job waits for a byte at chosen points. */
+static int gate[2] = { -1, -1 };
+static int done_pipe[2] = { -1, -1 };
+
+static void gate_wait(void)
+{
+    char c;
+    if (read(gate[0], &c, 1) != 1)
+        _exit(30);
+}
+
+static int job_withdrawn(void)
+{
+    if (ringjob_init() < 0)
+        return 10;
+    ringjob_report(1, 1.0, 1, 0.01);
+    gate_wait(); /* the worker says SUSPEND then RESUME before this job polls */
+    if (ringjob_poll(1) != RINGJOB_CONTINUE)
+        return 11;
+    ringjob_report(2, 0.9, 1, 0.01);
+    if (ringjob_poll(2) != RINGJOB_CONTINUE)
+        return 12;
+    ringjob_finalize();
+    return 0;
+}
+
+static void drive_until(struct jobchan *jc, enum jobchan_state st, struct series *s)
+{
+    double end = jobtest_now() + 10.0;
+    while (jobchan_state(jc) != st && jobtest_now() < end) {
+        jobchan_run(jc, 10);
+        s->n += jobchan_take_reports(jc, s->r + s->n, 16);
+    }
+    cr_assert_eq(jobchan_state(jc), st, "state %s", jobchan_state_name(jobchan_state(jc)));
+}
+
+Test(ringjob, suspend_withdrawn_before_the_job_takes_it)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    cr_assert_eq(pipe(gate), 0);
+    pid_t pid = fork_job(&f, job_withdrawn);
+    drive_until(f.jc, JOBCHAN_RUNNING, &s);
+    cr_assert_eq(jobchan_command(f.jc, JOBCHAN_SUSPEND), 0);
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_SUSPENDING);
+    cr_assert_eq(jobchan_command(f.jc, JOBCHAN_RESUME), 0);
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_RESUMING);
+    usleep(20000); /* both commands sit in the job's socket */
+    cr_assert_eq(write(gate[1], "g", 1), 1);
+    int status = jobtest_drive(f.jc, pid, 10.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(s.n, 2);
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_GONE, "running, then gone");
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+#define FLOOD 20000
+
+/* Reports FLOOD steps while the worker reads nothing, then says so and finalizes. */
+static int job_flood(void)
+{
+    if (ringjob_init() < 0)
+        return 10;
+    double t0 = jobtest_now();
+    for (long step = 1; step <= FLOOD; step++) {
+        ringjob_report(step, 1.0, 1, 0.0);
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 11;
+    }
+    if (jobtest_now() - t0 > 5.0)
+        return 12; /* a worker that does not read must not stall training */
+    if (write(done_pipe[1], "d", 1) != 1)
+        return 13;
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, reports_beyond_the_buffers_are_dropped_and_counted_not_blocking)
+{
+    struct fixture f;
+    static struct series s;
+    char c;
+    fixture_up(&f);
+    cr_assert_eq(pipe(done_pipe), 0);
+    pid_t pid = fork_job(&f, job_flood);
+    drive_until(f.jc, JOBCHAN_RUNNING, &s);
+    cr_assert_eq(read(done_pipe[0], &c, 1), 1, "the job went through without the worker");
+    int status = jobtest_drive(f.jc, pid, 20.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    unsigned long dropped = jobchan_dropped(f.jc);
+    cr_log_info("flood: %zu reports received, %lu dropped", s.n, dropped);
+    cr_assert_gt(dropped, 0);
+    cr_assert_eq(s.n + dropped, FLOOD, "every report arrived or was counted");
+    for (size_t i = 1; i < s.n; i++)
+        cr_assert_gt(s.r[i].step, s.r[i - 1].step, "in order");
+    cr_assert(jobchan_said_bye(f.jc));
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
