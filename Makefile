@@ -15,7 +15,9 @@ VERSION   := 0.1.0
 
 PG_BINDIR := $(shell pg_config --bindir 2>/dev/null)
 
-CPPFLAGS  += -D_GNU_SOURCE -DRINGMASTER_VERSION='"$(VERSION)"' -Icommon -Ischeduler
+CPPFLAGS  += -D_GNU_SOURCE -DRINGMASTER_VERSION='"$(VERSION)"' -iquote common -iquote scheduler
+# Include paths of the libraries (libpq's header lives in /usr/include/postgresql).
+CPPFLAGS  += $(shell pkg-config --cflags libpq jansson libmicrohttpd libcurl 2>/dev/null)
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c17 -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
              -fno-strict-aliasing -MMD -MP
@@ -34,7 +36,11 @@ OBJS       :=
 
 .DEFAULT_GOAL := all
 
-include $(sort $(wildcard */module.mk))
+# Libraries first, so that fragments using $(COMMON_LIB), $(SCHED_LIB) or the
+# job library in their prerequisites see them defined.
+FIRST_MODULES := $(wildcard common/module.mk scheduler/module.mk worker/module.mk)
+include $(FIRST_MODULES)
+include $(filter-out $(FIRST_MODULES),$(sort $(wildcard */module.mk)))
 
 all: $(BINS)
 

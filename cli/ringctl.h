@@ -1,0 +1,41 @@
+/* ringctl internals shared by its command files. */
+#ifndef RINGMASTER_RINGCTL_H
+#define RINGMASTER_RINGCTL_H
+
+#include <jansson.h>
+
+#include "httpc.h"
+
+/* Exit codes scripts can test. */
+enum ringctl_exit {
+    RINGCTL_OK = 0,
+    RINGCTL_API_ERROR = 1,   /* the server answered with a problem (4xx/5xx) */
+    RINGCTL_USAGE = 2,       /* bad command line */
+    RINGCTL_UNREACHABLE = 3, /* could not talk to the server */
+};
+
+struct ringctl {
+    struct httpc *http;
+    int json; /* --json: print the server's JSON as is */
+};
+
+/* Sends the request; on a 2xx answer stores it in *out (new reference, may be
+ * NULL) and returns RINGCTL_OK; otherwise prints the problem to stderr and
+ * returns the exit code. */
+int ringctl_call(struct ringctl *ctl, const char *method, const char *path, json_t *body,
+                 const char *extra_header, json_t **out);
+
+/* Prints v as indented JSON on stdout. */
+void ringctl_print_json(json_t *v);
+
+/* Commands: argc/argv start after the command name. */
+int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_list(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_show(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_events(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_user(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_health(struct ringctl *ctl, int argc, char **argv);
+
+#endif

@@ -1,0 +1,235 @@
+/* ringctl's job commands: submit, list, show, cancel, events. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringctl.h"
+#include "table.h"
+
+static int parse_int(const char *flag, const char *s, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < lo || x > hi) {
+        fprintf(stderr, "ringctl: %s: expected an integer %lld..%lld, got '%s'\n", flag, lo, hi,
+                s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* A job id is a positive integer; refusing anything else keeps paths clean. */
+static int job_path(const char *id, const char *suffix, char *buf, size_t len)
+{
+    long long v;
+    if (parse_int("JOB_ID", id, 1, LLONG_MAX, &v) < 0)
+        return -1;
+    snprintf(buf, len, "/api/v1/jobs/%lld%s", v, suffix);
+    return 0;
+}
+
+static const char *str(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static void fmt_int(json_t *o, const char *k, char *buf, size_t len)
+{
+    json_t *v = json_object_get(o, k);
+    if (json_is_integer(v))
+        snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else
+        buf[0] = '\0';
+}
+
+static void print_jobs(json_t *items)
+{
+    static const char *const head[] = {"ID", "NAME", "STATE", "USER", "GPUS", "SUBMITTED"};
+    struct table *t = table_create(6, head);
+    size_t i;
+    json_t *j;
+    json_array_foreach(items, i, j)
+    {
+        char id[32], gpus[32];
+        fmt_int(j, "id", id, sizeof(id));
+        fmt_int(j, "gpus", gpus, sizeof(gpus));
+        const char *row[] = {id, str(j, "name"), str(j, "state"), str(j, "user"), gpus,
+                             str(j, "submitted_at")};
+        table_add(t, row);
+    }
+    table_print(t, stdout);
+    table_destroy(t);
+}
+
+struct submit_opts {
+    json_t *job;
+    json_t *env;
+    const char *idem;
+};
+
+static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
+{
+    static const struct {
+        const char *flag, *field;
+        long long lo, hi;
+    } ints[] = {{"--gpus", "gpus", 1, 1024},          {"--min-gpus", "min_gpus", 1, 1024},
+                {"--max-gpus", "max_gpus", 1, 1024},  {"--priority", "priority", -1000, 1000},
+                {"--batch-per-gpu", "batch_per_gpu", 1, 1 << 20}};
+    for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
+        if (strcmp(flag, ints[k].flag))
+            continue;
+        long long x;
+        if (parse_int(flag, v, ints[k].lo, ints[k].hi, &x) < 0)
+            return -1;
+        json_object_set_new(s->job, ints[k].field, json_integer(x));
+        return 0;
+    }
+    if (!strcmp(flag, "--name"))
+        return json_object_set_new(s->job, "name", json_string(v));
+    if (!strcmp(flag, "--idempotency-key")) {
+        s->idem = v;
+        return 0;
+    }
+    if (!strcmp(flag, "--env")) {
+        const char *eq = strchr(v, '=');
+        if (!eq || eq == v) {
+            fprintf(stderr, "ringctl: --env: expected KEY=VALUE, got '%s'\n", v);
+            return -1;
+        }
+        char *key = strndup(v, (size_t)(eq - v));
+        json_object_set_new(s->env, key, json_string(eq + 1));
+        free(key);
+        return 0;
+    }
+    fprintf(stderr, "ringctl: submit: unknown option %s\n", flag);
+    return -1;
+}
+
+int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv)
+{
+    struct submit_opts s = {json_object(), json_object(), NULL};
+    int i = 0, rc = RINGCTL_USAGE;
+    for (; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--elastic")) {
+            json_object_set_new(s.job, "elastic", json_true());
+            continue;
+        }
+        if (i + 1 >= argc || submit_flag(&s, argv[i], argv[i + 1]) < 0)
+            goto done;
+        i++;
+    }
+    if (i + 1 >= argc) {
+        fprintf(stderr, "ringctl: submit: give the command after --\n");
+        goto done;
+    }
+    json_t *cmd = json_array();
+    for (i++; i < argc; i++)
+        json_array_append_new(cmd, json_string(argv[i]));
+    json_object_set_new(s.job, "command", cmd);
+    if (!json_object_get(s.job, "name"))
+        json_object_set_new(s.job, "name", json_string(argv[argc - json_array_size(cmd)]));
+    if (json_object_size(s.env))
+        json_object_set(s.job, "env", s.env);
+    char header[300];
+    if (s.idem)
+        snprintf(header, sizeof(header), "Idempotency-Key: %s", s.idem);
+    json_t *out;
+    rc = ringctl_call(ctl, "POST", "/api/v1/jobs", s.job, s.idem ? header : NULL, &out);
+    if (rc == RINGCTL_OK) {
+        if (ctl->json)
+            ringctl_print_json(out);
+        else
+            printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(out, "id")));
+    }
+    json_decref(out);
+done:
+    json_decref(s.job);
+    json_decref(s.env);
+    return rc;
+}
+
+int ringctl_cmd_list(struct ringctl *ctl, int argc, char **argv)
+{
+    char query[512] = "", path[1024];
+    int all = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--all")) {
+            all = 1;
+            continue;
+        }
+        const char *key = !strcmp(argv[i], "--state") ? "state"
+                          : !strcmp(argv[i], "--user") ? "user"
+                          : !strcmp(argv[i], "--limit") ? "limit"
+                                                        : NULL;
+        if (!key || i + 1 >= argc || strpbrk(argv[i + 1], "&?#= /")) {
+            fprintf(stderr, "usage: ringctl list [--state S] [--user U] [--limit N] [--all]\n");
+            return RINGCTL_USAGE;
+        }
+        size_t n = strlen(query);
+        snprintf(query + n, sizeof(query) - n, "&%s=%s", key, argv[++i]);
+    }
+    json_t *items = json_array();
+    char cursor[128] = "";
+    int rc;
+    do {
+        snprintf(path, sizeof(path), "/api/v1/jobs?%s%s%s", query + (query[0] ? 1 : 0),
+                 cursor[0] ? "&after=" : "", cursor);
+        json_t *out;
+        rc = ringctl_call(ctl, "GET", path, NULL, NULL, &out);
+        if (rc != RINGCTL_OK)
+            break;
+        json_array_extend(items, json_object_get(out, "items"));
+        json_t *next = json_object_get(out, "next");
+        cursor[0] = '\0';
+        if (json_is_string(next))
+            snprintf(cursor, sizeof(cursor), "%s", json_string_value(next));
+        else if (json_is_integer(next))
+            snprintf(cursor, sizeof(cursor), "%" JSON_INTEGER_FORMAT, json_integer_value(next));
+        json_decref(out);
+    } while (all && cursor[0]);
+    if (rc == RINGCTL_OK) {
+        if (ctl->json)
+            ringctl_print_json(items);
+        else
+            print_jobs(items);
+    }
+    json_decref(items);
+    return rc;
+}
+
+static int job_call(struct ringctl *ctl, int argc, char **argv, const char *method,
+                    const char *suffix, const char *usage)
+{
+    char path[128];
+    if (argc != 1) {
+        fprintf(stderr, "usage: ringctl %s\n", usage);
+        return RINGCTL_USAGE;
+    }
+    if (job_path(argv[0], suffix, path, sizeof(path)) < 0)
+        return RINGCTL_USAGE;
+    json_t *out;
+    int rc = ringctl_call(ctl, method, path, NULL, NULL, &out);
+    if (rc == RINGCTL_OK && out)
+        ringctl_print_json(out);
+    json_decref(out);
+    return rc;
+}
+
+int ringctl_cmd_show(struct ringctl *ctl, int argc, char **argv)
+{
+    return job_call(ctl, argc, argv, "GET", "", "show JOB_ID");
+}
+
+int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
+{
+    return job_call(ctl, argc, argv, "POST", "/cancel", "cancel JOB_ID");
+}
+
+int ringctl_cmd_events(struct ringctl *ctl, int argc, char **argv)
+{
+    return job_call(ctl, argc, argv, "GET", "/events", "events JOB_ID");
+}
