@@ -99,3 +99,60 @@ Test(python, binding_drives_train_tiny_through_suspend_and_restart)
     jobchan_destroy(jc);
     jobtest_rmtree(dir);
 }
+
+/* The binding's broadcast hook and errors, standalone (no socket): a hook that changes the
+ * decision shows it is really called; a bad checkpoint name raises the library's text. */
+static const char *const binding_probe =
+    "import sys, struct\n"
+    "sys.path.insert(0, 'worker/python')\n"
+    "import ringjob\n"
+    "calls = []\n"
+    "def bcast(data):\n"
+    "    calls.append(struct.unpack('i', data)[0])\n"
+    "    return struct.pack('i', ringjob.SUSPEND)\n"
+    "ringjob.set_broadcast(bcast)\n"
+    "ringjob.init()\n"
+    "assert not ringjob.connected() and ringjob.world_size() == 3, ringjob.world_size()\n"
+    "assert ringjob.lr_scale() == 3.0 and ringjob.plan() == 'dp'\n"
+    "assert ringjob.poll(1) == ringjob.SUSPEND and calls == [ringjob.CONTINUE], calls\n"
+    "ringjob.set_broadcast(lambda d: b'x')\n"
+    "try:\n"
+    "    ringjob.poll(2)\n"
+    "    sys.exit(3)\n"
+    "except ringjob.RingjobError as e:\n"
+    "    assert 'broadcast' in str(e), e\n"
+    "ringjob.set_broadcast(None)\n"
+    "assert ringjob.poll(3) == ringjob.CONTINUE\n"
+    "try:\n"
+    "    ringjob.checkpoint_path('a/b')\n"
+    "    sys.exit(4)\n"
+    "except ringjob.RingjobError as e:\n"
+    "    assert 'a/b' in str(e), e\n"
+    "assert ringjob.checkpoint_path('m.json').endswith('/m.json')\n"
+    "ringjob.finalize()\n"
+    "print('binding ok')\n";
+
+Test(python, broadcast_hook_and_errors)
+{
+    if (!have_python())
+        cr_skip_test("python3 not found");
+    sanitizer_env();
+    char dir[64], lib[PATH_MAX], log[128];
+    static struct series s;
+    jobtest_tmpdir(dir, sizeof(dir));
+    snprintf(log, sizeof(log), "%s/probe.log", dir);
+    jobtest_build_path(lib, sizeof(lib), "lib/libringjob.so");
+    setenv("RINGJOB_LIBRARY", lib, 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+    char *argv[] = { "python3", "-c", (char *)binding_probe, NULL };
+    char err[256] = "", sock[128];
+    snprintf(sock, sizeof(sock), "%s/unused.sock", dir);
+    struct jobchan *jc = jobchan_create(sock, err, sizeof(err));
+    cr_assert_not_null(jc, "%s", err);
+    int status = jobtest_drive(jc, jobtest_spawn(argv, NULL, dir, log), 30.0, &s, NULL, NULL);
+    if (status != 0)
+        jobtest_dump(log);
+    cr_assert_eq(status, 0);
+    jobchan_destroy(jc);
+    jobtest_rmtree(dir);
+}
