@@ -62,7 +62,8 @@ static int run_tiny(struct jobchan *jc, const char *sock, const char *ck, const 
     char lib[PATH_MAX];
     jobtest_build_path(lib, sizeof(lib), "lib/libringjob.so");
     setenv("RINGJOB_LIBRARY", lib, 1);
-    char *argv[] = { "python3", "examples/train_tiny.py", "--steps", (char *)steps, NULL };
+    char *argv[] = { "python3", JOBTEST_SRCDIR "/examples/train_tiny.py", "--steps",
+                     (char *)steps, NULL };
     int status = jobtest_drive(jc, jobtest_spawn(argv, sock, ck, log), 30.0, s, hook, ctx);
     if (status != 0)
         jobtest_dump(log);
@@ -104,7 +105,7 @@ Test(python, binding_drives_train_tiny_through_suspend_and_restart)
  * decision shows it is really called; a bad checkpoint name raises the library's text. */
 static const char *const binding_probe =
     "import sys, struct\n"
-    "sys.path.insert(0, 'worker/python')\n"
+    "sys.path.insert(0, '" JOBTEST_SRCDIR "/worker/python')\n"
     "import ringjob\n"
     "calls = []\n"
     "def bcast(data):\n"
