@@ -15,12 +15,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RJ_OUT_CAP (64 * 1024)
 #define RJ_IN_CAP 1024
 #define RJ_LINE_MAX 512
 #define RJ_CONTROL_TIMEOUT_MS 10000
+#define RJ_FLUSH_BYTES 4096
+#define RJ_FLUSH_INTERVAL_S 0.05
 
 struct ringjob {
     int initialized;
@@ -36,6 +39,7 @@ struct ringjob {
     int welcomed;    /* the worker answered HELLO */
     int withdrawn;   /* a suspend was withdrawn: RESUMED is owed */
     long last_step;
+    double last_flush; /* CLOCK_MONOTONIC seconds of the last batch sent */
     unsigned long dropped;      /* reports dropped for want of room */
     unsigned long dropped_told; /* of which the worker was told */
     size_t out_len;
@@ -316,7 +320,7 @@ static int read_commands(int timeout_ms)
     struct pollfd p = { .fd = rj.fd, .events = POLLIN };
     if (rj.fd < 0)
         return -1;
-    int r = poll(&p, 1, timeout_ms);
+    int r = timeout_ms ? poll(&p, 1, timeout_ms) : 1; /* 0: one recv, no poll */
     if (r <= 0)
         return r < 0 && errno != EINTR ? (channel_lost("poll"), -1) : 0;
     ssize_t n = recv(rj.fd, rj.in + rj.in_len, sizeof(rj.in) - rj.in_len, MSG_DONTWAIT);
@@ -353,17 +357,29 @@ static int agree(int value)
     return (int)v;
 }
 
-/* Rank 0 at a boundary: sends reports without blocking, reads commands, answers. */
+static double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Rank 0 at a boundary: reads commands, and sends the queued reports once they are
+ * RJ_FLUSH_BYTES or RJ_FLUSH_INTERVAL_S old, so the worker wakes a few times a second
+ * rather than at every minibatch (and the job makes one send per batch). */
 static void exchange(void)
 {
-    flush_out(0);
     read_commands(0);
     if (rj.withdrawn) {
         rj.withdrawn = 0;
         send_control("RESUMED", rj.last_step);
     }
-    tell_dropped();
-    flush_out(0);
+    double now = now_mono();
+    if (rj.out_len >= RJ_FLUSH_BYTES || now - rj.last_flush >= RJ_FLUSH_INTERVAL_S) {
+        tell_dropped();
+        flush_out(0);
+        rj.last_flush = now;
+    }
 }
 
 int ringjob_poll(long step)

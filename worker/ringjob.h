@@ -66,7 +66,7 @@ void ringjob_set_broadcast(ringjob_broadcast_f fn, void *ctx);
 
 /* Records one minibatch: its step number, loss, samples processed (over all ranks) and
  * wall seconds. Only rank 0's reports are kept (others return 0 at once). Reports are
- * batched and sent without blocking at the next poll or when the batch is full; while the
+ * batched (sent without blocking by a poll once 4 KiB or 50 ms old); while the
  * worker does not read, new reports beyond the buffer (64 KiB) are dropped and counted.
  * Returns 0, or -1 before ringjob_init(). */
 int ringjob_report(long step, double loss, long samples, double seconds);
