@@ -14,10 +14,11 @@ struct series {
     size_t n;
 };
 
-/* Called on every turn of jobtest_drive(); may give commands. Returns 0 to go on. */
+/* Called on every turn of jobtest_drive(), after the new reports were added to s; may give
+ * the job commands. */
 typedef void (*jobtest_hook_f)(struct jobchan *jc, struct series *s, void *ctx);
 
-/* Creates a fresh directory under /tmp; returns its path (static storage per call slot). */
+/* Creates a fresh directory /tmp/ringjob-test-XXXXXX and writes its path into buf. */
 void jobtest_tmpdir(char *buf, size_t len);
 
 /* Removes a directory made by jobtest_tmpdir() and everything under it. */
