@@ -82,6 +82,7 @@ void simulate_config_init(struct simulate_config *cfg)
     cfg->view = SIMULATE_VIEW_PROFILE;
     cfg->interval_s = 60.0;
     cfg->resize_cost_s = 10.0;
+    cfg->min_resize_interval_s = SCHED_MIN_RESIZE_INTERVAL_S;
     cfg->explore_slice_s = SCHED_EXPLORE_STAGE_S;
     cfg->noise = 0.02;
     cfg->seed = 1;
@@ -174,6 +175,8 @@ static int check_config(struct sim *s, const struct simulate_config *c)
         return fail(s, EINVAL, "need a policy and at least one node", -1);
     if (!(c->interval_s > 0.0) || !(c->resize_cost_s >= 0.0) || !(c->explore_slice_s > 0.0))
         return fail(s, EINVAL, "interval_s > 0, resize_cost_s >= 0, explore_slice_s > 0", -1);
+    if (!(c->min_resize_interval_s >= 0.0) || !isfinite(c->min_resize_interval_s))
+        return fail(s, EINVAL, "min_resize_interval_s must be finite and >= 0", -1);
     if (!(c->noise >= 0.0 && c->noise <= 0.5))
         return fail(s, EINVAL, "noise must be within 0..0.5", -1);
     for (size_t i = 0; i < c->nnodes; i++)
@@ -538,6 +541,7 @@ static int run_round(struct sim *s)
         .njobs = s->nactive,
         .resize_cost_s = s->cfg->resize_cost_s,
         .explore_stage_s = s->cfg->explore_slice_s,
+        .min_resize_interval_s = s->cfg->min_resize_interval_s,
     };
     struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
     if (!d)

@@ -44,6 +44,8 @@ struct simulate_config {
     enum simulate_view view;
     double interval_s;      /* periodic round interval, > 0 (60 by default) */
     double resize_cost_s;   /* delay without progress after a change, >= 0 (10) */
+    double min_resize_interval_s; /* passed to the policy in every snapshot, >= 0
+                                     (SCHED_MIN_RESIZE_INTERVAL_S) */
     double explore_slice_s; /* VIEW_EXPLORED: a round also runs when a job has run
                                this long at its current size of 1, 2, 4 or 8
                                (SCHED_EXPLORE_STAGE_S) */
