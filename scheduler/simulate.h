@@ -34,7 +34,11 @@ enum simulate_view {
     SIMULATE_VIEW_EXPLORED, /* a model fitted to the (w, step time) points observed
                                while the job ran, shown (model_source FITTED) once
                                the job has run explore_slice_s at each of 1, 2, 4, 8
-                               GPUs that its bounds allow; NONE before (Exploratory) */
+                               GPUs that its bounds allow; NONE before (Exploratory).
+                               Until then the job runs on its first unfinished
+                               stage's size among the GPUs it holds (the policy
+                               reserves 8), restarting (resize_cost_s) between
+                               stages */
 };
 
 struct simulate_config {
