@@ -12,6 +12,7 @@
 #include "nodes.h"
 #include "problem.h"
 #include "router.h"
+#include "sched_api.h"
 #include "users.h"
 #include "www.h"
 
@@ -38,6 +39,14 @@ static const struct route routes[] = {
     {"POST", "/api/v1/users", users_create, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/users", users_list, AUTH_ADMIN, 0},
     {"GET", "/api/v1/whoami", users_whoami, PEOPLE, 0},
+    /* the scheduler (sched_api.h) */
+    {"GET", "/api/v1/scheduler", sched_api_get, PEOPLE, 0},
+    {"PUT", "/api/v1/scheduler", sched_api_put, AUTH_ADMIN, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/scheduler/rounds", sched_api_rounds, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/resize", sched_api_resize, PEOPLE, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs/{id}/migrate", sched_api_migrate, PEOPLE, 0},
+    {"PATCH", "/api/v1/jobs/{id}/priority", sched_api_priority, PEOPLE, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs/{id}/priority", sched_api_priority, PEOPLE, ROUTE_JSON_BODY},
 };
 
 struct api *api_create(struct db_pool *db, const char *www_dir)

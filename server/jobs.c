@@ -11,6 +11,8 @@
 #include "jobspec.h"
 #include "log.h"
 #include "problem.h"
+#include "sched_api.h"
+#include "sched_wake.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define JOB_COLS                                                                                   \
@@ -77,8 +79,9 @@ static json_t *job_json(const PGresult *r, int row)
     return j;
 }
 
-/* Answers with the job of id: 200, 404 when none. */
-static void respond_job(struct api_call *call, long long id, unsigned status)
+/* Answers with the job of id: 200, 404 when none. With sched, the scheduler's view is added
+ * (sched_api_job_fields). */
+static void respond_job_as(struct api_call *call, long long id, unsigned status, int sched)
 {
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
@@ -92,8 +95,19 @@ static void respond_job(struct api_call *call, long long id, unsigned status)
     else if (PQntuples(r) != 1)
         problem_respond(call->req, 404, "no job %lld", id);
     else
-        api_respond_json(call, status, job_json(r, 0));
+        api_respond_json(call, status,
+                         sched ? sched_api_job_fields(call->db, job_json(r, 0)) : job_json(r, 0));
     PQclear(r);
+}
+
+static void respond_job(struct api_call *call, long long id, unsigned status)
+{
+    respond_job_as(call, id, status, 0);
+}
+
+void jobs_respond(struct api_call *call, long long id, unsigned status)
+{
+    respond_job_as(call, id, status, 1);
 }
 
 /* The Idempotency-Key header: NULL when absent, else checked (1..255 printable ASCII). */
@@ -175,6 +189,7 @@ static void insert_job(struct api_call *call, const struct jobspec *s, struct in
         log_info("job %s: -> PENDING (submit by %s, %d gpus)", PQgetvalue(r, 0, C_ID),
                  call->who.name, s->gpus);
         api_respond_json(call, 201, job_json(r, 0));
+        sched_wake_signal();
     }
     PQclear(r);
 }
@@ -217,7 +232,7 @@ void jobs_get(struct api_call *call)
 {
     long long id;
     if (api_id_or_respond(call, "job", &id) == 0)
-        respond_job(call, id, 200);
+        jobs_respond(call, id, 200);
 }
 
 /* Parses limit= (1..500, default 50) and after= (an id >= 0, default 0). */
@@ -295,7 +310,7 @@ void jobs_list(struct api_call *call)
     if (!db_ok(r))
         api_db_error(call, r);
     else
-        api_respond_json(call, 200, page_json(r, limit));
+        api_respond_json(call, 200, sched_api_list_fields(call->db, page_json(r, limit)));
     PQclear(r);
 }
 
@@ -351,8 +366,10 @@ void jobs_cancel(struct api_call *call)
         api_db_error(call, NULL);
         return;
     }
-    if (transition_or_respond(call, id, JOB_EV_CANCEL) == 0)
+    if (transition_or_respond(call, id, JOB_EV_CANCEL) == 0) {
         respond_job(call, id, 200);
+        sched_wake_signal();
+    }
     else
         db_command(call->db, "ROLLBACK");
 }

@@ -21,4 +21,7 @@ void jobs_cancel(struct api_call *call);
 /* GET /api/v1/jobs/{id}/events: {"items": [{id, at, from, to, event, actor, detail}]} */
 void jobs_events(struct api_call *call);
 
+/* Answers with job id as GET shows it (with the scheduler's fields): status, or 404. */
+void jobs_respond(struct api_call *call, long long id, unsigned status);
+
 #endif

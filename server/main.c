@@ -17,6 +17,7 @@
 #include "log.h"
 #include "migrate.h"
 #include "pgcluster.h"
+#include "sched_thread.h"
 
 #define MAX_BODY (1u << 20)
 
@@ -33,6 +34,7 @@ struct daemon {
     struct db_pool *db;
     struct api *api;
     struct http_server *http;
+    struct sched_thread *sched;
 };
 
 static void usage(FILE *out)
@@ -167,11 +169,15 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
                              .timeout_s = 30,
                              .max_body = MAX_BODY};
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
-    return d->http ? 0 : -1;
+    if (!d->http)
+        return -1;
+    d->sched = sched_thread_create(conninfo, err, errlen);
+    return d->sched ? 0 : -1;
 }
 
 static void stop(struct daemon *d)
 {
+    sched_thread_destroy(d->sched);
     http_destroy(d->http);
     api_destroy(d->api);
     db_destroy(d->db);

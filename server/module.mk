@@ -1,7 +1,7 @@
 # server/: ringmasterd, the appliance's HTTP API and database front.
 # (The top Makefile puts the libraries' include paths into CPPFLAGS.)
 SERVER_PKGS  := libmicrohttpd jansson libpq
-SERVER_LIBS  := $(shell pkg-config --libs $(SERVER_PKGS)) -lpthread
+SERVER_LIBS  := $(shell pkg-config --libs $(SERVER_PKGS)) -lpthread -lm
 
 SERVER_SRCS  := $(filter-out server/main.c,$(wildcard server/*.c))
 SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/sql_bundle.o
@@ -16,7 +16,7 @@ $(BUILD)/gen/sql_bundle.c: $(SQL_FILES) server/embed-sql.sh
 $(BUILD)/gen/sql_bundle.o: $(BUILD)/gen/sql_bundle.c
 	$(CC) $(CPPFLAGS) -iquote server $(CFLAGS) -c -o $@ $<
 
-$(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB)
+$(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "nodespec.h"
 #include "problem.h"
+#include "sched_wake.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define NODE_JSON                                                                                  \
@@ -99,6 +100,7 @@ void nodes_register(struct api_call *call)
         log_info("node %s: %s %s (by %s)", id, json_string_value(json_object_get(body, "name")),
                  created ? "registered" : "re-registered", call->who.name);
         respond_node(call, id, created ? 201 : 200);
+        sched_wake_signal();
     }
     json_decref(body);
 }

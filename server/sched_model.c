@@ -1,0 +1,312 @@
+#include "sched_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "log.h"
+#include "profile.h"
+
+#define DEFAULT_DATASET 50000.0
+#define LOSS_TOLERANCE 0.001 /* an epoch improving the loss by less: converged */
+#define MAX_LOSS_POINTS 2000
+#define MAX_WORLD_SIZES 64
+
+/* A class's speed model, loaded at most once. */
+struct class_model {
+    char name[32];
+    int tried, ok;
+    struct speed_model speed;
+    double dataset_size;
+};
+
+struct sched_models {
+    struct sched_model *items;
+    size_t n, cap;
+    struct class_model classes[PROFILE_NAPPS + 1];
+};
+
+struct sched_models *sched_models_create(void)
+{
+    struct sched_models *ms = calloc(1, sizeof(*ms));
+    if (!ms)
+        return NULL;
+    snprintf(ms->classes[0].name, sizeof(ms->classes[0].name), "resnet110");
+    for (size_t i = 0; i < PROFILE_NAPPS; i++)
+        snprintf(ms->classes[i + 1].name, sizeof(ms->classes[i + 1].name), "%s",
+                 profile_app_name(i));
+    return ms;
+}
+
+void sched_models_destroy(struct sched_models *ms)
+{
+    if (!ms)
+        return;
+    free(ms->items);
+    free(ms);
+}
+
+/* The paper's ResNet-110 on CIFAR-10 (DESIGN.md): 128 images per GPU, 50,000 images. */
+static int load_resnet110(struct class_model *cm)
+{
+    static const int w[] = {1, 2, 4, 8};
+    static const double step_s[] = {0.4025, 0.4272, 0.4443, 0.4702};
+    cm->speed.batch_per_gpu = 128;
+    cm->dataset_size = 50000;
+    cm->speed.dataset_size = cm->dataset_size;
+    return speed_fit(&cm->speed, w, step_s, 4);
+}
+
+/* A measured profile: the step times at its most common per-GPU batch. */
+static int load_profile(struct class_model *cm)
+{
+    char err[256];
+    struct profile *p = profile_load(cm->name, err, sizeof(err));
+    if (!p) {
+        log_info("scheduler: no profile for class %s (%s): such jobs explore", cm->name, err);
+        return -1;
+    }
+    int m = profile_common_local_bsz(p);
+    size_t n = 0;
+    struct speed_obs *obs = calloc(p->placements.n + 1, sizeof(*obs));
+    for (size_t i = 0; obs && i < p->placements.n; i++)
+        if (p->placements.local_bsz[i] == m)
+            obs[n++] = (struct speed_obs){p->placements.w[i], p->placements.nodes[i], m,
+                                          p->placements.step_time[i]};
+    cm->dataset_size = DEFAULT_DATASET;
+    if (p->nvalidations > 0 && p->validations[0].n > 0)
+        cm->dataset_size = p->validations[0].global_bsz * p->validations[0].iteration[0];
+    cm->speed.batch_per_gpu = m;
+    cm->speed.dataset_size = cm->dataset_size;
+    cm->speed.gpus_per_node = 4;
+    int rc = obs && n > 0 && m > 0 ? speed_fit_obs(&cm->speed, obs, n) : -1;
+    free(obs);
+    profile_destroy(p);
+    return rc;
+}
+
+static const struct class_model *class_find(struct sched_models *ms, const char *name)
+{
+    for (size_t i = 0; i < PROFILE_NAPPS + 1; i++) {
+        struct class_model *cm = &ms->classes[i];
+        if (strcmp(cm->name, name) != 0)
+            continue;
+        if (!cm->tried) {
+            cm->tried = 1;
+            cm->ok = (i == 0 ? load_resnet110(cm) : load_profile(cm)) == 0;
+        }
+        return cm->ok ? cm : NULL;
+    }
+    return NULL;
+}
+
+static double obj_num(const json_t *o, const char *k, double def)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : def;
+}
+
+/* Fills a new entry from the job's declaration. */
+static void declare(struct sched_models *ms, struct sched_model *m, const char *model_json,
+                    int batch)
+{
+    json_t *o = model_json ? json_loads(model_json, 0, NULL) : NULL;
+    const char *cls = json_string_value(json_object_get(o, "class"));
+    const struct class_model *cm = cls ? class_find(ms, cls) : NULL;
+    m->dataset_size = DEFAULT_DATASET;
+    m->target_epochs = -1;
+    if (cm) {
+        snprintf(m->class_name, sizeof(m->class_name), "%s", cm->name);
+        m->speed = cm->speed;
+        m->dataset_size = cm->dataset_size;
+        m->source = SCHED_MODEL_PROFILE;
+    }
+    m->dataset_size = obj_num(o, "dataset_size", m->dataset_size);
+    m->target_epochs = obj_num(o, "epochs", -1);
+    if (!cm)
+        m->speed.batch_per_gpu = batch;
+    m->speed.dataset_size = m->dataset_size;
+    json_decref(o);
+}
+
+struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
+                                     const char *model_json, int batch_per_gpu, long round)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        if (ms->items[i].job_id == job_id) {
+            ms->items[i].round = round;
+            return &ms->items[i];
+        }
+    if (ms->n == ms->cap) {
+        size_t cap = ms->cap ? 2 * ms->cap : 64;
+        struct sched_model *items = realloc(ms->items, cap * sizeof(*items));
+        if (!items)
+            return NULL;
+        ms->items = items;
+        ms->cap = cap;
+    }
+    struct sched_model *m = &ms->items[ms->n++];
+    memset(m, 0, sizeof(*m));
+    m->job_id = job_id;
+    m->round = round;
+    m->changed = 1;
+    declare(ms, m, model_json, batch_per_gpu > 0 ? batch_per_gpu : 1);
+    return m;
+}
+
+void sched_models_prune(struct sched_models *ms, long round)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ms->n; i++)
+        if (ms->items[i].round == round)
+            ms->items[k++] = ms->items[i];
+    ms->n = k;
+}
+
+/* The convergence model from the job's (step, loss) points. */
+static int refit_conv(struct sched_model *m, PGconn *c, const char *id)
+{
+    const char *p[] = {id};
+    PGresult *r = db_exec(c,
+                          "SELECT step, loss FROM job_metrics WHERE job_id = $1 AND loss > 0"
+                          " AND loss < 'Infinity' ORDER BY step DESC LIMIT 2000",
+                          1, p);
+    if (!db_ok(r)) {
+        PQclear(r);
+        return -1;
+    }
+    double steps[MAX_LOSS_POINTS], losses[MAX_LOSS_POINTS];
+    size_t n = (size_t)PQntuples(r);
+    for (size_t i = 0; i < n; i++) {
+        steps[i] = strtod(PQgetvalue(r, (int)i, 0), NULL);
+        losses[i] = strtod(PQgetvalue(r, (int)i, 1), NULL);
+    }
+    if (n > 0)
+        m->last_step = steps[0];
+    struct conv_model cm;
+    if (n >= 3 && conv_fit(steps, losses, n, &cm) == 0)
+        m->conv = cm;
+    PQclear(r);
+    return 0;
+}
+
+/* The speed model from the mean step time at each world size; also epochs done and the
+ * seconds run at 1, 2, 4, 8 GPUs (exploration). */
+static int refit_speed(struct sched_model *m, PGconn *c, const char *id)
+{
+    const char *p[] = {id};
+    PGresult *r = db_exec(c,
+                          "SELECT world_size, avg(seconds), sum(seconds), sum(samples)"
+                          " FROM job_metrics WHERE job_id = $1 AND seconds > 0"
+                          " GROUP BY world_size ORDER BY world_size LIMIT 64",
+                          1, p);
+    if (!db_ok(r)) {
+        PQclear(r);
+        return -1;
+    }
+    struct speed_obs obs[MAX_WORLD_SIZES];
+    double samples = 0;
+    int n = PQntuples(r);
+    for (int i = 0; i < n; i++) {
+        int w = atoi(PQgetvalue(r, i, 0));
+        double total = strtod(PQgetvalue(r, i, 2), NULL);
+        obs[i] = (struct speed_obs){w, 1, m->speed.batch_per_gpu, strtod(PQgetvalue(r, i, 1), NULL)};
+        samples += PQgetisnull(r, i, 3) ? 0 : strtod(PQgetvalue(r, i, 3), NULL);
+        for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
+            if (w == 1 << k)
+                m->explored_s[k] = total;
+    }
+    m->nworld_sizes = n;
+    m->epochs_done = m->dataset_size > 0 ? samples / m->dataset_size : 0;
+    struct speed_model sm = m->speed;
+    sm.gpus_per_node = 0;
+    if (n >= 2 && speed_fit_obs(&sm, obs, (size_t)n) == 0) {
+        m->speed = sm;
+        m->source = SCHED_MODEL_FITTED;
+    }
+    PQclear(r);
+    return 0;
+}
+
+int sched_model_refresh(struct sched_model *m, PGconn *c, long long nmetrics)
+{
+    if (nmetrics == m->metrics_seen)
+        return 0;
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", (long long)m->job_id);
+    if (refit_conv(m, c, id) < 0 || refit_speed(m, c, id) < 0)
+        return -1;
+    m->metrics_seen = nmetrics;
+    m->changed = 1;
+    return 1;
+}
+
+double sched_model_remaining_epochs(const struct sched_model *m, int w)
+{
+    if (m->target_epochs > 0)
+        return fmax(0, m->target_epochs - m->epochs_done);
+    if (!m->conv.fitted || w < 1)
+        return -1;
+    double spe = m->dataset_size / (w * m->speed.batch_per_gpu);
+    double steps = conv_steps_to_converge(&m->conv, m->last_step, spe, LOSS_TOLERANCE);
+    return isfinite(steps) ? steps / spe : -1;
+}
+
+double sched_model_remaining_s(const struct sched_model *m, int w)
+{
+    if (m->source == SCHED_MODEL_NONE || w < 1)
+        return -1;
+    double ep = sched_model_remaining_epochs(m, w);
+    double eps = speed_epochs_per_second(&m->speed, w);
+    return ep >= 0 && eps > 0 && isfinite(eps) ? ep / eps : -1;
+}
+
+static json_t *num_or_null(double v)
+{
+    return v >= 0 && isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *speed_json(const struct sched_model *m)
+{
+    json_t *theta = json_array(), *per = json_object();
+    for (int k = 0; k < SPEED_NFEATURES; k++)
+        json_array_append_new(theta, json_real(m->speed.theta[k]));
+    for (int w = 1; w <= 64; w *= 2) {
+        char key[8];
+        snprintf(key, sizeof(key), "%d", w);
+        double t = speed_step_time(&m->speed, w);
+        json_object_set_new(per, key,
+                            json_pack("{s:o, s:o, s:o}", "step_time_s", num_or_null(t),
+                                      "samples_per_s",
+                                      num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1),
+                                      "remaining_s", num_or_null(sched_model_remaining_s(m, w))));
+    }
+    return json_pack("{s:o, s:f, s:f, s:o}", "theta", theta, "rmse_s", m->speed.rmse,
+                     "batch_per_gpu", m->speed.batch_per_gpu, "per_gpus", per);
+}
+
+json_t *sched_model_json(const struct sched_model *m, int cur_gpus)
+{
+    static const char *const src[] = {"none", "profile", "fitted"};
+    int w = cur_gpus > 0 ? cur_gpus : 1;
+    json_t *j = json_pack("{s:s, s:I, s:f, s:f, s:o, s:o, s:i}", "source", src[m->source],
+                          "metrics", (json_int_t)m->metrics_seen, "dataset_size", m->dataset_size,
+                          "epochs_done", m->epochs_done, "remaining_epochs",
+                          num_or_null(sched_model_remaining_epochs(m, w)), "predicted_remaining_s",
+                          num_or_null(sched_model_remaining_s(m, w)), "world_sizes_measured",
+                          m->nworld_sizes);
+    if (!j)
+        return NULL;
+    if (m->class_name[0])
+        json_object_set_new(j, "class", json_string(m->class_name));
+    json_object_set_new(j, "speed", m->source != SCHED_MODEL_NONE ? speed_json(m) : json_null());
+    json_object_set_new(j, "convergence",
+                        m->conv.fitted ? json_pack("{s:f, s:f, s:f, s:f, s:I}", "b0", m->conv.b0,
+                                                   "b1", m->conv.b1, "b2", m->conv.b2, "rmse",
+                                                   m->conv.rmse, "points",
+                                                   (json_int_t)m->conv.npoints)
+                                       : json_null());
+    return j;
+}

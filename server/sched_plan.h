@@ -1,0 +1,39 @@
+/* sched_plan: a round's decision and what it changes (internal to the scheduler thread).
+ * sched_plan_create() turns a database snapshot into the core's snapshot, refits models,
+ * runs the policy, and keeps from the decision only the changes that are safe now:
+ *  - a PENDING job placed by the decision starts (start action);
+ *  - a RUNNING job whose count changed is resized, one whose GPUs moved is migrated; a
+ *    running job is never stopped to 0 by a round (no preemption);
+ *  - jobs in transition (STARTING, RESIZING, MIGRATING) or SUSPENDED keep what they hold:
+ *    the core sees them as non-elastic at their current size, ranked first;
+ *  - if keeping those leaves the decision inconsistent (a GPU booked twice), running jobs
+ *    keep their GPUs and only the starts and resizes that fit in free GPUs go ahead.
+ * A person's migrate request moves a running job to free GPUs on the node asked for (or any
+ * other node) when enough are free on one node. Waiting jobs get their explanation.
+ * sched_plan_write() writes all of it in one transaction. */
+#ifndef RINGMASTER_SCHED_PLAN_H
+#define RINGMASTER_SCHED_PLAN_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+struct sched_config;
+struct sched_models;
+struct sched_round_result;
+struct sched_snap;
+
+struct sched_plan;
+
+/* Builds the plan; c is used to read metrics for refits. Returns NULL with text in err. */
+struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_models *ms,
+                                     const struct sched_config *cfg, long round_no, PGconn *c,
+                                     char *err, size_t errlen);
+
+/* Writes the plan in one transaction (t0_us: the round's start on the monotonic clock, for
+ * its duration) and fills out. Returns 0, or -1 with text in err after a rollback. */
+int sched_plan_write(struct sched_plan *p, PGconn *c, long long t0_us,
+                     struct sched_round_result *out, char *err, size_t errlen);
+
+void sched_plan_destroy(struct sched_plan *p);
+
+#endif

@@ -1,0 +1,156 @@
+#include "sched_round.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db.h"
+#include "job_state.h"
+#include "log.h"
+#include "sched.h"
+#include "sched_model.h"
+#include "sched_plan.h"
+#include "sched_snap.h"
+
+int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t errlen)
+{
+    PGresult *r = db_exec(c,
+                          "SELECT policy, interval_s, node_timeout_s, min_resize_interval_s,"
+                          " resize_cost_s, grace_s FROM scheduler_config WHERE id = 1",
+                          0, NULL);
+    int ok = db_ok(r) && PQntuples(r) == 1;
+    if (ok) {
+        snprintf(cfg->policy, sizeof(cfg->policy), "%s", PQgetvalue(r, 0, 0));
+        cfg->interval_s = strtod(PQgetvalue(r, 0, 1), NULL);
+        cfg->node_timeout_s = strtod(PQgetvalue(r, 0, 2), NULL);
+        cfg->min_resize_interval_s = strtod(PQgetvalue(r, 0, 3), NULL);
+        cfg->resize_cost_s = strtod(PQgetvalue(r, 0, 4), NULL);
+        cfg->grace_s = strtod(PQgetvalue(r, 0, 5), NULL);
+    } else {
+        snprintf(err, errlen, "scheduler config: %s", PQresultErrorMessage(r));
+    }
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
+int sched_round_move_job(PGconn *c, long long id, enum job_state from, enum job_event ev,
+                    const char *detail)
+{
+    enum job_state to;
+    if (job_state_next(from, ev, &to) < 0)
+        return -1;
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *p[] = {ids, job_state_name(to), job_state_name(from), job_event_name(ev),
+                       detail};
+    PGresult *r = db_exec(c,
+                          "WITH up AS (UPDATE jobs SET state = $2, updated_at = now()"
+                          " WHERE id = $1 AND state = $3 RETURNING id)"
+                          " INSERT INTO job_events (job_id, from_state, to_state, event, actor,"
+                          " detail) SELECT id, $3, $2, $4, 'scheduler', $5 FROM up",
+                          5, p);
+    int rc = db_ok(r) && strcmp(PQcmdTuples(r), "1") == 0 ? 0 : -1;
+    PQclear(r);
+    if (rc == 0)
+        log_info("job %lld: %s -> %s (%s by scheduler: %s)", id, p[2], p[1], p[3], detail);
+    return rc;
+}
+
+int sched_round_release_job(PGconn *c, long long id)
+{
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *p[] = {ids};
+    return db_command_params(c, "DELETE FROM allocations WHERE job_id = $1", 1, p) == 0 &&
+                   db_command_params(c,
+                                     "UPDATE actions SET state = 'superseded', finished_at = now()"
+                                     " WHERE job_id = $1 AND state = 'pending'"
+                                     " AND kind IN ('start', 'resize', 'migrate')",
+                                     1, p) == 0
+               ? 0
+               : -1;
+}
+
+static int requeue_lost_jobs(PGconn *c)
+{
+    PGresult *r = db_exec(c,
+                          "SELECT j.id, j.state, n.name FROM jobs j"
+                          " JOIN allocations a ON a.job_id = j.id JOIN nodes n ON n.id = a.node_id"
+                          " WHERE n.state = 'DOWN' ORDER BY j.id FOR UPDATE OF j",
+                          0, NULL);
+    int rc = db_ok(r) ? 0 : -1;
+    long long last = 0;
+    for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
+        long long id = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+        enum job_state from;
+        if (id == last || job_state_parse(PQgetvalue(r, i, 1), &from) < 0)
+            continue;
+        last = id;
+        char detail[320];
+        snprintf(detail, sizeof(detail), "node %s is down: back to the queue",
+                 PQgetvalue(r, i, 2));
+        if (!job_state_is_terminal(from) && from != JOB_PENDING)
+            rc = sched_round_move_job(c, id, from, JOB_EV_REQUEUE, detail);
+        if (rc == 0)
+            rc = sched_round_release_job(c, id);
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* Marks silent nodes DOWN and requeues the jobs that held GPUs on down nodes, in one
+ * transaction. Returns the nodes marked, or -1. */
+static int mark_nodes_down(PGconn *c, const struct sched_config *cfg)
+{
+    char t[32];
+    snprintf(t, sizeof(t), "%.3f", cfg->node_timeout_s);
+    const char *p[] = {t};
+    if (db_command(c, "BEGIN") < 0)
+        return -1;
+    PGresult *r = db_exec(c,
+                          "UPDATE nodes SET state = 'DOWN', updated_at = now() WHERE state = 'UP'"
+                          " AND last_heartbeat_at < now() - make_interval(secs => $1::float8)"
+                          " RETURNING name",
+                          1, p);
+    int n = db_ok(r) ? PQntuples(r) : -1;
+    for (int i = 0; i < n; i++)
+        log_info("node %s: UP -> DOWN (no heartbeat for %s s)", PQgetvalue(r, i, 0), t);
+    PQclear(r);
+    if (n < 0 || requeue_lost_jobs(c) < 0 || db_command(c, "COMMIT") < 0) {
+        db_command(c, "ROLLBACK");
+        return -1;
+    }
+    return n;
+}
+
+static long long usec_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+int sched_round_run(PGconn *c, struct sched_models *ms, const struct sched_config *cfg,
+                    long round_no, struct sched_round_result *out, char *err, size_t errlen)
+{
+    long long t0 = usec_now();
+    memset(out, 0, sizeof(*out));
+    out->nodes_down = mark_nodes_down(c, cfg);
+    if (out->nodes_down < 0) {
+        snprintf(err, errlen, "marking silent nodes down: %s", PQerrorMessage(c));
+        return -1;
+    }
+    struct sched_snap *s = sched_snap_read(c, err, errlen);
+    if (!s)
+        return -1;
+    struct sched_plan *plan = sched_plan_create(s, ms, cfg, round_no, c, err, errlen);
+    int rc = plan ? sched_plan_write(plan, c, t0, out, err, errlen) : -1;
+    sched_plan_destroy(plan);
+    sched_snap_destroy(s);
+    if (rc == 0)
+        sched_models_prune(ms, round_no);
+    return rc;
+}

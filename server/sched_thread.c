@@ -1,0 +1,98 @@
+#include "sched_thread.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db.h"
+#include "log.h"
+#include "sched_model.h"
+#include "sched_round.h"
+#include "sched_wake.h"
+
+#define RETRY_S 1.0
+
+struct sched_thread {
+    struct db_pool *db;
+    struct sched_models *models;
+    pthread_t tid;
+    int started;
+    long rounds;
+};
+
+static void log_round(const struct sched_round_result *r)
+{
+    if (r->actions > 0 || r->nodes_down > 0)
+        log_info("scheduler: round %lld (%s): %d jobs, %d changed, %d actions, %d nodes down,"
+                 " %lld us",
+                 r->round_id, r->policy, r->jobs, r->decisions, r->actions, r->nodes_down,
+                 r->duration_us);
+}
+
+/* One round; returns the seconds to wait before the next. */
+static double one_round(struct sched_thread *t, struct sched_config *cfg)
+{
+    char err[512] = "";
+    struct sched_round_result res;
+    PGconn *c = db_acquire(t->db);
+    int rc = c ? sched_config_load(c, cfg, err, sizeof(err)) : -1;
+    if (rc == 0)
+        rc = sched_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
+    db_release(t->db, c);
+    if (rc < 0) {
+        log_error("scheduler: round failed: %s", c ? err : "database unreachable");
+        return RETRY_S;
+    }
+    log_round(&res);
+    double wait = cfg->interval_s;
+    return cfg->node_timeout_s / 2 < wait ? cfg->node_timeout_s / 2 : wait;
+}
+
+static void *run(void *arg)
+{
+    struct sched_thread *t = arg;
+    struct sched_config cfg;
+    double wait = 0;
+    while (sched_wake_wait(wait) >= 0)
+        wait = one_round(t, &cfg);
+    return NULL;
+}
+
+struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t errlen)
+{
+    struct sched_thread *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    sched_wake_reset();
+    t->db = db_create(conninfo, 1, err, errlen);
+    t->models = sched_models_create();
+    if (!t->db || !t->models) {
+        if (t->db)
+            snprintf(err, errlen, "out of memory");
+        goto error;
+    }
+    if (pthread_create(&t->tid, NULL, run, t) != 0) {
+        snprintf(err, errlen, "cannot start the scheduler thread");
+        goto error;
+    }
+    t->started = 1;
+    return t;
+error:
+    sched_thread_destroy(t);
+    return NULL;
+}
+
+void sched_thread_destroy(struct sched_thread *t)
+{
+    if (!t)
+        return;
+    if (t->started) {
+        sched_wake_stop();
+        pthread_join(t->tid, NULL);
+    }
+    sched_models_destroy(t->models);
+    db_destroy(t->db);
+    free(t);
+}
