@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -14,9 +15,25 @@ static void post_job(const char *body, long status, const char *field)
     hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin, body), status, field);
 }
 
+/* Waits (bounded) until the scheduler has explained job id's wait: its round is written. */
+static void wait_scheduled(long long id)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    for (int i = 0; i < 100; i++) {
+        json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+        int done = json_is_string(json_object_get(j, "pending_reason"));
+        json_decref(j);
+        if (done)
+            return;
+        usleep(50000);
+    }
+    cr_assert_fail("job %lld was never explained", id);
+}
+
 Test(bad_input, malformed_and_wrong_shapes_are_400)
 {
-    hx_submit(hx.admin, "keep-me", 1);
+    wait_scheduled(hx_submit(hx.admin, "keep-me", 1));
     char *before = hx_all_jobs(hx.admin);
     post_job("{\"name\":", 400, NULL);
     post_job("not json at all", 400, NULL);

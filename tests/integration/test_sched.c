@@ -1,0 +1,332 @@
+/* The live scheduler through the real server and database: nodes registered through the API
+ * (no worker), jobs submitted, and what the scheduler thread wrote (allocations, actions, job
+ * states, rounds, models) read back through the API and SQL. */
+#include <criterion/criterion.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(sched, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
+
+#define WAIT_S 8.0
+
+/* The first cell of a query on the test's database, as a number (-1 for NULL). */
+static double sql_num(const char *fmt, long long arg)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, arg);
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
+    double v = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strtod(PQgetvalue(r, 0, 0), NULL) : -1;
+    PQclear(r);
+    PQfinish(c);
+    return v;
+}
+
+/* The first cell as JSON (new), or NULL. */
+static json_t *sql_json(const char *fmt, long long arg)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, arg);
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK);
+    PGresult *r = PQexec(c, sql);
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
+    json_t *j = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)
+                    ? json_loads(PQgetvalue(r, 0, 0), 0, NULL)
+                    : NULL;
+    PQclear(r);
+    PQfinish(c);
+    return j;
+}
+
+static void sql_do(const char *sql)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    PGresult *r = PQexec(c, sql);
+    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Waits (bounded) until the query's number equals want; returns the last value. */
+static double wait_num(const char *fmt, long long arg, double want)
+{
+    double until = now_s() + WAIT_S, v = -2;
+    while ((v = sql_num(fmt, arg)) != want && now_s() < until)
+        usleep(100000);
+    return v;
+}
+
+static long long register_node(const char *name, int ngpus)
+{
+    char body[2048];
+    int o = snprintf(body, sizeof(body),
+                     "{\"name\":\"%s\",\"cpus\":16,\"memory_bytes\":1000,"
+                     "\"gpus\":[",
+                     name);
+    for (int g = 0; g < ngpus; g++)
+        o += snprintf(body + o, sizeof(body) - (size_t)o,
+                      "%s{\"index\":%d,\"model\":\"sim\",\"memory_bytes\":1}", g ? "," : "", g);
+    snprintf(body + o, sizeof(body) - (size_t)o, "]}");
+    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(n, "id"));
+    json_decref(n);
+    return id;
+}
+
+static long long submit(const char *body)
+{
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    return id;
+}
+
+static json_t *get_job(long long id)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+}
+
+static void put_scheduler(const char *body)
+{
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, body), 200));
+}
+
+#define ALLOC_SQL "SELECT count(*) FROM allocations WHERE job_id = %lld"
+#define STATE_SQL "SELECT (state = 'STARTING')::int FROM jobs WHERE id = %lld"
+
+Test(sched, submitted_job_gets_a_start_action_and_an_allocation)
+{
+    register_node("n1", 4);
+    long long id = submit("{\"name\":\"a\",\"command\":[\"train\",\"--x\"],\"gpus\":2,"
+                          "\"env\":{\"K\":\"v\"}}");
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2, "two GPUs allocated");
+    cr_assert_eq(sql_num(STATE_SQL, id), 1, "PENDING -> STARTING");
+    json_t *spec = sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'start'"
+                            " AND round_id IS NOT NULL",
+                            id);
+    cr_assert_not_null(spec, "a start action linked to its round");
+    cr_assert_eq(json_integer_value(json_object_get(spec, "world_size")), 2);
+    cr_assert_eq(json_number_value(json_object_get(spec, "lr_scale")), 2.0);
+    cr_assert_eq(json_array_size(json_object_get(spec, "slots")), 2);
+    json_t *host = json_array_get(json_object_get(spec, "hosts"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(host, "name")), "n1");
+    cr_assert_eq(json_integer_value(json_object_get(host, "slots")), 2);
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(spec, "command"), 1)),
+                     "--x");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(spec, "env"), "K")), "v");
+    cr_assert(strlen(json_string_value(json_object_get(spec, "checkpoint_dir"))) > 0);
+    json_decref(spec);
+    cr_assert_eq(sql_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                         " AND to_state = 'STARTING' AND actor = 'scheduler'",
+                         id),
+                 1);
+    hx_finish();
+}
+
+Test(sched, two_elastic_jobs_split_by_doubling)
+{
+    const char *job = "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                      "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}";
+    long long a = submit(job), b = submit(job);
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, a, 2), 2, "1 -> 2 for the first");
+    cr_assert_eq(wait_num(ALLOC_SQL, b, 2), 2, "1 -> 2 for the second; 4 does not fit");
+    json_t *j = get_job(a);
+    json_t *fit = json_object_get(json_object_get(j, "model"), "fit");
+    cr_assert_str_eq(json_string_value(json_object_get(fit, "source")), "profile");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "model"), "class")),
+                     "resnet110", "the declared class stays");
+    json_decref(j);
+    hx_finish();
+}
+
+Test(sched, one_elastic_job_alone_doubles_to_the_node)
+{
+    long long id = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                          "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}");
+    register_node("n1", 8);
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 8), 8, "1 -> 2 -> 4 -> 8");
+    hx_finish();
+}
+
+Test(sched, higher_priority_goes_first_and_waiting_jobs_explain)
+{
+    long long low = submit("{\"name\":\"low\",\"command\":[\"t\"],\"gpus\":2}");
+    long long high = submit("{\"name\":\"high\",\"command\":[\"t\"],\"gpus\":2,\"priority\":5}");
+    long long big = submit("{\"name\":\"big\",\"command\":[\"t\"],\"gpus\":4}");
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, high, 2), 2);
+    cr_assert_eq(wait_num(ALLOC_SQL, low, 2), 2);
+    cr_assert_eq(sql_num(ALLOC_SQL, big), 0);
+    json_t *j = get_job(big);
+    const char *why = json_string_value(json_object_get(j, "pending_reason"));
+    cr_assert_not_null(why);
+    cr_assert_str_eq(why, "needs 4 GPUs, 0 free on one node");
+    cr_assert_eq(json_integer_value(json_object_get(j, "queue_position")), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "state")), "PENDING");
+    json_decref(j);
+    j = get_job(high);
+    cr_assert(json_is_null(json_object_get(j, "pending_reason")), "a running job does not wait");
+    json_decref(j);
+    hx_finish();
+}
+
+Test(sched, priority_change_reorders_the_queue)
+{
+    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4}");
+    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/priority", b);
+    json_t *j = hx_expect_json(hx_json("PATCH", path, hx.admin, "{\"priority\":9}"), 200);
+    cr_assert_eq(json_integer_value(json_object_get(j, "priority")), 9);
+    json_decref(j);
+    hx_expect_problem(hx_json("POST", path, hx.admin, "{\"priority\":5000}"), 400, "priority");
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, b, 4), 4, "b now goes first");
+    cr_assert_eq(sql_num(ALLOC_SQL, a), 0);
+    hx_finish();
+}
+
+Test(sched, rigid_job_gets_exactly_its_gpus)
+{
+    long long id = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":3,"
+                          "\"model\":{\"class\":\"resnet110\"}}");
+    register_node("n1", 8);
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 3), 3);
+    usleep(300000);
+    cr_assert_eq(sql_num(ALLOC_SQL, id), 3, "still 3");
+    hx_finish();
+}
+
+Test(sched, resize_request_becomes_the_requested_size)
+{
+    long long id = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":3}");
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/resize", id);
+    json_t *j = hx_expect_json(hx_json("POST", path, hx.admin, "{\"gpus\":2}"), 200);
+    cr_assert_eq(json_integer_value(json_object_get(j, "gpus")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(j, "max_gpus")), 2);
+    json_decref(j);
+    hx_expect_problem(hx_json("POST", path, hx.admin, "{\"gpus\":0}"), 400, "gpus");
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/migrate", id);
+    hx_expect_problem(hx_json("POST", path, hx.admin, NULL), 409, NULL);
+    register_node("n1", 8);
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2);
+    hx_finish();
+}
+
+Test(sched, policy_switch_survives_a_restart_and_rounds_are_listed)
+{
+    char user[128];
+    hx_user("u1", "user", user);
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", user, "{\"policy\":\"fifo\"}"), 403,
+                      NULL);
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"policy\":\"nope\"}"), 400,
+                      "policy");
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0}"), 400,
+                      "interval_s");
+    put_scheduler("{\"policy\":\"optimus\",\"interval_s\":5}");
+    submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":1}");
+    cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
+    hx_start_server();
+    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", user, NULL), 200);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), "optimus");
+    cr_assert_eq(json_number_value(json_object_get(j, "interval_s")), 5.0);
+    cr_assert(json_array_size(json_object_get(j, "policies")) >= 8);
+    json_decref(j);
+    j = hx_expect_json(hx_json("GET", "/api/v1/scheduler/rounds?limit=5", user, NULL), 200);
+    json_t *items = json_object_get(j, "items");
+    cr_assert(json_array_size(items) >= 1);
+    json_t *r = json_array_get(items, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "policy")), "optimus");
+    cr_assert(json_integer_value(json_object_get(r, "duration_us")) > 0);
+    cr_assert_eq(json_integer_value(json_object_get(r, "jobs")), 1);
+    json_decref(j);
+    hx_finish();
+}
+
+Test(sched, silent_node_goes_down_and_its_jobs_return_to_pending)
+{
+    put_scheduler("{\"node_timeout_s\":1,\"interval_s\":0.2}");
+    long long node = register_node("n1", 4);
+    long long id = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2}");
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2);
+    cr_assert_eq(wait_num("SELECT (state = 'DOWN')::int FROM nodes WHERE id = %lld", node, 1), 1);
+    cr_assert_eq(wait_num("SELECT (state = 'PENDING')::int FROM jobs WHERE id = %lld", id, 1), 1);
+    cr_assert_eq(sql_num(ALLOC_SQL, id), 0);
+    cr_assert_eq(sql_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                         " AND event = 'requeue'",
+                         id),
+                 1);
+    json_t *j = get_job(id);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "pending_reason")),
+                     "needs 2 GPUs, no node is up");
+    json_decref(j);
+    hx_finish();
+}
+
+/* Metrics of a job that ran at 1, 2 and 4 GPUs: l(k) = 1/(0.01 k + 0.5) + 0.1, and step
+ * times 0.40, 0.43, 0.46 s. */
+static void insert_metrics(long long id)
+{
+    char sql[512];
+    static const int w[] = {1, 2, 4};
+    static const double t[] = {0.40, 0.43, 0.46};
+    for (int i = 0; i < 3; i++) {
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds)"
+                 " SELECT %lld, k, %d, 1.0 / (0.01 * k + 0.5) + 0.1, %d, %.3f"
+                 " FROM generate_series(%d, %d) k",
+                 id, w[i], 128 * w[i], t[i], i * 40, i * 40 + 39);
+        sql_do(sql);
+    }
+}
+
+Test(sched, metrics_produce_a_fitted_model)
+{
+    long long id = submit("{\"name\":\"m\",\"command\":[\"t\"],\"gpus\":2,\"elastic\":true,"
+                          "\"min_gpus\":1,\"max_gpus\":4}");
+    insert_metrics(id);
+    put_scheduler("{\"interval_s\":0.2}");
+    double until = now_s() + WAIT_S;
+    json_t *fit = NULL, *j = NULL;
+    while (now_s() < until) {
+        json_decref(j);
+        j = get_job(id);
+        fit = json_object_get(json_object_get(j, "model"), "fit");
+        if (fit && json_integer_value(json_object_get(fit, "metrics")) == 120)
+            break;
+        usleep(100000);
+    }
+    cr_assert_not_null(fit, "a model");
+    cr_assert_str_eq(json_string_value(json_object_get(fit, "source")), "fitted");
+    json_t *conv = json_object_get(fit, "convergence");
+    cr_assert(json_number_value(json_object_get(conv, "b0")) > 0);
+    cr_assert(fabs(json_number_value(json_object_get(conv, "b2")) - 0.1) < 0.02);
+    json_t *at4 = json_object_get(json_object_get(json_object_get(fit, "speed"), "per_gpus"), "4");
+    double t4 = json_number_value(json_object_get(at4, "step_time_s"));
+    cr_assert(fabs(t4 - 0.46) / 0.46 < 0.15, "predicted %.3f s at 4 GPUs, measured 0.46", t4);
+    cr_assert(json_number_value(json_object_get(fit, "epochs_done")) > 0);
+    json_decref(j);
+    hx_finish();
+}
