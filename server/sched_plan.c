@@ -515,7 +515,9 @@ static int insert_action(PGconn *c, const struct sched_plan *p, const struct pla
     char node[24], job[24];
     snprintf(node, sizeof(node), "%lld", (long long)p->s->nodes[at->node].id);
     snprintf(job, sizeof(job), "%lld", (long long)pj->sj->id);
-    char *spec = json_dumps(action_spec(p, pj), JSON_COMPACT);
+    json_t *sj = action_spec(p, pj);
+    char *spec = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
+    json_decref(sj);
     const char *prm[] = {node, job, kind_name[pj->change], spec, round};
     int rc = spec ? db_command_params(c,
                                       "INSERT INTO actions (node_id, job_id, kind, spec, round_id)"
