@@ -23,7 +23,7 @@ struct class_model {
 };
 
 struct sched_models {
-    struct sched_model *items;
+    struct sched_model **items; /* each entry allocated alone: pointers stay valid */
     size_t n, cap;
     struct class_model classes[PROFILE_NAPPS + 1];
 };
@@ -44,6 +44,8 @@ void sched_models_destroy(struct sched_models *ms)
 {
     if (!ms)
         return;
+    for (size_t i = 0; i < ms->n; i++)
+        free(ms->items[i]);
     free(ms->items);
     free(ms);
 }
@@ -135,20 +137,22 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
                                      const char *model_json, int batch_per_gpu, long round)
 {
     for (size_t i = 0; i < ms->n; i++)
-        if (ms->items[i].job_id == job_id) {
-            ms->items[i].round = round;
-            return &ms->items[i];
+        if (ms->items[i]->job_id == job_id) {
+            ms->items[i]->round = round;
+            return ms->items[i];
         }
     if (ms->n == ms->cap) {
         size_t cap = ms->cap ? 2 * ms->cap : 64;
-        struct sched_model *items = realloc(ms->items, cap * sizeof(*items));
+        struct sched_model **items = realloc(ms->items, cap * sizeof(*items));
         if (!items)
             return NULL;
         ms->items = items;
         ms->cap = cap;
     }
-    struct sched_model *m = &ms->items[ms->n++];
-    memset(m, 0, sizeof(*m));
+    struct sched_model *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    ms->items[ms->n++] = m;
     m->job_id = job_id;
     m->round = round;
     m->changed = 1;
@@ -159,9 +163,12 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
 void sched_models_prune(struct sched_models *ms, long round)
 {
     size_t k = 0;
-    for (size_t i = 0; i < ms->n; i++)
-        if (ms->items[i].round == round)
+    for (size_t i = 0; i < ms->n; i++) {
+        if (ms->items[i]->round == round)
             ms->items[k++] = ms->items[i];
+        else
+            free(ms->items[i]);
+    }
     ms->n = k;
 }
 
