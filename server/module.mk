@@ -46,3 +46,10 @@ $(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BI
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion -lcurl $(SERVER_LIBS)
 TEST_BINS += $(SERVER_IT_BIN)
 endif
+
+# The live scheduler's round latency with 1,000 jobs on 64 simulated GPUs, and the
+# submit-to-scheduled latency on an idle cluster, inside a real ringmasterd.
+bench-sched-live: all
+	@python3 bench/bench-sched-live.py $(BUILD)
+
+.PHONY: bench-sched-live

@@ -330,3 +330,37 @@ Test(sched, metrics_produce_a_fitted_model)
     json_decref(j);
     hx_finish();
 }
+
+Test(sched, many_jobs_queue_in_order)
+{
+    char body[128];
+    long long last = 0;
+    for (int i = 0; i < 80; i++) {
+        snprintf(body, sizeof(body), "{\"name\":\"j%d\",\"command\":[\"t\"],\"gpus\":%d%s}", i,
+                 1 + i % 2, i % 3 ? "" : ",\"elastic\":true,\"max_gpus\":4");
+        last = submit(body);
+    }
+    register_node("n1", 4);
+    json_t *j = NULL;
+    double until = now_s() + WAIT_S;
+    while (now_s() < until) {
+        json_decref(j);
+        j = get_job(last);
+        if (json_integer_value(json_object_get(j, "queue_position")) > 0 &&
+            sql_num("SELECT count(*) FROM allocations", 0) == 4)
+            break;
+        usleep(100000);
+    }
+    cr_assert_eq(sql_num("SELECT count(*) FROM allocations", 0), 4, "the node is full");
+    long long pos = json_integer_value(json_object_get(j, "queue_position"));
+    long long waiting = (long long)sql_num("SELECT count(*) FROM jobs WHERE state = 'PENDING'", 0);
+    cr_assert_eq(pos, waiting, "the last job is last of %lld waiting, not %lld", waiting, pos);
+    json_decref(j);
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs?limit=100&state=PENDING", hx.admin, NULL),
+                       200);
+    json_t *first = json_array_get(json_object_get(j, "items"), 0);
+    cr_assert_eq(json_integer_value(json_object_get(first, "queue_position")), 1,
+                 "lists carry the queue fields");
+    json_decref(j);
+    hx_finish();
+}
