@@ -56,6 +56,18 @@ double policy_time_at(const struct sched_job *j, int w);
 double policy_resize_penalty(const struct sched_snapshot *snap, const struct sched_job *j, int w,
                              int w2);
 
+/* 1 if the job runs and its allocation changed less than the snapshot's
+ * min_resize_interval_s ago: it must not be resized again yet. */
+int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j);
+
+/* The predicted seconds saved by growing job j from w to w2 > w GPUs, as the
+ * growth loops weigh it: T(w) - T(w2) less policy_resize_penalty() when the
+ * step goes past what a running job holds; when w2 <= cur_gpus (the job
+ * reclaims GPUs it holds) (T(w) - T(w2)) * (1 + SCHED_KEEP_MARGIN) plus the
+ * restart avoided (resize_cost_s). Not finite when the job has no model. */
+double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                        int w2);
+
 /* The job-rank order's inverse: rank[order[k]] = k. */
 void policy_ranks(const size_t *order, size_t n, size_t *rank);
 

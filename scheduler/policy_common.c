@@ -115,6 +115,26 @@ double policy_resize_penalty(const struct sched_snapshot *snap, const struct sch
     return snap->resize_cost_s;
 }
 
+int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
+{
+    double age = snap->now - j->last_change_time;
+
+    return j->cur_gpus > 0 && snap->min_resize_interval_s > 0 &&
+           isfinite(snap->min_resize_interval_s) && age < snap->min_resize_interval_s;
+}
+
+double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                        int w2)
+{
+    double saved = policy_time_at(j, w) - policy_time_at(j, w2);
+    double cost = snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s
+                                                                           : 0.0;
+
+    if (j->cur_gpus > 0 && w2 <= j->cur_gpus)
+        return saved * (1.0 + SCHED_KEEP_MARGIN) + cost;
+    return saved - policy_resize_penalty(snap, j, w, w2);
+}
+
 int policy_heap_init(struct policy_heap *h, size_t cap)
 {
     h->items = malloc((cap + 1) * sizeof(*h->items));

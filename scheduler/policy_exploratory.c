@@ -7,30 +7,35 @@
  * The exact rules:
  *  - Only elastic jobs explore. A stage whose size is outside the job's
  *    min/max bounds or above the cluster's capacity is skipped.
- *  - The stage is the first k with explored_s[k] below the stage length. When
- *    the caller does not track explored_s (all four 0), run_time decides:
- *    stage k covers run_time in [k, k + 1) stage lengths.
- *  - An exploring job holds exactly its stage's size, 2^k GPUs (it runs at that
- *    size to measure it; it does not reserve 8 throughout).
+ *  - A job explores while some stage it may run is not done: explored_s[k]
+ *    below the stage length. When the caller does not track explored_s (all
+ *    four 0), run_time decides: stage k covers run_time in [k, k + 1) stage
+ *    lengths.
+ *  - An exploring job holds (reserves) its largest stage size, 8 GPUs when its
+ *    bounds and the cluster allow, for the whole exploration, as the paper's
+ *    jobs did: it runs on 1, 2, 4 and then 8 of them in turn and the rest stay
+ *    idle meanwhile (the caller runs it at its current stage's size; the
+ *    simulator does). That idleness is the explore cost the paper measures.
  *  - Precedence: exploring jobs are served first, by priority, arrival and id,
- *    before any other job gets its first GPU; one whose stage does not fit in
- *    the GPUs left waits for this round (a partial stage would measure the
- *    wrong size). Running jobs with models may therefore lose GPUs to a job
- *    that has just arrived: that is the explore cost the paper measures.
+ *    before any other job gets its first GPU; one whose reservation does not
+ *    fit in the GPUs left waits, whole, for a later round (as the paper's jobs
+ *    waited for 8 GPUs). Running jobs with models may therefore lose GPUs to a
+ *    job that has just arrived, whatever the hysteresis of sched.h says.
  *  - A job that has finished exploring but still has no model runs at its
  *    request, like a job without a model under "precompute". */
 #include <stdlib.h>
 
 #include "policy.h"
 
-/* The stage (0..3, for 2^k GPUs) job j explores now, or -1. */
-static int explore_stage(const struct sched_job *j, int capacity, double stage_s)
+/* The GPUs job j reserves while it explores (its largest stage size), or 0
+ * when it does not explore (not elastic, has a model, or every stage done). */
+static int explore_reserve(const struct sched_job *j, int capacity, double stage_s)
 {
     double seen[SCHED_EXPLORE_STAGES];
-    int tracked = 0;
+    int tracked = 0, reserve = 0, pending = 0;
 
     if (!j->elastic || policy_has_speed(j))
-        return -1;
+        return 0;
     for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
         seen[k] = j->explored_s[k];
         tracked |= seen[k] > 0;
@@ -43,10 +48,10 @@ static int explore_stage(const struct sched_job *j, int capacity, double stage_s
         int w = 1 << k;
         if (w < policy_min_gpus(j) || w > policy_max_gpus(j) || w > capacity)
             continue;
-        if (seen[k] < stage_s)
-            return k;
+        reserve = w;
+        pending |= seen[k] < stage_s;
     }
-    return -1;
+    return pending ? reserve : 0;
 }
 
 static void serve_explorers(const struct sched_snapshot *snap, const size_t *order, int *want,
@@ -57,13 +62,13 @@ static void serve_explorers(const struct sched_snapshot *snap, const size_t *ord
 
     for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = order[k];
-        int stage = explore_stage(&snap->jobs[i], capacity, stage_s);
-        if (stage < 0)
+        int reserve = explore_reserve(&snap->jobs[i], capacity, stage_s);
+        if (reserve == 0)
             continue;
         explorer[i] = 1;
-        if ((1 << stage) <= *free_gpus) {
-            want[i] = 1 << stage;
-            *free_gpus -= want[i];
+        if (reserve <= *free_gpus) {
+            want[i] = reserve;
+            *free_gpus -= reserve;
         }
     }
 }
@@ -91,6 +96,6 @@ out:
 }
 
 const struct sched_policy_ops policy_exploratory = {
-    "exploratory", "explore 1/2/4/8 GPUs for 2.5 min each, then the doubling heuristic",
+    "exploratory", "hold 8 GPUs while exploring 1/2/4/8 for 2.5 min each, then the doubling heuristic",
     allocate,
 };

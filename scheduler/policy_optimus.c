@@ -5,7 +5,8 @@
  * is left or no job gains. Because it only looks one GPU ahead it stalls where
  * w + 1 is slower than w (8 -> 9 leaves the power-of-two all-reduce), which is
  * what the doubling heuristic of policy "precompute" avoids. Growing a running
- * job past what it holds must also repay resize_cost_s. */
+ * job past what it holds must also repay resize_cost_s, and the hysteresis of
+ * sched.h (SCHED_KEEP_MARGIN, min_resize_interval_s) applies as in precompute. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -19,8 +20,7 @@ static int push_next(const struct sched_snapshot *snap, struct policy_heap *h, c
 
     if (w + 1 > policy_max_gpus(j))
         return 0;
-    double gain = policy_time_at(j, w) - policy_time_at(j, w + 1) -
-                  policy_resize_penalty(snap, j, w, w + 1);
+    double gain = policy_step_gain(snap, j, w, w + 1);
     if (!(gain > 0) || !isfinite(gain))
         return 0;
     return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
@@ -38,9 +38,21 @@ static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, i
         return -1;
     }
     policy_ranks(order, snap->njobs, rank);
-    for (size_t i = 0; i < snap->njobs; i++)
-        if (want[i] > 0 && snap->jobs[i].elastic && policy_has_speed(&snap->jobs[i]))
+    for (size_t k = 0; k < snap->njobs; k++) {
+        size_t i = order[k];
+        const struct sched_job *j = &snap->jobs[i];
+        if (want[i] <= 0 || !j->elastic || !policy_has_speed(j))
+            continue;
+        if (!policy_pinned(snap, j)) {
             push_next(snap, &h, want, rank, i);
+            continue;
+        }
+        int back = j->cur_gpus - want[i] < free_gpus ? j->cur_gpus - want[i] : (int)free_gpus;
+        if (back > 0) { /* resized too recently: back to what it holds, no further */
+            want[i] += back;
+            free_gpus -= back;
+        }
+    }
     while (free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {
         want[c.job]++;
         free_gpus--;

@@ -3,7 +3,15 @@
  * count in order while GPUs last (1, or min_gpus; a job without a speed model
  * or not elastic gets its request), then policy_doubling() grows the elastic
  * jobs with models. A doubling that takes a running job past what it holds
- * must also repay the snapshot's resize_cost_s (policy_resize_penalty). */
+ * must also repay the snapshot's resize_cost_s (policy_resize_penalty).
+ *
+ * Hysteresis (sched.h): the doubling is recomputed from scratch every round
+ * and its gain per GPU is proportional to a job's remaining work, so two
+ * running jobs' gains cross as the one holding more GPUs progresses faster;
+ * without hysteresis they would swap GPUs back and forth every few rounds.
+ * So a running job's doublings up to what it holds weigh (1 + SCHED_KEEP_MARGIN)
+ * times plus the restart they avoid (policy_step_gain), and a job resized less
+ * than min_resize_interval_s ago only gets back what it holds (keep_pinned). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -17,11 +25,28 @@ static int push_double(const struct sched_snapshot *snap, struct policy_heap *h,
 
     if (w > policy_max_gpus(j) / 2)
         return 0;
-    double gain = (policy_time_at(j, w) - policy_time_at(j, 2 * w) -
-                   policy_resize_penalty(snap, j, w, 2 * w)) / w;
+    double gain = policy_step_gain(snap, j, w, 2 * w) / w;
     if (!(gain > 0) || !isfinite(gain))
         return 0;
     return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
+}
+
+/* Jobs resized too recently go back to what they hold first, in order, as far
+ * as the GPUs left after the waiting jobs' base counts allow; they grow no
+ * further this round. */
+static void keep_pinned(const struct sched_snapshot *snap, const size_t *order, int *want,
+                        const unsigned char *grow, long *free_gpus)
+{
+    for (size_t k = 0; k < snap->njobs; k++) {
+        size_t i = order[k];
+        const struct sched_job *j = &snap->jobs[i];
+        if (want[i] <= 0 || !grow[i] || !policy_pinned(snap, j))
+            continue;
+        while (2 * want[i] <= j->cur_gpus && want[i] <= *free_gpus) {
+            *free_gpus -= want[i];
+            want[i] *= 2;
+        }
+    }
 }
 
 int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int *want,
@@ -36,8 +61,9 @@ int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int 
         return -1;
     }
     policy_ranks(order, snap->njobs, rank);
+    keep_pinned(snap, order, want, grow, free_gpus);
     for (size_t i = 0; i < snap->njobs; i++)
-        if (want[i] > 0 && grow[i])
+        if (want[i] > 0 && grow[i] && !policy_pinned(snap, &snap->jobs[i]))
             push_double(snap, &h, want, rank, i);
     /* A doubling that does not fit now never will (free only shrinks): drop it. */
     while (*free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {

@@ -25,6 +25,17 @@
 #define SCHED_EXPLORE_STAGES 4
 #define SCHED_EXPLORE_STAGE_S 150.0
 
+/* Hysteresis of the model-driven policies (precompute, exploratory, optimus):
+ * a running job changed less than sched_snapshot.min_resize_interval_s ago is
+ * not grown, and is shrunk only to make room for a job that gets its first
+ * GPUs; and while reclaiming what a running job already holds, its gain counts
+ * (1 + SCHED_KEEP_MARGIN) times plus the restart it avoids, so another job
+ * takes those GPUs only for a clearly larger gain (no ping-pong between two
+ * running jobs whose gains cross as they progress). SCHED_MIN_RESIZE_INTERVAL_S
+ * is the interval callers use by default (the simulator does). */
+#define SCHED_KEEP_MARGIN 0.25
+#define SCHED_MIN_RESIZE_INTERVAL_S 300.0
+
 struct sched_node {
     int64_t id;
     int ngpus;          /* GPUs on the node */
@@ -84,6 +95,11 @@ struct sched_snapshot {
                            * the predicted time saved exceeds it */
     double explore_stage_s; /* seconds per exploring stage; <= 0 means
                              * SCHED_EXPLORE_STAGE_S */
+    double min_resize_interval_s; /* a running job whose allocation changed
+                                   * less than this long ago (now -
+                                   * last_change_time) keeps it, except to
+                                   * make room for a waiting job; <= 0: no
+                                   * minimum (see SCHED_KEEP_MARGIN) */
 };
 
 /* A job's part of a decision, in snapshot order. */

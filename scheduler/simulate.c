@@ -20,7 +20,9 @@ struct sim_job {
     const struct simulate_job_spec *spec;
     int gpus;
     struct sched_slot *slots; /* gpus entries, sorted by (node, gpu) */
-    double rate;              /* true epochs per second at gpus */
+    int use;                  /* GPUs it runs on: gpus, or while exploring its
+                                 stage's size among them (0: to be set) */
+    double rate;              /* true epochs per second at use */
     int started, done;
     double start_time, finish_time;
     double epochs_done;
@@ -82,6 +84,7 @@ void simulate_config_init(struct simulate_config *cfg)
     cfg->view = SIMULATE_VIEW_PROFILE;
     cfg->interval_s = 60.0;
     cfg->resize_cost_s = 10.0;
+    cfg->min_resize_interval_s = SCHED_MIN_RESIZE_INTERVAL_S;
     cfg->explore_slice_s = SCHED_EXPLORE_STAGE_S;
     cfg->noise = 0.02;
     cfg->seed = 1;
@@ -174,6 +177,8 @@ static int check_config(struct sim *s, const struct simulate_config *c)
         return fail(s, EINVAL, "need a policy and at least one node", -1);
     if (!(c->interval_s > 0.0) || !(c->resize_cost_s >= 0.0) || !(c->explore_slice_s > 0.0))
         return fail(s, EINVAL, "interval_s > 0, resize_cost_s >= 0, explore_slice_s > 0", -1);
+    if (!(c->min_resize_interval_s >= 0.0) || !isfinite(c->min_resize_interval_s))
+        return fail(s, EINVAL, "min_resize_interval_s must be finite and >= 0", -1);
     if (!(c->noise >= 0.0 && c->noise <= 0.5))
         return fail(s, EINVAL, "noise must be within 0..0.5", -1);
     for (size_t i = 0; i < c->nnodes; i++)
@@ -268,8 +273,8 @@ static double finish_time_of(const struct sim *s, const struct sim_job *j)
  * exploring one of 1, 2, 4, 8. */
 static double explore_time_of(const struct sim *s, const struct sim_job *j)
 {
-    int k = size_index(j->gpus);
-    if (s->cfg->view != SIMULATE_VIEW_EXPLORED || k < 0)
+    int k = size_index(j->use);
+    if (s->cfg->view != SIMULATE_VIEW_EXPLORED || j->gpus == 0 || k < 0)
         return INFINITY;
     double left = s->cfg->explore_slice_s - j->explored_s[k];
     if (left <= SIM_EPS)
@@ -305,7 +310,7 @@ static double step_noise(const struct sim *s, int64_t id, int k)
 
 static void record_exploration(struct sim *s, struct sim_job *j, double productive)
 {
-    int k = size_index(j->gpus);
+    int k = size_index(j->use);
     if (k < 0 || productive <= 0.0)
         return;
     j->explored_s[k] += productive;
@@ -313,7 +318,7 @@ static void record_exploration(struct sim *s, struct sim_job *j, double producti
     if (fabs(j->explored_s[k] - s->cfg->explore_slice_s) < 1e-6)
         j->explored_s[k] = s->cfg->explore_slice_s;
     if (!j->obs_have[k]) {
-        double t = speed_step_time(&j->spec->speed, j->gpus);
+        double t = speed_step_time(&j->spec->speed, j->use);
         j->obs_step[k] = t * (1.0 + step_noise(s, j->spec->id, k));
         j->obs_have[k] = 1;
     }
@@ -373,6 +378,7 @@ static void retire_completed(struct sim *s)
         struct sim_job *j = &s->jobs[s->active[a]];
         if (j->done) {
             j->gpus = 0;
+            j->use = 0;
             j->rate = 0.0;
             s->ncompleted++;
             continue;
@@ -520,8 +526,46 @@ static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched
     j->slots = ns;
     j->gpus = as->gpus;
     j->last_change = s->now;
-    j->rate = as->gpus > 0 ? speed_epochs_per_second(&j->spec->speed, as->gpus) : 0.0;
+    j->use = 0;
+    j->rate = 0.0;
     return 0;
+}
+
+/* The GPUs job j runs on among the j->gpus it holds. Outside exploring, all of
+ * them. An exploring job (VIEW_EXPLORED, not done) runs its first unfinished
+ * stage of 1, 2, 4, 8 that fits in what it holds (the policy reserves 8 for
+ * the whole exploration and the job uses 1, 2, 4, then 8 of them); if none
+ * fits, all it holds. */
+static int working_gpus(const struct sim *s, const struct sim_job *j)
+{
+    if (s->cfg->view != SIMULATE_VIEW_EXPLORED || j->gpus == 0)
+        return j->gpus;
+    for (int k = 0; k < 4; k++) {
+        int w = 1 << k;
+        if (w < j->spec->min_gpus || w > j->spec->max_gpus || w > s->total_gpus)
+            continue;
+        if (j->explored_s[k] < s->cfg->explore_slice_s)
+            return w <= j->gpus ? w : j->gpus;
+    }
+    return j->gpus;
+}
+
+/* Sets each running job's working size and speed after a round. A job that
+ * moves to its next exploring stage inside the GPUs it holds restarts at the
+ * new world size: it pays the resize delay (not counted as a resize, since its
+ * allocation did not change). */
+static void update_use(struct sim *s)
+{
+    for (size_t a = 0; a < s->nactive; a++) {
+        struct sim_job *j = &s->jobs[s->active[a]];
+        int u = working_gpus(s, j);
+        if (u == j->use)
+            continue;
+        if (j->use > 0 && u > 0)
+            j->busy_until = s->now + s->cfg->resize_cost_s;
+        j->use = u;
+        j->rate = u > 0 ? speed_epochs_per_second(&j->spec->speed, u) : 0.0;
+    }
 }
 
 /* One round; returns the GPUs in use after it, or -1. */
@@ -538,6 +582,7 @@ static int run_round(struct sim *s)
         .njobs = s->nactive,
         .resize_cost_s = s->cfg->resize_cost_s,
         .explore_stage_s = s->cfg->explore_slice_s,
+        .min_resize_interval_s = s->cfg->min_resize_interval_s,
     };
     struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
     if (!d)
@@ -548,6 +593,8 @@ static int run_round(struct sim *s)
         rc = apply_assignment(s, &s->jobs[s->active[a]], &d->assign[a]);
         in_use += d->assign[a].gpus;
     }
+    if (rc == 0)
+        update_use(s);
     if (rc == 0 && s->on_round)
         s->on_round(&snap, d, s->arg);
     sched_decision_destroy(d);

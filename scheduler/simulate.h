@@ -34,7 +34,11 @@ enum simulate_view {
     SIMULATE_VIEW_EXPLORED, /* a model fitted to the (w, step time) points observed
                                while the job ran, shown (model_source FITTED) once
                                the job has run explore_slice_s at each of 1, 2, 4, 8
-                               GPUs that its bounds allow; NONE before (Exploratory) */
+                               GPUs that its bounds allow; NONE before (Exploratory).
+                               Until then the job runs on its first unfinished
+                               stage's size among the GPUs it holds (the policy
+                               reserves 8), restarting (resize_cost_s) between
+                               stages */
 };
 
 struct simulate_config {
@@ -44,6 +48,8 @@ struct simulate_config {
     enum simulate_view view;
     double interval_s;      /* periodic round interval, > 0 (60 by default) */
     double resize_cost_s;   /* delay without progress after a change, >= 0 (10) */
+    double min_resize_interval_s; /* passed to the policy in every snapshot, >= 0
+                                     (SCHED_MIN_RESIZE_INTERVAL_S) */
     double explore_slice_s; /* VIEW_EXPLORED: a round also runs when a job has run
                                this long at its current size of 1, 2, 4 or 8
                                (SCHED_EXPLORE_STAGE_S) */

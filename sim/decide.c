@@ -357,6 +357,8 @@ static int read_input(struct decide_input *in, json_t *root)
     if (get_num(in, root, "$", "now", -1e15, 1e15, 0, &in->snap.now) ||
         get_int(in, root, "$", "seed", 0, INT64_MAX, 0, &seed) ||
         get_num(in, root, "$", "resize_cost_s", 0, 1e9, 10, &in->snap.resize_cost_s) ||
+        get_num(in, root, "$", "min_resize_interval_s", 0, 1e9, 0,
+                &in->snap.min_resize_interval_s) ||
         read_nodes(in, root) || get_array(in, root, "$", "jobs", 1000000, &arr))
         return -1;
     in->snap.seed = (uint64_t)seed;

@@ -145,6 +145,8 @@ static inline void fx_random(struct fx *f, uint64_t *rng)
     uint64_t busy[FX_MAX_NODES] = { 0 };
 
     fx_init(f, nnodes, 8);
+    f->snap.resize_cost_s = fx_between(rng, 0, 1) ? 10.0 : 0.0;
+    f->snap.min_resize_interval_s = fx_between(rng, 0, 1) ? 300.0 : 0.0;
     for (int n = 0; n < nnodes; n++) {
         f->nodes[n].ngpus = sizes[fx_between(rng, 0, 7)];
         f->nodes[n].up = fx_between(rng, 0, 9) != 0;
@@ -163,6 +165,7 @@ static inline void fx_random(struct fx *f, uint64_t *rng)
             j->speed.fitted = 0;
             j->run_time = fx_between(rng, 0, 700);
         }
+        j->last_change_time = f->snap.now - fx_between(rng, 0, 600);
         int want = j->requested_gpus, n = fx_between(rng, 0, nnodes - 1);
         if (fx_between(rng, 0, 1) == 0)
             continue;

@@ -1,5 +1,7 @@
-/* exploratory: stages of 1, 2, 4, 8 GPUs from explored_s or run_time,
- * precedence of exploring jobs, then the doubling heuristic. */
+/* exploratory: an exploring job reserves 8 GPUs (its largest stage) until its
+ * stages of 1, 2, 4, 8 GPUs are done, from explored_s or run_time; precedence
+ * of exploring jobs, waiting whole for the reservation; then the doubling
+ * heuristic. */
 #include "sched_fixture.h"
 
 static struct sched_job *newcomer(struct fx *f, int64_t id)
@@ -19,14 +21,14 @@ static struct sched_decision *decide(struct fx *f)
     return d;
 }
 
-Test(policy_exploratory, stage_follows_explored_seconds)
+Test(policy_exploratory, an_explorer_holds_8_until_every_stage_is_done)
 {
     static struct fx f;
     const double seen[5][4] = {
         { 0, 0, 0, 0 }, { 150, 0, 0, 0 }, { 150, 150, 10, 0 }, { 150, 150, 150, 149 },
         { 150, 150, 150, 150 },
     };
-    const int expect[5] = { 1, 2, 4, 8, 1 }; /* done exploring, no model: its request */
+    const int expect[5] = { 8, 8, 8, 8, 1 }; /* done exploring, no model: its request */
 
     for (int s = 0; s < 5; s++) {
         fx_init(&f, 2, 8);
@@ -38,13 +40,13 @@ Test(policy_exploratory, stage_follows_explored_seconds)
     }
 }
 
-Test(policy_exploratory, stage_follows_run_time_when_explored_s_is_not_tracked)
+Test(policy_exploratory, stages_follow_run_time_when_explored_s_is_not_tracked)
 {
     static struct fx f;
-    const double run[5] = { 0, 149, 150, 449, 599 };
-    const int expect[5] = { 1, 1, 2, 4, 8 };
+    const double run[6] = { 0, 149, 150, 449, 599, 600 };
+    const int expect[6] = { 8, 8, 8, 8, 8, 1 };
 
-    for (int s = 0; s < 5; s++) {
+    for (int s = 0; s < 6; s++) {
         fx_init(&f, 2, 8);
         newcomer(&f, 1)->run_time = run[s];
         struct sched_decision *d = decide(&f);
@@ -70,20 +72,21 @@ Test(policy_exploratory, explorers_come_first_and_fitted_jobs_double_after)
     sched_decision_destroy(d);
 }
 
-Test(policy_exploratory, an_exploring_stage_that_does_not_fit_waits_whole)
+Test(policy_exploratory, an_explorer_whose_8_do_not_fit_waits_whole)
 {
     static struct fx f;
 
-    fx_init(&f, 1, 8);
-    newcomer(&f, 1)->explored_s[0] = 150; /* wants 2 */
-    struct sched_job *b = newcomer(&f, 2);
-    b->explored_s[0] = b->explored_s[1] = b->explored_s[2] = 150; /* wants 8 */
+    fx_init(&f, 2, 8);
+    f.nodes[1].ngpus = 4; /* 12 GPUs */
+    newcomer(&f, 1)->explored_s[0] = 150; /* at its 2-GPU stage, holding 8 */
+    struct sched_job *b = newcomer(&f, 2); /* new: wants 8 too */
     fx_job(&f, 3, 1);
     struct sched_decision *d = decide(&f);
-    cr_assert_eq(d->assign[0].gpus, 2);
-    cr_assert_eq(d->assign[1].gpus, 0, "8 do not fit in the 6 left: no partial stage");
-    cr_assert_eq(d->assign[2].gpus, 4, "the fitted job doubles to 4 in the 6 left");
+    cr_assert_eq(d->assign[0].gpus, 8, "the first explorer reserves 8");
+    cr_assert_eq(d->assign[1].gpus, 0, "8 do not fit in the 4 left: it waits for 8");
+    cr_assert_eq(d->assign[2].gpus, 4, "the fitted job doubles to 4 in the 4 left");
     sched_decision_destroy(d);
+    (void)b;
 }
 
 Test(policy_exploratory, rigid_or_capped_jobs_skip_stages_they_cannot_run)
@@ -100,6 +103,11 @@ Test(policy_exploratory, rigid_or_capped_jobs_skip_stages_they_cannot_run)
     cr_assert_eq(d->assign[0].gpus, 2, "not elastic: never explores");
     cr_assert_eq(d->assign[1].gpus, 1, "stages 4 and 8 skipped: done, runs at its request");
     sched_decision_destroy(d);
+
+    capped->max_gpus = 4; /* its 4-GPU stage is still to do: it reserves 4 */
+    d = decide(&f);
+    cr_assert_eq(d->assign[1].gpus, 4, "reserves its largest stage within its bounds");
+    sched_decision_destroy(d);
 }
 
 Test(policy_exploratory, the_snapshot_may_set_the_stage_length)
@@ -108,13 +116,14 @@ Test(policy_exploratory, the_snapshot_may_set_the_stage_length)
 
     fx_init(&f, 2, 8);
     struct sched_job *j = newcomer(&f, 1);
-    j->explored_s[0] = 60;
+    for (int k = 0; k < 4; k++)
+        j->explored_s[k] = 60;
     f.snap.explore_stage_s = 60;
     struct sched_decision *d = decide(&f);
-    cr_assert_eq(d->assign[0].gpus, 2, "60 s at 1 GPU is a whole stage of 60 s");
+    cr_assert_eq(d->assign[0].gpus, 1, "60 s per size are whole stages of 60 s: done");
     sched_decision_destroy(d);
     f.snap.explore_stage_s = 0;
     d = decide(&f);
-    cr_assert_eq(d->assign[0].gpus, 1, "default 150 s");
+    cr_assert_eq(d->assign[0].gpus, 8, "default 150 s: still exploring, holds 8");
     sched_decision_destroy(d);
 }

@@ -1,9 +1,11 @@
 /* The paper's Table 3 reproduced with our core must keep the paper's shape:
  * Precompute best or tied (within 5%) in every column, Eight far behind it
- * under extreme contention and behind it under moderate, One far worst without
+ * under extreme contention and behind it under moderate, Exploratory paying
+ * for its exploration under extreme contention, One far worst without
  * contention. The paper has Eight at twice Precompute under moderate contention
- * too; ours is not (docs/simulator.md says why), so that is not asserted.
- * (Where our figures differ from the paper's: docs/simulator.md.) */
+ * too; ours is 1.2x and no honest change of the workload gets it there
+ * (docs/simulator.md gives the queueing arithmetic and the figures), so that is
+ * not asserted. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -48,6 +50,9 @@ Test(paper, table3_has_the_papers_shape, .timeout = 120)
                   at(h, 2, EXTREME), at(h, 0, EXTREME));
     cr_assert_gt(at(h, 2, MODERATE), 1.08 * at(h, 0, MODERATE), "eight moderate %.2f vs %.2f",
                  at(h, 2, MODERATE), at(h, 0, MODERATE));
+    /* An explorer holds 8 GPUs for ten minutes: costly when jobs arrive every 250 s. */
+    cr_assert_geq(at(h, 1, EXTREME), 1.25 * at(h, 0, EXTREME), "exploratory extreme %.2f vs %.2f",
+                  at(h, 1, EXTREME), at(h, 0, EXTREME));
     for (int p = 0; p < NP - 1; p++)
         cr_assert_gt(at(h, 5, NONE), 1.5 * at(h, p, NONE), "one is far worst without contention");
     cr_assert_geq(at(h, 5, NONE), 3.0 * at(h, 0, NONE));
