@@ -57,14 +57,31 @@ function killQuietly(pid, sig) {
   try { process.kill(pid, sig); return true; } catch (e) { return false; }
 }
 
+function logTail(file, lines = 15) {
+  try { return fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n"); } catch (e) { return ""; }
+}
+
 // Starts ringmasterd; resolves to {url, token, stateDir, stop()} once /api/v1/health answers.
+// A start that fails (say, another process took the free port first) is tried once more.
 export async function startServer() {
+  try {
+    return await startServerOnce();
+  } catch (e) {
+    console.error("# ringmasterd did not start, trying once more: " + e.message);
+    const c = cleanups.pop();
+    if (c) await c.stop();
+    return await startServerOnce();
+  }
+}
+
+async function startServerOnce() {
   if (!fs.existsSync(RINGMASTERD)) throw new Error(RINGMASTERD + " is missing: run make first");
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ringmaster-browser-"));
   const port = await freePort();
   const url = "http://127.0.0.1:" + port;
-  const log = fs.openSync(path.join(ARTIFACTS, "ringmasterd.log"), "w");
+  const logFile = path.join(ARTIFACTS, "ringmasterd.log");
+  const log = fs.openSync(logFile, "w");
   const child = spawn(RINGMASTERD, ["--listen", "127.0.0.1:" + port, "--state-dir", stateDir,
     "--www-dir", path.join(ROOT, "www")], { stdio: ["ignore", log, log] });
   fs.closeSync(log);
@@ -88,7 +105,8 @@ export async function startServer() {
   cleanups.push({ stop, child, stateDir });
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error("ringmasterd exited with " + child.exitCode + "; see " + ARTIFACTS + "/ringmasterd.log");
+    if (child.exitCode !== null)
+      throw new Error("ringmasterd exited with " + child.exitCode + "; its log ends:\n" + logTail(logFile));
     try {
       const res = await fetch(url + "/api/v1/health", { signal: AbortSignal.timeout(2000) });
       const tokenFile = path.join(stateDir, "admin.token");
@@ -97,7 +115,8 @@ export async function startServer() {
     } catch (e) { /* not up yet */ }
     await sleep(200);
   }
-  throw new Error("ringmasterd did not answer /api/v1/health within " + START_TIMEOUT_MS / 1000 + " s");
+  throw new Error("ringmasterd did not answer /api/v1/health within " + START_TIMEOUT_MS / 1000 +
+    " s; its log ends:\n" + logTail(logFile));
 }
 
 // A fresh chromium (own profile directory); resolves to {context, page, close()}.

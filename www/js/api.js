@@ -77,14 +77,16 @@ export async function optional(path, opts) {
   }
 }
 
-const probed = new Map();
+const probed = new Map(); // template -> {known, at}
+const PROBE_TTL_MS = 60000;
 
 // Whether the server routes a POST-only action path: asking it with GET answers 405
-// (Method Not Allowed) when the route exists and 404 when it does not. Cached per session
+// (Method Not Allowed) when the route exists and 404 when it does not. Cached a minute
 // per path template.
 export async function hasRoute(path, template) {
   const key = template || path;
-  if (probed.has(key)) return probed.get(key);
+  const hit = probed.get(key);
+  if (hit && Date.now() - hit.at < PROBE_TTL_MS) return hit.known;
   let known = false;
   try {
     await api(path);
@@ -93,7 +95,7 @@ export async function hasRoute(path, template) {
     known = e.status === 405 || (e.status !== 404 && e.status !== 0);
     if (e.status === 0) return false; // unknown; ask again next time
   }
-  probed.set(key, known);
+  probed.set(key, { known, at: Date.now() });
   return known;
 }
 

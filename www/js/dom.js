@@ -88,7 +88,7 @@ export function bytes(n) {
 // A stable colour for a job id (used on the GPU map and in its legend).
 export function jobColour(id) {
   const hue = (Number(id) * 137.508) % 360;
-  return "hsl(" + hue.toFixed(0) + " 62% 46%)";
+  return "hsl(" + hue.toFixed(0) + " 58% 38%)";
 }
 
 // A definition list from [[label, value], ...]; values may be nodes; empty ones are skipped.

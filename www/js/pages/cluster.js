@@ -1,9 +1,9 @@
 // Cluster: summary figures, the active policy, every node and GPU as a map coloured by the
 // job on it, and charts of GPUs allocated/busy and of the queue over time.
 //
-// Placement comes from GET /api/v1/allocations ({items: [{job_id, node_id, gpus: [index],
-// packed?, suspended?}]}) once the server has it. Until the server keeps history (scheduler
-// rounds), the charts plot what this tab has seen since it opened.
+// Placement comes from each active job's allocation ([{node: ID, gpus: [index]}], as the
+// worker issue adds it to the job JSON). Until the server keeps history (scheduler rounds),
+// the charts plot what this tab has seen since it opened.
 
 import { api, optional, listAll, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, unavailable, bytes, ago, secondsSince, duration, jobColour, ACTIVE_STATES } from "../dom.js";
@@ -14,16 +14,21 @@ const STALE_S = 60;          // a heartbeat older than this marks the node stale
 const HISTORY_MAX = 1200;    // samples kept (an hour at one per 3 s)
 const history = [];          // [{t, allocated, busy, queue, wait}], kept while the tab lives
 
-// Who holds each GPU: Map "node/index" -> {job, packed, suspended}.
-export function gpuOwners(allocations, jobsById) {
+// Who holds each GPU: Map "node/index" -> {jobs, packed, suspended}, from the jobs'
+// allocation fields.
+export function gpuOwners(jobs) {
   const owners = new Map();
-  for (const a of itemsOf(allocations)) {
-    const job = jobsById.get(String(a.job_id)) || { id: a.job_id, name: "job " + a.job_id };
-    for (const g of [].concat(a.gpus ?? a.gpu_index ?? [])) {
-      const k = a.node_id + "/" + (typeof g === "object" ? g.index : g);
-      const prev = owners.get(k);
-      owners.set(k, { jobs: prev ? [...prev.jobs, job] : [job], packed: Boolean(prev) || Boolean(a.packed), suspended: Boolean(a.suspended) });
-    }
+  for (const job of jobs) {
+    if (!Array.isArray(job.allocation)) continue;
+    for (const a of job.allocation)
+      for (const g of Array.isArray(a.gpus) ? a.gpus : []) {
+        const k = (a.node ?? a.node_id) + "/" + (typeof g === "object" ? g.index : g);
+        const prev = owners.get(k);
+        owners.set(k, {
+          jobs: prev ? [...prev.jobs, job] : [job], packed: Boolean(prev),
+          suspended: job.state === "SUSPENDED" || Boolean(prev && prev.suspended),
+        });
+      }
   }
   return owners;
 }
@@ -31,7 +36,8 @@ export function gpuOwners(allocations, jobsById) {
 function gpuTile(node, g, owner) {
   const jobs = owner ? owner.jobs : [];
   const style = jobs.length ? "background:" + jobColour(jobs[0].id) + (jobs[1] ? ";border-right:10px solid " + jobColour(jobs[1].id) : "") : "";
-  const label = jobs.length ? jobs.map((j) => "#" + j.id).join(" + ") : "free";
+  const label = jobs.length === 1 ? "#" + jobs[0].id + " " + (jobs[0].name || "")
+    : jobs.length ? jobs.map((j) => "#" + j.id).join(" + ") : "free";
   return h("li", {
     class: "gpu" + (jobs.length ? " busy" : " free") + (owner && owner.packed ? " packed" : "") + (owner && owner.suspended ? " suspended" : ""),
     style, title: `GPU ${g.index}: ${g.model}, ${bytes(g.memory_bytes)} — ${jobs.length ? jobs.map((j) => "job " + j.id + " " + (j.name || "")).join(", ") : "free"}`,
@@ -53,6 +59,16 @@ function nodeCard(n, owners) {
     h("p", { class: "muted small" }, n.cpus + " CPUs · " + bytes(n.memory_bytes) + " · " + gpus.length + " GPU" + (gpus.length === 1 ? "" : "s") +
       (hb !== null ? " · heartbeat " + ago(n.last_heartbeat_at || n.heartbeat) : "")),
     gpus.length ? h("ul", { class: "gpus" }, gpus.map((g) => gpuTile(n, g, owners.get(n.id + "/" + g.index)))) : h("p", { class: "muted" }, "No GPUs."));
+}
+
+// The jobs shown on the map, with their colours.
+function legend(owners) {
+  const seen = new Map();
+  for (const o of owners.values()) for (const j of o.jobs) seen.set(String(j.id), j);
+  if (!seen.size) return null;
+  return h("p", { class: "map-legend wide", id: "map-legend" }, [...seen.values()].map((j) =>
+    h("a", { href: "#/jobs/" + j.id, class: "key" }, h("span", { class: "swatch", style: "background:" + jobColour(j.id) }),
+      "#" + j.id + " " + (j.name || "") + " · " + j.state)));
 }
 
 function stat(label, value, note, id) {
@@ -108,10 +124,10 @@ export function mount(root) {
   let seen = false;
 
   async function refresh() {
-    let nodes, jobs, allocations, sched;
+    let nodes, jobs, sched;
     try {
       const lists = await Promise.all(["PENDING", ...ACTIVE_STATES].map((s) => listAll("/jobs?state=" + s)));
-      [nodes, allocations, sched] = await Promise.all([api("/nodes"), optional("/allocations"), optional("/scheduler")]);
+      [nodes, sched] = await Promise.all([api("/nodes"), optional("/scheduler")]);
       jobs = lists.flatMap((l) => l.items);
     } catch (e) {
       if (!seen) fill(map, failure(e, "Cannot load the cluster"));
@@ -120,8 +136,7 @@ export function mount(root) {
     }
     seen = true;
     const ns = itemsOf(nodes);
-    const jobsById = new Map(jobs.map((j) => [String(j.id), j]));
-    const owners = gpuOwners(allocations, jobsById);
+    const owners = gpuOwners(jobs);
     const sample = record(jobs);
     const totalGpus = ns.reduce((s, n) => s + (n.gpus || []).length, 0);
     const up = ns.filter((n) => (n.state || "UP") === "UP").length;
@@ -131,9 +146,9 @@ export function mount(root) {
       stat("jobs running", jobs.filter((j) => j.state === "RUNNING").length, null, "stat-running"),
       stat("queue", sample.queue, sample.queue ? "average wait " + duration(sample.wait).trim() : "nothing waits", "stat-queue"));
     fill(policy, policyView(sched));
-    fill(map, ns.length ? ns.map((n) => nodeCard(n, owners))
+    fill(map, ns.length ? [ns.map((n) => nodeCard(n, owners)), legend(owners)]
       : empty("No nodes registered. Start ringmaster-worker on a GPU host (or register one with POST /api/v1/nodes)."));
-    if (allocations === null && ns.length)
+    if (ns.length && !jobs.some((j) => "allocation" in j))
       map.append(h("p", { class: "muted small wide" }, "Which job holds each GPU is shown once the server reports allocations."));
     fill(chartBox, charts());
   }

@@ -17,7 +17,8 @@ const ACTIONS = [
     ask: (j) => `Resize job ${j.id}: it checkpoints, restarts on the new GPU count and rescales its learning rate.`,
     input: (j) => ({ name: "gpus", label: "GPUs", min: j.min_gpus, max: j.max_gpus, value: gpusNow(j) || j.gpus }) },
   { name: "migrate", label: "Migrate", allowed: ["RUNNING", "SUSPENDED"], done: "migration requested",
-    ask: (j) => `Migrate job ${j.id} to other GPUs through a checkpoint?` },
+    ask: (j) => `Migrate job ${j.id} to another node through a checkpoint?`,
+    input: (j, nodes) => ({ name: "node", label: "To node", options: nodes.map((n) => [n.id, n.name + " (" + (n.gpus || []).length + " GPUs)"]) }) },
   { name: "cancel", label: "Cancel job", danger: true, always: true, done: "cancelled",
     allowed: (s) => !FINAL_STATES.includes(s),
     ask: (j) => `Cancel job ${j.id} (${j.name})? It is stopped and cannot be resumed.` },
@@ -27,15 +28,17 @@ function isAllowed(a, state) {
   return typeof a.allowed === "function" ? a.allowed(state) : a.allowed.includes(state);
 }
 
-// A modal confirmation; resolves to {value} when confirmed, null when not.
-function confirmDialog(dialog, action, job) {
-  const spec = action.input ? action.input(job) : null;
-  const input = spec ? h("input", { id: "confirm-input", type: "number", name: spec.name, min: spec.min, max: spec.max, value: String(spec.value) }) : null;
+// A modal confirmation; resolves to {name, value} when confirmed, null when not.
+function confirmDialog(dialog, action, job, nodes) {
+  const spec = action.input ? action.input(job, nodes) : null;
+  const input = !spec ? null : spec.options
+    ? h("select", { id: "confirm-input", name: spec.name }, spec.options.map(([v, label]) => h("option", { value: String(v) }, label)))
+    : h("input", { id: "confirm-input", type: "number", name: spec.name, min: spec.min, max: spec.max, value: String(spec.value) });
   const ok = h("button", { id: "confirm-ok", value: "ok", class: action.danger ? "danger" : "primary" }, action.label);
   const back = h("button", { id: "confirm-back", value: "back", type: "button", onclick: () => dialog.close("back") }, "Back");
   fill(dialog, h("form", { method: "dialog" },
     h("h2", null, action.label + "?"), h("p", { id: "confirm-text" }, action.ask(job)),
-    spec ? h("label", null, spec.label + " (" + spec.min + "–" + spec.max + ") ", input) : null,
+    spec ? h("label", null, spec.label + (spec.options ? " " : " (" + spec.min + "–" + spec.max + ") "), input) : null,
     h("div", { class: "buttons" }, back, ok)));
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => {
@@ -68,12 +71,17 @@ function waiting(job) {
 }
 
 function details(job) {
-  const model = job.model ? JSON.stringify(job.model) : "";
+  // "model" is what the user declared; once the scheduler stores its fits there too, those
+  // are drawn in their own sections instead.
+  const fitted = job.model && (job.model.convergence || job.model.speed);
+  const model = job.model && !fitted ? JSON.stringify(job.model) : "";
   const env = job.env && Object.keys(job.env).length ? Object.entries(job.env).map(([k, v]) => k + "=" + v).join("\n") : "";
   return fields([
     ["state", stateBadge(job.state)], ["user", job.user],
     ["command", h("code", { class: "argv" }, (job.command || []).map((a) => /[\s"']/.test(a) ? JSON.stringify(a) : a).join(" "))],
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
+    ["allocation", Array.isArray(job.allocation) && job.allocation.length
+      ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
     ["GPUs asked", job.gpus + (job.min_gpus !== job.max_gpus ? " (elastic range " + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
     ["batch per GPU", String(job.batch_per_gpu ?? "")],
@@ -97,7 +105,8 @@ export function mount(root, ctx) {
 
   async function run(action) {
     if (busy) return;
-    const answer = await confirmDialog(dialog, action, job);
+    const nodes = action.name === "migrate" ? await api("/nodes").then(itemsOf).catch(() => []) : [];
+    const answer = await confirmDialog(dialog, action, job, nodes);
     if (!answer) { result.className = "result muted"; result.textContent = action.label + ": not done (you chose Back)."; return; }
     busy = true;
     result.className = "result"; result.textContent = action.label + "…";
@@ -146,7 +155,7 @@ export function mount(root, ctx) {
         h("section", { class: "card", id: "sec-details" }, h("h2", null, "Details"), details(job)),
         h("section", { class: "card", id: "sec-events" }, h("h2", null, "Events"),
           evs.length ? h("ol", { class: "timeline" }, evs.slice().reverse().map(eventItem)) : empty("No events."))),
-      sections.map((s) => s.el));
+      h("div", { class: "cols" }, sections[0].el, sections[1].el), sections.slice(2).map((s) => s.el));
     const parts = await fetchParts(job);
     for (const s of sections) s.show(job, parts);
   }

@@ -3,10 +3,12 @@
 // "optional section": while the server has no such route it says "not available yet";
 // when the route lands the section draws, with no change here.
 //
-// Expected shapes (tolerant: items may also be a bare array):
-//   GET /jobs/{id}/metrics      {items: [{step, loss, samples?, seconds?, gpus?, at?}]}
-//   GET /jobs/{id}/model        {convergence: {b0, b1, b2, steps_remaining?, seconds_remaining?},
+// Shapes, as issues 4 and 5 specify them (tolerant: items may also be a bare array):
+//   GET /jobs/{id}/metrics      {items: [{step, loss, world_size, step_time_s, time}]}
+//   the fitted models           {convergence: {b0, b1, b2, steps_remaining?, seconds_remaining?},
 //                                speed: {curve: [{gpus, samples_per_second}]}, plan?}
+//                               from GET /jobs/{id}/model, or the job's own "model" object
+//                               when it carries them
 //   GET /jobs/{id}/allocations  {items: [{from|at, until|to?, gpus, nodes?, plan?}]}
 //   GET /jobs/{id}/log          text/plain, or {lines: [...]}
 
@@ -14,22 +16,31 @@ import { api, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, unavailable, fields, duration, when, parseTime } from "../dom.js";
 import { lineChart } from "../chart.js";
 
-const missingRoutes = new Set(); // route suffixes this server lacks (asked once a session)
+// Route suffixes this server lacked, with when: asked again after RECHECK_MS, so that an
+// upgraded server lights the sections up without a reload.
+const missingRoutes = new Map();
+const RECHECK_MS = 60000;
+const isMissing = (suffix) => Date.now() - (missingRoutes.get(suffix) ?? -Infinity) < RECHECK_MS;
 const SUFFIXES = ["metrics", "model", "allocations", "log"];
 
 // Fetches every optional source of a job: {suffix: {value} | {missing: true} | {error}}.
 export async function fetchParts(job) {
   const out = {};
   await Promise.all(SUFFIXES.map(async (suffix) => {
-    if (missingRoutes.has(suffix)) { out[suffix] = { missing: true }; return; }
+    if (isMissing(suffix)) { out[suffix] = { missing: true }; return; }
     try {
       out[suffix] = { value: await api("/jobs/" + job.id + "/" + suffix, { text: suffix === "log" }) };
     } catch (e) {
-      if (e.status === 404) missingRoutes.add(suffix);
+      if (e.status === 404) missingRoutes.set(suffix, Date.now());
       out[suffix] = e.status === 404 ? { missing: true } : { error: e };
     }
   }));
+  if (!("value" in out.model) && hasFit(job.model)) out.model = { value: job.model };
   return out;
+}
+
+function hasFit(m) {
+  return Boolean(m && typeof m === "object" && (m.convergence || m.speed || Number.isFinite(m.b0)));
 }
 
 // Returns {el, show(job, parts)}; render(value, job, values) gives the section's content,
@@ -68,7 +79,7 @@ function lossPoints(metrics) {
 function renderLoss(metrics, job, shared) {
   const pts = lossPoints(metrics);
   if (pts.length === 0) return empty("No loss reported yet: the job reports it once it runs.");
-  const series = [{ label: "loss (reported)", points: pts, dots: pts.length < 200 }];
+  const series = [{ label: "loss (reported)", points: pts, dots: pts.length <= 40 }];
   const fit = convergence(shared.model);
   if (fit) {
     const last = pts[pts.length - 1][0];
@@ -85,11 +96,14 @@ function renderLoss(metrics, job, shared) {
     ]) : h("p", { class: "muted" }, "The fitted convergence curve appears once the scheduler has fitted this job.")];
 }
 
-// Measured samples per second at each GPU count, from metrics carrying samples and seconds.
-export function measuredThroughput(metrics) {
+// Measured samples per second at each GPU count: from step_time_s and world_size (times the
+// job's batch per GPU), or from samples and seconds where a report carries those.
+export function measuredThroughput(metrics, batchPerGpu = 128) {
   const by = new Map();
   for (const m of itemsOf(metrics)) {
-    const g = Number(m.gpus || m.world_size), n = Number(m.samples), t = Number(m.seconds ?? m.time);
+    const g = Number(m.world_size ?? m.gpus);
+    const t = Number(m.step_time_s ?? m.seconds);
+    const n = Number(m.samples ?? g * batchPerGpu);
     if (!(g > 0 && n > 0 && t > 0)) continue;
     const acc = by.get(g) || [0, 0];
     by.set(g, [acc[0] + n, acc[1] + t]);
@@ -98,7 +112,7 @@ export function measuredThroughput(metrics) {
 }
 
 function renderSpeed(model, job, shared) {
-  const measured = measuredThroughput(shared.metrics);
+  const measured = measuredThroughput(shared.metrics, job.batch_per_gpu || 128);
   const curve = model && model.speed && Array.isArray(model.speed.curve)
     ? model.speed.curve.map((p) => [Number(p.gpus), Number(p.samples_per_second ?? p.throughput)]) : [];
   const plan = model && model.plan;

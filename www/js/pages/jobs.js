@@ -16,11 +16,14 @@ const COLUMNS = [
   { key: "predicted", label: "Predicted", value: (j) => Date.parse(predicted(j) || "") || Infinity, cls: "opt", optional: true },
 ];
 
-// GPUs the job holds now: allocated_gpus when the server reports it, else its request
-// while it is in an active state, else none.
+// GPUs the job holds now: its allocation ([{node, gpus: [index]}]) or world_size when the
+// server reports them, else its request while it is in an active state, else none.
 export function gpusNow(j) {
+  if (Array.isArray(j.allocation) && j.allocation.length)
+    return j.allocation.reduce((n, a) => n + (Array.isArray(a.gpus) ? a.gpus.length : 0), 0);
   if (Number.isFinite(j.allocated_gpus)) return j.allocated_gpus;
-  return ACTIVE_STATES.includes(j.state) ? j.gpus : null;
+  if (!ACTIVE_STATES.includes(j.state)) return null;
+  return Number.isFinite(j.world_size) && j.world_size > 0 ? j.world_size : j.gpus;
 }
 
 function predicted(j) {

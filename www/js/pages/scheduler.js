@@ -1,7 +1,7 @@
 // Scheduler: the active policy (an admin may switch it) and its recent rounds.
 //   GET /api/v1/scheduler         {policy, policies?: [names], ...settings}
 //   PUT /api/v1/scheduler         {policy}
-//   GET /api/v1/scheduler/rounds  {items: [{id, at, duration_ms, decisions, actions}]}
+//   GET /api/v1/scheduler/rounds  {items: [{id, at, policy, duration_us, jobs, decisions, actions}]}
 // Each part says "not available yet" while the server lacks it.
 
 import { api, optional, itemsOf } from "../api.js";
@@ -25,10 +25,13 @@ function roundsTable(rounds) {
   const items = itemsOf(rounds);
   if (!items.length) return empty("No rounds yet.");
   return h("div", { class: "table-wrap" }, h("table", { class: "data" },
-    h("thead", null, h("tr", null, ["round", "at", "duration", "decisions", "actions"].map((c) => h("th", null, c)))),
+    h("thead", null, h("tr", null, ["round", "at", "policy", "duration", "jobs", "decisions", "actions"].map((c) => h("th", null, c)))),
     h("tbody", null, items.slice(0, 50).map((r) => h("tr", null,
       h("td", { class: "num" }, String(r.id ?? "")), h("td", null, when(r.at || r.started_at)),
-      h("td", { class: "num" }, r.duration_ms !== undefined ? Number(r.duration_ms).toFixed(1) + " ms" : ""),
+      h("td", null, String(r.policy ?? "")),
+      h("td", { class: "num" }, r.duration_us !== undefined ? (Number(r.duration_us) / 1000).toFixed(2) + " ms"
+        : r.duration_ms !== undefined ? Number(r.duration_ms).toFixed(2) + " ms" : ""),
+      h("td", { class: "num" }, String(r.jobs ?? r.jobs_considered ?? "")),
       h("td", null, typeof r.decisions === "object" ? JSON.stringify(r.decisions) : String(r.decisions ?? "")),
       h("td", null, typeof r.actions === "object" ? JSON.stringify(r.actions) : String(r.actions ?? "")))))));
 }
