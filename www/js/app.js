@@ -63,8 +63,8 @@ async function tick(gen) {
   if (!document.hidden) {
     await Promise.all([current && current.refresh ? current.refresh().catch(() => {}) : null, health()]);
     if (gen !== generation) return;
-    $("updated").textContent = "Live: refreshes every " + POLL_MS / 1000 + " s. Updated " +
-      new Date().toLocaleTimeString() + ".";
+    $("updated").textContent = !token() ? "" : "Live: refreshes every " + POLL_MS / 1000 +
+      " s. Updated " + new Date().toLocaleTimeString() + ".";
   }
   timer = setTimeout(() => tick(gen), POLL_MS);
 }

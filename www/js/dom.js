@@ -78,6 +78,13 @@ export function ago(ts) {
   return s === null ? "" : duration(s).trim() + " ago";
 }
 
+// "in 4 min" for a future time, "4 min ago" for a past one.
+export function fromNow(ts) {
+  const s = secondsSince(ts);
+  if (s === null) return "";
+  return s < 0 ? "in " + duration(-s).trim() : duration(s).trim() + " ago";
+}
+
 export function bytes(n) {
   if (n === null || n === undefined || !isFinite(n)) return "";
   if (n < 1024 ** 3) return Math.round(n / 1024 ** 2) + " MiB";

@@ -2,7 +2,7 @@
 // confirmation, with a visible result) and the sections that later endpoints light up.
 
 import { api, hasRoute, itemsOf } from "../api.js";
-import { h, fill, loading, empty, failure, fields, stateBadge, when, ago, duration, FINAL_STATES } from "../dom.js";
+import { h, fill, loading, empty, failure, fields, stateBadge, when, fromNow, duration, FINAL_STATES } from "../dom.js";
 import { jobSections, fetchParts } from "./jobparts.js";
 import { gpusNow } from "./jobs.js";
 
@@ -66,7 +66,7 @@ function waiting(job) {
     known ? fields([
       ["queue position", job.queue_position !== undefined ? String(job.queue_position) : ""],
       ["reason", job.pending_reason],
-      ["predicted start", job.predicted_start ? when(job.predicted_start) + " (" + ago(job.predicted_start).replace(" ago", "") + ")" : ""],
+      ["predicted start", job.predicted_start ? when(job.predicted_start) + " (" + fromNow(job.predicted_start) + ")" : ""],
     ]) : h("p", { class: "muted" }, "Waiting for the scheduler. Its explanation (queue position, reason, predicted start) is not available yet on this server."));
 }
 
@@ -87,17 +87,18 @@ function details(job) {
     ["batch per GPU", String(job.batch_per_gpu ?? "")],
     ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : JSON.stringify(job.plan)) : ""],
     ["model", model ? h("code", null, model) : ""], ["env", env ? h("pre", { class: "inline" }, env) : ""],
-    ["submitted", when(job.submitted_at) + " (" + ago(job.submitted_at) + ")"], ["updated", when(job.updated_at)],
+    ["submitted", when(job.submitted_at)], ["updated", when(job.updated_at)],
     ["finished", job.finished_at ? when(job.finished_at) + " (ran " + duration((Date.parse(job.finished_at) - Date.parse(job.submitted_at)) / 1000) + " after submission)" : ""],
   ]);
 }
 
 export function mount(root, ctx) {
   const id = ctx.params[0];
-  let job = null, busy = false;
+  let job = null, busy = false, shownKey = "", actionsKey = "";
   const title = h("h1", null, "Job " + id);
   const actionsBar = h("div", { class: "actions", id: "job-actions" });
   const result = h("p", { id: "action-result", class: "result", role: "status", "aria-live": "polite" });
+  const stale = h("p", { class: "result error", role: "alert" });
   const main = h("div", { class: "job-main" }, loading("Loading the job…"));
   const dialog = h("dialog", { id: "confirm", class: "confirm" });
   const sections = jobSections();
@@ -120,11 +121,16 @@ export function mount(root, ctx) {
       result.textContent = action.label + " failed: " + e.message;
     }
     busy = false;
+    actionsKey = "";
     await refresh();
   }
 
+  // Rebuilt only when something they depend on changed, so focus stays where it is.
   function renderActions() {
     const shown = ACTIONS.filter((a) => available.get(a.name));
+    const key = job.state + busy + shown.map((a) => a.name).join();
+    if (key === actionsKey) return;
+    actionsKey = key;
     fill(actionsBar, shown.map((a) => h("button", {
       type: "button", id: "action-" + a.name, class: a.danger ? "danger" : "",
       disabled: !isAllowed(a, job.state) || busy, title: isAllowed(a, job.state) ? "" : "not possible in state " + job.state,
@@ -145,24 +151,34 @@ export function mount(root, ctx) {
       [job, events] = await Promise.all([api("/jobs/" + id), api("/jobs/" + id + "/events")]);
     } catch (e) {
       if (!job || e.status === 404) fill(main, failure(e, e.status === 404 ? "No such job" : "Cannot load job " + id));
+      else stale.textContent = "Cannot refresh (showing what was loaded before): " + e.message;
       return;
     }
-    fill(title, "Job " + id + ": " + job.name + " ", stateBadge(job.state));
+    stale.textContent = "";
     renderActions();
-    const evs = itemsOf(events);
+    // Unchanged answers leave the page alone: a selection or a scroll position survives.
+    const key = JSON.stringify([job, events]);
+    if (key !== shownKey) {
+      shownKey = key;
+      showJob(itemsOf(events));
+    }
+    const parts = await fetchParts(job);
+    for (const s of sections) s.show(job, parts);
+  }
+
+  function showJob(evs) {
+    fill(title, "Job " + id + ": " + job.name + " ", stateBadge(job.state));
     fill(main, waiting(job),
       h("div", { class: "cols" },
         h("section", { class: "card", id: "sec-details" }, h("h2", null, "Details"), details(job)),
         h("section", { class: "card", id: "sec-events" }, h("h2", null, "Events"),
           evs.length ? h("ol", { class: "timeline" }, evs.slice().reverse().map(eventItem)) : empty("No events."))),
       h("div", { class: "cols" }, sections[0].el, sections[1].el), sections.slice(2).map((s) => s.el));
-    const parts = await fetchParts(job);
-    for (const s of sections) s.show(job, parts);
   }
 
   root.append(h("section", { class: "page" },
     h("p", { class: "crumbs" }, h("a", { href: "#/jobs" }, "← Jobs")),
-    h("div", { class: "page-head" }, title, actionsBar), result, main, dialog));
+    h("div", { class: "page-head" }, title, actionsBar), result, stale, main, dialog));
   probeActions();
   return { refresh: () => (dialog.open ? Promise.resolve() : refresh()) };
 }

@@ -48,10 +48,10 @@ function hasFit(m) {
 function optionalSection({ id, title, suffix, what, render }) {
   const body = h("div", { class: "section-body" }, loading());
   const el = h("section", { class: "card", id }, h("h2", null, title), body);
-  let seen = false;
+  let seen = false, shownKey = "";
   function show(job, parts) {
     const part = parts[suffix];
-    if (part.missing) return fill(body, unavailable(what));
+    if (part.missing) { shownKey = ""; return fill(body, unavailable(what)); }
     if (part.error) {
       if (!seen) fill(body, failure(part.error, "Cannot load " + what.toLowerCase()));
       return;
@@ -59,6 +59,9 @@ function optionalSection({ id, title, suffix, what, render }) {
     seen = true;
     const values = {};
     for (const k of SUFFIXES) values[k] = parts[k] && "value" in parts[k] ? parts[k].value : null;
+    const key = JSON.stringify([values, job.state, job.batch_per_gpu]);
+    if (key === shownKey) return; // unchanged: keep the scroll position of the log
+    shownKey = key;
     fill(body, render(part.value, job, values));
   }
   return { el, show };
