@@ -20,6 +20,6 @@ test-browser: $(BUILD)/ringmasterd $(BROWSER_DEPS)
 	cd $(BROWSER_DIR) && RINGMASTERD=$(abspath $(BUILD)/ringmasterd) \
 	    BROWSER_ARTIFACTS=$(abspath $(BROWSER_ARTIFACTS)) \
 	    timeout 600 node --test --test-concurrency=1 --test-timeout=300000 \
-	    --test-reporter=tap ./
+	    --test-reporter=tap *.test.mjs
 
 .PHONY: test-browser
