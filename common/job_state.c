@@ -3,8 +3,9 @@
 #include <string.h>
 
 #define BIT(s) (1u << (s))
-#define ACTIVE (BIT(JOB_STARTING) | BIT(JOB_RUNNING) | BIT(JOB_SUSPENDED) | BIT(JOB_RESIZING) | \
-                BIT(JOB_MIGRATING))
+#define ACTIVE                                                                                     \
+    (BIT(JOB_STARTING) | BIT(JOB_RUNNING) | BIT(JOB_SUSPENDED) | BIT(JOB_RESIZING) |               \
+     BIT(JOB_MIGRATING))
 
 /* For each event: the states it may leave from, and the state it leads to. */
 static const struct {
@@ -26,8 +27,8 @@ static const struct {
 };
 
 static const char *const state_names[JOB_STATE_COUNT] = {
-    "PENDING", "STARTING", "RUNNING",   "SUSPENDED", "RESIZING",
-    "MIGRATING", "COMPLETED", "FAILED", "CANCELLED",
+    "PENDING",   "STARTING",  "RUNNING", "SUSPENDED", "RESIZING",
+    "MIGRATING", "COMPLETED", "FAILED",  "CANCELLED",
 };
 
 int job_state_next(enum job_state from, enum job_event ev, enum job_state *to)

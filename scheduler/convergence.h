@@ -12,12 +12,13 @@ struct conv_model {
     int fitted;     /* 1 once a fit succeeded */
 };
 
-/* Fits the model to n points (steps[i], losses[i]); needs n >= 3 and finite,
- * positive losses. Returns 0, or -1 with errno EINVAL (too few or bad points)
- * leaving *out unchanged. */
+/* Fits the model to n points (steps[i], losses[i]); needs n >= 3, finite steps
+ * >= 0 and finite, positive losses. The fit minimises the squared error in loss
+ * space (see convergence.c). Returns 0, or -1 with errno EINVAL (too few or bad
+ * points) or ENOMEM, leaving *out unchanged. */
 int conv_fit(const double *steps, const double *losses, size_t n, struct conv_model *out);
 
-/* Predicted loss at step k. */
+/* Predicted loss at step k (INFINITY where b0*k + b1 == 0). */
 double conv_loss(const struct conv_model *m, double k);
 
 /* Steps still needed from step k until the loss reaches target; 0 if already
@@ -25,13 +26,16 @@ double conv_loss(const struct conv_model *m, double k);
 double conv_steps_to_loss(const struct conv_model *m, double k, double target);
 
 /* Steps still needed from step k until one more epoch (steps_per_epoch steps)
- * improves the loss by less than tol; 0 if that already holds. */
+ * improves the loss by less than tol; 0 if that already holds (or b0 == 0, or
+ * steps_per_epoch <= 0); INFINITY if tol <= 0. */
 double conv_steps_to_converge(const struct conv_model *m, double k, double steps_per_epoch,
                               double tol);
 
 /* Incremental fitting: points accumulate (bounded, oldest thinned evenly when
  * full) and conv_fitter_refit() refits from them. Cheap enough to call per
- * report. The struct is plain data so the core can embed it in a job. */
+ * report. The struct is plain data so the core can embed it in a job.
+ * Thinning: when the buffer is full, every other point of its older half is
+ * dropped (the first point always stays), so recent points stay dense. */
 #define CONV_FITTER_MAX_POINTS 256
 struct conv_fitter {
     double steps[CONV_FITTER_MAX_POINTS];
@@ -41,9 +45,11 @@ struct conv_fitter {
 };
 
 void conv_fitter_init(struct conv_fitter *f);
-/* Adds one point; non-finite or non-positive losses are ignored (returns -1, EINVAL). */
+/* Adds one point; a negative or non-finite step, or a non-finite or non-positive
+ * loss, is ignored (returns -1, EINVAL). */
 int conv_fitter_add(struct conv_fitter *f, double step, double loss);
-/* Refits from the points so far; returns 0, or -1 (EINVAL: too few points). */
+/* Refits from the points so far; returns 0, or -1 (EINVAL: too few points;
+ * ENOMEM) keeping the previous model. */
 int conv_fitter_refit(struct conv_fitter *f);
 
 #endif

@@ -10,9 +10,11 @@
 
 /* a is m x n in row-major order, b has m entries, x receives n entries.
  * Requires 1 <= n <= NNLS_MAX_VARS and m >= 1; inputs are not modified.
- * Returns 0, or -1 with errno EINVAL (bad sizes, non-finite input) or
- * EDOM (no convergence within the iteration limit; x then holds the best
- * feasible point found). */
+ * Returns 0, or -1 with errno EINVAL (bad sizes, non-finite input), ENOMEM
+ * (no memory for the m x n workspace; x untouched) or EDOM (no convergence
+ * within the iteration limit, 30n + 100 least-squares solves; x then holds
+ * the best feasible point found). Columns that are all zero get x = 0;
+ * collinear columns get a basic solution (one of them carries the weight). */
 int nnls_solve(const double *a, const double *b, size_t m, size_t n, double *x);
 
 #endif

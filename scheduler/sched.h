@@ -18,6 +18,13 @@
 
 #define SCHED_MAX_GPUS_PER_NODE 64
 
+/* Exploratory profiling (policy "exploratory"): a job without a fitted speed
+ * model runs SCHED_EXPLORE_STAGE_S seconds at each of 1, 2, 4, 8 GPUs in turn;
+ * sched_job.explored_s[k] counts the seconds it has run at 2^k GPUs. A
+ * snapshot may set its own stage length (sched_snapshot.explore_stage_s). */
+#define SCHED_EXPLORE_STAGES 4
+#define SCHED_EXPLORE_STAGE_S 150.0
+
 struct sched_node {
     int64_t id;
     int ngpus;          /* GPUs on the node */
@@ -42,7 +49,7 @@ struct sched_job {
     double submit_time;   /* seconds, on the caller's clock */
     int priority;         /* higher first where a policy orders by it */
     int requested_gpus;   /* what the user asked for (>= 1) */
-    int min_gpus, max_gpus;
+    int min_gpus, max_gpus; /* min <= 0 means 1; max <= 0 means no limit */
     int elastic;          /* 0: only ever gets requested_gpus */
 
     /* What it holds now (0 if waiting), and where. slots has cur_gpus entries. */
@@ -51,14 +58,17 @@ struct sched_job {
     double last_change_time; /* when its allocation last changed (start, resize) */
     double run_time;         /* seconds it has held GPUs in total */
 
-    /* Progress and models. remaining_epochs < 0 when unknown. */
+    /* Progress and models. remaining_epochs < 0 when unknown: the policies then
+     * assume the job is half done, max(epochs_done, 1) epochs to go. The speed
+     * model is used only when speed.fitted and model_source != NONE. */
     double epochs_done;
     double remaining_epochs;
     enum sched_model_source model_source;
     struct speed_model speed;
     struct conv_model conv;
 
-    /* Exploratory profiling: seconds observed so far at 1, 2, 4, 8 GPUs. */
+    /* Exploratory profiling: seconds observed so far at 1, 2, 4, 8 GPUs. When all
+     * four are 0, the stage is derived from run_time instead. */
     double explored_s[4];
 };
 
@@ -69,7 +79,11 @@ struct sched_snapshot {
     size_t nnodes;
     const struct sched_job *jobs;
     size_t njobs;
-    double resize_cost_s; /* measured cost of a checkpoint-stop-restart */
+    double resize_cost_s; /* measured cost of a checkpoint-stop-restart; the
+                           * model-driven policies grow a running job only when
+                           * the predicted time saved exceeds it */
+    double explore_stage_s; /* seconds per exploring stage; <= 0 means
+                             * SCHED_EXPLORE_STAGE_S */
 };
 
 /* A job's part of a decision, in snapshot order. */
@@ -78,13 +92,24 @@ struct sched_assignment {
     int gpus;                 /* 0: waits */
     struct sched_slot *slots; /* gpus entries (owned by the decision) */
     int changed;              /* 1 if gpus or slots differ from what it holds */
-    const char *reason;       /* why it waits or changed (static text) */
+    const char *reason;       /* why it runs, waits or changed: static text, never
+                               * NULL, e.g. "started", "resized: grown",
+                               * "waiting: the policy gave it no GPUs" */
+    int wanted;               /* what the policy asked for; gpus < wanted when
+                               * placement had to cut it down */
 };
 
 struct sched_decision {
     struct sched_assignment *assign; /* njobs entries, snapshot order */
     size_t njobs;
-    double fragmentation;     /* 0..1, see placement.h */
+    double fragmentation;     /* 0..1: fraction of free GPUs on up nodes outside
+                               * the largest free aligned block of their node
+                               * (0: every node's free GPUs form one buddy
+                               * block); see placement.h */
+    int capacity;             /* GPUs on up nodes */
+    int used;                 /* GPUs assigned by this decision */
+    int nchanged;             /* assignments with changed == 1 */
+    struct sched_slot *slot_pool; /* every assignment's slots point into it */
 };
 
 /* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).
@@ -103,8 +128,18 @@ const struct sched_policy_ops *sched_policy_find(const char *name);
 /* All policies, NULL-terminated, in a fixed order. */
 const struct sched_policy_ops *const *sched_policy_list(void);
 
+/* Checks a snapshot: node sizes 0..SCHED_MAX_GPUS_PER_NODE, jobs with
+ * requested_gpus >= 1 and a consistent min/max, unique job ids, current slots
+ * on existing GPUs and no GPU held by two jobs. Returns 0, or -1 with errno
+ * EINVAL and a message in err (errlen bytes, may be NULL/0) saying what is wrong. */
+int sched_validate(const struct sched_snapshot *snap, char *err, size_t errlen);
+
 /* Runs the policy and placement on the snapshot. Returns a new decision, or
- * NULL with errno (EINVAL for an inconsistent snapshot, ENOMEM). */
+ * NULL with errno (EINVAL for an inconsistent snapshot, see sched_validate;
+ * ENOMEM). The decision is always feasible: no GPU given twice, no node over
+ * its size, nothing on a node that is not up. A running job whose count is
+ * unchanged stays on its GPUs unless its node is down or moving it lets
+ * another job span fewer nodes (placement.h). */
 struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
                                     const struct sched_snapshot *snap);
 

@@ -1,12 +1,24 @@
 /* speed: a job's step time as a function of its world size w (DESIGN.md "Models").
  *
- *   t_step(w) = θ0 + θ1*m + T_allreduce(w, n)
+ *   t_step(w) = θ0 + θ1*m + T_allreduce(w, n) + θ5*internode(N)
  *   T_allreduce = θ2*alpha_feature(w) + θ3*beta_feature(w) + θ4*gamma_feature(w)
  *
  * where the alpha/beta/gamma features are the coefficients of latency, per-byte
  * transfer and per-byte reduction in the all-reduce algorithm that w selects
  * (ring, recursive halving-doubling for powers of two, binary blocks otherwise),
- * with the model size folded into θ3 and θ4. All θ >= 0, fitted by NNLS. */
+ * with the model size folded into θ3 and θ4. All θ >= 0, fitted by NNLS.
+ *
+ * The sixth feature, internode = 1 when the job spans more than one node (0 on
+ * one node), carries the jump in step time that the measured profiles
+ * (shared/profiles/) show as soon as gradients cross the network; the five
+ * world-size features cannot express it. (Tried on those profiles: this
+ * indicator fits better than 2(N-1)/N or than the all-reduce coefficients
+ * switched on across nodes.) Where the placement is unknown the model assumes
+ * the job is packed: N = ceil(w / gpus_per_node), or N = 1 when gpus_per_node
+ * is 0.
+ *
+ * The fit minimises the relative error of the step times (rows divided by the
+ * measured time). */
 #ifndef RINGMASTER_SPEED_H
 #define RINGMASTER_SPEED_H
 
@@ -23,28 +35,54 @@ enum allreduce_algo allreduce_algo_for(int p);
  * the all-reduce time of the given algorithm for p workers. p >= 1. */
 void allreduce_coefficients(enum allreduce_algo algo, int p, double *ca, double *cb, double *cg);
 
-#define SPEED_NFEATURES 5
+#define SPEED_NFEATURES 6
 
 struct speed_model {
     double theta[SPEED_NFEATURES];
-    double batch_per_gpu; /* m: examples per worker per step */
-    double dataset_size;  /* examples per epoch */
+    double batch_per_gpu; /* m: examples per worker per step (set by the caller) */
+    double dataset_size;  /* examples per epoch (set by the caller) */
     double rmse;          /* of the fit, seconds */
     int fitted;
+    int gpus_per_node; /* packing assumed by speed_step_time; 0 = one node (caller) */
 };
 
-/* Feature vector of world size w for a job with m examples per worker. */
+/* Feature vector of world size w (one node) for a job with m examples per worker. */
 void speed_features(int w, double m, double f[SPEED_NFEATURES]);
 
-/* Fits θ from n observations (w[i], step_s[i]); n >= 1. With few distinct w
- * the fit is the minimum-norm-ish NNLS answer: it still predicts every w.
- * Returns 0, or -1 with errno EINVAL leaving *model unchanged. */
+/* Feature vector of world size w spread over nodes >= 1 nodes. */
+void speed_features_placed(int w, int nodes, double m, double f[SPEED_NFEATURES]);
+
+/* Fits θ from n observations (w[i], step_s[i]) taken at m = model->batch_per_gpu
+ * on one node (or packed, if model->gpus_per_node > 0); n >= 1, w[i] >= 1,
+ * step_s[i] finite and > 0, batch_per_gpu > 0. With few distinct w the fit is
+ * the minimum-norm-ish NNLS answer (a tiny ridge term splits the weight between
+ * features that the data cannot tell apart): it still predicts every w.
+ * Sets theta, rmse and fitted; keeps the other fields.
+ * Returns 0, or -1 with errno EINVAL (ENOMEM) leaving *model unchanged. */
 int speed_fit(struct speed_model *model, const int *w, const double *step_s, size_t n);
 
-/* Predicted seconds per step at world size w >= 1. */
+/* One measured step: w workers on `nodes` nodes (1 <= nodes <= w), m > 0
+ * examples per worker, step_s > 0 seconds. */
+struct speed_obs {
+    int w;
+    int nodes;
+    double m;
+    double step_s;
+};
+
+/* As speed_fit, from observations with their own placement and batch size (so θ1,
+ * the per-example compute, is identified when the m differ). */
+int speed_fit_obs(struct speed_model *model, const struct speed_obs *obs, size_t n);
+
+/* Predicted seconds per step at world size w >= 1 (packed placement, see above;
+ * m = model->batch_per_gpu). INFINITY when w < 1 or the model is not fitted. */
 double speed_step_time(const struct speed_model *model, int w);
 
-/* w * m / (t_step(w) * dataset_size). */
+/* Predicted seconds per step for w workers on nodes nodes with m examples each. */
+double speed_step_time_placed(const struct speed_model *model, int w, int nodes, double m);
+
+/* w * m / (t_step(w) * dataset_size); 0 when t_step is infinite or the dataset
+ * size is not positive. */
 double speed_epochs_per_second(const struct speed_model *model, int w);
 
 #endif

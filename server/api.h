@@ -18,7 +18,8 @@ struct api_call {
     struct http_req *req;
     const char *id;       /* the {id} path segment, or "" */
     struct auth_user who; /* the caller, when the route needs a token */
-    PGconn *db;           /* held for the call */
+    PGconn *db;           /* held for the call; NULL only for a public route when the
+                             database cannot be reached */
 };
 
 /* Borrows db (and www_dir, the dashboard's files, may be NULL). Returns NULL on ENOMEM. */

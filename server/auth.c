@@ -15,8 +15,8 @@
 /* pg_advisory_xact_lock key for the first admin ("RINGADMN"). */
 #define BOOTSTRAP_LOCK_KEY "5931037303805824334"
 
-static const char *const role_names[] = {[AUTH_ADMIN] = "admin", [AUTH_USER] = "user",
-                                         [AUTH_WORKER] = "worker"};
+static const char *const role_names[] = {
+    [AUTH_ADMIN] = "admin", [AUTH_USER] = "user", [AUTH_WORKER] = "worker"};
 
 const char *auth_role_name(enum auth_role role)
 {
@@ -78,8 +78,10 @@ int auth_check(PGconn *c, const char *authorization, struct auth_user *who)
     if (!token)
         return -1;
     const char *p[] = {token};
-    PGresult *r = db_exec(c, "SELECT id, name, role FROM users"
-                             " WHERE token_hash = sha256(convert_to($1, 'UTF8'))", 1, p);
+    PGresult *r = db_exec_retry(c,
+                                "SELECT id, name, role FROM users"
+                                " WHERE token_hash = sha256(convert_to($1, 'UTF8'))",
+                                1, p);
     int rc = !db_ok(r) ? -2 : PQntuples(r) != 1 ? -1 : 0;
     if (rc == 0) {
         who->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -91,15 +93,16 @@ int auth_check(PGconn *c, const char *authorization, struct auth_user *who)
     return rc;
 }
 
-int auth_user_create(PGconn *c, const char *name, enum auth_role role, char *token,
-                     long long *id)
+int auth_user_create(PGconn *c, const char *name, enum auth_role role, char *token, long long *id)
 {
     if (auth_token_new(token, AUTH_TOKEN_LEN + 1) < 0)
         return -2;
     const char *p[] = {name, auth_role_name(role), token};
-    PGresult *r = db_exec(c, "INSERT INTO users (name, role, token_hash)"
-                             " VALUES ($1, $2, sha256(convert_to($3, 'UTF8')))"
-                             " ON CONFLICT (name) DO NOTHING RETURNING id", 3, p);
+    PGresult *r = db_exec(c,
+                          "INSERT INTO users (name, role, token_hash)"
+                          " VALUES ($1, $2, sha256(convert_to($3, 'UTF8')))"
+                          " ON CONFLICT (name) DO NOTHING RETURNING id",
+                          3, p);
     int rc = !db_ok(r) ? -2 : PQntuples(r) != 1 ? -1 : 0;
     if (rc == 0)
         *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -130,8 +133,10 @@ static int write_token_file(const char *path, const char *token, char *err, size
 /* Inside the bootstrap transaction: 1 when an admin exists, 0 when not, -1 on error. */
 static int admin_exists(PGconn *c)
 {
-    PGresult *r = db_exec(c, "SELECT pg_advisory_xact_lock(" BOOTSTRAP_LOCK_KEY "),"
-                             " EXISTS (SELECT 1 FROM users WHERE role = 'admin')", 0, NULL);
+    PGresult *r = db_exec(c,
+                          "SELECT pg_advisory_xact_lock(" BOOTSTRAP_LOCK_KEY "),"
+                          " EXISTS (SELECT 1 FROM users WHERE role = 'admin')",
+                          0, NULL);
     int rc = db_ok(r) ? strcmp(PQgetvalue(r, 0, 1), "t") == 0 : -1;
     PQclear(r);
     return rc;
@@ -163,6 +168,10 @@ int auth_bootstrap(PGconn *c, const char *state_dir, char *err, size_t errlen)
     int rc = bootstrap_tx(c, path, token, err, errlen);
     if (rc != 0) {
         db_command(c, "ROLLBACK");
+        if (rc > 0 && access(path, F_OK) != 0)
+            log_info("an admin exists; its token is not in %s (only its hash is stored: use "
+                     "the admin.token of the first start, or make another admin)",
+                     path);
         return rc < 0 ? -1 : 0;
     }
     if (db_command(c, "COMMIT") < 0) {

@@ -9,7 +9,7 @@
 
 enum auth_role { AUTH_ADMIN = 1, AUTH_USER = 2, AUTH_WORKER = 4 };
 
-#define AUTH_TOKEN_LEN 67   /* "rm_" + 64 hex digits */
+#define AUTH_TOKEN_LEN 67 /* "rm_" + 64 hex digits */
 #define AUTH_NAME_MAX 64
 
 struct auth_user {
@@ -33,8 +33,7 @@ int auth_check(PGconn *c, const char *authorization, struct auth_user *who);
 
 /* Creates a user with a new token (written to token, AUTH_TOKEN_LEN + 1 bytes) and its id.
  * Returns 0, -1 when the name is taken (409), -2 on a database error. */
-int auth_user_create(PGconn *c, const char *name, enum auth_role role, char *token,
-                     long long *id);
+int auth_user_create(PGconn *c, const char *name, enum auth_role role, char *token, long long *id);
 
 /* On a database without an admin: makes user "admin", writes its token to
  * state_dir/admin.token (mode 0600) and prints it on stdout. Returns 0 (also when an admin

@@ -121,6 +121,19 @@ PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
     return r;
 }
 
+PGresult *db_exec_retry(PGconn *c, const char *sql, int n, const char *const *params)
+{
+    PGresult *r = db_exec(c, sql, n, params);
+    if (db_ok(r) || PQstatus(c) == CONNECTION_OK)
+        return r;
+    PQclear(r);
+    log_warn("database connection lost; reconnecting");
+    PQreset(c);
+    if (PQstatus(c) == CONNECTION_OK)
+        PQsetNoticeProcessor(c, quiet_notice, NULL);
+    return db_exec(c, sql, n, params);
+}
+
 int db_command(PGconn *c, const char *sql)
 {
     PGresult *r = db_exec(c, sql, 0, NULL);

@@ -26,6 +26,11 @@ void db_release(struct db_pool *p, PGconn *c);
  * allocation failure the result reports PGRES_FATAL_ERROR. The caller PQclear()s. */
 PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params);
 
+/* As db_exec(), for a statement that may safely run twice (a read): when it fails because
+ * the connection broke (the server restarted, the backend was terminated), resets the
+ * connection and runs it once more. */
+PGresult *db_exec_retry(PGconn *c, const char *sql, int n, const char *const *params);
+
 /* Runs a statement without parameters and results (BEGIN, COMMIT); returns 0 or -1. */
 int db_command(PGconn *c, const char *sql);
 

@@ -112,8 +112,8 @@ static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connectio
     r->path = url;
     clock_gettime(CLOCK_MONOTONIC, &r->started);
     *con_cls = r;
-    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > s->max_body) {
         r->too_big = 1;
         problem_respond(r, 413, "request body over %zu bytes", s->max_body);
@@ -122,9 +122,8 @@ static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connectio
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version,
-                                 const char *upload_data, size_t *upload_data_size,
-                                 void **con_cls)
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
 {
     struct http_server *s = cls;
     (void)version;
@@ -220,8 +219,7 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
         MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!s->daemon) {
-        snprintf(err, errlen, "cannot listen on %s (address in use or not local?)",
-                 cfg->listen);
+        snprintf(err, errlen, "cannot listen on %s (address in use or not local?)", cfg->listen);
         free(s);
         return NULL;
     }

@@ -13,12 +13,29 @@
 #include "problem.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-#define JOB_COLS                                                                              \
-    "j.id, u.name, j.state, j.name, j.command, j.env, j.model, j.gpus, j.min_gpus,"          \
-    " j.max_gpus, j.elastic, j.priority, j.batch_per_gpu, " TS("j.submitted_at") ", "        \
-    TS("j.updated_at") ", " TS("j.finished_at")
-enum { C_ID, C_USER, C_STATE, C_NAME, C_CMD, C_ENV, C_MODEL, C_GPUS, C_MIN, C_MAX, C_ELASTIC,
-       C_PRIO, C_BATCH, C_SUBMITTED, C_UPDATED, C_FINISHED, C_NCOLS };
+#define JOB_COLS                                                                                   \
+    "j.id, u.name, j.state, j.name, j.command, j.env, j.model, j.gpus, j.min_gpus,"                \
+    " j.max_gpus, j.elastic, j.priority, j.batch_per_gpu, " TS("j.submitted_at") ", " TS(          \
+        "j.updated_at") ", " TS("j.finished_at")
+enum {
+    C_ID,
+    C_USER,
+    C_STATE,
+    C_NAME,
+    C_CMD,
+    C_ENV,
+    C_MODEL,
+    C_GPUS,
+    C_MIN,
+    C_MAX,
+    C_ELASTIC,
+    C_PRIO,
+    C_BATCH,
+    C_SUBMITTED,
+    C_UPDATED,
+    C_FINISHED,
+    C_NCOLS
+};
 
 #define IDEMPOTENCY_KEY_MAX 255
 
@@ -38,24 +55,25 @@ static long long col_ll(const PGresult *r, int row, int col)
 /* One row of JOB_COLS as the API's job object (new). */
 static json_t *job_json(const PGresult *r, int row)
 {
-    json_t *j = json_pack(
-        "{s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:b, s:I, s:I, s:s, s:s}", "id",
-        (json_int_t)col_ll(r, row, C_ID), "user", PQgetvalue(r, row, C_USER), "state",
-        PQgetvalue(r, row, C_STATE), "name", PQgetvalue(r, row, C_NAME), "command",
-        col_json(r, row, C_CMD), "env", col_json(r, row, C_ENV), "gpus",
-        (json_int_t)col_ll(r, row, C_GPUS), "min_gpus", (json_int_t)col_ll(r, row, C_MIN),
-        "max_gpus", (json_int_t)col_ll(r, row, C_MAX), "elastic",
-        strcmp(PQgetvalue(r, row, C_ELASTIC), "t") == 0, "priority",
-        (json_int_t)col_ll(r, row, C_PRIO), "batch_per_gpu",
-        (json_int_t)col_ll(r, row, C_BATCH), "submitted_at", PQgetvalue(r, row, C_SUBMITTED),
-        "updated_at", PQgetvalue(r, row, C_UPDATED));
+    json_t *j =
+        json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:b, s:I, s:I, s:s, s:s}", "id",
+                  (json_int_t)col_ll(r, row, C_ID), "user", PQgetvalue(r, row, C_USER), "state",
+                  PQgetvalue(r, row, C_STATE), "name", PQgetvalue(r, row, C_NAME), "command",
+                  col_json(r, row, C_CMD), "env", col_json(r, row, C_ENV), "gpus",
+                  (json_int_t)col_ll(r, row, C_GPUS), "min_gpus", (json_int_t)col_ll(r, row, C_MIN),
+                  "max_gpus", (json_int_t)col_ll(r, row, C_MAX), "elastic",
+                  strcmp(PQgetvalue(r, row, C_ELASTIC), "t") == 0, "priority",
+                  (json_int_t)col_ll(r, row, C_PRIO), "batch_per_gpu",
+                  (json_int_t)col_ll(r, row, C_BATCH), "submitted_at",
+                  PQgetvalue(r, row, C_SUBMITTED), "updated_at", PQgetvalue(r, row, C_UPDATED));
     if (!j)
         return NULL;
     if (!PQgetisnull(r, row, C_MODEL))
         json_object_set_new(j, "model", col_json(r, row, C_MODEL));
-    json_object_set_new(j, "finished_at", PQgetisnull(r, row, C_FINISHED)
-                                              ? json_null()
-                                              : json_string(PQgetvalue(r, row, C_FINISHED)));
+    json_object_set_new(j, "finished_at",
+                        PQgetisnull(r, row, C_FINISHED)
+                            ? json_null()
+                            : json_string(PQgetvalue(r, row, C_FINISHED)));
     return j;
 }
 
@@ -65,8 +83,10 @@ static void respond_job(struct api_call *call, long long id, unsigned status)
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids};
-    PGresult *r = db_exec(call->db, "SELECT " JOB_COLS " FROM jobs j JOIN users u"
-                                    " ON u.id = j.user_id WHERE j.id = $1", 1, p);
+    PGresult *r = db_exec(call->db,
+                          "SELECT " JOB_COLS " FROM jobs j JOIN users u"
+                          " ON u.id = j.user_id WHERE j.id = $1",
+                          1, p);
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)
@@ -125,16 +145,14 @@ static const char *const existing_sql =
     " WHERE j.user_id = $1 AND j.idempotency_key = $2";
 
 /* The job an earlier request with key made: 200, or 409 when the body differed. */
-static void respond_existing(struct api_call *call, const struct insert_params *ip,
-                             const char *key)
+static void respond_existing(struct api_call *call, const struct insert_params *ip, const char *key)
 {
     const char *p[] = {ip->uid, key, ip->canonical};
     PGresult *r = db_exec(call->db, existing_sql, 3, p);
     if (!db_ok(r) || PQntuples(r) != 1)
         api_db_error(call, r);
     else if (strcmp(PQgetvalue(r, 0, C_NCOLS), "t") != 0)
-        problem_respond(call->req, 409, "Idempotency-Key '%s' was used with another request",
-                        key);
+        problem_respond(call->req, 409, "Idempotency-Key '%s' was used with another request", key);
     else
         api_respond_json(call, 200, job_json(r, 0));
     PQclear(r);
@@ -143,8 +161,10 @@ static void respond_existing(struct api_call *call, const struct insert_params *
 static void insert_job(struct api_call *call, const struct jobspec *s, struct insert_params *ip,
                        const char *key)
 {
-    const char *p[] = {ip->uid, s->name, ip->command, ip->env, ip->model, ip->gpus, ip->min,
-                       ip->max, s->elastic ? "true" : "false", ip->prio, ip->batch, key,
+    const char *p[] = {ip->uid,       s->name,       ip->command,
+                       ip->env,       ip->model,     ip->gpus,
+                       ip->min,       ip->max,       s->elastic ? "true" : "false",
+                       ip->prio,      ip->batch,     key,
                        ip->canonical, call->who.name};
     PGresult *r = db_exec(call->db, insert_sql, 14, p);
     if (!db_ok(r)) {
@@ -208,18 +228,19 @@ static int paging_or_respond(struct api_call *call, long long *limit, long long 
     char *end = NULL;
     *limit = JOBS_LIST_DEFAULT;
     *after = 0;
-    if (l && (strlen(l) > 4 || (*limit = strtoll(l, &end, 10)) < 1 || *end ||
-              *limit > JOBS_LIST_MAX)) {
-        problem_send(call->req, 400, json_pack("[{s:s, s:s}]", "field", "limit", "detail",
-                                               "expected 1..500"),
-                     NULL, "limit: expected 1..%d, got '%.40s'", JOBS_LIST_MAX, l);
+    if (l &&
+        (strlen(l) > 4 || (*limit = strtoll(l, &end, 10)) < 1 || *end || *limit > JOBS_LIST_MAX)) {
+        problem_send(call->req, 400,
+                     json_pack("[{s:s, s:s}]", "field", "limit", "detail", "expected 1..500"), NULL,
+                     "limit: expected 1..%d, got '%.40s'", JOBS_LIST_MAX, l);
         return -1;
     }
-    if (a && (strlen(a) > 18 || a[0] < '0' || a[0] > '9' ||
-              (*after = strtoll(a, &end, 10)) < 0 || *end)) {
-        problem_send(call->req, 400, json_pack("[{s:s, s:s}]", "field", "after", "detail",
-                                               "expected a cursor from next"),
-                     NULL, "after: expected a cursor from next, got '%.40s'", a);
+    if (a && (strlen(a) > 18 || a[0] < '0' || a[0] > '9' || (*after = strtoll(a, &end, 10)) < 0 ||
+              *end)) {
+        problem_send(
+            call->req, 400,
+            json_pack("[{s:s, s:s}]", "field", "after", "detail", "expected a cursor from next"),
+            NULL, "after: expected a cursor from next, got '%.40s'", a);
         return -1;
     }
     return 0;
@@ -231,9 +252,9 @@ static int filters_or_respond(struct api_call *call, const char **state, const c
     *state = http_req_query(call->req, "state");
     *user = http_req_query(call->req, "user");
     if (*state && job_state_parse(*state, &s) < 0) {
-        problem_send(call->req, 400, json_pack("[{s:s, s:s}]", "field", "state", "detail",
-                                               "not a job state"),
-                     NULL, "state: not a job state: '%.40s'", *state);
+        problem_send(call->req, 400,
+                     json_pack("[{s:s, s:s}]", "field", "state", "detail", "not a job state"), NULL,
+                     "state: not a job state: '%.40s'", *state);
         return -1;
     }
     if (*user && strlen(*user) > AUTH_NAME_MAX) {
@@ -265,10 +286,12 @@ void jobs_list(struct api_call *call)
     snprintf(lim, sizeof(lim), "%lld", limit + 1);
     snprintf(aft, sizeof(aft), "%lld", after);
     const char *p[] = {state, user, aft, lim};
-    PGresult *r = db_exec(call->db, "SELECT " JOB_COLS " FROM jobs j JOIN users u"
-                                    " ON u.id = j.user_id WHERE ($1::text IS NULL OR j.state = $1)"
-                                    " AND ($2::text IS NULL OR u.name = $2) AND j.id > $3"
-                                    " ORDER BY j.id LIMIT $4", 4, p);
+    PGresult *r = db_exec(call->db,
+                          "SELECT " JOB_COLS " FROM jobs j JOIN users u"
+                          " ON u.id = j.user_id WHERE ($1::text IS NULL OR j.state = $1)"
+                          " AND ($2::text IS NULL OR u.name = $2) AND j.id > $3"
+                          " ORDER BY j.id LIMIT $4",
+                          4, p);
     if (!db_ok(r))
         api_db_error(call, r);
     else
@@ -283,8 +306,8 @@ static int transition_or_respond(struct api_call *call, long long id, enum job_e
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids};
-    PGresult *r = db_exec(call->db, "SELECT state, user_id FROM jobs WHERE id = $1 FOR UPDATE",
-                          1, p);
+    PGresult *r =
+        db_exec(call->db, "SELECT state, user_id FROM jobs WHERE id = $1 FOR UPDATE", 1, p);
     enum job_state from = JOB_PENDING, to;
     int rc = -1;
     if (!db_ok(r))
@@ -303,11 +326,13 @@ static int transition_or_respond(struct api_call *call, long long id, enum job_e
         return -1;
     const char *u[] = {ids, job_state_name(to), job_state_name(from), job_event_name(ev),
                        call->who.name};
-    r = db_exec(call->db, "WITH up AS (UPDATE jobs SET state = $2, updated_at = now(),"
-                          " finished_at = CASE WHEN $2 IN ('COMPLETED', 'FAILED', 'CANCELLED')"
-                          " THEN now() END WHERE id = $1 RETURNING id)"
-                          " INSERT INTO job_events (job_id, from_state, to_state, event, actor)"
-                          " SELECT id, $3, $2, $4, $5 FROM up", 5, u);
+    r = db_exec(call->db,
+                "WITH up AS (UPDATE jobs SET state = $2, updated_at = now(),"
+                " finished_at = CASE WHEN $2 IN ('COMPLETED', 'FAILED', 'CANCELLED')"
+                " THEN now() END WHERE id = $1 RETURNING id)"
+                " INSERT INTO job_events (job_id, from_state, to_state, event, actor)"
+                " SELECT id, $3, $2, $4, $5 FROM up",
+                5, u);
     rc = db_ok(r) && db_command(call->db, "COMMIT") == 0 ? 0 : -1;
     if (rc < 0)
         api_db_error(call, r);
@@ -334,10 +359,10 @@ void jobs_cancel(struct api_call *call)
 
 static json_t *event_json(const PGresult *r, int i)
 {
-    return json_pack("{s:I, s:s, s:o, s:s, s:s, s:s, s:s}", "id",
-                     (json_int_t)col_ll(r, i, 0), "at", PQgetvalue(r, i, 1), "from",
-                     PQgetisnull(r, i, 2) ? json_null() : json_string(PQgetvalue(r, i, 2)),
-                     "to", PQgetvalue(r, i, 3), "event", PQgetvalue(r, i, 4), "actor",
+    return json_pack("{s:I, s:s, s:o, s:s, s:s, s:s, s:s}", "id", (json_int_t)col_ll(r, i, 0), "at",
+                     PQgetvalue(r, i, 1), "from",
+                     PQgetisnull(r, i, 2) ? json_null() : json_string(PQgetvalue(r, i, 2)), "to",
+                     PQgetvalue(r, i, 3), "event", PQgetvalue(r, i, 4), "actor",
                      PQgetvalue(r, i, 5), "detail", PQgetvalue(r, i, 6));
 }
 
@@ -349,10 +374,13 @@ void jobs_events(struct api_call *call)
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids};
-    PGresult *r = db_exec(call->db, "SELECT e.id, " TS("e.at") ", e.from_state, e.to_state,"
-                                    " e.event, e.actor, e.detail, j.id FROM jobs j LEFT JOIN"
-                                    " job_events e ON e.job_id = j.id WHERE j.id = $1"
-                                    " ORDER BY e.id", 1, p);
+    PGresult *r =
+        db_exec(call->db,
+                "SELECT e.id, " TS("e.at") ", e.from_state, e.to_state,"
+                                           " e.event, e.actor, e.detail, j.id FROM jobs j LEFT JOIN"
+                                           " job_events e ON e.job_id = j.id WHERE j.id = $1"
+                                           " ORDER BY e.id",
+                1, p);
     if (!db_ok(r)) {
         api_db_error(call, r);
     } else if (PQntuples(r) == 0) {

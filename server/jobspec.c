@@ -29,13 +29,13 @@ static void fail(struct check *c, const char *field, const char *fmt, ...)
 static const char *type_name(const json_t *v)
 {
     static const char *const names[] = {"an object", "an array", "a string", "an integer",
-                                        "a number", "true", "false", "null"};
+                                        "a number",  "true",     "false",    "null"};
     return names[json_typeof(v)];
 }
 
 /* An optional integer in lo..hi; null or missing gives def. */
-static int get_int(struct check *c, const json_t *body, const char *key, long long lo,
-                   long long hi, int def)
+static int get_int(struct check *c, const json_t *body, const char *key, long long lo, long long hi,
+                   int def)
 {
     const json_t *v = json_object_get(body, key);
     if (!v || json_is_null(v))
@@ -94,14 +94,14 @@ static void check_command(struct check *c, const json_t *body, struct jobspec *s
         fail(c, "command", "required");
         return;
     }
-    if (!json_is_array(v) || json_array_size(v) == 0 ||
-        json_array_size(v) > JOBSPEC_MAX_ARGS) {
+    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > JOBSPEC_MAX_ARGS) {
         fail(c, "command", "expected an array of 1..%d strings", JOBSPEC_MAX_ARGS);
         return;
     }
     size_t i;
     json_t *arg;
-    json_array_foreach(v, i, arg) {
+    json_array_foreach(v, i, arg)
+    {
         char field[32];
         snprintf(field, sizeof(field), "command[%zu]", i);
         if (!json_is_string(arg))
@@ -117,8 +117,10 @@ static void check_command(struct check *c, const json_t *body, struct jobspec *s
 static int env_name_ok(const char *k)
 {
     size_t n = strlen(k);
-    return n >= 1 && n <= 256 && strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                           "0123456789_") == n && !(k[0] >= '0' && k[0] <= '9');
+    return n >= 1 && n <= 256 &&
+           strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                     "0123456789_") == n &&
+           !(k[0] >= '0' && k[0] <= '9');
 }
 
 static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
@@ -134,7 +136,8 @@ static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
     }
     const char *k;
     json_t *val;
-    json_object_foreach(v, k, val) {
+    json_object_foreach(v, k, val)
+    {
         char field[300];
         snprintf(field, sizeof(field), "env.%.256s", k);
         if (!env_name_ok(k))
@@ -145,6 +148,32 @@ static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
             fail(c, field, "longer than %d bytes", JOBSPEC_MAX_ARG);
     }
     spec->env = json_incref(v);
+}
+
+/* Nesting depth of v: 0 for a scalar, 1 for a flat object or array. Stops counting past
+ * limit + 1. */
+static int json_depth(const json_t *v, int limit)
+{
+    if (limit < 0 || (!json_is_object(v) && !json_is_array(v)))
+        return 0;
+    int deepest = 0;
+    size_t i;
+    const char *k;
+    json_t *e;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, e)
+        {
+            int d = json_depth(e, limit - 1);
+            deepest = d > deepest ? d : deepest;
+        }
+    } else {
+        json_object_foreach((json_t *)v, k, e)
+        {
+            int d = json_depth(e, limit - 1);
+            deepest = d > deepest ? d : deepest;
+        }
+    }
+    return deepest + 1;
 }
 
 static void check_model(struct check *c, const json_t *body, struct jobspec *spec)
@@ -161,6 +190,10 @@ static void check_model(struct check *c, const json_t *body, struct jobspec *spe
     free(text);
     if (n == 0 || n > JOBSPEC_MAX_MODEL) {
         fail(c, "model", "larger than %d bytes", JOBSPEC_MAX_MODEL);
+        return;
+    }
+    if (json_depth(v, JOBSPEC_MAX_MODEL_DEPTH) > JOBSPEC_MAX_MODEL_DEPTH) {
+        fail(c, "model", "nested deeper than %d levels", JOBSPEC_MAX_MODEL_DEPTH);
         return;
     }
     spec->model = json_incref(v);
@@ -185,12 +218,13 @@ static void check_gpus(struct check *c, const json_t *body, struct jobspec *spec
 
 static void check_unknown(struct check *c, const json_t *body)
 {
-    static const char *const known[] = {"name",    "command",  "gpus",          "min_gpus",
-                                        "max_gpus", "elastic", "priority",      "batch_per_gpu",
-                                        "model",   "env"};
+    static const char *const known[] = {"name",     "command", "gpus",     "min_gpus",
+                                        "max_gpus", "elastic", "priority", "batch_per_gpu",
+                                        "model",    "env"};
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)body, k, v) {
+    json_object_foreach((json_t *)body, k, v)
+    {
         size_t i = 0;
         while (i < sizeof(known) / sizeof(known[0]) && strcmp(k, known[i]) != 0)
             i++;
@@ -237,10 +271,9 @@ void jobspec_clear(struct jobspec *spec)
 json_t *jobspec_to_json(const struct jobspec *spec)
 {
     json_t *o = json_pack("{s:s, s:O, s:i, s:i, s:i, s:b, s:i, s:i, s:O}", "name", spec->name,
-                          "command", spec->command, "gpus", spec->gpus, "min_gpus",
-                          spec->min_gpus, "max_gpus", spec->max_gpus, "elastic", spec->elastic,
-                          "priority", spec->priority, "batch_per_gpu", spec->batch_per_gpu,
-                          "env", spec->env);
+                          "command", spec->command, "gpus", spec->gpus, "min_gpus", spec->min_gpus,
+                          "max_gpus", spec->max_gpus, "elastic", spec->elastic, "priority",
+                          spec->priority, "batch_per_gpu", spec->batch_per_gpu, "env", spec->env);
     if (o && spec->model)
         json_object_set(o, "model", spec->model);
     return o;

@@ -8,21 +8,22 @@
 #include <stddef.h>
 
 #define JOBSPEC_MAX_GPUS 1024
-#define JOBSPEC_MAX_NAME 128     /* characters (code points) */
+#define JOBSPEC_MAX_NAME 128 /* characters (code points) */
 #define JOBSPEC_MAX_ARGS 256
-#define JOBSPEC_MAX_ARG 4096     /* bytes per argument or environment value */
+#define JOBSPEC_MAX_ARG 4096 /* bytes per argument or environment value */
 #define JOBSPEC_MAX_ENV 256
 #define JOBSPEC_MIN_PRIORITY -1000
 #define JOBSPEC_MAX_PRIORITY 1000
 #define JOBSPEC_MAX_BATCH 65536
 #define JOBSPEC_DEFAULT_BATCH 128
-#define JOBSPEC_MAX_MODEL 65536  /* bytes of the model object as compact JSON */
+#define JOBSPEC_MAX_MODEL 65536    /* bytes of the model object as compact JSON */
+#define JOBSPEC_MAX_MODEL_DEPTH 32 /* nesting levels of the model object */
 
 struct jobspec {
     char *name;
-    json_t *command; /* array of strings (owned) */
-    json_t *env;     /* object of strings (owned), {} when not given */
-    json_t *model;   /* object (owned) or NULL */
+    json_t *command;              /* array of strings (owned) */
+    json_t *env;                  /* object of strings (owned), {} when not given */
+    json_t *model;                /* object (owned) or NULL */
     int gpus, min_gpus, max_gpus; /* min and max default to gpus */
     bool elastic;                 /* default false */
     int priority;                 /* default 0 */

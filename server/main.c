@@ -16,10 +16,7 @@
 #include "http.h"
 #include "log.h"
 #include "migrate.h"
-#if __has_include("pgcluster.h")
 #include "pgcluster.h"
-#define HAVE_PGCLUSTER 1
-#endif
 
 #define MAX_BODY (1u << 20)
 
@@ -32,9 +29,7 @@ struct config {
 };
 
 struct daemon {
-#ifdef HAVE_PGCLUSTER
-    struct pgcluster *cluster;
-#endif
+    struct pgcluster *cluster; /* the embedded PostgreSQL, when no URL is given */
     struct db_pool *db;
     struct api *api;
     struct http_server *http;
@@ -45,7 +40,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
                  " [--database-url URL] [--www-dir DIR] [--threads N]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
-                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 4 threads\n");
+                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads\n");
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -57,23 +52,39 @@ static const char *env_or(const char *name, const char *def)
 /* Returns 0, 1 after --help, or -1 on a bad option. */
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},   {"state-dir", required_argument, NULL, 's'},
-        {"database-url", required_argument, NULL, 'd'}, {"www-dir", required_argument, NULL, 'w'},
-        {"threads", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
+                                         {"state-dir", required_argument, NULL, 's'},
+                                         {"database-url", required_argument, NULL, 'd'},
+                                         {"www-dir", required_argument, NULL, 'w'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     *cfg = (struct config){"127.0.0.1:8080", "./var", env_or("RINGMASTER_DATABASE_URL", NULL),
-                           env_or("RINGMASTER_WWW_DIR", "./www"), 4};
+                           env_or("RINGMASTER_WWW_DIR", "./www"), 8};
     int c;
     while ((c = getopt_long(argc, argv, "l:s:d:w:t:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'l': cfg->listen = optarg; break;
-        case 's': cfg->state_dir = optarg; break;
-        case 'd': cfg->database_url = optarg; break;
-        case 'w': cfg->www_dir = optarg; break;
-        case 't': cfg->threads = (unsigned)atoi(optarg); break;
-        case 'h': usage(stdout); return 1;
-        default: usage(stderr); return -1;
+        case 'l':
+            cfg->listen = optarg;
+            break;
+        case 's':
+            cfg->state_dir = optarg;
+            break;
+        case 'd':
+            cfg->database_url = optarg;
+            break;
+        case 'w':
+            cfg->www_dir = optarg;
+            break;
+        case 't':
+            cfg->threads = (unsigned)atoi(optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return -1;
         }
     }
     if (optind != argc || cfg->threads < 1 || cfg->threads > 64) {
@@ -89,22 +100,15 @@ static const char *open_database(const struct config *cfg, struct daemon *d, cha
 {
     if (cfg->database_url)
         return cfg->database_url;
-#ifdef HAVE_PGCLUSTER
     d->cluster = pgcluster_create(cfg->state_dir, err, errlen);
     if (!d->cluster || pgcluster_start(d->cluster, err, errlen) < 0)
         return NULL;
-    log_info("embedded PostgreSQL running under %s/pg", cfg->state_dir);
+    log_info("embedded PostgreSQL running in %s", pgcluster_datadir(d->cluster));
     return pgcluster_conninfo(d->cluster);
-#else
-    (void)d;
-    snprintf(err, errlen, "no --database-url and no embedded PostgreSQL in this build");
-    return NULL;
-#endif
 }
 
 /* Schema and first admin, on one connection of their own. */
-static int prepare_database(const char *conninfo, const char *state_dir, char *err,
-                            size_t errlen)
+static int prepare_database(const char *conninfo, const char *state_dir, char *err, size_t errlen)
 {
     struct db_pool *one = db_create(conninfo, 1, err, errlen);
     if (!one)
@@ -120,9 +124,28 @@ static int prepare_database(const char *conninfo, const char *state_dir, char *e
     return rc;
 }
 
+/* mkdir -p with mode for the directories it makes. Returns 0 or -1 (errno). */
+static int make_dirs(const char *path, mode_t mode)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
 {
-    if (mkdir(cfg->state_dir, 0700) < 0 && errno != EEXIST) {
+    if (make_dirs(cfg->state_dir, 0700) < 0) {
         snprintf(err, errlen, "state dir %s: %s", cfg->state_dir, strerror(errno));
         return -1;
     }
@@ -137,8 +160,12 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    struct http_config hc = {.listen = cfg->listen, .threads = cfg->threads, .conn_limit = 512,
-                             .per_ip_limit = 256, .timeout_s = 30, .max_body = MAX_BODY};
+    struct http_config hc = {.listen = cfg->listen,
+                             .threads = cfg->threads,
+                             .conn_limit = 512,
+                             .per_ip_limit = 256,
+                             .timeout_s = 30,
+                             .max_body = MAX_BODY};
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     return d->http ? 0 : -1;
 }
@@ -148,11 +175,9 @@ static void stop(struct daemon *d)
     http_destroy(d->http);
     api_destroy(d->api);
     db_destroy(d->db);
-#ifdef HAVE_PGCLUSTER
     if (d->cluster && pgcluster_stop(d->cluster) < 0)
         log_error("embedded PostgreSQL did not stop cleanly");
     pgcluster_destroy(d->cluster);
-#endif
 }
 
 int main(int argc, char **argv)

@@ -73,8 +73,7 @@ static int apply_all(PGconn *c, const struct migrate_file *files, unsigned n, ch
     return applied;
 }
 
-int migrate_run(PGconn *c, const struct migrate_file *files, unsigned n, char *err,
-                size_t errlen)
+int migrate_run(PGconn *c, const struct migrate_file *files, unsigned n, char *err, size_t errlen)
 {
     if (db_command(c, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")") < 0)
         return fail(err, errlen, "advisory lock", c);

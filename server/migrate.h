@@ -18,7 +18,6 @@ extern const unsigned migrate_nfiles;
 
 /* Applies the files in files[0..n) not yet recorded. Returns the number applied, or -1 with
  * text in err (the failing file's transaction is rolled back; earlier ones stay). */
-int migrate_run(PGconn *c, const struct migrate_file *files, unsigned n, char *err,
-                size_t errlen);
+int migrate_run(PGconn *c, const struct migrate_file *files, unsigned n, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,6 @@
 # server/: ringmasterd, the appliance's HTTP API and database front.
+# (The top Makefile puts the libraries' include paths into CPPFLAGS.)
 SERVER_PKGS  := libmicrohttpd jansson libpq
-SERVER_CFLAGS := $(shell pkg-config --cflags $(SERVER_PKGS))
 SERVER_LIBS  := $(shell pkg-config --libs $(SERVER_PKGS)) -lpthread
 
 SERVER_SRCS  := $(filter-out server/main.c,$(wildcard server/*.c))
@@ -16,8 +16,6 @@ $(BUILD)/gen/sql_bundle.c: $(SQL_FILES) server/embed-sql.sh
 $(BUILD)/gen/sql_bundle.o: $(BUILD)/gen/sql_bundle.c
 	$(CC) $(CPPFLAGS) -iquote server $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/server/%.o: CFLAGS += $(SERVER_CFLAGS)
-
 $(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
@@ -30,7 +28,6 @@ SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
 SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,jobspec.o nodespec.o router.o www.o problem.o)
 
 ifneq ($(SERVER_UNIT_SRCS),)
-$(BUILD)/tests/unit/server/%.o: CFLAGS += $(SERVER_CFLAGS)
 $(BUILD)/tests/unit/server/%.o: CPPFLAGS += -iquote server
 $(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http.o $(COMMON_LIB)
 	@mkdir -p $(@D)
@@ -40,10 +37,9 @@ endif
 
 # Integration tests: a real PostgreSQL per binary, a real ringmasterd per test, HTTP by curl.
 SERVER_IT_SRCS := $(wildcard tests/integration/*.c)
-SERVER_IT_BIN  := $(BUILD)/tests/integration
+SERVER_IT_BIN  := $(BUILD)/tests/integration-server
 
 ifneq ($(SERVER_IT_SRCS),)
-$(BUILD)/tests/integration/%.o: CFLAGS += $(SERVER_CFLAGS)
 $(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"'
 $(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BIN)
 	@mkdir -p $(@D)

@@ -11,12 +11,17 @@
 #include "problem.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-#define NODE_JSON                                                                             \
-    "json_build_object('id', n.id, 'name', n.name, 'cpus', n.cpus, 'memory_bytes',"          \
-    " n.memory_bytes, 'state', n.state, 'registered_at', " TS("n.registered_at") ","         \
-    " 'last_heartbeat_at', " TS("n.last_heartbeat_at") ", 'gpus', COALESCE((SELECT"          \
-    " json_agg(json_build_object('index', g.idx, 'model', g.model, 'memory_bytes',"          \
-    " g.memory_bytes) ORDER BY g.idx) FROM node_gpus g WHERE g.node_id = n.id), '[]'))::text"
+#define NODE_JSON                                                                                  \
+    "json_build_object('id', n.id, 'name', n.name, 'cpus', n.cpus, 'memory_bytes',"                \
+    " n.memory_bytes, 'state', n.state, 'registered_at', " TS(                                     \
+        "n.registered_at") ","                                                                     \
+                           " 'last_heartbeat_at', " TS(                                            \
+                               "n.last_heartbeat_at") ", 'gpus', COALESCE((SELECT"                 \
+                                                      " json_agg(json_build_object('index', "      \
+                                                      "g.idx, 'model', g.model, 'memory_bytes',"   \
+                                                      " g.memory_bytes) ORDER BY g.idx) FROM "     \
+                                                      "node_gpus g WHERE g.node_id = n.id), "      \
+                                                      "'[]'))::text"
 
 static json_t *row_json(const PGresult *r, int row)
 {
@@ -42,16 +47,19 @@ static int store_node(struct api_call *call, const json_t *body, char *id, size_
                       int *created)
 {
     char cpus[24], mem[24], by[24];
-    snprintf(cpus, sizeof(cpus), "%lld", (long long)json_integer_value(json_object_get(body, "cpus")));
+    snprintf(cpus, sizeof(cpus), "%lld",
+             (long long)json_integer_value(json_object_get(body, "cpus")));
     snprintf(mem, sizeof(mem), "%lld",
              (long long)json_integer_value(json_object_get(body, "memory_bytes")));
     snprintf(by, sizeof(by), "%lld", call->who.id);
     const char *p[] = {json_string_value(json_object_get(body, "name")), cpus, mem, by};
-    PGresult *r = db_exec(call->db, "INSERT INTO nodes (name, cpus, memory_bytes, registered_by)"
-                                    " VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET"
-                                    " cpus = EXCLUDED.cpus, memory_bytes = EXCLUDED.memory_bytes,"
-                                    " state = 'UP', updated_at = now(), last_heartbeat_at = now()"
-                                    " RETURNING id, xmax = 0", 4, p);
+    PGresult *r = db_exec(call->db,
+                          "INSERT INTO nodes (name, cpus, memory_bytes, registered_by)"
+                          " VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET"
+                          " cpus = EXCLUDED.cpus, memory_bytes = EXCLUDED.memory_bytes,"
+                          " state = 'UP', updated_at = now(), last_heartbeat_at = now()"
+                          " RETURNING id, xmax = 0",
+                          4, p);
     int ok = db_ok(r) && PQntuples(r) == 1;
     if (ok) {
         snprintf(id, idlen, "%s", PQgetvalue(r, 0, 0));
@@ -63,10 +71,12 @@ static int store_node(struct api_call *call, const json_t *body, char *id, size_
     const char *g[] = {id, gtext ? gtext : "[]"};
     if (ok)
         ok = db_command_params(call->db, "DELETE FROM node_gpus WHERE node_id = $1", 1, g) == 0 &&
-             db_command_params(call->db, "INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
-                                         " SELECT $1, g.\"index\", g.model, g.memory_bytes FROM"
-                                         " jsonb_to_recordset($2::jsonb) AS g(\"index\" int,"
-                                         " model text, memory_bytes bigint)", 2, g) == 0;
+             db_command_params(call->db,
+                               "INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
+                               " SELECT $1, g.\"index\", g.model, g.memory_bytes FROM"
+                               " jsonb_to_recordset($2::jsonb) AS g(\"index\" int,"
+                               " model text, memory_bytes bigint)",
+                               2, g) == 0;
     free(gtext);
     return ok ? 0 : -1;
 }
@@ -101,8 +111,10 @@ void nodes_heartbeat(struct api_call *call)
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids};
-    PGresult *r = db_exec(call->db, "UPDATE nodes SET last_heartbeat_at = now(), state = 'UP'"
-                                    " WHERE id = $1 RETURNING state", 1, p);
+    PGresult *r = db_exec(call->db,
+                          "UPDATE nodes SET last_heartbeat_at = now(), state = 'UP'"
+                          " WHERE id = $1 RETURNING state",
+                          1, p);
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)

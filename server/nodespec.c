@@ -34,8 +34,7 @@ static void check_int(struct check *c, const json_t *obj, const char *key, const
     else if (!json_is_integer(v))
         fail(c, field, "expected an integer");
     else if (json_integer_value(v) < lo || json_integer_value(v) > hi)
-        fail(c, field, "expected %lld..%lld, got %lld", lo, hi,
-             (long long)json_integer_value(v));
+        fail(c, field, "expected %lld..%lld, got %lld", lo, hi, (long long)json_integer_value(v));
 }
 
 static void check_string(struct check *c, const json_t *obj, const char *key, const char *field,
@@ -57,7 +56,8 @@ static void check_unknown(struct check *c, const json_t *obj, const char *prefix
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)obj, k, v) {
+    json_object_foreach((json_t *)obj, k, v)
+    {
         size_t i = 0;
         while (i < n && strcmp(k, known[i]) != 0)
             i++;

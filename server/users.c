@@ -27,7 +27,8 @@ static int user_body_or_respond(struct api_call *call, json_t *body, const char 
 {
     const char *k;
     json_t *v;
-    json_object_foreach(body, k, v) {
+    json_object_foreach(body, k, v)
+    {
         if (strcmp(k, "name") != 0 && strcmp(k, "role") != 0) {
             field_error(call, strlen(k) > 64 ? "(long name)" : k, "unknown field");
             return -1;
@@ -63,11 +64,11 @@ void users_create(struct api_call *call)
         } else if (rc < 0) {
             api_db_error(call, NULL);
         } else {
-            log_info("user %lld: %s created with role %s by %s", id, name,
-                     auth_role_name(role), call->who.name);
-            api_respond_json(call, 201, json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)id,
-                                                  "name", name, "role", auth_role_name(role),
-                                                  "token", token));
+            log_info("user %lld: %s created with role %s by %s", id, name, auth_role_name(role),
+                     call->who.name);
+            api_respond_json(call, 201,
+                             json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)id, "name", name,
+                                       "role", auth_role_name(role), "token", token));
         }
     }
     json_decref(body);
@@ -75,9 +76,11 @@ void users_create(struct api_call *call)
 
 void users_list(struct api_call *call)
 {
-    PGresult *r = db_exec(call->db, "SELECT id, name, role, to_char(created_at AT TIME ZONE"
-                                    " 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM users"
-                                    " ORDER BY id", 0, NULL);
+    PGresult *r = db_exec(call->db,
+                          "SELECT id, name, role, to_char(created_at AT TIME ZONE"
+                          " 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM users"
+                          " ORDER BY id",
+                          0, NULL);
     if (!db_ok(r)) {
         api_db_error(call, r);
         PQclear(r);
@@ -85,18 +88,18 @@ void users_list(struct api_call *call)
     }
     json_t *items = json_array();
     for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(items, json_pack("{s:I, s:s, s:s, s:s}", "id",
-                                               (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10),
-                                               "name", PQgetvalue(r, i, 1), "role",
-                                               PQgetvalue(r, i, 2), "created_at",
-                                               PQgetvalue(r, i, 3)));
+        json_array_append_new(items,
+                              json_pack("{s:I, s:s, s:s, s:s}", "id",
+                                        (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "name",
+                                        PQgetvalue(r, i, 1), "role", PQgetvalue(r, i, 2),
+                                        "created_at", PQgetvalue(r, i, 3)));
     PQclear(r);
     api_respond_json(call, 200, json_pack("{s:o}", "items", items));
 }
 
 void users_whoami(struct api_call *call)
 {
-    api_respond_json(call, 200, json_pack("{s:I, s:s, s:s}", "id", (json_int_t)call->who.id,
-                                          "name", call->who.name, "role",
-                                          auth_role_name(call->who.role)));
+    api_respond_json(call, 200,
+                     json_pack("{s:I, s:s, s:s}", "id", (json_int_t)call->who.id, "name",
+                               call->who.name, "role", auth_role_name(call->who.role)));
 }

@@ -1,0 +1,83 @@
+/* profile: the measured training-job profiles of /work/shared/profiles/<app>/ (the Pollux
+ * artifact's traces; see shared/profiles/README.md), loaded into plain arrays so that the
+ * simulator can build job templates from them and the tests can check our models on them.
+ *
+ * Where the files are: env RINGMASTER_SHARED_DIR if set (the folder that holds profiles/),
+ * else "../shared" relative to the working directory (tests run from the repository root,
+ * and in CI shared/ sits beside the clone).
+ *
+ * Typical use:
+ *     char err[256];
+ *     struct profile *p = profile_load("cifar10", err, sizeof(err));
+ *     if (!p) { fprintf(stderr, "%s\n", err); ... }
+ *     for (size_t i = 0; i < p->placements.n; i++)
+ *         use(p->placements.w[i], p->placements.nodes[i], p->placements.step_time[i]);
+ *     profile_destroy(p);
+ */
+#ifndef RINGMASTER_PROFILE_H
+#define RINGMASTER_PROFILE_H
+
+#include <stddef.h>
+
+/* The six apps that shared/profiles/ holds, in a fixed order. */
+#define PROFILE_NAPPS 6
+/* Name of app i (0 <= i < PROFILE_NAPPS): "bert", "cifar10", "deepspeech2", "imagenet",
+ * "ncf", "yolov3"; NULL when i is out of range. Static string. */
+const char *profile_app_name(size_t i);
+
+/* Step-time measurements, one row per index (structure of arrays, all of length n).
+ *   w          GPUs in all (sum of the placement's digits; num_replicas for scalability)
+ *   nodes      nodes used (digits in the placement; num_nodes for scalability)
+ *   max_per_node  the most GPUs on one node (largest digit; for scalability ceil(w/nodes))
+ *   local_bsz  examples per GPU per step
+ *   step_time  seconds per step
+ *   sync_time  seconds of the step spent in gradient all-reduce */
+struct profile_points {
+    size_t n;
+    int *w;
+    int *nodes;
+    int *max_per_node;
+    int *local_bsz;
+    double *step_time;
+    double *sync_time;
+};
+
+/* One validation-<global batch>.csv: the job trained at a fixed global batch, one row per
+ * epoch. progress = cumulative examples scaled by statistical efficiency; iteration = steps
+ * so far; metric = the validation metric (see profile.metric_rises). */
+struct profile_validation {
+    int global_bsz;
+    size_t n;
+    double *progress;
+    double *iteration;
+    double *metric;
+};
+
+struct profile {
+    char app[32];
+    struct profile_points placements;  /* placements.csv (nodes of 4 GPUs) */
+    struct profile_points scalability; /* scalability.csv (larger runs); n = 0 if absent */
+    size_t nvalidations;
+    struct profile_validation *validations; /* sorted by global_bsz, ascending */
+    /* 1 when the metric rises as training goes on (accuracy, F1, hit rate), 0 when it falls
+     * (word error rate, a loss); decided from the data of the smallest global batch. */
+    int metric_rises;
+};
+
+/* Writes the profiles folder (<shared>/profiles) into buf; returns buf. */
+const char *profile_dir(char *buf, size_t len);
+
+/* Loads one app from profile_dir()/<app>/. Returns a new profile (free with
+ * profile_destroy), or NULL with a message in err (missing file, bad row "file:line: ..."). */
+struct profile *profile_load(const char *app, char *err, size_t errlen);
+
+/* As profile_load, from an explicit folder that holds placements.csv etc. */
+struct profile *profile_load_dir(const char *dir, const char *app, char *err, size_t errlen);
+
+/* Frees everything; NULL is a no-op. */
+void profile_destroy(struct profile *p);
+
+/* The most common local_bsz among p->placements (ties: the smaller); 0 if none. */
+int profile_common_local_bsz(const struct profile *p);
+
+#endif

@@ -1,0 +1,469 @@
+/* train-mlp: a data-parallel trainer with OpenMPI and libringjob.
+ *
+ * A one-hidden-layer tanh MLP learns a fixed random teacher network (16 inputs, 8 tanh
+ * units, 1 output) by Adam on the mean squared error. Every rank draws its own minibatch
+ * from a generator seeded by (seed, step, rank); gradients and losses are averaged with
+ * MPI_Allreduce. The learning rate is --lr (the one-rank rate) times ringjob_lr_scale()
+ * (eq. 7: linear in the world size for a constant per-rank batch).
+ *
+ * libringjob: each step is reported and polled. SUSPEND moves the model state to a
+ * compact host copy and frees the working buffers (a CUDA build would cudaMemcpy to the
+ * host and cudaFree here), waits, and restores. CHECKPOINT_EXIT makes rank 0 write the
+ * world-size independent checkpoint (dims, step, parameters, Adam moments) with an atomic
+ * rename, and every rank exits 0. On start, a checkpoint in RINGJOB_CHECKPOINT_DIR is read
+ * by rank 0 and broadcast, whatever the world size it was written at.
+ *
+ * Rank 0 prints "step N loss L world W lr X" every --print-every steps.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringjob.h"
+
+#define IN_DIM 16
+#define TEACHER_HIDDEN 8
+#define CKPT_NAME "train-mlp.ckpt"
+#define CKPT_MAGIC 0x31504b434d4c504dULL /* "MPLMCKP1" */
+
+struct options {
+    long steps;
+    long params;
+    long batch;
+    double lr;
+    unsigned long seed;
+    long print_every;
+};
+
+/* The training state: theta = [W1 (H x IN), b1 (H), w2 (H), b2]; m, v: Adam moments. */
+struct model {
+    long hidden;
+    long nparams;
+    long step;
+    double *theta;
+    double *m;
+    double *v;
+    double *grad;
+    double *act;
+    double *host; /* while suspended: theta, m, v packed */
+};
+
+static double teacher_w1[TEACHER_HIDDEN][IN_DIM];
+static double teacher_w2[TEACHER_HIDDEN];
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static double uniform(uint64_t *s)
+{
+    *s = mix64(*s);
+    return ((double)(*s >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static double gaussian(uint64_t *s)
+{
+    double u = uniform(s), w = uniform(s);
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * w);
+}
+
+static void make_teacher(unsigned long seed)
+{
+    uint64_t s = mix64(seed ^ 0x7465616368ULL);
+    for (int j = 0; j < TEACHER_HIDDEN; j++) {
+        for (int i = 0; i < IN_DIM; i++)
+            teacher_w1[j][i] = 2.0 * gaussian(&s) / sqrt((double)IN_DIM);
+        teacher_w2[j] = gaussian(&s) / sqrt((double)TEACHER_HIDDEN);
+    }
+}
+
+static double teacher(const double *x)
+{
+    double y = 0.0;
+    for (int j = 0; j < TEACHER_HIDDEN; j++) {
+        double a = 0.0;
+        for (int i = 0; i < IN_DIM; i++)
+            a += teacher_w1[j][i] * x[i];
+        y += teacher_w2[j] * tanh(a);
+    }
+    return y;
+}
+
+static int model_alloc(struct model *md)
+{
+    size_t p = (size_t)md->nparams;
+    md->theta = calloc(p, sizeof(double));
+    md->m = calloc(p, sizeof(double));
+    md->v = calloc(p, sizeof(double));
+    md->grad = calloc(p, sizeof(double));
+    md->act = calloc((size_t)md->hidden, sizeof(double));
+    return md->theta && md->m && md->v && md->grad && md->act ? 0 : -1;
+}
+
+static void model_free_buffers(struct model *md)
+{
+    free(md->theta);
+    free(md->m);
+    free(md->v);
+    free(md->grad);
+    free(md->act);
+    md->theta = md->m = md->v = md->grad = md->act = NULL;
+}
+
+static int model_init(struct model *md, long params, unsigned long seed)
+{
+    memset(md, 0, sizeof(*md));
+    md->hidden = (params - 1) / (IN_DIM + 2);
+    if (md->hidden < 1)
+        md->hidden = 1;
+    md->nparams = md->hidden * (IN_DIM + 2) + 1;
+    if (model_alloc(md) < 0)
+        return -1;
+    uint64_t s = mix64(seed ^ 0x73747564ULL);
+    long h = md->hidden;
+    for (long k = 0; k < h * IN_DIM; k++)
+        md->theta[k] = gaussian(&s) / sqrt((double)IN_DIM);
+    for (long j = 0; j < h; j++)
+        md->theta[h * (IN_DIM + 1) + j] = gaussian(&s) / sqrt((double)h);
+    return 0;
+}
+
+/* Forward and backward of one sample; adds the gradient into md->grad, returns the loss. */
+static double sample_grad(struct model *md, const double *x, double y)
+{
+    long h = md->hidden;
+    double *w1 = md->theta, *b1 = w1 + h * IN_DIM, *w2 = b1 + h, *b2 = w2 + h;
+    double *g1 = md->grad, *gb1 = g1 + h * IN_DIM, *gw2 = gb1 + h, *gb2 = gw2 + h;
+    double out = *b2;
+    for (long j = 0; j < h; j++) {
+        double a = b1[j];
+        for (int i = 0; i < IN_DIM; i++)
+            a += w1[j * IN_DIM + i] * x[i];
+        md->act[j] = tanh(a);
+        out += w2[j] * md->act[j];
+    }
+    double e = out - y;
+    *gb2 += e;
+    for (long j = 0; j < h; j++) {
+        double da = e * w2[j] * (1.0 - md->act[j] * md->act[j]);
+        gw2[j] += e * md->act[j];
+        gb1[j] += da;
+        for (int i = 0; i < IN_DIM; i++)
+            g1[j * IN_DIM + i] += da * x[i];
+    }
+    return 0.5 * e * e;
+}
+
+/* One rank's minibatch of step `step`: fills md->grad with its mean gradient. */
+static double local_batch(struct model *md, const struct options *o, int rank)
+{
+    memset(md->grad, 0, (size_t)md->nparams * sizeof(double));
+    uint64_t s = mix64(mix64(o->seed) ^ mix64((uint64_t)md->step * 1000003ULL + (uint64_t)rank));
+    double loss = 0.0, x[IN_DIM];
+    for (long b = 0; b < o->batch; b++) {
+        for (int i = 0; i < IN_DIM; i++)
+            x[i] = gaussian(&s);
+        loss += sample_grad(md, x, teacher(x));
+    }
+    for (long k = 0; k < md->nparams; k++)
+        md->grad[k] /= (double)o->batch;
+    return loss / (double)o->batch;
+}
+
+static void adam_update(struct model *md, double lr)
+{
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    double c1 = 1.0 - pow(b1, (double)md->step), c2 = 1.0 - pow(b2, (double)md->step);
+    for (long k = 0; k < md->nparams; k++) {
+        double g = md->grad[k];
+        md->m[k] = b1 * md->m[k] + (1.0 - b1) * g;
+        md->v[k] = b2 * md->v[k] + (1.0 - b2) * g * g;
+        md->theta[k] -= lr * (md->m[k] / c1) / (sqrt(md->v[k] / c2) + eps);
+    }
+}
+
+/* One data-parallel step; returns the loss averaged over all ranks. */
+static double train_step(struct model *md, const struct options *o, int rank, int world,
+                         double lr)
+{
+    md->step++;
+    double loss = local_batch(md, o, rank);
+    MPI_Allreduce(MPI_IN_PLACE, md->grad, (int)md->nparams, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (long k = 0; k < md->nparams; k++)
+        md->grad[k] /= world;
+    adam_update(md, lr);
+    return loss / world;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The checkpoint: magic, hidden, nparams, step, then theta, m, v (host byte order). */
+static int checkpoint_write(const struct model *md)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 8];
+    if (ringjob_checkpoint_path(CKPT_NAME, path, sizeof(path)) < 0)
+        return fprintf(stderr, "train-mlp: %s\n", ringjob_error()), -1;
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return fprintf(stderr, "train-mlp: %s: %s\n", tmp, strerror(errno)), -1;
+    int64_t hdr[4] = { (int64_t)CKPT_MAGIC, md->hidden, md->nparams, md->step };
+    size_t p = (size_t)md->nparams;
+    int ok = fwrite(hdr, sizeof(hdr), 1, f) == 1 && fwrite(md->theta, 8, p, f) == p &&
+             fwrite(md->m, 8, p, f) == p && fwrite(md->v, 8, p, f) == p && fflush(f) == 0 &&
+             fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) < 0) {
+        fprintf(stderr, "train-mlp: writing %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Rank 0 reads the checkpoint when there is one; hdr[0] is 0 when none. */
+static int checkpoint_read_header(FILE **fp, int64_t hdr[4])
+{
+    char path[PATH_MAX];
+    hdr[0] = 0;
+    if (ringjob_checkpoint_path(CKPT_NAME, path, sizeof(path)) < 0)
+        return fprintf(stderr, "train-mlp: %s\n", ringjob_error()), -1;
+    *fp = fopen(path, "rb");
+    if (!*fp)
+        return errno == ENOENT ? 0 : (fprintf(stderr, "train-mlp: %s: %s\n", path,
+                                              strerror(errno)), -1);
+    if (fread(hdr, 8, 4, *fp) != 4 || hdr[0] != (int64_t)CKPT_MAGIC || hdr[1] < 1 ||
+        hdr[2] != hdr[1] * (IN_DIM + 2) + 1 || hdr[3] < 0) {
+        fclose(*fp);
+        return fprintf(stderr, "train-mlp: %s: not a train-mlp checkpoint\n", path), -1;
+    }
+    return 0;
+}
+
+/* Every rank: restores the checkpoint if rank 0 found one. Returns 1 restored, 0 none,
+ * -1 error. */
+static int checkpoint_restore(struct model *md, int rank)
+{
+    FILE *f = NULL;
+    int64_t hdr[4] = { 0 };
+    int rc = rank == 0 ? checkpoint_read_header(&f, hdr) : 0;
+    if (rank == 0 && rc < 0)
+        hdr[0] = -1;
+    MPI_Bcast(hdr, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (hdr[0] <= 0)
+        return hdr[0] < 0 ? -1 : 0;
+    model_free_buffers(md);
+    md->hidden = hdr[1];
+    md->nparams = hdr[2];
+    md->step = hdr[3];
+    if (model_alloc(md) < 0)
+        return -1;
+    size_t p = (size_t)md->nparams;
+    int ok = 1;
+    if (rank == 0) {
+        ok = fread(md->theta, 8, p, f) == p && fread(md->m, 8, p, f) == p &&
+             fread(md->v, 8, p, f) == p;
+        fclose(f);
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok)
+        return fprintf(stderr, "train-mlp: checkpoint truncated\n"), -1;
+    MPI_Bcast(md->theta, (int)p, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(md->m, (int)p, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(md->v, (int)p, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return 1;
+}
+
+/* Suspend in place: the state goes to one compact host copy, the working buffers are
+ * freed (on a GPU: cudaMemcpy to host, cudaFree). */
+static int offload(struct model *md)
+{
+    size_t p = (size_t)md->nparams;
+    md->host = malloc(3 * p * sizeof(double));
+    if (!md->host)
+        return -1;
+    memcpy(md->host, md->theta, p * sizeof(double));
+    memcpy(md->host + p, md->m, p * sizeof(double));
+    memcpy(md->host + 2 * p, md->v, p * sizeof(double));
+    model_free_buffers(md);
+    return 0;
+}
+
+static int restore(struct model *md)
+{
+    size_t p = (size_t)md->nparams;
+    if (model_alloc(md) < 0)
+        return -1;
+    memcpy(md->theta, md->host, p * sizeof(double));
+    memcpy(md->m, md->host + p, p * sizeof(double));
+    memcpy(md->v, md->host + 2 * p, p * sizeof(double));
+    free(md->host);
+    md->host = NULL;
+    return 0;
+}
+
+/* Handles RINGJOB_SUSPEND; returns the decision that follows the wait, or -1. */
+static int suspend_in_place(struct model *md, int rank)
+{
+    double t0 = now_s();
+    if (offload(md) < 0)
+        return -1;
+    double t1 = now_s();
+    if (rank == 0)
+        printf("train-mlp: suspended at step %ld, %ld bytes moved to host in %.3f ms\n",
+               md->step, md->nparams * 24, (t1 - t0) * 1e3);
+    fflush(stdout);
+    int d = ringjob_suspended_wait();
+    double t2 = now_s();
+    if (restore(md) < 0)
+        return -1;
+    if (rank == 0)
+        printf("train-mlp: resumed at step %ld, state restored in %.3f ms\n", md->step,
+               (now_s() - t2) * 1e3);
+    return d;
+}
+
+static int bcast_cb(void *buf, size_t len, void *ctx)
+{
+    (void)ctx;
+    return MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    *o = (struct options){ .steps = 300, .params = 8192, .batch = 32, .lr = 0.003,
+                           .seed = 1, .print_every = 10 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n = 0;
+        int bad = !v;
+        if (!bad && !strcmp(a, "--steps"))
+            bad = parse_long(v, 0, LONG_MAX / 2, &o->steps);
+        else if (!bad && !strcmp(a, "--params"))
+            bad = parse_long(v, IN_DIM + 3, 1L << 28, &o->params);
+        else if (!bad && !strcmp(a, "--batch-per-rank"))
+            bad = parse_long(v, 1, 1L << 20, &o->batch);
+        else if (!bad && !strcmp(a, "--seed"))
+            bad = parse_long(v, 0, LONG_MAX, &n), o->seed = (unsigned long)n;
+        else if (!bad && !strcmp(a, "--print-every"))
+            bad = parse_long(v, 1, LONG_MAX, &o->print_every);
+        else if (!bad && !strcmp(a, "--lr"))
+            o->lr = strtod(v, NULL), bad = !(o->lr > 0.0 && o->lr < 10.0);
+        else
+            bad = 1;
+        if (bad) {
+            fprintf(stderr, "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
+                            "[--lr X] [--seed S] [--print-every K] (bad '%s')\n", a);
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* Writes the checkpoint (rank 0), tells the worker, and every rank agrees it is done. */
+static int checkpoint_exit(struct model *md, int rank)
+{
+    int ok = rank == 0 ? checkpoint_write(md) == 0 : 1;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok)
+        return -1;
+    if (rank == 0) {
+        ringjob_checkpoint_done(md->step);
+        printf("train-mlp: checkpointed at step %ld, planned exit\n", md->step);
+    }
+    return 0;
+}
+
+/* The loop; returns the exit status. */
+static int train(struct model *md, const struct options *o, int rank, int world)
+{
+    double lr = o->lr * ringjob_lr_scale();
+    while (md->step < o->steps) {
+        double t0 = now_s();
+        double loss = train_step(md, o, rank, world, lr);
+        if (rank == 0 && (md->step % o->print_every == 0 || md->step == o->steps))
+            printf("step %ld loss %.6f world %d lr %.5f\n", md->step, loss, world, lr);
+        ringjob_report(md->step, loss, o->batch * world, now_s() - t0);
+        int d = ringjob_poll(md->step);
+        if (d == RINGJOB_SUSPEND)
+            d = suspend_in_place(md, rank);
+        if (d == RINGJOB_CHECKPOINT_EXIT)
+            return checkpoint_exit(md, rank) == 0 ? RINGJOB_EXIT_PLANNED : 1;
+        if (d < 0) {
+            fprintf(stderr, "train-mlp: rank %d: %s\n", rank, ringjob_error());
+            return 1;
+        }
+    }
+    if (rank == 0)
+        printf("train-mlp: done at step %ld\n", md->step);
+    return 0;
+}
+
+static int run(const struct options *o, int rank, int world)
+{
+    struct model md;
+    if (model_init(&md, o->params, o->seed) < 0)
+        return 1;
+    make_teacher(o->seed);
+    int rc = checkpoint_restore(&md, rank);
+    if (rank == 0 && rc > 0)
+        printf("train-mlp: restored step %ld (%ld params) at world size %d, lr scale %g\n",
+               md.step, md.nparams, world, ringjob_lr_scale());
+    if (rank == 0 && rc == 0)
+        printf("train-mlp: %ld params (hidden %ld), world size %d, lr scale %g\n",
+               md.nparams, md.hidden, world, ringjob_lr_scale());
+    int status = rc < 0 ? 1 : train(&md, o, rank, world);
+    model_free_buffers(&md);
+    free(md.host);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int rank, world;
+    if (parse_options(argc, argv, &o) < 0)
+        return 2;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (ringjob_init() < 0) {
+        fprintf(stderr, "train-mlp: rank %d: ringjob: %s\n", rank, ringjob_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ringjob_set_broadcast(bcast_cb, NULL);
+    int status = run(&o, rank, world);
+    ringjob_finalize();
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,598 @@
+/* placement: GPU counts onto nodes, buddy style (see placement.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+
+#define STRIDE SCHED_MAX_GPUS_PER_NODE
+#define NORDERS 7 /* free blocks of 1, 2, 4, ..., 64 GPUs */
+#define NONE (-1)
+
+/* One planning pass. Free GPUs of up nodes are kept as aligned blocks in one
+ * free list per size (block b = node * STRIDE + first GPU), and up nodes with
+ * free GPUs in one list per free count, so that every lookup is O(64). */
+struct pass {
+    const struct sched_snapshot *snap;
+    uint64_t *busy;      /* per node: GPUs taken in this plan */
+    int *nfree;          /* per node; 0 when not up */
+    signed char *border; /* per block start: order of the free block there, or -1 */
+    int *bnext, *bprev;
+    int head[NORDERS];
+    int *cnext, *cprev;
+    int chead[STRIDE + 1];
+    long total_free;
+    uint64_t *resv; /* repack pass: old GPUs of unchanged jobs not yet placed */
+    struct placement_plan *plan;
+};
+
+/* Free blocks looked at per size when avoiding reserved GPUs. */
+#define RESV_SCAN 32
+
+static void blk_push(struct pass *ps, int b, int order)
+{
+    ps->border[b] = (signed char)order;
+    ps->bprev[b] = NONE;
+    ps->bnext[b] = ps->head[order];
+    if (ps->head[order] != NONE)
+        ps->bprev[ps->head[order]] = b;
+    ps->head[order] = b;
+}
+
+static void blk_remove(struct pass *ps, int b)
+{
+    int order = ps->border[b];
+
+    if (ps->bprev[b] != NONE)
+        ps->bnext[ps->bprev[b]] = ps->bnext[b];
+    else
+        ps->head[order] = ps->bnext[b];
+    if (ps->bnext[b] != NONE)
+        ps->bprev[ps->bnext[b]] = ps->bprev[b];
+    ps->border[b] = -1;
+}
+
+static void cnt_link(struct pass *ps, int n)
+{
+    int c = ps->nfree[n];
+
+    if (c == 0)
+        return;
+    ps->cprev[n] = NONE;
+    ps->cnext[n] = ps->chead[c];
+    if (ps->chead[c] != NONE)
+        ps->cprev[ps->chead[c]] = n;
+    ps->chead[c] = n;
+}
+
+static void cnt_unlink(struct pass *ps, int n)
+{
+    int c = ps->nfree[n];
+
+    if (c == 0)
+        return;
+    if (ps->cprev[n] != NONE)
+        ps->cnext[ps->cprev[n]] = ps->cnext[n];
+    else
+        ps->chead[c] = ps->cnext[n];
+    if (ps->cnext[n] != NONE)
+        ps->cprev[ps->cnext[n]] = ps->cprev[n];
+}
+
+/* Node n lost k free GPUs. */
+static void node_took(struct pass *ps, int n, int k)
+{
+    cnt_unlink(ps, n);
+    ps->nfree[n] -= k;
+    cnt_link(ps, n);
+    ps->total_free -= k;
+}
+
+/* Gives GPUs [lo, hi) of node n back as maximal aligned blocks. */
+static void release_range(struct pass *ps, int n, int lo, int hi)
+{
+    while (lo < hi) {
+        int o = 0;
+        while (o + 1 < NORDERS && (lo & ((1 << (o + 1)) - 1)) == 0 && lo + (1 << (o + 1)) <= hi)
+            o++;
+        blk_push(ps, n * STRIDE + lo, o);
+        lo += 1 << o;
+    }
+}
+
+static void grab(struct pass *ps, size_t job, int n, int gpu)
+{
+    struct placement_plan *p = ps->plan;
+
+    ps->busy[n] |= UINT64_C(1) << gpu;
+    p->slots[p->off[job] + (size_t)p->gpus[job]++] = (struct sched_slot){ .node = n, .gpu = gpu };
+}
+
+/* Job takes GPUs [sub, sub + s) inside free block b; the rest goes back. */
+static void take_sub(struct pass *ps, size_t job, int b, int sub, int s)
+{
+    int n = b / STRIDE, off = b % STRIDE, size = 1 << ps->border[b];
+
+    blk_remove(ps, b);
+    for (int g = sub; g < sub + s; g++)
+        grab(ps, job, n, g);
+    release_range(ps, n, off, sub);
+    release_range(ps, n, sub + s, off + size);
+    node_took(ps, n, s);
+}
+
+/* Job takes the first s GPUs of free block b. */
+static void take_block_prefix(struct pass *ps, size_t job, int b, int s)
+{
+    take_sub(ps, job, b, b % STRIDE, s);
+}
+
+/* Job takes GPU g of node n if it is free. Returns 0, or -1 if it is not. */
+static int take_gpu(struct pass *ps, size_t job, int n, int g)
+{
+    for (int o = 0; o < NORDERS; o++) {
+        int start = g & ~((1 << o) - 1), b = n * STRIDE + start;
+        if (ps->border[b] != o)
+            continue;
+        blk_remove(ps, b);
+        release_range(ps, n, start, g);
+        release_range(ps, n, g + 1, start + (1 << o));
+        grab(ps, job, n, g);
+        node_took(ps, n, 1);
+        return 0;
+    }
+    return -1;
+}
+
+/* Job takes t free GPUs of node n, smallest free blocks first. */
+static void take_from_node(struct pass *ps, size_t job, int n, int t)
+{
+    int ngpus = ps->snap->nodes[n].ngpus;
+
+    while (t > 0) {
+        int best = NONE, bo = NORDERS;
+        for (int g = 0; g < ngpus; g++) {
+            int b = n * STRIDE + g;
+            if (ps->border[b] >= 0 && ps->border[b] < bo) {
+                best = b;
+                bo = ps->border[b];
+            }
+        }
+        if (best == NONE)
+            return;
+        int k = (1 << bo) <= t ? 1 << bo : t;
+        take_block_prefix(ps, job, best, k);
+        t -= k;
+    }
+}
+
+static int ceil_log2(int s)
+{
+    int o = 0;
+
+    while ((1 << o) < s)
+        o++;
+    return o;
+}
+
+static uint64_t run_mask(int first, int s)
+{
+    return (s >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << s) - 1) << first;
+}
+
+/* Repack pass: takes an aligned 2^k sub-block of a free block of order o that
+ * no unchanged job still hopes to get back (looking at RESV_SCAN blocks per
+ * size). Returns 1 if it found one. */
+static int take_unreserved(struct pass *ps, size_t job, int k, int s)
+{
+    for (int o = k; o < NORDERS; o++) {
+        int b = ps->head[o];
+        for (int seen = 0; b != NONE && seen < RESV_SCAN; seen++, b = ps->bnext[b]) {
+            int n = b / STRIDE, off = b % STRIDE;
+            for (int sub = off; sub < off + (1 << o); sub += 1 << k) {
+                if (!(ps->resv[n] & run_mask(sub, s))) {
+                    take_sub(ps, job, b, sub, s);
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* s fits on one node: smallest aligned block first (in the repack pass one
+ * that displaces no unchanged job, if any), else the fullest node with room. */
+static void place_within_node(struct pass *ps, size_t job, int s)
+{
+    if (ps->resv && take_unreserved(ps, job, ceil_log2(s), s))
+        return;
+    for (int o = ceil_log2(s); o < NORDERS; o++) {
+        if (ps->head[o] != NONE) {
+            take_block_prefix(ps, job, ps->head[o], s);
+            return;
+        }
+    }
+    for (int c = s; c <= STRIDE; c++) {
+        if (ps->chead[c] != NONE) {
+            take_from_node(ps, job, ps->chead[c], s);
+            return;
+        }
+    }
+}
+
+static int max_free(const struct pass *ps)
+{
+    for (int c = STRIDE; c > 0; c--)
+        if (ps->chead[c] != NONE)
+            return c;
+    return 0;
+}
+
+/* Places s <= total_free GPUs for job on the fewest nodes. */
+static void place_fresh(struct pass *ps, size_t job, int s)
+{
+    while (s > 0) {
+        int c = max_free(ps);
+        if (c == 0)
+            return;
+        if (s <= c) {
+            place_within_node(ps, job, s);
+            return;
+        }
+        take_from_node(ps, job, ps->chead[c], c);
+        s -= c;
+    }
+}
+
+/* The count placement can honour for job i asking for s. */
+static int feasible_count(const struct pass *ps, const struct sched_job *j, int s)
+{
+    if (s <= ps->total_free)
+        return s;
+    int min = j->min_gpus > 0 ? j->min_gpus : 1;
+    if (j->elastic && ps->total_free >= min)
+        return (int)ps->total_free;
+    return 0;
+}
+
+/* A running job asking for what it holds, all on up nodes, may stay. */
+static int keepable(const struct sched_snapshot *snap, const int *want, size_t i)
+{
+    const struct sched_job *j = &snap->jobs[i];
+
+    if (j->cur_gpus == 0 || want[i] != j->cur_gpus)
+        return 0;
+    for (int k = 0; k < j->cur_gpus; k++)
+        if (!snap->nodes[j->slots[k].node].up)
+            return 0;
+    return 1;
+}
+
+static void build_free_lists(struct pass *ps)
+{
+    const struct sched_snapshot *snap = ps->snap;
+
+    for (int o = 0; o < NORDERS; o++)
+        ps->head[o] = NONE;
+    for (int c = 0; c <= STRIDE; c++)
+        ps->chead[c] = NONE;
+    ps->total_free = 0;
+    for (size_t n = snap->nnodes; n-- > 0;) {
+        int ngpus = snap->nodes[n].ngpus;
+        ps->nfree[n] = 0;
+        if (!snap->nodes[n].up)
+            continue;
+        for (int g = ngpus - 1; g >= 0; g--) {
+            if (ps->busy[n] & (UINT64_C(1) << g))
+                continue;
+            int lo = g;
+            while (lo > 0 && !(ps->busy[n] & (UINT64_C(1) << (lo - 1))))
+                lo--;
+            release_range(ps, (int)n, lo, g + 1);
+            ps->nfree[n] += g + 1 - lo;
+            g = lo;
+        }
+        ps->total_free += ps->nfree[n];
+        cnt_link(ps, (int)n);
+    }
+}
+
+void placement_destroy(struct placement_plan *p)
+{
+    if (!p)
+        return;
+    free(p->slots);
+    free(p->off);
+    free(p->gpus);
+    free(p->kept);
+    free(p);
+}
+
+static struct placement_plan *plan_create(const struct sched_snapshot *snap, const int *want)
+{
+    struct placement_plan *p = calloc(1, sizeof(*p));
+    size_t total = 0, n = snap->njobs;
+
+    if (!p)
+        return NULL;
+    p->njobs = n;
+    p->off = calloc(n + 1, sizeof(*p->off));
+    p->gpus = calloc(n + 1, sizeof(*p->gpus));
+    p->kept = calloc(n + 1, sizeof(*p->kept));
+    if (!p->off || !p->gpus || !p->kept)
+        goto error;
+    for (size_t i = 0; i < n; i++) {
+        p->off[i] = total;
+        total += (size_t)want[i];
+    }
+    p->slots = calloc(total + 1, sizeof(*p->slots));
+    if (!p->slots)
+        goto error;
+    return p;
+error:
+    placement_destroy(p);
+    return NULL;
+}
+
+static void pass_fini(struct pass *ps)
+{
+    free(ps->busy);
+    free(ps->nfree);
+    free(ps->border);
+    free(ps->bnext);
+    free(ps->bprev);
+    free(ps->cnext);
+    free(ps->cprev);
+    free(ps->resv);
+}
+
+static int pass_init(struct pass *ps, const struct sched_snapshot *snap)
+{
+    size_t nn = snap->nnodes + 1, nb = nn * STRIDE;
+
+    memset(ps, 0, sizeof(*ps));
+    ps->snap = snap;
+    ps->busy = calloc(nn, sizeof(*ps->busy));
+    ps->nfree = calloc(nn, sizeof(*ps->nfree));
+    ps->border = malloc(nb);
+    ps->bnext = malloc(nb * sizeof(int));
+    ps->bprev = malloc(nb * sizeof(int));
+    ps->cnext = malloc(nn * sizeof(int));
+    ps->cprev = malloc(nn * sizeof(int));
+    if (!ps->busy || !ps->nfree || !ps->border || !ps->bnext || !ps->bprev || !ps->cnext ||
+        !ps->cprev) {
+        pass_fini(ps);
+        return -1;
+    }
+    memset(ps->border, 0xff, nb);
+    return 0;
+}
+
+/* The job keeps its old GPUs: in the keep pass by marking them before the free
+ * lists exist, in the repack pass by taking them back if they are all free. */
+static int keep_old(struct pass *ps, size_t i, int lists_built)
+{
+    const struct sched_job *j = &ps->snap->jobs[i];
+
+    if (lists_built) {
+        for (int k = 0; k < j->cur_gpus; k++)
+            if (ps->busy[j->slots[k].node] & (UINT64_C(1) << j->slots[k].gpu))
+                return 0;
+        for (int k = 0; k < j->cur_gpus; k++)
+            take_gpu(ps, i, j->slots[k].node, j->slots[k].gpu);
+    } else {
+        for (int k = 0; k < j->cur_gpus; k++)
+            grab(ps, i, j->slots[k].node, j->slots[k].gpu);
+    }
+    ps->plan->kept[i] = 1;
+    return 1;
+}
+
+static void measure(struct pass *ps)
+{
+    const struct sched_snapshot *snap = ps->snap;
+    struct placement_plan *p = ps->plan;
+    int biggest = 1;
+
+    for (size_t n = 0; n < snap->nnodes; n++)
+        if (snap->nodes[n].up && snap->nodes[n].ngpus > biggest)
+            biggest = snap->nodes[n].ngpus;
+    /* nfree doubles as a per-node stamp here: it is not needed any more. */
+    for (size_t n = 0; n < snap->nnodes; n++)
+        ps->nfree[n] = -1;
+    p->spread = 0;
+    for (size_t i = 0; i < p->njobs; i++) {
+        long nodes = 0;
+        for (int k = 0; k < p->gpus[i]; k++) {
+            int n = p->slots[p->off[i] + (size_t)k].node;
+            if (ps->nfree[n] != (int)i) {
+                ps->nfree[n] = (int)i;
+                nodes++;
+            }
+        }
+        p->spread += nodes - (p->gpus[i] + biggest - 1) / biggest;
+    }
+    p->fragmentation = placement_fragmentation(snap, ps->busy);
+}
+
+/* Repack pass: marks the GPUs each unchanged job would like back. */
+static int reserve_old(struct pass *ps, const int *want)
+{
+    const struct sched_snapshot *snap = ps->snap;
+
+    ps->resv = calloc(snap->nnodes + 1, sizeof(*ps->resv));
+    if (!ps->resv)
+        return -1;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        if (keepable(snap, want, i))
+            for (int k = 0; k < j->cur_gpus; k++)
+                ps->resv[j->slots[k].node] |= UINT64_C(1) << j->slots[k].gpu;
+    }
+    return 0;
+}
+
+static void unreserve(struct pass *ps, size_t i)
+{
+    const struct sched_job *j = &ps->snap->jobs[i];
+
+    for (int k = 0; k < j->cur_gpus; k++)
+        ps->resv[j->slots[k].node] &= ~(UINT64_C(1) << j->slots[k].gpu);
+}
+
+/* One plan: repack == 0 keeps unchanged running jobs first; repack == 1 starts
+ * from an empty cluster and lets them take their old GPUs back in turn. */
+static struct placement_plan *run_pass(const struct sched_snapshot *snap, const int *want,
+                                       const size_t *order, size_t norder, int repack)
+{
+    struct pass ps;
+
+    if (pass_init(&ps, snap))
+        return NULL;
+    ps.plan = plan_create(snap, want);
+    if (!ps.plan) {
+        pass_fini(&ps);
+        return NULL;
+    }
+    if (repack && reserve_old(&ps, want)) {
+        placement_destroy(ps.plan);
+        pass_fini(&ps);
+        return NULL;
+    }
+    if (!repack)
+        for (size_t i = 0; i < snap->njobs; i++)
+            if (keepable(snap, want, i))
+                keep_old(&ps, i, 0);
+    build_free_lists(&ps);
+    for (size_t k = 0; k < norder; k++) {
+        size_t i = order[k];
+        if (repack)
+            unreserve(&ps, i);
+        if (ps.plan->kept[i] || (repack && keepable(snap, want, i) && keep_old(&ps, i, 1)))
+            continue;
+        int s = feasible_count(&ps, &snap->jobs[i], want[i]);
+        ps.plan->short_gpus += want[i] - s;
+        place_fresh(&ps, i, s);
+    }
+    measure(&ps);
+    pass_fini(&ps);
+    return ps.plan;
+}
+
+struct order_key {
+    int want, priority;
+    double submit;
+    int64_t id;
+    size_t idx;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct order_key *x = a, *y = b;
+
+    if (x->want != y->want)
+        return x->want > y->want ? -1 : 1;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if (x->submit != y->submit)
+        return x->submit < y->submit ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Jobs with want > 0, largest first, then priority, arrival, id. */
+static size_t *placement_order(const struct sched_snapshot *snap, const int *want, size_t *norder)
+{
+    struct order_key *keys = malloc((snap->njobs + 1) * sizeof(*keys));
+    size_t *order = malloc((snap->njobs + 1) * sizeof(*order));
+    size_t n = 0;
+
+    if (!keys || !order) {
+        free(keys);
+        free(order);
+        return NULL;
+    }
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        if (want[i] > 0)
+            keys[n++] = (struct order_key){ want[i], j->priority, j->submit_time, j->id, i };
+    }
+    qsort(keys, n, sizeof(*keys), cmp_key);
+    for (size_t k = 0; k < n; k++)
+        order[k] = keys[k].idx;
+    free(keys);
+    *norder = n;
+    return order;
+}
+
+struct placement_plan *placement_create(const struct sched_snapshot *snap, const int *want)
+{
+    size_t norder;
+    size_t *order = placement_order(snap, want, &norder);
+    struct placement_plan *best = NULL, *other = NULL;
+
+    if (!order)
+        goto nomem;
+    best = run_pass(snap, want, order, norder, 0);
+    if (!best)
+        goto nomem;
+    if (best->spread > 0 || best->short_gpus > 0) {
+        other = run_pass(snap, want, order, norder, 1);
+        if (!other)
+            goto nomem;
+        if (other->short_gpus < best->short_gpus ||
+            (other->short_gpus == best->short_gpus && other->spread < best->spread)) {
+            struct placement_plan *t = best;
+            best = other;
+            other = t;
+        }
+        placement_destroy(other);
+    }
+    free(order);
+    return best;
+nomem:
+    free(order);
+    placement_destroy(best);
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* Size of the largest aligned free block in a node's free mask. */
+static int largest_block(uint64_t free_mask)
+{
+    static const uint64_t aligned[NORDERS] = {
+        UINT64_C(0xffffffffffffffff), UINT64_C(0x5555555555555555),
+        UINT64_C(0x1111111111111111), UINT64_C(0x0101010101010101),
+        UINT64_C(0x0001000100010001), UINT64_C(0x0000000100000001),
+        UINT64_C(0x0000000000000001),
+    };
+    uint64_t f = free_mask;
+    int best = f ? 1 : 0;
+
+    for (int o = 1; o < NORDERS && f; o++) {
+        f = f & (f >> (1 << (o - 1))) & aligned[o];
+        if (f)
+            best = 1 << o;
+    }
+    return best;
+}
+
+double placement_fragmentation(const struct sched_snapshot *snap, const uint64_t *busy)
+{
+    long free_total = 0, outside = 0;
+
+    for (size_t n = 0; n < snap->nnodes; n++) {
+        int ngpus = snap->nodes[n].ngpus;
+        if (!snap->nodes[n].up || ngpus <= 0)
+            continue;
+        uint64_t all = ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << ngpus) - 1;
+        uint64_t f = ~busy[n] & all;
+        int nf = __builtin_popcountll(f);
+        free_total += nf;
+        outside += nf - largest_block(f);
+    }
+    return free_total ? (double)outside / (double)free_total : 0.0;
+}

@@ -1,0 +1,60 @@
+/* placement: maps the GPU counts a policy chose onto nodes and GPUs (internal
+ * to scheduler/; sched_decide() calls it).
+ *
+ * Rules, in order:
+ *  - A running job whose count is unchanged keeps its GPUs (no needless
+ *    migration), unless one of them is on a node that is not up.
+ *  - Other jobs are placed largest first (ties: priority, arrival, id) as in a
+ *    buddy allocator: each up node's free GPUs are kept as aligned power-of-two
+ *    blocks, and a job of s <= node-size GPUs takes the smallest free block of
+ *    2^ceil(log2 s) GPUs (a 4-GPU job lands on GPUs 0-3 or 4-7 of an 8-GPU
+ *    node); the unused tail of the block goes back as smaller blocks.
+ *  - With no such block, the node with the fewest free GPUs that still holds
+ *    s takes it (smallest blocks first). A job bigger than every node's free
+ *    space takes the emptiest nodes whole, then places its remainder as above:
+ *    that spans the fewest nodes.
+ *  - If keeping running jobs in place left some job spread over more nodes
+ *    than it needs, the whole cluster is planned again from empty, largest
+ *    first, each unchanged job taking its old GPUs back where they are still
+ *    free, and others choosing, among the first free blocks of each size, one
+ *    that no unchanged job still holds; that plan wins only if it spreads
+ *    strictly less (the migrations it makes are the price of defragmenting).
+ *  - A count that cannot be placed (the policy asked for more than is free) is
+ *    cut to the free GPUs if the job is elastic and that is >= its min_gpus,
+ *    else the job waits. The result never exceeds a node nor books a GPU twice.
+ *
+ * Fragmentation: the fraction of free GPUs (on up nodes) that lie outside the
+ * largest free aligned block of their own node. 0 when each node's free GPUs
+ * form one aligned block (or nothing is free); near 1 when free GPUs are
+ * scattered singly. */
+#ifndef RINGMASTER_PLACEMENT_H
+#define RINGMASTER_PLACEMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+struct placement_plan {
+    struct sched_slot *slots; /* all slots; job i's are slots[off[i]..off[i]+gpus[i]) */
+    size_t *off;
+    int *gpus;                /* what each job got (<= want) */
+    int *kept;                /* 1: the job keeps exactly the GPUs it holds */
+    size_t njobs;
+    double fragmentation;
+    long spread;              /* nodes spanned beyond the fewest possible, all jobs */
+    long short_gpus;          /* GPUs asked for but not placed */
+};
+
+/* Places want[i] GPUs for each job i of a validated snapshot. Returns a new
+ * plan, or NULL with errno ENOMEM. */
+struct placement_plan *placement_create(const struct sched_snapshot *snap, const int *want);
+
+/* Frees the plan; NULL is a no-op. */
+void placement_destroy(struct placement_plan *p);
+
+/* Fragmentation of a cluster whose GPU g on node n is busy when bit g of
+ * busy[n] is set; nodes that are not up are ignored. */
+double placement_fragmentation(const struct sched_snapshot *snap, const uint64_t *busy);
+
+#endif

@@ -1,0 +1,97 @@
+/* policy: the policies' op tables and what they share (internal to scheduler/;
+ * sched.c lists the policies and callers reach them through sched.h).
+ *
+ * Order: every policy serves jobs by priority (higher first), then arrival
+ * (submit_time), then id, so ties never depend on snapshot order and the same
+ * snapshot always gives the same counts; no randomness is used.
+ *
+ * Per-job bounds: min_gpus <= 0 means 1, max_gpus <= 0 means no limit, and a
+ * job with elastic == 0 only ever gets requested_gpus (or waits). */
+#ifndef RINGMASTER_POLICY_H
+#define RINGMASTER_POLICY_H
+
+#include <stddef.h>
+
+#include "sched.h"
+
+extern const struct sched_policy_ops policy_fixed_one;
+extern const struct sched_policy_ops policy_fixed_two;
+extern const struct sched_policy_ops policy_fixed_four;
+extern const struct sched_policy_ops policy_fixed_eight;
+extern const struct sched_policy_ops policy_fifo;
+extern const struct sched_policy_ops policy_optimus;
+extern const struct sched_policy_ops policy_precompute;
+extern const struct sched_policy_ops policy_exploratory;
+
+/* GPUs on nodes that are up. */
+int policy_capacity(const struct sched_snapshot *snap);
+
+/* Fills order[0..njobs) with job indices by priority, arrival, id.
+ * Returns 0, or -1 with errno ENOMEM. */
+int policy_order(const struct sched_snapshot *snap, size_t *order);
+
+/* The job's bounds: min >= 1, max (INT_MAX when unlimited). */
+int policy_min_gpus(const struct sched_job *j);
+int policy_max_gpus(const struct sched_job *j);
+
+/* w brought within the job's bounds; requested_gpus for a non-elastic job. */
+int policy_clamp(const struct sched_job *j, int w);
+
+/* 1 if the job's speed model may be used (speed.fitted and a model source). */
+int policy_has_speed(const struct sched_job *j);
+
+/* Epochs still to run: remaining_epochs, or when unknown (< 0) the guess that
+ * the job is half done, max(epochs_done, 1). */
+double policy_remaining_epochs(const struct sched_job *j);
+
+/* Predicted seconds to finish on w GPUs, T(w) = remaining / epochs_per_second(w);
+ * INFINITY when the job has no usable speed model or the speed is not positive. */
+double policy_time_at(const struct sched_job *j, int w);
+
+/* What growing a job from w to w2 > w GPUs costs beyond its speed: the
+ * snapshot's resize_cost_s when the job is running and this step takes it past
+ * the count it holds (it must checkpoint and restart), else 0. The growth
+ * loops subtract it from the step's gain, so a running job is not resized for
+ * less than the restart costs; starting a waiting job costs nothing extra. */
+double policy_resize_penalty(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                             int w2);
+
+/* The job-rank order's inverse: rank[order[k]] = k. */
+void policy_ranks(const size_t *order, size_t n, size_t *rank);
+
+/* A max-heap of growth candidates: largest gain first, then smallest rank. */
+struct policy_cand {
+    double gain;
+    size_t rank;
+    size_t job;
+};
+
+struct policy_heap {
+    struct policy_cand *items;
+    size_t n, cap;
+};
+
+/* Room for cap candidates. Returns 0, or -1 with errno ENOMEM. */
+int policy_heap_init(struct policy_heap *h, size_t cap);
+void policy_heap_fini(struct policy_heap *h);
+/* Adds c; returns -1 (ENOSPC) when full. */
+int policy_heap_push(struct policy_heap *h, struct policy_cand c);
+/* Removes the best candidate into *c; returns 0, or -1 when empty. */
+int policy_heap_pop(struct policy_heap *h, struct policy_cand *c);
+
+/* The first pass of the model-driven policies: in order, each job not yet
+ * served (want[i] == 0 and !skip[i]) gets its base count if it still fits in
+ * *free: min_gpus for an elastic job with a speed model, else its request
+ * within its bounds (an elastic job's request cut to the cluster's capacity).
+ * Jobs that do not fit wait; later, smaller ones may fit. */
+void policy_give_base(const struct sched_snapshot *snap, const size_t *order, int *want,
+                      const unsigned char *skip, long *free_gpus);
+
+/* The doubling heuristic (DESIGN.md): among jobs with grow[i] set, repeatedly
+ * double the one with the largest per-GPU gain (T(w) - T(2w)) / w while the
+ * GPUs are free and 2w <= max_gpus; stops when no doubling fits or gains.
+ * Returns 0, or -1 with errno ENOMEM. */
+int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int *want,
+                    const unsigned char *grow, long *free_gpus);
+
+#endif

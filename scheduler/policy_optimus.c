@@ -1,0 +1,72 @@
+/* policy_optimus: the +1 greedy of Optimus. Every job first gets its base
+ * count (1, or min_gpus; a job without a speed model or not elastic gets its
+ * request) in order while GPUs last; then one GPU at a time goes to the elastic
+ * job whose predicted remaining time drops most, T(w) - T(w+1), until no GPU
+ * is left or no job gains. Because it only looks one GPU ahead it stalls where
+ * w + 1 is slower than w (8 -> 9 leaves the power-of-two all-reduce), which is
+ * what the doubling heuristic of policy "precompute" avoids. Growing a running
+ * job past what it holds must also repay resize_cost_s. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "policy.h"
+
+static int push_next(const struct sched_snapshot *snap, struct policy_heap *h, const int *want,
+                     const size_t *rank, size_t i)
+{
+    const struct sched_job *j = &snap->jobs[i];
+    int w = want[i];
+
+    if (w + 1 > policy_max_gpus(j))
+        return 0;
+    double gain = policy_time_at(j, w) - policy_time_at(j, w + 1) -
+                  policy_resize_penalty(snap, j, w, w + 1);
+    if (!(gain > 0) || !isfinite(gain))
+        return 0;
+    return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
+}
+
+static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, int *want,
+                       long free_gpus)
+{
+    size_t *rank = malloc((snap->njobs + 1) * sizeof(*rank));
+    struct policy_heap h;
+    struct policy_cand c;
+
+    if (!rank || policy_heap_init(&h, snap->njobs)) {
+        free(rank);
+        return -1;
+    }
+    policy_ranks(order, snap->njobs, rank);
+    for (size_t i = 0; i < snap->njobs; i++)
+        if (want[i] > 0 && snap->jobs[i].elastic && policy_has_speed(&snap->jobs[i]))
+            push_next(snap, &h, want, rank, i);
+    while (free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {
+        want[c.job]++;
+        free_gpus--;
+        push_next(snap, &h, want, rank, c.job);
+    }
+    policy_heap_fini(&h);
+    free(rank);
+    return 0;
+}
+
+static int allocate(const struct sched_snapshot *snap, int *want)
+{
+    size_t *order = malloc((snap->njobs + 1) * sizeof(*order));
+    long free_gpus = policy_capacity(snap);
+    int rc;
+
+    if (!order || policy_order(snap, order)) {
+        free(order);
+        return -1;
+    }
+    policy_give_base(snap, order, want, NULL, &free_gpus);
+    rc = grow_by_one(snap, order, want, free_gpus);
+    free(order);
+    return rc;
+}
+
+const struct sched_policy_ops policy_optimus = {
+    "optimus", "Optimus +1 greedy on predicted remaining time (stalls at 8 -> 9)", allocate,
+};

@@ -1,0 +1,78 @@
+/* policy_precompute: the paper's doubling heuristic with models known at
+ * arrival (profiled beforehand, or fitted online). Every job gets its base
+ * count in order while GPUs last (1, or min_gpus; a job without a speed model
+ * or not elastic gets its request), then policy_doubling() grows the elastic
+ * jobs with models. A doubling that takes a running job past what it holds
+ * must also repay the snapshot's resize_cost_s (policy_resize_penalty). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "policy.h"
+
+static int push_double(const struct sched_snapshot *snap, struct policy_heap *h, const int *want,
+                       const size_t *rank, size_t i)
+{
+    const struct sched_job *j = &snap->jobs[i];
+    int w = want[i];
+
+    if (w > policy_max_gpus(j) / 2)
+        return 0;
+    double gain = (policy_time_at(j, w) - policy_time_at(j, 2 * w) -
+                   policy_resize_penalty(snap, j, w, 2 * w)) / w;
+    if (!(gain > 0) || !isfinite(gain))
+        return 0;
+    return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
+}
+
+int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int *want,
+                    const unsigned char *grow, long *free_gpus)
+{
+    size_t *rank = malloc((snap->njobs + 1) * sizeof(*rank));
+    struct policy_heap h;
+    struct policy_cand c;
+
+    if (!rank || policy_heap_init(&h, snap->njobs)) {
+        free(rank);
+        return -1;
+    }
+    policy_ranks(order, snap->njobs, rank);
+    for (size_t i = 0; i < snap->njobs; i++)
+        if (want[i] > 0 && grow[i])
+            push_double(snap, &h, want, rank, i);
+    /* A doubling that does not fit now never will (free only shrinks): drop it. */
+    while (*free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {
+        if (want[c.job] > *free_gpus)
+            continue;
+        *free_gpus -= want[c.job];
+        want[c.job] *= 2;
+        push_double(snap, &h, want, rank, c.job);
+    }
+    policy_heap_fini(&h);
+    free(rank);
+    return 0;
+}
+
+static int allocate(const struct sched_snapshot *snap, int *want)
+{
+    size_t n = snap->njobs;
+    size_t *order = malloc((n + 1) * sizeof(*order));
+    unsigned char *grow = calloc(n + 1, 1);
+    long free_gpus = policy_capacity(snap);
+    int rc = -1;
+
+    if (!order || !grow || policy_order(snap, order))
+        goto out;
+    policy_give_base(snap, order, want, NULL, &free_gpus);
+    for (size_t i = 0; i < n; i++)
+        grow[i] = snap->jobs[i].elastic && policy_has_speed(&snap->jobs[i]);
+    rc = policy_doubling(snap, order, want, grow, &free_gpus);
+out:
+    free(order);
+    free(grow);
+    return rc;
+}
+
+const struct sched_policy_ops policy_precompute = {
+    "precompute", "doubling heuristic on models known in advance (the paper's Precompute)",
+    allocate,
+};

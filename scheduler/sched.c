@@ -1,0 +1,315 @@
+/* sched: snapshot validation, the policy table, and a round of policy then
+ * placement (see sched.h). */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+#include "policy.h"
+#include "sched.h"
+
+/* The policies, in the order sched_policy_list() gives them. */
+static const struct sched_policy_ops *const policies[] = {
+    &policy_precompute, &policy_exploratory, &policy_optimus, &policy_fifo,
+    &policy_fixed_one,  &policy_fixed_two,   &policy_fixed_four, &policy_fixed_eight,
+    NULL,
+};
+
+const struct sched_policy_ops *sched_policy_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; policies[i]; i++)
+        if (strcmp(policies[i]->name, name) == 0)
+            return policies[i];
+    return NULL;
+}
+
+const struct sched_policy_ops *const *sched_policy_list(void)
+{
+    return policies;
+}
+
+/* A message buffer filled without stdio: text and decimal integers. */
+struct msg {
+    char *buf;
+    size_t len, cap;
+};
+
+static void msg_str(struct msg *m, const char *s)
+{
+    while (*s && m->len + 1 < m->cap)
+        m->buf[m->len++] = *s++;
+    if (m->cap)
+        m->buf[m->len] = '\0';
+}
+
+static void msg_long(struct msg *m, long long v)
+{
+    char tmp[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[n++] = '-';
+    char out[24];
+    for (int k = 0; k < n; k++)
+        out[k] = tmp[n - 1 - k];
+    out[n] = '\0';
+    msg_str(m, out);
+}
+
+static int fail(struct msg *m, const char *what, long long index, const char *detail)
+{
+    msg_str(m, what);
+    if (index >= 0) {
+        msg_str(m, " ");
+        msg_long(m, index);
+    }
+    msg_str(m, ": ");
+    msg_str(m, detail);
+    errno = EINVAL;
+    return -1;
+}
+
+static int validate_nodes(const struct sched_snapshot *snap, struct msg *m)
+{
+    if (snap->nnodes > 0 && !snap->nodes)
+        return fail(m, "snapshot", -1, "nnodes > 0 but nodes is NULL");
+    if (snap->nnodes > (size_t)INT_MAX / SCHED_MAX_GPUS_PER_NODE)
+        return fail(m, "snapshot", -1, "too many nodes");
+    for (size_t n = 0; n < snap->nnodes; n++)
+        if (snap->nodes[n].ngpus < 0 || snap->nodes[n].ngpus > SCHED_MAX_GPUS_PER_NODE)
+            return fail(m, "node", (long long)n, "ngpus must be 0..64");
+    return 0;
+}
+
+static int validate_job(const struct sched_job *j, size_t i, struct msg *m)
+{
+    int min = j->min_gpus > 0 ? j->min_gpus : 1;
+    int max = j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+
+    if (j->requested_gpus < 1)
+        return fail(m, "job", (long long)i, "requested_gpus must be >= 1");
+    if (min > max)
+        return fail(m, "job", (long long)i, "min_gpus > max_gpus");
+    if (j->requested_gpus < min || j->requested_gpus > max)
+        return fail(m, "job", (long long)i, "requested_gpus outside min_gpus..max_gpus");
+    if (j->cur_gpus < 0 || (j->cur_gpus > 0 && !j->slots))
+        return fail(m, "job", (long long)i, "cur_gpus < 0, or slots missing");
+    if (isnan(j->remaining_epochs) || isnan(j->submit_time) || isnan(j->run_time))
+        return fail(m, "job", (long long)i, "NaN in remaining_epochs, submit_time or run_time");
+    return 0;
+}
+
+/* Slots on existing GPUs, none held twice. busy has nnodes entries, zeroed. */
+static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, struct msg *m)
+{
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        for (int k = 0; k < j->cur_gpus; k++) {
+            struct sched_slot s = j->slots[k];
+            if (s.node < 0 || (size_t)s.node >= snap->nnodes || s.gpu < 0 ||
+                s.gpu >= snap->nodes[s.node].ngpus)
+                return fail(m, "job", (long long)i, "a slot names no such node or GPU");
+            if (busy[s.node] & (UINT64_C(1) << s.gpu))
+                return fail(m, "job", (long long)i, "a slot names a GPU already held");
+            busy[s.node] |= UINT64_C(1) << s.gpu;
+        }
+    }
+    return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int validate_ids(const struct sched_snapshot *snap, struct msg *m)
+{
+    int64_t *ids = malloc((snap->njobs + 1) * sizeof(*ids));
+
+    if (!ids)
+        return fail(m, "snapshot", -1, "out of memory checking job ids");
+    for (size_t i = 0; i < snap->njobs; i++)
+        ids[i] = snap->jobs[i].id;
+    qsort(ids, snap->njobs, sizeof(*ids), cmp_id);
+    for (size_t i = 1; i < snap->njobs; i++) {
+        if (ids[i] == ids[i - 1]) {
+            long long dup = (long long)ids[i];
+            free(ids);
+            return fail(m, "job id", dup, "appears twice");
+        }
+    }
+    free(ids);
+    return 0;
+}
+
+int sched_validate(const struct sched_snapshot *snap, char *err, size_t errlen)
+{
+    struct msg m = { err, 0, err ? errlen : 0 };
+    uint64_t *busy;
+    int rc;
+
+    msg_str(&m, "");
+    if (!snap)
+        return fail(&m, "snapshot", -1, "NULL");
+    if (snap->njobs > 0 && !snap->jobs)
+        return fail(&m, "snapshot", -1, "njobs > 0 but jobs is NULL");
+    if (isnan(snap->now))
+        return fail(&m, "snapshot", -1, "now is NaN");
+    if (validate_nodes(snap, &m))
+        return -1;
+    for (size_t i = 0; i < snap->njobs; i++)
+        if (validate_job(&snap->jobs[i], i, &m))
+            return -1;
+    busy = calloc(snap->nnodes + 1, sizeof(*busy));
+    if (!busy)
+        return fail(&m, "snapshot", -1, "out of memory checking slots");
+    rc = validate_slots(snap, busy, &m);
+    free(busy);
+    if (rc == 0)
+        rc = validate_ids(snap, &m);
+    return rc;
+}
+
+void sched_decision_destroy(struct sched_decision *d)
+{
+    if (!d)
+        return;
+    free(d->assign);
+    free(d->slot_pool);
+    free(d);
+}
+
+/* Keeps a policy's counts within 0..capacity so that placement can size them. */
+static void sanitize_want(int *want, size_t n, int capacity)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (want[i] < 0)
+            want[i] = 0;
+        if (want[i] > capacity)
+            want[i] = capacity;
+    }
+}
+
+static int on_down_node(const struct sched_snapshot *snap, const struct sched_job *j)
+{
+    for (int k = 0; k < j->cur_gpus; k++)
+        if (!snap->nodes[j->slots[k].node].up)
+            return 1;
+    return 0;
+}
+
+static const char *reason_waiting(const struct sched_snapshot *snap, const struct sched_job *j,
+                                  int want, int capacity)
+{
+    if (want > 0)
+        return j->cur_gpus ? "preempted: no room to place it" : "waiting: no room to place it";
+    if (j->cur_gpus)
+        return "preempted: the policy gave its GPUs to other jobs";
+    if (policy_min_gpus(j) > capacity || (!j->elastic && j->requested_gpus > capacity))
+        return "waiting: needs more GPUs than the cluster has up";
+    if (j->requested_gpus > capacity)
+        return "waiting: asks for more GPUs than the cluster has up";
+    (void)snap;
+    return "waiting: the policy gave it no GPUs";
+}
+
+/* Why job i got what it got; also sets a->changed. */
+static const char *reason_for(const struct sched_snapshot *snap, size_t i,
+                              const struct placement_plan *p, int want, int capacity,
+                              struct sched_assignment *a)
+{
+    const struct sched_job *j = &snap->jobs[i];
+
+    a->changed = !(p->kept[i] || (a->gpus == 0 && j->cur_gpus == 0));
+    if (a->gpus == 0)
+        return reason_waiting(snap, j, want, capacity);
+    if (p->kept[i])
+        return "running: unchanged";
+    if (a->gpus < want)
+        return j->cur_gpus ? "resized: cut to the GPUs placement could find"
+                           : "started: with fewer GPUs than the policy chose";
+    if (j->cur_gpus == 0)
+        return "started";
+    if (a->gpus > j->cur_gpus)
+        return "resized: grown";
+    if (a->gpus < j->cur_gpus)
+        return "resized: shrunk";
+    if (on_down_node(snap, j))
+        return "migrated: off a node that is down or draining";
+    return "migrated: to let another job span fewer nodes";
+}
+
+static struct sched_decision *decision_build(const struct sched_snapshot *snap,
+                                             struct placement_plan *p, const int *want,
+                                             int capacity)
+{
+    struct sched_decision *d = calloc(1, sizeof(*d));
+
+    if (!d)
+        return NULL;
+    d->assign = calloc(snap->njobs + 1, sizeof(*d->assign));
+    if (!d->assign) {
+        free(d);
+        return NULL;
+    }
+    d->njobs = snap->njobs;
+    d->capacity = capacity;
+    d->fragmentation = p->fragmentation;
+    d->slot_pool = p->slots;
+    p->slots = NULL;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        struct sched_assignment *a = &d->assign[i];
+        a->job_id = snap->jobs[i].id;
+        a->gpus = p->gpus[i];
+        a->wanted = want[i];
+        a->slots = d->slot_pool + p->off[i];
+        a->reason = reason_for(snap, i, p, want[i], capacity, a);
+        d->used += a->gpus;
+        d->nchanged += a->changed;
+    }
+    return d;
+}
+
+struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
+                                    const struct sched_snapshot *snap)
+{
+    struct sched_decision *d = NULL;
+    struct placement_plan *p = NULL;
+    int *want, capacity;
+
+    if (!policy || !policy->allocate || sched_validate(snap, NULL, 0)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    want = calloc(snap->njobs + 1, sizeof(*want));
+    if (!want) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (policy->allocate(snap, want))
+        goto out;
+    capacity = policy_capacity(snap);
+    sanitize_want(want, snap->njobs, capacity);
+    p = placement_create(snap, want);
+    if (!p)
+        goto out;
+    d = decision_build(snap, p, want, capacity);
+    if (!d)
+        errno = ENOMEM;
+out:
+    placement_destroy(p);
+    free(want);
+    return d;
+}

@@ -1,0 +1,684 @@
+/* simulate: discrete-event simulation of the scheduling core (see simulate.h).
+ *
+ * The loop: find the next event (an arrival, a completion, the periodic round,
+ * or, when the policy explores, a job finishing its slice at one size), move
+ * every running job forward to it at its true speed, admit arrivals, retire
+ * completions, and run a round if one is due. A round builds the snapshot,
+ * calls sched_decide(), checks the decision against the cluster and applies it. */
+#include "simulate.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIM_EPS 1e-9
+#define SIM_MAX_IDLE_ROUNDS 16
+
+struct sim_job {
+    const struct simulate_job_spec *spec;
+    int gpus;
+    struct sched_slot *slots; /* gpus entries, sorted by (node, gpu) */
+    double rate;              /* true epochs per second at gpus */
+    int started, done;
+    double start_time, finish_time;
+    double epochs_done;
+    double busy_until; /* resize delay ends */
+    double last_change;
+    double run_time, gpu_seconds;
+    int resizes;
+    double explored_s[4];
+    int obs_have[4];
+    double obs_step[4];
+    int obs_fitted; /* observations the seen model was fitted on */
+    struct speed_model seen;
+};
+
+struct sim {
+    const struct simulate_config *cfg;
+    struct sim_job *jobs;
+    size_t njobs;
+    size_t *order;       /* job indices by submit time */
+    size_t next_arrival; /* into order */
+    size_t *active;      /* job indices, arrival order */
+    size_t nactive;
+    size_t ncompleted;
+    double now;
+    long rounds, resizes;
+    int total_gpus, max_in_use;
+    int *node_off;       /* first bitmap index of each node */
+    unsigned char *used; /* total_gpus entries */
+    struct sched_job *snap_jobs;
+    simulate_round_f on_round;
+    void *arg;
+    char *err;
+    size_t errlen;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+uint64_t simulate_rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+double simulate_rng_uniform(uint64_t *state)
+{
+    return (double)(simulate_rng_next(state) >> 11) * 0x1.0p-53;
+}
+
+double simulate_rng_exponential(uint64_t *state, double mean)
+{
+    return -mean * log(1.0 - simulate_rng_uniform(state));
+}
+
+void simulate_config_init(struct simulate_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->view = SIMULATE_VIEW_PROFILE;
+    cfg->interval_s = 60.0;
+    cfg->resize_cost_s = 10.0;
+    cfg->explore_slice_s = SCHED_EXPLORE_STAGE_S;
+    cfg->noise = 0.02;
+    cfg->seed = 1;
+}
+
+/* Appends text to the error buffer (no stdio in the core). */
+static void err_append(struct sim *s, const char *text)
+{
+    if (!s->err || s->errlen == 0)
+        return;
+    size_t have = strnlen(s->err, s->errlen - 1);
+    size_t room = s->errlen - 1 - have;
+    size_t n = strlen(text);
+    if (n > room)
+        n = room;
+    memcpy(s->err + have, text, n);
+    s->err[have + n] = '\0';
+}
+
+static void err_append_int(struct sim *s, long long v)
+{
+    char buf[24];
+    char *p = buf + sizeof(buf) - 1;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    *p = '\0';
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    err_append(s, p);
+}
+
+static int fail(struct sim *s, int code, const char *what, long long job_id)
+{
+    err_append(s, what);
+    if (job_id >= 0) {
+        err_append(s, " (job ");
+        err_append_int(s, job_id);
+        err_append(s, ")");
+    }
+    errno = code;
+    return -1;
+}
+
+static int size_index(int gpus)
+{
+    switch (gpus) {
+    case 1:
+        return 0;
+    case 2:
+        return 1;
+    case 4:
+        return 2;
+    case 8:
+        return 3;
+    default:
+        return -1;
+    }
+}
+
+static int slot_cmp(const void *a, const void *b)
+{
+    const struct sched_slot *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return (x->gpu > y->gpu) - (x->gpu < y->gpu);
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static int check_spec(struct sim *s, const struct simulate_job_spec *j)
+{
+    if (!(j->submit_time >= 0.0) || !isfinite(j->submit_time))
+        return fail(s, EINVAL, "submit_time must be finite and >= 0", j->id);
+    if (!(j->epochs > 0.0) || !isfinite(j->epochs))
+        return fail(s, EINVAL, "epochs must be finite and > 0", j->id);
+    if (j->requested_gpus < 1 || j->min_gpus < 1 || j->min_gpus > j->max_gpus)
+        return fail(s, EINVAL, "need 1 <= min_gpus <= max_gpus and requested_gpus >= 1", j->id);
+    double r = speed_epochs_per_second(&j->speed, 1);
+    if (!(r > 0.0) || !isfinite(r))
+        return fail(s, EINVAL, "speed model gives no progress on 1 GPU", j->id);
+    return 0;
+}
+
+static int check_config(struct sim *s, const struct simulate_config *c)
+{
+    if (!c->policy || !c->nodes || c->nnodes == 0)
+        return fail(s, EINVAL, "need a policy and at least one node", -1);
+    if (!(c->interval_s > 0.0) || !(c->resize_cost_s >= 0.0) || !(c->explore_slice_s > 0.0))
+        return fail(s, EINVAL, "interval_s > 0, resize_cost_s >= 0, explore_slice_s > 0", -1);
+    if (!(c->noise >= 0.0 && c->noise <= 0.5))
+        return fail(s, EINVAL, "noise must be within 0..0.5", -1);
+    for (size_t i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].ngpus < 0 || c->nodes[i].ngpus > SCHED_MAX_GPUS_PER_NODE)
+            return fail(s, EINVAL, "node GPU count out of range", (long long)i);
+    return 0;
+}
+
+struct arrival {
+    double t;
+    size_t i;
+};
+
+static int arrival_cmp(const void *a, const void *b)
+{
+    const struct arrival *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Fills s->order with the job indices by submit time (ties: spec order). */
+static int sort_arrivals(struct sim *s, const struct simulate_job_spec *specs, size_t n)
+{
+    struct arrival *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+    if (!tmp)
+        return fail(s, ENOMEM, "out of memory", -1);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = (struct arrival){specs[i].submit_time, i};
+    qsort(tmp, n, sizeof(*tmp), arrival_cmp);
+    for (size_t i = 0; i < n; i++)
+        s->order[i] = tmp[i].i;
+    free(tmp);
+    return 0;
+}
+
+static void sim_free(struct sim *s)
+{
+    if (s->jobs)
+        for (size_t i = 0; i < s->njobs; i++)
+            free(s->jobs[i].slots);
+    free(s->jobs);
+    free(s->order);
+    free(s->active);
+    free(s->node_off);
+    free(s->used);
+    free(s->snap_jobs);
+}
+
+static int sim_init(struct sim *s, const struct simulate_config *cfg,
+                    const struct simulate_job_spec *specs, size_t n)
+{
+    if (check_config(s, cfg))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (check_spec(s, &specs[i]))
+            return -1;
+    s->cfg = cfg;
+    s->njobs = n;
+    s->jobs = calloc(n ? n : 1, sizeof(*s->jobs));
+    s->order = calloc(n ? n : 1, sizeof(*s->order));
+    s->active = calloc(n ? n : 1, sizeof(*s->active));
+    s->snap_jobs = calloc(n ? n : 1, sizeof(*s->snap_jobs));
+    s->node_off = calloc(cfg->nnodes + 1, sizeof(*s->node_off));
+    if (!s->jobs || !s->order || !s->active || !s->snap_jobs || !s->node_off)
+        return fail(s, ENOMEM, "out of memory", -1);
+    for (size_t i = 0; i < cfg->nnodes; i++)
+        s->node_off[i + 1] = s->node_off[i] + cfg->nodes[i].ngpus;
+    s->total_gpus = s->node_off[cfg->nnodes];
+    s->used = calloc((size_t)s->total_gpus + 1, 1);
+    if (!s->used)
+        return fail(s, ENOMEM, "out of memory", -1);
+    for (size_t i = 0; i < n; i++) {
+        s->jobs[i].spec = &specs[i];
+        s->jobs[i].seen = specs[i].speed;
+    }
+    return sort_arrivals(s, specs, n);
+}
+
+/* ---- time -------------------------------------------------------------- */
+
+static double finish_time_of(const struct sim *s, const struct sim_job *j)
+{
+    if (j->gpus == 0 || j->rate <= 0.0)
+        return INFINITY;
+    double from = j->busy_until > s->now ? j->busy_until : s->now;
+    double left = j->spec->epochs - j->epochs_done;
+    return from + (left > 0.0 ? left / j->rate : 0.0);
+}
+
+/* When the job finishes its exploration slice at its current size, if it is
+ * exploring one of 1, 2, 4, 8. */
+static double explore_time_of(const struct sim *s, const struct sim_job *j)
+{
+    int k = size_index(j->gpus);
+    if (s->cfg->view != SIMULATE_VIEW_EXPLORED || k < 0)
+        return INFINITY;
+    double left = s->cfg->explore_slice_s - j->explored_s[k];
+    if (left <= SIM_EPS)
+        return INFINITY;
+    double from = j->busy_until > s->now ? j->busy_until : s->now;
+    return from + left;
+}
+
+static double next_event(const struct sim *s, double next_periodic)
+{
+    double t = INFINITY;
+    if (s->next_arrival < s->njobs)
+        t = s->jobs[s->order[s->next_arrival]].spec->submit_time;
+    if (s->nactive > 0 && next_periodic < t)
+        t = next_periodic;
+    for (size_t a = 0; a < s->nactive; a++) {
+        const struct sim_job *j = &s->jobs[s->active[a]];
+        double f = finish_time_of(s, j), e = explore_time_of(s, j);
+        if (f < t)
+            t = f;
+        if (e < t)
+            t = e;
+    }
+    return t;
+}
+
+/* Deterministic relative noise of job id's step time at size index k. */
+static double step_noise(const struct sim *s, int64_t id, int k)
+{
+    uint64_t st = s->cfg->seed ^ ((uint64_t)id * 0xd1b54a32d192ed03ULL) ^ (uint64_t)(k + 1);
+    return s->cfg->noise * (2.0 * simulate_rng_uniform(&st) - 1.0);
+}
+
+static void record_exploration(struct sim *s, struct sim_job *j, double productive)
+{
+    int k = size_index(j->gpus);
+    if (k < 0 || productive <= 0.0)
+        return;
+    j->explored_s[k] += productive;
+    /* Land exactly on the slice so the policy sees the stage as done. */
+    if (fabs(j->explored_s[k] - s->cfg->explore_slice_s) < 1e-6)
+        j->explored_s[k] = s->cfg->explore_slice_s;
+    if (!j->obs_have[k]) {
+        double t = speed_step_time(&j->spec->speed, j->gpus);
+        j->obs_step[k] = t * (1.0 + step_noise(s, j->spec->id, k));
+        j->obs_have[k] = 1;
+    }
+}
+
+/* Moves job j from s->now to t; returns 1 if it completed. */
+static int advance_job(struct sim *s, struct sim_job *j, double t)
+{
+    if (j->gpus == 0)
+        return 0;
+    double fin = finish_time_of(s, j);
+    double dt = t - s->now;
+    double from = j->busy_until > s->now ? j->busy_until : s->now;
+    j->run_time += dt;
+    j->gpu_seconds += dt * j->gpus;
+    if (t > from) {
+        j->epochs_done += (t - from) * j->rate;
+        record_exploration(s, j, t - from);
+    }
+    if (t >= fin - SIM_EPS * (fin > 1.0 ? fin : 1.0)) {
+        j->epochs_done = j->spec->epochs;
+        j->done = 1;
+        j->finish_time = t;
+        return 1;
+    }
+    return 0;
+}
+
+/* Advances to t; returns how many jobs completed. */
+static int advance(struct sim *s, double t)
+{
+    int completed = 0;
+    for (size_t a = 0; a < s->nactive; a++)
+        completed += advance_job(s, &s->jobs[s->active[a]], t);
+    s->now = t;
+    return completed;
+}
+
+static int admit_arrivals(struct sim *s)
+{
+    int n = 0;
+    while (s->next_arrival < s->njobs) {
+        size_t i = s->order[s->next_arrival];
+        if (s->jobs[i].spec->submit_time > s->now)
+            break;
+        s->active[s->nactive++] = i;
+        s->next_arrival++;
+        n++;
+    }
+    return n;
+}
+
+static void retire_completed(struct sim *s)
+{
+    size_t w = 0;
+    for (size_t a = 0; a < s->nactive; a++) {
+        struct sim_job *j = &s->jobs[s->active[a]];
+        if (j->done) {
+            j->gpus = 0;
+            j->rate = 0.0;
+            s->ncompleted++;
+            continue;
+        }
+        s->active[w++] = s->active[a];
+    }
+    s->nactive = w;
+}
+
+/* ---- a round ------------------------------------------------------------ */
+
+static void refresh_seen_model(struct sim_job *j)
+{
+    int w[4];
+    double step[4];
+    size_t n = 0;
+    for (int k = 0; k < 4; k++)
+        if (j->obs_have[k]) {
+            w[n] = 1 << k;
+            step[n++] = j->obs_step[k];
+        }
+    if ((int)n == j->obs_fitted)
+        return;
+    struct speed_model m;
+    memset(&m, 0, sizeof(m));
+    m.batch_per_gpu = j->spec->speed.batch_per_gpu;
+    m.dataset_size = j->spec->speed.dataset_size;
+    if (speed_fit(&m, w, step, n) == 0) {
+        j->seen = m;
+        j->obs_fitted = (int)n;
+    }
+}
+
+/* Whether the job has run its slice at every size of 1, 2, 4, 8 it may use. */
+static int explore_done(const struct sim *s, const struct sim_job *j)
+{
+    for (int k = 0; k < 4; k++) {
+        int w = 1 << k;
+        if (w < j->spec->min_gpus || w > j->spec->max_gpus || w > s->total_gpus)
+            continue;
+        if (j->explored_s[k] < s->cfg->explore_slice_s)
+            return 0;
+    }
+    return 1;
+}
+
+static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job *o)
+{
+    const struct simulate_job_spec *sp = j->spec;
+    memset(o, 0, sizeof(*o));
+    o->id = sp->id;
+    o->submit_time = sp->submit_time;
+    o->priority = sp->priority;
+    o->requested_gpus = sp->requested_gpus;
+    o->min_gpus = sp->min_gpus;
+    o->max_gpus = sp->max_gpus;
+    o->elastic = sp->elastic;
+    o->cur_gpus = j->gpus;
+    o->slots = j->slots;
+    o->last_change_time = j->last_change;
+    o->run_time = j->run_time;
+    o->epochs_done = j->epochs_done;
+    o->remaining_epochs = sp->epochs - j->epochs_done;
+    if (o->remaining_epochs < 0.0)
+        o->remaining_epochs = 0.0;
+    memcpy(o->explored_s, j->explored_s, sizeof(o->explored_s));
+    if (s->cfg->view == SIMULATE_VIEW_PROFILE) {
+        o->model_source = SCHED_MODEL_PROFILE;
+        o->speed = sp->speed;
+        return;
+    }
+    refresh_seen_model(j);
+    int known = j->obs_fitted > 0 && explore_done(s, j);
+    o->model_source = known ? SCHED_MODEL_FITTED : SCHED_MODEL_NONE;
+    o->speed = known ? j->seen : sp->speed;
+    if (!known)
+        o->speed.fitted = 0;
+}
+
+/* Checks every slot of the decision against the cluster and marks it used. */
+static int check_decision(struct sim *s, const struct sched_decision *d)
+{
+    if (!d || d->njobs != s->nactive)
+        return fail(s, EPROTO, "decision does not cover the snapshot's jobs", -1);
+    memset(s->used, 0, (size_t)s->total_gpus);
+    int in_use = 0;
+    for (size_t a = 0; a < d->njobs; a++) {
+        const struct sched_assignment *as = &d->assign[a];
+        const struct sim_job *j = &s->jobs[s->active[a]];
+        if (as->job_id != j->spec->id || as->gpus < 0 || (as->gpus > 0 && !as->slots))
+            return fail(s, EPROTO, "decision out of order or malformed", j->spec->id);
+        for (int g = 0; g < as->gpus; g++) {
+            struct sched_slot sl = as->slots[g];
+            if (sl.node < 0 || (size_t)sl.node >= s->cfg->nnodes || sl.gpu < 0 ||
+                sl.gpu >= s->cfg->nodes[sl.node].ngpus)
+                return fail(s, EPROTO, "slot outside the cluster", j->spec->id);
+            if (!s->cfg->nodes[sl.node].up)
+                return fail(s, EPROTO, "slot on a node that is down", j->spec->id);
+            unsigned char *u = &s->used[s->node_off[sl.node] + sl.gpu];
+            if (*u)
+                return fail(s, EPROTO, "GPU given twice: capacity exceeded", j->spec->id);
+            *u = 1;
+        }
+        in_use += as->gpus;
+    }
+    if (in_use > s->max_in_use)
+        s->max_in_use = in_use;
+    return 0;
+}
+
+static int same_slots(const struct sim_job *j, const struct sched_slot *sorted, int n)
+{
+    if (j->gpus != n)
+        return 0;
+    for (int g = 0; g < n; g++)
+        if (slot_cmp(&j->slots[g], &sorted[g]) != 0)
+            return 0;
+    return 1;
+}
+
+static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched_assignment *as)
+{
+    struct sched_slot *ns = NULL;
+    if (as->gpus > 0) {
+        ns = malloc((size_t)as->gpus * sizeof(*ns));
+        if (!ns)
+            return fail(s, ENOMEM, "out of memory", -1);
+        memcpy(ns, as->slots, (size_t)as->gpus * sizeof(*ns));
+        qsort(ns, (size_t)as->gpus, sizeof(*ns), slot_cmp);
+    }
+    if (same_slots(j, ns, as->gpus)) {
+        free(ns);
+        return 0;
+    }
+    if (j->started) {
+        j->resizes++;
+        s->resizes++;
+        if (as->gpus > 0)
+            j->busy_until = s->now + s->cfg->resize_cost_s;
+    } else if (as->gpus > 0) {
+        j->started = 1;
+        j->start_time = s->now;
+    }
+    free(j->slots);
+    j->slots = ns;
+    j->gpus = as->gpus;
+    j->last_change = s->now;
+    j->rate = as->gpus > 0 ? speed_epochs_per_second(&j->spec->speed, as->gpus) : 0.0;
+    return 0;
+}
+
+/* One round; returns the GPUs in use after it, or -1. */
+static int run_round(struct sim *s)
+{
+    for (size_t a = 0; a < s->nactive; a++)
+        fill_snapshot_job(s, &s->jobs[s->active[a]], &s->snap_jobs[a]);
+    struct sched_snapshot snap = {
+        .now = s->now,
+        .seed = s->cfg->seed,
+        .nodes = s->cfg->nodes,
+        .nnodes = s->cfg->nnodes,
+        .jobs = s->snap_jobs,
+        .njobs = s->nactive,
+        .resize_cost_s = s->cfg->resize_cost_s,
+        .explore_stage_s = s->cfg->explore_slice_s,
+    };
+    struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
+    if (!d)
+        return fail(s, errno ? errno : EPROTO, "sched_decide failed", -1);
+    int rc = check_decision(s, d);
+    int in_use = 0;
+    for (size_t a = 0; rc == 0 && a < s->nactive; a++) {
+        rc = apply_assignment(s, &s->jobs[s->active[a]], &d->assign[a]);
+        in_use += d->assign[a].gpus;
+    }
+    if (rc == 0 && s->on_round)
+        s->on_round(&snap, d, s->arg);
+    sched_decision_destroy(d);
+    s->rounds++;
+    return rc ? -1 : in_use;
+}
+
+/* ---- the loop and the totals ------------------------------------------- */
+
+static int sim_loop(struct sim *s)
+{
+    double next_periodic = INFINITY;
+    int idle_rounds = 0;
+    while (s->ncompleted < s->njobs) {
+        double t = next_event(s, next_periodic);
+        if (!isfinite(t))
+            return fail(s, EPROTO, "no event left but jobs unfinished: policy stuck", -1);
+        if (t < s->now)
+            return fail(s, EPROTO, "time went backwards", -1);
+        int events = advance(s, t);
+        retire_completed(s);
+        events += admit_arrivals(s);
+        int due = events > 0 || t >= next_periodic - SIM_EPS;
+        for (size_t a = 0; !due && a < s->nactive; a++)
+            due = explore_time_of(s, &s->jobs[s->active[a]]) <= t + SIM_EPS;
+        if (!due || s->nactive == 0)
+            continue;
+        int in_use = run_round(s);
+        if (in_use < 0)
+            return -1;
+        next_periodic = t + s->cfg->interval_s;
+        idle_rounds = in_use == 0 && s->next_arrival >= s->njobs ? idle_rounds + 1 : 0;
+        if (idle_rounds > SIM_MAX_IDLE_ROUNDS)
+            return fail(s, EPROTO, "policy gives no GPUs to waiting jobs: stuck", -1);
+    }
+    return 0;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted v. */
+static double percentile(const double *v, size_t n, double p)
+{
+    size_t rank = (size_t)ceil(p * (double)n);
+    if (rank < 1)
+        rank = 1;
+    return v[rank - 1];
+}
+
+static int fill_totals(struct sim *s, struct simulate_result *r)
+{
+    double *jct = malloc((s->njobs ? s->njobs : 1) * sizeof(*jct));
+    if (!jct)
+        return fail(s, ENOMEM, "out of memory", -1);
+    double sum_jct = 0, sum_q = 0, gpu_s = 0, first = INFINITY, last = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sim_job *j = &s->jobs[i];
+        struct simulate_job_result *o = &r->jobs[i];
+        o->id = j->spec->id;
+        o->submit_time = j->spec->submit_time;
+        o->start_time = j->start_time;
+        o->finish_time = j->finish_time;
+        o->jct_s = j->finish_time - j->spec->submit_time;
+        o->queue_s = j->start_time - j->spec->submit_time;
+        o->gpu_seconds = j->gpu_seconds;
+        o->resizes = j->resizes;
+        jct[i] = o->jct_s;
+        sum_jct += o->jct_s;
+        sum_q += o->queue_s;
+        gpu_s += j->gpu_seconds;
+        first = fmin(first, o->submit_time);
+        last = fmax(last, o->finish_time);
+    }
+    if (s->njobs > 0) {
+        qsort(jct, s->njobs, sizeof(*jct), dbl_cmp);
+        r->avg_jct_s = sum_jct / (double)s->njobs;
+        r->median_jct_s = percentile(jct, s->njobs, 0.5);
+        r->p95_jct_s = percentile(jct, s->njobs, 0.95);
+        r->avg_queue_s = sum_q / (double)s->njobs;
+        r->makespan_s = last - first;
+        if (r->makespan_s > 0.0 && s->total_gpus > 0)
+            r->utilization = gpu_s / ((double)s->total_gpus * r->makespan_s);
+    }
+    free(jct);
+    r->resizes = s->resizes;
+    r->rounds = s->rounds;
+    r->max_gpus_in_use = s->max_in_use;
+    return 0;
+}
+
+struct simulate_result *simulate_run(const struct simulate_config *cfg,
+                                     const struct simulate_job_spec *jobs, size_t njobs,
+                                     simulate_round_f on_round, void *arg, char *err, size_t errlen)
+{
+    struct sim s = {.on_round = on_round, .arg = arg, .err = err, .errlen = errlen};
+    struct simulate_result *r = NULL;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!cfg || (!jobs && njobs)) {
+        fail(&s, EINVAL, "no configuration or jobs", -1);
+        return NULL;
+    }
+    if (sim_init(&s, cfg, jobs, njobs) || sim_loop(&s))
+        goto error;
+    r = calloc(1, sizeof(*r));
+    if (!r || !(r->jobs = calloc(njobs ? njobs : 1, sizeof(*r->jobs)))) {
+        fail(&s, ENOMEM, "out of memory", -1);
+        goto error;
+    }
+    r->njobs = njobs;
+    if (fill_totals(&s, r))
+        goto error;
+    sim_free(&s);
+    return r;
+error : {
+    int saved = errno;
+    simulate_result_destroy(r);
+    sim_free(&s);
+    errno = saved;
+}
+    return NULL;
+}
+
+void simulate_result_destroy(struct simulate_result *r)
+{
+    if (!r)
+        return;
+    free(r->jobs);
+    free(r);
+}

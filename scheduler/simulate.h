@@ -1,0 +1,103 @@
+/* simulate: the discrete-event simulation engine behind ringmaster-sim. It
+ * drives the scheduling core exactly as ringmasterd does (a snapshot in, a
+ * decision out, see sched.h) over a virtual clock: jobs arrive, a round runs
+ * every interval and on each arrival and completion, a job whose allocation
+ * changes after its start pays a checkpoint-stop-restart delay, and a running
+ * job progresses at its TRUE speed model. What the policy sees of a job's
+ * speed is kept apart from that truth (enum simulate_view).
+ *
+ * Pure: no I/O, no clock, no threads. Deterministic for a given input and seed. */
+#ifndef RINGMASTER_SIMULATE_H
+#define RINGMASTER_SIMULATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+#include "speed.h"
+
+/* One job of a workload, as the simulator knows it. */
+struct simulate_job_spec {
+    int64_t id;
+    double submit_time;     /* seconds, >= 0 */
+    int requested_gpus;     /* >= 1 */
+    int min_gpus, max_gpus; /* 1 <= min <= requested <= max */
+    int elastic;
+    int priority;
+    double epochs;            /* work to do, > 0 */
+    struct speed_model speed; /* the true speed (fitted, with m and dataset size) */
+};
+
+/* What the policy is shown of each job's speed. */
+enum simulate_view {
+    SIMULATE_VIEW_PROFILE,  /* the true model, model_source PROFILE (Precompute) */
+    SIMULATE_VIEW_EXPLORED, /* a model fitted to the (w, step time) points observed
+                               while the job ran, shown (model_source FITTED) once
+                               the job has run explore_slice_s at each of 1, 2, 4, 8
+                               GPUs that its bounds allow; NONE before (Exploratory) */
+};
+
+struct simulate_config {
+    const struct sched_node *nodes;
+    size_t nnodes;
+    const struct sched_policy_ops *policy;
+    enum simulate_view view;
+    double interval_s;      /* periodic round interval, > 0 (60 by default) */
+    double resize_cost_s;   /* delay without progress after a change, >= 0 (10) */
+    double explore_slice_s; /* VIEW_EXPLORED: a round also runs when a job has run
+                               this long at its current size of 1, 2, 4 or 8
+                               (SCHED_EXPLORE_STAGE_S) */
+    double noise;           /* VIEW_EXPLORED: relative step-time noise, 0..0.5 (0.02) */
+    uint64_t seed;
+};
+
+/* Fills *cfg with the defaults above (no nodes, no policy). */
+void simulate_config_init(struct simulate_config *cfg);
+
+/* Called after every round with the snapshot the policy saw and its decision;
+ * both are valid only during the call. */
+typedef void (*simulate_round_f)(const struct sched_snapshot *snap, const struct sched_decision *d,
+                                 void *arg);
+
+struct simulate_job_result {
+    int64_t id;
+    double submit_time, start_time, finish_time;
+    double jct_s;       /* finish - submit */
+    double queue_s;     /* first start - submit */
+    double gpu_seconds; /* GPUs held * time held */
+    int resizes;        /* allocation changes after the first start */
+};
+
+struct simulate_result {
+    struct simulate_job_result *jobs; /* njobs entries, in spec order */
+    size_t njobs;
+    double avg_jct_s, median_jct_s, p95_jct_s;
+    double makespan_s; /* last completion - first submission */
+    double avg_queue_s;
+    double utilization; /* GPU-seconds allocated / (cluster GPUs * makespan) */
+    long resizes;
+    long rounds;
+    int max_gpus_in_use; /* the most GPUs held at once: never above capacity */
+};
+
+/* Runs the workload to completion. Checks after every round that no GPU is
+ * given twice or beyond its node, that allocations are on up nodes, and that
+ * time never goes back; fails if it does, or if no job can run any more.
+ * Returns a new result (free with simulate_result_destroy), or NULL with errno
+ * (EINVAL bad input, ENOMEM, EPROTO invariant broken or policy stuck) and a
+ * message in err. on_round may be NULL. */
+struct simulate_result *simulate_run(const struct simulate_config *cfg,
+                                     const struct simulate_job_spec *jobs, size_t njobs,
+                                     simulate_round_f on_round, void *arg, char *err,
+                                     size_t errlen);
+
+void simulate_result_destroy(struct simulate_result *r);
+
+/* Deterministic PRNG (splitmix64) for workloads and tie-breaks. */
+uint64_t simulate_rng_next(uint64_t *state);
+/* Uniform in [0, 1). */
+double simulate_rng_uniform(uint64_t *state);
+/* Exponential with the given mean. */
+double simulate_rng_exponential(uint64_t *state, double mean);
+
+#endif

@@ -1,0 +1,217 @@
+/* bench: times sched_decide() on a synthetic cluster and job mix (see bench.h).
+ *
+ * The snapshot: G GPUs as G/8 nodes of 8 (one node of G when G < 8); N active
+ * jobs whose speed models are the resnet110 template's scaled by 0.5..2 with
+ * 64 or 128 examples per GPU and datasets of 50,000..1,000,000 examples,
+ * 10..200 epochs left, asking for 1, 2, 4 or 8 GPUs (1..16 allowed). A first
+ * round from nothing sets the allocations; the timed rounds then run one minute
+ * later on that state, as a steady-state round in the server would. */
+#include "bench.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "options.h"
+#include "simulate.h"
+#include "template.h"
+
+static const char usage[] =
+    "usage: ringmaster-sim bench-round --jobs N --gpus G [--policy P] [--repeat R]\n"
+    "\n"
+    "Times full scheduling rounds (policy + placement) on a synthetic snapshot of\n"
+    "N active jobs on G GPUs (G/8 nodes of 8). Prints each round's time, then\n"
+    "round_us=MEDIAN on the last line.\n"
+    "  --policy P   default precompute (else the core's first policy)\n"
+    "  --repeat R   timed rounds, default 5\n";
+
+struct bench {
+    struct options_cluster cluster;
+    struct sched_job *jobs;
+    struct sched_slot **slots;
+    size_t njobs;
+};
+
+static void bench_free(struct bench *b)
+{
+    for (size_t i = 0; b->slots && i < b->njobs; i++)
+        free(b->slots[i]);
+    free(b->slots);
+    free(b->jobs);
+    options_cluster_free(&b->cluster);
+}
+
+static void synth_job(struct sched_job *j, size_t i, const struct template *t, uint64_t *rng)
+{
+    static const int req[] = {1, 2, 4, 8};
+    memset(j, 0, sizeof(*j));
+    j->id = (int64_t)i + 1;
+    j->submit_time = (double)i;
+    j->requested_gpus = req[simulate_rng_next(rng) % 4];
+    j->min_gpus = 1;
+    j->max_gpus = 16;
+    j->elastic = 1;
+    j->remaining_epochs = 10 + 190 * simulate_rng_uniform(rng);
+    j->model_source = SCHED_MODEL_PROFILE;
+    j->speed = t->speed;
+    double f = 0.5 + 1.5 * simulate_rng_uniform(rng);
+    for (int k = 0; k < SPEED_NFEATURES; k++)
+        j->speed.theta[k] *= f;
+    j->speed.batch_per_gpu = (simulate_rng_next(rng) & 1) ? 128 : 64;
+    j->speed.dataset_size = 50000 + 950000 * simulate_rng_uniform(rng);
+}
+
+static int bench_init(struct bench *b, size_t jobs, int gpus, char *err, size_t len)
+{
+    struct template t;
+    uint64_t rng = 42;
+    memset(b, 0, sizeof(*b));
+    if (template_get("resnet110", &t, err, len))
+        return -1;
+    if (options_cluster_make(&b->cluster, gpus < 8 ? 1 : (size_t)gpus / 8, gpus < 8 ? gpus : 8) ||
+        !(b->jobs = calloc(jobs, sizeof(*b->jobs))) ||
+        !(b->slots = calloc(jobs, sizeof(*b->slots)))) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    b->njobs = jobs;
+    for (size_t i = 0; i < jobs; i++)
+        synth_job(&b->jobs[i], i, &t, &rng);
+    return 0;
+}
+
+static struct sched_snapshot snapshot_of(const struct bench *b, double now)
+{
+    return (struct sched_snapshot){
+        .now = now,
+        .seed = 1,
+        .nodes = b->cluster.nodes,
+        .nnodes = b->cluster.nnodes,
+        .jobs = b->jobs,
+        .njobs = b->njobs,
+        .resize_cost_s = 10,
+    };
+}
+
+/* Takes the decision's allocations as the jobs' current ones. */
+static int adopt(struct bench *b, const struct sched_decision *d)
+{
+    for (size_t i = 0; i < b->njobs; i++) {
+        const struct sched_assignment *a = &d->assign[i];
+        free(b->slots[i]);
+        b->slots[i] = NULL;
+        if (a->gpus > 0 && !(b->slots[i] = malloc((size_t)a->gpus * sizeof(*a->slots))))
+            return -1;
+        if (a->gpus > 0)
+            memcpy(b->slots[i], a->slots, (size_t)a->gpus * sizeof(*a->slots));
+        b->jobs[i].cur_gpus = a->gpus;
+        b->jobs[i].slots = b->slots[i];
+    }
+    return 0;
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs the first round, then repeat timed ones; prints them. Returns 0 or -1. */
+static int bench_rounds(struct bench *b, const struct sched_policy_ops *p, int repeat)
+{
+    struct sched_snapshot snap = snapshot_of(b, 0);
+    struct sched_decision *d = sched_decide(p, &snap);
+    if (!d || adopt(b, d)) {
+        sched_decision_destroy(d);
+        return -1;
+    }
+    sched_decision_destroy(d);
+    double us[1000];
+    snap = snapshot_of(b, 60);
+    for (int r = 0; r < repeat; r++) {
+        double t0 = now_us();
+        d = sched_decide(p, &snap);
+        us[r] = now_us() - t0;
+        if (!d)
+            return -1;
+        printf("round %d: %.1f us, fragmentation %.3f\n", r + 1, us[r], d->fragmentation);
+        sched_decision_destroy(d);
+    }
+    qsort(us, (size_t)repeat, sizeof(us[0]), dbl_cmp);
+    printf("policy=%s jobs=%zu gpus=%d\n", p->name, b->njobs, b->cluster.total_gpus);
+    printf("round_us=%.1f\n", us[repeat / 2]);
+    return 0;
+}
+
+static int parse(int argc, char **argv, long long *jobs, long long *gpus, const char **policy,
+                 long long *repeat, char *err, size_t len)
+{
+    static const struct option longopts[] = {
+        {"jobs", required_argument, NULL, 'j'},   {"gpus", required_argument, NULL, 'g'},
+        {"policy", required_argument, NULL, 'p'}, {"repeat", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c == 'h')
+            return 1;
+        if ((c == 'j' && options_long(optarg, 1, 1000000, jobs, "--jobs", err, len)) ||
+            (c == 'g' && options_long(optarg, 1, 1000000, gpus, "--gpus", err, len)) ||
+            (c == 'r' && options_long(optarg, 1, 1000, repeat, "--repeat", err, len)))
+            return -1;
+        if (c == 'p')
+            *policy = optarg;
+        if (c == '?') {
+            snprintf(err, len, "unknown option (see --help)");
+            return -1;
+        }
+    }
+    if (*jobs == 0 || *gpus == 0) {
+        snprintf(err, len, "need --jobs and --gpus");
+        return -1;
+    }
+    return 0;
+}
+
+int bench_main(int argc, char **argv)
+{
+    long long jobs = 0, gpus = 0, repeat = 5;
+    const char *pname = NULL;
+    char err[256];
+    int rc = parse(argc, argv, &jobs, &gpus, &pname, &repeat, err, sizeof(err));
+    if (rc == 1) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    const struct sched_policy_ops *p = NULL;
+    if (rc == 0) {
+        p = sched_policy_find(pname ? pname : "precompute");
+        if (!p && !pname)
+            p = sched_policy_list()[0];
+        if (!p)
+            snprintf(err, sizeof(err), "--policy: unknown policy '%s'", pname);
+    }
+    if (rc || !p) {
+        fprintf(stderr, "ringmaster-sim bench-round: %s\n", err);
+        return 2;
+    }
+    struct bench b;
+    rc = bench_init(&b, (size_t)jobs, (int)gpus, err, sizeof(err));
+    if (rc == 0 && (rc = bench_rounds(&b, p, (int)repeat)))
+        snprintf(err, sizeof(err), "sched_decide failed");
+    if (rc)
+        fprintf(stderr, "ringmaster-sim bench-round: %s\n", err);
+    bench_free(&b);
+    return rc ? 1 : 0;
+}

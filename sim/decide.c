@@ -1,0 +1,508 @@
+/* decide: one round on a JSON snapshot (see decide.h and docs/decide.md). */
+#include "decide.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DECIDE_MAX_INPUT (64u << 20)
+#define DECIDE_MAX_POINTS 4096
+
+struct decide_input {
+    struct sched_snapshot snap;
+    struct sched_node *nodes;
+    struct sched_job *jobs;
+    struct sched_slot **slots;
+    size_t njobs;
+    int total_gpus;
+    const char *policy; /* borrowed from the JSON document */
+    char *err;
+    size_t errlen;
+};
+
+static void input_free(struct decide_input *in)
+{
+    for (size_t i = 0; in->slots && i < in->njobs; i++)
+        free(in->slots[i]);
+    free(in->slots);
+    free(in->jobs);
+    free(in->nodes);
+}
+
+/* ---- typed getters, each with a path in its message ---------------------- */
+
+static int bad(struct decide_input *in, const char *path, const char *what)
+{
+    snprintf(in->err, in->errlen, "%s: %s", path, what);
+    errno = EINVAL;
+    return -1;
+}
+
+/* Number member key of o into *v: def when absent, an error when not a finite
+ * number within [lo, hi]. */
+static int get_num(struct decide_input *in, json_t *o, const char *path, const char *key, double lo,
+                   double hi, double def, double *v)
+{
+    json_t *j = json_object_get(o, key);
+    char p[160];
+    snprintf(p, sizeof(p), "%s.%s", path, key);
+    if (!j) {
+        *v = def;
+        return 0;
+    }
+    double x = json_is_number(j) ? json_number_value(j) : NAN;
+    if (!isfinite(x) || x < lo || x > hi) {
+        char what[96];
+        snprintf(what, sizeof(what), "expected a number in %g..%g", lo, hi);
+        return bad(in, p, what);
+    }
+    *v = x;
+    return 0;
+}
+
+static int get_int(struct decide_input *in, json_t *o, const char *path, const char *key,
+                   long long lo, long long hi, long long def, long long *v)
+{
+    json_t *j = json_object_get(o, key);
+    char p[160];
+    snprintf(p, sizeof(p), "%s.%s", path, key);
+    if (!j) {
+        *v = def;
+        return 0;
+    }
+    if (!json_is_integer(j) || json_integer_value(j) < lo || json_integer_value(j) > hi) {
+        char what[96];
+        snprintf(what, sizeof(what), "expected a whole number in %lld..%lld", lo, hi);
+        return bad(in, p, what);
+    }
+    *v = json_integer_value(j);
+    return 0;
+}
+
+static int get_bool(struct decide_input *in, json_t *o, const char *path, const char *key, int def,
+                    int *v)
+{
+    json_t *j = json_object_get(o, key);
+    if (!j) {
+        *v = def;
+        return 0;
+    }
+    if (!json_is_boolean(j)) {
+        char p[160];
+        snprintf(p, sizeof(p), "%s.%s", path, key);
+        return bad(in, p, "expected true or false");
+    }
+    *v = json_is_true(j);
+    return 0;
+}
+
+/* Array member (NULL if absent); an error if present and not an array of at most max. */
+static int get_array(struct decide_input *in, json_t *o, const char *path, const char *key,
+                     size_t max, json_t **arr)
+{
+    *arr = json_object_get(o, key);
+    if (!*arr)
+        return 0;
+    if (!json_is_array(*arr) || json_array_size(*arr) > max) {
+        char p[160], what[64];
+        snprintf(p, sizeof(p), "%s.%s", path, key);
+        snprintf(what, sizeof(what), "expected an array of at most %zu entries", max);
+        return bad(in, p, what);
+    }
+    return 0;
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static int read_nodes(struct decide_input *in, json_t *root)
+{
+    json_t *arr, *o;
+    size_t i;
+    if (get_array(in, root, "$", "nodes", 100000, &arr))
+        return -1;
+    if (!arr || json_array_size(arr) == 0)
+        return bad(in, "$.nodes", "expected a non-empty array of nodes");
+    in->nodes = calloc(json_array_size(arr), sizeof(*in->nodes));
+    if (!in->nodes)
+        return bad(in, "$", "out of memory");
+    for (i = 0; i < json_array_size(arr); i++) {
+        o = json_array_get(arr, i);
+        char p[64];
+        long long id, gpus;
+        int up;
+        snprintf(p, sizeof(p), "$.nodes[%zu]", i);
+        if (!json_is_object(o))
+            return bad(in, p, "expected an object");
+        if (get_int(in, o, p, "id", INT64_MIN, INT64_MAX, (long long)i, &id) ||
+            get_int(in, o, p, "gpus", 0, SCHED_MAX_GPUS_PER_NODE, -1, &gpus) ||
+            get_bool(in, o, p, "up", 1, &up))
+            return -1;
+        if (gpus < 0)
+            return bad(in, p, "member gpus is required");
+        in->nodes[i] = (struct sched_node){.id = id, .ngpus = (int)gpus, .up = up};
+        in->total_gpus += (int)gpus;
+    }
+    in->snap.nodes = in->nodes;
+    in->snap.nnodes = json_array_size(arr);
+    return 0;
+}
+
+/* ---- one job --------------------------------------------------------------- */
+
+static int read_allocation(struct decide_input *in, json_t *o, const char *path, size_t j)
+{
+    json_t *arr, *s;
+    size_t i;
+    if (get_array(in, o, path, "allocation", (size_t)in->total_gpus, &arr))
+        return -1;
+    size_t n = arr ? json_array_size(arr) : 0;
+    if (n && !(in->slots[j] = calloc(n, sizeof(**in->slots))))
+        return bad(in, path, "out of memory");
+    for (i = 0; i < json_array_size(arr); i++) {
+        s = json_array_get(arr, i);
+        char p[160];
+        long long node, gpu;
+        snprintf(p, sizeof(p), "%s.allocation[%zu]", path, i);
+        if (!json_is_object(s))
+            return bad(in, p, "expected {\"node\": N, \"gpu\": G}");
+        if (get_int(in, s, p, "node", 0, (long long)in->snap.nnodes - 1, -1, &node))
+            return -1;
+        if (node < 0)
+            return bad(in, p, "member node is required");
+        if (get_int(in, s, p, "gpu", 0, in->nodes[node].ngpus - 1, -1, &gpu))
+            return -1;
+        if (gpu < 0)
+            return bad(in, p, "member gpu is required");
+        in->slots[j][i] = (struct sched_slot){.node = (int)node, .gpu = (int)gpu};
+    }
+    in->jobs[j].cur_gpus = (int)n;
+    in->jobs[j].slots = in->slots[j];
+    return 0;
+}
+
+static int read_speed(struct decide_input *in, json_t *o, const char *path, struct sched_job *job)
+{
+    json_t *arr, *pt;
+    size_t i, n = 0;
+    int w[DECIDE_MAX_POINTS];
+    double step[DECIDE_MAX_POINTS], m, d;
+    if (get_array(in, o, path, "speed_observations", DECIDE_MAX_POINTS, &arr) ||
+        get_num(in, o, path, "batch_per_gpu", 1, 1e9, 128, &m) ||
+        get_num(in, o, path, "dataset_size", 1, 1e15, 50000, &d))
+        return -1;
+    job->speed.batch_per_gpu = m;
+    job->speed.dataset_size = d;
+    for (i = 0; i < json_array_size(arr); i++) {
+        pt = json_array_get(arr, i);
+        char p[160];
+        long long wi;
+        snprintf(p, sizeof(p), "%s.speed_observations[%zu]", path, i);
+        if (!json_is_object(pt))
+            return bad(in, p, "expected {\"w\": GPUS, \"step_s\": SECONDS}");
+        if (get_int(in, pt, p, "w", 1, 1000000, -1, &wi) ||
+            get_num(in, pt, p, "step_s", 1e-9, 1e6, -1, &step[n]))
+            return -1;
+        if (wi < 0 || step[n] < 0)
+            return bad(in, p, "w and step_s are required");
+        w[n++] = (int)wi;
+    }
+    if (n == 0)
+        return 0;
+    if (speed_fit(&job->speed, w, step, n))
+        return bad(in, path, "speed_observations: the speed model cannot be fitted");
+    job->model_source = SCHED_MODEL_FITTED;
+    return 0;
+}
+
+/* Fits the loss curve when given; fills remaining_epochs when it was not. */
+static int read_loss(struct decide_input *in, json_t *o, const char *path, struct sched_job *job,
+                     int remaining_given)
+{
+    json_t *arr, *pt;
+    size_t i, n = 0;
+    double steps[DECIDE_MAX_POINTS], loss[DECIDE_MAX_POINTS], target, tol;
+    if (get_array(in, o, path, "loss_observations", DECIDE_MAX_POINTS, &arr) ||
+        get_num(in, o, path, "target_loss", 0, 1e12, -1, &target) ||
+        get_num(in, o, path, "loss_tolerance", 0, 1e12, 0.001, &tol))
+        return -1;
+    for (i = 0; i < json_array_size(arr); i++) {
+        pt = json_array_get(arr, i);
+        char p[160];
+        snprintf(p, sizeof(p), "%s.loss_observations[%zu]", path, i);
+        if (!json_is_object(pt))
+            return bad(in, p, "expected {\"step\": K, \"loss\": L}");
+        if (get_num(in, pt, p, "step", 0, 1e15, -1, &steps[n]) ||
+            get_num(in, pt, p, "loss", 1e-300, 1e300, -1, &loss[n]))
+            return -1;
+        if (steps[n] < 0 || loss[n] < 0)
+            return bad(in, p, "step and loss are required");
+        n++;
+    }
+    if (n == 0)
+        return 0;
+    if (conv_fit(steps, loss, n, &job->conv))
+        return bad(in, path, "loss_observations: need at least 3 usable points to fit");
+    if (remaining_given)
+        return 0;
+    double spe = job->speed.dataset_size /
+                 (job->speed.batch_per_gpu * (job->cur_gpus > 0 ? job->cur_gpus : 1));
+    double k = job->epochs_done * spe;
+    double left = target >= 0 ? conv_steps_to_loss(&job->conv, k, target)
+                              : conv_steps_to_converge(&job->conv, k, spe, tol);
+    job->remaining_epochs = isfinite(left) ? left / spe : -1;
+    return 0;
+}
+
+static int read_model_source(struct decide_input *in, json_t *o, const char *path,
+                             struct sched_job *job)
+{
+    static const char *const names[] = {"none", "profile", "fitted"};
+    json_t *j = json_object_get(o, "model_source");
+    if (!j)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (json_is_string(j) && !strcmp(json_string_value(j), names[i])) {
+            job->model_source = (enum sched_model_source)i;
+            return 0;
+        }
+    char p[160];
+    snprintf(p, sizeof(p), "%s.model_source", path);
+    return bad(in, p, "expected \"none\", \"profile\" or \"fitted\"");
+}
+
+static int read_explored(struct decide_input *in, json_t *o, const char *path,
+                         struct sched_job *job)
+{
+    json_t *arr, *v;
+    size_t i;
+    if (get_array(in, o, path, "explored_s", 4, &arr))
+        return -1;
+    for (i = 0; i < json_array_size(arr); i++) {
+        v = json_array_get(arr, i);
+        if (!json_is_number(v) || !(json_number_value(v) >= 0)) {
+            char p[160];
+            snprintf(p, sizeof(p), "%s.explored_s[%zu]", path, i);
+            return bad(in, p, "expected seconds >= 0");
+        }
+        job->explored_s[i] = json_number_value(v);
+    }
+    return 0;
+}
+
+static int read_scalars(struct decide_input *in, json_t *o, const char *path, struct sched_job *job,
+                        int *remaining_given)
+{
+    long long id, prio, req, lo, hi;
+    int el;
+    double rem;
+    if (get_int(in, o, path, "id", INT64_MIN, INT64_MAX, LLONG_MIN, &id) ||
+        get_int(in, o, path, "priority", INT32_MIN, INT32_MAX, 0, &prio) ||
+        get_int(in, o, path, "requested_gpus", 1, in->total_gpus, -1, &req) ||
+        get_int(in, o, path, "min_gpus", 1, in->total_gpus, 1, &lo) ||
+        get_int(in, o, path, "max_gpus", 1, in->total_gpus, in->total_gpus, &hi) ||
+        get_bool(in, o, path, "elastic", 1, &el) ||
+        get_num(in, o, path, "submit_time", -1e15, 1e15, 0, &job->submit_time) ||
+        get_num(in, o, path, "run_time", 0, 1e15, 0, &job->run_time) ||
+        get_num(in, o, path, "epochs_done", 0, 1e15, 0, &job->epochs_done) ||
+        get_num(in, o, path, "remaining_epochs", -1, 1e15, -2, &rem))
+        return -1;
+    if (id == LLONG_MIN || req < 0)
+        return bad(in, path, "members id and requested_gpus are required");
+    if (lo > hi)
+        return bad(in, path, "min_gpus is above max_gpus");
+    *job = (struct sched_job){
+        .id = id,
+        .priority = (int)prio,
+        .requested_gpus = (int)req,
+        .min_gpus = (int)lo,
+        .max_gpus = (int)hi,
+        .elastic = el,
+        .submit_time = job->submit_time,
+        .run_time = job->run_time,
+        .epochs_done = job->epochs_done,
+        .remaining_epochs = rem < -1 ? -1 : rem,
+    };
+    *remaining_given = rem >= -1;
+    return get_num(in, o, path, "last_change_time", -1e15, 1e15, job->submit_time,
+                   &job->last_change_time);
+}
+
+static int read_job(struct decide_input *in, json_t *o, size_t j)
+{
+    char path[64];
+    int remaining_given;
+    struct sched_job *job = &in->jobs[j];
+    snprintf(path, sizeof(path), "$.jobs[%zu]", j);
+    if (!json_is_object(o))
+        return bad(in, path, "expected an object");
+    if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
+        read_speed(in, o, path, job) || read_loss(in, o, path, job, remaining_given) ||
+        read_explored(in, o, path, job))
+        return -1;
+    return read_model_source(in, o, path, job);
+}
+
+static int read_input(struct decide_input *in, json_t *root)
+{
+    json_t *arr, *pol;
+    size_t i;
+    long long seed;
+    if (!json_is_object(root))
+        return bad(in, "$", "expected an object with nodes and jobs");
+    if (get_num(in, root, "$", "now", -1e15, 1e15, 0, &in->snap.now) ||
+        get_int(in, root, "$", "seed", 0, INT64_MAX, 0, &seed) ||
+        get_num(in, root, "$", "resize_cost_s", 0, 1e9, 10, &in->snap.resize_cost_s) ||
+        read_nodes(in, root) || get_array(in, root, "$", "jobs", 1000000, &arr))
+        return -1;
+    in->snap.seed = (uint64_t)seed;
+    if ((pol = json_object_get(root, "policy")) && !json_is_string(pol))
+        return bad(in, "$.policy", "expected a policy name");
+    in->policy = pol ? json_string_value(pol) : NULL;
+    in->njobs = arr ? json_array_size(arr) : 0;
+    in->jobs = calloc(in->njobs ? in->njobs : 1, sizeof(*in->jobs));
+    in->slots = calloc(in->njobs ? in->njobs : 1, sizeof(*in->slots));
+    if (!in->jobs || !in->slots)
+        return bad(in, "$", "out of memory");
+    for (i = 0; i < in->njobs; i++)
+        if (read_job(in, json_array_get(arr, i), i))
+            return -1;
+    in->snap.jobs = in->jobs;
+    in->snap.njobs = in->njobs;
+    return 0;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+/* A new JSON text for the decision. */
+static char *decision_text(const struct sched_policy_ops *p, const struct sched_decision *d)
+{
+    json_t *jobs = json_array();
+    for (size_t i = 0; jobs && i < d->njobs; i++) {
+        const struct sched_assignment *a = &d->assign[i];
+        json_t *slots = json_array();
+        for (int g = 0; slots && g < a->gpus; g++)
+            json_array_append_new(
+                slots, json_pack("{s:i, s:i}", "node", a->slots[g].node, "gpu", a->slots[g].gpu));
+        json_array_append_new(jobs, json_pack("{s:I, s:i, s:o, s:b, s:s?}", "id",
+                                              (json_int_t)a->job_id, "gpus", a->gpus, "slots",
+                                              slots, "changed", a->changed, "reason", a->reason));
+    }
+    json_t *root = json_pack("{s:s, s:f, s:o}", "policy", p->name, "fragmentation",
+                             d->fragmentation, "jobs", jobs);
+    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+    json_decref(root);
+    return text;
+}
+
+int decide_json(const char *text, size_t len, const struct sched_policy_ops *p, char **out,
+                char *err, size_t errlen)
+{
+    struct decide_input in = {.err = err, .errlen = errlen};
+    json_error_t jerr;
+    int rc = -1;
+    err[0] = '\0';
+    *out = NULL;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        snprintf(err, errlen, "bad JSON at line %d column %d: %s", jerr.line, jerr.column,
+                 jerr.text);
+        errno = EINVAL;
+        return -1;
+    }
+    if (read_input(&in, root))
+        goto done;
+    if (!p && !(p = sched_policy_find(in.policy ? in.policy : "precompute"))) {
+        bad(&in, "$.policy", "unknown policy");
+        goto done;
+    }
+    struct sched_decision *d = sched_decide(p, &in.snap);
+    if (!d) {
+        snprintf(err, errlen, "the core refused the snapshot: %s", strerror(errno));
+        goto done;
+    }
+    *out = decision_text(p, d);
+    sched_decision_destroy(d);
+    rc = *out ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "out of memory");
+done:
+    json_decref(root);
+    input_free(&in);
+    return rc;
+}
+
+static const char usage[] =
+    "usage: ringmaster-sim decide [--policy P] < snapshot.json > decision.json\n"
+    "\n"
+    "Reads one snapshot (cluster nodes; jobs with requests, current allocation,\n"
+    "(w, step_s) and (step, loss) observations, progress) as JSON on stdin, fits\n"
+    "the models from the observations, runs one scheduling round and writes the\n"
+    "decision as JSON on stdout. Format: docs/decide.md. Bad input: exit 2.\n"
+    "  --policy P   overrides the snapshot's \"policy\" (default precompute)\n";
+
+/* Reads all of f into a new buffer; NULL when too big or unreadable. */
+static char *slurp(FILE *f, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *nb = cap < DECIDE_MAX_INPUT ? realloc(buf, cap * 2) : NULL;
+        if (!nb)
+            free(buf);
+        buf = nb;
+        cap *= 2;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+int decide_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"policy", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const struct sched_policy_ops *p = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (c != 'p' || !(p = sched_policy_find(optarg))) {
+            fprintf(stderr, "ringmaster-sim decide: %s\n",
+                    c == 'p' ? "--policy: unknown policy" : "unknown option (see --help)");
+            return 2;
+        }
+    }
+    size_t len;
+    char *text = slurp(stdin, &len), *out = NULL, err[512];
+    if (!text) {
+        fprintf(stderr, "ringmaster-sim decide: cannot read stdin (or over 64 MiB)\n");
+        return 2;
+    }
+    int rc = decide_json(text, len, p, &out, err, sizeof(err));
+    free(text);
+    if (rc) {
+        fprintf(stderr, "ringmaster-sim decide: %s\n", err);
+        return errno == EINVAL ? 2 : 1;
+    }
+    printf("%s\n", out);
+    free(out);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* options: parsing of the simulator's command-line values (cluster shapes,
+ * policy lists, numbers, output formats), each with an error text. */
+#ifndef RINGMASTER_SIM_OPTIONS_H
+#define RINGMASTER_SIM_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+enum options_format { OPTIONS_TABLE, OPTIONS_CSV, OPTIONS_JSON };
+
+#define OPTIONS_MAX_POLICIES 16
+
+struct options_cluster {
+    struct sched_node *nodes;
+    size_t nnodes;
+    int total_gpus;
+};
+
+/* "NODESxGPUS" (e.g. 8x8) into a new node array (free with options_cluster_free).
+ * Returns 0, or -1 with a message in err. */
+int options_cluster_parse(const char *s, struct options_cluster *c, char *err, size_t errlen);
+/* nodes identical nodes of gpus GPUs each, all up. */
+int options_cluster_make(struct options_cluster *c, size_t nodes, int gpus);
+void options_cluster_free(struct options_cluster *c);
+
+/* "a,b,c" into policies (each must exist); returns the count, or -1 with err. */
+int options_policies_parse(const char *s, const struct sched_policy_ops **out, size_t max,
+                           char *err, size_t errlen);
+
+int options_format_parse(const char *s, enum options_format *f, char *err, size_t errlen);
+
+/* A finite double within [lo, hi]; what names the option in the message. */
+int options_double(const char *s, double lo, double hi, double *out, const char *what, char *err,
+                   size_t errlen);
+/* A whole number within [lo, hi]. */
+int options_long(const char *s, long long lo, long long hi, long long *out, const char *what,
+                 char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,48 @@
+/* report: runs workloads under policies and prints the figures as a table,
+ * CSV (header: scenario,policy,avg_jct_s,median_jct_s,p95_jct_s,makespan_s,
+ * avg_queue_s,utilization,resizes) or JSON. */
+#ifndef RINGMASTER_SIM_REPORT_H
+#define RINGMASTER_SIM_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "options.h"
+#include "simulate.h"
+#include "workload.h"
+
+#define REPORT_CSV_HEADER                                                                          \
+    "scenario,policy,avg_jct_s,median_jct_s,p95_jct_s,makespan_s,avg_queue_s,utilization,resizes"
+
+struct report_params {
+    double interval_s;
+    double resize_cost_s;
+    uint64_t seed;
+};
+
+struct report_row {
+    char scenario[128];
+    char policy[32];
+    struct simulate_result *result; /* owned by the row */
+};
+
+/* The view of job speeds a policy gets: EXPLORED for "exploratory", else PROFILE. */
+enum simulate_view report_view_for(const struct sched_policy_ops *p);
+
+/* Simulates w under policy p on cluster c. Returns 0 and fills row, or -1 with err. */
+int report_run(const struct workload *w, const struct options_cluster *c,
+               const struct sched_policy_ops *p, const struct report_params *prm,
+               struct report_row *row, char *err, size_t errlen);
+
+void report_row_clear(struct report_row *row);
+
+/* Prints rows in the format (CSV: the header, then one line per row). */
+void report_print(FILE *out, enum options_format f, const struct report_row *rows, size_t n);
+
+#define REPORT_JOBS_HEADER                                                                         \
+    "scenario,policy,job_id,submit_s,start_s,finish_s,jct_s,queue_s,gpu_seconds,resizes"
+
+/* Writes every job of every row as CSV (header REPORT_JOBS_HEADER). */
+void report_print_jobs(FILE *out, const struct report_row *rows, size_t n);
+
+#endif

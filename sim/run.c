@@ -1,0 +1,299 @@
+/* run: `ringmaster-sim run`, one workload under a list of policies. */
+#include "run.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "options.h"
+#include "profile.h"
+#include "report.h"
+#include "template.h"
+#include "workload.h"
+
+static const char usage[] =
+    "usage: ringmaster-sim run --cluster NODESxGPUS (--trace FILE | --poisson MEAN_S,JOBS)\n"
+    "           [--seed N] [--policies a,b,c] [--interval S] [--resize-cost S]\n"
+    "           [--template NAME] [--format table|csv|json]\n"
+    "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
+    "           [--max-gpus G] [--skip-bad-rows]\n"
+    "\n"
+    "Simulates the workload under each policy and prints one row per policy.\n"
+    "  --cluster NxG       N nodes of G GPUs\n"
+    "  --poisson M,J       J jobs, exponential inter-arrival times of mean M seconds\n"
+    "  --trace FILE        CSV with job_id,submit_time_s,num_gpus,duration_s (header\n"
+    "                      required, extra columns ignored); a job's duration is its run\n"
+    "                      time at num_gpus, other counts follow the template's speed-up\n"
+    "  --trace-start S     keep jobs submitted at or after S seconds (trace clock)\n"
+    "  --trace-window S    ... and before start + S\n"
+    "  --max-jobs N        ... at most the first N of them\n"
+    "  --min-duration S    drop jobs shorter than S seconds\n"
+    "  --max-gpus G        drop jobs asking for more than G GPUs\n"
+    "  --skip-bad-rows     report malformed rows on stderr and skip them (default: error)\n"
+    "  --template NAME     resnet110 (default), bert, cifar10, deepspeech2, imagenet, ncf,\n"
+    "                      yolov3, or mixed (Poisson only: each job one of the six apps)\n"
+    "  --policies LIST     default: every policy of the core\n"
+    "  --interval S        seconds between scheduling rounds (default 60)\n"
+    "  --resize-cost S     seconds without progress after a resize (default 10)\n"
+    "  --seed N            workload and tie-break seed (default 1)\n"
+    "  --format F          table (default, hours), csv or json (seconds)\n"
+    "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
+    "  --timing            print each run's wall time and jobs simulated per second\n"
+    "                      on stderr\n";
+
+struct run_args {
+    const char *cluster, *trace, *poisson, *policies, *template_name;
+    struct report_params prm;
+    struct workload_trace_opts trace_opts;
+    enum options_format format;
+    int timing;
+    const char *per_job;
+};
+
+enum {
+    OPT_TRACE_START = 256,
+    OPT_TRACE_WINDOW,
+    OPT_MAX_JOBS,
+    OPT_MIN_DURATION,
+    OPT_MAX_GPUS,
+    OPT_SKIP_BAD,
+    OPT_INTERVAL,
+    OPT_RESIZE,
+    OPT_TIMING,
+    OPT_PER_JOB
+};
+
+static const struct option longopts[] = {
+    {"cluster", required_argument, NULL, 'c'},
+    {"trace", required_argument, NULL, 't'},
+    {"poisson", required_argument, NULL, 'p'},
+    {"seed", required_argument, NULL, 's'},
+    {"policies", required_argument, NULL, 'P'},
+    {"template", required_argument, NULL, 'T'},
+    {"format", required_argument, NULL, 'f'},
+    {"help", no_argument, NULL, 'h'},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"resize-cost", required_argument, NULL, OPT_RESIZE},
+    {"trace-start", required_argument, NULL, OPT_TRACE_START},
+    {"trace-window", required_argument, NULL, OPT_TRACE_WINDOW},
+    {"max-jobs", required_argument, NULL, OPT_MAX_JOBS},
+    {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
+    {"max-gpus", required_argument, NULL, OPT_MAX_GPUS},
+    {"skip-bad-rows", no_argument, NULL, OPT_SKIP_BAD},
+    {"timing", no_argument, NULL, OPT_TIMING},
+    {"per-job", required_argument, NULL, OPT_PER_JOB},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into a; returns 0, 1 for --help, or -1 with err. */
+static int take_option(int c, const char *v, struct run_args *a, char *err, size_t len)
+{
+    long long n;
+    switch (c) {
+    case 'c':
+        a->cluster = v;
+        return 0;
+    case 't':
+        a->trace = v;
+        return 0;
+    case 'p':
+        a->poisson = v;
+        return 0;
+    case 'P':
+        a->policies = v;
+        return 0;
+    case 'T':
+        a->template_name = v;
+        return 0;
+    case 'h':
+        return 1;
+    case 'f':
+        return options_format_parse(v, &a->format, err, len);
+    case 's':
+        if (options_long(v, 0, INT64_MAX, &n, "--seed", err, len))
+            return -1;
+        a->prm.seed = (uint64_t)n;
+        return 0;
+    case OPT_INTERVAL:
+        return options_double(v, 0.001, 1e9, &a->prm.interval_s, "--interval", err, len);
+    case OPT_RESIZE:
+        return options_double(v, 0, 1e9, &a->prm.resize_cost_s, "--resize-cost", err, len);
+    case OPT_TRACE_START:
+        return options_double(v, 0, 1e12, &a->trace_opts.start_s, "--trace-start", err, len);
+    case OPT_TRACE_WINDOW:
+        return options_double(v, 0, 1e12, &a->trace_opts.window_s, "--trace-window", err, len);
+    case OPT_MIN_DURATION:
+        return options_double(v, 0, 1e12, &a->trace_opts.min_duration_s, "--min-duration", err,
+                              len);
+    case OPT_MAX_JOBS:
+        if (options_long(v, 1, 100000000, &n, "--max-jobs", err, len))
+            return -1;
+        a->trace_opts.max_jobs = (size_t)n;
+        return 0;
+    case OPT_MAX_GPUS:
+        if (options_long(v, 1, 1000000, &n, "--max-gpus", err, len))
+            return -1;
+        a->trace_opts.max_gpus = (int)n;
+        return 0;
+    case OPT_SKIP_BAD:
+        a->trace_opts.skip_bad_rows = 1;
+        return 0;
+    case OPT_TIMING:
+        a->timing = 1;
+        return 0;
+    case OPT_PER_JOB:
+        a->per_job = v;
+        return 0;
+    default:
+        snprintf(err, len, "unknown option (see --help)");
+        return -1;
+    }
+}
+
+static int parse_args(int argc, char **argv, struct run_args *a, char *err, size_t len)
+{
+    memset(a, 0, sizeof(*a));
+    a->prm = (struct report_params){.interval_s = 60, .resize_cost_s = 10, .seed = 1};
+    a->template_name = "resnet110";
+    optind = 1;
+    opterr = 0;
+    int c, rc = 0;
+    while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+        rc = take_option(c, optarg, a, err, len);
+    if (rc)
+        return rc;
+    if (optind < argc) {
+        snprintf(err, len, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (!a->cluster || (!a->trace == !a->poisson)) {
+        snprintf(err, len, "need --cluster and exactly one of --trace, --poisson");
+        return -1;
+    }
+    return 0;
+}
+
+/* The workload the arguments name; NULL with err. */
+static struct workload *load_workload(const struct run_args *a, int cluster_gpus, char *err,
+                                      size_t len)
+{
+    struct template t[PROFILE_NAPPS];
+    size_t nt = 0;
+    if (!strcmp(a->template_name, "mixed")) {
+        if (a->trace) {
+            snprintf(err, len, "--template mixed is for --poisson only");
+            return NULL;
+        }
+        for (size_t i = 0; i < PROFILE_NAPPS; i++)
+            if (template_get(profile_app_name(i), &t[nt++], err, len))
+                return NULL;
+    } else if (template_get(a->template_name, &t[nt++], err, len)) {
+        return NULL;
+    }
+    if (a->trace)
+        return workload_trace_load(a->trace, &a->trace_opts, &t[0], cluster_gpus, stderr, err, len);
+    char spec[64], *comma;
+    double mean;
+    long long jobs;
+    snprintf(spec, sizeof(spec), "%s", a->poisson);
+    if (!(comma = strchr(spec, ','))) {
+        snprintf(err, len, "--poisson: expected MEAN_S,JOBS, got '%s'", a->poisson);
+        return NULL;
+    }
+    *comma = '\0';
+    if (options_double(spec, 0.001, 1e9, &mean, "--poisson mean", err, len) ||
+        options_long(comma + 1, 1, 10000000, &jobs, "--poisson jobs", err, len))
+        return NULL;
+    return workload_poisson(t, nt, mean, (size_t)jobs, a->prm.seed, cluster_gpus, err, len);
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void print_timing(const struct report_row *row, double s)
+{
+    fprintf(stderr,
+            "timing: scenario=%s policy=%s jobs=%zu rounds=%ld wall_s=%.3f "
+            "jobs_per_s=%.0f\n",
+            row->scenario, row->policy, row->result->njobs, row->result->rounds, s,
+            s > 0 ? (double)row->result->njobs / s : 0.0);
+}
+
+/* Every job's figures as CSV to path ("-": stdout). Returns 0, or 2 with err. */
+static int write_per_job(const char *path, const struct report_row *rows, size_t n, char *err,
+                         size_t len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    if (!f) {
+        snprintf(err, len, "--per-job: %s: %s", path, strerror(errno));
+        return 2;
+    }
+    report_print_jobs(f, rows, n);
+    int bad = ferror(f);
+    if (f != stdout)
+        bad |= fclose(f);
+    if (bad)
+        snprintf(err, len, "--per-job: %s: write failed", path);
+    return bad ? 2 : 0;
+}
+
+static int simulate_all(const struct run_args *a, const struct options_cluster *c,
+                        const struct workload *w, char *err, size_t len)
+{
+    const struct sched_policy_ops *pol[OPTIONS_MAX_POLICIES];
+    int np = 0;
+    if (a->policies) {
+        if ((np = options_policies_parse(a->policies, pol, OPTIONS_MAX_POLICIES, err, len)) < 0)
+            return 2;
+    } else {
+        for (const struct sched_policy_ops *const *p = sched_policy_list();
+             *p && np < OPTIONS_MAX_POLICIES; p++)
+            pol[np++] = *p;
+    }
+    struct report_row rows[OPTIONS_MAX_POLICIES];
+    int rc = 0, done = 0;
+    for (; done < np && rc == 0; done++) {
+        double t0 = wall_s();
+        if (report_run(w, c, pol[done], &a->prm, &rows[done], err, len))
+            rc = 1;
+        else if (a->timing)
+            print_timing(&rows[done], wall_s() - t0);
+    }
+    if (rc == 0)
+        report_print(stdout, a->format, rows, (size_t)np);
+    if (rc == 0 && a->per_job)
+        rc = write_per_job(a->per_job, rows, (size_t)np, err, len);
+    for (int i = 0; i < done; i++)
+        report_row_clear(&rows[i]);
+    return rc;
+}
+
+int run_main(int argc, char **argv)
+{
+    struct run_args a;
+    struct options_cluster c = {0};
+    char err[512] = "";
+    int rc = parse_args(argc, argv, &a, err, sizeof(err));
+    if (rc == 1) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (rc || options_cluster_parse(a.cluster, &c, err, sizeof(err))) {
+        fprintf(stderr, "ringmaster-sim run: %s\n", err);
+        return 2;
+    }
+    struct workload *w = load_workload(&a, c.total_gpus, err, sizeof(err));
+    rc = w ? simulate_all(&a, &c, w, err, sizeof(err)) : 2;
+    if (rc)
+        fprintf(stderr, "ringmaster-sim run: %s\n", err);
+    workload_destroy(w);
+    options_cluster_free(&c);
+    return rc;
+}

@@ -1,0 +1,49 @@
+/* template: the job templates the simulator builds workloads from. Each has a
+ * true speed model, the epochs a job trains for, and its GPU bounds.
+ *
+ *   resnet110  the paper's ResNet-110/CIFAR-10 job (DESIGN.md), 128 images per
+ *              GPU, 50,000 images, epochs exponential with mean
+ *              TEMPLATE_RESNET_EPOCHS (at least 1), 1..8 GPUs (the paper's strategies never go
+ *              past 8); its step times fold in the extra epochs a larger global
+ *              batch needs, calibrated on the paper's Table 3 (see template.c).
+ *   resnet110-steps  the same with Table 1's step times only (402.5, 427.2, 444.3,
+ *              470.2 ms on 1, 2, 4, 8 GPUs) and no extra epochs.
+ *   bert, cifar10, deepspeech2, imagenet, ncf, yolov3
+ *              the measured profiles of shared/profiles (common/profile.h): the speed
+ *              model is fitted to placements.csv at the most common local batch, the
+ *              dataset size is the smallest global batch times its steps per epoch,
+ *              epochs are the README's (2, 100, 80, 90, 10, 50); 1..16 GPUs.
+ *   mixed      (workloads only) each job one of the six apps, drawn uniformly. */
+#ifndef RINGMASTER_SIM_TEMPLATE_H
+#define RINGMASTER_SIM_TEMPLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "speed.h"
+
+/* Mean epochs of a resnet110 job; see docs/simulator.md for the calibration. */
+#define TEMPLATE_RESNET_EPOCHS 146.0
+
+struct template
+{
+    char name[32];
+    struct speed_model speed;
+    double epochs;   /* mean epochs of a job */
+    double spread;   /* epochs drawn uniformly in [1-spread, 1+spread] x epochs */
+    int exponential; /* instead: epochs exponential with that mean, at least 1 */
+    int requested_gpus;
+    int max_gpus;
+};
+
+/* Fills *t with the template of that name ("resnet110", "resnet110-steps" or an app). Returns 0, or
+ * -1 with a message in err (unknown name, profile missing or unfittable). */
+int template_get(const char *name, struct template *t, char *err, size_t errlen);
+
+/* Epochs for one job of t, drawn with the PRNG state. */
+double template_draw_epochs(const struct template *t, uint64_t *rng);
+
+/* Names template_get() knows, NULL-terminated ("mixed" is not among them). */
+const char *const *template_names(void);
+
+#endif

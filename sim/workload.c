@@ -1,0 +1,308 @@
+/* workload: Poisson and trace workloads for the simulator (see workload.h). */
+#include "workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void workload_destroy(struct workload *w)
+{
+    if (!w)
+        return;
+    free(w->jobs);
+    free(w);
+}
+
+static struct workload *workload_create(size_t cap, char *err, size_t errlen)
+{
+    struct workload *w = calloc(1, sizeof(*w));
+    if (w)
+        w->jobs = calloc(cap ? cap : 1, sizeof(*w->jobs));
+    if (!w || !w->jobs) {
+        workload_destroy(w);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    return w;
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static void fill_from_template(struct simulate_job_spec *j, const struct template *t,
+                               int cluster_gpus)
+{
+    j->speed = t->speed;
+    j->max_gpus = min_int(t->max_gpus, cluster_gpus);
+    j->requested_gpus = min_int(t->requested_gpus, j->max_gpus);
+    j->min_gpus = 1;
+    j->elastic = 1;
+}
+
+struct workload *workload_poisson(const struct template *templates, size_t ntemplates,
+                                  double mean_s, size_t n, uint64_t seed, int cluster_gpus,
+                                  char *err, size_t errlen)
+{
+    if (!templates || ntemplates == 0 || !(mean_s > 0) || n == 0 || cluster_gpus < 1) {
+        snprintf(err, errlen, "poisson: need a template, a mean > 0 and at least one job");
+        return NULL;
+    }
+    struct workload *w = workload_create(n, err, errlen);
+    if (!w)
+        return NULL;
+    snprintf(w->name, sizeof(w->name), "poisson-%g-%zu", mean_s, n);
+    uint64_t rng = seed;
+    double t = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct simulate_job_spec *j = &w->jobs[i];
+        if (i > 0)
+            t += simulate_rng_exponential(&rng, mean_s);
+        size_t k = ntemplates == 1 ? 0 : (size_t)(simulate_rng_uniform(&rng) * ntemplates);
+        j->id = (int64_t)i + 1;
+        j->submit_time = t;
+        fill_from_template(j, &templates[k], cluster_gpus);
+        j->epochs = template_draw_epochs(&templates[k], &rng);
+    }
+    w->njobs = n;
+    return w;
+}
+
+/* ---- traces ------------------------------------------------------------ */
+
+enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS };
+static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus", "duration_s"};
+
+/* Splits line in place at commas; returns the field count (at most max). */
+static size_t split(char *line, char **f, size_t max)
+{
+    size_t n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; n < max;) {
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = '\0';
+        p = c + 1;
+    }
+    return n;
+}
+
+static int parse_header(char *line, int *col, char *err, size_t errlen)
+{
+    char *f[64];
+    size_t n = split(line, f, 64);
+    for (int c = 0; c < NCOLS; c++) {
+        col[c] = -1;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(f[i], col_names[c]))
+                col[c] = (int)i;
+        if (col[c] < 0) {
+            snprintf(err, errlen,
+                     "line 1: header lacks column '%s' (need job_id, "
+                     "submit_time_s, num_gpus, duration_s)",
+                     col_names[c]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+struct trace_row {
+    double submit, duration;
+    int gpus;
+    int never_ran;
+};
+
+/* Parses one data row; returns 0 or -1 with the reason in why. */
+static int parse_row(char *line, const int *col, struct trace_row *r, char *why, size_t len)
+{
+    char *f[64];
+    size_t n = split(line, f, 64);
+    double g;
+    for (int c = 0; c < NCOLS; c++)
+        if ((size_t)col[c] >= n) {
+            snprintf(why, len, "%zu fields, column '%s' missing", n, col_names[c]);
+            return -1;
+        }
+    memset(r, 0, sizeof(*r));
+    if (parse_double(f[col[COL_SUBMIT]], &r->submit) || r->submit < 0) {
+        snprintf(why, len, "submit_time_s '%s' is not a number >= 0", f[col[COL_SUBMIT]]);
+        return -1;
+    }
+    if (parse_double(f[col[COL_GPUS]], &g) || g < 1 || g > 1e6 || g != floor(g)) {
+        snprintf(why, len, "num_gpus '%s' is not a whole number >= 1", f[col[COL_GPUS]]);
+        return -1;
+    }
+    r->gpus = (int)g;
+    if (f[col[COL_DURATION]][0] == '\0') {
+        r->never_ran = 1;
+        return 0;
+    }
+    if (parse_double(f[col[COL_DURATION]], &r->duration) || r->duration <= 0) {
+        snprintf(why, len, "duration_s '%s' is not a number > 0", f[col[COL_DURATION]]);
+        return -1;
+    }
+    return 0;
+}
+
+static int keep_row(const struct trace_row *r, const struct workload_trace_opts *o,
+                    int cluster_gpus)
+{
+    if (r->never_ran || r->submit < o->start_s || r->gpus > cluster_gpus)
+        return 0;
+    if (o->window_s > 0 && r->submit >= o->start_s + o->window_s)
+        return 0;
+    if (r->duration < o->min_duration_s || (o->max_gpus > 0 && r->gpus > o->max_gpus))
+        return 0;
+    return 1;
+}
+
+/* The template's model scaled so that the job runs duration seconds on gpus GPUs. */
+static void trace_job(struct simulate_job_spec *j, const struct trace_row *r, int64_t id,
+                      const struct template *t, int cluster_gpus)
+{
+    memset(j, 0, sizeof(*j));
+    j->id = id;
+    j->submit_time = r->submit;
+    j->epochs = t->epochs;
+    j->speed = t->speed;
+    double natural = t->epochs / speed_epochs_per_second(&t->speed, r->gpus);
+    double c = r->duration / natural;
+    for (int k = 0; k < SPEED_NFEATURES; k++)
+        j->speed.theta[k] *= c;
+    j->requested_gpus = r->gpus;
+    j->min_gpus = 1;
+    j->max_gpus = min_int(r->gpus > t->max_gpus ? r->gpus : t->max_gpus, cluster_gpus);
+    j->elastic = 1;
+}
+
+static int grow(struct workload *w, size_t *cap)
+{
+    if (w->njobs < *cap)
+        return 0;
+    size_t ncap = *cap * 2;
+    void *p = realloc(w->jobs, ncap * sizeof(*w->jobs));
+    if (!p)
+        return -1;
+    w->jobs = p;
+    *cap = ncap;
+    return 0;
+}
+
+/* Reads the data rows into w; returns 0 or -1 with err filled. */
+static int read_rows(FILE *in, struct workload *w, const int *col,
+                     const struct workload_trace_opts *o, const struct template *t,
+                     int cluster_gpus, FILE *bad, char *err, size_t errlen)
+{
+    char *line = NULL, why[160];
+    size_t len = 0, cap = 1024, lineno = 1;
+    int rc = 0;
+    struct trace_row r;
+    while (rc == 0 && getline(&line, &len, in) > 0) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        if (o->max_jobs && w->njobs >= o->max_jobs)
+            break;
+        if (parse_row(line, col, &r, why, sizeof(why))) {
+            if (!o->skip_bad_rows) {
+                snprintf(err, errlen, "%s:%zu: %s", w->name, lineno, why);
+                rc = -1;
+            } else if (bad) {
+                fprintf(bad, "%s:%zu: %s (skipped)\n", w->name, lineno, why);
+            }
+            w->skipped++;
+            continue;
+        }
+        if (!keep_row(&r, o, cluster_gpus)) {
+            w->skipped++;
+            continue;
+        }
+        if (grow(w, &cap)) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        trace_job(&w->jobs[w->njobs], &r, (int64_t)w->njobs + 1, t, cluster_gpus);
+        w->njobs++;
+    }
+    free(line);
+    return rc;
+}
+
+static int by_submit(const void *a, const void *b)
+{
+    const struct simulate_job_spec *x = a, *y = b;
+    if (x->submit_time != y->submit_time)
+        return x->submit_time < y->submit_time ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+struct workload *workload_trace_read(FILE *in, const char *name,
+                                     const struct workload_trace_opts *o, const struct template *t,
+                                     int cluster_gpus, FILE *bad, char *err, size_t errlen)
+{
+    char *line = NULL;
+    size_t len = 0;
+    int col[NCOLS];
+    struct workload *w = workload_create(1024, err, errlen);
+    if (!w)
+        return NULL;
+    snprintf(w->name, sizeof(w->name), "%s", name);
+    if (getline(&line, &len, in) <= 0) {
+        snprintf(err, errlen, "%s: empty file, expected a header line", name);
+        goto error;
+    }
+    if (parse_header(line, col, err, errlen) ||
+        read_rows(in, w, col, o, t, cluster_gpus, bad, err, errlen))
+        goto error;
+    if (w->njobs == 0) {
+        snprintf(err, errlen, "%s: no job left after slicing (%zu rows skipped)", name, w->skipped);
+        goto error;
+    }
+    qsort(w->jobs, w->njobs, sizeof(*w->jobs), by_submit);
+    double t0 = w->jobs[0].submit_time;
+    for (size_t i = 0; i < w->njobs; i++)
+        w->jobs[i].submit_time -= t0;
+    free(line);
+    return w;
+error:
+    free(line);
+    workload_destroy(w);
+    return NULL;
+}
+
+struct workload *workload_trace_load(const char *path, const struct workload_trace_opts *o,
+                                     const struct template *t, int cluster_gpus, FILE *bad,
+                                     char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    const char *base = strrchr(path, '/');
+    char name[128];
+    snprintf(name, sizeof(name), "%s", base ? base + 1 : path);
+    char *dot = strrchr(name, '.');
+    if (dot && dot != name)
+        *dot = '\0';
+    struct workload *w = workload_trace_read(f, name, o, t, cluster_gpus, bad, err, errlen);
+    fclose(f);
+    return w;
+}

@@ -1,0 +1,61 @@
+/* workload: the jobs a simulation replays, either a Poisson process over job
+ * templates or a slice of a real trace (CSV). */
+#ifndef RINGMASTER_SIM_WORKLOAD_H
+#define RINGMASTER_SIM_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "simulate.h"
+#include "template.h"
+
+struct workload {
+    char name[128]; /* the scenario: "poisson-MEAN-JOBS" or the trace's base name */
+    struct simulate_job_spec *jobs;
+    size_t njobs;
+    size_t skipped; /* trace rows left out (filters, bad rows, no duration) */
+};
+
+void workload_destroy(struct workload *w);
+
+/* n jobs with exponential inter-arrival times of mean mean_s (the first at 0),
+ * each from templates[i % ntemplates] when ntemplates == 1, else a template drawn
+ * uniformly; epochs drawn per template. Same seed, same jobs. GPU bounds are the
+ * template's, capped at cluster_gpus. Returns NULL with a message in err. */
+struct workload *workload_poisson(const struct template *templates, size_t ntemplates,
+                                  double mean_s, size_t n, uint64_t seed, int cluster_gpus,
+                                  char *err, size_t errlen);
+
+/* How to slice a trace: keep rows with start <= submit < start + window, duration
+ * >= min_duration and num_gpus <= max_gpus, then the first max_jobs of them.
+ * Zero means no limit (for window, max_jobs, max_gpus). */
+struct workload_trace_opts {
+    double start_s;
+    double window_s;
+    size_t max_jobs;
+    double min_duration_s;
+    int max_gpus;
+    int skip_bad_rows; /* 0: a malformed row is an error; 1: reported on bad and skipped */
+};
+
+/* Reads a CSV trace with header columns job_id, submit_time_s, num_gpus and
+ * duration_s (any order, extra columns ignored, no quoted fields). A row with an
+ * empty duration (a job that never ran) is skipped. Each kept job trains
+ * t->epochs epochs with the template's speed model scaled so that its run time
+ * at num_gpus equals duration_s; it may use 1..max(num_gpus, t->max_gpus) GPUs
+ * (capped at cluster_gpus; rows asking for more than the cluster are skipped).
+ * Submit times are shifted so the first kept job arrives at 0. Messages for bad
+ * rows ("FILE:LINE: ...") go to bad if not NULL. Returns NULL with a message in
+ * err (no file, no header, a bad row when !skip_bad_rows, no job left). */
+struct workload *workload_trace_read(FILE *in, const char *name,
+                                     const struct workload_trace_opts *o, const struct template *t,
+                                     int cluster_gpus, FILE *bad, char *err, size_t errlen);
+
+/* workload_trace_read() on a file; the scenario name is the file's base name
+ * without its extension. */
+struct workload *workload_trace_load(const char *path, const struct workload_trace_opts *o,
+                                     const struct template *t, int cluster_gpus, FILE *bad,
+                                     char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,511 @@
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pgcluster.h"
+
+#ifndef RINGMASTERD_PATH
+#define RINGMASTERD_PATH "build/ringmasterd"
+#endif
+#define ENV_PGDIR "RINGMASTER_HX_PGDIR"
+
+struct hx_server hx;
+
+/* --- the cluster, in Criterion's runner process ----------------------------------------- */
+
+static char cluster_dir[128];
+static struct pgcluster *cluster;
+
+static void rm_rf(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "harness: could not remove %s\n", dir);
+}
+
+static void cluster_down(void)
+{
+    if (!cluster)
+        return;
+    pgcluster_stop(cluster);
+    pgcluster_destroy(cluster);
+    cluster = NULL;
+    rm_rf(cluster_dir);
+}
+
+static void on_signal(int sig)
+{
+    cluster_down();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    char err[1024];
+    (void)set;
+    snprintf(cluster_dir, sizeof(cluster_dir), "/tmp/rm-it-XXXXXX");
+    if (!mkdtemp(cluster_dir) || chmod(cluster_dir, 0755) < 0) {
+        fprintf(stderr, "harness: mkdtemp: %s\n", strerror(errno));
+        return;
+    }
+    cluster = pgcluster_create(cluster_dir, err, sizeof(err));
+    if (!cluster || pgcluster_start(cluster, err, sizeof(err)) < 0) {
+        fprintf(stderr, "harness: PostgreSQL: %s\n", err);
+        cluster_down();
+        return;
+    }
+    atexit(cluster_down);
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    setenv(ENV_PGDIR, cluster_dir, 1);
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    cluster_down();
+}
+
+/* --- one database and one server per test ------------------------------------------------ */
+
+static void admin_conninfo(char *buf, size_t len)
+{
+    const char *dir = getenv(ENV_PGDIR);
+    char err[512];
+    cr_assert_not_null(dir, "no test cluster (see the runner's first lines)");
+    struct pgcluster *c = pgcluster_create(dir, err, sizeof(err));
+    cr_assert_not_null(c, "%s", err);
+    cr_assert_eq(pgcluster_conninfo_db(c, "postgres", buf, len), 0);
+    cr_assert_eq(pgcluster_conninfo_db(c, hx.dbname, hx.conninfo, sizeof(hx.conninfo)), 0);
+    pgcluster_destroy(c);
+}
+
+/* Runs sql, retrying a few times (CREATE DATABASE can meet a concurrent one). */
+static int run_admin_sql(const char *sql, char *err, size_t errlen)
+{
+    char ci[1024];
+    admin_conninfo(ci, sizeof(ci));
+    PGconn *conn = PQconnectdb(ci);
+    cr_assert_eq(PQstatus(conn), CONNECTION_OK, "%s", PQerrorMessage(conn));
+    int ok = 0;
+    for (int attempt = 0; attempt < 5 && !ok; attempt++) {
+        PGresult *r = PQexec(conn, sql);
+        ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        snprintf(err, errlen, "%s", PQresultErrorMessage(r));
+        PQclear(r);
+        if (!ok)
+            usleep(200000);
+    }
+    PQfinish(conn);
+    return ok ? 0 : -1;
+}
+
+void hx_admin_sql(const char *sql)
+{
+    char err[512];
+    cr_assert_eq(run_admin_sql(sql, err, sizeof(err)), 0, "%s: %s", sql, err);
+}
+
+int hx_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+                  getsockname(fd, (struct sockaddr *)&a, &len) == 0,
+              "no free port");
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+void hx_setup(void)
+{
+    char sql[128], www[300];
+    memset(&hx, 0, sizeof(hx));
+    snprintf(hx.dir, sizeof(hx.dir), "/tmp/rm-srv-XXXXXX");
+    cr_assert_not_null(mkdtemp(hx.dir));
+    snprintf(www, sizeof(www), "%s/www", hx.dir);
+    cr_assert_eq(mkdir(www, 0755), 0);
+    snprintf(www, sizeof(www), "%s/www/index.html", hx.dir);
+    write_file(www, "<!doctype html><title>Ringmaster</title>\n");
+    snprintf(hx.dbname, sizeof(hx.dbname), "rm_test_%d", (int)getpid());
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s", hx.dbname);
+    hx_admin_sql(sql);
+    hx.port = hx_free_port();
+    hx_start_server();
+}
+
+static void dump_server_log(void)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "tail -n 30 '%s/server.log' >&2", hx.dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "harness: no server log\n");
+}
+
+void hx_finish(void)
+{
+    cr_assert(hx.pid > 0, "no server running");
+    int rc = hx_stop_server(SIGTERM, 20);
+    if (rc != 0)
+        dump_server_log();
+    cr_assert_eq(rc, 0, "ringmasterd exited with %d on SIGTERM", rc);
+}
+
+void hx_teardown(void)
+{
+    if (hx.pid > 0 && hx_stop_server(SIGTERM, 20) != 0)
+        dump_server_log();
+    rm_rf(hx.dir);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static pid_t spawn_server(void)
+{
+    char listen[64], www[300], log[300];
+    snprintf(listen, sizeof(listen), "127.0.0.1:%d", hx.port);
+    snprintf(www, sizeof(www), "%s/www", hx.dir);
+    snprintf(log, sizeof(log), "%s/server.log", hx.dir);
+    const char *bin = getenv("RINGMASTERD") ? getenv("RINGMASTERD") : RINGMASTERD_PATH;
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, STDERR_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        if (hx.conninfo[0])
+            execl(bin, bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www,
+                  "--database-url", hx.conninfo, (char *)NULL);
+        else
+            execl(bin, bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www,
+                  (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void read_admin_token(void)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%s/admin.token", hx.dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no %s", path);
+    cr_assert_not_null(fgets(hx.admin, sizeof(hx.admin), f));
+    fclose(f);
+    hx.admin[strcspn(hx.admin, "\n")] = '\0';
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "admin.token has mode %o", st.st_mode & 0777);
+}
+
+/* 1 when GET /api/v1/health answers 200. */
+static int healthy(void)
+{
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/health", hx.port);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
+    curl_easy_setopt(c, CURLOPT_NOBODY, 0L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fwrite);
+    FILE *null = fopen("/dev/null", "w");
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, null);
+    long status = 0;
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    fclose(null);
+    return status == 200;
+}
+
+/* Waits for health. Returns 0, or -1 when the server exited (status in *status). */
+static int wait_healthy(int *status)
+{
+    double deadline = now_s() + 60;
+    while (!healthy()) {
+        if (waitpid(hx.pid, status, WNOHANG) != 0) {
+            hx.pid = 0;
+            return -1;
+        }
+        cr_assert(now_s() < deadline, "ringmasterd not healthy within 60 s");
+        usleep(50000);
+    }
+    return 0;
+}
+
+void hx_start_server(void)
+{
+    int status = 0;
+    /* The free port may be taken between the probe and the server's bind: try others. */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        hx.pid = spawn_server();
+        if (wait_healthy(&status) == 0) {
+            read_admin_token();
+            return;
+        }
+        hx.port = hx_free_port();
+    }
+    dump_server_log();
+    cr_assert_fail("ringmasterd exited at start with status %d (%s)", status, hx.dir);
+}
+
+int hx_stop_server(int sig, double timeout_s)
+{
+    int status = 0;
+    kill(hx.pid, sig);
+    double deadline = now_s() + timeout_s;
+    while (waitpid(hx.pid, &status, WNOHANG) == 0) {
+        if (now_s() > deadline) {
+            kill(hx.pid, SIGKILL);
+            waitpid(hx.pid, &status, 0);
+            hx.pid = 0;
+            return -1;
+        }
+        usleep(20000);
+    }
+    hx.pid = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* --- HTTP ------------------------------------------------------------------------------------ */
+
+struct buf {
+    char *data;
+    size_t len;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+    struct buf *b = arg;
+    char *d = realloc(b->data, b->len + size * n + 1);
+    if (!d)
+        return 0;
+    memcpy(d + b->len, p, size * n);
+    b->len += size * n;
+    d[b->len] = '\0';
+    b->data = d;
+    return size * n;
+}
+
+static void copy_header_value(char *dst, size_t dlen, const char *line, size_t n, size_t skip)
+{
+    size_t v = skip;
+    while (v < n && line[v] == ' ')
+        v++;
+    size_t end = n;
+    while (end > v && (line[end - 1] == '\r' || line[end - 1] == '\n'))
+        end--;
+    snprintf(dst, dlen, "%.*s", (int)(end - v), line + v);
+}
+
+static size_t on_header(char *line, size_t size, size_t n, void *arg)
+{
+    struct hx_resp *r = arg;
+    size_t len = size * n;
+    if (len > 13 && strncasecmp(line, "Content-Type:", 13) == 0)
+        copy_header_value(r->content_type, sizeof(r->content_type), line, len, 13);
+    if (len > 6 && strncasecmp(line, "Allow:", 6) == 0)
+        copy_header_value(r->allow, sizeof(r->allow), line, len, 6);
+    return len;
+}
+
+struct upload {
+    const char *data;
+    size_t len, off;
+};
+
+static size_t on_read(char *p, size_t size, size_t n, void *arg)
+{
+    struct upload *u = arg;
+    size_t k = u->len - u->off < size * n ? u->len - u->off : size * n;
+    memcpy(p, u->data + u->off, k);
+    u->off += k;
+    return k;
+}
+
+static struct curl_slist *headers_for(const char *token, const char *content_type,
+                                      const char *extra_header, int chunked)
+{
+    char line[512];
+    struct curl_slist *h = NULL;
+    if (token) {
+        snprintf(line, sizeof(line), "Authorization: Bearer %s", token);
+        h = curl_slist_append(h, line);
+    }
+    snprintf(line, sizeof(line), "Content-Type:%s%s", content_type ? " " : "",
+             content_type ? content_type : "");
+    h = curl_slist_append(h, line);
+    if (chunked)
+        h = curl_slist_append(h, "Transfer-Encoding: chunked");
+    if (extra_header)
+        h = curl_slist_append(h, extra_header);
+    return h;
+}
+
+struct hx_resp *hx_call(const char *method, const char *path, const char *token,
+                        const char *content_type, const char *body, size_t len,
+                        const char *extra_header)
+{
+    struct hx_resp *r = calloc(1, sizeof(*r));
+    struct buf b = {NULL, 0};
+    struct upload up = {body, len == (size_t)-1 && body ? strlen(body) : len, 0};
+    char url[2048];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", hx.port, path);
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = headers_for(token, content_type, extra_header, len == (size_t)-1);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+        curl_easy_setopt(c, CURLOPT_READDATA, &up);
+        if (len != (size_t)-1)
+            curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
+    }
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    cr_assert(rc == CURLE_OK || r->status != 0, "%s %s: %s", method, path, curl_easy_strerror(rc));
+    r->body = b.data ? b.data : strdup("");
+    r->json = json_loads(r->body, 0, NULL);
+    return r;
+}
+
+struct hx_resp *hx_json(const char *method, const char *path, const char *token, const char *body)
+{
+    return hx_call(method, path, token, body ? "application/json" : NULL, body,
+                   body ? strlen(body) : 0, NULL);
+}
+
+void hx_free(struct hx_resp *r)
+{
+    if (!r)
+        return;
+    json_decref(r->json);
+    free(r->body);
+    free(r);
+}
+
+json_t *hx_expect_json(struct hx_resp *r, long status)
+{
+    cr_assert_eq(r->status, status, "want %ld, got %ld: %s", status, r->status, r->body);
+    cr_assert_not_null(r->json, "not JSON: %s", r->body);
+    cr_assert_str_eq(r->content_type, "application/json");
+    json_t *j = json_incref(r->json);
+    hx_free(r);
+    return j;
+}
+
+static int names_field(const json_t *p, const char *field)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(p, "errors"), i, e)
+    {
+        const char *f = json_string_value(json_object_get(e, "field"));
+        if (f && strcmp(f, field) == 0)
+            return 1;
+    }
+    const char *detail = json_string_value(json_object_get(p, "detail"));
+    return detail && strstr(detail, field) != NULL;
+}
+
+void hx_expect_problem(struct hx_resp *r, long status, const char *field)
+{
+    cr_assert_eq(r->status, status, "want %ld, got %ld: %s", status, r->status, r->body);
+    cr_assert_str_eq(r->content_type, "application/problem+json", "%s", r->body);
+    cr_assert_not_null(r->json, "problem not JSON: %s", r->body);
+    cr_assert_eq(json_integer_value(json_object_get(r->json, "status")), status);
+    cr_assert(json_is_string(json_object_get(r->json, "title")));
+    cr_assert(json_is_string(json_object_get(r->json, "type")));
+    cr_assert(json_is_string(json_object_get(r->json, "detail")));
+    if (field)
+        cr_assert(names_field(r->json, field), "problem does not name %s: %s", field, r->body);
+    hx_free(r);
+}
+
+long long hx_submit(const char *token, const char *name, int gpus)
+{
+    json_t *b = json_pack("{s:s, s:[s], s:i}", "name", name, "command", "true", "gpus", gpus);
+    char *text = json_dumps(b, JSON_COMPACT);
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", token, text), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    cr_assert(id > 0);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "state")), "PENDING");
+    json_decref(j);
+    json_decref(b);
+    free(text);
+    return id;
+}
+
+void hx_user(const char *name, const char *role, char *token)
+{
+    char body[256];
+    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"%s\"}", name, role);
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/users", hx.admin, body), 201);
+    const char *t = json_string_value(json_object_get(j, "token"));
+    cr_assert_not_null(t);
+    snprintf(token, 128, "%s", t);
+    json_decref(j);
+}
+
+char *hx_all_jobs(const char *token)
+{
+    json_t *all = json_array();
+    char path[256] = "/api/v1/jobs?limit=500";
+    for (int page = 0; page < 100; page++) {
+        json_t *j = hx_expect_json(hx_json("GET", path, token, NULL), 200);
+        json_array_extend(all, json_object_get(j, "items"));
+        const char *next = json_string_value(json_object_get(j, "next"));
+        if (next)
+            snprintf(path, sizeof(path), "/api/v1/jobs?limit=500&after=%s", next);
+        json_decref(j);
+        if (!next)
+            break;
+    }
+    char *text = json_dumps(all, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(all);
+    return text;
+}

@@ -1,0 +1,451 @@
+/* libringjob against the real jobchan over a real unix socket: the job is a forked
+ * child of the test that links libringjob, the worker's end runs in the test. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "jobchan.h"
+#include "jobtest.h"
+#include "ringjob.h"
+
+struct fixture {
+    char dir[64];
+    char sock[128];
+    char ckdir[128];
+    struct jobchan *jc;
+};
+
+static void fixture_up(struct fixture *f)
+{
+    char err[256] = "";
+    jobtest_tmpdir(f->dir, sizeof(f->dir));
+    snprintf(f->sock, sizeof(f->sock), "%s/job.sock", f->dir);
+    snprintf(f->ckdir, sizeof(f->ckdir), "%s/ckpt", f->dir);
+    f->jc = jobchan_create(f->sock, err, sizeof(err));
+    cr_assert_not_null(f->jc, "jobchan_create: %s", err);
+}
+
+/* Forks a job running fn with the channel's environment; returns its pid. */
+static pid_t fork_job(const struct fixture *f, int (*fn)(void))
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("RINGJOB_SOCKET", f->sock, 1);
+        setenv("RINGJOB_CHECKPOINT_DIR", f->ckdir, 1);
+        setenv("RINGJOB_JOB_ID", "job 42", 1);
+        setenv("RINGJOB_WORLD_SIZE", "1", 1);
+        _exit(fn());
+    }
+    return pid;
+}
+
+static int job_reports(void)
+{
+    if (ringjob_init() < 0 || !ringjob_connected())
+        return 10;
+    for (long step = 1; step <= 300; step++) {
+        ringjob_report(step, 1.0 / (double)step, 32, 0.001);
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 11;
+    }
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, reports_arrive_in_order)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    int status = jobtest_drive(f.jc, fork_job(&f, job_reports), 20.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(s.n, 300, "got %zu reports", s.n);
+    for (size_t i = 0; i < s.n; i++) {
+        cr_assert_eq(s.r[i].step, (long)i + 1);
+        cr_assert_float_eq(s.r[i].loss, 1.0 / (double)(i + 1), 1e-9);
+        cr_assert_eq(s.r[i].samples, 32);
+    }
+    cr_assert_str_eq(jobchan_job_id(f.jc), "job_42");
+    cr_assert_eq(jobchan_world_size(f.jc), 1);
+    cr_assert(jobchan_said_bye(f.jc));
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_GONE);
+    cr_assert_eq(jobchan_dropped(f.jc), 0);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+/* Runs until told to checkpoint; counts suspensions; exit 0 only if each suspension was
+ * followed by a resume and the checkpoint was acknowledged. */
+static int job_obedient(void)
+{
+    if (ringjob_init() < 0)
+        return 10;
+    int suspended = 0;
+    for (long step = 1; step <= 20000; step++) {
+        ringjob_report(step, 1.0, 8, 0.001);
+        int d = ringjob_poll(step);
+        if (d == RINGJOB_SUSPEND) {
+            suspended++;
+            d = ringjob_suspended_wait();
+        }
+        if (d == RINGJOB_CHECKPOINT_EXIT) {
+            char path[PATH_MAX];
+            if (ringjob_checkpoint_path("state", path, sizeof(path)) < 0)
+                return 12;
+            FILE *fp = fopen(path, "w");
+            if (!fp)
+                return 13;
+            fprintf(fp, "%ld\n", step);
+            fclose(fp);
+            if (ringjob_checkpoint_done(step) < 0)
+                return 14;
+            ringjob_finalize();
+            return suspended == 1 ? RINGJOB_EXIT_PLANNED : 20 + suspended;
+        }
+        if (d < 0)
+            return 15;
+        usleep(500);
+    }
+    return 16;
+}
+
+struct plan {
+    int phase;
+    long suspended_step;
+    double suspended_at;
+    long resumed_reports;
+};
+
+/* suspend at step 20, hold 150 ms (no report may arrive), resume, checkpoint 20 steps later */
+static void suspend_resume_checkpoint(struct jobchan *jc, struct series *s, void *ctx)
+{
+    struct plan *p = ctx;
+    long last = s->n ? s->r[s->n - 1].step : 0;
+    if (p->phase == 0 && last >= 20) {
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_SUSPEND), 0);
+        p->phase = 1;
+    } else if (p->phase == 1 && jobchan_state(jc) == JOBCHAN_SUSPENDED) {
+        p->suspended_step = last;
+        p->suspended_at = jobtest_now();
+        p->phase = 2;
+    } else if (p->phase == 2 && jobtest_now() - p->suspended_at > 0.15) {
+        cr_assert_eq(last, p->suspended_step, "reports while suspended");
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_RESUME), 0);
+        p->phase = 3;
+    } else if (p->phase == 3 && last >= p->suspended_step + 20) {
+        cr_assert_eq(jobchan_state(jc), JOBCHAN_RUNNING);
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_CHECKPOINT_EXIT), 0);
+        p->phase = 4;
+    }
+}
+
+Test(ringjob, suspend_resume_then_checkpoint_exit)
+{
+    struct fixture f;
+    static struct series s;
+    struct plan p = { 0 };
+    fixture_up(&f);
+    pid_t pid = fork_job(&f, job_obedient);
+    int status = jobtest_drive(f.jc, pid, 20.0, &s, suspend_resume_checkpoint, &p);
+    cr_assert_eq(p.phase, 4, "stopped in phase %d", p.phase);
+    cr_assert_eq(status, RINGJOB_EXIT_PLANNED, "job exit %d", status);
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_CHECKPOINTED);
+    long ck = jobchan_checkpoint_step(f.jc);
+    cr_assert_geq(ck, p.suspended_step + 20);
+    cr_assert_eq(s.r[s.n - 1].step, ck, "no step after the checkpoint");
+    for (size_t i = 1; i < s.n; i++)
+        cr_assert_eq(s.r[i].step, s.r[i - 1].step + 1, "steps are contiguous");
+    char path[256];
+    snprintf(path, sizeof(path), "%s/state", f.ckdir);
+    FILE *fp = fopen(path, "r");
+    long saved = -1;
+    cr_assert_not_null(fp);
+    cr_assert_eq(fscanf(fp, "%ld", &saved), 1);
+    fclose(fp);
+    cr_assert_eq(saved, ck);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+static void checkpoint_on_sight(struct jobchan *jc, struct series *s, void *ctx)
+{
+    int *sent = ctx;
+    if (!*sent && jobchan_state(jc) == JOBCHAN_SUSPENDED) {
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_CHECKPOINT_EXIT), 0);
+        *sent = 1;
+    }
+    (void)s;
+}
+
+Test(ringjob, command_given_before_the_job_connects_and_checkpoint_while_suspended)
+{
+    struct fixture f;
+    static struct series s;
+    int sent = 0;
+    fixture_up(&f);
+    cr_assert_eq(jobchan_command(f.jc, JOBCHAN_SUSPEND), 0);
+    pid_t pid = fork_job(&f, job_obedient);
+    int status = jobtest_drive(f.jc, pid, 20.0, &s, checkpoint_on_sight, &sent);
+    cr_assert(sent);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(jobchan_checkpoint_step(f.jc), 1, "suspended at its first boundary");
+    cr_assert_eq(s.n, 1);
+    cr_assert_eq(jobchan_command(f.jc, JOBCHAN_RESUME), -1, "nothing to resume after");
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+Test(ringjob, resume_after_checkpoint_is_refused_and_states_have_names)
+{
+    struct fixture f;
+    fixture_up(&f);
+    cr_assert_str_eq(jobchan_state_name(jobchan_state(f.jc)), "waiting");
+    cr_assert_eq(jobchan_command(f.jc, JOBCHAN_RESUME), 0, "resume of nothing is harmless");
+    cr_assert_str_eq(jobchan_state_name(JOBCHAN_CHECKPOINTED), "checkpointed");
+    cr_assert_str_eq(jobchan_state_name((enum jobchan_state)99), "unknown");
+    jobchan_destroy(f.jc);
+    cr_assert_eq(access(f.sock, F_OK), -1, "destroy unlinks the socket");
+    jobtest_rmtree(f.dir);
+}
+
+static int connect_raw(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+    return fd;
+}
+
+static void pump(struct jobchan *jc, int turns)
+{
+    for (int i = 0; i < turns; i++)
+        jobchan_run(jc, 5);
+}
+
+Test(ringjob, protocol_errors_drop_the_connection_not_the_channel)
+{
+    struct fixture f;
+    fixture_up(&f);
+    int a = connect_raw(f.sock);
+    pump(f.jc, 3);
+    int b = connect_raw(f.sock);
+    pump(f.jc, 3);
+    char c;
+    cr_assert_eq(recv(b, &c, 1, 0), 0, "a second connection is closed");
+    close(b);
+    cr_assert_eq(send(a, "HELLO 1 j 2 7 dp\nREPORT x y\n", 28, 0), 28);
+    pump(f.jc, 3);
+    cr_assert_str_eq(jobchan_job_id(f.jc), "j");
+    cr_assert_eq(jobchan_connected(f.jc), 0, "bad REPORT drops the job");
+    cr_assert(strstr(jobchan_error(f.jc), "REPORT") != NULL, "%s", jobchan_error(f.jc));
+    close(a);
+    a = connect_raw(f.sock);
+    char big[2048];
+    memset(big, 'x', sizeof(big));
+    cr_assert_eq(send(a, big, sizeof(big), 0), (ssize_t)sizeof(big));
+    pump(f.jc, 5);
+    cr_assert_eq(jobchan_connected(f.jc), 0, "an endless record drops the job");
+    close(a);
+    a = connect_raw(f.sock);
+    cr_assert_eq(send(a, "HELLO 1 k 1 8 dp\nREPORT 5 0.25 4 0.5\n", 37, 0), 37);
+    pump(f.jc, 3);
+    struct jobchan_report r;
+    cr_assert_eq(jobchan_take_reports(f.jc, &r, 1), 1, "the channel still works");
+    cr_assert_eq(r.step, 5);
+    cr_assert_float_eq(r.loss, 0.25, 1e-12);
+    close(a);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+static int job_standalone(void)
+{
+    unsetenv("RINGJOB_SOCKET");
+    setenv("RINGJOB_WORLD_SIZE", "4", 1);
+    setenv("RINGJOB_PLAN", "zero2", 1);
+    if (ringjob_init() < 0 || ringjob_connected())
+        return 10;
+    if (ringjob_world_size() != 4 || ringjob_lr_scale() != 4.0 || ringjob_rank() != 0)
+        return 11;
+    if (strcmp(ringjob_plan(), "zero2") || strcmp(ringjob_job_id(), "job_42"))
+        return 12;
+    for (long step = 1; step <= 10; step++) {
+        if (ringjob_report(step, 0.5, 1, 0.1) < 0 || ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 13;
+    }
+    char buf[16];
+    if (ringjob_checkpoint_path("a/b", buf, sizeof(buf)) != -1)
+        return 14;
+    if (ringjob_checkpoint_path("a-very-long-checkpoint-name", buf, sizeof(buf)) != -1)
+        return 15;
+    if (ringjob_checkpoint_done(10) != 0 || ringjob_init() != -1)
+        return 16;
+    ringjob_finalize();
+    setenv("RINGJOB_LR_SCALE", "2.5", 1);
+    if (ringjob_init() < 0 || ringjob_lr_scale() != 2.5)
+        return 17;
+    ringjob_finalize();
+    setenv("RINGJOB_LR_SCALE", "-1", 1);
+    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_LR_SCALE"))
+        return 18;
+    return 0;
+}
+
+Test(ringjob, standalone_without_a_socket)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    int status = jobtest_drive(f.jc, fork_job(&f, job_standalone), 10.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "standalone check %d failed", status);
+    cr_assert_eq(s.n, 0);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+static int job_unreachable(void)
+{
+    setenv("RINGJOB_SOCKET", "/nonexistent/ringjob.sock", 1);
+    return ringjob_init() == -1 && strstr(ringjob_error(), "connect") ? 0 : 1;
+}
+
+Test(ringjob, unreachable_worker_fails_init_with_text)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    cr_assert_eq(jobtest_drive(f.jc, fork_job(&f, job_unreachable), 10.0, &s, NULL, NULL), 0);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+Test(ringjob, shared_library_exports_only_its_prefix)
+{
+    char so[PATH_MAX], cmd[PATH_MAX + 64], sym[256];
+    jobtest_build_path(so, sizeof(so), "lib/libringjob.so");
+    snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s", so);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    int n = 0;
+    char addr[64], type[8];
+    while (fscanf(p, "%63s %7s %255s", addr, type, sym) == 3) {
+        if (!strcmp(sym, "RINGJOB_1"))
+            continue;
+        cr_expect(!strncmp(sym, "ringjob_", 8), "exported: %s", sym);
+        n++;
+    }
+    cr_assert_eq(pclose(p), 0, "nm failed on %s", so);
+    cr_assert_geq(n, 15, "only %d symbols", n);
+}
+
+/* A pipe from the test to its forked job: the job waits for a byte at chosen points. */
+static int gate[2] = { -1, -1 };
+static int done_pipe[2] = { -1, -1 };
+
+static void gate_wait(void)
+{
+    char c;
+    if (read(gate[0], &c, 1) != 1)
+        _exit(30);
+}
+
+static int job_withdrawn(void)
+{
+    if (ringjob_init() < 0)
+        return 10;
+    ringjob_report(1, 1.0, 1, 0.01);
+    gate_wait(); /* the worker says SUSPEND then RESUME before this job polls */
+    if (ringjob_poll(1) != RINGJOB_CONTINUE)
+        return 11;
+    ringjob_report(2, 0.9, 1, 0.01);
+    if (ringjob_poll(2) != RINGJOB_CONTINUE)
+        return 12;
+    ringjob_finalize();
+    return 0;
+}
+
+static void drive_until(struct jobchan *jc, enum jobchan_state st, struct series *s)
+{
+    double end = jobtest_now() + 10.0;
+    while (jobchan_state(jc) != st && jobtest_now() < end) {
+        jobchan_run(jc, 10);
+        s->n += jobchan_take_reports(jc, s->r + s->n, 16);
+    }
+    cr_assert_eq(jobchan_state(jc), st, "state %s", jobchan_state_name(jobchan_state(jc)));
+}
+
+Test(ringjob, suspend_withdrawn_before_the_job_takes_it)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    cr_assert_eq(pipe(gate), 0);
+    pid_t pid = fork_job(&f, job_withdrawn);
+    drive_until(f.jc, JOBCHAN_RUNNING, &s);
+    cr_assert_eq(jobchan_command(f.jc, JOBCHAN_SUSPEND), 0);
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_SUSPENDING);
+    cr_assert_eq(jobchan_command(f.jc, JOBCHAN_RESUME), 0);
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_RESUMING);
+    usleep(20000); /* both commands sit in the job's socket */
+    cr_assert_eq(write(gate[1], "g", 1), 1);
+    int status = jobtest_drive(f.jc, pid, 10.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(s.n, 2);
+    cr_assert_eq(jobchan_state(f.jc), JOBCHAN_GONE, "running, then gone");
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+#define FLOOD 20000
+
+/* Reports FLOOD steps while the worker reads nothing, then says so and finalizes. */
+static int job_flood(void)
+{
+    if (ringjob_init() < 0)
+        return 10;
+    double t0 = jobtest_now();
+    for (long step = 1; step <= FLOOD; step++) {
+        ringjob_report(step, 1.0, 1, 0.0);
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 11;
+    }
+    if (jobtest_now() - t0 > 5.0)
+        return 12; /* a worker that does not read must not stall training */
+    if (write(done_pipe[1], "d", 1) != 1)
+        return 13;
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, reports_beyond_the_buffers_are_dropped_and_counted_not_blocking)
+{
+    struct fixture f;
+    static struct series s;
+    char c;
+    fixture_up(&f);
+    cr_assert_eq(pipe(done_pipe), 0);
+    pid_t pid = fork_job(&f, job_flood);
+    drive_until(f.jc, JOBCHAN_RUNNING, &s);
+    cr_assert_eq(read(done_pipe[0], &c, 1), 1, "the job went through without the worker");
+    int status = jobtest_drive(f.jc, pid, 20.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    unsigned long dropped = jobchan_dropped(f.jc);
+    size_t left = jobchan_pending_reports(f.jc); /* beyond what the series holds */
+    cr_log_info("flood: %zu reports received, %zu not taken, %lu dropped", s.n, left, dropped);
+    cr_assert_gt(dropped, 0);
+    cr_assert_eq(s.n + left + dropped, FLOOD, "every report arrived or was counted");
+    for (size_t i = 1; i < s.n; i++)
+        cr_assert_gt(s.r[i].step, s.r[i - 1].step, "in order");
+    cr_assert(jobchan_said_bye(f.jc));
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}

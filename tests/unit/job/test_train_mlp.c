@@ -1,0 +1,232 @@
+/* The real example job under real mpirun, driven through a jobchan as the worker will:
+ * its loss falls, it suspends in place and resumes, it checkpoints and exits at every
+ * rank on the same step, and it restarts at another world size where it left off. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobchan.h"
+#include "jobtest.h"
+
+#define RUN_TIMEOUT_S 60.0
+#define EXIT_NO_GPU 77
+
+struct run {
+    char dir[64];
+    char sock[128];
+    char ckdir[128];
+    char log[128];
+    char bin[PATH_MAX];
+    char state_mb[16];
+    struct jobchan *jc;
+};
+
+static void run_up_bin(struct run *r, const char *bin)
+{
+    char err[256] = "";
+    jobtest_tmpdir(r->dir, sizeof(r->dir));
+    snprintf(r->sock, sizeof(r->sock), "%s/job.sock", r->dir);
+    snprintf(r->ckdir, sizeof(r->ckdir), "%s/ckpt", r->dir);
+    snprintf(r->log, sizeof(r->log), "%s/job.log", r->dir);
+    jobtest_build_path(r->bin, sizeof(r->bin), bin);
+    r->state_mb[0] = '\0';
+    r->jc = jobchan_create(r->sock, err, sizeof(err));
+    cr_assert_not_null(r->jc, "%s", err);
+}
+
+static void run_up(struct run *r)
+{
+    run_up_bin(r, "examples/train-mlp");
+    cr_assert_eq(access(r->bin, X_OK), 0, "%s not built", r->bin);
+}
+
+/* Launches train-mlp on np ranks for `steps` steps and drives it to its end. */
+static int launch(struct run *r, int np, long steps, struct series *s, jobtest_hook_f hook,
+                  void *ctx)
+{
+    char npbuf[16], stepbuf[32];
+    snprintf(npbuf, sizeof(npbuf), "%d", np);
+    snprintf(stepbuf, sizeof(stepbuf), "%ld", steps);
+    char *argv[] = { "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", npbuf,
+                     r->bin, "--steps", stepbuf, "--params", "4096", "--batch-per-rank", "16",
+                     "--print-every", "25", "--state-mb", r->state_mb, NULL };
+    if (!r->state_mb[0])
+        argv[14] = NULL; /* train-mlp has no --state-mb */
+    pid_t pid = jobtest_spawn(argv, r->sock, r->ckdir, r->log);
+    int status = jobtest_drive(r->jc, pid, RUN_TIMEOUT_S, s, hook, ctx);
+    if (status != 0 && status != EXIT_NO_GPU)
+        jobtest_dump(r->log);
+    return status;
+}
+
+Test(train_mlp, loss_falls_on_two_ranks)
+{
+    struct run r;
+    static struct series s;
+    run_up(&r);
+    cr_assert_eq(launch(&r, 2, 200, &s, NULL, NULL), 0);
+    cr_assert_eq(s.n, 200, "reports: %zu", s.n);
+    cr_assert_eq(jobchan_world_size(r.jc), 2);
+    cr_assert_eq(s.r[0].samples, 32, "samples over both ranks");
+    double first = jobtest_mean_loss(&s, 0, 10), last = jobtest_mean_loss(&s, 190, 10);
+    cr_log_info("loss: first 10 steps %.4f, last 10 %.4f", first, last);
+    cr_assert_lt(last, 0.2 * first, "loss %.4f -> %.4f", first, last);
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}
+
+/* Asks for a checkpoint-exit once the job passed step `at`. */
+static void checkpoint_at(struct jobchan *jc, struct series *s, void *ctx)
+{
+    long *at = ctx;
+    if (*at > 0 && s->n && s->r[s->n - 1].step >= *at) {
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_CHECKPOINT_EXIT), 0);
+        *at = 0;
+    }
+}
+
+/* Trains on `from` ranks, checkpoints past step 80, restarts on `to` ranks for 120 more.
+ * Losses are compared as means over 20 steps (minibatch losses are noisy). */
+static void resize(int from, int to)
+{
+    struct run r;
+    static struct series a, b;
+    long at = 80;
+    a.n = b.n = 0;
+    run_up(&r);
+    cr_assert_eq(launch(&r, from, 100000, &a, checkpoint_at, &at), 0);
+    cr_assert_eq(jobchan_state(r.jc), JOBCHAN_CHECKPOINTED);
+    long k = jobchan_checkpoint_step(r.jc);
+    cr_assert_geq(k, 80);
+    cr_assert_eq(a.r[a.n - 1].step, k, "all ranks left at the checkpointed step");
+    cr_assert_eq(launch(&r, to, k + 120, &b, NULL, NULL), 0);
+    cr_assert_eq(jobchan_world_size(r.jc), to);
+    cr_assert_eq(b.n, 120, "reports after restart: %zu", b.n);
+    cr_assert_eq(b.r[0].step, k + 1, "restart continues at step %ld", k + 1);
+    cr_assert_eq(b.r[0].samples, 16 * to);
+    double start = jobtest_mean_loss(&a, 0, 10), before = jobtest_mean_loss(&a, a.n - 20, 20);
+    double after = jobtest_mean_loss(&b, 0, 20), end = jobtest_mean_loss(&b, 100, 20);
+    cr_log_info("%d -> %d ranks: loss start %.4f, before ckpt %.4f, after restart %.4f, "
+                "end %.4f", from, to, start, before, after, end);
+    cr_assert_lt(after, 0.3 * start, "restart did not start from scratch");
+    cr_assert_lt(after, 1.5 * before, "restart lost progress: %.4f vs %.4f", after, before);
+    /* Where the checkpoint lands depends on timing; late ones find the loss on its plateau,
+     * where 20-step means still vary by some 20%: hence the margin. */
+    cr_assert_leq(end, 1.3 * before, "learning continues: %.4f vs %.4f", end, before);
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}
+
+Test(train_mlp, checkpoint_exit_on_two_ranks_restart_on_one)
+{
+    resize(2, 1);
+}
+
+Test(train_mlp, checkpoint_exit_on_four_ranks_restart_on_two)
+{
+    resize(4, 2);
+}
+
+struct suspend_plan {
+    int phase;
+    long step;
+    double at;
+    double asked;       /* when SUSPEND was given */
+    double suspend_s;   /* SUSPEND given -> job suspended */
+    double resume_s;    /* RESUME given -> job running again */
+};
+
+/* Suspends past step 60, holds 300 ms, resumes, checkpoints 80 steps later. */
+static void suspend_midrun(struct jobchan *jc, struct series *s, void *ctx)
+{
+    struct suspend_plan *p = ctx;
+    long last = s->n ? s->r[s->n - 1].step : 0;
+    if (p->phase == 0 && last >= 60) {
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_SUSPEND), 0);
+        p->asked = jobchan_state_since(jc);
+        p->phase = 1;
+    } else if (p->phase == 1 && jobchan_state(jc) == JOBCHAN_SUSPENDED) {
+        p->step = last;
+        p->at = jobtest_now();
+        p->suspend_s = jobchan_state_since(jc) - p->asked;
+        p->phase = 2;
+    } else if (p->phase == 2 && jobtest_now() - p->at > 0.3) {
+        cr_assert_eq(last, p->step, "no step while suspended");
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_RESUME), 0);
+        p->asked = jobchan_state_since(jc);
+        p->phase = 3;
+    } else if (p->phase == 3 && p->resume_s == 0.0 && jobchan_state(jc) == JOBCHAN_RUNNING) {
+        p->resume_s = jobchan_state_since(jc) - p->asked;
+    } else if (p->phase == 3 && last >= p->step + 80) {
+        cr_assert_eq(jobchan_command(jc, JOBCHAN_CHECKPOINT_EXIT), 0);
+        p->phase = 4;
+    }
+}
+
+Test(train_mlp, suspend_in_place_and_resume_on_two_ranks)
+{
+    struct run r;
+    static struct series s;
+    struct suspend_plan p = { 0 };
+    run_up(&r);
+    cr_assert_eq(launch(&r, 2, 100000, &s, suspend_midrun, &p), 0);
+    cr_assert_eq(p.phase, 4, "stopped in phase %d", p.phase);
+    size_t i = 0;
+    while (i < s.n && s.r[i].step <= p.step)
+        i++;
+    cr_assert_geq(i, 20);
+    cr_assert_eq(s.r[i].step, p.step + 1, "resumed at the next step");
+    double before = jobtest_mean_loss(&s, i - 20, 20), after = jobtest_mean_loss(&s, i, 20);
+    double end = jobtest_mean_loss(&s, s.n - 20, 20);
+    cr_log_info("suspend at step %ld: loss before %.4f, after %.4f, end %.4f; suspend took "
+                "%.2f ms, resume %.2f ms (as the channel saw them)", p.step, before, after, end,
+                p.suspend_s * 1e3, p.resume_s * 1e3);
+    cr_assert_gt(p.resume_s, 0.0, "the channel saw the job running again");
+    cr_assert_lt(after, 1.5 * before, "resume lost progress: %.4f vs %.4f", after, before);
+    cr_assert_lt(end, before, "loss keeps falling: %.4f vs %.4f", end, before);
+    FILE *f = fopen(r.log, "r");
+    char line[512];
+    int said = 0;
+    while (f && fgets(line, sizeof(line), f))
+        said |= strstr(line, "moved to host") != NULL;
+    if (f)
+        fclose(f);
+    cr_assert(said, "the job freed its buffers");
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}
+
+/* The CUDA + NCCL build, where nvcc built it and a GPU is present: 64 MiB of extra GPU
+ * state goes through a suspend, then a checkpoint restarts on one rank; the loss falls. */
+Test(train_cuda, suspend_resume_and_restart_on_the_gpu)
+{
+    struct run r;
+    static struct series s, b;
+    struct suspend_plan p = { 0 };
+    run_up_bin(&r, "examples/train-cuda");
+    if (access(r.bin, X_OK) != 0) {
+        jobchan_destroy(r.jc);
+        jobtest_rmtree(r.dir);
+        cr_skip_test("train-cuda not built (no nvcc)");
+    }
+    snprintf(r.state_mb, sizeof(r.state_mb), "64");
+    int status = launch(&r, 1, 100000, &s, suspend_midrun, &p);
+    if (status == EXIT_NO_GPU) {
+        jobchan_destroy(r.jc);
+        jobtest_rmtree(r.dir);
+        cr_skip_test("no usable CUDA device");
+    }
+    cr_assert_eq(status, 0);
+    cr_assert_eq(p.phase, 4, "stopped in phase %d", p.phase);
+    long k = jobchan_checkpoint_step(r.jc);
+    cr_assert_eq(launch(&r, 1, k + 60, &b, NULL, NULL), 0);
+    cr_assert_eq(b.r[0].step, k + 1);
+    double first = jobtest_mean_loss(&s, 0, 10), end = jobtest_mean_loss(&b, b.n - 20, 20);
+    cr_log_info("train-cuda: loss first 10 steps %.4f, end %.4f", first, end);
+    cr_assert_lt(end, 0.3 * first);
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}

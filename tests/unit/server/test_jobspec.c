@@ -1,0 +1,164 @@
+/* Validation of job submissions: every rule names its field; the JSON mapping round-trips. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "jobspec.h"
+
+static json_t *load(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &e);
+    cr_assert_not_null(j, "test JSON: %s", e.text);
+    return j;
+}
+
+/* Parses text, expects failure, returns the first error's field (static copy). */
+static const char *first_bad_field(const char *text, char *detail, size_t len)
+{
+    static char field[128];
+    json_t *body = load(text);
+    struct jobspec s;
+    json_t *errors = NULL;
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, len), -1, "accepted: %s", text);
+    cr_assert(json_array_size(errors) >= 1);
+    snprintf(field, sizeof(field), "%s",
+             json_string_value(json_object_get(json_array_get(errors, 0), "field")));
+    cr_assert_null(s.name, "nothing left to free on failure");
+    json_decref(errors);
+    json_decref(body);
+    return field;
+}
+
+static void expect_field(const char *text, const char *field)
+{
+    char detail[512];
+    cr_expect_str_eq(first_bad_field(text, detail, sizeof(detail)), field, "%s", text);
+    cr_expect_eq(strncmp(detail, field, strlen(field)), 0, "detail names %s: %s", field, detail);
+}
+
+Test(jobspec, minimal_job_gets_defaults)
+{
+    json_t *body = load("{\"name\":\"r\",\"command\":[\"train\"],\"gpus\":4}");
+    struct jobspec s;
+    json_t *errors = NULL;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0);
+    cr_assert_null(errors);
+    cr_assert_str_eq(s.name, "r");
+    cr_assert_eq(s.gpus, 4);
+    cr_assert_eq(s.min_gpus, 4);
+    cr_assert_eq(s.max_gpus, 4);
+    cr_assert_eq(s.elastic, false);
+    cr_assert_eq(s.priority, 0);
+    cr_assert_eq(s.batch_per_gpu, JOBSPEC_DEFAULT_BATCH);
+    cr_assert(json_is_object(s.env) && json_object_size(s.env) == 0);
+    cr_assert_null(s.model);
+    jobspec_clear(&s);
+    json_decref(body);
+}
+
+Test(jobspec, full_job_round_trips_through_json)
+{
+    const char *text = "{\"name\":\"resnet-110 ✓\",\"command\":[\"python\",\"t.py\",\"--lr\","
+                       "\"0.1\"],\"gpus\":4,\"min_gpus\":1,\"max_gpus\":16,\"elastic\":true,"
+                       "\"priority\":-5,\"batch_per_gpu\":64,\"env\":{\"A_1\":\"x\"},"
+                       "\"model\":{\"bytes\":6800000,\"dataset\":50000}}";
+    json_t *body = load(text);
+    struct jobspec s, again;
+    json_t *errors;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    json_t *out = jobspec_to_json(&s);
+    cr_assert(json_equal(out, body), "to_json gives back what was accepted");
+    cr_assert_eq(jobspec_parse(out, &again, &errors, detail, sizeof(detail)), 0);
+    cr_assert_eq(again.max_gpus, 16);
+    cr_assert_eq(again.elastic, true);
+    jobspec_clear(&again);
+    jobspec_clear(&s);
+    json_decref(out);
+    json_decref(body);
+}
+
+Test(jobspec, each_rule_names_its_field)
+{
+    expect_field("{\"command\":[\"x\"],\"gpus\":1}", "name");
+    expect_field("{\"name\":\"\",\"command\":[\"x\"],\"gpus\":1}", "name");
+    expect_field("{\"name\":7,\"command\":[\"x\"],\"gpus\":1}", "name");
+    expect_field("{\"name\":\"a\\u0001\",\"command\":[\"x\"],\"gpus\":1}", "name");
+    expect_field("{\"name\":\"a\",\"gpus\":1}", "command");
+    expect_field("{\"name\":\"a\",\"command\":[],\"gpus\":1}", "command");
+    expect_field("{\"name\":\"a\",\"command\":\"ls\",\"gpus\":1}", "command");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\",3],\"gpus\":1}", "command[1]");
+    expect_field("{\"name\":\"a\",\"command\":[\"\"],\"gpus\":1}", "command[0]");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"]}", "gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":0}", "gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":-3}", "gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1025}", "gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":2.5}", "gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":\"2\"}", "gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":9223372036854775807}", "gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":4,\"min_gpus\":5}", "min_gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":4,\"max_gpus\":3}", "max_gpus");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"elastic\":1}", "elastic");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"priority\":1001}", "priority");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"batch_per_gpu\":0}",
+                 "batch_per_gpu");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"env\":[]}", "env");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"env\":{\"A\":1}}", "env.A");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"env\":{\"1A\":\"v\"}}",
+                 "env.1A");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"model\":\"resnet\"}", "model");
+    expect_field("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"gpu\":2}", "gpu");
+}
+
+Test(jobspec, name_counts_characters_not_bytes)
+{
+    char text[1024], name[600] = "";
+    for (int i = 0; i < 128; i++)
+        strcat(name, "é"); /* 2 bytes each: 256 bytes, 128 characters */
+    snprintf(text, sizeof(text), "{\"name\":\"%s\",\"command\":[\"x\"],\"gpus\":1}", name);
+    json_t *body = load(text);
+    struct jobspec s;
+    json_t *errors;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    jobspec_clear(&s);
+    json_decref(body);
+    snprintf(text, sizeof(text), "{\"name\":\"%sx\",\"command\":[\"x\"],\"gpus\":1}", name);
+    expect_field(text, "name");
+}
+
+Test(jobspec, model_nesting_is_bounded)
+{
+    char text[1024], model[512] = "";
+    for (int i = 0; i < 32; i++)
+        strcat(model, "{\"a\":");
+    strcat(model, "1");
+    for (int i = 0; i < 32; i++)
+        strcat(model, "}");
+    snprintf(text, sizeof(text), "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"model\":%s}",
+             model);
+    json_t *body = load(text);
+    struct jobspec s;
+    json_t *errors;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    jobspec_clear(&s);
+    json_decref(body);
+    snprintf(text, sizeof(text),
+             "{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"model\":{\"b\":[%s]}}", model);
+    expect_field(text, "model");
+}
+
+Test(jobspec, all_errors_are_listed)
+{
+    json_t *body = load("{\"name\":\"\",\"command\":[],\"gpus\":-3,\"zzz\":1}");
+    struct jobspec s;
+    json_t *errors;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), -1);
+    cr_assert_eq(json_array_size(errors), 4);
+    cr_assert_str_eq(detail, "name: expected 1..128 characters, got 0");
+    json_decref(errors);
+    json_decref(body);
+}

@@ -1,0 +1,167 @@
+/* `ringmaster-sim decide`: a JSON snapshot in, a JSON decision out, and bad
+ * input refused with a clear message; plus the CLI's exit codes. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "report.h"
+
+static const char snapshot[] =
+    "{\"now\": 3600, \"seed\": 7, \"policy\": \"precompute\",\n"
+    " \"nodes\": [{\"id\": 10, \"gpus\": 8}, {\"id\": 11, \"gpus\": 8, \"up\": true}],\n"
+    " \"jobs\": [\n"
+    "  {\"id\": 1, \"requested_gpus\": 4, \"max_gpus\": 8, \"submit_time\": 0,\n"
+    "   \"allocation\": [{\"node\": 0, \"gpu\": 0}, {\"node\": 0, \"gpu\": 1}],\n"
+    "   \"run_time\": 3000, \"epochs_done\": 40, \"remaining_epochs\": 100,\n"
+    "   \"batch_per_gpu\": 128, \"dataset_size\": 50000,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.4025}, {\"w\": 2, \"step_s\": 0.4272},\n"
+    "                            {\"w\": 4, \"step_s\": 0.4443}, {\"w\": 8, \"step_s\": "
+    "0.4702}]},\n"
+    "  {\"id\": 2, \"requested_gpus\": 2, \"submit_time\": 3500,\n"
+    "   \"batch_per_gpu\": 128, \"dataset_size\": 50000,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.40}, {\"w\": 2, \"step_s\": 0.43}],\n"
+    "   \"loss_observations\": [{\"step\": 100, \"loss\": 2.0}, {\"step\": 200, \"loss\": 1.5},\n"
+    "                           {\"step\": 400, \"loss\": 1.1}, {\"step\": 800, \"loss\": 0.8}],\n"
+    "   \"target_loss\": 0.5}\n"
+    " ]}\n";
+
+Test(decide, round_trip)
+{
+    char *out = NULL, err[256];
+    cr_assert_eq(decide_json(snapshot, strlen(snapshot), NULL, &out, err, sizeof(err)), 0, "%s",
+                 err);
+    json_error_t jerr;
+    json_t *d = json_loads(out, 0, &jerr);
+    cr_assert_not_null(d, "output is not JSON: %s", jerr.text);
+    cr_assert_str_eq(json_string_value(json_object_get(d, "policy")), "precompute");
+    json_t *frag = json_object_get(d, "fragmentation");
+    cr_assert(json_is_number(frag) && json_number_value(frag) >= 0 && json_number_value(frag) <= 1);
+    json_t *jobs = json_object_get(d, "jobs");
+    cr_assert_eq(json_array_size(jobs), 2);
+    int total = 0;
+    unsigned char used[2][8] = {{0}};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *j = json_array_get(jobs, i);
+        cr_assert_eq(json_integer_value(json_object_get(j, "id")), (json_int_t)i + 1);
+        int gpus = (int)json_integer_value(json_object_get(j, "gpus"));
+        json_t *slots = json_object_get(j, "slots");
+        cr_assert_eq(json_array_size(slots), (size_t)gpus);
+        cr_assert(json_is_boolean(json_object_get(j, "changed")));
+        cr_assert(json_is_string(json_object_get(j, "reason")));
+        for (int g = 0; g < gpus; g++) {
+            json_t *s = json_array_get(slots, (size_t)g);
+            int node = (int)json_integer_value(json_object_get(s, "node"));
+            int gpu = (int)json_integer_value(json_object_get(s, "gpu"));
+            cr_assert(node >= 0 && node < 2 && gpu >= 0 && gpu < 8);
+            cr_assert_eq(used[node][gpu]++, 0, "GPU given twice");
+        }
+        total += gpus;
+        cr_assert_gt(gpus, 0, "both jobs run on an idle 16-GPU cluster");
+    }
+    cr_assert_leq(total, 16);
+    json_decref(d);
+    free(out);
+}
+
+Test(decide, policy_argument_overrides_the_snapshot)
+{
+    char *out = NULL, err[256];
+    cr_assert_eq(
+        decide_json(snapshot, strlen(snapshot), sched_policy_find("one"), &out, err, sizeof(err)),
+        0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(d, "policy")), "one");
+    json_t *jobs = json_object_get(d, "jobs");
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(json_integer_value(json_object_get(json_array_get(jobs, i), "gpus")), 1);
+    json_decref(d);
+    free(out);
+}
+
+static void expect_refused(const char *text, const char *needle)
+{
+    char *out = NULL, err[256];
+    errno = 0;
+    cr_assert_eq(decide_json(text, strlen(text), NULL, &out, err, sizeof(err)), -1, "%s", text);
+    cr_assert_eq(errno, EINVAL, "%s", text);
+    cr_assert_null(out);
+    cr_assert(strstr(err, needle), "expected '%s' in: %s", needle, err);
+}
+
+Test(decide, bad_input_is_refused_with_the_path)
+{
+    expect_refused("{\"nodes\": [", "bad JSON");
+    expect_refused("[1, 2]", "$: expected an object");
+    expect_refused("{\"jobs\": []}", "$.nodes");
+    expect_refused("{\"nodes\": [{\"gpus\": -1}]}", "$.nodes[0].gpus");
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"nodes\": []}", "duplicate");
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1}]}",
+                   "requested_gpus are required");
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1, \"requested_gpus\": 1,"
+                   " \"allocation\": [{\"node\": 0, \"gpu\": 8}]}]}",
+                   "$.jobs[0].allocation[0].gpu");
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1, \"requested_gpus\": 1,"
+                   " \"speed_observations\": [{\"w\": 0, \"step_s\": 1}]}]}",
+                   "speed_observations[0].w");
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"policy\": \"nope\"}", "unknown policy");
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1, \"requested_gpus\": 1,"
+                   " \"model_source\": \"magic\"}]}",
+                   "model_source");
+}
+
+/* ---- the CLI itself (the binary beside the test binary) ------------------- */
+
+static char sim_path[512];
+
+static void find_sim(void)
+{
+    const char *build = getenv("BUILD");
+    snprintf(sim_path, sizeof(sim_path), "%s/ringmaster-sim", build ? build : "build");
+    FILE *f = fopen(sim_path, "r");
+    if (!f)
+        cr_skip_test("%s not built", sim_path);
+    fclose(f);
+}
+
+/* Runs the simulator with args and stdin from input; returns the exit code
+ * and the first line of stdout in line. */
+static int run_sim(const char *args, const char *input, char *line, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "printf '%%s' '%s' | %s %s 2>/dev/null", input, sim_path, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    line[0] = '\0';
+    char buf[4096];
+    int first = 1;
+    while (fgets(buf, sizeof(buf), p))
+        if (first-- > 0)
+            snprintf(line, len, "%s", buf);
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(cli, exit_codes_and_csv_header, .timeout = 60)
+{
+    char line[4096];
+    find_sim();
+    cr_assert_eq(run_sim("decide", "{bad", line, sizeof(line)), 2);
+    cr_assert_eq(run_sim("decide --policy one", "{\"nodes\":[{\"gpus\":2}],\"jobs\":[]}", line,
+                         sizeof(line)),
+                 0);
+    cr_assert_eq(run_sim("run --cluster 2x", "", line, sizeof(line)), 2);
+    cr_assert_eq(
+        run_sim("run --cluster 2x8 --poisson 100,5 --policies nope", "", line, sizeof(line)), 2);
+    cr_assert_eq(run_sim("nonsense", "", line, sizeof(line)), 2);
+    cr_assert_eq(run_sim("run --help", "", line, sizeof(line)), 0);
+    cr_assert_eq(run_sim("run --cluster 2x8 --poisson 300,10 --policies one,precompute "
+                         "--format csv",
+                         "", line, sizeof(line)),
+                 0);
+    cr_assert_eq(strncmp(line, REPORT_CSV_HEADER "\n", strlen(REPORT_CSV_HEADER) + 1), 0,
+                 "header: %s", line);
+}

@@ -1,0 +1,40 @@
+# worker/: libringjob (what a training job links to talk to its worker) and the
+# worker's end of that channel (jobchan), used by ringmaster-worker and the tests.
+#
+# libringjob is built position-independent, as a shared library that exports only
+# ringjob_* (worker/ringjob.map) and as a static archive.
+RINGJOB_SRCS := $(wildcard worker/ringjob*.c)
+RINGJOB_OBJS := $(RINGJOB_SRCS:%.c=$(BUILD)/%.o)
+RINGJOB_SO   := $(BUILD)/lib/libringjob.so
+RINGJOB_A    := $(BUILD)/lib/libringjob.a
+
+$(RINGJOB_OBJS): CFLAGS += -fPIC -fvisibility=default
+
+$(RINGJOB_SO): $(RINGJOB_OBJS) worker/ringjob.map
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libringjob.so -Wl,--version-script=worker/ringjob.map \
+		-Wl,--no-undefined -o $@ $(RINGJOB_OBJS)
+
+$(RINGJOB_A): $(RINGJOB_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+# The worker's own objects (everything in worker/ but libringjob).
+WORKER_SRCS := $(filter-out $(RINGJOB_SRCS),$(wildcard worker/*.c))
+WORKER_OBJS := $(WORKER_SRCS:%.c=$(BUILD)/%.o)
+
+BINS += $(RINGJOB_SO) $(RINGJOB_A)
+
+# Unit tests of libringjob, jobchan and the example jobs (these need the examples built).
+JOB_TEST_SRCS := $(wildcard tests/unit/job/*.c)
+JOB_TEST_OBJS := $(JOB_TEST_SRCS:%.c=$(BUILD)/%.o)
+JOB_TEST_BIN  := $(BUILD)/tests/unit-job
+
+ifneq ($(JOB_TEST_SRCS),)
+$(JOB_TEST_OBJS): CPPFLAGS += -Iworker -DJOBTEST_SRCDIR='"$(CURDIR)"'
+$(JOB_TEST_BIN): $(JOB_TEST_OBJS) $(WORKER_OBJS) $(RINGJOB_A) $(COMMON_LIB) | $(EXAMPLE_BINS) $(RINGJOB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(JOB_TEST_OBJS) $(WORKER_OBJS) $(RINGJOB_A) $(COMMON_LIB) \
+		-lcriterion -lm
+TEST_BINS += $(JOB_TEST_BIN)
+endif

@@ -1,0 +1,113 @@
+/* libringjob: what a training program links to talk to its Ringmaster worker.
+ *
+ * A job calls ringjob_init() once, then at every minibatch boundary
+ * ringjob_report() and ringjob_poll(); the answer of ringjob_poll() says whether
+ * to continue, to suspend in place, or to checkpoint and exit (resize, migration,
+ * preemption). The protocol under it is described in docs/ringjob-protocol.md.
+ *
+ * Environment read by ringjob_init() (set by ringmaster-worker when it launches the job):
+ *   RINGJOB_SOCKET          path of the unix socket of the worker's channel for this job.
+ *                           Unset or empty: standalone mode; reports go nowhere and every
+ *                           poll answers RINGJOB_CONTINUE, so a job runs outside Ringmaster.
+ *   RINGJOB_JOB_ID          the job's id (free text, up to 63 bytes); "" when unset.
+ *   RINGJOB_CHECKPOINT_DIR  directory of the job's checkpoints; "." when unset.
+ *   RINGJOB_WORLD_SIZE      number of ranks of this launch; else OMPI_COMM_WORLD_SIZE; else 1.
+ *   RINGJOB_LR_SCALE        factor on the learning rate of one rank (eq. 7 of DESIGN.md:
+ *                           lr(w) = lr(1) * w for a constant per-rank batch); when unset,
+ *                           the world size.
+ *   RINGJOB_PLAN            the execution plan chosen by the scheduler (e.g. "dp"); "dp" when
+ *                           unset.
+ *   OMPI_COMM_WORLD_RANK    this process's rank (set by OpenMPI's mpirun); 0 when unset.
+ * Only rank 0 connects to the socket; the other ranks learn each decision from rank 0
+ * through the broadcast callback (ringjob_set_broadcast()).
+ *
+ * The library keeps one job per process and is not thread-safe: call it from the
+ * training loop's thread. Functions return 0 (or a value >= 0) on success and -1 on failure
+ * with the reason in ringjob_error().
+ */
+#ifndef RINGJOB_H
+#define RINGJOB_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Answers of ringjob_poll(). */
+enum ringjob_decision {
+    RINGJOB_CONTINUE = 0,        /* go on with the next minibatch */
+    RINGJOB_SUSPEND = 1,         /* move state off the GPU, call ringjob_suspended_wait() */
+    RINGJOB_CHECKPOINT_EXIT = 2, /* write a checkpoint, ringjob_checkpoint_done(), exit */
+};
+
+/* Exit status of a planned stop: after ringjob_checkpoint_done() the program exits with
+ * this status (0, so that mpirun reports success); the worker tells a planned stop from a
+ * finished job by the CHECKPOINTED record it received on the channel. */
+#define RINGJOB_EXIT_PLANNED 0
+
+/* Agreement among ranks: copies len bytes of buf from rank 0 into buf on every rank, and
+ * returns 0 when done or -1 on failure. An MPI program implements it with MPI_Bcast; a
+ * program of one process need not register any. */
+typedef int (*ringjob_broadcast_f)(void *buf, size_t len, void *ctx);
+
+/* Reads the environment above and, on rank 0 with RINGJOB_SOCKET set, connects to the
+ * worker and introduces the job. Returns 0, or -1 (socket unreachable, bad variable).
+ * Calling it twice is an error. */
+int ringjob_init(void);
+
+/* Flushes pending reports, tells the worker the job is leaving, closes the channel.
+ * Safe to call without ringjob_init(), and more than once. */
+void ringjob_finalize(void);
+
+/* Registers the rank agreement used by ringjob_poll() and ringjob_suspended_wait().
+ * Without one, each rank decides alone, which is only right for a single process. */
+void ringjob_set_broadcast(ringjob_broadcast_f fn, void *ctx);
+
+/* Records one minibatch: its step number, loss, samples processed (over all ranks) and
+ * wall seconds. Only rank 0's reports are kept (others return 0 at once). Reports are
+ * batched (sent without blocking by a poll once 4 KiB or 50 ms old); while the
+ * worker does not read, new reports beyond the buffer (64 KiB) are dropped and counted.
+ * Returns 0, or -1 before ringjob_init(). */
+int ringjob_report(long step, double loss, long samples, double seconds);
+
+/* At a minibatch boundary, after `step` was completed: returns the decision every rank
+ * takes (the same on all of them, through the broadcast), or -1. Never blocks on the
+ * worker: rank 0 reads what the worker sent so far. Collective when a broadcast is set. */
+int ringjob_poll(long step);
+
+/* After RINGJOB_SUSPEND, once the program freed its GPU state: tells the worker the job is
+ * suspended and blocks until the worker says resume (or asks for a checkpoint instead).
+ * Returns RINGJOB_CONTINUE (restore state and go on), RINGJOB_CHECKPOINT_EXIT, or -1 (the
+ * worker went away). Collective when a broadcast is set. */
+int ringjob_suspended_wait(void);
+
+/* Writes "<checkpoint dir>/<name>" into buf (len bytes) and creates the directory when
+ * missing. Returns the length written, or -1 (ENAMETOOLONG, name with '/', mkdir failure). */
+int ringjob_checkpoint_path(const char *name, char *buf, size_t len);
+
+/* Tells the worker that the checkpoint of `step` is complete on disk (rank 0; others return
+ * 0). After this the program exits with RINGJOB_EXIT_PLANNED. Returns 0 or -1. */
+int ringjob_checkpoint_done(long step);
+
+/* This process's rank, the world size of this launch, the learning-rate factor to apply to
+ * the one-rank learning rate, the job id, the execution plan and the checkpoint directory
+ * (borrowed strings, valid until ringjob_finalize()). Valid after ringjob_init(). */
+int ringjob_rank(void);
+int ringjob_world_size(void);
+double ringjob_lr_scale(void);
+const char *ringjob_job_id(void);
+const char *ringjob_plan(void);
+const char *ringjob_checkpoint_dir(void);
+
+/* 1 when connected to a worker, 0 in standalone mode (or on ranks other than 0). */
+int ringjob_connected(void);
+
+/* Text of the last failure (borrowed, never NULL). */
+const char *ringjob_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
