@@ -45,6 +45,10 @@ test("the dashboard asks for a token, refuses a wrong one and accepts the admin'
   await page.waitForURL(/#\/cluster$/);
   await expectText(page.locator("#who"), /admin/);
   assert.equal(await page.evaluate(() => localStorage.getItem("ringmaster.token")), server.token);
+  // A fresh appliance: the empty states say so.
+  await expectText(page.locator("#gpu-map"), /No nodes registered/);
+  await page.click('#nav a[data-nav="jobs"]');
+  await expectText(page.locator("#view"), /No jobs yet/);
 });
 
 test("the submit form shows the API's message beside a bad field, then submits", T, async () => {
@@ -236,4 +240,14 @@ test("no script errors in the browser console", T, async () => {
   // script errors and other console errors count.
   const real = consoleErrors.filter((m) => !/^Failed to load resource: the server responded with a status of (400|401|404|405)/.test(m));
   assert.deepEqual(real, []);
+});
+
+test("when the server goes away the page says so and keeps what it showed", T, async () => {
+  await page.goto(server.url + "/#/jobs");
+  await page.locator(`#jobs-table tr[data-job-id="${jobId}"]`).waitFor();
+  await server.stop();
+  await expectText(page.locator("#health"), /unreachable/, 15000);
+  await expectText(page.locator("#view"), /Cannot refresh \(showing the last list\): cannot reach the server/, 15000);
+  assert.ok(await page.locator(`#jobs-table tr[data-job-id="${jobId}"]`).isVisible());
+  await screenshot(page, "jobs-server-down-1280");
 });
