@@ -235,6 +235,45 @@ test("sections light up when their endpoints answer (stubbed until the server ha
   }
 });
 
+// The pure helpers, run in the page itself (the modules are what the server ships).
+test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owners", T, async () => {
+  const got = await page.evaluate(async () => {
+    const submit = await import("/js/pages/submit.js");
+    const chart = await import("/js/chart.js");
+    const parts = await import("/js/pages/jobparts.js");
+    const cluster = await import("/js/pages/cluster.js");
+    let unclosed = null;
+    try { submit.splitArgs('echo "open'); } catch (e) { unclosed = [e.field, e.message]; }
+    const fit = parts.convergence({ convergence: { b0: 1, b1: 2, b2: 0.5 } });
+    const owners = cluster.gpuOwners([
+      { id: 7, state: "RUNNING", allocation: [{ node: 1, gpus: [0, 1] }] },
+      { id: 8, state: "SUSPENDED", allocation: [{ node: 1, gpus: [1] }] },
+    ]);
+    return {
+      argv: submit.splitArgs(`python3  train.py --name 'a b' --x "c \\"d\\"" e\\ f ''`),
+      unclosed,
+      fields: ["command[2]", "env.PATH", "gpus", "Idempotency-Key"].map(submit.inputFor),
+      ticks: chart.ticks(0, 1, 4),
+      fitAt: [fit.at(0), fit.at(2)],
+      noFit: parts.convergence({ convergence: { b0: 1 } }),
+      tput: parts.measuredThroughput({ items: [
+        { world_size: 1, step_time_s: 0.5 }, { world_size: 1, step_time_s: 0.5 },
+        { world_size: 2, step_time_s: 0.25 }, { world_size: 0, step_time_s: 1 } ] }, 100),
+      gpu0: owners.get("1/0").jobs.map((j) => j.id),
+      gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],
+    };
+  });
+  assert.deepEqual(got.argv, ["python3", "train.py", "--name", "a b", "--x", 'c "d"', "e f", ""]);
+  assert.deepEqual(got.unclosed, ["command", 'a " quote is not closed']);
+  assert.deepEqual(got.fields, ["command", "env", "gpus", null]);
+  assert.deepEqual(got.ticks, [0, 0.25, 0.5, 0.75, 1]);
+  assert.deepEqual(got.fitAt, [1, 0.75]);
+  assert.equal(got.noFit, null);
+  assert.deepEqual(got.tput, [[1, 200], [2, 800]]);
+  assert.deepEqual(got.gpu0, [7]);
+  assert.deepEqual(got.gpu1, [[7, 8], true, true]);
+});
+
 test("no script errors in the browser console", T, async () => {
   // The browser logs every non-2xx answer (the 400 and 401 above are expected); only
   // script errors and other console errors count.
