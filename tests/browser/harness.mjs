@@ -128,6 +128,9 @@ export async function startBrowser() {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync",
       "--disable-dev-shm-usage"],
+  }).catch((e) => {
+    fs.rmSync(profile, { recursive: true, force: true });
+    throw e;
   });
   const close = async () => {
     await Promise.race([context.close().catch(() => {}), sleep(15000)]);
