@@ -14,12 +14,12 @@ $(BROWSER_DEPS): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
 	cd $(BROWSER_DIR) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The suite is one of the programs `make check` runs (see tests/run-tests.sh).
+TEST_SCRIPTS     += $(BROWSER_DIR)/run.sh
+TEST_SCRIPT_DEPS += $(BUILD)/ringmasterd $(BROWSER_DEPS)
+
 test-browser: $(BUILD)/ringmasterd $(BROWSER_DEPS)
 	@command -v /usr/bin/chromium >/dev/null || packaging/install-deps.sh
-	@mkdir -p $(BROWSER_ARTIFACTS)
-	cd $(BROWSER_DIR) && RINGMASTERD=$(abspath $(BUILD)/ringmasterd) \
-	    BROWSER_ARTIFACTS=$(abspath $(BROWSER_ARTIFACTS)) \
-	    timeout 600 node --test --test-concurrency=1 --test-timeout=300000 \
-	    --test-reporter=tap *.test.mjs
+	@BUILD=$(BUILD) tests/run-tests.sh $(BROWSER_DIR)/run.sh
 
 .PHONY: test-browser
