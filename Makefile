@@ -32,6 +32,8 @@ endif
 # Filled in by the module fragments.
 BINS       :=
 TEST_BINS  :=
+TEST_SCRIPTS :=
+TEST_SCRIPT_DEPS :=
 OBJS       :=
 
 .DEFAULT_GOAL := all
@@ -55,7 +57,7 @@ deps:
 run: deps all
 	@packaging/run-appliance.sh $(BUILD)
 
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(TEST_SCRIPT_DEPS)
 
 # The tested build is the sanitized one; the plain build must compile too.
 test: deps
@@ -63,7 +65,7 @@ test: deps
 	$(MAKE) BUILD=build/san SANITIZER=address,undefined check
 
 check: all tests
-	@BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS)
+	@BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
 clean:
 	rm -rf build

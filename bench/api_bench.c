@@ -203,6 +203,8 @@ static int prepare_baseline_table(const char *conninfo)
 {
     PGconn *conn = PQconnectdb(conninfo);
     int ok = PQstatus(conn) == CONNECTION_OK;
+    if (ok)
+        PQclear(PQexec(conn, "SET client_min_messages = warning"));
     if (ok) {
         PGresult *r = PQexec(conn, "DROP TABLE IF EXISTS bench_baseline; "
                                    "CREATE TABLE bench_baseline (id bigserial PRIMARY KEY, "

@@ -206,7 +206,7 @@ static int reachable_by_user(const struct pgcluster *c, const char *path)
 
 /* When root keeps the state directory where the cluster's user cannot reach
  * it (a clone under /root, mode 0700), the data goes to a directory of its own
- * under /var/lib/ringmaster/embedded, named by a hash of the state directory,
+ * under /var/lib/ringmaster-embedded, named by a hash of the state directory,
  * and STATE_DIR/pg becomes a link to it. */
 static int choose_datadir(struct pgcluster *c, char *err, size_t errlen)
 {
@@ -220,7 +220,7 @@ static int choose_datadir(struct pgcluster *c, char *err, size_t errlen)
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     for (const char *p = c->state_dir; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    char parent[] = "/var/lib/ringmaster/embedded";
+    char parent[] = "/var/lib/ringmaster-embedded";
     if (mkdir_p(parent, 0755) < 0) {
         set_err(err, errlen, "user %s cannot reach %s, and %s cannot be made: %s", c->user,
                 c->state_dir, parent, strerror(errno));

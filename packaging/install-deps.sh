@@ -6,7 +6,14 @@ set -eu
 PKGS="gcc make pkg-config libc6-dev
 libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev
 libcriterion-dev libopenmpi-dev openmpi-bin
-postgresql postgresql-contrib curl procps ${RINGMASTER_EXTRA_PKGS:-}"
+postgresql postgresql-contrib curl procps
+chromium ${RINGMASTER_EXTRA_PKGS:-}"
+
+# The browser suite runs on node (v20 or newer is preinstalled on our machines); Debian's
+# nodejs and npm only where there is no node at all.
+if ! command -v node >/dev/null 2>&1; then
+    PKGS="$PKGS nodejs npm"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -67,7 +67,8 @@ static int paper_rows(const struct sched_policy_ops *const *pol, size_t np, uint
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    struct report_params prm = {.interval_s = 60, .resize_cost_s = 10, .seed = seed};
+    struct report_params prm = {.interval_s = 60, .resize_cost_s = 10, .seed = seed,
+                                .min_resize_interval_s = SCHED_MIN_RESIZE_INTERVAL_S};
     int rc = 0;
     for (size_t s = 0; s < PAPER_NSCENARIOS && rc == 0; s++) {
         size_t n = (size_t)ceil((double)scenarios[s].jobs * scale);

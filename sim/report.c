@@ -21,6 +21,7 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     cfg.view = report_view_for(p);
     cfg.interval_s = prm->interval_s;
     cfg.resize_cost_s = prm->resize_cost_s;
+    cfg.min_resize_interval_s = prm->min_resize_interval_s;
     cfg.seed = prm->seed;
     memset(row, 0, sizeof(*row));
     snprintf(row->scenario, sizeof(row->scenario), "%s", w->name);

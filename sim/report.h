@@ -18,6 +18,7 @@ struct report_params {
     double interval_s;
     double resize_cost_s;
     uint64_t seed;
+    double min_resize_interval_s; /* passed to the policy (simulate_config) */
 };
 
 struct report_row {

@@ -17,6 +17,7 @@
 static const char usage[] =
     "usage: ringmaster-sim run --cluster NODESxGPUS (--trace FILE | --poisson MEAN_S,JOBS)\n"
     "           [--seed N] [--policies a,b,c] [--interval S] [--resize-cost S]\n"
+    "           [--min-resize-interval S]\n"
     "           [--template NAME] [--format table|csv|json]\n"
     "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
     "           [--max-gpus G] [--skip-bad-rows]\n"
@@ -38,6 +39,8 @@ static const char usage[] =
     "  --policies LIST     default: every policy of the core\n"
     "  --interval S        seconds between scheduling rounds (default 60)\n"
     "  --resize-cost S     seconds without progress after a resize (default 10)\n"
+    "  --min-resize-interval S  a job is not resized again within S seconds, except\n"
+    "                      to make room for a waiting job (default 300; 0: none)\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -62,6 +65,7 @@ enum {
     OPT_SKIP_BAD,
     OPT_INTERVAL,
     OPT_RESIZE,
+    OPT_MIN_RESIZE,
     OPT_TIMING,
     OPT_PER_JOB
 };
@@ -77,6 +81,7 @@ static const struct option longopts[] = {
     {"help", no_argument, NULL, 'h'},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"resize-cost", required_argument, NULL, OPT_RESIZE},
+    {"min-resize-interval", required_argument, NULL, OPT_MIN_RESIZE},
     {"trace-start", required_argument, NULL, OPT_TRACE_START},
     {"trace-window", required_argument, NULL, OPT_TRACE_WINDOW},
     {"max-jobs", required_argument, NULL, OPT_MAX_JOBS},
@@ -121,6 +126,9 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
         return options_double(v, 0.001, 1e9, &a->prm.interval_s, "--interval", err, len);
     case OPT_RESIZE:
         return options_double(v, 0, 1e9, &a->prm.resize_cost_s, "--resize-cost", err, len);
+    case OPT_MIN_RESIZE:
+        return options_double(v, 0, 1e9, &a->prm.min_resize_interval_s, "--min-resize-interval",
+                              err, len);
     case OPT_TRACE_START:
         return options_double(v, 0, 1e12, &a->trace_opts.start_s, "--trace-start", err, len);
     case OPT_TRACE_WINDOW:
@@ -156,7 +164,8 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
 static int parse_args(int argc, char **argv, struct run_args *a, char *err, size_t len)
 {
     memset(a, 0, sizeof(*a));
-    a->prm = (struct report_params){.interval_s = 60, .resize_cost_s = 10, .seed = 1};
+    a->prm = (struct report_params){.interval_s = 60, .resize_cost_s = 10, .seed = 1,
+                                    .min_resize_interval_s = SCHED_MIN_RESIZE_INTERVAL_S};
     a->template_name = "resnet110";
     optind = 1;
     opterr = 0;

@@ -1,0 +1,182 @@
+// Test harness of the browser suite: a real ringmasterd (with its own embedded PostgreSQL)
+// on a free loopback port, Debian's chromium driven by playwright-core, and a plain HTTP
+// client for the API. Every process started here is stopped by stopAll(), which also runs
+// on process exit, so a failing or interrupted run leaves nothing behind.
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const ARTIFACTS = path.resolve(process.env.BROWSER_ARTIFACTS || path.join(ROOT, "build/browser-artifacts"));
+const RINGMASTERD = path.resolve(process.env.RINGMASTERD || path.join(ROOT, "build/ringmasterd"));
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const START_TIMEOUT_MS = 90000;  // initdb on a busy 2-core machine
+const STOP_TIMEOUT_MS = 20000;
+
+const cleanups = [];
+
+function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// Waits until the process exits (true) or ms pass (false).
+function exited(child, ms) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    child.once("exit", () => { clearTimeout(t); resolve(true); });
+  });
+}
+
+// The postmaster of an embedded cluster, from its pid file, or null.
+function postmasterPid(stateDir) {
+  try {
+    const pid = Number(fs.readFileSync(path.join(stateDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    return pid > 0 ? pid : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+function killQuietly(pid, sig) {
+  try { process.kill(pid, sig); return true; } catch (e) { return false; }
+}
+
+function logTail(file, lines = 15) {
+  try { return fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n"); } catch (e) { return ""; }
+}
+
+// Starts ringmasterd; resolves to {url, token, stateDir, stop()} once /api/v1/health answers.
+// A start that fails (say, another process took the free port first) is tried once more.
+export async function startServer() {
+  try {
+    return await startServerOnce();
+  } catch (e) {
+    console.error("# ringmasterd did not start, trying once more: " + e.message);
+    const c = cleanups.pop();
+    if (c) await c.stop();
+    return await startServerOnce();
+  }
+}
+
+async function startServerOnce() {
+  if (!fs.existsSync(RINGMASTERD)) throw new Error(RINGMASTERD + " is missing: run make first");
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ringmaster-browser-"));
+  const port = await freePort();
+  const url = "http://127.0.0.1:" + port;
+  const logFile = path.join(ARTIFACTS, "ringmasterd.log");
+  const log = fs.openSync(logFile, "w");
+  const child = spawn(RINGMASTERD, ["--listen", "127.0.0.1:" + port, "--state-dir", stateDir,
+    "--www-dir", path.join(ROOT, "www")], { stdio: ["ignore", log, log] });
+  fs.closeSync(log);
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      if (!(await exited(child, STOP_TIMEOUT_MS))) {
+        child.kill("SIGKILL");
+        await exited(child, 5000);
+      }
+    }
+    // After a clean stop the cluster is down; after a SIGKILL its postmaster may live on.
+    const pm = postmasterPid(stateDir);
+    if (pm && killQuietly(pm, 0)) {
+      killQuietly(pm, "SIGQUIT");
+      for (let i = 0; i < 50 && killQuietly(pm, 0); i++) await sleep(100);
+      killQuietly(pm, "SIGKILL");
+    }
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  };
+  cleanups.push({ stop, child, stateDir });
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error("ringmasterd exited with " + child.exitCode + "; its log ends:\n" + logTail(logFile));
+    try {
+      const res = await fetch(url + "/api/v1/health", { signal: AbortSignal.timeout(2000) });
+      const tokenFile = path.join(stateDir, "admin.token");
+      if (res.ok && fs.existsSync(tokenFile))
+        return { url, stateDir, token: fs.readFileSync(tokenFile, "utf8").trim(), stop };
+    } catch (e) { /* not up yet */ }
+    await sleep(200);
+  }
+  throw new Error("ringmasterd did not answer /api/v1/health within " + START_TIMEOUT_MS / 1000 +
+    " s; its log ends:\n" + logTail(logFile));
+}
+
+// A fresh chromium (own profile directory); resolves to {context, page, close()}.
+export async function startBrowser() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "ringmaster-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, timeout: 60000,
+    viewport: { width: 1280, height: 900 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      "--disable-dev-shm-usage"],
+  }).catch((e) => {
+    fs.rmSync(profile, { recursive: true, force: true });
+    throw e;
+  });
+  const close = async () => {
+    await Promise.race([context.close().catch(() => {}), sleep(15000)]);
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  cleanups.push({ stop: close });
+  context.setDefaultTimeout(15000);
+  context.setDefaultNavigationTimeout(20000);
+  const page = context.pages()[0] || (await context.newPage());
+  return { context, page, close };
+}
+
+// Stops everything started here, newest first; safe to call twice.
+export async function stopAll() {
+  while (cleanups.length) {
+    const c = cleanups.pop();
+    try { await c.stop(); } catch (e) { console.error("cleanup:", e.message); }
+  }
+}
+
+// Last resort when the runner is killed: signal what is still alive, synchronously.
+process.on("exit", () => {
+  for (const c of cleanups) {
+    if (c.child && c.child.exitCode === null) killQuietly(c.child.pid, "SIGKILL");
+    if (c.stateDir) { const pm = postmasterPid(c.stateDir); if (pm) killQuietly(pm, "SIGQUIT"); }
+  }
+});
+for (const sig of ["SIGINT", "SIGTERM"])
+  process.on(sig, () => { stopAll().finally(() => process.exit(130)); });
+
+// A JSON call to the API: resolves to {status, body}.
+export async function call(server, method, p, body, token = server.token) {
+  const res = await fetch(server.url + "/api/v1" + p, {
+    method, signal: AbortSignal.timeout(10000),
+    headers: { Authorization: "Bearer " + token, ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch (e) { json = text; }
+  return { status: res.status, body: json };
+}
+
+export async function screenshot(page, name) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, name + ".png");
+  await page.screenshot({ path: file, fullPage: true, timeout: 15000 });
+  return file;
+}

@@ -1,0 +1,184 @@
+// One job: its fields, why it waits, its events as a timeline, the actions (each behind a
+// confirmation, with a visible result) and the sections that later endpoints light up.
+
+import { api, hasRoute, itemsOf } from "../api.js";
+import { h, fill, loading, empty, failure, fields, stateBadge, when, fromNow, duration, FINAL_STATES } from "../dom.js";
+import { jobSections, fetchParts } from "./jobparts.js";
+import { gpusNow } from "./jobs.js";
+
+// The actions of the job page. cancel is in every server; the others show up when the
+// server routes them (probed once). input: a number asked for in the confirmation.
+const ACTIONS = [
+  { name: "suspend", label: "Suspend", allowed: ["RUNNING"], done: "suspension requested",
+    ask: (j) => `Suspend job ${j.id}? Its GPUs are freed at the next minibatch boundary and its state is kept in host memory.` },
+  { name: "resume", label: "Resume", allowed: ["SUSPENDED"], done: "resume requested",
+    ask: (j) => `Resume job ${j.id}?` },
+  { name: "resize", label: "Resize", allowed: ["PENDING", "RUNNING", "SUSPENDED"], done: "resize requested",
+    ask: (j) => `Resize job ${j.id}: it checkpoints, restarts on the new GPU count and rescales its learning rate.`,
+    input: (j) => ({ name: "gpus", label: "GPUs", min: j.min_gpus, max: j.max_gpus, value: gpusNow(j) || j.gpus }) },
+  { name: "migrate", label: "Migrate", allowed: ["RUNNING", "SUSPENDED"], done: "migration requested",
+    ask: (j) => `Migrate job ${j.id} to another node through a checkpoint?`,
+    input: (j, nodes) => ({ name: "node", label: "To node", options: nodes.map((n) => [n.id, n.name + " (" + (n.gpus || []).length + " GPUs)"]) }) },
+  { name: "cancel", label: "Cancel job", danger: true, always: true, done: "cancelled",
+    allowed: (s) => !FINAL_STATES.includes(s),
+    ask: (j) => `Cancel job ${j.id} (${j.name})? It is stopped and cannot be resumed.` },
+];
+
+function isAllowed(a, state) {
+  return typeof a.allowed === "function" ? a.allowed(state) : a.allowed.includes(state);
+}
+
+// A modal confirmation; resolves to {name, value} when confirmed, null when not.
+function confirmDialog(dialog, action, job, nodes) {
+  const spec = action.input ? action.input(job, nodes) : null;
+  const input = !spec ? null : spec.options
+    ? h("select", { id: "confirm-input", name: spec.name }, spec.options.map(([v, label]) => h("option", { value: String(v) }, label)))
+    : h("input", { id: "confirm-input", type: "number", name: spec.name, min: spec.min, max: spec.max, value: String(spec.value) });
+  const ok = h("button", { id: "confirm-ok", value: "ok", class: action.danger ? "danger" : "primary" }, action.label);
+  const back = h("button", { id: "confirm-back", value: "back", type: "button", onclick: () => dialog.close("back") }, "Back");
+  fill(dialog, h("form", { method: "dialog" },
+    h("h2", null, action.label + "?"), h("p", { id: "confirm-text" }, action.ask(job)),
+    spec ? h("label", null, spec.label + (spec.options ? " " : " (" + spec.min + "–" + spec.max + ") "), input) : null,
+    h("div", { class: "buttons" }, back, ok)));
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      resolve(dialog.returnValue === "ok" ? { value: input ? Number(input.value) : null, name: spec && spec.name } : null);
+    }, { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+    (input || back).focus();
+  });
+}
+
+function eventItem(e) {
+  return h("li", { dataset: { event: e.event || "", to: e.to || "" } },
+    h("time", { datetime: e.at, title: when(e.at) }, when(e.at)),
+    h("div", null,
+      e.from ? [stateBadge(e.from), " → "] : null, stateBadge(e.to),
+      " ", h("strong", null, e.event), e.actor ? h("span", { class: "muted" }, " by " + e.actor) : null,
+      e.detail ? h("div", { class: "muted" }, e.detail) : null));
+}
+
+function waiting(job) {
+  if (job.state !== "PENDING") return null;
+  const known = job.queue_position !== undefined || job.pending_reason || job.predicted_start;
+  return h("section", { class: "card waiting", id: "sec-waiting" }, h("h2", null, "Why it waits"),
+    known ? fields([
+      ["queue position", job.queue_position !== undefined ? String(job.queue_position) : ""],
+      ["reason", job.pending_reason],
+      ["predicted start", job.predicted_start ? when(job.predicted_start) + " (" + fromNow(job.predicted_start) + ")" : ""],
+    ]) : h("p", { class: "muted" }, "Waiting for the scheduler. Its explanation (queue position, reason, predicted start) is not available yet on this server."));
+}
+
+function details(job) {
+  // "model" is what the user declared; once the scheduler stores its fits there too, those
+  // are drawn in their own sections instead.
+  const fitted = job.model && (job.model.convergence || job.model.speed);
+  const model = job.model && !fitted ? JSON.stringify(job.model) : "";
+  const env = job.env && Object.keys(job.env).length ? Object.entries(job.env).map(([k, v]) => k + "=" + v).join("\n") : "";
+  return fields([
+    ["state", stateBadge(job.state)], ["user", job.user],
+    ["command", h("code", { class: "argv" }, (job.command || []).map((a) => /[\s"']/.test(a) ? JSON.stringify(a) : a).join(" "))],
+    ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
+    ["allocation", Array.isArray(job.allocation) && job.allocation.length
+      ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
+    ["GPUs asked", job.gpus + (job.min_gpus !== job.max_gpus ? " (elastic range " + job.min_gpus + "–" + job.max_gpus + ")" : "")],
+    ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
+    ["batch per GPU", String(job.batch_per_gpu ?? "")],
+    ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : JSON.stringify(job.plan)) : ""],
+    ["model", model ? h("code", null, model) : ""], ["env", env ? h("pre", { class: "inline" }, env) : ""],
+    ["submitted", when(job.submitted_at)], ["updated", when(job.updated_at)],
+    ["finished", job.finished_at ? when(job.finished_at) + " (ran " + duration((Date.parse(job.finished_at) - Date.parse(job.submitted_at)) / 1000) + " after submission)" : ""],
+  ]);
+}
+
+export function mount(root, ctx) {
+  const id = ctx.params[0];
+  let job = null, busy = false, shownKey = "", actionsKey = "";
+  const title = h("h1", null, "Job " + id);
+  const actionsBar = h("div", { class: "actions", id: "job-actions" });
+  const result = h("p", { id: "action-result", class: "result", role: "status", "aria-live": "polite" });
+  const stale = h("p", { class: "result error", role: "alert" });
+  const main = h("div", { class: "job-main" }, loading("Loading the job…"));
+  const dialog = h("dialog", { id: "confirm", class: "confirm" });
+  const sections = jobSections();
+  const available = new Map([["cancel", true]]);
+
+  async function run(action) {
+    if (busy) return;
+    const nodes = action.name === "migrate" ? await api("/nodes").then(itemsOf).catch(() => []) : [];
+    const answer = await confirmDialog(dialog, action, job, nodes);
+    if (!answer) { result.className = "result muted"; result.textContent = action.label + ": not done (you chose Back)."; return; }
+    busy = true;
+    result.className = "result"; result.textContent = action.label + "…";
+    try {
+      const body = answer.name ? { [answer.name]: answer.value } : undefined;
+      const j = await api("/jobs/" + id + "/" + action.name, { method: "POST", body });
+      result.className = "result ok";
+      result.textContent = "Job " + id + " " + action.done + (j && j.state ? ": now " + j.state + "." : ".");
+    } catch (e) {
+      result.className = "result error";
+      result.textContent = action.label + " failed: " + e.message;
+    }
+    busy = false;
+    actionsKey = "";
+    await refresh();
+  }
+
+  // Rebuilt only when something they depend on changed, so focus stays where it is.
+  function renderActions() {
+    const shown = ACTIONS.filter((a) => available.get(a.name));
+    const key = job.state + busy + shown.map((a) => a.name).join();
+    if (key === actionsKey) return;
+    actionsKey = key;
+    fill(actionsBar, shown.map((a) => h("button", {
+      type: "button", id: "action-" + a.name, class: a.danger ? "danger" : "",
+      disabled: !isAllowed(a, job.state) || busy, title: isAllowed(a, job.state) ? "" : "not possible in state " + job.state,
+      onclick: () => run(a),
+    }, a.label)));
+  }
+
+  async function probeActions() {
+    await Promise.all(ACTIONS.filter((a) => !a.always).map(async (a) => {
+      available.set(a.name, await hasRoute("/jobs/" + id + "/" + a.name, "/jobs/{id}/" + a.name));
+    }));
+    if (job) renderActions();
+  }
+
+  async function refresh() {
+    let events;
+    try {
+      [job, events] = await Promise.all([api("/jobs/" + id), api("/jobs/" + id + "/events")]);
+    } catch (e) {
+      if (!job || e.status === 404) fill(main, failure(e, e.status === 404 ? "No such job" : "Cannot load job " + id));
+      else stale.textContent = "Cannot refresh (showing what was loaded before): " + e.message;
+      return;
+    }
+    stale.textContent = "";
+    renderActions();
+    // Unchanged answers leave the page alone: a selection or a scroll position survives.
+    const key = JSON.stringify([job, events]);
+    if (key !== shownKey) {
+      shownKey = key;
+      showJob(itemsOf(events));
+    }
+    const parts = await fetchParts(job);
+    for (const s of sections) s.show(job, parts);
+  }
+
+  function showJob(evs) {
+    fill(title, "Job " + id + ": " + job.name + " ", stateBadge(job.state));
+    fill(main, waiting(job),
+      h("div", { class: "cols" },
+        h("section", { class: "card", id: "sec-details" }, h("h2", null, "Details"), details(job)),
+        h("section", { class: "card", id: "sec-events" }, h("h2", null, "Events"),
+          evs.length ? h("ol", { class: "timeline" }, evs.slice().reverse().map(eventItem)) : empty("No events."))),
+      h("div", { class: "cols" }, sections[0].el, sections[1].el), sections.slice(2).map((s) => s.el));
+  }
+
+  root.append(h("section", { class: "page" },
+    h("p", { class: "crumbs" }, h("a", { href: "#/jobs" }, "← Jobs")),
+    h("div", { class: "page-head" }, title, actionsBar), result, stale, main, dialog));
+  probeActions();
+  return { refresh: () => (dialog.open ? Promise.resolve() : refresh()) };
+}
