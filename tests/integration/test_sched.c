@@ -364,3 +364,77 @@ Test(sched, many_jobs_queue_in_order)
     json_decref(j);
     hx_finish();
 }
+
+/* What a worker would report: the job's ranks run. */
+static void mark_running(long long id)
+{
+    char sql[160];
+    snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'RUNNING' WHERE id = %lld", id);
+    sql_do(sql);
+}
+
+#define RESIZE_SQL                                                                                 \
+    "SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize' AND state = 'pending'"
+
+Test(sched, running_elastic_jobs_grow_and_shrink_with_resize_actions)
+{
+    put_scheduler("{\"min_resize_interval_s\":0,\"resize_cost_s\":0,\"grace_s\":7}");
+    const char *job = "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                      "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}";
+    long long a = submit(job), b = submit(job);
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, a, 2), 2);
+    cr_assert_eq(wait_num(ALLOC_SQL, b, 2), 2);
+    mark_running(a);
+    mark_running(b);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", b);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4, "the survivor grows into the freed GPUs");
+    cr_assert_eq(sql_num(RESIZE_SQL, a), 1);
+    cr_assert_eq(sql_num("SELECT (state = 'RESIZING')::int FROM jobs WHERE id = %lld", a), 1);
+    json_t *spec = sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'resize'", a);
+    cr_assert_eq(json_integer_value(json_object_get(spec, "world_size")), 4);
+    cr_assert_eq(json_integer_value(json_object_get(spec, "from_world_size")), 2);
+    cr_assert_eq(json_number_value(json_object_get(spec, "lr_scale")), 4.0);
+    cr_assert_eq(json_number_value(json_object_get(spec, "grace_s")), 7.0);
+    json_decref(spec);
+    mark_running(a);
+    long long c = submit(job);
+    cr_assert_eq(wait_num(ALLOC_SQL, c, 2), 2, "the newcomer gets GPUs");
+    cr_assert_eq(sql_num(ALLOC_SQL, a), 2, "the runner shrank to make room");
+    cr_assert_eq(sql_num(RESIZE_SQL, a), 1, "by a resize action (the first one superseded)");
+    hx_finish();
+}
+
+Test(sched, migrate_request_moves_a_running_job)
+{
+    long long n1 = register_node("n1", 2);
+    long long id = submit("{\"name\":\"m\",\"command\":[\"t\"],\"gpus\":2}");
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2);
+    long long n2 = register_node("n2", 4);
+    mark_running(id);
+    char path[64], body[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/migrate", id);
+    snprintf(body, sizeof(body), "{\"node\":%lld}", n2);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, body), 202));
+    cr_assert_eq(wait_num("SELECT count(*) FROM allocations WHERE job_id = %lld AND node_id = "
+                          "(SELECT max(id) FROM nodes)",
+                          id, 2),
+                 2, "on the second node now");
+    json_t *spec = sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'migrate'", id);
+    cr_assert_not_null(spec);
+    cr_assert_eq(json_integer_value(json_object_get(json_array_get(json_object_get(spec, "hosts"),
+                                                                   0),
+                                                    "node")),
+                 n2);
+    json_decref(spec);
+    cr_assert_eq(sql_num("SELECT node_id FROM actions WHERE job_id = %lld AND kind = 'migrate'",
+                         id),
+                 n1, "sent to where it runs");
+    cr_assert_eq(sql_num("SELECT count(*) FROM job_sched WHERE job_id = %lld"
+                         " AND migrate_to IS NOT NULL",
+                         id),
+                 0, "the request is done");
+    hx_finish();
+}
