@@ -25,17 +25,17 @@ static const struct setting {
     const char *name;
     double min, max;
 } settings[] = {
-    {"interval_s", 0.1, 3600},          {"node_timeout_s", 1, 86400},
-    {"min_resize_interval_s", 0, 86400}, {"resize_cost_s", 0, 86400},
-    {"grace_s", 0, 3600},
+    {"interval_s", 0.1, 3600},   {"node_timeout_s", 1, 86400}, {"min_resize_interval_s", 0, 86400},
+    {"resize_cost_s", 0, 86400}, {"grace_s", 0, 3600},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, " TS("c.updated_at") ", r.id, " TS("r.at") ", r.policy, r.duration_us, r.jobs,"
-    " r.actions FROM scheduler_config c LEFT JOIN LATERAL (SELECT * FROM sched_rounds"
-    " ORDER BY id DESC LIMIT 1) r ON true WHERE c.id = 1";
+    " c.grace_s, " TS("c.updated_at") ", r.id, " TS(
+        "r.at") ", r.policy, r.duration_us, r.jobs,"
+                " r.actions FROM scheduler_config c LEFT JOIN LATERAL (SELECT * FROM sched_rounds"
+                " ORDER BY id DESC LIMIT 1) r ON true WHERE c.id = 1";
 
 static json_t *policies_json(void)
 {
@@ -91,7 +91,8 @@ static int config_or_respond(struct api_call *call, const json_t *body, const ch
 {
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)body, key, v) {
+    json_object_foreach((json_t *)body, key, v)
+    {
         size_t i = 0;
         while (i < NSETTINGS && strcmp(settings[i].name, key) != 0)
             i++;
@@ -143,8 +144,8 @@ void sched_api_put(struct api_call *call)
 static json_t *round_json(const PGresult *r, int i)
 {
     return json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "id",
-                     (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "at",
-                     PQgetvalue(r, i, 1), "policy", PQgetvalue(r, i, 2), "duration_us",
+                     (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "at", PQgetvalue(r, i, 1),
+                     "policy", PQgetvalue(r, i, 2), "duration_us",
                      (json_int_t)strtoll(PQgetvalue(r, i, 3), NULL, 10), "jobs",
                      (json_int_t)strtoll(PQgetvalue(r, i, 4), NULL, 10), "decisions",
                      (json_int_t)strtoll(PQgetvalue(r, i, 5), NULL, 10), "actions",
@@ -208,8 +209,7 @@ static int lock_job_or_respond(struct api_call *call, struct locked_job *j)
         problem_respond(call->req, 404, "no job %lld", id);
     else if (call->who.role != AUTH_ADMIN && strtoll(PQgetvalue(r, 0, 1), NULL, 10) != call->who.id)
         problem_respond(call->req, 403, "job %lld belongs to another user", id);
-    else if (job_state_parse(PQgetvalue(r, 0, 0), &j->state) < 0 ||
-             job_state_is_terminal(j->state))
+    else if (job_state_parse(PQgetvalue(r, 0, 0), &j->state) < 0 || job_state_is_terminal(j->state))
         problem_respond(call->req, 409, "job %lld has ended (%s)", id, PQgetvalue(r, 0, 0));
     else
         rc = 0;
@@ -276,8 +276,7 @@ void sched_api_resize(struct api_call *call)
         if (j.elastic && (n < j.min_gpus || n > j.max_gpus)) {
             db_command(call->db, "ROLLBACK");
             char b[64];
-            snprintf(b, sizeof(b), "expected %d..%d (min_gpus..max_gpus)", j.min_gpus,
-                     j.max_gpus);
+            snprintf(b, sizeof(b), "expected %d..%d (min_gpus..max_gpus)", j.min_gpus, j.max_gpus);
             bad_field(call, "gpus", "%s: %s", b);
         } else if (db_command_params(call->db,
                                      j.elastic ? "UPDATE jobs SET gpus = $2, updated_at = now()"
@@ -406,8 +405,7 @@ static void queue_fields(json_t *job, const PGresult *r, int i)
     json_object_set_new(job, "predicted_start", waiting ? text_or_null(r, i, 3) : json_null());
 }
 
-#define SCHED_COLS                                                                                 \
-    "job_id, pending_reason, queue_position, " TS("predicted_start") ", model::text"
+#define SCHED_COLS "job_id, pending_reason, queue_position, " TS("predicted_start") ", model::text"
 
 json_t *sched_api_job_fields(PGconn *c, json_t *job)
 {
@@ -441,9 +439,9 @@ json_t *sched_api_list_fields(PGconn *c, json_t *page)
         return page;
     size_t o = (size_t)sprintf(ids, "{");
     for (size_t i = 0; i < n; i++)
-        o += (size_t)sprintf(ids + o, "%s%lld", i ? "," : "",
-                             (long long)json_integer_value(
-                                 json_object_get(json_array_get(items, i), "id")));
+        o += (size_t)sprintf(
+            ids + o, "%s%lld", i ? "," : "",
+            (long long)json_integer_value(json_object_get(json_array_get(items, i), "id")));
     sprintf(ids + o, "}");
     const char *p[] = {ids};
     PGresult *r = db_exec(c,

@@ -219,7 +219,8 @@ static int refit_speed(struct sched_model *m, PGconn *c, const char *id)
     for (int i = 0; i < n; i++) {
         int w = atoi(PQgetvalue(r, i, 0));
         double total = strtod(PQgetvalue(r, i, 2), NULL);
-        obs[i] = (struct speed_obs){w, 1, m->speed.batch_per_gpu, strtod(PQgetvalue(r, i, 1), NULL)};
+        obs[i] =
+            (struct speed_obs){w, 1, m->speed.batch_per_gpu, strtod(PQgetvalue(r, i, 1), NULL)};
         samples += PQgetisnull(r, i, 3) ? 0 : strtod(PQgetvalue(r, i, 3), NULL);
         for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
             if (w == 1 << k)
@@ -310,10 +311,10 @@ json_t *sched_model_json(const struct sched_model *m, int cur_gpus)
         json_object_set_new(j, "class", json_string(m->class_name));
     json_object_set_new(j, "speed", m->source != SCHED_MODEL_NONE ? speed_json(m) : json_null());
     json_object_set_new(j, "convergence",
-                        m->conv.fitted ? json_pack("{s:f, s:f, s:f, s:f, s:I}", "b0", m->conv.b0,
-                                                   "b1", m->conv.b1, "b2", m->conv.b2, "rmse",
-                                                   m->conv.rmse, "points",
-                                                   (json_int_t)m->conv.npoints)
-                                       : json_null());
+                        m->conv.fitted
+                            ? json_pack("{s:f, s:f, s:f, s:f, s:I}", "b0", m->conv.b0, "b1",
+                                        m->conv.b1, "b2", m->conv.b2, "rmse", m->conv.rmse,
+                                        "points", (json_int_t)m->conv.npoints)
+                            : json_null());
     return j;
 }

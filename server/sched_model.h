@@ -31,13 +31,13 @@ struct sched_model {
     struct speed_model speed;
     struct conv_model conv;
     double dataset_size;
-    double target_epochs;   /* < 0: unknown */
+    double target_epochs; /* < 0: unknown */
     double epochs_done;
     double last_step;
     double explored_s[SCHED_EXPLORE_STAGES];
-    int nworld_sizes;       /* distinct world sizes measured */
-    long round;             /* the last round that saw the job (for pruning) */
-    int changed;            /* refitted (or new) in this round: its JSON must be written */
+    int nworld_sizes; /* distinct world sizes measured */
+    long round;       /* the last round that saw the job (for pruning) */
+    int changed;      /* refitted (or new) in this round: its JSON must be written */
 };
 
 struct sched_models;

@@ -30,8 +30,8 @@ struct plan_job {
     const char *reason;
     int migrated_by_request;
     char pending_reason[192];
-    int queue_position;             /* 1.. among waiting jobs; 0 when not waiting */
-    double predicted_start;         /* epoch seconds; < 0 unknown */
+    int queue_position;     /* 1.. among waiting jobs; 0 when not waiting */
+    double predicted_start; /* epoch seconds; < 0 unknown */
 };
 
 struct sched_plan {
@@ -43,8 +43,8 @@ struct sched_plan {
     struct sched_decision *d;
     struct plan_job *jobs;
     size_t njobs;
-    struct sched_slot *moved;  /* slots of migrations a person asked for */
-    uint64_t *busy;            /* per node: GPUs held after the round */
+    struct sched_slot *moved; /* slots of migrations a person asked for */
+    uint64_t *busy;           /* per node: GPUs held after the round */
     char policy[32];
 };
 
@@ -67,11 +67,18 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
     const struct snap_job *sj = pj->sj;
     const struct sched_model *m = pj->model;
     struct sched_job *j = &p->cjobs[i];
-    *j = (struct sched_job){.id = sj->id, .submit_time = sj->submit, .priority = sj->priority,
-                            .requested_gpus = sj->gpus, .min_gpus = sj->min_gpus,
-                            .max_gpus = sj->max_gpus, .elastic = sj->elastic,
-                            .cur_gpus = sj->cur_gpus, .slots = sj->slots,
-                            .model_source = m->source, .speed = m->speed, .conv = m->conv,
+    *j = (struct sched_job){.id = sj->id,
+                            .submit_time = sj->submit,
+                            .priority = sj->priority,
+                            .requested_gpus = sj->gpus,
+                            .min_gpus = sj->min_gpus,
+                            .max_gpus = sj->max_gpus,
+                            .elastic = sj->elastic,
+                            .cur_gpus = sj->cur_gpus,
+                            .slots = sj->slots,
+                            .model_source = m->source,
+                            .speed = m->speed,
+                            .conv = m->conv,
                             .epochs_done = m->epochs_done};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
@@ -459,8 +466,8 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
         json_array_append_new(slots, json_pack("{s:I, s:i}", "node_id", (json_int_t)n->id, "gpu",
                                                n->gpu_index[pj->slots[k].gpu]));
         if (pj->slots[k].node != last_node) {
-            last = json_pack("{s:I, s:s, s:i}", "node", (json_int_t)n->id, "name", n->name,
-                             "slots", 0);
+            last = json_pack("{s:I, s:s, s:i}", "node", (json_int_t)n->id, "name", n->name, "slots",
+                             0);
             json_array_append_new(hosts, last);
             last_node = pj->slots[k].node;
         }
@@ -469,27 +476,27 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
     }
     char ckpt[64];
     snprintf(ckpt, sizeof(ckpt), "checkpoints/job-%lld", (long long)sj->id);
-    json_t *spec = json_pack("{s:o, s:o, s:i, s:o, s:o, s:s, s:f, s:s, s:i, s:s}", "command",
-                             json_loads(sj->command, 0, NULL), "env", json_loads(sj->env, 0, NULL),
-                             "world_size", pj->gpus, "slots", slots, "hosts", hosts,
-                             "checkpoint_dir", ckpt, "lr_scale", (double)pj->gpus, "plan", "dp",
-                             "from_world_size", sj->cur_gpus, "reason",
-                             pj->migrated_by_request ? "migrate requested" : pj->reason);
+    json_t *spec =
+        json_pack("{s:o, s:o, s:i, s:o, s:o, s:s, s:f, s:s, s:i, s:s}", "command",
+                  json_loads(sj->command, 0, NULL), "env", json_loads(sj->env, 0, NULL),
+                  "world_size", pj->gpus, "slots", slots, "hosts", hosts, "checkpoint_dir", ckpt,
+                  "lr_scale", (double)pj->gpus, "plan", "dp", "from_world_size", sj->cur_gpus,
+                  "reason", pj->migrated_by_request ? "migrate requested" : pj->reason);
     if (spec && pj->change != CH_START)
         json_object_set_new(spec, "grace_s", json_real(p->cfg->grace_s));
     return spec;
 }
 
-static void ids_array(char *buf, size_t len, const struct sched_plan *p,
-                      const struct plan_job *pj, int nodes)
+static void ids_array(char *buf, size_t len, const struct sched_plan *p, const struct plan_job *pj,
+                      int nodes)
 {
     size_t o = 0;
     buf[o++] = '{';
     for (int k = 0; k < pj->gpus && o + 24 < len; k++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%lld", k ? "," : "",
-                              nodes ? (long long)p->s->nodes[pj->slots[k].node].id
-                                    : (long long)p->s->nodes[pj->slots[k].node]
-                                          .gpu_index[pj->slots[k].gpu]);
+        o += (size_t)snprintf(
+            buf + o, len - o, "%s%lld", k ? "," : "",
+            nodes ? (long long)p->s->nodes[pj->slots[k].node].id
+                  : (long long)p->s->nodes[pj->slots[k].node].gpu_index[pj->slots[k].gpu]);
     snprintf(buf + o, len - o, "}");
 }
 
@@ -540,10 +547,10 @@ static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
         if (pj->change == CH_KEEP)
             continue;
         char detail[256];
-        snprintf(detail, sizeof(detail), "round %s: %d -> %d GPUs (%s)", round,
-                 pj->sj->cur_gpus, pj->gpus, pj->reason);
-        if (sched_round_move_job(c, pj->sj->id, pj->sj->state, change_event[pj->change],
-                                 detail) < 0 ||
+        snprintf(detail, sizeof(detail), "round %s: %d -> %d GPUs (%s)", round, pj->sj->cur_gpus,
+                 pj->gpus, pj->reason);
+        if (sched_round_move_job(c, pj->sj->id, pj->sj->state, change_event[pj->change], detail) <
+                0 ||
             sched_round_release_job(c, pj->sj->id) < 0)
             return -1;
     }
@@ -601,7 +608,7 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
                         " migrate_to = CASE WHEN EXCLUDED.migrate_to = -1 THEN NULL"
                         " ELSE s.migrate_to END",
                         1, prm)
-                    : -1;
+                  : -1;
     free(text);
     return rc;
 }

@@ -37,15 +37,14 @@ int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t err
 }
 
 int sched_round_move_job(PGconn *c, long long id, enum job_state from, enum job_event ev,
-                    const char *detail)
+                         const char *detail)
 {
     enum job_state to;
     if (job_state_next(from, ev, &to) < 0)
         return -1;
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
-    const char *p[] = {ids, job_state_name(to), job_state_name(from), job_event_name(ev),
-                       detail};
+    const char *p[] = {ids, job_state_name(to), job_state_name(from), job_event_name(ev), detail};
     PGresult *r = db_exec(c,
                           "WITH up AS (UPDATE jobs SET state = $2, updated_at = now()"
                           " WHERE id = $1 AND state = $3 RETURNING id)"
@@ -90,8 +89,7 @@ static int requeue_lost_jobs(PGconn *c)
             continue;
         last = id;
         char detail[320];
-        snprintf(detail, sizeof(detail), "node %s is down: back to the queue",
-                 PQgetvalue(r, i, 2));
+        snprintf(detail, sizeof(detail), "node %s is down: back to the queue", PQgetvalue(r, i, 2));
         if (!job_state_is_terminal(from) && from != JOB_PENDING)
             rc = sched_round_move_job(c, id, from, JOB_EV_REQUEUE, detail);
         if (rc == 0)

@@ -31,10 +31,10 @@ struct sched_config {
 int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t errlen);
 
 struct sched_round_result {
-    long long round_id;     /* 0 when nothing was written */
+    long long round_id; /* 0 when nothing was written */
     long long duration_us;
     int jobs, decisions, actions, nodes_down;
-    char policy[32];        /* the policy that ran (see sched_round_run) */
+    char policy[32]; /* the policy that ran (see sched_round_run) */
 };
 
 /* Runs one round. round_no counts the thread's rounds (model cache pruning, the core's

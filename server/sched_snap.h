@@ -24,11 +24,11 @@ struct snap_job {
     int64_t id;
     enum job_state state;
     int gpus, min_gpus, max_gpus, elastic, priority, batch_per_gpu;
-    double submit;           /* epoch seconds */
-    const char *model;       /* the job's model object as text, or NULL */
+    double submit;     /* epoch seconds */
+    const char *model; /* the job's model object as text, or NULL */
     const char *command, *env;
-    long long nmetrics;      /* job_metrics rows */
-    int64_t migrate_to;      /* -1: no request; 0: anywhere; else a node id */
+    long long nmetrics; /* job_metrics rows */
+    int64_t migrate_to; /* -1: no request; 0: anywhere; else a node id */
     /* Current allocation: cur_gpus slots from slots[], node = index into nodes. */
     int cur_gpus;
     struct sched_slot *slots;
@@ -36,8 +36,8 @@ struct snap_job {
 };
 
 struct sched_snap {
-    double now;              /* the database's clock, epoch seconds */
-    double resize_cost_s;    /* mean of finished resizes, or < 0 when none measured */
+    double now;           /* the database's clock, epoch seconds */
+    double resize_cost_s; /* mean of finished resizes, or < 0 when none measured */
     struct snap_node *nodes;
     size_t nnodes;
     struct snap_job *jobs;

@@ -41,9 +41,8 @@ static json_t *sql_json(const char *fmt, long long arg)
     cr_assert_eq(PQstatus(c), CONNECTION_OK);
     PGresult *r = PQexec(c, sql);
     cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
-    json_t *j = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)
-                    ? json_loads(PQgetvalue(r, 0, 0), 0, NULL)
-                    : NULL;
+    json_t *j =
+        PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
     PQclear(r);
     PQfinish(c);
     return j;
@@ -131,8 +130,7 @@ Test(sched, submitted_job_gets_a_start_action_and_an_allocation)
     json_t *host = json_array_get(json_object_get(spec, "hosts"), 0);
     cr_assert_str_eq(json_string_value(json_object_get(host, "name")), "n1");
     cr_assert_eq(json_integer_value(json_object_get(host, "slots")), 2);
-    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(spec, "command"), 1)),
-                     "--x");
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(spec, "command"), 1)), "--x");
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(spec, "env"), "K")), "v");
     cr_assert(strlen(json_string_value(json_object_get(spec, "checkpoint_dir"))) > 0);
     json_decref(spec);
@@ -356,8 +354,7 @@ Test(sched, many_jobs_queue_in_order)
     long long waiting = (long long)sql_num("SELECT count(*) FROM jobs WHERE state = 'PENDING'", 0);
     cr_assert_eq(pos, waiting, "the last job is last of %lld waiting, not %lld", waiting, pos);
     json_decref(j);
-    j = hx_expect_json(hx_json("GET", "/api/v1/jobs?limit=100&state=PENDING", hx.admin, NULL),
-                       200);
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs?limit=100&state=PENDING", hx.admin, NULL), 200);
     json_t *first = json_array_get(json_object_get(j, "items"), 0);
     cr_assert_eq(json_integer_value(json_object_get(first, "queue_position")), 1,
                  "lists carry the queue fields");
@@ -422,16 +419,16 @@ Test(sched, migrate_request_moves_a_running_job)
                           "(SELECT max(id) FROM nodes)",
                           id, 2),
                  2, "on the second node now");
-    json_t *spec = sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'migrate'", id);
+    json_t *spec =
+        sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'migrate'", id);
     cr_assert_not_null(spec);
-    cr_assert_eq(json_integer_value(json_object_get(json_array_get(json_object_get(spec, "hosts"),
-                                                                   0),
-                                                    "node")),
+    cr_assert_eq(json_integer_value(
+                     json_object_get(json_array_get(json_object_get(spec, "hosts"), 0), "node")),
                  n2);
     json_decref(spec);
-    cr_assert_eq(sql_num("SELECT node_id FROM actions WHERE job_id = %lld AND kind = 'migrate'",
-                         id),
-                 n1, "sent to where it runs");
+    cr_assert_eq(
+        sql_num("SELECT node_id FROM actions WHERE job_id = %lld AND kind = 'migrate'", id), n1,
+        "sent to where it runs");
     cr_assert_eq(sql_num("SELECT count(*) FROM job_sched WHERE job_id = %lld"
                          " AND migrate_to IS NOT NULL",
                          id),
