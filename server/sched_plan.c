@@ -186,7 +186,18 @@ static int all_free(const uint64_t *busy, const struct sched_slot *sl, int n)
     return 1;
 }
 
-/* What the decision would change for job i, if it is allowed to. */
+/* True when all n slots are on node. */
+static int on_node_of(const struct sched_slot *sl, int n, int node)
+{
+    for (int k = 0; k < n; k++)
+        if (sl[k].node != node)
+            return 0;
+    return 1;
+}
+
+/* What the decision would change for job i, if it is allowed to. A new size on the node
+ * where the job runs is a resize (that worker restarts it); anything that leaves the node is
+ * a migration (that worker checkpoints, the first new node starts it, at the new size). */
 static enum change proposed(const struct sched_plan *p, size_t i)
 {
     const struct plan_job *pj = &p->jobs[i];
@@ -197,7 +208,9 @@ static enum change proposed(const struct sched_plan *p, size_t i)
         return CH_START;
     if (!a->changed)
         return CH_KEEP;
-    return a->gpus != pj->sj->cur_gpus ? CH_RESIZE : CH_MIGRATE;
+    return a->gpus != pj->sj->cur_gpus && on_node_of(a->slots, a->gpus, pj->sj->slots[0].node)
+               ? CH_RESIZE
+               : CH_MIGRATE;
 }
 
 static void keep(struct plan_job *pj)
@@ -474,14 +487,19 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
         json_object_set_new(last, "slots",
                             json_integer(json_integer_value(json_object_get(last, "slots")) + 1));
     }
-    char ckpt[64];
-    snprintf(ckpt, sizeof(ckpt), "checkpoints/job-%lld", (long long)sj->id);
-    json_t *spec =
-        json_pack("{s:o, s:o, s:i, s:o, s:o, s:s, s:f, s:s, s:i, s:s}", "command",
-                  json_loads(sj->command, 0, NULL), "env", json_loads(sj->env, 0, NULL),
-                  "world_size", pj->gpus, "slots", slots, "hosts", hosts, "checkpoint_dir", ckpt,
-                  "lr_scale", (double)pj->gpus, "plan", "dp", "from_world_size", sj->cur_gpus,
-                  "reason", pj->migrated_by_request ? "migrate requested" : pj->reason);
+    json_t *spec = json_pack("{s:o, s:o, s:i, s:o, s:o, s:f, s:s, s:i, s:s}", "command",
+                             json_loads(sj->command, 0, NULL), "env", json_loads(sj->env, 0, NULL),
+                             "world_size", pj->gpus, "slots", slots, "hosts", hosts, "lr_scale",
+                             (double)pj->gpus, "plan", "dp", "from_world_size", sj->cur_gpus,
+                             "reason", pj->migrated_by_request ? "migrate requested" : pj->reason);
+    /* Checkpoints must be reachable from every node a job may move to: a shared folder the
+     * operator names; without one the worker keeps them in its own state directory. */
+    const char *root = getenv("RINGMASTER_CHECKPOINT_ROOT");
+    if (spec && root && *root) {
+        char ckpt[4096];
+        snprintf(ckpt, sizeof(ckpt), "%s/job-%lld", root, (long long)sj->id);
+        json_object_set_new(spec, "checkpoint_dir", json_string(ckpt));
+    }
     if (spec && pj->change != CH_START)
         json_object_set_new(spec, "grace_s", json_real(p->cfg->grace_s));
     return spec;
