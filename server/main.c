@@ -177,8 +177,8 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
 
 static void stop(struct daemon *d)
 {
-    sched_thread_destroy(d->sched);
     http_destroy(d->http);
+    sched_thread_destroy(d->sched);
     api_destroy(d->api);
     db_destroy(d->db);
     if (d->cluster && pgcluster_stop(d->cluster) < 0)

@@ -1,8 +1,10 @@
 #include "sched_thread.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "db.h"
 #include "log.h"
@@ -14,6 +16,9 @@
 
 struct sched_thread {
     struct db_pool *db;
+    PGconn *listen;   /* LISTEN ringmaster_sched; NULL or broken: the timer only */
+    int listening;    /* LISTEN done on the current connection */
+    int listen_retry; /* rounds to skip before reconnecting it */
     struct sched_models *models;
     pthread_t tid;
     int started;
@@ -48,13 +53,49 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
     return cfg->node_timeout_s / 2 < wait ? cfg->node_timeout_s / 2 : wait;
 }
 
+/* The listening connection's socket, (re)connecting it when needed; -1 when down. */
+static int listen_fd(struct sched_thread *t)
+{
+    if (t->listening && PQstatus(t->listen) == CONNECTION_OK)
+        return PQsocket(t->listen);
+    t->listening = 0;
+    if (t->listen_retry-- > 0)
+        return -1;
+    t->listen_retry = 10;
+    if (t->listen && PQstatus(t->listen) != CONNECTION_OK)
+        PQreset(t->listen);
+    PGresult *r = NULL;
+    if (t->listen && PQstatus(t->listen) == CONNECTION_OK)
+        r = PQexec(t->listen, "LISTEN ringmaster_sched");
+    int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok)
+        return -1;
+    t->listening = 1;
+    return PQsocket(t->listen);
+}
+
+/* Reads and forgets the notifications that arrived. */
+static void drain(struct sched_thread *t)
+{
+    if (!t->listen || !PQconsumeInput(t->listen))
+        return;
+    PGnotify *n;
+    while ((n = PQnotifies(t->listen)) != NULL)
+        PQfreemem(n);
+}
+
 static void *run(void *arg)
 {
     struct sched_thread *t = arg;
     struct sched_config cfg;
     double wait = 0;
-    while (sched_wake_wait(wait) >= 0)
+    int rc;
+    while ((rc = sched_wake_wait(wait, listen_fd(t))) >= 0) {
+        if (rc == 2)
+            drain(t);
         wait = one_round(t, &cfg);
+    }
     return NULL;
 }
 
@@ -65,8 +106,13 @@ struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    sched_wake_reset();
+    if (sched_wake_open() < 0) {
+        snprintf(err, errlen, "scheduler wake-up: %s", strerror(errno));
+        free(t);
+        return NULL;
+    }
     t->db = db_create(conninfo, 1, err, errlen);
+    t->listen = PQconnectdb(conninfo);
     t->models = sched_models_create();
     if (!t->db || !t->models) {
         if (t->db)
@@ -94,5 +140,7 @@ void sched_thread_destroy(struct sched_thread *t)
     }
     sched_models_destroy(t->models);
     db_destroy(t->db);
+    PQfinish(t->listen);
+    sched_wake_close();
     free(t);
 }

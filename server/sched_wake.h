@@ -1,21 +1,28 @@
-/* sched_wake: how the HTTP handlers wake the scheduler thread at once (a submission, a
- * cancellation, a node registered, a person's resize or priority change) instead of waiting
- * for the next timed round. One process-wide condition; signals are never lost (a flag
- * remembers one that came while the thread was busy) and several coalesce into one round. */
+/* sched_wake: how the scheduler thread is woken at once instead of waiting for its next
+ * timed round: in-process by the HTTP handlers (a submission, a cancellation, a node
+ * registered, a settings change, a person's resize, priority or migrate request), and from
+ * the database by a notification (sql/004: a job reaching RUNNING, SUSPENDED or an end state,
+ * a node changing state, whoever wrote it) that the thread listens for on a socket. One
+ * process-wide eventfd; signals are never lost and several coalesce into one round. */
 #ifndef RINGMASTER_SCHED_WAKE_H
 #define RINGMASTER_SCHED_WAKE_H
 
-/* Asks for a round as soon as possible. Safe from any thread, never blocks for long. */
+/* Asks for a round as soon as possible. Safe from any thread, never blocks; a no-op before
+ * sched_wake_open() and after sched_wake_close(). */
 void sched_wake_signal(void);
 
-/* Waits until a signal arrives or timeout_s seconds pass (or sched_wake_stop() was called).
- * Returns 1 when woken by a signal, 0 on the timeout, -1 once stopped. Clears the signal. */
-int sched_wake_wait(double timeout_s);
+/* Opens the wake-up channel (the scheduler thread's creator). Returns 0 or -1 (errno). */
+int sched_wake_open(void);
+
+/* Waits until a signal arrives, fd (when >= 0) becomes readable, or timeout_s passes.
+ * Returns 1 for a signal (cleared), 2 when fd is readable, 0 on the timeout, -1 once
+ * sched_wake_stop() was called. */
+int sched_wake_wait(double timeout_s, int fd);
 
 /* Makes every present and future sched_wake_wait() return -1 at once. */
 void sched_wake_stop(void);
 
-/* Undoes sched_wake_stop() (a scheduler started again in the same process). */
-void sched_wake_reset(void);
+/* Closes the channel (after the waiting thread has ended). */
+void sched_wake_close(void);
 
 #endif

@@ -43,3 +43,23 @@ CREATE TABLE job_sched (
     migrate_to      bigint,          -- a person asked to move it (0: anywhere else)
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
+
+-- Wake the scheduler thread (it LISTENs on ringmaster_sched) when a job starts running, is
+-- suspended or ends, or a node changes state, whoever wrote it: the worker's reports, a person,
+-- another ringmasterd. Delivered on commit; the scheduler's timer covers a lost one.
+CREATE FUNCTION ringmaster_sched_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('ringmaster_sched', TG_TABLE_NAME);
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER jobs_sched_notify AFTER UPDATE OF state ON jobs
+    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state
+                       AND NEW.state IN ('RUNNING', 'SUSPENDED', 'COMPLETED', 'FAILED',
+                                         'CANCELLED'))
+    EXECUTE FUNCTION ringmaster_sched_notify();
+
+CREATE TRIGGER nodes_sched_notify AFTER UPDATE OF state ON nodes
+    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state AND NEW.state = 'UP')
+    EXECUTE FUNCTION ringmaster_sched_notify();

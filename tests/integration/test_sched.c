@@ -436,3 +436,19 @@ Test(sched, migrate_request_moves_a_running_job)
                  0, "the request is done");
     hx_finish();
 }
+
+Test(sched, a_job_ending_wakes_the_scheduler_through_the_database)
+{
+    put_scheduler("{\"interval_s\":3600,\"node_timeout_s\":86400}");
+    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4}");
+    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
+    cr_assert_eq(sql_num(ALLOC_SQL, b), 0);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'COMPLETED' WHERE id = %lld", a);
+    sql_do(sql); /* as the worker's report would, through no handler of the scheduler's */
+    cr_assert_eq(wait_num(ALLOC_SQL, b, 4), 4, "the next job starts without a timed round");
+    cr_assert_eq(sql_num(ALLOC_SQL, a), 0, "the ended job's GPUs were released");
+    hx_finish();
+}
