@@ -452,3 +452,32 @@ Test(sched, a_job_ending_wakes_the_scheduler_through_the_database)
     cr_assert_eq(sql_num(ALLOC_SQL, a), 0, "the ended job's GPUs were released");
     hx_finish();
 }
+
+Test(sched, waiting_job_gets_a_predicted_start_from_the_models)
+{
+    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
+                         "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
+    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
+    json_t *j = NULL;
+    double until = now_s() + WAIT_S;
+    while (now_s() < until) {
+        json_decref(j);
+        j = get_job(b);
+        if (json_is_string(json_object_get(j, "predicted_start")))
+            break;
+        usleep(100000);
+    }
+    /* 10 epochs of 50,000 images at 4 x 128 images per 0.4443 s: about 434 s */
+    const char *start = json_string_value(json_object_get(j, "predicted_start"));
+    cr_assert_not_null(start, "b starts when a is predicted to end");
+    cr_assert(strlen(start) >= 20);
+    json_decref(j);
+    j = get_job(a);
+    double left = json_number_value(json_object_get(
+        json_object_get(json_object_get(j, "model"), "fit"), "predicted_remaining_s"));
+    cr_assert(left > 380 && left < 490, "a has %.0f s left", left);
+    json_decref(j);
+    hx_finish();
+}
