@@ -407,58 +407,154 @@ static void queue_fields(json_t *job, const PGresult *r, int i)
 
 #define SCHED_COLS "job_id, pending_reason, queue_position, " TS("predicted_start") ", model::text"
 
-json_t *sched_api_job_fields(PGconn *c, json_t *job)
+static const char *const allocs_sql =
+    "SELECT job_id, node_id, string_agg(gpu_idx::text, ' ' ORDER BY gpu_idx), count(*)"
+    " FROM allocations WHERE job_id = ANY($1::bigint[]) GROUP BY job_id, node_id"
+    " ORDER BY job_id, node_id";
+
+/* Sets "allocation" [{node, gpus: [index...]}] and "world_size" of job from the rows of
+ * allocs_sql that belong to it (r may be NULL: none). */
+static void alloc_fields(json_t *job, const PGresult *r)
 {
-    char id[24];
-    if (!job)
-        return NULL;
-    snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(json_object_get(job, "id")));
-    const char *p[] = {id};
-    PGresult *r = db_exec(c, "SELECT " SCHED_COLS " FROM job_sched WHERE job_id = $1", 1, p);
-    int found = db_ok(r) && PQntuples(r) == 1;
-    queue_fields(job, found ? r : NULL, 0);
-    if (found && !PQgetisnull(r, 0, 4)) {
-        json_t *model = json_object_get(job, "model");
-        if (!json_is_object(model)) {
-            model = json_object();
-            json_object_set_new(job, "model", model);
+    long long id = json_integer_value(json_object_get(job, "id"));
+    json_t *alloc = json_array();
+    long long world = 0;
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        if (strtoll(PQgetvalue(r, i, 0), NULL, 10) != id)
+            continue;
+        json_t *gpus = json_array();
+        for (char *g = PQgetvalue(r, i, 2), *end; *g; g = end) {
+            json_array_append_new(gpus, json_integer(strtol(g, &end, 10)));
+            if (end == g)
+                break;
         }
-        json_t *fit = json_loads(PQgetvalue(r, 0, 4), 0, NULL);
-        json_object_set_new(model, "fit", fit ? fit : json_null());
+        json_array_append_new(alloc, json_pack("{s:I, s:o}", "node",
+                                               (json_int_t)strtoll(PQgetvalue(r, i, 1), NULL, 10),
+                                               "gpus", gpus));
+        world += strtoll(PQgetvalue(r, i, 3), NULL, 10);
     }
-    PQclear(r);
-    return job;
+    json_object_set_new(job, "allocation", alloc);
+    json_object_set_new(job, "world_size", json_integer(world));
 }
 
-json_t *sched_api_list_fields(PGconn *c, json_t *page)
+/* "{1,2,3}": the ids of the jobs in items (new text, or NULL). */
+static char *id_array(const json_t *items)
 {
-    json_t *items = json_object_get(page, "items");
     size_t n = json_array_size(items);
     char *ids = malloc(n * 24 + 3);
     if (!ids)
-        return page;
+        return NULL;
     size_t o = (size_t)sprintf(ids, "{");
     for (size_t i = 0; i < n; i++)
         o += (size_t)sprintf(
             ids + o, "%s%lld", i ? "," : "",
             (long long)json_integer_value(json_object_get(json_array_get(items, i), "id")));
     sprintf(ids + o, "}");
+    return ids;
+}
+
+static PGresult *query_ids(PGconn *c, const char *sql, const char *ids)
+{
     const char *p[] = {ids};
-    PGresult *r = db_exec(c,
-                          "SELECT " SCHED_COLS " FROM job_sched WHERE job_id = ANY($1::bigint[])"
-                          " ORDER BY job_id",
-                          1, p);
+    PGresult *r = db_exec(c, sql, 1, p);
+    if (!db_ok(r)) {
+        PQclear(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The job's model object with the scheduler's fields merged in (the scheduler's win). */
+static void merge_model(json_t *job, const char *fit_text)
+{
+    json_t *fit = json_loads(fit_text, 0, NULL);
+    if (!json_is_object(fit)) {
+        json_decref(fit);
+        return;
+    }
+    json_t *model = json_object_get(job, "model");
+    if (!json_is_object(model)) {
+        model = json_object();
+        json_object_set_new(job, "model", model);
+    }
+    json_object_update(model, fit);
+    json_decref(fit);
+}
+
+json_t *sched_api_job_fields(PGconn *c, json_t *job)
+{
+    if (!job)
+        return NULL;
+    json_t *one = json_pack("[O]", job);
+    char *ids = id_array(one);
+    json_decref(one);
+    PGresult *r = ids ? query_ids(c,
+                                  "SELECT " SCHED_COLS " FROM job_sched"
+                                  " WHERE job_id = ANY($1::bigint[])",
+                                  ids)
+                      : NULL;
+    PGresult *a = ids ? query_ids(c, allocs_sql, ids) : NULL;
+    int found = r && PQntuples(r) == 1;
+    queue_fields(job, found ? r : NULL, 0);
+    if (found && !PQgetisnull(r, 0, 4))
+        merge_model(job, PQgetvalue(r, 0, 4));
+    alloc_fields(job, a);
+    PQclear(r);
+    PQclear(a);
     free(ids);
-    int ok = db_ok(r);
-    for (size_t i = 0; i < n; i++) {
+    return job;
+}
+
+void sched_api_model(struct api_call *call)
+{
+    long long id;
+    if (api_id_or_respond(call, "job", &id) < 0)
+        return;
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *p[] = {ids};
+    PGresult *r = db_exec(call->db,
+                          "SELECT s.model::text FROM jobs j LEFT JOIN job_sched s"
+                          " ON s.job_id = j.id WHERE j.id = $1",
+                          1, p);
+    json_t *fit = db_ok(r) && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)
+                      ? json_loads(PQgetvalue(r, 0, 0), 0, NULL)
+                      : NULL;
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (PQntuples(r) != 1)
+        problem_respond(call->req, 404, "no job %lld", id);
+    else if (!fit)
+        problem_respond(call->req, 404, "job %lld has no model yet", id);
+    else
+        api_respond_json(call, 200, json_incref(fit));
+    json_decref(fit);
+    PQclear(r);
+}
+
+json_t *sched_api_list_fields(PGconn *c, json_t *page)
+{
+    json_t *items = json_object_get(page, "items");
+    char *ids = id_array(items);
+    if (!ids)
+        return page;
+    PGresult *r = query_ids(c,
+                            "SELECT " SCHED_COLS " FROM job_sched"
+                            " WHERE job_id = ANY($1::bigint[]) ORDER BY job_id",
+                            ids);
+    PGresult *a = query_ids(c, allocs_sql, ids);
+    free(ids);
+    for (size_t i = 0; i < json_array_size(items); i++) {
         json_t *job = json_array_get(items, i);
         long long id = json_integer_value(json_object_get(job, "id"));
         int row = -1;
-        for (int k = 0; ok && k < PQntuples(r) && row < 0; k++)
+        for (int k = 0; r && k < PQntuples(r) && row < 0; k++)
             if (strtoll(PQgetvalue(r, k, 0), NULL, 10) == id)
                 row = k;
         queue_fields(job, row >= 0 ? r : NULL, row);
+        alloc_fields(job, a);
     }
     PQclear(r);
+    PQclear(a);
     return page;
 }

@@ -30,14 +30,20 @@ void sched_api_migrate(struct api_call *call);
  * runs. Answers with the job. */
 void sched_api_priority(struct api_call *call);
 
+/* GET /api/v1/jobs/{id}/model: the scheduler's model of the job (source, speed with its
+ * curve per GPU count, convergence with steps and seconds remaining); 404 before the first
+ * round that saw it. */
+void sched_api_model(struct api_call *call);
+
 /* Adds to job (a job object, stolen; returned): "pending_reason", "queue_position" and
- * "predicted_start" (null unless the job is PENDING and a round explained it), and the
- * scheduler's model of the job as "fit" inside its "model" object (the declared fields stay;
- * a `model` object is made when the job declared none). Returns job unchanged on errors. */
+ * "predicted_start" (null unless the job is PENDING and a round explained it), "allocation"
+ * [{node, gpus: [index...]}] and "world_size" (GPUs held now), and the scheduler's model of
+ * the job merged into its "model" object (declared fields stay unless the scheduler has a
+ * field of that name; a `model` object is made when the job declared none). */
 json_t *sched_api_job_fields(PGconn *c, json_t *job);
 
 /* As sched_api_job_fields for every item of a page {"items": [...]} (stolen; returned),
- * without the models; one query. */
+ * without the models; two queries in all. */
 json_t *sched_api_list_fields(PGconn *c, json_t *page);
 
 #endif

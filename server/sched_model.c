@@ -276,23 +276,35 @@ static json_t *num_or_null(double v)
     return v >= 0 && isfinite(v) ? json_real(v) : json_null();
 }
 
+/* speed: theta, and per GPU count 1..64 (powers of two) the predicted step time, samples
+ * per second and seconds to finish, as curve [{gpus, step_time_s, samples_per_second,
+ * remaining_s}]. */
 static json_t *speed_json(const struct sched_model *m)
 {
-    json_t *theta = json_array(), *per = json_object();
+    json_t *theta = json_array(), *curve = json_array();
     for (int k = 0; k < SPEED_NFEATURES; k++)
         json_array_append_new(theta, json_real(m->speed.theta[k]));
     for (int w = 1; w <= 64; w *= 2) {
-        char key[8];
-        snprintf(key, sizeof(key), "%d", w);
         double t = speed_step_time(&m->speed, w);
-        json_object_set_new(per, key,
-                            json_pack("{s:o, s:o, s:o}", "step_time_s", num_or_null(t),
-                                      "samples_per_s",
-                                      num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1),
-                                      "remaining_s", num_or_null(sched_model_remaining_s(m, w))));
+        json_array_append_new(curve,
+                              json_pack("{s:i, s:o, s:o, s:o}", "gpus", w, "step_time_s",
+                                        num_or_null(t), "samples_per_second",
+                                        num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1),
+                                        "remaining_s", num_or_null(sched_model_remaining_s(m, w))));
     }
     return json_pack("{s:o, s:f, s:f, s:o}", "theta", theta, "rmse_s", m->speed.rmse,
-                     "batch_per_gpu", m->speed.batch_per_gpu, "per_gpus", per);
+                     "batch_per_gpu", m->speed.batch_per_gpu, "curve", curve);
+}
+
+/* convergence: b0, b1, b2, the fit's error, and steps and seconds still to go at w GPUs. */
+static json_t *conv_json(const struct sched_model *m, int w)
+{
+    double ep = sched_model_remaining_epochs(m, w);
+    double steps = ep >= 0 ? ep * m->dataset_size / (w * m->speed.batch_per_gpu) : -1;
+    return json_pack("{s:f, s:f, s:f, s:f, s:I, s:o, s:o}", "b0", m->conv.b0, "b1", m->conv.b1,
+                     "b2", m->conv.b2, "rmse", m->conv.rmse, "points", (json_int_t)m->conv.npoints,
+                     "steps_remaining", num_or_null(steps), "seconds_remaining",
+                     num_or_null(sched_model_remaining_s(m, w)));
 }
 
 json_t *sched_model_json(const struct sched_model *m, int cur_gpus)
@@ -310,11 +322,6 @@ json_t *sched_model_json(const struct sched_model *m, int cur_gpus)
     if (m->class_name[0])
         json_object_set_new(j, "class", json_string(m->class_name));
     json_object_set_new(j, "speed", m->source != SCHED_MODEL_NONE ? speed_json(m) : json_null());
-    json_object_set_new(j, "convergence",
-                        m->conv.fitted
-                            ? json_pack("{s:f, s:f, s:f, s:f, s:I}", "b0", m->conv.b0, "b1",
-                                        m->conv.b1, "b2", m->conv.b2, "rmse", m->conv.rmse,
-                                        "points", (json_int_t)m->conv.npoints)
-                            : json_null());
+    json_object_set_new(j, "convergence", m->conv.fitted ? conv_json(m, w) : json_null());
     return j;
 }
