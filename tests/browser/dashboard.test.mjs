@@ -146,7 +146,8 @@ test("the cluster page shows a node registered through the API with its GPUs", T
   assert.equal(await card.locator("li.gpu").count(), 4);
   await expectText(card.locator('li.gpu[data-gpu="3"]'), /GPU 3.*H100/);
   await expectText(page.locator("#stat-nodes"), /1 \/ 1/);
-  await expectText(page.locator("#stat-queue"), /^1/); // the second job still waits
+  // the live scheduler starts the waiting 1-GPU job as soon as the node registers
+  await expectText(page.locator("#stat-queue"), /^0/);
   await page.waitForTimeout(3500); // one more poll: the charts need two samples
   await expectText(page.locator("#cluster-charts"), /GPUs allocated/);
   await screenshot(page, "cluster-1280");
@@ -189,6 +190,9 @@ test("a token the server refuses sends the browser back to the login page", T, a
 // When the worker and live scheduler land, the real flow replaces it.
 test("sections light up when their endpoints answer (stubbed until the server has them)", T, async () => {
   const nodes = (await call(server, "GET", "/nodes")).body.items;
+  // free the GPU the live scheduler gave the other job, so that only the stub holds GPUs
+  for (const j of (await call(server, "GET", "/jobs?state=STARTING")).body.items)
+    assert.equal((await call(server, "POST", `/jobs/${j.id}/cancel`)).status, 200);
   const real = (await call(server, "GET", "/jobs/" + jobId)).body;
   const running = { ...real, state: "RUNNING", finished_at: null, world_size: 2,
     allocation: [{ node: nodes[0].id, gpus: [1, 2] }],
@@ -200,6 +204,7 @@ test("sections light up when their endpoints answer (stubbed until the server ha
   let resized = null;
   await page.route(new RegExp(`/api/v1/jobs/${jobId}$`), (r) => json(r, running));
   await page.route(new RegExp(`/api/v1/jobs/${jobId}/metrics$`), (r) => json(r, metrics));
+  await page.route(new RegExp(`/api/v1/jobs/${jobId}/model$`), (r) => json(r, running.model));
   await page.route(new RegExp(`/api/v1/jobs/${jobId}/resize$`), (r) => {
     if (r.request().method() !== "POST") return json(r, { status: 405, title: "Method Not Allowed" }, 405);
     resized = r.request().postDataJSON();
