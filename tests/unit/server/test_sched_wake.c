@@ -1,0 +1,70 @@
+/* sched_wake: the scheduler thread's wake-up channel (an eventfd, plus an optional socket). */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sched_wake.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void setup(void)
+{
+    cr_assert_eq(sched_wake_open(), 0);
+}
+
+TestSuite(sched_wake, .init = setup, .fini = sched_wake_close, .timeout = 10);
+
+Test(sched_wake, a_signal_wakes_once_and_several_coalesce)
+{
+    sched_wake_signal();
+    sched_wake_signal();
+    cr_assert_eq(sched_wake_wait(5, -1), 1);
+    double t0 = now_s();
+    cr_assert_eq(sched_wake_wait(0.05, -1), 0, "the second signal was merged into the first");
+    cr_assert(now_s() - t0 >= 0.04, "waited out the timeout");
+}
+
+static void *signal_later(void *arg)
+{
+    (void)arg;
+    usleep(50000);
+    sched_wake_signal();
+    return NULL;
+}
+
+Test(sched_wake, a_signal_from_another_thread_ends_the_wait)
+{
+    pthread_t t;
+    double t0 = now_s();
+    pthread_create(&t, NULL, signal_later, NULL);
+    cr_assert_eq(sched_wake_wait(5, -1), 1);
+    cr_assert(now_s() - t0 < 2);
+    pthread_join(t, NULL);
+}
+
+Test(sched_wake, a_readable_socket_and_stop)
+{
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    cr_assert_eq(write(p[1], "x", 1), 1);
+    cr_assert_eq(sched_wake_wait(5, p[0]), 2);
+    sched_wake_stop();
+    cr_assert_eq(sched_wake_wait(5, p[0]), -1, "stopped wins");
+    cr_assert_eq(sched_wake_wait(5, -1), -1);
+    close(p[0]);
+    close(p[1]);
+}
+
+Test(sched_wake, signal_is_harmless_when_closed)
+{
+    sched_wake_close();
+    sched_wake_signal();
+    cr_assert_eq(sched_wake_open(), 0);
+    cr_assert_eq(sched_wake_wait(0.01, -1), 0);
+}
