@@ -239,16 +239,6 @@ static int cluster_one(const struct workload *w, const char *policy, double hori
     return r ? 0 : -1;
 }
 
-/* Each job's GPU utilisation, uniform in [LO, HI), from the seed. */
-static void draw_utils(struct workload *w, uint64_t seed)
-{
-    uint64_t rng = seed ^ 0x6a09e667f3bcc909ULL;
-
-    for (size_t i = 0; i < w->njobs; i++)
-        w->jobs[i].gpu_util = CLUSTER_UTIL_LO +
-                              (CLUSTER_UTIL_HI - CLUSTER_UTIL_LO) * simulate_rng_uniform(&rng);
-}
-
 int gandiva_cluster_run(const char *trace, uint64_t seed, struct gandiva_cluster *r, char *err,
                         size_t errlen)
 {
@@ -265,7 +255,7 @@ int gandiva_cluster_run(const char *trace, uint64_t seed, struct gandiva_cluster
                                              err, errlen);
     if (!w)
         return -1;
-    draw_utils(w, seed);
+    workload_draw_gpu_util(w, CLUSTER_UTIL_LO, CLUSTER_UTIL_HI, seed);
     r->njobs = w->njobs;
     int rc = cluster_one(w, "gandiva", r->horizon_s, &r->gandiva, err, errlen);
     if (rc == 0)
