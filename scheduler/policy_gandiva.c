@@ -23,9 +23,11 @@
  * both use at most SCHED_PACK_MAX_UTIL of a GPU, their memory fits one GPU and
  * neither was reverted before (the partner with the least utilisation first).
  *
- * Migration and gathering: placement (placement.h) keeps running jobs in place
- * and migrates them only when that lets a job span fewer nodes; a suspended
- * job resumes wherever placement finds room. Deterministic, no randomness. */
+ * Migration: placement (placement.h) keeps running jobs in place and moves
+ * them only when that lets a job it places span fewer nodes; then a job left
+ * spread over several nodes is gathered onto one node that can hold it (the
+ * one where it holds most GPUs already, then the fullest). A suspended job
+ * resumes wherever placement finds room. Deterministic, no randomness. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -245,9 +247,99 @@ static int refine_new_pairs(const struct sched_snapshot *snap, struct sched_deci
     return 0;
 }
 
+/* Nodes that assignment a spans. */
+static int nodes_spanned(const struct sched_assignment *a)
+{
+    int n = 0;
+
+    for (int g = 0; g < a->gpus; g++) {
+        int seen = 0;
+        for (int h = 0; h < g && !seen; h++)
+            seen = a->slots[h].node == a->slots[g].node;
+        n += !seen;
+    }
+    return n;
+}
+
+/* The up node that can hold all of a's GPUs (free ones plus its own there),
+ * the one where it holds most already, then the fullest; -1 if none. */
+static int gather_node(const struct sched_snapshot *snap, const struct sched_assignment *a,
+                       const uint64_t *busy)
+{
+    int best = -1, best_own = -1, best_free = 0;
+
+    for (size_t n = 0; n < snap->nnodes; n++) {
+        int own = 0, free_here = 0;
+        if (!snap->nodes[n].up)
+            continue;
+        for (int g = 0; g < a->gpus; g++)
+            own += a->slots[g].node == (int)n;
+        for (int g = 0; g < snap->nodes[n].ngpus; g++)
+            free_here += !(busy[n] & (UINT64_C(1) << g));
+        if (own + free_here < a->gpus)
+            continue;
+        if (own > best_own || (own == best_own && free_here < best_free)) {
+            best = (int)n;
+            best_own = own;
+            best_free = free_here;
+        }
+    }
+    return best;
+}
+
+/* Moves a onto node n: the GPUs it holds there, then the lowest free ones. */
+static void gather_onto(struct sched_assignment *a, int n, uint64_t *busy)
+{
+    uint64_t mine = 0;
+    int k = 0;
+
+    for (int g = 0; g < a->gpus; g++) {
+        busy[a->slots[g].node] &= ~(UINT64_C(1) << a->slots[g].gpu);
+        if (a->slots[g].node == n)
+            mine |= UINT64_C(1) << a->slots[g].gpu;
+    }
+    for (int g = 0; g < SCHED_MAX_GPUS_PER_NODE && k < a->gpus; g++)
+        if (mine & (UINT64_C(1) << g))
+            a->slots[k++] = (struct sched_slot){ .node = n, .gpu = g };
+    for (int g = 0; g < SCHED_MAX_GPUS_PER_NODE && k < a->gpus; g++)
+        if (!(mine & (UINT64_C(1) << g)) && !(busy[n] & (UINT64_C(1) << g)))
+            a->slots[k++] = (struct sched_slot){ .node = n, .gpu = g };
+    for (int g = 0; g < a->gpus; g++)
+        busy[n] |= UINT64_C(1) << a->slots[g].gpu;
+}
+
+/* Migration: a multi-GPU job spread over several nodes moves onto one node
+ * that can hold it (through its checkpoint; the caller pays resize_cost_s). */
+static int refine_gather(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    uint64_t *busy = calloc(snap->nnodes + 1, sizeof(*busy));
+
+    if (!busy)
+        return -1;
+    for (size_t i = 0; i < d->njobs; i++)
+        for (int g = 0; g < d->assign[i].gpus; g++)
+            busy[d->assign[i].slots[g].node] |= UINT64_C(1) << d->assign[i].slots[g].gpu;
+    for (size_t i = 0; i < d->njobs; i++) {
+        struct sched_assignment *a = &d->assign[i];
+        if (a->gpus < 2 || a->pack != SCHED_PACK_NONE || nodes_spanned(a) < 2)
+            continue;
+        int n = gather_node(snap, a, busy);
+        if (n < 0)
+            continue;
+        gather_onto(a, n, busy);
+        d->nchanged += !a->changed;
+        a->changed = 1;
+        a->reason = "migrated: gathered onto one node";
+    }
+    free(busy);
+    return 0;
+}
+
 static int refine_gandiva(const struct sched_snapshot *snap, struct sched_decision *d)
 {
     refine_pairs(snap, d);
+    if (refine_gather(snap, d))
+        return -1;
     return refine_new_pairs(snap, d);
 }
 
