@@ -335,10 +335,63 @@ static int refine_gather(const struct sched_snapshot *snap, struct sched_decisio
     return 0;
 }
 
+/* A 1-GPU job that starts or resumes on node n this round and whose home is
+ * not n (moving it loses nothing), or -1. */
+static long fresh_on(const struct sched_snapshot *snap, const struct sched_decision *d, int n)
+{
+    for (size_t k = 0; k < d->njobs; k++) {
+        const struct sched_job *j = &snap->jobs[k];
+        const struct sched_assignment *a = &d->assign[k];
+        if (a->gpus == 1 && a->slots[0].node == n && j->cur_gpus == 0 &&
+            !(j->has_home && j->home_node == n) && a->pack == SCHED_PACK_NONE)
+            return (long)k;
+    }
+    return -1;
+}
+
+/* A suspended 1-GPU job resumes on the node that holds its state when it can:
+ * onto a free GPU there, or swapping with a job that starts there and is not
+ * at home there. */
+static int refine_home(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    uint64_t *busy = calloc(snap->nnodes + 1, sizeof(*busy));
+
+    if (!busy)
+        return -1;
+    for (size_t i = 0; i < d->njobs; i++)
+        for (int g = 0; g < d->assign[i].gpus; g++)
+            busy[d->assign[i].slots[g].node] |= UINT64_C(1) << d->assign[i].slots[g].gpu;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        struct sched_assignment *a = &d->assign[i];
+        int n = j->home_node;
+        if (!j->has_home || a->gpus != 1 || n < 0 || (size_t)n >= snap->nnodes ||
+            a->slots[0].node == n || !snap->nodes[n].up)
+            continue;
+        int g = 0;
+        while (g < snap->nodes[n].ngpus && (busy[n] & (UINT64_C(1) << g)))
+            g++;
+        if (g < snap->nodes[n].ngpus) {
+            busy[a->slots[0].node] &= ~(UINT64_C(1) << a->slots[0].gpu);
+            busy[n] |= UINT64_C(1) << g;
+            a->slots[0] = (struct sched_slot){ .node = n, .gpu = g };
+            continue;
+        }
+        long k = fresh_on(snap, d, n);
+        if (k >= 0) {
+            struct sched_slot t = a->slots[0];
+            a->slots[0] = d->assign[k].slots[0];
+            d->assign[k].slots[0] = t;
+        }
+    }
+    free(busy);
+    return 0;
+}
+
 static int refine_gandiva(const struct sched_snapshot *snap, struct sched_decision *d)
 {
     refine_pairs(snap, d);
-    if (refine_gather(snap, d))
+    if (refine_home(snap, d) || refine_gather(snap, d))
         return -1;
     return refine_new_pairs(snap, d);
 }

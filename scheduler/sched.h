@@ -114,6 +114,10 @@ struct sched_job {
     double rate_alone;    /* minibatches/s measured alone on its GPUs; 0 unknown */
     double rate_packed;   /* minibatches/s measured while packed; 0 not measured yet */
     int pack_reverted;    /* 1: a packing of it was reverted: never packed again */
+    int has_home;         /* suspended: 1 if its state waits on node home_node (an
+                           * index into snapshot.nodes); resuming there is cheap,
+                           * elsewhere it migrates through its checkpoint */
+    int home_node;
 };
 
 struct sched_snapshot {

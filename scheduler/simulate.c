@@ -491,6 +491,8 @@ static void fill_snapshot_gandiva(const struct sim *s, const struct sim_job *j,
     o->gpu_mem_bytes = j->spec->gpu_mem_bytes;
     o->pack_reverted = j->pack_reverted;
     o->rate_alone = alone_rate(j);
+    o->has_home = j->suspended && j->susp_node >= 0;
+    o->home_node = o->has_home ? j->susp_node : 0;
     if (j->partner >= 0) {
         o->packed = 1;
         o->packed_with = s->jobs[j->partner].spec->id;

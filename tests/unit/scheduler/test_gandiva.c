@@ -224,3 +224,24 @@ Test(gandiva, feasible_and_deterministic_with_packing_on_random_snapshots)
         sched_decision_destroy(b);
     }
 }
+
+Test(gandiva, a_suspended_job_resumes_on_the_node_holding_its_state)
+{
+    static struct fx f;
+
+    for (int home = 0; home < 2; home++) {
+        fx_init(&f, 2, 1);
+        struct sched_job *a = one_gpu_job(&f, 1, 0), *b = one_gpu_job(&f, 2, 0);
+        a->suspended = a->has_home = 1;
+        a->home_node = home;
+        a->last_change_time = f.snap.now - 60;
+        (void)b;
+        struct sched_decision *d = sched_decide(gandiva(), &f.snap);
+        fx_check_feasible(&f.snap, d);
+        cr_assert_eq(d->assign[0].gpus, 1);
+        cr_assert(d->assign[0].resumed);
+        cr_assert_eq(d->assign[0].slots[0].node, home, "resumed at home (node %d)", home);
+        cr_assert_eq(d->assign[1].slots[0].node, 1 - home);
+        sched_decision_destroy(d);
+    }
+}
