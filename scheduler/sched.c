@@ -371,6 +371,10 @@ static void mark_moves(const struct sched_policy_ops *policy, const struct sched
         a->resumed = j->suspended && j->cur_gpus == 0 && a->gpus > 0;
         a->migrated = j->cur_gpus > 0 && a->gpus == j->cur_gpus && a->changed &&
                       a->pack != SCHED_PACK_PACK;
+        if (a->suspended && a->pack == SCHED_PACK_NONE)
+            a->reason = "suspended: time-sliced out, its state kept in host memory";
+        if (a->resumed && a->pack == SCHED_PACK_NONE)
+            a->reason = "resumed: its turn in the time-slicing";
     }
 }
 

@@ -260,6 +260,9 @@ int gandiva_cluster_run(const char *trace, uint64_t seed, struct gandiva_cluster
     int rc = cluster_one(w, "gandiva", r->horizon_s, &r->gandiva, err, errlen);
     if (rc == 0)
         rc = cluster_one(w, "fifo", r->horizon_s, &r->fifo, err, errlen);
+    workload_draw_gpu_util(w, 0.0, 0.0, seed);
+    if (rc == 0)
+        rc = cluster_one(w, "gandiva", r->horizon_s, &r->slicing, err, errlen);
     workload_destroy(w);
     return rc;
 }
@@ -313,6 +316,10 @@ static void print_cluster(const struct gandiva_cluster *c)
     printf("    %-36s %10.2f %10.2f\n", "avg JCT, h", g->avg_jct_s / 3600, f->avg_jct_s / 3600);
     printf("    suspensions %ld, packings %ld (reverted %ld), migrations %ld under gandiva\n",
            g->suspends, g->packs, g->reverts, g->migrations);
+    printf("    gandiva without packing (utilisation unknown): first 100 in %.1f min, work %.2f "
+           "(%+.1f%% vs fifo), avg JCT %.2f h\n",
+           c->slicing.avg_first100_s / 60, c->slicing.work_rate,
+           100 * (c->slicing.work_rate / f->work_rate - 1), c->slicing.avg_jct_s / 3600);
 }
 
 static int parse(int argc, char **argv, char *trace, size_t len, uint64_t *seed)

@@ -40,6 +40,7 @@ struct gandiva_cluster {
     double horizon_s;
     size_t njobs;
     struct gandiva_cluster_fig gandiva, fifo;
+    struct gandiva_cluster_fig slicing; /* gandiva with utilisation unknown: no packing */
 };
 int gandiva_cluster_run(const char *trace, uint64_t seed, struct gandiva_cluster *r, char *err,
                         size_t errlen);

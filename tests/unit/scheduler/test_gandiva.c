@@ -64,7 +64,7 @@ Test(gandiva, time_slicing_rotates_and_every_job_progresses)
                 cr_assert(d->assign[i].resumed);
             if (d->assign[i].suspended)
                 cr_assert_str_eq(d->assign[i].reason,
-                                 "preempted: the policy gave its GPUs to other jobs");
+                                 "suspended: time-sliced out, its state kept in host memory");
         }
         apply(&f, d, 60);
         sched_decision_destroy(d);
