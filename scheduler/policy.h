@@ -22,6 +22,7 @@ extern const struct sched_policy_ops policy_fifo;
 extern const struct sched_policy_ops policy_optimus;
 extern const struct sched_policy_ops policy_precompute;
 extern const struct sched_policy_ops policy_exploratory;
+extern const struct sched_policy_ops policy_gandiva;
 
 /* GPUs on nodes that are up. */
 int policy_capacity(const struct sched_snapshot *snap);

@@ -141,7 +141,7 @@ Test(pgcluster, root_with_unreachable_state_dir_uses_a_linked_datadir, .timeout 
     char err[512] = "";
     struct pgcluster *c = pgcluster_create(state, err, sizeof(err));
     cr_assert_not_null(c, "create: %s", err);
-    cr_expect(strncmp(pgcluster_datadir(c), "/var/lib/ringmaster-embedded/", 30) == 0, "datadir %s",
+    cr_expect(strncmp(pgcluster_datadir(c), "/var/lib/ringmaster-embedded/", 29) == 0, "datadir %s",
               pgcluster_datadir(c));
     cr_assert_eq(pgcluster_start(c, err, sizeof(err)), 0, "start: %s", err);
     PGconn *conn = connect_ok(c);

@@ -3,7 +3,8 @@
 #include "sched_fixture.h"
 
 static const char *const names[] = { "precompute", "exploratory", "optimus", "fifo",
-                                     "one",        "two",         "four",    "eight" };
+                                     "one",        "two",         "four",    "eight",
+                                     "gandiva" };
 
 Test(sched, policy_table_lists_and_finds_every_policy)
 {

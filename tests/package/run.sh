@@ -1,0 +1,123 @@
+#!/bin/bash
+# Package test: builds the .deb files (make deb), installs them with dpkg, starts
+# ringmasterd and a worker from the installed files with the command lines their
+# systemd units hold (this machine runs no systemd), checks health, submits a job
+# and waits for it to finish, then removes the packages (data kept) and purges
+# them (data gone). Needs root; prints node-style "# pass N" / "# fail N".
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+pass=0
+fail=0
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+bad() { echo "not ok - $1"; fail=$((fail + 1)); }
+summary() { echo "# pass $pass"; echo "# fail $fail"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "# skip: the package test installs packages and needs root"
+    summary
+    exit 0
+fi
+
+port=$(( 30000 + RANDOM % 20000 ))
+url="http://127.0.0.1:$port"
+server_pid=""
+worker_pid=""
+cleanup() {
+    [ -n "$worker_pid" ] && kill -TERM "$worker_pid" 2>/dev/null && wait "$worker_pid" 2>/dev/null
+    [ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    dpkg -P ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1
+    return 0
+}
+trap cleanup EXIT
+
+wait_for() { # seconds command...
+    local limit=$1; shift
+    for _ in $(seq 1 $((limit * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    return 1
+}
+
+cd "$root"
+if make deb >/tmp/ringmaster-deb.log 2>&1; then
+    ok "make deb builds the packages, lintian without errors"
+else
+    tail -n 40 /tmp/ringmaster-deb.log
+    bad "make deb"
+    summary
+    exit 1
+fi
+
+# Start from nothing of ours installed.
+dpkg -P ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1
+if dpkg -i build/deb/ringmaster_*.deb build/deb/ringmaster-worker_*.deb \
+        build/deb/libringjob-dev_*.deb >/tmp/ringmaster-dpkg.log 2>&1; then
+    ok "dpkg -i installs the three packages"
+else
+    cat /tmp/ringmaster-dpkg.log
+    bad "dpkg -i"
+    summary
+    exit 1
+fi
+
+for f in /usr/sbin/ringmasterd /usr/bin/ringctl /usr/bin/ringmaster-sim /usr/sbin/ringmaster-worker \
+         /usr/share/ringmaster/www/index.html /etc/ringmaster/ringmasterd.conf \
+         /lib/systemd/system/ringmasterd.service /lib/systemd/system/ringmaster-worker.service \
+         /usr/include/ringjob.h /usr/lib/x86_64-linux-gnu/pkgconfig/ringjob.pc; do
+    [ -e "$f" ] || { bad "installed file $f"; }
+done
+getent passwd ringmaster >/dev/null && ok "system user ringmaster exists" || bad "system user"
+
+# ringmasterd as its unit runs it: user ringmaster, state in /var/lib/ringmaster.
+set -a; . /etc/ringmaster/ringmasterd.conf; set +a
+runuser -u ringmaster -- /usr/sbin/ringmasterd --listen "127.0.0.1:$port" \
+    --state-dir /var/lib/ringmaster --www-dir /usr/share/ringmaster/www \
+    >/tmp/ringmaster-pkg-server.log 2>&1 &
+server_pid=$!
+if wait_for 120 curl -fsS "$url/api/v1/health"; then
+    ok "installed ringmasterd answers health"
+else
+    tail -n 30 /tmp/ringmaster-pkg-server.log
+    bad "ringmasterd health"
+    summary
+    exit 1
+fi
+curl -fsS "$url/" | grep -q '<title>Ringmaster' && ok "dashboard served from /usr/share" ||
+    bad "dashboard"
+
+export RINGMASTER_URL="$url"
+admin=/var/lib/ringmaster/admin.token
+if ringctl --token-file "$admin" user create "pkg-worker-$port" --role worker \
+        >/etc/ringmaster/worker.token; then
+    chmod 600 /etc/ringmaster/worker.token
+    ok "worker token made with the installed ringctl"
+else
+    bad "worker token"
+fi
+/usr/sbin/ringmaster-worker --server "$url" --token-file /etc/ringmaster/worker.token \
+    --state-dir /var/lib/ringmaster-worker --name "pkg-worker-$port" --simulate-gpus 2 \
+    >/tmp/ringmaster-pkg-worker.log 2>&1 &
+worker_pid=$!
+node_up() { ringctl --token-file "$admin" --json nodes | grep -q "pkg-worker-$port"; }
+wait_for 60 node_up && ok "installed worker registered" || bad "worker registration"
+
+id=$(ringctl --token-file "$admin" submit --name pkg-test --gpus 1 -- /bin/sh -c 'echo hello; sleep 1')
+done_state() { ringctl --token-file "$admin" --json show "$id" | grep -q '"state": "COMPLETED"'; }
+if [ -n "$id" ] && wait_for 180 done_state; then
+    ok "a job submitted through the installed packages completes"
+else
+    ringctl --token-file "$admin" show "$id"
+    tail -n 30 /tmp/ringmaster-pkg-worker.log
+    bad "job completion"
+fi
+
+kill -TERM "$worker_pid" "$server_pid"
+wait "$worker_pid" "$server_pid" 2>/dev/null
+worker_pid=""
+server_pid=""
+
+dpkg -r ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1 && ok "dpkg -r" || bad "dpkg -r"
+[ -f /var/lib/ringmaster/admin.token ] && ok "removal keeps the data" || bad "removal keeps data"
+dpkg -P ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1 && ok "dpkg -P" || bad "dpkg -P"
+[ ! -e /var/lib/ringmaster ] && ok "purge removes the data" || bad "purge removes data"
+
+summary
+[ "$fail" -eq 0 ]
