@@ -34,8 +34,9 @@ static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
     " c.grace_s, " TS("c.updated_at") ", r.id, " TS(
         "r.at") ", r.policy, r.duration_us, r.jobs,"
-                " r.actions FROM scheduler_config c LEFT JOIN LATERAL (SELECT * FROM sched_rounds"
+                " r.actions, c.paused FROM scheduler_config c LEFT JOIN LATERAL (SELECT * FROM sched_rounds"
                 " ORDER BY id DESC LIMIT 1) r ON true WHERE c.id = 1";
+#define C_PAUSED 13 /* column of c.paused, after the lateral join's */
 
 static json_t *policies_json(void)
 {
@@ -62,6 +63,7 @@ static json_t *config_json(const PGresult *r)
                          (json_int_t)strtoll(PQgetvalue(r, 0, 11), NULL, 10), "actions",
                          (json_int_t)strtoll(PQgetvalue(r, 0, 12), NULL, 10));
     json_object_set_new(j, "last_round", last);
+    json_object_set_new(j, "paused", json_boolean(strcmp(PQgetvalue(r, 0, C_PAUSED), "t") == 0));
     return j;
 }
 
@@ -84,8 +86,8 @@ static int bad_field(struct api_call *call, const char *field, const char *fmt, 
     return -1;
 }
 
-/* Checks every field of the body; fills params[0] (policy) and params[1..] (settings), NULL
- * for those absent. Returns 0, or -1 after a 400. */
+/* Checks every field of the body; fills params[0] (policy), params[1..NSETTINGS] (settings)
+ * and params[1 + NSETTINGS] (paused), NULL for those absent. Returns 0, or -1 after a 400. */
 static int config_or_respond(struct api_call *call, const json_t *body, const char **params,
                              char num[][32])
 {
@@ -100,6 +102,10 @@ static int config_or_respond(struct api_call *call, const json_t *body, const ch
             if (!json_is_string(v) || !sched_policy_find(json_string_value(v)))
                 return bad_field(call, key, "%s: %s", "expected one of the policies GET lists");
             params[0] = json_string_value(v);
+        } else if (strcmp(key, "paused") == 0) {
+            if (!json_is_boolean(v))
+                return bad_field(call, key, "%s: %s", "expected true or false");
+            params[1 + NSETTINGS] = json_is_true(v) ? "true" : "false";
         } else if (i < NSETTINGS) {
             double d = json_number_value(v);
             if (!json_is_number(v) || !(d >= settings[i].min && d <= settings[i].max))
@@ -116,7 +122,7 @@ static int config_or_respond(struct api_call *call, const json_t *body, const ch
 void sched_api_put(struct api_call *call)
 {
     json_t *body;
-    const char *params[1 + NSETTINGS] = {NULL};
+    const char *params[2 + NSETTINGS] = {NULL};
     char num[NSETTINGS][32];
     if (api_body_or_respond(call, &body) < 0)
         return;
@@ -128,8 +134,9 @@ void sched_api_put(struct api_call *call)
             " node_timeout_s = COALESCE($3::float8, node_timeout_s),"
             " min_resize_interval_s = COALESCE($4::float8, min_resize_interval_s),"
             " resize_cost_s = COALESCE($5::float8, resize_cost_s),"
-            " grace_s = COALESCE($6::float8, grace_s), updated_at = now() WHERE id = 1",
-            1 + NSETTINGS, params);
+            " grace_s = COALESCE($6::float8, grace_s), paused = COALESCE($7::boolean, paused),"
+            " updated_at = now() WHERE id = 1",
+            2 + NSETTINGS, params);
         if (rc < 0) {
             api_db_error(call, NULL);
         } else {

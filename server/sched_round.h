@@ -25,6 +25,7 @@ struct sched_config {
     double min_resize_interval_s; /* hysteresis of the core */
     double resize_cost_s;         /* assumed cost of a resize until one is measured */
     double grace_s;               /* a job losing GPUs gets this long to checkpoint */
+    int paused;                   /* 1: no rounds (nodes are not marked DOWN either) */
 };
 
 /* Reads the settings. Returns 0, or -1 with text in err. */

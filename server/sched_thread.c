@@ -41,7 +41,8 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
     struct sched_round_result res;
     PGconn *c = db_acquire(t->db);
     int rc = c ? sched_config_load(c, cfg, err, sizeof(err)) : -1;
-    if (rc == 0)
+    memset(&res, 0, sizeof(res));
+    if (rc == 0 && !cfg->paused)
         rc = sched_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
     db_release(t->db, c);
     if (rc < 0) {

@@ -14,6 +14,7 @@ CREATE TABLE scheduler_config (
                               CHECK (resize_cost_s >= 0 AND resize_cost_s <= 86400),
     grace_s               double precision NOT NULL DEFAULT 60
                               CHECK (grace_s >= 0 AND grace_s <= 3600),
+    paused                boolean NOT NULL DEFAULT false, -- true: no rounds at all
     updated_at            timestamptz NOT NULL DEFAULT now()
 );
 INSERT INTO scheduler_config DEFAULT VALUES;

@@ -358,17 +358,8 @@ Test(sched, many_jobs_queue_in_order)
         last = submit(body);
     }
     register_node("n1", 4);
-    json_t *j = NULL;
-    double until = now_s() + WAIT_S;
-    while (now_s() < until) {
-        json_decref(j);
-        j = get_job(last);
-        if (json_integer_value(json_object_get(j, "queue_position")) > 0 &&
-            sql_num("SELECT count(*) FROM allocations", 0) == 4)
-            break;
-        usleep(100000);
-    }
-    cr_assert_eq(sql_num("SELECT count(*) FROM allocations", 0), 4, "the node is full");
+    cr_assert_eq(wait_num("SELECT count(*) FROM allocations", 0, 4), 4, "the node is full");
+    json_t *j = get_job(last); /* after the round that filled the node */
     long long pos = json_integer_value(json_object_get(j, "queue_position"));
     long long waiting = (long long)sql_num("SELECT count(*) FROM jobs WHERE state = 'PENDING'", 0);
     cr_assert_eq(pos, waiting, "the last job is last of %lld waiting, not %lld", waiting, pos);
@@ -497,5 +488,22 @@ Test(sched, waiting_job_gets_a_predicted_start_from_the_models)
         json_number_value(json_object_get(json_object_get(j, "model"), "predicted_remaining_s"));
     cr_assert(left > 380 && left < 490, "a has %.0f s left", left);
     json_decref(j);
+    hx_finish();
+}
+
+Test(sched, a_paused_scheduler_writes_nothing_until_resumed)
+{
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":1}"), 400,
+                      "paused");
+    put_scheduler("{\"paused\":true}");
+    register_node("n1", 4);
+    long long id = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2}");
+    usleep(500000);
+    cr_assert_eq(sql_num(ALLOC_SQL, id), 0, "paused: nothing scheduled");
+    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    cr_assert(json_is_true(json_object_get(j, "paused")));
+    json_decref(j);
+    put_scheduler("{\"paused\":false}");
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2, "resumed: scheduled");
     hx_finish();
 }
