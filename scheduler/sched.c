@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "placement_multi.h"
 #include "policy.h"
 #include "sched.h"
 
@@ -15,7 +16,7 @@
 static const struct sched_policy_ops *const policies[] = {
     &policy_precompute, &policy_exploratory, &policy_optimus, &policy_fifo,
     &policy_fixed_one,  &policy_fixed_two,   &policy_fixed_four, &policy_fixed_eight,
-    NULL,
+    &policy_tiresias,   &policy_rubick,      &policy_ringmaster, NULL,
 };
 
 const struct sched_policy_ops *sched_policy_find(const char *name)
@@ -251,9 +252,47 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
     return "migrated: to let another job span fewer nodes";
 }
 
+/* The plan job i runs with: what the policy chose, else its requested plan
+ * if that fits on w GPUs of the model it got, else the fastest plan it supports
+ * there; its host demand per GPU filled in. */
+static struct plan_choice default_plan(const struct sched_snapshot *snap, size_t i, int w,
+                                       const struct sched_slot *slots)
+{
+    const struct sched_job *j = &snap->jobs[i];
+    struct plan_choice c = j->plan.requested;
+    const struct sched_node *nd = w > 0 ? &snap->nodes[slots[0].node] : NULL;
+
+    if (!plan_has_info(&j->plan)) {
+        memset(&c, 0, sizeof(c));
+        return c;
+    }
+    plan_demand(&j->plan, &c, w);
+    if (nd && !(plan_gpu_mem_gb(&j->plan, &c, w) <=
+                (nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB)))
+        plan_best(&j->speed, &j->plan, w, nd->gpu_speed, nd->gpu_mem_gb, 0, 0, &c);
+    return c;
+}
+
+static void assign_plan(const struct sched_snapshot *snap, size_t i,
+                        const struct policy_want *pw, struct sched_assignment *a)
+{
+    const struct sched_job *j = &snap->jobs[i];
+
+    a->plan = pw[i].has_plan ? pw[i].plan : default_plan(snap, i, a->gpus, a->slots);
+    if (pw[i].has_plan)
+        plan_demand(&j->plan, &a->plan, a->gpus);
+    a->gpu_model = a->gpus > 0 ? snap->nodes[a->slots[0].node].gpu_model : 0;
+    a->plan_changed = a->gpus > 0 && j->cur_gpus > 0 && plan_has_info(&j->plan) &&
+                      !plan_same(&a->plan, &j->cur_plan);
+    if (a->plan_changed && !a->changed) {
+        a->changed = 1;
+        a->reason = "replanned: a faster execution plan";
+    }
+}
+
 static struct sched_decision *decision_build(const struct sched_snapshot *snap,
                                              struct placement_plan *p, const int *want,
-                                             int capacity)
+                                             const struct policy_want *pw, int capacity)
 {
     struct sched_decision *d = calloc(1, sizeof(*d));
 
@@ -276,10 +315,59 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
         a->wanted = want[i];
         a->slots = d->slot_pool + p->off[i];
         a->reason = reason_for(snap, i, p, want[i], capacity, a);
+        assign_plan(snap, i, pw, a);
         d->used += a->gpus;
         d->nchanged += a->changed;
     }
     return d;
+}
+
+/* Runs the policy into pw (and want); returns 0, or -1 with errno. */
+static int run_policy(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
+                      int *want, struct policy_want *pw)
+{
+    policy_allocate_ex_f ex = policy_allocate_ex_for(policy);
+
+    for (size_t i = 0; i < snap->njobs; i++)
+        pw[i].gpu_model = -1;
+    if (ex) {
+        if (ex(snap, pw))
+            return -1;
+        for (size_t i = 0; i < snap->njobs; i++)
+            want[i] = pw[i].gpus;
+        return 0;
+    }
+    return policy->allocate(snap, want);
+}
+
+/* Plans the placement: GPU models for the jobs without one, then placement
+ * within the models and host resources (placement_multi.h). */
+static struct placement_plan *place(const struct sched_snapshot *snap, int *want,
+                                    struct policy_want *pw)
+{
+    int *model = malloc((snap->njobs + 1) * sizeof(*model));
+    struct plan_choice *plan = calloc(snap->njobs + 1, sizeof(*plan));
+    struct placement_plan *p = NULL;
+
+    if (!model || !plan)
+        goto out;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        model[i] = pw[i].gpu_model;
+        if (pw[i].has_plan)
+            plan[i] = pw[i].plan;
+        else if (plan_has_info(&snap->jobs[i].plan))
+            plan[i] = snap->jobs[i].plan.requested;
+        if (plan_has_info(&snap->jobs[i].plan))
+            plan_demand(&snap->jobs[i].plan, &plan[i], want[i] > 0 ? want[i] : 1);
+    }
+    if (placement_multi_assign_models(snap, want, model) == 0)
+        p = placement_multi_create(snap, want, model, plan);
+out:
+    if (!p)
+        errno = ENOMEM;
+    free(model);
+    free(plan);
+    return p;
 }
 
 struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
@@ -287,6 +375,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
 {
     struct sched_decision *d = NULL;
     struct placement_plan *p = NULL;
+    struct policy_want *pw = NULL;
     int *want, capacity;
 
     if (!policy || !policy->allocate || sched_validate(snap, NULL, 0)) {
@@ -294,22 +383,24 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         return NULL;
     }
     want = calloc(snap->njobs + 1, sizeof(*want));
-    if (!want) {
+    pw = calloc(snap->njobs + 1, sizeof(*pw));
+    if (!want || !pw) {
         errno = ENOMEM;
-        return NULL;
+        goto out;
     }
-    if (policy->allocate(snap, want))
+    if (run_policy(policy, snap, want, pw))
         goto out;
     capacity = policy_capacity(snap);
     sanitize_want(want, snap->njobs, capacity);
-    p = placement_create(snap, want);
+    p = place(snap, want, pw);
     if (!p)
         goto out;
-    d = decision_build(snap, p, want, capacity);
+    d = decision_build(snap, p, want, pw, capacity);
     if (!d)
         errno = ENOMEM;
 out:
     placement_destroy(p);
     free(want);
+    free(pw);
     return d;
 }

@@ -2,8 +2,9 @@
  * feasibility and determinism of every policy on random snapshots. */
 #include "sched_fixture.h"
 
-static const char *const names[] = { "precompute", "exploratory", "optimus", "fifo",
-                                     "one",        "two",         "four",    "eight" };
+static const char *const names[] = { "precompute", "exploratory", "optimus",   "fifo",
+                                     "one",        "two",         "four",      "eight",
+                                     "tiresias",   "rubick",      "ringmaster" };
 
 Test(sched, policy_table_lists_and_finds_every_policy)
 {
