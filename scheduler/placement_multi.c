@@ -222,12 +222,16 @@ static void host_use(const struct sched_snapshot *snap, const struct placement_p
 {
     memset(cores, 0, snap->nnodes * sizeof(*cores));
     memset(mem, 0, snap->nnodes * sizeof(*mem));
-    for (size_t i = 0; i < p->njobs; i++)
+    for (size_t i = 0; i < p->njobs; i++) {
+        struct plan_choice c = plan[i];
+        if (p->gpus[i] > 0 && plan_has_info(&snap->jobs[i].plan))
+            plan_demand(&snap->jobs[i].plan, &c, p->gpus[i]);
         for (int k = 0; k < p->gpus[i]; k++) {
             int n = p->slots[p->off[i] + (size_t)k].node;
-            cores[n] += plan[i].cpu_cores;
-            mem[n] += plan[i].host_mem_gb;
+            cores[n] += c.cpu_cores;
+            mem[n] += c.host_mem_gb;
         }
+    }
 }
 
 static int node_over(const struct sched_node *nd, double cores, double mem)

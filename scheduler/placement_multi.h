@@ -7,8 +7,8 @@
  * the buddy rules of placement.h hold inside each group. With one group this
  * is exactly placement_create().
  *
- * Host resources: job i needs plan[i].cpu_cores cores and plan[i].host_mem_gb
- * GB per GPU on every node it uses. A node that advertises cpu_cores or
+ * Host resources: job i needs plan[i]'s cpu_cores and host_mem_gb per GPU
+ * (plan_demand() for the count it is placed with) on every node it uses. A node that advertises cpu_cores or
  * host_mem_gb (> 0) is never over-committed: while some node is, the job on it
  * that is cheapest to refuse (not kept in place, then the largest demand,
  * then the latest in priority, arrival, id order) waits and placement runs

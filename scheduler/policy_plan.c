@@ -159,52 +159,20 @@ static long running_class(const struct pp *pp, const struct sched_job *j)
     return c;
 }
 
-/* Base pass for job i: the class where its base count runs fastest. */
+static long start_class(const struct pp *pp, size_t i, int *w);
+
+/* Base pass for job i (rubick, and ringmaster's jobs it cannot grow): on the
+ * class start_class() picks. */
 static void give_base(struct pp *pp, size_t i, struct policy_want *pw)
 {
-    long cur = running_class(pp, &pp->snap->jobs[i]);
-    double best_r = 0;
-    int best_w = 0;
-    long best = -1;
+    int w = 0;
+    long c = start_class(pp, i, &w);
 
-    for (size_t c = 0; c < pp->ncls; c++) {
-        int w = base_count(pp, i, c, pp->cls[c].free);
-        if (w == 0)
-            continue;
-        double r = rate(pp, i, w, c, NULL);
-        if (!policy_has_speed(&pp->snap->jobs[i]))
-            r = pp->cls[c].speed;
-        if ((long)c == cur)
-            r *= 1.0 + SCHED_KEEP_MARGIN;
-        if (best < 0 || r > best_r) {
-            best = (long)c;
-            best_r = r;
-            best_w = w;
-        }
-    }
-    if (best < 0)
+    if (c < 0)
         return;
-    pp->cls_of[i] = (int)best;
-    pp->cls[best].free -= best_w;
-    pw[i].gpus = best_w;
-}
-
-/* The doubling gain per GPU of job i at w, with policy_step_gain's hysteresis. */
-static double gain_of(const struct pp *pp, size_t i, int w)
-{
-    const struct sched_snapshot *snap = pp->snap;
-    const struct sched_job *j = &snap->jobs[i];
-    size_t c = (size_t)pp->cls_of[i];
-    double saved = time_at(pp, i, w, c) - time_at(pp, i, 2 * w, c);
-    double cost = snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s
-                                                                           : 0.0;
-    int same = running_class(pp, j) == (long)c;
-
-    if (j->cur_gpus > 0 && same && 2 * w <= j->cur_gpus)
-        return (saved * (1.0 + SCHED_KEEP_MARGIN) + cost) / w;
-    if (j->cur_gpus > 0 && w <= j->cur_gpus)
-        saved -= cost;
-    return saved / w;
+    pp->cls_of[i] = (int)c;
+    pp->cls[c].free -= w;
+    pw[i].gpus = w;
 }
 
 static int can_grow(const struct pp *pp, size_t i, const struct policy_want *pw)
@@ -213,16 +181,6 @@ static int can_grow(const struct pp *pp, size_t i, const struct policy_want *pw)
 
     return pw[i].gpus > 0 && j->elastic && policy_has_speed(j) &&
            pw[i].gpus <= policy_max_gpus(j) / 2;
-}
-
-static int push(const struct pp *pp, struct policy_heap *h, const struct policy_want *pw, size_t i)
-{
-    if (!can_grow(pp, i, pw) || policy_pinned(pp->snap, &pp->snap->jobs[i]))
-        return 0;
-    double g = gain_of(pp, i, pw[i].gpus);
-    if (!(g > 0) || !isfinite(g))
-        return 0;
-    return policy_heap_push(h, (struct policy_cand){g, pp->rank[i], i});
 }
 
 /* Pinned running jobs get back what they hold, in order, and no more. */
@@ -240,28 +198,6 @@ static void keep_pinned(struct pp *pp, struct policy_want *pw)
             pw[i].gpus *= 2;
         }
     }
-}
-
-static int doubling(struct pp *pp, struct policy_want *pw)
-{
-    struct policy_heap h;
-    struct policy_cand c;
-
-    if (policy_heap_init(&h, pp->snap->njobs))
-        return -1;
-    keep_pinned(pp, pw);
-    for (size_t i = 0; i < pp->snap->njobs; i++)
-        push(pp, &h, pw, i);
-    while (policy_heap_pop(&h, &c) == 0) {
-        struct pp_class *k = &pp->cls[pp->cls_of[c.job]];
-        if (pw[c.job].gpus > k->free)
-            continue;
-        k->free -= pw[c.job].gpus;
-        pw[c.job].gpus *= 2;
-        push(pp, &h, pw, c.job);
-    }
-    policy_heap_fini(&h);
-    return 0;
 }
 
 /* Final plans; a job whose plan would break its guarantee waits. */
@@ -394,17 +330,21 @@ static double inv(double t)
     return t > 0 && isfinite(t) ? 1.0 / t : 0.0;
 }
 
-/* The class and base count job i starts on now (free GPUs), or -1. */
+/* The class and base count job i starts on now (free GPUs), or -1: a running
+ * job restarts on the class it holds if its base fits there (growth may move
+ * it later, paying the restart), a new one where its base runs fastest per GPU. */
 static long start_class(const struct pp *pp, size_t i, int *w)
 {
     long cur = running_class(pp, &pp->snap->jobs[i]), best = -1;
     double best_r = 0;
 
+    if (cur >= 0 && (*w = base_count(pp, i, (size_t)cur, pp->cls[cur].free)) > 0)
+        return cur;
     for (size_t c = 0; c < pp->ncls; c++) {
         int b = base_count(pp, i, c, pp->cls[c].free);
         if (b == 0)
             continue;
-        double r = rate(pp, i, b, c, NULL) / b * ((long)c == cur ? 1.0 + SCHED_KEEP_MARGIN : 1.0);
+        double r = rate(pp, i, b, c, NULL) / b;
         if (best < 0 || r > best_r) {
             best = (long)c;
             best_r = r;
@@ -427,38 +367,6 @@ static double start_gain(const struct pp *pp, size_t i)
     if (pp->snap->jobs[i].cur_gpus > 0)
         g *= 1.0 + SCHED_KEEP_MARGIN;
     return g * age_boost(pp, i);
-}
-
-static double grow_gain(const struct pp *pp, size_t i, int w)
-{
-    const struct sched_snapshot *snap = pp->snap;
-    const struct sched_job *j = &snap->jobs[i];
-    size_t c = (size_t)pp->cls_of[i];
-    double t1 = time_at(pp, i, w, c), t2 = time_at(pp, i, 2 * w, c), g;
-    double cost = snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s
-                                                                           : 0.0;
-
-    if (j->cur_gpus > 0 && running_class(pp, j) == (long)c && 2 * w <= j->cur_gpus)
-        g = (inv(t2) - inv(t1)) * (1.0 + SCHED_KEEP_MARGIN);
-    else
-        g = inv(t2 + (j->cur_gpus > 0 ? cost : 0.0)) - inv(t1);
-    return g / w * age_boost(pp, i);
-}
-
-static int rm_push(const struct pp *pp, struct policy_heap *h, const struct policy_want *pw,
-                   size_t i)
-{
-    double g;
-
-    if (pw[i].gpus == 0)
-        g = start_gain(pp, i);
-    else if (!can_grow(pp, i, pw) || policy_pinned(pp->snap, &pp->snap->jobs[i]))
-        return 0;
-    else
-        g = grow_gain(pp, i, pw[i].gpus);
-    if (!(g > 0) || !isfinite(g))
-        return 0;
-    return policy_heap_push(h, (struct policy_cand){g, pp->rank[i], i});
 }
 
 /* Starts job i if a class has room for its base; a pinned running job then
@@ -484,38 +392,176 @@ static int rm_start(struct pp *pp, size_t i, struct policy_want *pw)
     return 1;
 }
 
+/* ---- growth, shared ------------------------------------------------------
+ *
+ * A job on w GPUs of class c grows to 2w on class c (w more free there) or,
+ * if it is not running yet, moves to 2w on another class `to` (2w free
+ * there; its w on c are freed).
+ * Rubick weighs a step by the seconds it saves per added GPU, ringmaster by
+ * the completion rate it adds per added GPU (see above). Either way a step
+ * back to what a running job holds counts (1 + SCHED_KEEP_MARGIN) times (rubick
+ * also adds the restart it avoids), and a step that restarts a running job
+ * (past what it holds, or to another class) pays resize_cost_s. */
+
+struct grow {
+    double gain;
+    long to;
+};
+
+static double step_gain(const struct pp *pp, size_t i, int w, size_t to, int rm)
+{
+    const struct sched_job *j = &pp->snap->jobs[i];
+    size_t c = (size_t)pp->cls_of[i];
+    double cost = pp->snap->resize_cost_s > 0 && isfinite(pp->snap->resize_cost_s)
+                      ? pp->snap->resize_cost_s
+                      : 0.0;
+    int held = j->cur_gpus > 0 && running_class(pp, j) == (long)to;
+    int back = held && 2 * w <= j->cur_gpus;
+    int restart = j->cur_gpus > 0 && (to != c || (w <= j->cur_gpus && !back));
+    double t1 = time_at(pp, i, w, c), t2 = time_at(pp, i, 2 * w, to);
+
+    if (rm) {
+        double g = back ? (inv(t2) - inv(t1)) * (1.0 + SCHED_KEEP_MARGIN)
+                        : inv(t2 + (restart ? cost : 0.0)) - inv(t1);
+        return g / w * age_boost(pp, i);
+    }
+    if (back)
+        return ((t1 - t2) * (1.0 + SCHED_KEEP_MARGIN) + cost) / w;
+    return (t1 - t2 - (restart ? cost : 0.0)) / w;
+}
+
+/* The best growth of job i that fits the free GPUs now; to = -1 if none. */
+static struct grow best_grow(const struct pp *pp, size_t i, int w, int rm)
+{
+    struct grow best = {0.0, -1};
+    size_t c = (size_t)pp->cls_of[i];
+    /* A running job grows only on the class it runs on: moving it whenever
+     * the other class has room made jobs hop back and forth between classes
+     * (3x the restarts, and a worse JCT than precompute on 4x8:a100,4x8:v100). */
+    int stays = pp->snap->jobs[i].cur_gpus > 0;
+
+    for (size_t to = 0; to < pp->ncls; to++) {
+        if (pp->cls[to].free < (to == c ? w : 2 * w) || (to != c && stays))
+            continue;
+        double g = step_gain(pp, i, w, to, rm);
+        if (g > best.gain && isfinite(g)) {
+            best.gain = g;
+            best.to = (long)to;
+        }
+    }
+    return best;
+}
+
+static void apply_grow(struct pp *pp, size_t i, struct policy_want *pw, long to)
+{
+    int w = pw[i].gpus;
+
+    if (to == pp->cls_of[i]) {
+        pp->cls[to].free -= w;
+    } else {
+        pp->cls[pp->cls_of[i]].free += w;
+        pp->cls[to].free -= 2 * w;
+        pp->cls_of[i] = (int)to;
+    }
+    pw[i].gpus = 2 * w;
+}
+
+static int grow_push(const struct pp *pp, struct policy_heap *h, const struct policy_want *pw,
+                     size_t i, int rm)
+{
+    double g;
+
+    if (pw[i].gpus == 0 && rm)
+        g = start_gain(pp, i);
+    else if (pw[i].gpus == 0 || !can_grow(pp, i, pw) || policy_pinned(pp->snap, &pp->snap->jobs[i]))
+        return 0;
+    else
+        g = best_grow(pp, i, pw[i].gpus, rm).gain;
+    if (!(g > 0) || !isfinite(g))
+        return 0;
+    return policy_heap_push(h, (struct policy_cand){g, pp->rank[i], i});
+}
+
+/* The gain of starting job i now (its feasible class), or 0. */
+static double start_now(const struct pp *pp, size_t i)
+{
+    int w = 0;
+    long c = start_class(pp, i, &w);
+
+    if (c < 0)
+        return 0.0;
+    double g = inv(time_at(pp, i, w, (size_t)c)) / w * age_boost(pp, i);
+    return pp->snap->jobs[i].cur_gpus > 0 ? g * (1.0 + SCHED_KEEP_MARGIN) : g;
+}
+
+/* Pops candidates best first; a gain that fell since it was pushed (the free
+ * GPUs shrank) goes back in at its new value. */
+static int grow_loop(struct pp *pp, struct policy_heap *h, struct policy_want *pw, int rm)
+{
+    struct policy_cand c;
+
+    while (policy_heap_pop(h, &c) == 0) {
+        size_t i = c.job;
+        double now;
+        struct grow gr = {0.0, -1};
+        if (pw[i].gpus == 0)
+            now = start_now(pp, i);
+        else
+            now = (gr = best_grow(pp, i, pw[i].gpus, rm)).gain;
+        if (!(now > 0))
+            continue;
+        if (now < c.gain * (1.0 - 1e-9)) {
+            c.gain = now;
+            if (policy_heap_push(h, c))
+                return -1;
+            continue;
+        }
+        if (pw[i].gpus == 0)
+            rm_start(pp, i, pw);
+        else
+            apply_grow(pp, i, pw, gr.to);
+        if (grow_push(pp, h, pw, i, rm))
+            return -1;
+    }
+    return 0;
+}
+
+static int doubling(struct pp *pp, struct policy_want *pw)
+{
+    struct policy_heap h;
+    int rc = 0;
+
+    if (policy_heap_init(&h, pp->snap->njobs))
+        return -1;
+    keep_pinned(pp, pw);
+    for (size_t i = 0; i < pp->snap->njobs && rc == 0; i++)
+        rc = grow_push(pp, &h, pw, i, 0);
+    if (rc == 0)
+        rc = grow_loop(pp, &h, pw, 0);
+    policy_heap_fini(&h);
+    return rc;
+}
+
 static int rm_greedy(struct pp *pp, struct policy_want *pw)
 {
     struct policy_heap h;
-    struct policy_cand c;
     const struct sched_snapshot *snap = pp->snap;
+    int rc = 0;
 
     if (policy_heap_init(&h, snap->njobs))
         return -1;
-    for (size_t k = 0; k < snap->njobs; k++) {
+    for (size_t k = 0; k < snap->njobs && rc == 0; k++) {
         size_t i = pp->order[k];
         const struct sched_job *j = &snap->jobs[i];
         if (!policy_has_speed(j) || (!j->elastic && !plan_has_info(&j->plan)))
             give_base(pp, i, pw);
         else
-            rm_push(pp, &h, pw, i);
+            rc = grow_push(pp, &h, pw, i, 1);
     }
-    while (policy_heap_pop(&h, &c) == 0) {
-        size_t i = c.job;
-        if (pw[i].gpus == 0) {
-            if (rm_start(pp, i, pw))
-                rm_push(pp, &h, pw, i);
-            continue;
-        }
-        struct pp_class *k = &pp->cls[pp->cls_of[i]];
-        if (pw[i].gpus > k->free)
-            continue;
-        k->free -= pw[i].gpus;
-        pw[i].gpus *= 2;
-        rm_push(pp, &h, pw, i);
-    }
+    if (rc == 0)
+        rc = grow_loop(pp, &h, pw, 1);
     policy_heap_fini(&h);
-    return 0;
+    return rc;
 }
 
 static int allocate_ex(const struct sched_snapshot *snap, struct policy_want *pw, enum pp_mode m)

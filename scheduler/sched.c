@@ -252,20 +252,23 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
     return "migrated: to let another job span fewer nodes";
 }
 
-/* The plan job i runs with: what the policy chose, else its requested plan
- * if that fits on w GPUs of the model it got, else the fastest plan it supports
- * there; its host demand per GPU filled in. */
-static struct plan_choice default_plan(const struct sched_snapshot *snap, size_t i, int w,
-                                       const struct sched_slot *slots)
+/* The node whose GPU model a job placed on model g would get (first of them). */
+static const struct sched_node *node_of_model(const struct sched_snapshot *snap, int g)
 {
-    const struct sched_job *j = &snap->jobs[i];
-    struct plan_choice c = j->plan.requested;
-    const struct sched_node *nd = w > 0 ? &snap->nodes[slots[0].node] : NULL;
+    for (size_t n = 0; n < snap->nnodes; n++)
+        if (snap->nodes[n].gpu_model == g)
+            return &snap->nodes[n];
+    return snap->nnodes ? &snap->nodes[0] : NULL;
+}
 
-    if (!plan_has_info(&j->plan)) {
-        memset(&c, 0, sizeof(c));
-        return c;
-    }
+/* The plan a job the policy gave no plan runs with on w GPUs of node nd's
+ * model: its requested plan if that fits there, else the fastest plan it
+ * supports there. */
+static struct plan_choice default_plan(const struct sched_job *j, int w,
+                                       const struct sched_node *nd)
+{
+    struct plan_choice c = j->plan.requested;
+
     plan_demand(&j->plan, &c, w);
     if (nd && !(plan_gpu_mem_gb(&j->plan, &c, w) <=
                 (nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB)))
@@ -273,17 +276,31 @@ static struct plan_choice default_plan(const struct sched_snapshot *snap, size_t
     return c;
 }
 
+/* The plan of job i for the GPUs it got. A job placement cut below what the
+ * policy wanted gets the fastest plan there that holds no more host resources
+ * per GPU than the one chosen, or waits if none fits. */
 static void assign_plan(const struct sched_snapshot *snap, size_t i,
                         const struct policy_want *pw, struct sched_assignment *a)
 {
     const struct sched_job *j = &snap->jobs[i];
+    const struct sched_node *nd = a->gpus > 0 ? &snap->nodes[a->slots[0].node] : NULL;
 
-    a->plan = pw[i].has_plan ? pw[i].plan : default_plan(snap, i, a->gpus, a->slots);
-    if (pw[i].has_plan)
-        plan_demand(&j->plan, &a->plan, a->gpus);
-    a->gpu_model = a->gpus > 0 ? snap->nodes[a->slots[0].node].gpu_model : 0;
-    a->plan_changed = a->gpus > 0 && j->cur_gpus > 0 && plan_has_info(&j->plan) &&
-                      !plan_same(&a->plan, &j->cur_plan);
+    memset(&a->plan, 0, sizeof(a->plan));
+    a->gpu_model = nd ? nd->gpu_model : 0;
+    if (!plan_has_info(&j->plan) || !nd)
+        return;
+    a->plan = pw[i].plan;
+    if (a->gpus != a->wanted &&
+        !(plan_best(&j->speed, &j->plan, a->gpus, nd->gpu_speed, nd->gpu_mem_gb,
+                    a->plan.cpu_cores, a->plan.host_mem_gb, &a->plan) > 0)) {
+        a->gpus = 0;
+        a->changed = j->cur_gpus > 0;
+        a->reason = "waiting: no execution plan fits the GPUs placement found";
+        memset(&a->plan, 0, sizeof(a->plan));
+        return;
+    }
+    plan_demand(&j->plan, &a->plan, a->gpus);
+    a->plan_changed = j->cur_gpus > 0 && !plan_same(&a->plan, &j->cur_plan);
     if (a->plan_changed && !a->changed) {
         a->changed = 1;
         a->reason = "replanned: a faster execution plan";
@@ -351,17 +368,21 @@ static struct placement_plan *place(const struct sched_snapshot *snap, int *want
 
     if (!model || !plan)
         goto out;
-    for (size_t i = 0; i < snap->njobs; i++) {
+    for (size_t i = 0; i < snap->njobs; i++)
         model[i] = pw[i].gpu_model;
-        if (pw[i].has_plan)
-            plan[i] = pw[i].plan;
-        else if (plan_has_info(&snap->jobs[i].plan))
-            plan[i] = snap->jobs[i].plan.requested;
-        if (plan_has_info(&snap->jobs[i].plan))
-            plan_demand(&snap->jobs[i].plan, &plan[i], want[i] > 0 ? want[i] : 1);
+    if (placement_multi_assign_models(snap, want, model))
+        goto out;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        if (!plan_has_info(&j->plan) || want[i] <= 0)
+            continue;
+        if (!pw[i].has_plan)
+            pw[i].plan = default_plan(j, want[i], node_of_model(snap, model[i]));
+        pw[i].has_plan = 1;
+        plan[i] = pw[i].plan;
+        plan_demand(&j->plan, &plan[i], want[i]);
     }
-    if (placement_multi_assign_models(snap, want, model) == 0)
-        p = placement_multi_create(snap, want, model, plan);
+    p = placement_multi_create(snap, want, model, plan);
 out:
     if (!p)
         errno = ENOMEM;
