@@ -125,7 +125,7 @@ static int base_count(const struct pp *pp, size_t i, size_t c, long cap)
     const struct sched_job *j = &pp->snap->jobs[i];
     int max = policy_max_gpus(j);
 
-    if (!policy_has_speed(j) || (!plan_has_info(&j->plan) && !j->elastic)) {
+    if (!policy_has_speed(j) || !j->elastic) {
         int w = policy_clamp(j, j->requested_gpus < cap ? j->requested_gpus : (int)cap);
         return w <= cap ? w : 0;
     }
@@ -135,8 +135,6 @@ static int base_count(const struct pp *pp, size_t i, size_t c, long cap)
         double r = rate(pp, i, w, c, NULL);
         if (r > 0 && r >= pp->guarantee[i] * (1.0 - 1e-9))
             return w;
-        if (!j->elastic)
-            break;
     }
     return 0;
 }
@@ -553,7 +551,7 @@ static int rm_greedy(struct pp *pp, struct policy_want *pw)
     for (size_t k = 0; k < snap->njobs && rc == 0; k++) {
         size_t i = pp->order[k];
         const struct sched_job *j = &snap->jobs[i];
-        if (!policy_has_speed(j) || (!j->elastic && !plan_has_info(&j->plan)))
+        if (!policy_has_speed(j) || !j->elastic)
             give_base(pp, i, pw);
         else
             rc = grow_push(pp, &h, pw, i, 1);

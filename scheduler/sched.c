@@ -261,24 +261,57 @@ static const struct sched_node *node_of_model(const struct sched_snapshot *snap,
     return snap->nnodes ? &snap->nodes[0] : NULL;
 }
 
+/* Without a speed model (a job still exploring) plans cannot be ranked: the
+ * first of ZeRO-3, offload (8 cores), ZeRO-2, ZeRO-1, DP that the job supports
+ * and that fits the GPU memory and host shares; else its requested plan. */
+static struct plan_choice fallback_plan(const struct sched_job *j, int w, double mem, int cores,
+                                        double host)
+{
+    static const int kinds[] = {PLAN_ZERO3, PLAN_OFFLOAD, PLAN_ZERO2, PLAN_ZERO1, PLAN_DP};
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        struct plan_choice c = {kinds[k], 1, 1, 8, 0};
+        if (j->plan.supported && !(j->plan.supported & (1u << kinds[k])))
+            continue;
+        plan_demand(&j->plan, &c, w);
+        if (plan_gpu_mem_gb(&j->plan, &c, w) <= mem && (cores == 0 || c.cpu_cores <= cores) &&
+            (host == 0 || c.host_mem_gb <= host))
+            return c;
+    }
+    struct plan_choice c = j->plan.requested;
+    plan_demand(&j->plan, &c, w);
+    return c;
+}
+
 /* The plan a job the policy gave no plan runs with on w GPUs of node nd's
- * model: its requested plan if that fits there, else the fastest plan it
- * supports there. */
+ * model: its requested plan if that fits there (GPU memory, and the node's
+ * host cores and memory per GPU), else the fastest plan it supports within
+ * them, else the fastest plan at all (placement then refuses what does not
+ * fit the hosts). */
 static struct plan_choice default_plan(const struct sched_job *j, int w,
                                        const struct sched_node *nd)
 {
     struct plan_choice c = j->plan.requested;
+    int cores = nd && nd->cpu_cores > 0 && nd->ngpus > 0 ? nd->cpu_cores / nd->ngpus : 0;
+    double host = nd && nd->host_mem_gb > 0 && nd->ngpus > 0 ? nd->host_mem_gb / nd->ngpus : 0;
+    double mem = nd && nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB;
 
     plan_demand(&j->plan, &c, w);
-    if (nd && !(plan_gpu_mem_gb(&j->plan, &c, w) <=
-                (nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB)))
-        plan_best(&j->speed, &j->plan, w, nd->gpu_speed, nd->gpu_mem_gb, 0, 0, &c);
+    if (plan_gpu_mem_gb(&j->plan, &c, w) <= mem && (cores == 0 || c.cpu_cores <= cores) &&
+        (host == 0 || c.host_mem_gb <= host))
+        return c;
+    if (!j->speed.fitted)
+        return fallback_plan(j, w, mem, cores, host);
+    if (plan_best(&j->speed, &j->plan, w, nd ? nd->gpu_speed : 1, mem, cores, host, &c) > 0)
+        return c;
+    plan_best(&j->speed, &j->plan, w, nd ? nd->gpu_speed : 1, mem, 0, 0, &c);
     return c;
 }
 
 /* The plan of job i for the GPUs it got. A job placement cut below what the
- * policy wanted gets the fastest plan there that holds no more host resources
- * per GPU than the one chosen, or waits if none fits. */
+ * policy wanted, or whose plan cannot run on those GPUs, gets the fastest plan
+ * there that holds no more host resources per GPU than the one chosen, or
+ * waits if none fits (it would hold GPUs and make no progress). */
 static void assign_plan(const struct sched_snapshot *snap, size_t i,
                         const struct policy_want *pw, struct sched_assignment *a)
 {
@@ -290,9 +323,16 @@ static void assign_plan(const struct sched_snapshot *snap, size_t i,
     if (!plan_has_info(&j->plan) || !nd)
         return;
     a->plan = pw[i].plan;
-    if (a->gpus != a->wanted &&
-        !(plan_best(&j->speed, &j->plan, a->gpus, nd->gpu_speed, nd->gpu_mem_gb,
-                    a->plan.cpu_cores, a->plan.host_mem_gb, &a->plan) > 0)) {
+    double mem = nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB;
+    int runs = a->gpus == a->wanted && plan_gpu_mem_gb(&j->plan, &a->plan, a->gpus) <= mem;
+    if (!runs && !j->speed.fitted) {
+        struct plan_choice c = fallback_plan(j, a->gpus, mem, a->plan.cpu_cores,
+                                             a->plan.host_mem_gb);
+        runs = plan_gpu_mem_gb(&j->plan, &c, a->gpus) <= mem;
+        a->plan = c;
+    }
+    if (!runs && !(plan_best(&j->speed, &j->plan, a->gpus, nd->gpu_speed, nd->gpu_mem_gb,
+                             a->plan.cpu_cores, a->plan.host_mem_gb, &a->plan) > 0)) {
         a->gpus = 0;
         a->changed = j->cur_gpus > 0;
         a->reason = "waiting: no execution plan fits the GPUs placement found";

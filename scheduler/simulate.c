@@ -597,8 +597,14 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
     int nodes = gpn > 0 ? (u + gpn - 1) / gpn : 1;
     struct plan_choice dp = {0};
     const struct plan_choice *c = plan_has_info(&sp->plan) ? &j->plan : &dp;
-    return plan_epochs_per_second(&sp->speed, &sp->plan, c, u, nodes, nd->gpu_speed,
-                                  nd->gpu_mem_gb);
+    double r = plan_epochs_per_second(&sp->speed, &sp->plan, c, u, nodes, nd->gpu_speed,
+                                      nd->gpu_mem_gb);
+    /* An exploring job runs a stage of u < gpus GPUs: with the plan that fits. */
+    if (r <= 0 && u != j->gpus) {
+        struct plan_choice b;
+        r = plan_best(&sp->speed, &sp->plan, u, nd->gpu_speed, nd->gpu_mem_gb, 0, 0, &b);
+    }
+    return r;
 }
 
 /* Sets each running job's working size and speed after a round. A job that

@@ -25,7 +25,7 @@ static const struct {
     {"gpt-1.3b", 1.3, 8, PLAN_DP, 1, 0, 8, 16},
     {"gpt-2.7b", 2.7, 10, PLAN_ZERO2, 1, 0, 8, 32},
     {"gpt-6.7b", 6.7, 12, PLAN_ZERO3, 1, 0, 16, 32},
-    {"gpt-13b", 13.0, 12, PLAN_OFFLOAD, 1, 8, 8, 32},
+    {"gpt-13b", 13.0, 4, PLAN_OFFLOAD, 1, 8, 8, 32},
 };
 
 /* Mean hours a gpt-* job runs with its requested plan and GPUs. */
