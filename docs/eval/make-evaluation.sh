@@ -40,3 +40,10 @@ $SIM run --cluster 8x8 --poisson 400,80 --template plans \
     --policies fifo,tiresias,precompute,eight,rubick,ringmaster \
     --format csv --per-job $OUT/plans-jobs.csv > /dev/null
 gnuplot $OUT/jct-cdf.gp
+
+# 6. (FULL=1, about a minute) 5,000 Philly jobs on 16x8, four policies.
+if [ "${FULL:-0}" = 1 ]; then
+    $SIM run --cluster 16x8 --trace $SHARED/traces/philly_pollux.csv --max-jobs 5000 \
+        --min-duration 60 --max-gpus 16 --policies precompute,rubick,tiresias,ringmaster \
+        --format csv > $OUT/philly-5000.csv
+fi
