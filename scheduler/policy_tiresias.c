@@ -3,8 +3,12 @@
  * it has received, run_time * requested_gpus (it always runs at its request).
  * Jobs fall into queues by attained service (thresholds TIRESIAS_Q1_S and
  * TIRESIAS_Q2_S GPU-seconds); lower queues first, first come first served
- * inside a queue; a job that has waited longer than TIRESIAS_STARVE times its
- * attained run time goes back to the first queue (Tiresias' promotion knob).
+ * inside a queue; a waiting job whose current wait (since it was preempted)
+ * exceeds TIRESIAS_STARVE times its run time goes back to the first queue
+ * (Tiresias' promotion knob), and a job started or resized less than
+ * min_resize_interval_s ago stays in the first queue (a lease: without it a
+ * promoted job was preempted again at the next round, millions of restarts
+ * on the Philly trace).
  * Each job gets its request (a non-elastic count, cut to the cluster) while
  * GPUs last; later jobs that fit still run (backfilling). Running jobs of a
  * lower queue are preempted for higher ones because every round recomputes. */
@@ -35,9 +39,11 @@ static int cmp_tkey(const void *a, const void *b)
 static int queue_of(const struct sched_snapshot *snap, const struct sched_job *j)
 {
     double attained = j->run_time * j->requested_gpus;
-    double waited = snap->now - j->submit_time - j->run_time;
+    double waited = snap->now - j->last_change_time;
 
-    if (j->run_time > 0 && waited > TIRESIAS_STARVE * j->run_time)
+    if (policy_pinned(snap, j))
+        return 0;
+    if (j->cur_gpus == 0 && j->run_time > 0 && waited > TIRESIAS_STARVE * j->run_time)
         return 0;
     if (attained < TIRESIAS_Q1_S)
         return 0;
