@@ -540,6 +540,41 @@ static int doubling(struct pp *pp, struct policy_want *pw)
     return rc;
 }
 
+/* After the greedy, GPUs of a model that nobody could use are idle: a running
+ * job (longest predicted first) moves onto them when that makes it clearly
+ * faster, at the largest power of two they hold within its bounds. The move
+ * only takes what is left over, so jobs do not hop back and forth. */
+static void rm_use_idle(struct pp *pp, struct policy_want *pw)
+{
+    const struct sched_snapshot *snap = pp->snap;
+    double cost = snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s
+                                                                           : 0.0;
+
+    for (size_t k = snap->njobs; k-- > 0;) {
+        size_t i = pp->order[k];
+        const struct sched_job *j = &snap->jobs[i];
+        if (pw[i].gpus == 0 || pp->cls_of[i] < 0 || !j->elastic || !policy_has_speed(j) ||
+            policy_pinned(snap, j))
+            continue;
+        size_t c = (size_t)pp->cls_of[i];
+        double now = time_at(pp, i, pw[i].gpus, c);
+        for (size_t to = 0; to < pp->ncls; to++) {
+            int t = pw[i].gpus;
+            if (to == c || pp->cls[to].free < t)
+                continue;
+            while (2 * t <= pp->cls[to].free && 2 * t <= policy_max_gpus(j))
+                t *= 2;
+            if (!(time_at(pp, i, t, to) + cost < now / (1.0 + SCHED_KEEP_MARGIN)))
+                continue;
+            pp->cls[c].free += pw[i].gpus;
+            pp->cls[to].free -= t;
+            pp->cls_of[i] = (int)to;
+            pw[i].gpus = t;
+            break;
+        }
+    }
+}
+
 static int rm_greedy(struct pp *pp, struct policy_want *pw)
 {
     struct policy_heap h;
@@ -558,6 +593,8 @@ static int rm_greedy(struct pp *pp, struct policy_want *pw)
     }
     if (rc == 0)
         rc = grow_loop(pp, &h, pw, 1);
+    if (rc == 0 && pp->ncls > 1)
+        rm_use_idle(pp, pw);
     policy_heap_fini(&h);
     return rc;
 }
