@@ -10,25 +10,24 @@
  * Rate of job i on w GPUs of class c: plan_best() (the fastest plan it
  * supports that fits); T = remaining epochs / rate.
  *
- * 1. Order: rubick serves by priority, arrival, id; ringmaster by predicted
- *    remaining time (the least first: remaining epochs at its base count on
- *    its best class), divided by 1 + waiting / POLICY_PLAN_AGE_S (starvation
- *    protection: a job that waited that long counts as half as long) and, for
- *    a running job, by 1 + SCHED_KEEP_MARGIN (it is not preempted for a job
- *    that is barely shorter).
- * 2. Base: in that order each job gets, on the class where it runs fastest
- *    (a running job stays on its class unless another is faster by more than
- *    SCHED_KEEP_MARGIN), its base count: for a job with plan information the
- *    fewest GPUs (powers of two from min_gpus) whose best plan is at least as
- *    fast as its requested plan on its requested GPUs (the guarantee), for an
- *    elastic job with a speed model min_gpus, else its request.
- * 3. Doubling (DESIGN.md) inside each job's class with the hysteresis of
- *    policy_step_gain(): a running job's steps back to what it holds weigh
- *    (1 + SCHED_KEEP_MARGIN) plus the restart avoided, growth past it pays
- *    resize_cost_s, and a job resized less than min_resize_interval_s ago
- *    only gets back what it holds.
- * 4. The plan of each job is the best plan at its final count; a job whose
- *    best plan there is slower than its guarantee waits instead. */
+ * Base count of a job on a class: for a job with plan information the fewest
+ * GPUs (powers of two from min_gpus) whose best plan is at least as fast as
+ * its requested plan on its requested GPUs (the guarantee); for an elastic
+ * job with a speed model min_gpus; else its request. A running job restarts
+ * on the class it holds if its base fits there; a new job goes where its base
+ * runs fastest per GPU (start_class).
+ *
+ * rubick: in priority, arrival, id order every job gets its base; then the
+ * doubling heuristic (DESIGN.md) by seconds saved per added GPU with the
+ * hysteresis of policy_step_gain() (see "growth" below).
+ *
+ * ringmaster: jobs ordered by predicted remaining time at their base (ties
+ * and jobs it cannot grow: that order); then the completion-rate greedy (see
+ * "ringmaster" below) starts and grows jobs; then GPUs of a model nobody
+ * could use go to running jobs that gain from moving (rm_use_idle).
+ *
+ * Both: the plan of each job is the best plan at its final count; a job
+ * whose best plan there is slower than its guarantee waits instead. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
