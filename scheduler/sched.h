@@ -26,7 +26,8 @@
 #define SCHED_EXPLORE_STAGES 4
 #define SCHED_EXPLORE_STAGE_S 150.0
 
-/* Hysteresis of the model-driven policies (precompute, exploratory, optimus):
+/* Hysteresis of the model-driven policies (precompute, exploratory, optimus;
+ * rubick and ringmaster the same way, docs/plans.md):
  * a running job changed less than sched_snapshot.min_resize_interval_s ago is
  * not grown, and is shrunk only to make room for a job that gets its first
  * GPUs; and while reclaiming what a running job already holds, its gain counts
