@@ -40,6 +40,7 @@ typedef int (*policy_allocate_ex_f)(const struct sched_snapshot *snap, struct po
 
 /* The richer allocator of policy p, or NULL if p only fills counts. */
 policy_allocate_ex_f policy_allocate_ex_for(const struct sched_policy_ops *p);
+extern const struct sched_policy_ops policy_gandiva;
 
 /* GPUs on nodes that are up. */
 int policy_capacity(const struct sched_snapshot *snap);

@@ -96,6 +96,7 @@ out:
 }
 
 const struct sched_policy_ops policy_exploratory = {
-    "exploratory", "hold 8 GPUs while exploring 1/2/4/8 for 2.5 min each, then the doubling heuristic",
-    allocate,
+    .name = "exploratory",
+    .summary = "hold 8 GPUs while exploring 1/2/4/8 for 2.5 min each, then the doubling heuristic",
+    .allocate = allocate,
 };

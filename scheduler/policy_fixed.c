@@ -60,17 +60,27 @@ static int allocate_fifo(const struct sched_snapshot *snap, int *want)
 }
 
 const struct sched_policy_ops policy_fixed_one = {
-    "one", "every job 1 GPU, first come first served (the paper's One)", allocate_one,
+    .name = "one",
+    .summary = "every job 1 GPU, first come first served (the paper's One)",
+    .allocate = allocate_one,
 };
 const struct sched_policy_ops policy_fixed_two = {
-    "two", "every job 2 GPUs, first come first served (the paper's Two)", allocate_two,
+    .name = "two",
+    .summary = "every job 2 GPUs, first come first served (the paper's Two)",
+    .allocate = allocate_two,
 };
 const struct sched_policy_ops policy_fixed_four = {
-    "four", "every job 4 GPUs, first come first served (the paper's Four)", allocate_four,
+    .name = "four",
+    .summary = "every job 4 GPUs, first come first served (the paper's Four)",
+    .allocate = allocate_four,
 };
 const struct sched_policy_ops policy_fixed_eight = {
-    "eight", "every job 8 GPUs, first come first served (the paper's Eight)", allocate_eight,
+    .name = "eight",
+    .summary = "every job 8 GPUs, first come first served (the paper's Eight)",
+    .allocate = allocate_eight,
 };
 const struct sched_policy_ops policy_fifo = {
-    "fifo", "requested GPUs, strictly by priority then arrival, no backfilling", allocate_fifo,
+    .name = "fifo",
+    .summary = "requested GPUs, strictly by priority then arrival, no backfilling",
+    .allocate = allocate_fifo,
 };

@@ -80,5 +80,7 @@ static int allocate(const struct sched_snapshot *snap, int *want)
 }
 
 const struct sched_policy_ops policy_optimus = {
-    "optimus", "Optimus +1 greedy on predicted remaining time (stalls at 8 -> 9)", allocate,
+    .name = "optimus",
+    .summary = "Optimus +1 greedy on predicted remaining time (stalls at 8 -> 9)",
+    .allocate = allocate,
 };

@@ -658,17 +658,17 @@ static int ringmaster_counts(const struct sched_snapshot *snap, int *want)
 }
 
 const struct sched_policy_ops policy_rubick = {
-    "rubick",
-    "execution plans and host resources chosen with the GPUs, each job at least as fast as "
-    "its requested plan (Rubick), arrival order, doubling",
-    rubick_counts,
+    .name = "rubick",
+    .summary = "execution plans and host resources chosen with the GPUs, each job at least as "
+               "fast as its requested plan (Rubick), arrival order, doubling",
+    .allocate = rubick_counts,
 };
 
 const struct sched_policy_ops policy_ringmaster = {
-    "ringmaster",
-    "shortest predicted remaining time first with ageing, plans, GPU models, doubling with "
-    "hysteresis",
-    ringmaster_counts,
+    .name = "ringmaster",
+    .summary = "shortest predicted remaining time first with ageing, plans, GPU models, "
+               "doubling with hysteresis",
+    .allocate = ringmaster_counts,
 };
 
 policy_allocate_ex_f policy_allocate_ex_for(const struct sched_policy_ops *p)

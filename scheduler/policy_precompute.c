@@ -99,6 +99,7 @@ out:
 }
 
 const struct sched_policy_ops policy_precompute = {
-    "precompute", "doubling heuristic on models known in advance (the paper's Precompute)",
-    allocate,
+    .name = "precompute",
+    .summary = "doubling heuristic on models known in advance (the paper's Precompute)",
+    .allocate = allocate,
 };

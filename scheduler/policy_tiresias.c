@@ -81,6 +81,7 @@ out:
 }
 
 const struct sched_policy_ops policy_tiresias = {
-    "tiresias", "2D-LAS: least attained GPU-time first in discretised queues, requested GPUs",
-    allocate,
+    .name = "tiresias",
+    .summary = "2D-LAS: least attained GPU-time first in discretised queues, requested GPUs",
+    .allocate = allocate,
 };

@@ -16,7 +16,8 @@
 static const struct sched_policy_ops *const policies[] = {
     &policy_precompute, &policy_exploratory, &policy_optimus, &policy_fifo,
     &policy_fixed_one,  &policy_fixed_two,   &policy_fixed_four, &policy_fixed_eight,
-    &policy_tiresias,   &policy_rubick,      &policy_ringmaster, NULL,
+    &policy_gandiva,    &policy_tiresias,    &policy_rubick,     &policy_ringmaster,
+    NULL,
 };
 
 const struct sched_policy_ops *sched_policy_find(const char *name)
@@ -110,11 +111,62 @@ static int validate_job(const struct sched_job *j, size_t i, struct msg *m)
     return 0;
 }
 
-/* Slots on existing GPUs, none held twice. busy has nnodes entries, zeroed. */
+/* The index of the job packed with job i (its packed_with), or -1. */
+static long partner_index(const struct sched_snapshot *snap, size_t i)
+{
+    const struct sched_job *j = &snap->jobs[i];
+
+    if (!j->packed)
+        return -1;
+    for (size_t k = 0; k < snap->njobs; k++)
+        if (k != i && snap->jobs[k].id == j->packed_with)
+            return (long)k;
+    return -1;
+}
+
+/* 1 if job i is the second of a packed pair (its partner comes first): it
+ * holds its partner's GPUs and books none of its own. */
+static int packed_second(const struct sched_snapshot *snap, size_t i)
+{
+    long k = partner_index(snap, i);
+
+    return k >= 0 && (size_t)k < i;
+}
+
+static int has_slot(const struct sched_job *j, struct sched_slot s)
+{
+    for (int k = 0; k < j->cur_gpus; k++)
+        if (j->slots[k].node == s.node && j->slots[k].gpu == s.gpu)
+            return 1;
+    return 0;
+}
+
+/* A packed job: its partner exists, is packed with it, on the same GPUs. */
+static int validate_pack(const struct sched_snapshot *snap, size_t i, struct msg *m)
+{
+    const struct sched_job *j = &snap->jobs[i];
+    long k = partner_index(snap, i);
+
+    if (k < 0 || !snap->jobs[k].packed || snap->jobs[k].packed_with != j->id)
+        return fail(m, "job", (long long)i, "packed with a job that is not packed with it");
+    if (snap->jobs[k].cur_gpus != j->cur_gpus || j->cur_gpus == 0)
+        return fail(m, "job", (long long)i, "packed but not on its partner's GPUs");
+    for (int g = 0; g < j->cur_gpus; g++)
+        if (!has_slot(&snap->jobs[k], j->slots[g]))
+            return fail(m, "job", (long long)i, "packed but not on its partner's GPUs");
+    return 0;
+}
+
+/* Slots on existing GPUs, none held twice except by the two jobs of a packed
+ * pair. busy has nnodes entries, zeroed. */
 static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, struct msg *m)
 {
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
+        if (j->packed && validate_pack(snap, i, m))
+            return -1;
+        if (j->packed && packed_second(snap, i))
+            continue;
         for (int k = 0; k < j->cur_gpus; k++) {
             struct sched_slot s = j->slots[k];
             if (s.node < 0 || (size_t)s.node >= snap->nnodes || s.gpu < 0 ||
@@ -431,12 +483,71 @@ out:
     return p;
 }
 
+/* What placement sees: the snapshot, but the second job of each packed pair
+ * holds nothing (its partner's GPUs are booked once). NULL with *copy NULL
+ * when nothing is packed (placement then uses snap itself). */
+static int placement_view(const struct sched_snapshot *snap, struct sched_snapshot *view,
+                          struct sched_job **copy)
+{
+    int any = 0;
+
+    *view = *snap;
+    *copy = NULL;
+    for (size_t i = 0; i < snap->njobs && !any; i++)
+        any = snap->jobs[i].packed;
+    if (!any)
+        return 0;
+    *copy = malloc(snap->njobs * sizeof(**copy));
+    if (!*copy)
+        return -1;
+    memcpy(*copy, snap->jobs, snap->njobs * sizeof(**copy));
+    for (size_t i = 0; i < snap->njobs; i++)
+        if (snap->jobs[i].packed && packed_second(snap, i)) {
+            (*copy)[i].cur_gpus = 0;
+            (*copy)[i].slots = NULL;
+        }
+    view->jobs = *copy;
+    return 0;
+}
+
+/* The suspend, resume and migrate flags, once the decision is final. */
+static void mark_moves(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
+                       struct sched_decision *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        struct sched_assignment *a = &d->assign[i];
+        a->suspended = policy->time_slices && j->cur_gpus > 0 && a->gpus == 0;
+        a->resumed = j->suspended && j->cur_gpus == 0 && a->gpus > 0;
+        a->migrated = j->cur_gpus > 0 && a->gpus == j->cur_gpus && a->changed &&
+                      a->pack != SCHED_PACK_PACK;
+        if (a->suspended && a->pack == SCHED_PACK_NONE)
+            a->reason = "suspended: time-sliced out, its state kept in host memory";
+        if (a->resumed && a->pack == SCHED_PACK_NONE)
+            a->reason = "resumed: its turn in the time-slicing";
+    }
+}
+
+/* After a refine step moved jobs (packing, migration): each assignment's GPU
+ * model from its slots, and its plan's host demand for its count. */
+static void refresh_models(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        struct sched_assignment *a = &d->assign[i];
+        a->gpu_model = a->gpus > 0 ? snap->nodes[a->slots[0].node].gpu_model : 0;
+        if (a->gpus > 0 && plan_has_info(&snap->jobs[i].plan))
+            plan_demand(&snap->jobs[i].plan, &a->plan, a->gpus);
+    }
+}
+
 struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
                                     const struct sched_snapshot *snap)
 {
     struct sched_decision *d = NULL;
     struct placement_plan *p = NULL;
     struct policy_want *pw = NULL;
+    struct sched_snapshot view;
+    struct sched_job *copy = NULL;
     int *want, capacity;
 
     if (!policy || !policy->allocate || sched_validate(snap, NULL, 0)) {
@@ -445,7 +556,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     }
     want = calloc(snap->njobs + 1, sizeof(*want));
     pw = calloc(snap->njobs + 1, sizeof(*pw));
-    if (!want || !pw) {
+    if (!want || !pw || placement_view(snap, &view, &copy)) {
         errno = ENOMEM;
         goto out;
     }
@@ -453,14 +564,25 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         goto out;
     capacity = policy_capacity(snap);
     sanitize_want(want, snap->njobs, capacity);
-    p = place(snap, want, pw);
+    p = place(&view, want, pw);
     if (!p)
         goto out;
     d = decision_build(snap, p, want, pw, capacity);
-    if (!d)
+    if (!d) {
         errno = ENOMEM;
+        goto out;
+    }
+    if (policy->refine && policy->refine(snap, d)) {
+        sched_decision_destroy(d);
+        d = NULL;
+        goto out;
+    }
+    mark_moves(policy, snap, d);
+    if (policy->refine)
+        refresh_models(snap, d);
 out:
     placement_destroy(p);
+    free(copy);
     free(want);
     free(pw);
     return d;

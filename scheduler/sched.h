@@ -38,6 +38,26 @@
 #define SCHED_KEEP_MARGIN 0.25
 #define SCHED_MIN_RESIZE_INTERVAL_S 300.0
 
+/* Gandiva (policy "gandiva", docs/gandiva.md): when jobs outnumber GPUs they
+ * share them in quanta of sched_snapshot.quantum_s (SCHED_QUANTUM_S when <= 0),
+ * suspended in place at a minibatch boundary and resumed later; two 1-GPU jobs
+ * that each use at most SCHED_PACK_MAX_UTIL of a GPU may be packed on one GPU,
+ * and the packing is kept only while the sum of their normalised rates
+ * (rate_packed / rate_alone) exceeds 1 + SCHED_PACK_MIN_GAIN. A GPU never
+ * holds more than 2 jobs. */
+#define SCHED_QUANTUM_S 60.0
+#define SCHED_PACK_MAX_UTIL 0.8
+#define SCHED_PACK_MIN_GAIN 0.05
+
+/* What a decision does to a packed pair (sched_assignment.pack). */
+enum sched_pack_action {
+    SCHED_PACK_NONE,   /* not packed */
+    SCHED_PACK_PACK,   /* starts sharing its GPUs with packed_with (a new pair) */
+    SCHED_PACK_KEEP,   /* stays packed with packed_with (measured gain, or not yet measured) */
+    SCHED_PACK_REVERT, /* the pair lost useful work: sharing ends; the caller sets
+                        * pack_reverted on both jobs so they are not packed again */
+};
+
 struct sched_node {
     int64_t id;
     int ngpus;          /* GPUs on the node */
@@ -98,6 +118,22 @@ struct sched_job {
      * (meaningful while cur_gpus > 0). */
     struct plan_spec plan;
     struct plan_choice cur_plan;
+    /* Gandiva (appended; all 0 for other callers). A suspended job was started
+     * and then time-sliced out: cur_gpus is 0, its state waits in host memory;
+     * a waiting or suspended job has waited since max(submit_time,
+     * last_change_time), which orders the time-slicing queue. */
+    int suspended;
+    double gpu_util;      /* 0..1: share of one GPU's compute it uses alone; <= 0 unknown (1) */
+    double gpu_mem_bytes; /* GPU memory it needs per GPU; 0 unknown */
+    int packed;           /* 1: shares its GPUs (same slots) with job packed_with */
+    int64_t packed_with;
+    double rate_alone;    /* minibatches/s measured alone on its GPUs; 0 unknown */
+    double rate_packed;   /* minibatches/s measured while packed; 0 not measured yet */
+    int pack_reverted;    /* 1: a packing of it was reverted: never packed again */
+    int has_home;         /* suspended: 1 if its state waits on node home_node (an
+                           * index into snapshot.nodes); resuming there is cheap,
+                           * elsewhere it migrates through its checkpoint */
+    int home_node;
 };
 
 struct sched_snapshot {
@@ -117,6 +153,10 @@ struct sched_snapshot {
                                    * last_change_time) keeps it, except to
                                    * make room for a waiting job; <= 0: no
                                    * minimum (see SCHED_KEEP_MARGIN) */
+
+    /* Gandiva (appended). */
+    double quantum_s;          /* time-slice length; <= 0 means SCHED_QUANTUM_S */
+    double gpu_mem_bytes;      /* memory of one GPU, bounds packing; 0 unknown (no bound) */
 };
 
 /* A job's part of a decision, in snapshot order. */
@@ -138,6 +178,18 @@ struct sched_assignment {
     int plan_changed;         /* 1 if it runs and its plan differs from cur_plan
                                * (a restart even when its slots stay) */
     int gpu_model;            /* the GPU model of its slots (0 when it waits) */
+    /* Appended for Gandiva; every policy sets them, only gandiva packs. */
+    int suspended;            /* 1: a running job time-sliced out (policy with
+                               * time_slices): gpus 0, suspend it in place at a
+                               * minibatch boundary, state to host memory, GPUs
+                               * freed (other policies' preemption checkpoints) */
+    int resumed;              /* 1: a suspended job gets GPUs again: resume it (in
+                               * place when its slots are on the node it left,
+                               * else through its checkpoint) */
+    int migrated;             /* 1: same count on other GPUs: checkpoint and
+                               * restart there */
+    enum sched_pack_action pack;
+    int64_t packed_with;      /* the partner when pack is PACK, KEEP or REVERT */
 };
 
 struct sched_decision {
@@ -151,16 +203,29 @@ struct sched_decision {
     int used;                 /* GPUs assigned by this decision */
     int nchanged;             /* assignments with changed == 1 */
     struct sched_slot *slot_pool; /* every assignment's slots point into it */
+
+    /* Appended for Gandiva. used counts each GPU once; a packed pair's two
+     * assignments name the same slots (at most 2 jobs on one GPU). */
+    int packed_gpus;          /* GPUs shared by a packed pair */
 };
 
 /* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).
  * Placement then maps those counts onto nodes. Returns 0, or -1 with errno. */
 typedef int (*sched_allocate_f)(const struct sched_snapshot *snap, int *want);
 
+/* A policy's last word on a decision that placement built (optional): it may
+ * set the pack fields and give a packed job its partner's slots (pointing at
+ * them). Returns 0, or -1 with errno. */
+typedef int (*sched_refine_f)(const struct sched_snapshot *snap, struct sched_decision *d);
+
 struct sched_policy_ops {
     const char *name;
     const char *summary;
     sched_allocate_f allocate;
+    /* Appended for Gandiva. */
+    sched_refine_f refine; /* NULL: none */
+    int time_slices;       /* 1: a running job it gives no GPUs is suspended in
+                            * place (assignment.suspended), not checkpointed */
 };
 
 /* The policy of that name, or NULL. Policies: precompute, exploratory,

@@ -36,6 +36,15 @@ struct sim_job {
     int obs_fitted; /* observations the seen model was fitted on */
     struct speed_model seen;
     struct plan_choice plan; /* the plan it runs (plan info only) */
+    /* Gandiva. */
+    int suspended;     /* time-sliced out, its state in host memory */
+    int susp_node;     /* the node it left */
+    long partner;      /* index of the job packed on its GPUs, or -1 */
+    int pack_reverted;
+    double packed_run; /* productive seconds since it was packed */
+    double step_rate;  /* minibatches per second at use (packing included) */
+    double steps_done, first100_time;
+    int first100, suspends, packs, migrations;
 };
 
 struct sim {
@@ -49,6 +58,8 @@ struct sim {
     size_t ncompleted;
     double now;
     long rounds, resizes;
+    long suspends, packs, pack_reverts, migrations;
+    int max_per_gpu;
     int total_gpus, max_in_use;
     int *node_off;       /* first bitmap index of each node */
     unsigned char *used; /* total_gpus entries */
@@ -90,6 +101,16 @@ void simulate_config_init(struct simulate_config *cfg)
     cfg->explore_slice_s = SCHED_EXPLORE_STAGE_S;
     cfg->noise = 0.02;
     cfg->seed = 1;
+    cfg->quantum_s = SCHED_QUANTUM_S;
+    cfg->suspend_cost_s = 1.0;
+    cfg->pack_kappa = 0.25;
+}
+
+double simulate_pack_factor(double util_a, double util_b, double kappa)
+{
+    double u = (util_a > 0.0 ? util_a : 1.0) + (util_b > 0.0 ? util_b : 1.0);
+
+    return 1.0 / (fmax(1.0, u) * (1.0 + kappa * u));
 }
 
 /* Appends text to the error buffer (no stdio in the core). */
@@ -181,6 +202,9 @@ static int check_config(struct sim *s, const struct simulate_config *c)
         return fail(s, EINVAL, "interval_s > 0, resize_cost_s >= 0, explore_slice_s > 0", -1);
     if (!(c->min_resize_interval_s >= 0.0) || !isfinite(c->min_resize_interval_s))
         return fail(s, EINVAL, "min_resize_interval_s must be finite and >= 0", -1);
+    if (!(c->suspend_cost_s >= 0.0) || !(c->pack_kappa >= 0.0) || !(c->gpu_mem_bytes >= 0.0) ||
+        !isfinite(c->quantum_s))
+        return fail(s, EINVAL, "suspend_cost_s, pack_kappa, gpu_mem_bytes >= 0", -1);
     if (!(c->noise >= 0.0 && c->noise <= 0.5))
         return fail(s, EINVAL, "noise must be within 0..0.5", -1);
     for (size_t i = 0; i < c->nnodes; i++)
@@ -261,6 +285,7 @@ static int sim_init(struct sim *s, const struct simulate_config *cfg,
     for (size_t i = 0; i < n; i++) {
         s->jobs[i].spec = &specs[i];
         s->jobs[i].seen = specs[i].speed;
+        s->jobs[i].partner = -1;
     }
     return sort_arrivals(s, specs, n);
 }
@@ -331,6 +356,21 @@ static void record_exploration(struct sim *s, struct sim_job *j, double producti
     }
 }
 
+/* Minibatches run between from and t (productive time); notes when the
+ * 100th ends. */
+static void count_steps(struct sim_job *j, double from, double t)
+{
+    double before = j->steps_done;
+
+    j->steps_done += (t - from) * j->step_rate;
+    if (j->partner >= 0)
+        j->packed_run += t - from;
+    if (!j->first100 && j->steps_done >= 100.0 && j->step_rate > 0.0) {
+        j->first100 = 1;
+        j->first100_time = from + (100.0 - before) / j->step_rate;
+    }
+}
+
 /* Moves job j from s->now to t; returns 1 if it completed. */
 static int advance_job(struct sim *s, struct sim_job *j, double t)
 {
@@ -340,15 +380,20 @@ static int advance_job(struct sim *s, struct sim_job *j, double t)
     double dt = t - s->now;
     double from = j->busy_until > s->now ? j->busy_until : s->now;
     j->run_time += dt;
-    j->gpu_seconds += dt * j->gpus;
+    j->gpu_seconds += dt * j->gpus * (j->partner >= 0 ? 0.5 : 1.0);
     if (t > from) {
         j->epochs_done += (t - from) * j->rate;
         record_exploration(s, j, t - from);
+        count_steps(j, from, t);
     }
     if (t >= fin - SIM_EPS * (fin > 1.0 ? fin : 1.0)) {
         j->epochs_done = j->spec->epochs;
         j->done = 1;
         j->finish_time = t;
+        if (!j->first100) {
+            j->first100 = 1;
+            j->first100_time = t;
+        }
         return 1;
     }
     return 0;
@@ -384,6 +429,9 @@ static void retire_completed(struct sim *s)
     for (size_t a = 0; a < s->nactive; a++) {
         struct sim_job *j = &s->jobs[s->active[a]];
         if (j->done) {
+            if (j->partner >= 0)
+                s->jobs[j->partner].partner = -1;
+            j->partner = -1;
             j->gpus = 0;
             j->use = 0;
             j->rate = 0.0;
@@ -432,6 +480,33 @@ static int explore_done(const struct sim *s, const struct sim_job *j)
     return 1;
 }
 
+/* Minibatches per second of job j alone on its GPUs (or on its request). */
+static double alone_rate(const struct sim_job *j)
+{
+    int w = j->use > 0 ? j->use : j->gpus > 0 ? j->gpus : j->spec->requested_gpus;
+    double t = speed_step_time(&j->spec->speed, w);
+
+    return t > 0.0 && isfinite(t) ? 1.0 / t : 0.0;
+}
+
+/* What Gandiva's introspection sees: the rates are measured (the true ones). */
+static void fill_snapshot_gandiva(const struct sim *s, const struct sim_job *j,
+                                  struct sched_job *o)
+{
+    o->suspended = j->suspended;
+    o->gpu_util = j->spec->gpu_util;
+    o->gpu_mem_bytes = j->spec->gpu_mem_bytes;
+    o->pack_reverted = j->pack_reverted;
+    o->rate_alone = alone_rate(j);
+    o->has_home = j->suspended && j->susp_node >= 0;
+    o->home_node = o->has_home ? j->susp_node : 0;
+    if (j->partner >= 0) {
+        o->packed = 1;
+        o->packed_with = s->jobs[j->partner].spec->id;
+        o->rate_packed = j->packed_run > 0.0 ? j->step_rate : 0.0;
+    }
+}
+
 static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job *o)
 {
     const struct simulate_job_spec *sp = j->spec;
@@ -454,6 +529,7 @@ static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job
     memcpy(o->explored_s, j->explored_s, sizeof(o->explored_s));
     o->plan = sp->plan;
     o->cur_plan = j->plan;
+    fill_snapshot_gandiva(s, j, o);
     if (s->cfg->view == SIMULATE_VIEW_PROFILE) {
         o->model_source = SCHED_MODEL_PROFILE;
         o->speed = sp->speed;
@@ -484,7 +560,65 @@ static int check_models_and_host(struct sim *s, const struct sched_assignment *a
     return 0;
 }
 
-/* Checks every slot of the decision against the cluster and marks it used. */
+static int is_shared(const struct sched_assignment *as)
+{
+    return as->pack == SCHED_PACK_PACK || as->pack == SCHED_PACK_KEEP;
+}
+
+/* The index in d of the partner of packed assignment a, checked: it names a
+ * back, with the same action and the same slots. -1 if not. */
+static long pair_partner(const struct sched_decision *d, size_t a)
+{
+    const struct sched_assignment *x = &d->assign[a];
+
+    for (size_t b = 0; b < d->njobs; b++) {
+        const struct sched_assignment *y = &d->assign[b];
+        if (b == a || y->job_id != x->packed_with)
+            continue;
+        if (y->packed_with != x->job_id || y->pack != x->pack || y->gpus != x->gpus)
+            return -1;
+        for (int g = 0; g < x->gpus; g++)
+            if (x->slots[g].node != y->slots[g].node || x->slots[g].gpu != y->slots[g].gpu)
+                return -1;
+        return (long)b;
+    }
+    return -1;
+}
+
+/* Checks one assignment's slots and marks them used; the second job of a
+ * packed pair books nothing (its partner did). */
+static int check_slots(struct sim *s, const struct sched_decision *d, size_t a, int *in_use)
+{
+    const struct sched_assignment *as = &d->assign[a];
+    const struct sim_job *j = &s->jobs[s->active[a]];
+
+    if (is_shared(as)) {
+        long b = pair_partner(d, a);
+        if (b < 0)
+            return fail(s, EPROTO, "packed pair inconsistent", j->spec->id);
+        if ((size_t)b < a) {
+            s->max_per_gpu = 2;
+            return 0;
+        }
+    }
+    for (int g = 0; g < as->gpus; g++) {
+        struct sched_slot sl = as->slots[g];
+        if (sl.node < 0 || (size_t)sl.node >= s->cfg->nnodes || sl.gpu < 0 ||
+            sl.gpu >= s->cfg->nodes[sl.node].ngpus)
+            return fail(s, EPROTO, "slot outside the cluster", j->spec->id);
+        if (!s->cfg->nodes[sl.node].up)
+            return fail(s, EPROTO, "slot on a node that is down", j->spec->id);
+        unsigned char *u = &s->used[s->node_off[sl.node] + sl.gpu];
+        if (*u)
+            return fail(s, EPROTO, "GPU given twice: capacity exceeded", j->spec->id);
+        *u = 1;
+        (*in_use)++;
+    }
+    return 0;
+}
+
+/* Checks every slot of the decision against the cluster and marks it used:
+ * no GPU given twice, except to the two jobs of one packed pair. */
 static int check_decision(struct sim *s, const struct sched_decision *d)
 {
     if (!d || d->njobs != s->nactive)
@@ -493,26 +627,19 @@ static int check_decision(struct sim *s, const struct sched_decision *d)
     memset(s->cores, 0, s->cfg->nnodes * sizeof(*s->cores));
     memset(s->mem, 0, s->cfg->nnodes * sizeof(*s->mem));
     int in_use = 0;
+    if (s->max_per_gpu < 1)
+        s->max_per_gpu = 1;
     for (size_t a = 0; a < d->njobs; a++) {
         const struct sched_assignment *as = &d->assign[a];
         const struct sim_job *j = &s->jobs[s->active[a]];
         if (as->job_id != j->spec->id || as->gpus < 0 || (as->gpus > 0 && !as->slots))
             return fail(s, EPROTO, "decision out of order or malformed", j->spec->id);
-        for (int g = 0; g < as->gpus; g++) {
-            struct sched_slot sl = as->slots[g];
-            if (sl.node < 0 || (size_t)sl.node >= s->cfg->nnodes || sl.gpu < 0 ||
-                sl.gpu >= s->cfg->nodes[sl.node].ngpus)
-                return fail(s, EPROTO, "slot outside the cluster", j->spec->id);
-            if (!s->cfg->nodes[sl.node].up)
-                return fail(s, EPROTO, "slot on a node that is down", j->spec->id);
-            unsigned char *u = &s->used[s->node_off[sl.node] + sl.gpu];
-            if (*u)
-                return fail(s, EPROTO, "GPU given twice: capacity exceeded", j->spec->id);
-            *u = 1;
-        }
+        if (as->suspended && as->gpus > 0)
+            return fail(s, EPROTO, "a suspended job holds GPUs", j->spec->id);
+        if (check_slots(s, d, a, &in_use))
+            return -1;
         if (check_models_and_host(s, as, j->spec->id))
             return -1;
-        in_use += as->gpus;
     }
     if (in_use > s->max_in_use)
         s->max_in_use = in_use;
@@ -527,6 +654,35 @@ static int same_slots(const struct sim_job *j, const struct sched_slot *sorted, 
         if (slot_cmp(&j->slots[g], &sorted[g]) != 0)
             return 0;
     return 1;
+}
+
+/* The delay and counters of a change after the first start: a suspension
+ * (time-slicing) frees the GPUs; a resume on the node it left pays
+ * suspend_cost_s, elsewhere a migration through its checkpoint (resize_cost_s);
+ * any other change is a resize (resize_cost_s). */
+static void charge_change(struct sim *s, struct sim_job *j, const struct sched_assignment *as,
+                          const struct sched_slot *ns)
+{
+    if (as->suspended) {
+        j->suspended = 1;
+        j->susp_node = j->gpus > 0 ? j->slots[0].node : -1;
+        j->suspends++;
+        s->suspends++;
+        return;
+    }
+    if (as->resumed && as->gpus > 0) {
+        int home = ns[0].node == j->susp_node;
+        j->busy_until = s->now + (home ? s->cfg->suspend_cost_s : s->cfg->resize_cost_s);
+        j->migrations += !home;
+        s->migrations += !home;
+        return;
+    }
+    j->resizes++;
+    s->resizes++;
+    if (as->gpus > 0)
+        j->busy_until = s->now + s->cfg->resize_cost_s;
+    j->migrations += as->migrated;
+    s->migrations += as->migrated;
 }
 
 static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched_assignment *as)
@@ -547,14 +703,13 @@ static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched
         return 0;
     }
     if (j->started) {
-        j->resizes++;
-        s->resizes++;
-        if (as->gpus > 0)
-            j->busy_until = s->now + s->cfg->resize_cost_s;
+        charge_change(s, j, as, ns);
     } else if (as->gpus > 0) {
         j->started = 1;
         j->start_time = s->now;
     }
+    if (as->gpus > 0)
+        j->suspended = 0;
     free(j->slots);
     j->slots = ns;
     j->gpus = as->gpus;
@@ -562,6 +717,33 @@ static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched
     j->use = 0;
     j->rate = 0.0;
     return 0;
+}
+
+/* Links packed pairs after a round: PACK and KEEP join the two jobs, REVERT
+ * parts them for good, anything else parts them. */
+static void apply_packs(struct sim *s, const struct sched_decision *d)
+{
+    for (size_t a = 0; a < d->njobs; a++) {
+        struct sim_job *j = &s->jobs[s->active[a]];
+        const struct sched_assignment *as = &d->assign[a];
+        long was = j->partner;
+        j->partner = -1;
+        if (as->pack == SCHED_PACK_REVERT) {
+            j->pack_reverted = 1;
+            s->pack_reverts += d->assign[a].job_id < as->packed_with;
+        }
+        if (!is_shared(as))
+            continue;
+        for (size_t b = 0; b < d->njobs; b++)
+            if (d->assign[b].job_id == as->packed_with)
+                j->partner = (long)s->active[b];
+        if (as->pack == SCHED_PACK_PACK) {
+            j->packs++;
+            s->packs += as->job_id < as->packed_with;
+        }
+        if (j->partner != was)
+            j->packed_run = 0.0;
+    }
 }
 
 /* The GPUs job j runs on among the j->gpus it holds. Outside exploring, all of
@@ -616,12 +798,22 @@ static void update_use(struct sim *s)
     for (size_t a = 0; a < s->nactive; a++) {
         struct sim_job *j = &s->jobs[s->active[a]];
         int u = working_gpus(s, j);
-        if (u == j->use)
-            continue;
-        if (j->use > 0 && u > 0)
+        if (u != j->use && j->use > 0 && u > 0)
             j->busy_until = s->now + s->cfg->resize_cost_s;
         j->use = u;
-        j->rate = u > 0 ? true_rate(s, j, u) : 0.0;
+        double f = 1.0;
+        if (j->partner >= 0)
+            f = simulate_pack_factor(j->spec->gpu_util, s->jobs[j->partner].spec->gpu_util,
+                                     s->cfg->pack_kappa);
+        double r = u > 0 ? true_rate(s, j, u) : 0.0;
+        j->rate = r * f;
+        if (plan_has_info(&j->spec->plan) || r <= 0)
+            j->step_rate = r > 0 ? f * r * j->spec->speed.dataset_size /
+                                       ((double)u * j->spec->speed.batch_per_gpu)
+                                 : 0.0;
+        else
+            j->step_rate = f / speed_step_time(&j->spec->speed, u) *
+                           (r / speed_epochs_per_second(&j->spec->speed, u));
     }
 }
 
@@ -640,6 +832,8 @@ static int run_round(struct sim *s)
         .resize_cost_s = s->cfg->resize_cost_s,
         .explore_stage_s = s->cfg->explore_slice_s,
         .min_resize_interval_s = s->cfg->min_resize_interval_s,
+        .quantum_s = s->cfg->quantum_s,
+        .gpu_mem_bytes = s->cfg->gpu_mem_bytes,
     };
     struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
     if (!d)
@@ -648,8 +842,10 @@ static int run_round(struct sim *s)
     int in_use = 0;
     for (size_t a = 0; rc == 0 && a < s->nactive; a++)
         rc = apply_assignment(s, &s->jobs[s->active[a]], &d->assign[a]);
-    if (rc == 0)
+    if (rc == 0) {
+        apply_packs(s, d);
         update_use(s);
+    }
     /* GPUs of jobs that progress: a job given GPUs its plan cannot run on
      * makes none, and a run where nothing progresses is stuck. */
     for (size_t a = 0; rc == 0 && a < s->nactive; a++)
@@ -725,6 +921,13 @@ static int fill_totals(struct sim *s, struct simulate_result *r)
         o->queue_s = j->start_time - j->spec->submit_time;
         o->gpu_seconds = j->gpu_seconds;
         o->resizes = j->resizes;
+        o->first100_s = j->first100_time - j->spec->submit_time;
+        o->steps = j->steps_done;
+        o->suspends = j->suspends;
+        o->packs = j->packs;
+        o->migrations = j->migrations;
+        r->avg_first100_s += o->first100_s / (double)s->njobs;
+        r->steps_per_s += o->steps;
         jct[i] = o->jct_s;
         sum_jct += o->jct_s;
         sum_q += o->queue_s;
@@ -741,11 +944,18 @@ static int fill_totals(struct sim *s, struct simulate_result *r)
         r->makespan_s = last - first;
         if (r->makespan_s > 0.0 && s->total_gpus > 0)
             r->utilization = gpu_s / ((double)s->total_gpus * r->makespan_s);
+        r->steps_per_s = r->makespan_s > 0.0 ? r->steps_per_s / r->makespan_s : 0.0;
+        r->jobs_per_hour = r->makespan_s > 0.0 ? 3600.0 * (double)s->njobs / r->makespan_s : 0.0;
     }
     free(jct);
     r->resizes = s->resizes;
     r->rounds = s->rounds;
     r->max_gpus_in_use = s->max_in_use;
+    r->suspends = s->suspends;
+    r->packs = s->packs;
+    r->pack_reverts = s->pack_reverts;
+    r->migrations = s->migrations;
+    r->max_jobs_on_gpu = s->max_per_gpu;
     return 0;
 }
 

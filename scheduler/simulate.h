@@ -32,6 +32,11 @@ struct simulate_job_spec {
      * the plan the decision gives it on its GPUs' model; a plan change while
      * running is a restart (resize_cost_s, counted as a resize). */
     struct plan_spec plan;
+    /* Appended for Gandiva: what the job uses of one GPU alone (0..1, <= 0
+     * unknown, taken as 1) and its GPU memory (0 unknown); shown to the policy
+     * and used by the packing interference model (simulate_pack_factor). */
+    double gpu_util;
+    double gpu_mem_bytes;
 };
 
 /* What the policy is shown of each job's speed. */
@@ -61,6 +66,13 @@ struct simulate_config {
                                (SCHED_EXPLORE_STAGE_S) */
     double noise;           /* VIEW_EXPLORED: relative step-time noise, 0..0.5 (0.02) */
     uint64_t seed;
+    /* Appended for Gandiva (policies with time_slices; docs/gandiva.md). */
+    double quantum_s;       /* passed in every snapshot (SCHED_QUANTUM_S) */
+    double suspend_cost_s;  /* a suspended job resuming on the node it left pays
+                               this instead of resize_cost_s (1 s: moving a GPU
+                               job's state to host memory and back over PCIe) */
+    double pack_kappa;      /* interference of a packed pair (0.25) */
+    double gpu_mem_bytes;   /* memory of one GPU, passed to the policy (0: unknown) */
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
@@ -78,6 +90,13 @@ struct simulate_job_result {
     double queue_s;     /* first start - submit */
     double gpu_seconds; /* GPUs held * time held */
     int resizes;        /* allocation changes after the first start */
+    /* Appended for Gandiva. */
+    double first100_s;  /* submit to the end of its 100th minibatch (to its finish
+                           if it runs fewer) */
+    double steps;       /* minibatches run */
+    int suspends;       /* times suspended in place (time-slicing) */
+    int packs;          /* times packed with another job */
+    int migrations;     /* moves at the same count (checkpoint-restart) */
 };
 
 struct simulate_result {
@@ -90,6 +109,12 @@ struct simulate_result {
     long resizes;
     long rounds;
     int max_gpus_in_use; /* the most GPUs held at once: never above capacity */
+    /* Appended for Gandiva. */
+    double avg_first100_s;   /* mean time to the first 100 minibatches */
+    double steps_per_s;      /* all jobs' minibatches / makespan */
+    double jobs_per_hour;    /* jobs / makespan */
+    long suspends, packs, pack_reverts, migrations; /* packs, reverts: pairs */
+    int max_jobs_on_gpu;     /* the most jobs on one GPU at once: 1, or 2 packed */
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is
@@ -105,6 +130,14 @@ struct simulate_result *simulate_run(const struct simulate_config *cfg,
                                      size_t errlen);
 
 void simulate_result_destroy(struct simulate_result *r);
+
+/* The packing interference model: each job of a pair packed on one GPU runs
+ * at this fraction of its rate alone, 1 / (max(1, U) * (1 + kappa * U)) with
+ * U = util_a + util_b (each <= 0 taken as 1): the GPU's compute is shared
+ * when U > 1, and contention for memory bandwidth and caches grows with U.
+ * With kappa 0.25 the pair's normalised rates sum to 1.74 at U = 0.6, 1.60 at
+ * 1.0, 1.28 at 1.2 and 0.89 at 1.6 (a loss). */
+double simulate_pack_factor(double util_a, double util_b, double kappa);
 
 /* Deterministic PRNG (splitmix64) for workloads and tie-breaks. */
 uint64_t simulate_rng_next(uint64_t *state);

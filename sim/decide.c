@@ -432,6 +432,32 @@ static int read_plan(struct decide_input *in, json_t *o, const char *path, struc
     return cur ? read_choice(in, cur, p, &job->cur_plan) : 0;
 }
 
+/* Gandiva's members: suspended, home_node, gpu_util, gpu_mem_bytes,
+ * packed_with, rate_alone, rate_packed, pack_reverted. */
+static int read_gandiva(struct decide_input *in, json_t *o, const char *path,
+                        struct sched_job *job)
+{
+    long long home, with;
+    int susp, rev;
+
+    if (get_bool(in, o, path, "suspended", 0, &susp) ||
+        get_int(in, o, path, "home_node", 0, (long long)in->snap.nnodes - 1, -1, &home) ||
+        get_num(in, o, path, "gpu_util", 0, 1, 0, &job->gpu_util) ||
+        get_num(in, o, path, "gpu_mem_bytes", 0, 1e15, 0, &job->gpu_mem_bytes) ||
+        get_int(in, o, path, "packed_with", INT64_MIN, INT64_MAX, LLONG_MIN, &with) ||
+        get_num(in, o, path, "rate_alone", 0, 1e12, 0, &job->rate_alone) ||
+        get_num(in, o, path, "rate_packed", 0, 1e12, 0, &job->rate_packed) ||
+        get_bool(in, o, path, "pack_reverted", 0, &rev))
+        return -1;
+    job->suspended = susp;
+    job->pack_reverted = rev;
+    job->has_home = home >= 0;
+    job->home_node = home >= 0 ? (int)home : 0;
+    job->packed = with != LLONG_MIN;
+    job->packed_with = job->packed ? with : 0;
+    return 0;
+}
+
 static int read_job(struct decide_input *in, json_t *o, size_t j)
 {
     char path[64];
@@ -442,7 +468,8 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
         return bad(in, path, "expected an object");
     if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
         read_speed(in, o, path, job) || read_loss(in, o, path, job, remaining_given) ||
-        read_explored(in, o, path, job) || read_plan(in, o, path, job))
+        read_explored(in, o, path, job) || read_gandiva(in, o, path, job) ||
+        read_plan(in, o, path, job))
         return -1;
     return read_model_source(in, o, path, job);
 }
@@ -459,6 +486,8 @@ static int read_input(struct decide_input *in, json_t *root)
         get_num(in, root, "$", "resize_cost_s", 0, 1e9, 10, &in->snap.resize_cost_s) ||
         get_num(in, root, "$", "min_resize_interval_s", 0, 1e9, 0,
                 &in->snap.min_resize_interval_s) ||
+        get_num(in, root, "$", "quantum_s", 0, 1e9, 0, &in->snap.quantum_s) ||
+        get_num(in, root, "$", "gpu_mem_bytes", 0, 1e15, 0, &in->snap.gpu_mem_bytes) ||
         read_nodes(in, root) || get_array(in, root, "$", "jobs", 1000000, &arr))
         return -1;
     in->snap.seed = (uint64_t)seed;
@@ -480,6 +509,8 @@ static int read_input(struct decide_input *in, json_t *root)
 
 /* ---- output ---------------------------------------------------------------- */
 
+static const char *const pack_names[] = { "none", "pack", "keep", "revert" };
+
 /* A new JSON text for the decision. */
 static char *decision_text(const struct sched_policy_ops *p, const struct sched_decision *d)
 {
@@ -490,15 +521,23 @@ static char *decision_text(const struct sched_policy_ops *p, const struct sched_
         for (int g = 0; slots && g < a->gpus; g++)
             json_array_append_new(
                 slots, json_pack("{s:i, s:i}", "node", a->slots[g].node, "gpu", a->slots[g].gpu));
+        json_t *o = json_pack("{s:I, s:i, s:o, s:b, s:s?, s:b, s:b, s:b}", "id",
+                              (json_int_t)a->job_id, "gpus", a->gpus, "slots", slots, "changed",
+                              a->changed, "reason", a->reason, "suspended", a->suspended,
+                              "resumed", a->resumed, "migrated", a->migrated);
+        if (o && a->pack != SCHED_PACK_NONE)
+            json_object_update_new(o, json_pack("{s:s, s:I}", "pack", pack_names[a->pack],
+                                                "packed_with", (json_int_t)a->packed_with));
         json_t *plan = json_pack("{s:s, s:i, s:i, s:i, s:f}", "kind", plan_kind_name(a->plan.kind),
                                  "tp", a->plan.tp > 1 ? a->plan.tp : 1, "pp",
                                  a->plan.pp > 1 ? a->plan.pp : 1, "cpu_cores", a->plan.cpu_cores,
                                  "host_mem_gb", a->plan.host_mem_gb);
-        json_array_append_new(jobs, json_pack("{s:I, s:i, s:o, s:b, s:s?, s:o, s:i, s:b}", "id",
-                                              (json_int_t)a->job_id, "gpus", a->gpus, "slots",
-                                              slots, "changed", a->changed, "reason", a->reason,
-                                              "plan", plan, "gpu_model", a->gpu_model,
-                                              "plan_changed", a->plan_changed));
+        if (o)
+            json_object_update_new(o, json_pack("{s:o, s:i, s:b}", "plan", plan, "gpu_model",
+                                                a->gpu_model, "plan_changed", a->plan_changed));
+        else
+            json_decref(plan);
+        json_array_append_new(jobs, o);
     }
     json_t *root = json_pack("{s:s, s:f, s:o}", "policy", p->name, "fragmentation",
                              d->fragmentation, "jobs", jobs);

@@ -5,6 +5,7 @@
 
 #include "bench.h"
 #include "decide.h"
+#include "gandiva.h"
 #include "paper.h"
 #include "run.h"
 
@@ -17,6 +18,7 @@ static const struct {
     {"paper-table3", paper_main, "the first paper's Table 3 beside ours"},
     {"bench-round", bench_main, "time full scheduling rounds on a synthetic snapshot"},
     {"decide", decide_main, "one round on a JSON snapshot from stdin"},
+    {"gandiva-micro", gandiva_main, "the Gandiva seed's experiments beside ours"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

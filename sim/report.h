@@ -19,6 +19,9 @@ struct report_params {
     double resize_cost_s;
     uint64_t seed;
     double min_resize_interval_s; /* passed to the policy (simulate_config) */
+    double quantum_s;             /* time-slice length; <= 0: the engine's default */
+    double suspend_cost_s;        /* used when suspend_cost_set */
+    int suspend_cost_set;
 };
 
 struct report_row {
@@ -41,7 +44,8 @@ void report_row_clear(struct report_row *row);
 void report_print(FILE *out, enum options_format f, const struct report_row *rows, size_t n);
 
 #define REPORT_JOBS_HEADER                                                                         \
-    "scenario,policy,job_id,submit_s,start_s,finish_s,jct_s,queue_s,gpu_seconds,resizes"
+    "scenario,policy,job_id,submit_s,start_s,finish_s,jct_s,queue_s,gpu_seconds,resizes,"          \
+    "first100_s,suspends,packs,migrations"
 
 /* Writes every job of every row as CSV (header REPORT_JOBS_HEADER). */
 void report_print_jobs(FILE *out, const struct report_row *rows, size_t n);

@@ -17,7 +17,8 @@
 static const char usage[] =
     "usage: ringmaster-sim run --cluster NODESxGPUS (--trace FILE | --poisson MEAN_S,JOBS)\n"
     "           [--seed N] [--policies a,b,c] [--interval S] [--resize-cost S]\n"
-    "           [--min-resize-interval S]\n"
+    "           [--min-resize-interval S] [--quantum S] [--suspend-cost S]\n"
+    "           [--gpu-util LO,HI]\n"
     "           [--template NAME] [--format table|csv|json]\n"
     "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
     "           [--max-gpus G] [--skip-bad-rows]\n"
@@ -46,6 +47,10 @@ static const char usage[] =
     "  --resize-cost S     seconds without progress after a resize (default 10)\n"
     "  --min-resize-interval S  a job is not resized again within S seconds, except\n"
     "                      to make room for a waiting job (default 300; 0: none)\n"
+    "  --quantum S         gandiva's time slice (default 60)\n"
+    "  --suspend-cost S    seconds a suspended job pays to resume on its node (default 1)\n"
+    "  --gpu-util LO,HI    each job's GPU utilisation uniform in [LO, HI) (default: unknown,\n"
+    "                      so gandiva packs nothing)\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -59,6 +64,7 @@ struct run_args {
     enum options_format format;
     int timing;
     const char *per_job;
+    double util_lo, util_hi; /* util_hi > 0: --gpu-util given */
 };
 
 enum {
@@ -72,7 +78,10 @@ enum {
     OPT_RESIZE,
     OPT_MIN_RESIZE,
     OPT_TIMING,
-    OPT_PER_JOB
+    OPT_PER_JOB,
+    OPT_QUANTUM,
+    OPT_SUSPEND,
+    OPT_GPU_UTIL
 };
 
 static const struct option longopts[] = {
@@ -95,8 +104,28 @@ static const struct option longopts[] = {
     {"skip-bad-rows", no_argument, NULL, OPT_SKIP_BAD},
     {"timing", no_argument, NULL, OPT_TIMING},
     {"per-job", required_argument, NULL, OPT_PER_JOB},
+    {"quantum", required_argument, NULL, OPT_QUANTUM},
+    {"suspend-cost", required_argument, NULL, OPT_SUSPEND},
+    {"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
     {NULL, 0, NULL, 0},
 };
+
+/* "LO,HI" with 0 < LO <= HI <= 1. */
+static int parse_util(const char *v, struct run_args *a, char *err, size_t len)
+{
+    char spec[64], *comma;
+
+    snprintf(spec, sizeof(spec), "%s", v);
+    if (!(comma = strchr(spec, ','))) {
+        snprintf(err, len, "--gpu-util: expected LO,HI, got '%s'", v);
+        return -1;
+    }
+    *comma = '\0';
+    if (options_double(spec, 0.01, 1, &a->util_lo, "--gpu-util LO", err, len) ||
+        options_double(comma + 1, a->util_lo, 1, &a->util_hi, "--gpu-util HI", err, len))
+        return -1;
+    return 0;
+}
 
 /* One option into a; returns 0, 1 for --help, or -1 with err. */
 static int take_option(int c, const char *v, struct run_args *a, char *err, size_t len)
@@ -160,6 +189,13 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
     case OPT_PER_JOB:
         a->per_job = v;
         return 0;
+    case OPT_QUANTUM:
+        return options_double(v, 1, 1e9, &a->prm.quantum_s, "--quantum", err, len);
+    case OPT_SUSPEND:
+        a->prm.suspend_cost_set = 1;
+        return options_double(v, 0, 1e9, &a->prm.suspend_cost_s, "--suspend-cost", err, len);
+    case OPT_GPU_UTIL:
+        return parse_util(v, a, err, len);
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;
@@ -190,6 +226,13 @@ static int parse_args(int argc, char **argv, struct run_args *a, char *err, size
     return 0;
 }
 
+static struct workload *with_util(const struct run_args *a, struct workload *w)
+{
+    if (w && a->util_hi > 0)
+        workload_draw_gpu_util(w, a->util_lo, a->util_hi, a->prm.seed);
+    return w;
+}
+
 /* The workload the arguments name; NULL with err. */
 static struct workload *load_workload(const struct run_args *a, int cluster_gpus, char *err,
                                       size_t len)
@@ -215,7 +258,8 @@ static struct workload *load_workload(const struct run_args *a, int cluster_gpus
         return NULL;
     }
     if (a->trace)
-        return workload_trace_load(a->trace, &a->trace_opts, &t[0], cluster_gpus, stderr, err, len);
+        return with_util(a, workload_trace_load(a->trace, &a->trace_opts, &t[0], cluster_gpus,
+                                                stderr, err, len));
     char spec[64], *comma;
     double mean;
     long long jobs;
@@ -228,7 +272,8 @@ static struct workload *load_workload(const struct run_args *a, int cluster_gpus
     if (options_double(spec, 0.001, 1e9, &mean, "--poisson mean", err, len) ||
         options_long(comma + 1, 1, 10000000, &jobs, "--poisson jobs", err, len))
         return NULL;
-    return workload_poisson(t, nt, mean, (size_t)jobs, a->prm.seed, cluster_gpus, err, len);
+    return with_util(a, workload_poisson(t, nt, mean, (size_t)jobs, a->prm.seed, cluster_gpus,
+                                         err, len));
 }
 
 static double wall_s(void)

@@ -307,3 +307,11 @@ struct workload *workload_trace_load(const char *path, const struct workload_tra
     fclose(f);
     return w;
 }
+
+void workload_draw_gpu_util(struct workload *w, double lo, double hi, uint64_t seed)
+{
+    uint64_t rng = seed ^ 0x6a09e667f3bcc909ULL;
+
+    for (size_t i = 0; i < w->njobs; i++)
+        w->jobs[i].gpu_util = lo + (hi - lo) * simulate_rng_uniform(&rng);
+}

@@ -58,4 +58,8 @@ struct workload *workload_trace_load(const char *path, const struct workload_tra
                                      const struct template *t, int cluster_gpus, FILE *bad,
                                      char *err, size_t errlen);
 
+/* Gives every job a GPU utilisation drawn uniformly in [lo, hi) from seed
+ * (for gandiva's packing; the templates carry none, 0 means unknown). */
+void workload_draw_gpu_util(struct workload *w, double lo, double hi, uint64_t seed);
+
 #endif

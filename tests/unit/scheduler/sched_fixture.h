@@ -91,6 +91,39 @@ static inline int fx_between(uint64_t *state, int lo, int hi)
     return lo + (int)(fx_rand(state) % (uint64_t)(hi - lo + 1));
 }
 
+/* Packed pairs: two assignments that name each other, on the same GPUs, each
+ * GPU held by no third job. Returns the GPUs they book (once per pair). */
+static inline int fx_check_pairs(const struct sched_snapshot *snap,
+                                 const struct sched_decision *d, uint64_t *busy)
+{
+    int used = 0, shared = 0;
+
+    for (size_t i = 0; i < d->njobs; i++) {
+        const struct sched_assignment *a = &d->assign[i];
+        if (a->pack != SCHED_PACK_PACK && a->pack != SCHED_PACK_KEEP)
+            continue;
+        size_t k = 0;
+        while (k < d->njobs && snap->jobs[k].id != a->packed_with)
+            k++;
+        cr_assert_lt(k, d->njobs, "packed with a job not in the snapshot");
+        const struct sched_assignment *b = &d->assign[k];
+        cr_assert_eq(b->packed_with, a->job_id);
+        cr_assert_eq(b->pack, a->pack);
+        cr_assert_eq(a->gpus, b->gpus);
+        cr_assert_eq(a->gpus, 1, "only 1-GPU jobs are packed");
+        cr_assert(a->slots[0].node == b->slots[0].node && a->slots[0].gpu == b->slots[0].gpu);
+        if (k < i)
+            continue;
+        struct sched_slot s = a->slots[0];
+        cr_assert_eq(busy[s.node] & (UINT64_C(1) << s.gpu), 0, "packed GPU holds a third job");
+        busy[s.node] |= UINT64_C(1) << s.gpu;
+        used++;
+        shared++;
+    }
+    cr_assert_eq(shared, d->packed_gpus);
+    return used;
+}
+
 /* Asserts that the decision is feasible for the snapshot: one assignment per
  * job in order, slots on up nodes and existing GPUs, no GPU given twice, counts
  * within the job's bounds, and unchanged jobs keeping their exact slots. */
@@ -120,17 +153,22 @@ static inline void fx_check_feasible(const struct sched_snapshot *snap,
             cr_assert(s.node >= 0 && (size_t)s.node < snap->nnodes);
             cr_assert(snap->nodes[s.node].up, "slot on a node that is not up");
             cr_assert(s.gpu >= 0 && s.gpu < snap->nodes[s.node].ngpus, "GPU beyond node");
+            if (a->pack == SCHED_PACK_PACK || a->pack == SCHED_PACK_KEEP)
+                continue; /* checked pairwise below */
             cr_assert_eq(busy[s.node] & (UINT64_C(1) << s.gpu), 0, "GPU booked twice");
             busy[s.node] |= UINT64_C(1) << s.gpu;
+            used++;
         }
+        if (a->suspended)
+            cr_assert_eq(a->gpus, 0, "a suspended job holds no GPU");
         if (!a->changed) {
             cr_assert_eq(a->gpus, j->cur_gpus);
             for (int k = 0; k < a->gpus; k++)
                 cr_assert(a->slots[k].node == j->slots[k].node &&
                           a->slots[k].gpu == j->slots[k].gpu);
         }
-        used += a->gpus;
     }
+    used += fx_check_pairs(snap, d, busy);
     cr_assert_eq(used, d->used);
     cr_assert_leq(d->used, d->capacity);
     cr_assert(d->fragmentation >= 0.0 && d->fragmentation <= 1.0);

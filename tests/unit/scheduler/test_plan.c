@@ -160,7 +160,7 @@ static void check_host_and_models(const struct sched_snapshot *snap,
             int n = a->slots[k].node;
             cr_assert_eq(snap->nodes[n].gpu_model, snap->nodes[a->slots[0].node].gpu_model,
                          "%s: job %zu spans GPU models", who, i);
-            cr_assert_eq(a->gpu_model, snap->nodes[n].gpu_model);
+            cr_assert_eq(a->gpu_model, snap->nodes[n].gpu_model, "%s: job %zu model", who, i);
             cores[n] += a->plan.cpu_cores;
             mem[n] += a->plan.host_mem_gb;
         }

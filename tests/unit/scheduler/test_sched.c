@@ -4,7 +4,7 @@
 
 static const char *const names[] = { "precompute", "exploratory", "optimus",   "fifo",
                                      "one",        "two",         "four",      "eight",
-                                     "tiresias",   "rubick",      "ringmaster" };
+                                     "gandiva",    "tiresias",    "rubick",    "ringmaster" };
 
 Test(sched, policy_table_lists_and_finds_every_policy)
 {

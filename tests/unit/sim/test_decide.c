@@ -201,3 +201,30 @@ Test(decide, plans_and_gpu_models)
     cr_assert_neq(decide_json(bad, strlen(bad), NULL, &out, err, sizeof(err)), 0);
     cr_assert(strstr(err, "plan"), "%s", err);
 }
+
+Test(decide, gandiva_members_round_trip)
+{
+    static const char in[] =
+        "{\"now\": 120, \"quantum_s\": 60, \"nodes\": [{\"gpus\": 1}], \"jobs\": [\n"
+        " {\"id\": 1, \"requested_gpus\": 1, \"elastic\": false, \"gpu_util\": 0.5,\n"
+        "  \"allocation\": [{\"node\": 0, \"gpu\": 0}], \"packed_with\": 2, \"rate_alone\": 10,\n"
+        "  \"rate_packed\": 8, \"last_change_time\": 100},\n"
+        " {\"id\": 2, \"requested_gpus\": 1, \"elastic\": false, \"gpu_util\": 0.5,\n"
+        "  \"allocation\": [{\"node\": 0, \"gpu\": 0}], \"packed_with\": 1, \"rate_alone\": 10,\n"
+        "  \"rate_packed\": 8, \"last_change_time\": 100},\n"
+        " {\"id\": 3, \"requested_gpus\": 1, \"elastic\": false, \"suspended\": true,\n"
+        "  \"home_node\": 0, \"last_change_time\": 30}]}";
+    char *out = NULL, err[256];
+
+    cr_assert_eq(decide_json(in, strlen(in), sched_policy_find("gandiva"), &out, err,
+                             sizeof(err)), 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    json_t *jobs = json_object_get(d, "jobs");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(jobs, 0), "pack")), "keep");
+    cr_assert_eq(json_integer_value(json_object_get(json_array_get(jobs, 1), "packed_with")), 1);
+    cr_assert(json_is_false(json_object_get(json_array_get(jobs, 2), "resumed")));
+    cr_assert_eq(json_integer_value(json_object_get(json_array_get(jobs, 2), "gpus")), 0,
+                 "the pair is inside its quantum: job 3 waits");
+    json_decref(d);
+    free(out);
+}

@@ -189,7 +189,9 @@ static int allocate_nothing(const struct sched_snapshot *snap, int *want)
 
 Test(engine, a_policy_that_starves_everyone_is_reported)
 {
-    static const struct sched_policy_ops idle = {"idle", "gives nothing", allocate_nothing};
+    static const struct sched_policy_ops idle = {
+        .name = "idle", .summary = "gives nothing", .allocate = allocate_nothing,
+    };
     struct workload *w = poisson(100, 3, 1);
     struct options_cluster c;
     cr_assert_eq(options_cluster_make(&c, 1, 8), 0);
