@@ -7,7 +7,7 @@ set -eu
 SIM=${SIM:-build/ringmaster-sim}
 SHARED=${1:-../shared}
 OUT=docs/eval
-P=fifo,tiresias,optimus,precompute,exploratory,one,two,four,eight,rubick,ringmaster
+P=fifo,tiresias,optimus,precompute,exploratory,one,two,four,eight,gandiva,rubick,ringmaster
 
 # 1. The paper's Table 3 (8x8, resnet110), seeds 1-5.
 for seed in 1 2 3 4 5; do

@@ -5,7 +5,7 @@ import csv
 import sys
 from collections import defaultdict
 
-ORDER = ["precompute", "exploratory", "optimus", "fifo", "tiresias", "rubick", "ringmaster",
+ORDER = ["precompute", "exploratory", "optimus", "fifo", "tiresias", "gandiva", "rubick", "ringmaster",
          "one", "two", "four", "eight"]
 
 

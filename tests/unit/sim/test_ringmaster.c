@@ -16,7 +16,7 @@
 
 static const char *const names[] = {"ringmaster", "precompute", "exploratory", "optimus",
                                     "fifo",       "tiresias",   "rubick",      "one",
-                                    "two",        "four",       "eight"};
+                                    "two",        "four",       "eight",       "gandiva"};
 #define NP (sizeof(names) / sizeof(names[0]))
 #define NSEEDS 3
 
