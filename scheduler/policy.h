@@ -22,6 +22,24 @@ extern const struct sched_policy_ops policy_fifo;
 extern const struct sched_policy_ops policy_optimus;
 extern const struct sched_policy_ops policy_precompute;
 extern const struct sched_policy_ops policy_exploratory;
+extern const struct sched_policy_ops policy_tiresias;
+extern const struct sched_policy_ops policy_rubick;
+extern const struct sched_policy_ops policy_ringmaster;
+
+/* What a plan- and GPU-model-aware policy chooses for a job (policy_plan.c). */
+struct policy_want {
+    int gpus;                /* as want[i]: 0 waits */
+    int gpu_model;           /* the GPU model all its GPUs must be of; -1: any */
+    struct plan_choice plan; /* the plan, with its host demand per GPU */
+    int has_plan;            /* 0: sched_decide() gives the job its default plan */
+};
+
+/* The richer allocator of rubick and ringmaster: fills want[0..njobs) (zeroed,
+ * gpu_model -1, by the caller). Returns 0, or -1 with errno. */
+typedef int (*policy_allocate_ex_f)(const struct sched_snapshot *snap, struct policy_want *want);
+
+/* The richer allocator of policy p, or NULL if p only fills counts. */
+policy_allocate_ex_f policy_allocate_ex_for(const struct sched_policy_ops *p);
 extern const struct sched_policy_ops policy_gandiva;
 
 /* GPUs on nodes that are up. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "placement_multi.h"
 #include "policy.h"
 #include "sched.h"
 
@@ -15,7 +16,8 @@
 static const struct sched_policy_ops *const policies[] = {
     &policy_precompute, &policy_exploratory, &policy_optimus, &policy_fifo,
     &policy_fixed_one,  &policy_fixed_two,   &policy_fixed_four, &policy_fixed_eight,
-    &policy_gandiva,    NULL,
+    &policy_gandiva,    &policy_tiresias,    &policy_rubick,     &policy_ringmaster,
+    NULL,
 };
 
 const struct sched_policy_ops *sched_policy_find(const char *name)
@@ -302,9 +304,104 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
     return "migrated: to let another job span fewer nodes";
 }
 
+/* The node whose GPU model a job placed on model g would get (first of them). */
+static const struct sched_node *node_of_model(const struct sched_snapshot *snap, int g)
+{
+    for (size_t n = 0; n < snap->nnodes; n++)
+        if (snap->nodes[n].gpu_model == g)
+            return &snap->nodes[n];
+    return snap->nnodes ? &snap->nodes[0] : NULL;
+}
+
+/* Without a speed model (a job still exploring) plans cannot be ranked: the
+ * first of ZeRO-3, offload (8 cores), ZeRO-2, ZeRO-1, DP that the job supports
+ * and that fits the GPU memory and host shares; else its requested plan. */
+static struct plan_choice fallback_plan(const struct sched_job *j, int w, double mem, int cores,
+                                        double host)
+{
+    static const int kinds[] = {PLAN_ZERO3, PLAN_OFFLOAD, PLAN_ZERO2, PLAN_ZERO1, PLAN_DP};
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        struct plan_choice c = {kinds[k], 1, 1, 8, 0};
+        if (j->plan.supported && !(j->plan.supported & (1u << kinds[k])))
+            continue;
+        plan_demand(&j->plan, &c, w);
+        if (plan_gpu_mem_gb(&j->plan, &c, w) <= mem && (cores == 0 || c.cpu_cores <= cores) &&
+            (host == 0 || c.host_mem_gb <= host))
+            return c;
+    }
+    struct plan_choice c = j->plan.requested;
+    plan_demand(&j->plan, &c, w);
+    return c;
+}
+
+/* The plan a job the policy gave no plan runs with on w GPUs of node nd's
+ * model: its requested plan if that fits there (GPU memory, and the node's
+ * host cores and memory per GPU), else the fastest plan it supports within
+ * them, else the fastest plan at all (placement then refuses what does not
+ * fit the hosts). */
+static struct plan_choice default_plan(const struct sched_job *j, int w,
+                                       const struct sched_node *nd)
+{
+    struct plan_choice c = j->plan.requested;
+    int cores = nd && nd->cpu_cores > 0 && nd->ngpus > 0 ? nd->cpu_cores / nd->ngpus : 0;
+    double host = nd && nd->host_mem_gb > 0 && nd->ngpus > 0 ? nd->host_mem_gb / nd->ngpus : 0;
+    double mem = nd && nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB;
+
+    plan_demand(&j->plan, &c, w);
+    if (plan_gpu_mem_gb(&j->plan, &c, w) <= mem && (cores == 0 || c.cpu_cores <= cores) &&
+        (host == 0 || c.host_mem_gb <= host))
+        return c;
+    if (!j->speed.fitted)
+        return fallback_plan(j, w, mem, cores, host);
+    if (plan_best(&j->speed, &j->plan, w, nd ? nd->gpu_speed : 1, mem, cores, host, &c) > 0)
+        return c;
+    plan_best(&j->speed, &j->plan, w, nd ? nd->gpu_speed : 1, mem, 0, 0, &c);
+    return c;
+}
+
+/* The plan of job i for the GPUs it got. A job placement cut below what the
+ * policy wanted, or whose plan cannot run on those GPUs, gets the fastest plan
+ * there that holds no more host resources per GPU than the one chosen, or
+ * waits if none fits (it would hold GPUs and make no progress). */
+static void assign_plan(const struct sched_snapshot *snap, size_t i,
+                        const struct policy_want *pw, struct sched_assignment *a)
+{
+    const struct sched_job *j = &snap->jobs[i];
+    const struct sched_node *nd = a->gpus > 0 ? &snap->nodes[a->slots[0].node] : NULL;
+
+    memset(&a->plan, 0, sizeof(a->plan));
+    a->gpu_model = nd ? nd->gpu_model : 0;
+    if (!plan_has_info(&j->plan) || !nd)
+        return;
+    a->plan = pw[i].plan;
+    double mem = nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB;
+    int runs = a->gpus == a->wanted && plan_gpu_mem_gb(&j->plan, &a->plan, a->gpus) <= mem;
+    if (!runs && !j->speed.fitted) {
+        struct plan_choice c = fallback_plan(j, a->gpus, mem, a->plan.cpu_cores,
+                                             a->plan.host_mem_gb);
+        runs = plan_gpu_mem_gb(&j->plan, &c, a->gpus) <= mem;
+        a->plan = c;
+    }
+    if (!runs && !(plan_best(&j->speed, &j->plan, a->gpus, nd->gpu_speed, nd->gpu_mem_gb,
+                             a->plan.cpu_cores, a->plan.host_mem_gb, &a->plan) > 0)) {
+        a->gpus = 0;
+        a->changed = j->cur_gpus > 0;
+        a->reason = "waiting: no execution plan fits the GPUs placement found";
+        memset(&a->plan, 0, sizeof(a->plan));
+        return;
+    }
+    plan_demand(&j->plan, &a->plan, a->gpus);
+    a->plan_changed = j->cur_gpus > 0 && !plan_same(&a->plan, &j->cur_plan);
+    if (a->plan_changed && !a->changed) {
+        a->changed = 1;
+        a->reason = "replanned: a faster execution plan";
+    }
+}
+
 static struct sched_decision *decision_build(const struct sched_snapshot *snap,
                                              struct placement_plan *p, const int *want,
-                                             int capacity)
+                                             const struct policy_want *pw, int capacity)
 {
     struct sched_decision *d = calloc(1, sizeof(*d));
 
@@ -327,10 +424,63 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
         a->wanted = want[i];
         a->slots = d->slot_pool + p->off[i];
         a->reason = reason_for(snap, i, p, want[i], capacity, a);
+        assign_plan(snap, i, pw, a);
         d->used += a->gpus;
         d->nchanged += a->changed;
     }
     return d;
+}
+
+/* Runs the policy into pw (and want); returns 0, or -1 with errno. */
+static int run_policy(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
+                      int *want, struct policy_want *pw)
+{
+    policy_allocate_ex_f ex = policy_allocate_ex_for(policy);
+
+    for (size_t i = 0; i < snap->njobs; i++)
+        pw[i].gpu_model = -1;
+    if (ex) {
+        if (ex(snap, pw))
+            return -1;
+        for (size_t i = 0; i < snap->njobs; i++)
+            want[i] = pw[i].gpus;
+        return 0;
+    }
+    return policy->allocate(snap, want);
+}
+
+/* Plans the placement: GPU models for the jobs without one, then placement
+ * within the models and host resources (placement_multi.h). */
+static struct placement_plan *place(const struct sched_snapshot *snap, int *want,
+                                    struct policy_want *pw)
+{
+    int *model = malloc((snap->njobs + 1) * sizeof(*model));
+    struct plan_choice *plan = calloc(snap->njobs + 1, sizeof(*plan));
+    struct placement_plan *p = NULL;
+
+    if (!model || !plan)
+        goto out;
+    for (size_t i = 0; i < snap->njobs; i++)
+        model[i] = pw[i].gpu_model;
+    if (placement_multi_assign_models(snap, want, model))
+        goto out;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        if (!plan_has_info(&j->plan) || want[i] <= 0)
+            continue;
+        if (!pw[i].has_plan)
+            pw[i].plan = default_plan(j, want[i], node_of_model(snap, model[i]));
+        pw[i].has_plan = 1;
+        plan[i] = pw[i].plan;
+        plan_demand(&j->plan, &plan[i], want[i]);
+    }
+    p = placement_multi_create(snap, want, model, plan);
+out:
+    if (!p)
+        errno = ENOMEM;
+    free(model);
+    free(plan);
+    return p;
 }
 
 /* What placement sees: the snapshot, but the second job of each packed pair
@@ -378,11 +528,24 @@ static void mark_moves(const struct sched_policy_ops *policy, const struct sched
     }
 }
 
+/* After a refine step moved jobs (packing, migration): each assignment's GPU
+ * model from its slots, and its plan's host demand for its count. */
+static void refresh_models(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        struct sched_assignment *a = &d->assign[i];
+        a->gpu_model = a->gpus > 0 ? snap->nodes[a->slots[0].node].gpu_model : 0;
+        if (a->gpus > 0 && plan_has_info(&snap->jobs[i].plan))
+            plan_demand(&snap->jobs[i].plan, &a->plan, a->gpus);
+    }
+}
+
 struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
                                     const struct sched_snapshot *snap)
 {
     struct sched_decision *d = NULL;
     struct placement_plan *p = NULL;
+    struct policy_want *pw = NULL;
     struct sched_snapshot view;
     struct sched_job *copy = NULL;
     int *want, capacity;
@@ -392,19 +555,19 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         return NULL;
     }
     want = calloc(snap->njobs + 1, sizeof(*want));
-    if (!want || placement_view(snap, &view, &copy)) {
-        free(want);
+    pw = calloc(snap->njobs + 1, sizeof(*pw));
+    if (!want || !pw || placement_view(snap, &view, &copy)) {
         errno = ENOMEM;
-        return NULL;
+        goto out;
     }
-    if (policy->allocate(snap, want))
+    if (run_policy(policy, snap, want, pw))
         goto out;
     capacity = policy_capacity(snap);
     sanitize_want(want, snap->njobs, capacity);
-    p = placement_create(&view, want);
+    p = place(&view, want, pw);
     if (!p)
         goto out;
-    d = decision_build(snap, p, want, capacity);
+    d = decision_build(snap, p, want, pw, capacity);
     if (!d) {
         errno = ENOMEM;
         goto out;
@@ -415,9 +578,12 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         goto out;
     }
     mark_moves(policy, snap, d);
+    if (policy->refine)
+        refresh_models(snap, d);
 out:
     placement_destroy(p);
     free(copy);
     free(want);
+    free(pw);
     return d;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "convergence.h"
+#include "plan.h"
 #include "speed.h"
 
 #define SCHED_MAX_GPUS_PER_NODE 64
@@ -25,7 +26,8 @@
 #define SCHED_EXPLORE_STAGES 4
 #define SCHED_EXPLORE_STAGE_S 150.0
 
-/* Hysteresis of the model-driven policies (precompute, exploratory, optimus):
+/* Hysteresis of the model-driven policies (precompute, exploratory, optimus;
+ * rubick and ringmaster the same way, docs/plans.md):
  * a running job changed less than sched_snapshot.min_resize_interval_s ago is
  * not grown, and is shrunk only to make room for a job that gets its first
  * GPUs; and while reclaiming what a running job already holds, its gain counts
@@ -60,6 +62,15 @@ struct sched_node {
     int64_t id;
     int ngpus;          /* GPUs on the node */
     int up;             /* 0: down or draining, gets no new work */
+
+    /* Multi-resource and heterogeneous nodes (docs/plans.md). Zero-initialised
+     * they mean "not advertised": unlimited host resources, GPU model 0 at the
+     * reference speed and PLAN_DEFAULT_GPU_MEM_GB of memory. */
+    int cpu_cores;      /* host CPU cores; 0: not counted */
+    double host_mem_gb; /* host memory, GB; 0: not counted */
+    int gpu_model;      /* the caller's GPU-model index; a job's GPUs are all of one */
+    double gpu_speed;   /* compute speed relative to the reference GPU; <= 0: 1 */
+    double gpu_mem_gb;  /* memory per GPU, GB; <= 0: PLAN_DEFAULT_GPU_MEM_GB */
 };
 
 /* One GPU slot of an allocation. */
@@ -102,6 +113,11 @@ struct sched_job {
      * four are 0, the stage is derived from run_time instead. */
     double explored_s[4];
 
+    /* Execution plans (Rubick, plan.h). Zero-initialised: no plan information,
+     * the job runs plain data parallel. cur_plan is the plan it runs now
+     * (meaningful while cur_gpus > 0). */
+    struct plan_spec plan;
+    struct plan_choice cur_plan;
     /* Gandiva (appended; all 0 for other callers). A suspended job was started
      * and then time-sliced out: cur_gpus is 0, its state waits in host memory;
      * a waiting or suspended job has waited since max(submit_time,
@@ -155,6 +171,13 @@ struct sched_assignment {
     int wanted;               /* what the policy asked for; gpus < wanted when
                                * placement had to cut it down */
 
+    /* Plans and heterogeneity (docs/plans.md). */
+    struct plan_choice plan;  /* the plan to run, with its host demand per GPU
+                               * (cpu_cores, host_mem_gb); for a job without plan
+                               * info: data parallel, no host demand */
+    int plan_changed;         /* 1 if it runs and its plan differs from cur_plan
+                               * (a restart even when its slots stay) */
+    int gpu_model;            /* the GPU model of its slots (0 when it waits) */
     /* Appended for Gandiva; every policy sets them, only gandiva packs. */
     int suspended;            /* 1: a running job time-sliced out (policy with
                                * time_slices): gpus 0, suspend it in place at a
@@ -205,7 +228,8 @@ struct sched_policy_ops {
                             * place (assignment.suspended), not checkpointed */
 };
 
-/* The policy of that name, or NULL. */
+/* The policy of that name, or NULL. Policies: precompute, exploratory,
+ * optimus, fifo, one, two, four, eight, tiresias, rubick, ringmaster. */
 const struct sched_policy_ops *sched_policy_find(const char *name);
 
 /* All policies, NULL-terminated, in a fixed order. */

@@ -35,6 +35,7 @@ struct sim_job {
     double obs_step[4];
     int obs_fitted; /* observations the seen model was fitted on */
     struct speed_model seen;
+    struct plan_choice plan; /* the plan it runs (plan info only) */
     /* Gandiva. */
     int suspended;     /* time-sliced out, its state in host memory */
     int susp_node;     /* the node it left */
@@ -62,6 +63,7 @@ struct sim {
     int total_gpus, max_in_use;
     int *node_off;       /* first bitmap index of each node */
     unsigned char *used; /* total_gpus entries */
+    double *cores, *mem; /* per node: host use of a decision */
     struct sched_job *snap_jobs;
     simulate_round_f on_round;
     void *arg;
@@ -249,6 +251,8 @@ static void sim_free(struct sim *s)
     free(s->active);
     free(s->node_off);
     free(s->used);
+    free(s->cores);
+    free(s->mem);
     free(s->snap_jobs);
 }
 
@@ -267,7 +271,10 @@ static int sim_init(struct sim *s, const struct simulate_config *cfg,
     s->active = calloc(n ? n : 1, sizeof(*s->active));
     s->snap_jobs = calloc(n ? n : 1, sizeof(*s->snap_jobs));
     s->node_off = calloc(cfg->nnodes + 1, sizeof(*s->node_off));
-    if (!s->jobs || !s->order || !s->active || !s->snap_jobs || !s->node_off)
+    s->cores = calloc(cfg->nnodes + 1, sizeof(*s->cores));
+    s->mem = calloc(cfg->nnodes + 1, sizeof(*s->mem));
+    if (!s->jobs || !s->order || !s->active || !s->snap_jobs || !s->node_off || !s->cores ||
+        !s->mem)
         return fail(s, ENOMEM, "out of memory", -1);
     for (size_t i = 0; i < cfg->nnodes; i++)
         s->node_off[i + 1] = s->node_off[i] + cfg->nodes[i].ngpus;
@@ -520,6 +527,8 @@ static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job
     if (o->remaining_epochs < 0.0)
         o->remaining_epochs = 0.0;
     memcpy(o->explored_s, j->explored_s, sizeof(o->explored_s));
+    o->plan = sp->plan;
+    o->cur_plan = j->plan;
     fill_snapshot_gandiva(s, j, o);
     if (s->cfg->view == SIMULATE_VIEW_PROFILE) {
         o->model_source = SCHED_MODEL_PROFILE;
@@ -532,6 +541,23 @@ static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job
     o->speed = known ? j->seen : sp->speed;
     if (!known)
         o->speed.fitted = 0;
+}
+
+/* A job's GPUs all of one model; its plan's host demand added to its nodes. */
+static int check_models_and_host(struct sim *s, const struct sched_assignment *as, int64_t id)
+{
+    const struct sched_node *nodes = s->cfg->nodes;
+    for (int g = 0; g < as->gpus; g++) {
+        int n = as->slots[g].node;
+        if (nodes[n].gpu_model != nodes[as->slots[0].node].gpu_model)
+            return fail(s, EPROTO, "a job's GPUs are of different models", id);
+        s->cores[n] += as->plan.cpu_cores;
+        s->mem[n] += as->plan.host_mem_gb;
+        if ((nodes[n].cpu_cores > 0 && s->cores[n] > nodes[n].cpu_cores + 1e-9) ||
+            (nodes[n].host_mem_gb > 0 && s->mem[n] > nodes[n].host_mem_gb + 1e-9))
+            return fail(s, EPROTO, "host CPU cores or memory over-committed", id);
+    }
+    return 0;
 }
 
 static int is_shared(const struct sched_assignment *as)
@@ -598,6 +624,8 @@ static int check_decision(struct sim *s, const struct sched_decision *d)
     if (!d || d->njobs != s->nactive)
         return fail(s, EPROTO, "decision does not cover the snapshot's jobs", -1);
     memset(s->used, 0, (size_t)s->total_gpus);
+    memset(s->cores, 0, s->cfg->nnodes * sizeof(*s->cores));
+    memset(s->mem, 0, s->cfg->nnodes * sizeof(*s->mem));
     int in_use = 0;
     if (s->max_per_gpu < 1)
         s->max_per_gpu = 1;
@@ -609,6 +637,8 @@ static int check_decision(struct sim *s, const struct sched_decision *d)
         if (as->suspended && as->gpus > 0)
             return fail(s, EPROTO, "a suspended job holds GPUs", j->spec->id);
         if (check_slots(s, d, a, &in_use))
+            return -1;
+        if (check_models_and_host(s, as, j->spec->id))
             return -1;
     }
     if (in_use > s->max_in_use)
@@ -665,7 +695,10 @@ static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched
         memcpy(ns, as->slots, (size_t)as->gpus * sizeof(*ns));
         qsort(ns, (size_t)as->gpus, sizeof(*ns), slot_cmp);
     }
-    if (same_slots(j, ns, as->gpus)) {
+    int replan = as->gpus > 0 && plan_has_info(&j->spec->plan) && !plan_same(&as->plan, &j->plan);
+    if (as->gpus > 0)
+        j->plan = as->plan;
+    if (same_slots(j, ns, as->gpus) && !replan) {
         free(ns);
         return 0;
     }
@@ -732,6 +765,30 @@ static int working_gpus(const struct sim *s, const struct sim_job *j)
     return j->gpus;
 }
 
+/* Epochs per second of job j on u of its GPUs: its plan on its GPUs' model
+ * when it has plan info or the model is not the reference, else (exactly as
+ * before plans existed) speed_epochs_per_second(). */
+static double true_rate(const struct sim *s, const struct sim_job *j, int u)
+{
+    const struct simulate_job_spec *sp = j->spec;
+    const struct sched_node *nd = &s->cfg->nodes[j->slots[0].node];
+    int hetero = nd->gpu_speed > 0 && nd->gpu_speed != 1.0;
+    if (!plan_has_info(&sp->plan) && !hetero)
+        return speed_epochs_per_second(&sp->speed, u);
+    int gpn = sp->speed.gpus_per_node;
+    int nodes = gpn > 0 ? (u + gpn - 1) / gpn : 1;
+    struct plan_choice dp = {0};
+    const struct plan_choice *c = plan_has_info(&sp->plan) ? &j->plan : &dp;
+    double r = plan_epochs_per_second(&sp->speed, &sp->plan, c, u, nodes, nd->gpu_speed,
+                                      nd->gpu_mem_gb);
+    /* An exploring job runs a stage of u < gpus GPUs: with the plan that fits. */
+    if (r <= 0 && u != j->gpus) {
+        struct plan_choice b;
+        r = plan_best(&sp->speed, &sp->plan, u, nd->gpu_speed, nd->gpu_mem_gb, 0, 0, &b);
+    }
+    return r;
+}
+
 /* Sets each running job's working size and speed after a round. A job that
  * moves to its next exploring stage inside the GPUs it holds restarts at the
  * new world size: it pays the resize delay (not counted as a resize, since its
@@ -748,8 +805,15 @@ static void update_use(struct sim *s)
         if (j->partner >= 0)
             f = simulate_pack_factor(j->spec->gpu_util, s->jobs[j->partner].spec->gpu_util,
                                      s->cfg->pack_kappa);
-        j->rate = u > 0 ? speed_epochs_per_second(&j->spec->speed, u) * f : 0.0;
-        j->step_rate = u > 0 ? f / speed_step_time(&j->spec->speed, u) : 0.0;
+        double r = u > 0 ? true_rate(s, j, u) : 0.0;
+        j->rate = r * f;
+        if (plan_has_info(&j->spec->plan) || r <= 0)
+            j->step_rate = r > 0 ? f * r * j->spec->speed.dataset_size /
+                                       ((double)u * j->spec->speed.batch_per_gpu)
+                                 : 0.0;
+        else
+            j->step_rate = f / speed_step_time(&j->spec->speed, u) *
+                           (r / speed_epochs_per_second(&j->spec->speed, u));
     }
 }
 
@@ -776,14 +840,17 @@ static int run_round(struct sim *s)
         return fail(s, errno ? errno : EPROTO, "sched_decide failed", -1);
     int rc = check_decision(s, d);
     int in_use = 0;
-    for (size_t a = 0; rc == 0 && a < s->nactive; a++) {
+    for (size_t a = 0; rc == 0 && a < s->nactive; a++)
         rc = apply_assignment(s, &s->jobs[s->active[a]], &d->assign[a]);
-        in_use += d->assign[a].gpus;
-    }
     if (rc == 0) {
         apply_packs(s, d);
         update_use(s);
     }
+    /* GPUs of jobs that progress: a job given GPUs its plan cannot run on
+     * makes none, and a run where nothing progresses is stuck. */
+    for (size_t a = 0; rc == 0 && a < s->nactive; a++)
+        if (s->jobs[s->active[a]].rate > 0)
+            in_use += d->assign[a].gpus;
     if (rc == 0 && s->on_round)
         s->on_round(&snap, d, s->arg);
     sched_decision_destroy(d);

@@ -26,6 +26,12 @@ struct simulate_job_spec {
     int priority;
     double epochs;            /* work to do, > 0 */
     struct speed_model speed; /* the true speed (fitted, with m and dataset size) */
+
+    /* Execution plans (plan.h); zero: none. The true step time of a job with
+     * plan info, or on a node whose gpu_speed is not 1, is plan_step_time() of
+     * the plan the decision gives it on its GPUs' model; a plan change while
+     * running is a restart (resize_cost_s, counted as a resize). */
+    struct plan_spec plan;
     /* Appended for Gandiva: what the job uses of one GPU alone (0..1, <= 0
      * unknown, taken as 1) and its GPU memory (0 unknown); shown to the policy
      * and used by the packing interference model (simulate_pack_factor). */
@@ -112,8 +118,9 @@ struct simulate_result {
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is
- * given twice or beyond its node, that allocations are on up nodes, and that
- * time never goes back; fails if it does, or if no job can run any more.
+ * given twice or beyond its node, that allocations are on up nodes and of one
+ * GPU model per job, that no node's advertised CPU cores or host memory are
+ * over-committed (the plans' per-GPU demand), and that time never goes back; fails if it does, or if no job can run any more.
  * Returns a new result (free with simulate_result_destroy), or NULL with errno
  * (EINVAL bad input, ENOMEM, EPROTO invariant broken or policy stuck) and a
  * message in err. on_round may be NULL. */

@@ -119,6 +119,22 @@ static int get_array(struct decide_input *in, json_t *o, const char *path, const
 
 /* ---- nodes --------------------------------------------------------------- */
 
+/* Host resources and GPU model of a node (docs/plans.md); all optional. */
+static int read_node_extras(struct decide_input *in, json_t *o, const char *p,
+                            struct sched_node *n)
+{
+    long long cores, model;
+    if (get_int(in, o, p, "cpu_cores", 0, 1 << 24, 0, &cores) ||
+        get_num(in, o, p, "host_mem_gb", 0, 1e9, 0, &n->host_mem_gb) ||
+        get_int(in, o, p, "gpu_model", 0, 1 << 20, 0, &model) ||
+        get_num(in, o, p, "gpu_speed", 0, 1e3, 0, &n->gpu_speed) ||
+        get_num(in, o, p, "gpu_mem_gb", 0, 1e6, 0, &n->gpu_mem_gb))
+        return -1;
+    n->cpu_cores = (int)cores;
+    n->gpu_model = (int)model;
+    return 0;
+}
+
 static int read_nodes(struct decide_input *in, json_t *root)
 {
     json_t *arr, *o;
@@ -145,6 +161,8 @@ static int read_nodes(struct decide_input *in, json_t *root)
         if (gpus < 0)
             return bad(in, p, "member gpus is required");
         in->nodes[i] = (struct sched_node){.id = id, .ngpus = (int)gpus, .up = up};
+        if (read_node_extras(in, o, p, &in->nodes[i]))
+            return -1;
         in->total_gpus += (int)gpus;
     }
     in->snap.nodes = in->nodes;
@@ -332,6 +350,88 @@ static int read_scalars(struct decide_input *in, json_t *o, const char *path, st
                    &job->last_change_time);
 }
 
+static const char *const plan_kinds[] = {"dp", "zero1", "zero2", "zero3", "offload"};
+
+static int read_kind(struct decide_input *in, json_t *o, const char *path, int *kind)
+{
+    json_t *k = json_object_get(o, "kind");
+    *kind = PLAN_DP;
+    if (!k)
+        return 0;
+    for (int i = 0; i < PLAN_NKINDS; i++)
+        if (json_is_string(k) && !strcmp(json_string_value(k), plan_kinds[i])) {
+            *kind = i;
+            return 0;
+        }
+    return bad(in, path, "kind: expected dp, zero1, zero2, zero3 or offload");
+}
+
+/* A plan object {"kind", "tp", "pp", "cpu_cores"} into *c. */
+static int read_choice(struct decide_input *in, json_t *o, const char *path,
+                       struct plan_choice *c)
+{
+    long long tp, pp, cores;
+    if (!json_is_object(o))
+        return bad(in, path, "expected a plan object");
+    if (read_kind(in, o, path, &c->kind) ||
+        get_int(in, o, path, "tp", 1, PLAN_MAX_DEGREE, 1, &tp) ||
+        get_int(in, o, path, "pp", 1, PLAN_MAX_DEGREE, 1, &pp) ||
+        get_int(in, o, path, "cpu_cores", 0, 1024, 0, &cores))
+        return -1;
+    c->tp = (int)tp;
+    c->pp = (int)pp;
+    c->cpu_cores = (int)cores;
+    return 0;
+}
+
+static int read_supported(struct decide_input *in, json_t *o, const char *path, unsigned *mask)
+{
+    json_t *arr = json_object_get(o, "supported"), *k;
+    size_t i;
+    *mask = 0;
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr))
+        return bad(in, path, "supported: expected an array of plan kinds");
+    json_array_foreach(arr, i, k)
+    {
+        int kind = -1;
+        for (int x = 0; x < PLAN_NKINDS; x++)
+            if (json_is_string(k) && !strcmp(json_string_value(k), plan_kinds[x]))
+                kind = x;
+        if (kind < 0)
+            return bad(in, path, "supported: expected dp, zero1, zero2, zero3 or offload");
+        *mask |= 1u << kind;
+    }
+    return 0;
+}
+
+/* Optional "plan" (the job's plan spec) and "cur_plan" (what it runs). */
+static int read_plan(struct decide_input *in, json_t *o, const char *path, struct sched_job *job)
+{
+    json_t *pl = json_object_get(o, "plan"), *cur = json_object_get(o, "cur_plan"), *req;
+    char p[96];
+    long long tp, pp;
+    snprintf(p, sizeof(p), "%s.plan", path);
+    if (pl) {
+        if (!json_is_object(pl))
+            return bad(in, p, "expected an object");
+        if (get_num(in, pl, p, "params_b", 0, 1e6, 0, &job->plan.params_b) ||
+            get_num(in, pl, p, "act_gb", 0, 1e6, 0, &job->plan.act_gb) ||
+            get_int(in, pl, p, "max_tp", 1, PLAN_MAX_DEGREE, 1, &tp) ||
+            get_int(in, pl, p, "max_pp", 1, PLAN_MAX_DEGREE, 1, &pp) ||
+            read_supported(in, pl, p, &job->plan.supported))
+            return -1;
+        job->plan.max_tp = (int)tp;
+        job->plan.max_pp = (int)pp;
+        if ((req = json_object_get(pl, "requested")) &&
+            read_choice(in, req, p, &job->plan.requested))
+            return -1;
+    }
+    snprintf(p, sizeof(p), "%s.cur_plan", path);
+    return cur ? read_choice(in, cur, p, &job->cur_plan) : 0;
+}
+
 /* Gandiva's members: suspended, home_node, gpu_util, gpu_mem_bytes,
  * packed_with, rate_alone, rate_packed, pack_reverted. */
 static int read_gandiva(struct decide_input *in, json_t *o, const char *path,
@@ -368,7 +468,8 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
         return bad(in, path, "expected an object");
     if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
         read_speed(in, o, path, job) || read_loss(in, o, path, job, remaining_given) ||
-        read_explored(in, o, path, job) || read_gandiva(in, o, path, job))
+        read_explored(in, o, path, job) || read_gandiva(in, o, path, job) ||
+        read_plan(in, o, path, job))
         return -1;
     return read_model_source(in, o, path, job);
 }
@@ -427,6 +528,15 @@ static char *decision_text(const struct sched_policy_ops *p, const struct sched_
         if (o && a->pack != SCHED_PACK_NONE)
             json_object_update_new(o, json_pack("{s:s, s:I}", "pack", pack_names[a->pack],
                                                 "packed_with", (json_int_t)a->packed_with));
+        json_t *plan = json_pack("{s:s, s:i, s:i, s:i, s:f}", "kind", plan_kind_name(a->plan.kind),
+                                 "tp", a->plan.tp > 1 ? a->plan.tp : 1, "pp",
+                                 a->plan.pp > 1 ? a->plan.pp : 1, "cpu_cores", a->plan.cpu_cores,
+                                 "host_mem_gb", a->plan.host_mem_gb);
+        if (o)
+            json_object_update_new(o, json_pack("{s:o, s:i, s:b}", "plan", plan, "gpu_model",
+                                                a->gpu_model, "plan_changed", a->plan_changed));
+        else
+            json_decref(plan);
         json_array_append_new(jobs, o);
     }
     json_t *root = json_pack("{s:s, s:f, s:o}", "policy", p->name, "fragmentation",

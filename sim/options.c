@@ -56,26 +56,98 @@ void options_cluster_free(struct options_cluster *c)
     memset(c, 0, sizeof(*c));
 }
 
-int options_cluster_parse(const char *s, struct options_cluster *c, char *err, size_t errlen)
+static const struct options_gpu_model gpu_models[] = {
+    {"v100", 1, 1.0, 32, 5, 64},
+    {"a100", 2, 2.0, 80, 16, 128},
+    {"h100", 3, 3.0, 80, 14, 256},
+    {"t4", 4, 0.4, 16, 4, 32},
+    {NULL, 0, 0, 0, 0, 0},
+};
+
+const struct options_gpu_model *options_gpu_models(void)
+{
+    return gpu_models;
+}
+
+/* "NxG" into nodes and gpus. */
+static int parse_shape(const char *s, long long *nodes, long long *gpus, char *err, size_t errlen)
 {
     char nodes_s[32], gpus_s[32];
-    const char *x = s ? strchr(s, 'x') : NULL;
-    long long nodes, gpus;
+    const char *x = strchr(s, 'x');
     if (!x || (size_t)(x - s) >= sizeof(nodes_s) || strlen(x + 1) >= sizeof(gpus_s)) {
-        snprintf(err, errlen, "--cluster: expected NODESxGPUS (e.g. 8x8), got '%s'", s ? s : "");
+        snprintf(err, errlen, "--cluster: expected NODESxGPUS (e.g. 8x8), got '%s'", s);
         return -1;
     }
     memcpy(nodes_s, s, (size_t)(x - s));
     nodes_s[x - s] = '\0';
     strcpy(gpus_s, x + 1);
-    if (options_long(nodes_s, 1, 100000, &nodes, "--cluster nodes", err, errlen) ||
-        options_long(gpus_s, 1, SCHED_MAX_GPUS_PER_NODE, &gpus, "--cluster GPUs per node", err,
-                     errlen))
+    return options_long(nodes_s, 1, 100000, nodes, "--cluster nodes", err, errlen) ||
+                   options_long(gpus_s, 1, SCHED_MAX_GPUS_PER_NODE, gpus,
+                                "--cluster GPUs per node", err, errlen)
+               ? -1
+               : 0;
+}
+
+/* One group "NxG:MODEL[:CORES:MEMGB]" appended to c. */
+static int parse_group(char *g, struct options_cluster *c, char *err, size_t errlen)
+{
+    char *save = NULL, *shape = strtok_r(g, ":", &save), *model = strtok_r(NULL, ":", &save);
+    char *cores_s = strtok_r(NULL, ":", &save), *mem_s = strtok_r(NULL, ":", &save);
+    long long nodes, gpus, cores = 0;
+    double mem = 0;
+    const struct options_gpu_model *m = gpu_models;
+    if (!shape || parse_shape(shape, &nodes, &gpus, err, errlen))
         return -1;
-    if (options_cluster_make(c, (size_t)nodes, (int)gpus)) {
+    while (model && m->name && strcmp(m->name, model))
+        m++;
+    if (!model || !m->name) {
+        snprintf(err, errlen, "--cluster: unknown GPU model '%s' (v100, a100, h100, t4)",
+                 model ? model : "");
+        return -1;
+    }
+    if ((cores_s && options_long(cores_s, 1, 1 << 20, &cores, "--cluster cores", err, errlen)) ||
+        (mem_s && options_double(mem_s, 1, 1e9, &mem, "--cluster memory GB", err, errlen)))
+        return -1;
+    struct sched_node *nn = realloc(c->nodes, (c->nnodes + (size_t)nodes) * sizeof(*nn));
+    if (!nn) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    c->nodes = nn;
+    for (long long i = 0; i < nodes; i++)
+        c->nodes[c->nnodes++] = (struct sched_node){
+            .id = (int64_t)c->nnodes, .ngpus = (int)gpus, .up = 1,
+            .cpu_cores = cores ? (int)cores : m->cores_per_gpu * (int)gpus,
+            .host_mem_gb = mem > 0 ? mem : m->host_gb_per_gpu * (double)gpus,
+            .gpu_model = m->index, .gpu_speed = m->speed, .gpu_mem_gb = m->mem_gb};
+    c->total_gpus += (int)(nodes * gpus);
+    return 0;
+}
+
+int options_cluster_parse(const char *s, struct options_cluster *c, char *err, size_t errlen)
+{
+    char buf[512];
+    long long nodes, gpus;
+    if (!s || strlen(s) >= sizeof(buf)) {
+        snprintf(err, errlen, "--cluster: expected NODESxGPUS (e.g. 8x8)");
+        return -1;
+    }
+    if (!strchr(s, ':')) {
+        if (parse_shape(s, &nodes, &gpus, err, errlen))
+            return -1;
+        if (options_cluster_make(c, (size_t)nodes, (int)gpus)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        return 0;
+    }
+    memset(c, 0, sizeof(*c));
+    strcpy(buf, s);
+    for (char *save = NULL, *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save))
+        if (parse_group(g, c, err, errlen)) {
+            options_cluster_free(c);
+            return -1;
+        }
     return 0;
 }
 

@@ -18,12 +18,29 @@ struct options_cluster {
     int total_gpus;
 };
 
-/* "NODESxGPUS" (e.g. 8x8) into a new node array (free with options_cluster_free).
+/* "NODESxGPUS" (e.g. 8x8) into a new node array (free with options_cluster_free),
+ * or comma-separated groups "NODESxGPUS:MODEL[:CORES:MEMGB]" (e.g.
+ * 4x8:a100,4x8:v100) of the GPU models of options_gpu_models(), with CPU cores
+ * and host memory per node (default: the model's per-GPU figures times GPUs).
  * Returns 0, or -1 with a message in err. */
 int options_cluster_parse(const char *s, struct options_cluster *c, char *err, size_t errlen);
 /* nodes identical nodes of gpus GPUs each, all up. */
 int options_cluster_make(struct options_cluster *c, size_t nodes, int gpus);
 void options_cluster_free(struct options_cluster *c);
+
+/* A GPU model the simulator knows: index (sched_node.gpu_model), compute
+ * speed relative to the reference (v100: the GPU the job models describe),
+ * memory, and a typical node's host resources per GPU. */
+struct options_gpu_model {
+    const char *name;
+    int index;
+    double speed, mem_gb;
+    int cores_per_gpu;
+    double host_gb_per_gpu;
+};
+
+/* The table, NULL-name terminated. */
+const struct options_gpu_model *options_gpu_models(void);
 
 /* "a,b,c" into policies (each must exist); returns the count, or -1 with err. */
 int options_policies_parse(const char *s, const struct sched_policy_ops **out, size_t max,

@@ -24,7 +24,10 @@ static const char usage[] =
     "           [--max-gpus G] [--skip-bad-rows]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
-    "  --cluster NxG       N nodes of G GPUs\n"
+    "  --cluster SPEC      NxG (N nodes of G GPUs), or groups NxG:MODEL[:CORES:MEMGB]\n"
+    "                      separated by commas, e.g. 4x8:a100,4x8:v100; MODEL is one\n"
+    "                      of v100 (reference speed), a100, h100, t4; CORES and MEMGB\n"
+    "                      per node (default: the model's typical node)\n"
     "  --poisson M,J       J jobs, exponential inter-arrival times of mean M seconds\n"
     "  --trace FILE        CSV with job_id,submit_time_s,num_gpus,duration_s (header\n"
     "                      required, extra columns ignored); a job's duration is its run\n"
@@ -36,7 +39,9 @@ static const char usage[] =
     "  --max-gpus G        drop jobs asking for more than G GPUs\n"
     "  --skip-bad-rows     report malformed rows on stderr and skip them (default: error)\n"
     "  --template NAME     resnet110 (default), bert, cifar10, deepspeech2, imagenet, ncf,\n"
-    "                      yolov3, or mixed (Poisson only: each job one of the six apps)\n"
+    "                      yolov3, gpt-350m, gpt-1.3b, gpt-2.7b, gpt-6.7b, gpt-13b, or\n"
+    "                      mixed (Poisson only: each job one of the six apps) or plans\n"
+    "                      (Poisson only: each job one of the five gpt-* jobs, with plans)\n"
     "  --policies LIST     default: every policy of the core\n"
     "  --interval S        seconds between scheduling rounds (default 60)\n"
     "  --resize-cost S     seconds without progress after a resize (default 10)\n"
@@ -232,7 +237,7 @@ static struct workload *with_util(const struct run_args *a, struct workload *w)
 static struct workload *load_workload(const struct run_args *a, int cluster_gpus, char *err,
                                       size_t len)
 {
-    struct template t[PROFILE_NAPPS];
+    struct template t[PROFILE_NAPPS > TEMPLATE_NPLANS ? PROFILE_NAPPS : TEMPLATE_NPLANS];
     size_t nt = 0;
     if (!strcmp(a->template_name, "mixed")) {
         if (a->trace) {
@@ -242,6 +247,13 @@ static struct workload *load_workload(const struct run_args *a, int cluster_gpus
         for (size_t i = 0; i < PROFILE_NAPPS; i++)
             if (template_get(profile_app_name(i), &t[nt++], err, len))
                 return NULL;
+    } else if (!strcmp(a->template_name, "plans")) {
+        if (a->trace) {
+            snprintf(err, len, "--template plans is for --poisson only");
+            return NULL;
+        }
+        template_plans(t);
+        nt = TEMPLATE_NPLANS;
     } else if (template_get(a->template_name, &t[nt++], err, len)) {
         return NULL;
     }

@@ -10,8 +10,27 @@
 
 static const char *const names[] = {
     "resnet110", "resnet110-steps", "bert", "cifar10", "deepspeech2", "imagenet",
-    "ncf",       "yolov3",          NULL,
+    "ncf",       "yolov3",          "gpt-350m", "gpt-1.3b", "gpt-2.7b", "gpt-6.7b", "gpt-13b",
+    NULL,
 };
+
+/* The gpt-* jobs: parameters (billions), activation GB per GPU, the plan and
+ * GPUs a user asks for, the most GPUs they may use. */
+static const struct {
+    const char *name;
+    double params_b, act_gb;
+    int kind, tp, cores, requested, max;
+} gpt[TEMPLATE_NPLANS] = {
+    {"gpt-350m", 0.35, 4, PLAN_DP, 1, 0, 4, 16},
+    {"gpt-1.3b", 1.3, 8, PLAN_DP, 1, 0, 8, 16},
+    {"gpt-2.7b", 2.7, 10, PLAN_ZERO2, 1, 0, 8, 32},
+    {"gpt-6.7b", 6.7, 12, PLAN_ZERO3, 1, 0, 16, 32},
+    {"gpt-13b", 13.0, 4, PLAN_OFFLOAD, 1, 8, 8, 32},
+};
+
+/* Mean hours a gpt-* job runs with its requested plan and GPUs. */
+#define GPT_MEAN_HOURS 2.0
+#define GPT_STEPS_PER_EPOCH 500.0
 
 /* Epochs per app: "max epochs used by Pollux's simulator" (shared/profiles/README.md). */
 static const struct {
@@ -110,8 +129,60 @@ static int app(const char *name, double epochs, struct template *t, char *err, s
     return rc;
 }
 
+/* A synthetic speed model for P billion parameters, 8 sequences per GPU, on
+ * the reference GPU: compute 1.2 P s per step (6 P 8192 flops at ~40 TFLOP/s),
+ * fp16 gradients (2 P GB) over 100 GB/s inside a node, and a jump of 0.3 P s
+ * once they cross the network (12.5 GB/s); 8 GPUs per node. */
+static struct speed_model gpt_speed(double p)
+{
+    struct speed_model m;
+    memset(&m, 0, sizeof(m));
+    m.theta[0] = 0.02;
+    m.theta[1] = 0.15 * p;
+    m.theta[2] = 1e-4;
+    m.theta[3] = 0.02 * p;
+    m.theta[4] = 0.001 * p;
+    m.theta[5] = 0.3 * p;
+    m.batch_per_gpu = 8;
+    m.fitted = 1;
+    m.gpus_per_node = 8;
+    return m;
+}
+
+static void gpt_template(size_t k, struct template *t)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s", gpt[k].name);
+    t->speed = gpt_speed(gpt[k].params_b);
+    t->plan.params_b = gpt[k].params_b;
+    t->plan.act_gb = gpt[k].act_gb;
+    t->plan.supported = (1u << PLAN_NKINDS) - 1;
+    t->plan.max_tp = 8;
+    t->plan.max_pp = 4;
+    t->plan.requested = (struct plan_choice){.kind = gpt[k].kind, .tp = gpt[k].tp,
+                                             .pp = 1, .cpu_cores = gpt[k].cores};
+    t->requested_gpus = gpt[k].requested;
+    t->max_gpus = gpt[k].max;
+    t->speed.dataset_size = GPT_STEPS_PER_EPOCH * t->speed.batch_per_gpu * t->requested_gpus;
+    double r = plan_requested_rate(&t->speed, &t->plan, t->requested_gpus, 0);
+    t->epochs = r > 0 ? GPT_MEAN_HOURS * 3600.0 * r : 1.0;
+    t->exponential = 1;
+}
+
+int template_plans(struct template *t)
+{
+    for (size_t k = 0; k < TEMPLATE_NPLANS; k++)
+        gpt_template(k, &t[k]);
+    return 0;
+}
+
 int template_get(const char *name, struct template *t, char *err, size_t errlen)
 {
+    for (size_t k = 0; k < TEMPLATE_NPLANS; k++)
+        if (!strcmp(name, gpt[k].name)) {
+            gpt_template(k, t);
+            return 0;
+        }
     if (!strcmp(name, "resnet110"))
         return resnet110(t, 0, err, errlen);
     if (!strcmp(name, "resnet110-steps"))
@@ -121,7 +192,7 @@ int template_get(const char *name, struct template *t, char *err, size_t errlen)
             return app(name, app_epochs[i].epochs, t, err, errlen);
     snprintf(err, errlen,
              "unknown template '%s' (resnet110, resnet110-steps, bert, cifar10, deepspeech2, "
-             "imagenet, ncf, yolov3, mixed)",
+             "imagenet, ncf, yolov3, gpt-350m, gpt-1.3b, gpt-2.7b, gpt-6.7b, gpt-13b, mixed, plans)",
              name);
     return -1;
 }

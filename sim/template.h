@@ -13,13 +13,17 @@
  *              model is fitted to placements.csv at the most common local batch, the
  *              dataset size is the smallest global batch times its steps per epoch,
  *              epochs are the README's (2, 100, 80, 90, 10, 50); 1..16 GPUs.
- *   mixed      (workloads only) each job one of the six apps, drawn uniformly. */
+ *   gpt-350m, gpt-1.3b, gpt-2.7b, gpt-6.7b, gpt-13b
+ *              synthetic large-model jobs with execution plans (template_plans)
+ *   mixed      (workloads only) each job one of the six apps, drawn uniformly.
+ *   plans      (workloads only) each job one of the five gpt-* jobs. */
 #ifndef RINGMASTER_SIM_TEMPLATE_H
 #define RINGMASTER_SIM_TEMPLATE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan.h"
 #include "speed.h"
 
 /* Mean epochs of a resnet110 job; see docs/simulator.md for the calibration. */
@@ -34,7 +38,17 @@ struct template
     int exponential; /* instead: epochs exponential with that mean, at least 1 */
     int requested_gpus;
     int max_gpus;
+    struct plan_spec plan; /* zero: no plan info (all but the gpt-* templates) */
 };
+
+/* The Rubick-style mixed-plan set (`--template plans`): GPT-like models of
+ * 0.35, 1.3, 2.7, 6.7 and 13 billion parameters, each supporting every plan
+ * (DP, ZeRO-1/2/3, offload, tp <= 8, pp <= 4) and asking for the plan a user
+ * would pick statically (see template.c and docs/plans.md). */
+#define TEMPLATE_NPLANS 5
+
+/* Fills t[0..TEMPLATE_NPLANS) with the gpt-* templates. Returns 0. */
+int template_plans(struct template *t);
 
 /* Fills *t with the template of that name ("resnet110", "resnet110-steps" or an app). Returns 0, or
  * -1 with a message in err (unknown name, profile missing or unfittable). */

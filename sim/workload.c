@@ -36,6 +36,7 @@ static void fill_from_template(struct simulate_job_spec *j, const struct templat
                                int cluster_gpus)
 {
     j->speed = t->speed;
+    j->plan = t->plan;
     j->max_gpus = min_int(t->max_gpus, cluster_gpus);
     j->requested_gpus = min_int(t->requested_gpus, j->max_gpus);
     j->min_gpus = 1;

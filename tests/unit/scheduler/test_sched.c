@@ -2,9 +2,9 @@
  * feasibility and determinism of every policy on random snapshots. */
 #include "sched_fixture.h"
 
-static const char *const names[] = { "precompute", "exploratory", "optimus", "fifo",
-                                     "one",        "two",         "four",    "eight",
-                                     "gandiva" };
+static const char *const names[] = { "precompute", "exploratory", "optimus",   "fifo",
+                                     "one",        "two",         "four",      "eight",
+                                     "gandiva",    "tiresias",    "rubick",    "ringmaster" };
 
 Test(sched, policy_table_lists_and_finds_every_policy)
 {

@@ -166,6 +166,42 @@ Test(cli, exit_codes_and_csv_header, .timeout = 60)
                  "header: %s", line);
 }
 
+/* Plans, host resources and GPU models in and out (docs/plans.md). */
+static const char plan_snapshot[] =
+    "{\"policy\": \"ringmaster\",\n"
+    " \"nodes\": [{\"gpus\": 8, \"gpu_model\": 1, \"gpu_speed\": 1, \"gpu_mem_gb\": 32,\n"
+    "             \"cpu_cores\": 40, \"host_mem_gb\": 512},\n"
+    "            {\"gpus\": 8, \"gpu_model\": 2, \"gpu_speed\": 2, \"gpu_mem_gb\": 80,\n"
+    "             \"cpu_cores\": 128, \"host_mem_gb\": 1024}],\n"
+    " \"jobs\": [{\"id\": 1, \"requested_gpus\": 8, \"max_gpus\": 8, \"remaining_epochs\": 10,\n"
+    "   \"batch_per_gpu\": 8, \"dataset_size\": 32000,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"step_s\": 2.0}, {\"w\": 2, \"step_s\": 2.1},\n"
+    "                            {\"w\": 4, \"step_s\": 2.2}, {\"w\": 8, \"step_s\": 2.4}],\n"
+    "   \"plan\": {\"params_b\": 13, \"act_gb\": 4, \"max_tp\": 8,\n"
+    "            \"supported\": [\"dp\", \"zero2\", \"zero3\", \"offload\"],\n"
+    "            \"requested\": {\"kind\": \"offload\", \"cpu_cores\": 8}}}]}\n";
+
+Test(decide, plans_and_gpu_models)
+{
+    char *out = NULL, err[256];
+    cr_assert_eq(decide_json(plan_snapshot, strlen(plan_snapshot), NULL, &out, err, sizeof(err)),
+                 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    json_t *j = json_array_get(json_object_get(d, "jobs"), 0);
+    cr_assert_eq(json_integer_value(json_object_get(j, "gpu_model")), 2, "the faster GPUs");
+    json_t *plan = json_object_get(j, "plan");
+    cr_assert_not_null(plan);
+    cr_assert_str_neq(json_string_value(json_object_get(plan, "kind")), "dp",
+                      "13B does not fit data parallel");
+    json_decref(d);
+    free(out);
+    char bad[sizeof(plan_snapshot) + 16];
+    snprintf(bad, sizeof(bad), "%s", plan_snapshot);
+    memcpy(strstr(bad, "\"offload\", \"cpu"), "\"offlaod\"", 9);
+    cr_assert_neq(decide_json(bad, strlen(bad), NULL, &out, err, sizeof(err)), 0);
+    cr_assert(strstr(err, "plan"), "%s", err);
+}
+
 Test(decide, gandiva_members_round_trip)
 {
     static const char in[] =

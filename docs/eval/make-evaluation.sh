@@ -1,0 +1,49 @@
+#!/bin/sh
+# Regenerates the figures of docs/evaluation.md: one CSV per scenario (the
+# columns of `ringmaster-sim run --format csv`), the per-job JCTs of the paper's
+# extreme scenario, and the JCT CDF plot (gnuplot). Run from the repository
+# root after `make`: sh docs/eval/make-evaluation.sh [SHARED_DIR]
+set -eu
+SIM=${SIM:-build/ringmaster-sim}
+SHARED=${1:-../shared}
+OUT=docs/eval
+P=fifo,tiresias,optimus,precompute,exploratory,one,two,four,eight,gandiva,rubick,ringmaster
+
+# 1. The paper's Table 3 (8x8, resnet110), seeds 1-5.
+for seed in 1 2 3 4 5; do
+    $SIM paper-table3 --policies $P --seed $seed --format csv
+done > $OUT/paper-table3.csv
+
+# 2. Trace slices (resnet110 speed-up model scaled to each job's duration).
+$SIM run --cluster 4x8 --trace $SHARED/traces/philly_pollux.csv --trace-start 2000000 \
+    --trace-window 86400 --min-duration 60 --max-gpus 16 --policies $P --format csv \
+    > $OUT/philly.csv
+$SIM run --cluster 4x8 --trace $SHARED/traces/alibaba_gpu2023.csv --max-jobs 300 \
+    --min-duration 60 --max-gpus 16 --policies $P --format csv > $OUT/alibaba.csv
+
+# 3. Rubick-style mixed plans (gpt-* jobs) on 8x8 reference GPUs.
+$SIM run --cluster 8x8 --poisson 400,80 --template plans --policies $P --format csv \
+    > $OUT/plans.csv
+
+# 4. A mixed GPU-model cluster: resnet110 (moderate and extreme), and mixed plans.
+$SIM run --cluster 4x8:a100,4x8:v100 --poisson 500,114 --policies $P --format csv \
+    > $OUT/hetero-moderate.csv
+$SIM run --cluster 4x8:a100,4x8:v100 --poisson 250,206 --policies $P --format csv \
+    > $OUT/hetero-extreme.csv
+$SIM run --cluster 4x8:a100,4x8:v100 --poisson 400,80 --template plans --policies $P \
+    --format csv > $OUT/hetero-plans.csv
+
+# 5. JCT CDF of the paper's extreme scenario (seed 1) and of the mixed plans.
+$SIM run --cluster 8x8 --poisson 250,206 --policies precompute,exploratory,tiresias,one,rubick,ringmaster \
+    --format csv --per-job $OUT/extreme-jobs.csv > /dev/null
+$SIM run --cluster 8x8 --poisson 400,80 --template plans \
+    --policies fifo,tiresias,precompute,eight,rubick,ringmaster \
+    --format csv --per-job $OUT/plans-jobs.csv > /dev/null
+gnuplot $OUT/jct-cdf.gp
+
+# 6. (FULL=1, about a minute) 5,000 Philly jobs on 16x8, four policies.
+if [ "${FULL:-0}" = 1 ]; then
+    $SIM run --cluster 16x8 --trace $SHARED/traces/philly_pollux.csv --max-jobs 5000 \
+        --min-duration 60 --max-gpus 16 --policies precompute,rubick,tiresias,ringmaster \
+        --format csv > $OUT/philly-5000.csv
+fi
