@@ -133,7 +133,8 @@ static int build_snapshot(struct sched_plan *p, long round_no)
     if (!p->cnodes)
         return -1;
     for (size_t n = 0; n < s->nnodes; n++)
-        p->cnodes[n] = (struct sched_node){s->nodes[n].id, s->nodes[n].ngpus, s->nodes[n].up};
+        p->cnodes[n] = (struct sched_node){
+            .id = s->nodes[n].id, .ngpus = s->nodes[n].ngpus, .up = s->nodes[n].up};
     p->snap = (struct sched_snapshot){
         .now = s->now,
         .seed = (uint64_t)round_no,
