@@ -38,3 +38,17 @@ $(JOB_TEST_BIN): $(JOB_TEST_OBJS) $(WORKER_OBJS) $(RINGJOB_A) $(COMMON_LIB) | $(
 		-lcriterion -lm
 TEST_BINS += $(JOB_TEST_BIN)
 endif
+
+# ringmaster-worker, the daemon of a GPU host (worker/daemon/): registration, heartbeats,
+# the action long-poll, mpirun launches, reports. It links jobchan and the common helpers.
+WORKERD_SRCS := $(wildcard worker/daemon/*.c)
+WORKERD_OBJS := $(WORKERD_SRCS:%.c=$(BUILD)/%.o)
+WORKERD_BIN  := $(BUILD)/ringmaster-worker
+
+$(WORKERD_OBJS): CPPFLAGS += -iquote worker -iquote worker/daemon
+
+$(WORKERD_BIN): $(WORKERD_OBJS) $(WORKER_OBJS) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcurl) -lpthread -ldl -lm
+
+BINS += $(WORKERD_BIN)
