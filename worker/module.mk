@@ -52,3 +52,21 @@ $(WORKERD_BIN): $(WORKERD_OBJS) $(WORKER_OBJS) $(COMMON_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcurl) -lpthread -ldl -lm
 
 BINS += $(WORKERD_BIN)
+
+# End-to-end tests of the worker: the server's integration harness (one PostgreSQL per
+# binary, a fresh ringmasterd per test), a real worker and real mpirun jobs.
+WORKER_IT_SRCS := $(wildcard tests/integration/worker/*.c)
+WORKER_IT_OBJS := $(WORKER_IT_SRCS:%.c=$(BUILD)/%.o)
+WORKER_IT_BIN  := $(BUILD)/tests/integration-worker
+
+ifneq ($(WORKER_IT_SRCS),)
+$(WORKER_IT_OBJS): CPPFLAGS += -iquote tests/integration \
+	-DWORKER_PATH='"$(abspath $(WORKERD_BIN))"' \
+	-DTRAIN_MLP_PATH='"$(abspath $(BUILD)/examples/train-mlp)"'
+$(WORKER_IT_BIN): $(WORKER_IT_OBJS) $(BUILD)/tests/integration/harness.o $(COMMON_LIB) \
+		| $(WORKERD_BIN) $(BUILD)/ringmasterd $(BUILD)/examples/train-mlp
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion \
+		$(shell pkg-config --libs jansson libcurl libpq) -lpthread
+TEST_BINS += $(WORKER_IT_BIN)
+endif

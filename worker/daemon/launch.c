@@ -1,6 +1,7 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -123,6 +124,42 @@ pid_t launch_start(const struct launch_req *r, char *err, size_t errlen)
         child(r, &a);
     setpgid(pid, pid); /* also here, so that a kill right after the fork reaches the group */
     return pid;
+}
+
+/* The parent of process pid from /proc, or -1. */
+static pid_t parent_of(const char *pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* after "pid (comm)": state ppid ... */
+    int ppid;
+    return p && sscanf(p + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : -1;
+}
+
+void launch_kill(pid_t pid, int sig)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || parent_of(e->d_name) != pid)
+            continue;
+        pid_t child = (pid_t)atoi(e->d_name);
+        pid_t g = getpgid(child);
+        if (g > 1 && g != getpgrp())
+            kill(-g, sig);
+        kill(child, sig);
+    }
+    if (d)
+        closedir(d);
+    kill(-pid, sig);
 }
 
 /* The n-th entry of a comma list into out, or "" when there is none. */

@@ -31,6 +31,11 @@ struct launch_req {
  * is also its process group, or -1 with text in err. */
 pid_t launch_start(const struct launch_req *r, char *err, size_t errlen);
 
+/* Sends sig to the process group of mpirun pid and, since mpirun puts each local rank in a
+ * process group of its own, to the group of each of its children too (so that SIGKILL,
+ * which mpirun cannot forward, leaves no rank behind). */
+void launch_kill(pid_t pid, int sig);
+
 /* The rank wrapper: argv is "--rank-exec" "--" command...; execs the command with
  * CUDA_VISIBLE_DEVICES set. Returns only on failure (127). */
 int launch_rank_exec(int argc, char **argv);

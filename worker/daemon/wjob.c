@@ -508,7 +508,7 @@ static void tick_job(struct agent *a, struct wjob *j, double now)
     if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid)
         on_exit_status(a, j, status);
     if (j->pid && j->kill_at > 0 && now >= j->kill_at) {
-        kill(-j->pid, SIGKILL);
+        launch_kill(j->pid, SIGKILL);
         j->kill_at = 0;
     }
     if (j->act && now >= j->deadline) {
@@ -590,7 +590,7 @@ void wjob_stop_all(struct agent *a, double grace_s)
         usleep(20000);
     for (struct wjob *j = a->jobs; j; j = j->next)
         if (j->pid) {
-            kill(-j->pid, SIGKILL);
+            launch_kill(j->pid, SIGKILL);
             waitpid(j->pid, NULL, 0);
         }
     while (a->jobs) {

@@ -1,0 +1,451 @@
+/* The worker end to end: a real ringmasterd (harness), a real ringmaster-worker with two
+ * simulated GPUs, and real `mpirun ... train-mlp` jobs on loopback. Actions are written
+ * into the actions table exactly as the scheduler writes them (docs/worker-protocol.md);
+ * suspend, resume and cancel go through the API. Every wait is bounded; the fini stops
+ * the worker (which stops its jobs) even when an assertion failed. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#ifndef WORKER_PATH
+#define WORKER_PATH "build/ringmaster-worker"
+#endif
+#ifndef TRAIN_MLP_PATH
+#define TRAIN_MLP_PATH "build/examples/train-mlp"
+#endif
+
+static pid_t worker_pid;
+static char worker_dir[300];
+static long long node_id;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void start_worker(void)
+{
+    char token[128], tfile[320], url[64], log[320];
+    hx_user("sim-a-worker", "worker", token);
+    snprintf(tfile, sizeof(tfile), "%s/worker.token", hx.dir);
+    FILE *f = fopen(tfile, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s\n", token);
+    fclose(f);
+    snprintf(worker_dir, sizeof(worker_dir), "%s/worker-a", hx.dir);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
+    worker_pid = fork();
+    cr_assert(worker_pid >= 0);
+    if (worker_pid == 0) {
+        FILE *o = freopen(log, "a", stdout);
+        dup2(fileno(o), 2);
+        setenv("OMPI_MCA_btl", "self,vader", 1);
+        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
+              "sim-a", "--state-dir", worker_dir, "--simulate-gpus", "2", "--heartbeat", "1",
+              (char *)NULL);
+        _exit(127);
+    }
+}
+
+/* Stops the worker with SIGTERM; returns its exit status (-1 when it had to be killed). */
+static int stop_worker(void)
+{
+    int status = 0;
+    if (worker_pid <= 0)
+        return 0;
+    kill(worker_pid, SIGTERM);
+    double end = now_s() + 20;
+    while (waitpid(worker_pid, &status, WNOHANG) == 0) {
+        if (now_s() > end) {
+            kill(worker_pid, SIGKILL);
+            waitpid(worker_pid, &status, 0);
+            worker_pid = 0;
+            return -1;
+        }
+        usleep(20000);
+    }
+    worker_pid = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void dump_worker_log(void)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/worker.log' >&2", hx.dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "no worker log\n");
+}
+
+static json_t *get_json(const char *path)
+{
+    return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+}
+
+/* Waits (bounded) until the node registered; sets node_id. */
+static void wait_node(void)
+{
+    double end = now_s() + 30;
+    while (!node_id) {
+        json_t *l = get_json("/api/v1/nodes");
+        json_t *items = json_object_get(l, "items");
+        for (size_t i = 0; i < json_array_size(items); i++) {
+            json_t *n = json_array_get(items, i);
+            if (!strcmp(json_string_value(json_object_get(n, "name")), "sim-a"))
+                node_id = json_integer_value(json_object_get(n, "id"));
+        }
+        json_decref(l);
+        if (!node_id) {
+            cr_assert(now_s() < end, "the worker did not register in 30 s");
+            usleep(100000);
+        }
+    }
+}
+
+static void setup(void)
+{
+    worker_pid = 0;
+    node_id = 0;
+    hx_setup();
+    start_worker();
+    wait_node();
+}
+
+static void teardown(void)
+{
+    if (stop_worker() != 0)
+        dump_worker_log();
+    hx_teardown();
+}
+
+TestSuite(worker, .init = setup, .fini = teardown, .timeout = 240);
+
+/* Runs sql on the test's database; fails the test on error. */
+static void db_sql(const char *sql)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+    cr_assert(ok, "%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+}
+
+/* One integer from sql on the test's database. */
+static long long db_int(const char *sql)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
+    long long v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    PQfinish(c);
+    return v;
+}
+
+static long long submit_mlp(long steps, int gpus, int seed)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
+             "\"--print-every\",\"500\"],\"gpus\":%d,\"env\":{\"ASAN_OPTIONS\":"
+             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             TRAIN_MLP_PATH, steps, seed, gpus);
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    return id;
+}
+
+/* What the scheduler writes to start or resize job on world GPUs of the node: the job's
+ * new state, its allocation, and the action, in one transaction. */
+static void write_launch(long long job, const char *kind, const char *state, int world)
+{
+    char sql[2048], slots[256] = "", alloc[256] = "";
+    for (int g = 0; g < world; g++) {
+        snprintf(slots + strlen(slots), sizeof(slots) - strlen(slots),
+                 "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", g ? "," : "", node_id, g);
+        snprintf(alloc + strlen(alloc), sizeof(alloc) - strlen(alloc), "%s(%lld, %lld, %d)",
+                 g ? "," : "", job, node_id, g);
+    }
+    snprintf(sql, sizeof(sql),
+             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
+             " DELETE FROM allocations WHERE job_id = %lld;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
+             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
+             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
+             " jsonb_build_array(%s), 'hosts', jsonb_build_array(jsonb_build_object('node', %lld,"
+             " 'name', 'sim-a', 'slots', %d)), 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', %d,"
+             " 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
+             state, job, job, alloc, node_id, kind, world, slots, node_id, world, hx.dir, job,
+             world, job);
+    db_sql(sql);
+}
+
+static char *job_state(long long job)
+{
+    static char state[32];
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", job);
+    json_t *j = get_json(path);
+    snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(j, "state")));
+    json_decref(j);
+    return state;
+}
+
+static void wait_state(long long job, const char *want, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    while (strcmp(job_state(job), want) != 0) {
+        if (now_s() > end)
+            dump_worker_log();
+        cr_assert(now_s() <= end, "job %lld: %s, not %s after %.0f s", job, job_state(job), want,
+                  timeout_s);
+        usleep(100000);
+    }
+}
+
+/* The job's metrics (new). */
+static json_t *metrics(long long job)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics?limit=100000", job);
+    json_t *j = get_json(path);
+    json_t *items = json_incref(json_object_get(j, "items"));
+    json_decref(j);
+    return items;
+}
+
+/* Waits until the job reported at least n steps at world size w; returns the last step. */
+static long wait_steps(long long job, int n, int w, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    for (;;) {
+        json_t *m = metrics(job);
+        int count = 0;
+        long last = -1;
+        for (size_t i = 0; i < json_array_size(m); i++) {
+            json_t *it = json_array_get(m, i);
+            if (json_integer_value(json_object_get(it, "world_size")) == w) {
+                count++;
+                last = (long)json_integer_value(json_object_get(it, "step"));
+            }
+        }
+        json_decref(m);
+        if (count >= n)
+            return last;
+        cr_assert(now_s() < end, "job %lld: %d steps at world %d after %.0f s, wanted %d", job,
+                  count, w, timeout_s, n);
+        usleep(100000);
+    }
+}
+
+/* Mean loss over the reports of world size w in the step range [lo, hi]. */
+static double mean_loss(long long job, int w, long lo, long hi)
+{
+    json_t *m = metrics(job);
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(m); i++) {
+        json_t *it = json_array_get(m, i);
+        long s = (long)json_integer_value(json_object_get(it, "step"));
+        if (json_integer_value(json_object_get(it, "world_size")) == w && s >= lo && s <= hi) {
+            sum += json_number_value(json_object_get(it, "loss"));
+            n++;
+        }
+    }
+    json_decref(m);
+    cr_assert(n > 0, "no reports at world %d in [%ld, %ld]", w, lo, hi);
+    return sum / n;
+}
+
+static void post_job(long long job, const char *what, long status)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/%s", job, what);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), status));
+}
+
+/* Processes whose command line holds train-mlp and "--seed" seed. */
+static int count_ranks(int seed)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    char want[32], path[300], buf[4096];
+    int n = 0;
+    snprintf(want, sizeof(want), "%d", seed);
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        int mlp = 0, seeded = 0;
+        for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
+            buf[len] = '\0';
+            mlp |= strstr(buf + i, "train-mlp") != NULL;
+            seeded |= i > 0 && !strcmp(buf + i, want) && !strcmp(buf + i - 7, "--seed");
+        }
+        n += mlp && seeded && strstr(buf, "ringmaster-worker") == NULL &&
+             strstr(buf, "mpirun") == NULL;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static char *job_log(long long job)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
+    struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
+    cr_assert_eq(r->status, 200);
+    char *text = strdup(r->body);
+    hx_free(r);
+    return text;
+}
+
+Test(worker, registers_simulated_gpus_and_heartbeats)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", node_id);
+    json_t *a = get_json(path);
+    cr_assert(json_is_true(json_object_get(a, "simulated")));
+    json_t *gpus = json_object_get(a, "gpus");
+    cr_assert_eq(json_array_size(gpus), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(gpus, 1), "model")),
+                     "simulated");
+    usleep(2500000);
+    json_t *b = get_json(path);
+    cr_assert_str_neq(json_string_value(json_object_get(a, "last_heartbeat_at")),
+                      json_string_value(json_object_get(b, "last_heartbeat_at")),
+                      "no heartbeat in 2.5 s");
+    json_decref(a);
+    json_decref(b);
+    cr_assert_eq(stop_worker(), 0, "the worker exits 0 on SIGTERM");
+    hx_finish();
+}
+
+Test(worker, short_job_completes_and_its_log_is_readable)
+{
+    long long job = submit_mlp(1500, 2, 7101);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "COMPLETED", 120);
+    cr_assert_eq(wait_steps(job, 1500, 2, 10), 1500);
+    cr_assert_lt(mean_loss(job, 2, 1400, 1500), 0.5 * mean_loss(job, 2, 1, 20),
+                 "the loss fell");
+    double end = now_s() + 10;
+    char *log = job_log(job);
+    while (!strstr(log, "train-mlp: done at step 1500") && now_s() < end) {
+        free(log);
+        usleep(200000);
+        log = job_log(job);
+    }
+    cr_assert(strstr(log, "step 500 loss"), "the log has the job's output");
+    cr_assert(strstr(log, "train-mlp: done at step 1500"));
+    free(log);
+    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE state = 'done'"), 1);
+    cr_assert_eq(count_ranks(7101), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+Test(worker, suspend_resume_resize_and_cancel_a_running_job)
+{
+    long long job = submit_mlp(100000000, 2, 7102);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    wait_steps(job, 200, 2, 60);
+    cr_assert_eq(count_ranks(7102), 2, "two ranks run");
+
+    post_job(job, "suspend", 202);
+    wait_state(job, "SUSPENDED", 30);
+    usleep(300000);
+    long a = wait_steps(job, 1, 2, 5);
+    usleep(700000);
+    cr_assert_eq(wait_steps(job, 1, 2, 5), a, "no step while suspended");
+    post_job(job, "resume", 202);
+    wait_state(job, "RUNNING", 30);
+    wait_steps(job, (int)a + 100, 2, 30);
+
+    write_launch(job, "resize", "RESIZING", 1);
+    wait_steps(job, 100, 1, 60);
+    wait_state(job, "RUNNING", 10);
+    cr_assert_eq(count_ranks(7102), 1, "one rank after the resize");
+    json_t *m = metrics(job);
+    long last2 = -1, first1 = -1;
+    for (size_t i = 0; i < json_array_size(m); i++) {
+        json_t *it = json_array_get(m, i);
+        long s = (long)json_integer_value(json_object_get(it, "step"));
+        if (json_integer_value(json_object_get(it, "world_size")) == 2 && s > last2)
+            last2 = s;
+        if (json_integer_value(json_object_get(it, "world_size")) == 1 && (first1 < 0 || s < first1))
+            first1 = s;
+    }
+    json_decref(m);
+    cr_assert_eq(first1, last2 + 1, "the 1-rank run continues from the checkpoint");
+    cr_assert_lt(mean_loss(job, 1, first1, first1 + 50), 0.5 * mean_loss(job, 2, 1, 20),
+                 "the loss keeps what was learnt");
+
+    post_job(job, "cancel", 200);
+    double end = now_s() + 30;
+    while (count_ranks(7102) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7102), 0, "the ranks are gone after cancel");
+    cr_assert_str_eq(job_state(job), "CANCELLED");
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND state = 'done'", job);
+    end = now_s() + 10;
+    while (db_int(sql) < 5 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(db_int(sql), 5, "start, suspend, resume, resize and cancel are done");
+    char *log = job_log(job);
+    cr_assert(strstr(log, "restored step"), "the restart restored the checkpoint");
+    free(log);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+Test(worker, a_server_restart_loses_and_doubles_nothing)
+{
+    long long job = submit_mlp(100000000, 2, 7103);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    long before = wait_steps(job, 100, 2, 60);
+    cr_assert_eq(hx_stop_server(SIGKILL, 10), 128 + SIGKILL);
+    usleep(1500000);
+    hx_start_server();
+    wait_steps(job, (int)before + 500, 2, 60);
+    cr_assert_eq(count_ranks(7103), 2, "the same two ranks, not a second launch");
+    char sql[200];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE job_id = %lld AND to_state = 'RUNNING'", job);
+    cr_assert_eq(db_int(sql), 1, "one move to RUNNING: nothing twice");
+    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE kind = 'start' AND state = 'done'"),
+                 1);
+    post_job(job, "cancel", 200);
+    double end = now_s() + 30;
+    while (count_ranks(7103) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7103), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
