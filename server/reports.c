@@ -249,14 +249,15 @@ static char *hex_encode(const char *data, size_t len)
     return out;
 }
 
-/* In a transaction: the log's size now (the job locked), or -1 after answering. */
-static long long log_size_or_respond(struct api_call *call, const char *ids)
+/* In a transaction: the stream's size now (the job locked), or -1 after answering. */
+static long long log_size_or_respond(struct api_call *call, const char *ids, const char *stream)
 {
-    const char *p[] = {ids};
+    const char *p[] = {ids, stream};
     PGresult *r = db_exec(call->db,
                           "SELECT (SELECT COALESCE(max(off + length(data)), 0) FROM job_logs"
-                          " WHERE job_id = j.id) FROM jobs j WHERE j.id = $1 FOR UPDATE",
-                          1, p);
+                          " WHERE job_id = j.id AND stream = $2) FROM jobs j WHERE j.id = $1"
+                          " FOR UPDATE",
+                          2, p);
     long long size = -1;
     if (!db_ok(r))
         api_db_error(call, r);
@@ -268,21 +269,21 @@ static long long log_size_or_respond(struct api_call *call, const char *ids)
     return size;
 }
 
-/* Stores body[skip..len) at offset; answers 200 with the new size. */
-static void append_log(struct api_call *call, const char *ids, long long off, const char *body,
-                       size_t len, long long size)
+/* Stores body[skip..len) of stream at offset; answers 200 with the new size. */
+static void append_log(struct api_call *call, const char *ids, const char *stream, long long off,
+                       const char *body, size_t len, long long size)
 {
     size_t skip = (size_t)(size - off);
     char *hex = hex_encode(body + skip, len - skip);
     char o[24];
     snprintf(o, sizeof(o), "%lld", size);
-    const char *p[] = {ids, o, hex};
+    const char *p[] = {ids, o, hex, stream};
     if (!hex) {
         problem_respond(call->req, 500, "out of memory");
     } else if (db_command_params(call->db,
-                                 "INSERT INTO job_logs (job_id, off, data)"
-                                 " VALUES ($1, $2, decode($3, 'hex'))",
-                                 3, p) < 0 ||
+                                 "INSERT INTO job_logs (job_id, off, data, stream)"
+                                 " VALUES ($1, $2, decode($3, 'hex'), $4)",
+                                 4, p) < 0 ||
                db_command(call->db, "COMMIT") < 0) {
         api_db_error(call, NULL);
     } else {
@@ -292,19 +293,34 @@ static void append_log(struct api_call *call, const char *ids, long long off, co
     free(hex);
 }
 
+/* stream=: up to 64 of [A-Za-z0-9._-]; "" when absent. */
+static int stream_or_respond(struct api_call *call, const char **stream)
+{
+    const char *s = http_req_query(call->req, "stream");
+    *stream = s ? s : "";
+    size_t n = strlen(*stream);
+    if (n <= 64 && strspn(*stream, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789._-") == n)
+        return 0;
+    problem_respond(call->req, 400, "stream: expected up to 64 of A-Z a-z 0-9 . _ -");
+    return -1;
+}
+
 void reports_log_post(struct api_call *call)
 {
     long long id, off, size;
     size_t len;
     char ids[24];
+    const char *stream;
     if (api_id_or_respond(call, "job", &id) < 0 ||
-        query_ll_or_respond(call, "offset", 0, (long long)1 << 50, 0, &off) < 0)
+        query_ll_or_respond(call, "offset", 0, (long long)1 << 50, 0, &off) < 0 ||
+        stream_or_respond(call, &stream) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *body = http_req_body(call->req, &len);
     if (db_command(call->db, "BEGIN") < 0) {
         api_db_error(call, NULL);
-    } else if ((size = log_size_or_respond(call, ids)) < 0) {
+    } else if ((size = log_size_or_respond(call, ids, stream)) < 0) {
         return;
     } else if (off > size) {
         problem_respond(call->req, 409, "offset %lld is past the log's end (%lld bytes)", off,
@@ -312,7 +328,7 @@ void reports_log_post(struct api_call *call)
     } else if (off + (long long)len <= size) {
         api_respond_json(call, 200, json_pack("{s:I}", "size", (json_int_t)size));
     } else {
-        append_log(call, ids, off, body, len, size);
+        append_log(call, ids, stream, off, body, len, size);
     }
 }
 
@@ -335,9 +351,10 @@ void reports_log_get(struct api_call *call)
     const char *p[] = {ids, o, l};
     PGresult *r = db_exec(call->db,
                           "SELECT encode(COALESCE(substring(string_agg(g.data, ''::bytea ORDER BY"
-                          " g.off) FROM $2::int + 1 FOR $3::int), ''::bytea), 'hex'),"
-                          " COALESCE(sum(length(g.data)), 0) FROM jobs j LEFT JOIN job_logs g"
-                          " ON g.job_id = j.id WHERE j.id = $1 GROUP BY j.id",
+                          " g.began, g.stream, g.off) FROM $2::int + 1 FOR $3::int), ''::bytea),"
+                          " 'hex'), COALESCE(sum(length(g.data)), 0) FROM jobs j LEFT JOIN"
+                          " (SELECT *, min(at) OVER (PARTITION BY stream) AS began FROM job_logs"
+                          " WHERE job_id = $1) g ON g.job_id = j.id WHERE j.id = $1 GROUP BY j.id",
                           3, p);
     if (!db_ok(r)) {
         api_db_error(call, r);

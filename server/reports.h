@@ -24,13 +24,15 @@ void reports_metrics_get(struct api_call *call);
  * how long the job's latest action took. */
 void reports_state(struct api_call *call);
 
-/* POST /api/v1/jobs/{id}/log?offset=N (any content type, at most the body bound): the bytes
- * of the job's log from offset N. Bytes already stored are skipped; N past the end is 409.
- * 200 {"size": bytes stored}. */
+/* POST /api/v1/jobs/{id}/log?offset=N&stream=S (any content type, at most the body bound):
+ * the bytes of the job's log stream S (a worker's own file of it; "" by default) from
+ * offset N. Bytes already stored are skipped; N past the stream's end is 409.
+ * 200 {"size": bytes of the stream}. */
 void reports_log_post(struct api_call *call);
 
-/* GET /api/v1/jobs/{id}/log?offset=N&limit=M: text/plain, the log from N (at most M bytes,
- * default and most 1 MiB); header X-Log-Size: the whole log's size. */
+/* GET /api/v1/jobs/{id}/log?offset=N&limit=M: text/plain, the log (its streams one after the
+ * other, in the order they began) from N, at most M bytes (default and most 1 MiB); header
+ * X-Log-Size: the whole log's size. */
 void reports_log_get(struct api_call *call);
 
 #endif

@@ -1,14 +1,17 @@
 -- 003: what the worker side needs beyond 002: the jobs' logs, and a notification on every
 -- new action so that a long-poll of GET /api/v1/nodes/{id}/actions answers at once.
 
--- A job's stdout and stderr as its worker shipped them: chunks at byte offsets. The log is
--- the concatenation of the chunks in offset order; a chunk sent again is trimmed or dropped.
+-- A job's stdout and stderr as its workers shipped them: chunks at byte offsets of one
+-- stream each (a worker's own log file of the job, named by its node id; a migrated job has
+-- one stream per worker). A chunk sent again is trimmed or dropped. The log people read is
+-- the streams one after the other, in the order they began.
 CREATE TABLE job_logs (
     job_id  bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    stream  text NOT NULL DEFAULT '' CHECK (stream ~ '^[A-Za-z0-9._-]{0,64}$'),
     off     bigint NOT NULL CHECK (off >= 0),
     data    bytea NOT NULL,
     at      timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (job_id, off)
+    PRIMARY KEY (job_id, stream, off)
 );
 
 -- NOTIFY ringmaster_actions '<node_id>' when an action is written (delivered on commit).

@@ -150,7 +150,8 @@ static void ship_log(struct agent *a, struct wjob *j)
     if (n <= 0)
         return;
     char path[128];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=%lld", j->id, j->shipped);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=%lld&stream=node-%lld", j->id,
+             j->shipped, (long long)atomic_load(&a->node_id));
     if (outbox_push_raw(a->out, "POST", path, "text/plain", buf, (size_t)n) == 0)
         j->shipped += n;
     j->log_at = agent_now();

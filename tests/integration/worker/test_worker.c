@@ -23,8 +23,7 @@
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
 
-static pid_t worker_pid;
-static char worker_dir[300];
+static pid_t worker_pid, worker_b_pid;
 static long long node_id;
 
 static double now_s(void)
@@ -34,58 +33,66 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void start_worker(void)
+/* Starts a worker named name ("sim-a") with its token, state dir and log in the test's
+ * directory. */
+static pid_t start_worker(const char *name)
 {
-    char token[128], tfile[320], url[64], log[320];
-    hx_user("sim-a-worker", "worker", token);
-    snprintf(tfile, sizeof(tfile), "%s/worker.token", hx.dir);
+    char token[128], tfile[320], url[64], log[320], user[64], dir[320];
+    snprintf(user, sizeof(user), "%s-worker", name);
+    hx_user(user, "worker", token);
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
     FILE *f = fopen(tfile, "w");
     cr_assert_not_null(f);
     fprintf(f, "%s\n", token);
     fclose(f);
-    snprintf(worker_dir, sizeof(worker_dir), "%s/worker-a", hx.dir);
+    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
     snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    worker_pid = fork();
-    cr_assert(worker_pid >= 0);
-    if (worker_pid == 0) {
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
         setenv("OMPI_MCA_btl", "self,vader", 1);
         setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
         setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
         execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              "sim-a", "--state-dir", worker_dir, "--simulate-gpus", "2", "--heartbeat", "1",
-              (char *)NULL);
+              name, "--state-dir", dir, "--simulate-gpus", "2", "--heartbeat", "1", (char *)NULL);
         _exit(127);
     }
+    return pid;
 }
 
-/* Stops the worker with SIGTERM; returns its exit status (-1 when it had to be killed). */
-static int stop_worker(void)
+/* Stops a worker with SIGTERM; returns its exit status (-1 when it had to be killed). */
+static int stop_pid(pid_t *pid)
 {
     int status = 0;
-    if (worker_pid <= 0)
+    if (*pid <= 0)
         return 0;
-    kill(worker_pid, SIGTERM);
+    kill(*pid, SIGTERM);
     double end = now_s() + 20;
-    while (waitpid(worker_pid, &status, WNOHANG) == 0) {
+    while (waitpid(*pid, &status, WNOHANG) == 0) {
         if (now_s() > end) {
-            kill(worker_pid, SIGKILL);
-            waitpid(worker_pid, &status, 0);
-            worker_pid = 0;
+            kill(*pid, SIGKILL);
+            waitpid(*pid, &status, 0);
+            *pid = 0;
             return -1;
         }
         usleep(20000);
     }
-    worker_pid = 0;
+    *pid = 0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int stop_worker(void)
+{
+    return stop_pid(&worker_pid);
 }
 
 static void dump_worker_log(void)
 {
     char cmd[400];
-    snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/worker.log' >&2", hx.dir);
+    snprintf(cmd, sizeof(cmd), "tail -n 60 '%s/worker.log' >&2", hx.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "no worker log\n");
 }
@@ -95,38 +102,39 @@ static json_t *get_json(const char *path)
     return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
 }
 
-/* Waits (bounded) until the node registered; sets node_id. */
-static void wait_node(void)
+/* Waits (bounded) until the node name registered; returns its id. */
+static long long wait_node(const char *name)
 {
     double end = now_s() + 30;
-    while (!node_id) {
+    long long id = 0;
+    while (!id) {
         json_t *l = get_json("/api/v1/nodes");
         json_t *items = json_object_get(l, "items");
         for (size_t i = 0; i < json_array_size(items); i++) {
             json_t *n = json_array_get(items, i);
-            if (!strcmp(json_string_value(json_object_get(n, "name")), "sim-a"))
-                node_id = json_integer_value(json_object_get(n, "id"));
+            if (!strcmp(json_string_value(json_object_get(n, "name")), name))
+                id = json_integer_value(json_object_get(n, "id"));
         }
         json_decref(l);
-        if (!node_id) {
-            cr_assert(now_s() < end, "the worker did not register in 30 s");
+        if (!id) {
+            cr_assert(now_s() < end, "worker %s did not register in 30 s", name);
             usleep(100000);
         }
     }
+    return id;
 }
 
 static void setup(void)
 {
-    worker_pid = 0;
-    node_id = 0;
+    worker_pid = worker_b_pid = 0;
     hx_setup();
-    start_worker();
-    wait_node();
+    worker_pid = start_worker("sim-a");
+    node_id = wait_node("sim-a");
 }
 
 static void teardown(void)
 {
-    if (stop_worker() != 0)
+    if (stop_pid(&worker_b_pid) != 0 || stop_worker() != 0)
         dump_worker_log();
     hx_teardown();
 }
@@ -172,16 +180,18 @@ static long long submit_mlp(long steps, int gpus, int seed)
     return id;
 }
 
-/* What the scheduler writes to start or resize job on world GPUs of the node: the job's
- * new state, its allocation, and the action, in one transaction. */
-static void write_launch(long long job, const char *kind, const char *state, int world)
+/* What the scheduler writes to start, resize or migrate job onto world GPUs of node to,
+ * for the worker of node at: the job's new state, its allocation, and the action, in one
+ * transaction. The checkpoint directory is one both workers reach. */
+static void write_action(long long job, const char *kind, const char *state, long long at,
+                         long long to, int world)
 {
     char sql[2048], slots[256] = "", alloc[256] = "";
     for (int g = 0; g < world; g++) {
         snprintf(slots + strlen(slots), sizeof(slots) - strlen(slots),
-                 "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", g ? "," : "", node_id, g);
+                 "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", g ? "," : "", to, g);
         snprintf(alloc + strlen(alloc), sizeof(alloc) - strlen(alloc), "%s(%lld, %lld, %d)",
-                 g ? "," : "", job, node_id, g);
+                 g ? "," : "", job, to, g);
     }
     snprintf(sql, sizeof(sql),
              "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
@@ -190,11 +200,16 @@ static void write_launch(long long job, const char *kind, const char *state, int
              " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
              " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
              " jsonb_build_array(%s), 'hosts', jsonb_build_array(jsonb_build_object('node', %lld,"
-             " 'name', 'sim-a', 'slots', %d)), 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', %d,"
-             " 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
-             state, job, job, alloc, node_id, kind, world, slots, node_id, world, hx.dir, job,
-             world, job);
+             " 'name', (SELECT name FROM nodes WHERE id = %lld), 'slots', %d)), 'checkpoint_dir',"
+             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
+             state, job, job, alloc, at, kind, world, slots, to, to, world, hx.dir, job, world,
+             job);
     db_sql(sql);
+}
+
+static void write_launch(long long job, const char *kind, const char *state, int world)
+{
+    write_action(job, kind, state, node_id, node_id, world);
 }
 
 static char *job_state(long long job)
@@ -249,6 +264,8 @@ static long wait_steps(long long job, int n, int w, double timeout_s)
         json_decref(m);
         if (count >= n)
             return last;
+        if (now_s() >= end)
+            dump_worker_log();
         cr_assert(now_s() < end, "job %lld: %d steps at world %d after %.0f s, wanted %d", job,
                   count, w, timeout_s, n);
         usleep(100000);
@@ -446,6 +463,48 @@ Test(worker, a_server_restart_loses_and_doubles_nothing)
     while (count_ranks(7103) > 0 && now_s() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7103), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+Test(worker, migrate_moves_the_job_to_the_other_worker)
+{
+    worker_b_pid = start_worker("sim-b");
+    long long node_b = wait_node("sim-b");
+    long long job = submit_mlp(100000000, 2, 7104);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    long last_a = wait_steps(job, 200, 2, 60);
+    write_action(job, "migrate", "MIGRATING", node_id, node_b, 2);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
+             " AND kind = 'start' AND state = 'done'", job, node_b);
+    double end = now_s() + 60;
+    while (db_int(sql) < 1 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(db_int(sql), 1, "the target worker started the job");
+    wait_state(job, "RUNNING", 60);
+    long later = wait_steps(job, (int)last_a + 300, 2, 60);
+    cr_assert_gt(later, last_a);
+    cr_assert_eq(count_ranks(7104), 2, "two ranks, now under the other worker");
+    end = now_s() + 10;
+    char *log = job_log(job);
+    while (!strstr(log, "restored step") && now_s() < end) {
+        free(log);
+        usleep(200000);
+        log = job_log(job);
+    }
+    cr_assert(strstr(log, "checkpointed at step"), "the first worker's part of the log");
+    cr_assert(strstr(log, "restored step"), "the second worker's part: restored");
+    cr_assert_lt(strstr(log, "checkpointed at step"), strstr(log, "restored step"));
+    free(log);
+    post_job(job, "cancel", 200);
+    end = now_s() + 30;
+    while (count_ranks(7104) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7104), 0, "cancel reached the worker that runs it now");
+    cr_assert_eq(stop_pid(&worker_b_pid), 0);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }
