@@ -1,12 +1,9 @@
 #include "actions.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/select.h>
-#include <time.h>
 
 #include "api.h"
 #include "db.h"
@@ -17,11 +14,11 @@
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define ACTION_JSON                                                                                \
-    "json_build_object('id', a.id, 'node_id', a.node_id, 'job_id', a.job_id, 'kind', a.kind,"     \
+    "json_build_object('id', a.id, 'node_id', a.node_id, 'job_id', a.job_id, 'kind', a.kind,"      \
     " 'spec', a.spec, 'state', a.state, 'created_at', " TS("a.created_at") ")::text"
 /* The node that runs a job's mpirun: the first slot's node of its latest launch. */
 #define LAUNCH_NODE_SQL                                                                            \
-    "(SELECT COALESCE((l.spec->'slots'->0->>'node_id')::bigint, l.node_id) FROM actions l"       \
+    "(SELECT COALESCE((l.spec->'slots'->0->>'node_id')::bigint, l.node_id) FROM actions l"         \
     " WHERE l.job_id = $1 AND l.kind IN ('start', 'resize', 'migrate')"                            \
     " AND l.state <> 'superseded' ORDER BY l.id DESC LIMIT 1)"
 #define DETAIL_MAX 4096
@@ -75,49 +72,6 @@ static int wait_or_respond(struct api_call *call, int *wait)
     return 0;
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Reads the notifications that arrived; 1 when one names node. */
-static int notified(PGconn *c, const char *node)
-{
-    int hit = 0;
-    PGnotify *n;
-    PQconsumeInput(c);
-    while ((n = PQnotifies(c))) {
-        hit |= strcmp(n->extra, node) == 0;
-        PQfreemem(n);
-    }
-    return hit;
-}
-
-/* Waits (LISTENing) until node is notified, wait_s passed or the server stops. Waits in
- * slices of at most 1 s so that a stop is seen soon. */
-static void wait_for_action(PGconn *c, const char *node, int wait_s)
-{
-    double deadline = mono_s() + wait_s;
-    int sock = PQsocket(c);
-    while (!atomic_load(&stopping) && sock >= 0) {
-        double left = deadline - mono_s();
-        if (left <= 0)
-            break;
-        double slice = left < 1.0 ? left : 1.0;
-        fd_set fds;
-        FD_ZERO(&fds);
-        FD_SET(sock, &fds);
-        struct timeval tv = {(time_t)slice, (suseconds_t)((slice - (time_t)slice) * 1e6)};
-        int rc = select(sock + 1, &fds, NULL, NULL, &tv);
-        if (rc < 0 && errno != EINTR)
-            break;
-        if (rc > 0 && (notified(c, node) || PQstatus(c) != CONNECTION_OK))
-            break;
-    }
-}
-
 static void respond_items(struct api_call *call, PGresult *r)
 {
     json_t *items = json_array();
@@ -141,6 +95,9 @@ static int node_exists_or_respond(struct api_call *call, const char *node)
     return rc;
 }
 
+/* Looks again this often while a long-poll waits. */
+#define POLL_SLICE_S 0.2
+
 void actions_poll(struct api_call *call)
 {
     long long id;
@@ -151,19 +108,13 @@ void actions_poll(struct api_call *call)
     snprintf(node, sizeof(node), "%lld", id);
     if (node_exists_or_respond(call, node) < 0)
         return;
-    int listening = wait > 0 && !atomic_load(&stopping) &&
-                    db_command(call->db, "LISTEN ringmaster_actions") == 0;
     PGresult *r = fetch_pending(call, node);
-    if (r && PQntuples(r) == 0 && listening) {
-        PQclear(r);
-        wait_for_action(call->db, node, wait);
-        r = fetch_pending(call, node);
-    }
-    if (listening && PQstatus(call->db) == CONNECTION_OK) {
-        db_command(call->db, "UNLISTEN *");
-        notified(call->db, "");
-    }
-    if (r)
+    if (!r)
+        return;
+    double left = wait - http_req_age(call->req);
+    if (PQntuples(r) == 0 && left > 0 && !atomic_load(&stopping))
+        http_req_retry(call->req, left < POLL_SLICE_S ? left : POLL_SLICE_S);
+    else
         respond_items(call, r);
     PQclear(r);
 }
@@ -198,8 +149,10 @@ static int result_body_or_respond(struct api_call *call, const json_t *body, con
 static void respond_finished(struct api_call *call, const char *ids, const char *state)
 {
     const char *p[] = {ids};
-    PGresult *r = db_exec(call->db, "SELECT a.state, " ACTION_JSON " FROM actions a"
-                                    " WHERE a.id = $1", 1, p);
+    PGresult *r = db_exec(call->db,
+                          "SELECT a.state, " ACTION_JSON " FROM actions a"
+                          " WHERE a.id = $1",
+                          1, p);
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)
@@ -257,16 +210,15 @@ void actions_result(struct api_call *call)
 static int job_check_or_respond(struct api_call *call, const char *ids, enum job_event ev)
 {
     const char *p[] = {ids};
-    PGresult *r = db_exec(call->db, "SELECT state, user_id FROM jobs WHERE id = $1 FOR UPDATE",
-                          1, p);
+    PGresult *r =
+        db_exec(call->db, "SELECT state, user_id FROM jobs WHERE id = $1 FOR UPDATE", 1, p);
     enum job_state from, to;
     int rc = -1;
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)
         problem_respond(call->req, 404, "no job %s", ids);
-    else if (call->who.role != AUTH_ADMIN &&
-             strtoll(PQgetvalue(r, 0, 1), NULL, 10) != call->who.id)
+    else if (call->who.role != AUTH_ADMIN && strtoll(PQgetvalue(r, 0, 1), NULL, 10) != call->who.id)
         problem_respond(call->req, 403, "job %s belongs to another user", ids);
     else if (job_state_parse(PQgetvalue(r, 0, 0), &from) < 0 || job_state_next(from, ev, &to) < 0)
         problem_respond(call->req, 409, "cannot %s job %s in state %s", job_event_name(ev), ids,

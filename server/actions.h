@@ -12,9 +12,10 @@ struct api_call;
 #define ACTIONS_WAIT_MAX 60
 
 /* GET /api/v1/nodes/{id}/actions?wait=S: {"items": [action...]}, the node's pending actions
- * oldest first. When there are none, holds the request up to S seconds (0..60) and answers
- * as soon as an action for the node is committed (NOTIFY from sql/003) or the server stops.
- * The request holds one HTTP thread and one database connection while it waits. */
+ * oldest first. When there are none, holds the request up to S seconds (0..60), looking
+ * again every 0.2 s, and answers as soon as there is one or the server stops. Between looks
+ * the connection is suspended (http_req_retry): a waiting request holds no HTTP thread and no
+ * database connection. */
 void actions_poll(struct api_call *call);
 
 /* POST /api/v1/actions/{id}/result {"outcome": "ok"|"failed", "detail"?, "job_state"?}.

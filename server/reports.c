@@ -17,8 +17,8 @@
 #define DETAIL_MAX 4096
 
 /* Parses the query argument name as an integer in lo..hi; def when absent. */
-static int query_ll_or_respond(struct api_call *call, const char *name, long long lo,
-                               long long hi, long long def, long long *out)
+static int query_ll_or_respond(struct api_call *call, const char *name, long long lo, long long hi,
+                               long long def, long long *out)
 {
     const char *s = http_req_query(call->req, name);
     char *end = NULL;
@@ -131,14 +131,16 @@ void reports_metrics_get(struct api_call *call)
     snprintf(a, sizeof(a), "%lld", after);
     snprintf(l, sizeof(l), "%lld", limit);
     const char *p[] = {ids, a, l};
-    PGresult *r = db_exec(call->db,
-                          "SELECT j.id, COALESCE((SELECT json_agg(json_build_object('step', m.step,"
-                          " 'loss', m.loss, 'world_size', m.world_size, 'samples', m.samples,"
-                          " 'step_time_s', m.seconds, 'time', " TS("m.at") ") ORDER BY m.step,"
-                          " m.world_size) FROM (SELECT * FROM job_metrics WHERE job_id = j.id"
-                          " AND step > $2 ORDER BY step, world_size LIMIT $3) m), '[]')::text"
-                          " FROM jobs j WHERE j.id = $1",
-                          3, p);
+    PGresult *r =
+        db_exec(call->db,
+                "SELECT j.id, COALESCE((SELECT json_agg(json_build_object('step', m.step,"
+                " 'loss', m.loss, 'world_size', m.world_size, 'samples', m.samples,"
+                " 'step_time_s', m.seconds, 'time', " TS(
+                    "m.at") ") ORDER BY m.step,"
+                            " m.world_size) FROM (SELECT * FROM job_metrics WHERE job_id = j.id"
+                            " AND step > $2 ORDER BY step, world_size LIMIT $3) m), '[]')::text"
+                            " FROM jobs j WHERE j.id = $1",
+                3, p);
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)
@@ -219,8 +221,9 @@ void reports_state(struct api_call *call)
     const json_t *d = json_object_get(body, "detail"), *ec = json_object_get(body, "exit_code");
     if (!st || (d && (!json_is_string(d) || json_string_length(d) > DETAIL_MAX)) ||
         (ec && !json_is_integer(ec))) {
-        problem_respond(call->req, 400, "expected {\"state\": STATE, \"detail\"?: text of at"
-                                        " most %d bytes, \"exit_code\"?: integer}",
+        problem_respond(call->req, 400,
+                        "expected {\"state\": STATE, \"detail\"?: text of at"
+                        " most %d bytes, \"exit_code\"?: integer}",
                         DETAIL_MAX);
     } else {
         int n = snprintf(detail, sizeof(detail), "%s", d ? json_string_value(d) : "");

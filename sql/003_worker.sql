@@ -1,5 +1,4 @@
--- 003: what the worker side needs beyond 002: the jobs' logs, and a notification on every
--- new action so that a long-poll of GET /api/v1/nodes/{id}/actions answers at once.
+-- 003: what the worker side needs beyond 002: the jobs' logs.
 
 -- A job's stdout and stderr as its workers shipped them: chunks at byte offsets of one
 -- stream each (a worker's own log file of the job, named by its node id; a migrated job has
@@ -13,14 +12,3 @@ CREATE TABLE job_logs (
     at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (job_id, stream, off)
 );
-
--- NOTIFY ringmaster_actions '<node_id>' when an action is written (delivered on commit).
-CREATE FUNCTION ringmaster_actions_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('ringmaster_actions', NEW.node_id::text);
-    RETURN NULL;
-END;
-$$;
-
-CREATE TRIGGER actions_notify AFTER INSERT ON actions
-    FOR EACH ROW EXECUTE FUNCTION ringmaster_actions_notify();

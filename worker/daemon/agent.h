@@ -21,6 +21,7 @@ struct agent {
     struct outbox *out;   /* reports waiting for the server */
     struct doneset *done; /* actions carried out */
     struct wjob *jobs;    /* jobs of this node */
+    int simulated;        /* the GPUs are simulated (CPU-backed) */
     atomic_llong node_id; /* 0 until registered */
     atomic_int need_register;
     atomic_int stopping;

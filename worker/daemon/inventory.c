@@ -84,7 +84,6 @@ json_t *inventory_json(const struct inventory *inv, const char *name)
         json_array_append_new(gpus, json_pack("{s:i, s:s, s:I}", "index", inv->gpus[i].index,
                                               "model", inv->gpus[i].model, "memory_bytes",
                                               (json_int_t)inv->gpus[i].memory_bytes));
-    return json_pack("{s:s, s:i, s:I, s:o, s:b}", "name", name, "cpus", inv->cpus,
-                     "memory_bytes", (json_int_t)inv->memory_bytes, "gpus", gpus, "simulated",
-                     inv->simulated);
+    return json_pack("{s:s, s:i, s:I, s:o, s:b}", "name", name, "cpus", inv->cpus, "memory_bytes",
+                     (json_int_t)inv->memory_bytes, "gpus", gpus, "simulated", inv->simulated);
 }

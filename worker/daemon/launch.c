@@ -1,7 +1,7 @@
 #include "launch.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,10 +37,9 @@ static void push_export(struct argv_buf *a, const char *entry)
     push(a, name);
 }
 
-static const char *const ringjob_vars[] = {"RINGJOB_SOCKET",   "RINGJOB_JOB_ID",
-                                           "RINGJOB_CHECKPOINT_DIR", "RINGJOB_WORLD_SIZE",
-                                           "RINGJOB_LR_SCALE", "RINGJOB_PLAN",
-                                           "RINGMASTER_RANK_GPUS"};
+static const char *const ringjob_vars[] = {
+    "RINGJOB_SOCKET",   "RINGJOB_JOB_ID", "RINGJOB_CHECKPOINT_DIR", "RINGJOB_WORLD_SIZE",
+    "RINGJOB_LR_SCALE", "RINGJOB_PLAN",   "RINGMASTER_RANK_GPUS"};
 
 static void build_argv(const struct launch_req *r, struct argv_buf *a)
 {
@@ -55,6 +54,8 @@ static void build_argv(const struct launch_req *r, struct argv_buf *a)
     snprintf(a->owned[a->nowned], sizeof(a->owned[0]), "%d", r->world_size);
     push(a, a->owned[a->nowned++]);
     for (size_t i = 0; i < sizeof(ringjob_vars) / sizeof(ringjob_vars[0]); i++) {
+        if (r->lr_scale <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_LR_SCALE"))
+            continue; /* unset in the ranks: mpirun warns about -x of a missing variable */
         push(a, "-x");
         push(a, ringjob_vars[i]);
     }
@@ -85,6 +86,8 @@ static void set_env(const struct launch_req *r)
     }
     setenv("RINGJOB_PLAN", r->plan ? r->plan : "dp", 1);
     setenv("RINGMASTER_RANK_GPUS", r->gpus, 1);
+    if (r->yield_when_idle)
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     for (size_t i = 0; r->env && r->env[i]; i++)
         putenv((char *)r->env[i]);
 }

@@ -25,6 +25,9 @@ struct launch_req {
     double lr_scale;      /* RINGJOB_LR_SCALE; <= 0: unset (libringjob uses the world size) */
     const char *log_path; /* stdout and stderr are appended here */
     const char *self;     /* the worker binary (the rank wrapper) */
+    int yield_when_idle;  /* ranks yield the CPU while waiting in MPI (unless the worker's
+                             environment says otherwise): for simulated GPUs, whose ranks
+                             share the host's cores with other jobs */
 };
 
 /* Forks and execs mpirun ($RINGMASTER_MPIRUN or "mpirun" on PATH). Returns its pid, which

@@ -387,6 +387,7 @@ int main(int argc, char **argv)
         log_info("no GPU: %s", inv.cuda_note);
     pthread_t th;
     struct poller p = {&a, &in};
+    a.simulated = inv.simulated;
     rc = setup_signals() < 0 || open_agent(&a, &cfg, &in) < 0 ||
          pthread_create(&th, NULL, poller_main, &p) != 0;
     if (!rc) {

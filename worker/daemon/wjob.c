@@ -49,10 +49,13 @@ struct wjob {
 
 /* ---- reports to the server ---- */
 
+static void flush_metrics(struct agent *a, struct wjob *j);
+
 static void post_state(struct agent *a, struct wjob *j, const char *state, const char *detail,
                        int exit_code)
 {
     char path[96];
+    flush_metrics(a, j); /* the reports before the transition arrive before it */
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", j->id);
     json_t *b = json_pack("{s:s, s:s}", "state", state, "detail", detail);
     if (exit_code >= 0)
@@ -66,8 +69,7 @@ static void post_result(struct agent *a, long long act, int ok, const char *deta
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", act);
     outbox_push_json(a->out, "POST", path,
-                     json_pack("{s:s, s:s}", "outcome", ok ? "ok" : "failed", "detail", detail),
-                     0);
+                     json_pack("{s:s, s:s}", "outcome", ok ? "ok" : "failed", "detail", detail), 0);
 }
 
 /* Ends the job's action in progress: remembered as done, its result queued. */
@@ -265,8 +267,7 @@ static int my_gpus(struct agent *a, const json_t *slots, char *out, size_t len, 
         const json_t *node = json_object_get(s, "node_id");
         if (node && json_integer_value(node) != atomic_load(&a->node_id))
             return -1;
-        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%lld",
-                                 used ? "," : "",
+        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%lld", used ? "," : "",
                                  (long long)json_integer_value(json_object_get(s, "gpu")));
         (*n)++;
     }
@@ -309,7 +310,8 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
                            .plan = json_string_value(json_object_get(spec, "plan")),
                            .lr_scale = json_is_number(lr) ? json_number_value(lr) : -1,
                            .log_path = j->log,
-                           .self = a->self};
+                           .self = a->self,
+                           .yield_when_idle = a->simulated};
     pid_t pid = cmd && env ? launch_start(&r, err, errlen) : -1;
     free_strv(cmd);
     free_strv(env);
@@ -318,8 +320,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
     j->pid = pid;
     j->world = world;
     j->posted_running = 0;
-    log_info("job %lld: launched mpirun pid %d, %d ranks on GPUs %s", j->id, (int)pid, world,
-             gpus);
+    log_info("job %lld: launched mpirun pid %d, %d ranks on GPUs %s", j->id, (int)pid, world, gpus);
     return 0;
 }
 
@@ -357,8 +358,9 @@ static void do_control(struct agent *a, struct wjob *j, long long act, const cha
                        const json_t *spec)
 {
     int stop = strcmp(kind, "resize") == 0 || strcmp(kind, "migrate") == 0;
-    enum jobchan_cmd cmd = stop ? JOBCHAN_CHECKPOINT_EXIT
-                                : strcmp(kind, "suspend") == 0 ? JOBCHAN_SUSPEND : JOBCHAN_RESUME;
+    enum jobchan_cmd cmd = stop                           ? JOBCHAN_CHECKPOINT_EXIT
+                           : strcmp(kind, "suspend") == 0 ? JOBCHAN_SUSPEND
+                                                          : JOBCHAN_RESUME;
     begin(j, act, kind, spec, stop ? STOP_TIMEOUT_S : CONTROL_TIMEOUT_S);
     if (!j->pid) {
         finish(a, j, 0, "the job is not running on this node");
@@ -478,8 +480,8 @@ static void on_exit_status(struct agent *a, struct wjob *j, int status)
         finish(a, j, 0, "the job ended first");
         j->finished = 1;
     } else {
-        snprintf(d, sizeof(d), "%s", ckpt ? "stopped at a checkpoint nobody asked for"
-                                          : "the job's ranks failed");
+        snprintf(d, sizeof(d), "%s",
+                 ckpt ? "stopped at a checkpoint nobody asked for" : "the job's ranks failed");
         post_state(a, j, "FAILED", d, code);
         finish(a, j, 0, d);
         j->finished = 1;
@@ -514,7 +516,8 @@ static void tick_job(struct agent *a, struct wjob *j, double now)
     }
     if (j->act && now >= j->deadline) {
         char d[128];
-        snprintf(d, sizeof(d), "timed out (channel %s)", jobchan_state_name(jobchan_state(j->chan)));
+        snprintf(d, sizeof(d), "timed out (channel %s)",
+                 jobchan_state_name(jobchan_state(j->chan)));
         finish(a, j, 0, d);
     }
     if (now - j->log_at >= LOG_EVERY_S)

@@ -4,6 +4,7 @@
  * suspend, resume and cancel go through the API. Every wait is bounded; the fini stops
  * the worker (which stops its jobs) even when an assertion failed. */
 #include <criterion/criterion.h>
+#include <criterion/options.h>
 #include <dirent.h>
 #include <libpq-fe.h>
 #include <signal.h>
@@ -56,6 +57,7 @@ static pid_t start_worker(const char *name)
         setenv("OMPI_MCA_btl", "self,vader", 1);
         setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
         setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
         execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
               name, "--state-dir", dir, "--simulate-gpus", "2", "--heartbeat", "1", (char *)NULL);
         _exit(127);
@@ -91,8 +93,11 @@ static int stop_worker(void)
 
 static void dump_worker_log(void)
 {
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "tail -n 60 '%s/worker.log' >&2", hx.dir);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd),
+             "tail -n 60 '%s/worker.log' >&2; ps -eo pid,ppid,stat,pcpu,cmd | grep -E"
+             " 'train-mlp|mpirun' | grep -v grep >&2; tail -n 5 %s/sim-*/jobs/*/log >&2",
+             hx.dir, hx.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "no worker log\n");
 }
@@ -366,8 +371,7 @@ Test(worker, short_job_completes_and_its_log_is_readable)
     write_launch(job, "start", "STARTING", 2);
     wait_state(job, "COMPLETED", 120);
     cr_assert_eq(wait_steps(job, 1500, 2, 10), 1500);
-    cr_assert_lt(mean_loss(job, 2, 1400, 1500), 0.5 * mean_loss(job, 2, 1, 20),
-                 "the loss fell");
+    cr_assert_lt(mean_loss(job, 2, 1400, 1500), 0.5 * mean_loss(job, 2, 1, 20), "the loss fell");
     double end = now_s() + 10;
     char *log = job_log(job);
     while (!strstr(log, "train-mlp: done at step 1500") && now_s() < end) {
@@ -413,7 +417,8 @@ Test(worker, suspend_resume_resize_and_cancel_a_running_job)
         long s = (long)json_integer_value(json_object_get(it, "step"));
         if (json_integer_value(json_object_get(it, "world_size")) == 2 && s > last2)
             last2 = s;
-        if (json_integer_value(json_object_get(it, "world_size")) == 1 && (first1 < 0 || s < first1))
+        if (json_integer_value(json_object_get(it, "world_size")) == 1 &&
+            (first1 < 0 || s < first1))
             first1 = s;
     }
     json_decref(m);
@@ -456,8 +461,7 @@ Test(worker, a_server_restart_loses_and_doubles_nothing)
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM job_events WHERE job_id = %lld AND to_state = 'RUNNING'", job);
     cr_assert_eq(db_int(sql), 1, "one move to RUNNING: nothing twice");
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE kind = 'start' AND state = 'done'"),
-                 1);
+    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE kind = 'start' AND state = 'done'"), 1);
     post_job(job, "cancel", 200);
     double end = now_s() + 30;
     while (count_ranks(7103) > 0 && now_s() < end)
@@ -479,7 +483,8 @@ Test(worker, migrate_moves_the_job_to_the_other_worker)
     char sql[256];
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
-             " AND kind = 'start' AND state = 'done'", job, node_b);
+             " AND kind = 'start' AND state = 'done'",
+             job, node_b);
     double end = now_s() + 60;
     while (db_int(sql) < 1 && now_s() < end)
         usleep(100000);
@@ -507,4 +512,17 @@ Test(worker, migrate_moves_the_job_to_the_other_worker)
     cr_assert_eq(stop_pid(&worker_b_pid), 0);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
+}
+
+/* One test at a time: each runs real MPI jobs whose ranks wait for each other, and two
+ * tests at once on a small host starve them (and the daemons) of CPU. */
+int main(int argc, char **argv)
+{
+    struct criterion_test_set *tests = criterion_initialize();
+    criterion_options.jobs = 1;
+    int result = 0;
+    if (criterion_handle_args(argc, argv, true))
+        result = !criterion_run_all_tests(tests);
+    criterion_finalize(tests);
+    return result;
 }
