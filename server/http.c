@@ -36,9 +36,9 @@ struct http_req {
     int answered;
     unsigned status;
     struct timespec started;
-    double retry_in;         /* > 0: the handler asked to be called again */
-    double retry_at;         /* CLOCK_MONOTONIC seconds, while suspended */
-    struct http_req *snext;  /* in the server's suspended list */
+    double retry_in;        /* > 0: the handler asked to be called again */
+    double retry_at;        /* CLOCK_MONOTONIC seconds, while suspended */
+    struct http_req *snext; /* in the server's suspended list */
 };
 
 static double mono_now(void)

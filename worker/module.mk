@@ -70,3 +70,17 @@ $(WORKER_IT_BIN): $(WORKER_IT_OBJS) $(BUILD)/tests/integration/harness.o $(COMMO
 		$(shell pkg-config --libs jansson libcurl libpq) -lpthread
 TEST_BINS += $(WORKER_IT_BIN)
 endif
+
+# Unit tests of the daemon's parts that need no server.
+WORKER_UNIT_SRCS := $(wildcard tests/unit/worker/*.c)
+WORKER_UNIT_OBJS := $(WORKER_UNIT_SRCS:%.c=$(BUILD)/%.o)
+WORKER_UNIT_BIN  := $(BUILD)/tests/unit-worker
+
+ifneq ($(WORKER_UNIT_SRCS),)
+$(WORKER_UNIT_OBJS): CPPFLAGS += -iquote worker/daemon
+$(WORKER_UNIT_BIN): $(WORKER_UNIT_OBJS) $(filter-out %/main.o,$(WORKERD_OBJS)) $(WORKER_OBJS) \
+		$(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(shell pkg-config --libs jansson libcurl) -lpthread -lm
+TEST_BINS += $(WORKER_UNIT_BIN)
+endif

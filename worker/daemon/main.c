@@ -57,13 +57,6 @@ static void on_signal(int sig)
     got_signal = sig;
 }
 
-double agent_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmaster-worker --server URL --token-file F [--name NAME]"
