@@ -1,7 +1,13 @@
-import json, subprocess, time, urllib.request, os, re, statistics, sys
-U = "http://127.0.0.1:18111/api/v1"
-ST = "/tmp/rmb"
-B = "/work/wt-worker/build"
+#!/usr/bin/env python3
+"""Overhead of the worker's actions on a CPU job (docs/benchmarks.md): an embedded
+ringmasterd, one ringmaster-worker with 2 simulated GPUs, a 2-rank train-mlp; actions
+written as the scheduler writes them or asked through the API. Prints a Markdown table.
+Environment: BUILD (default build), RINGMASTER_BENCH_PORT (default 18111)."""
+import json, subprocess, time, urllib.request, os, re, statistics, sys, tempfile
+PORT = int(os.environ.get("RINGMASTER_BENCH_PORT", "18111"))
+U = f"http://127.0.0.1:{PORT}/api/v1"
+ST = tempfile.mkdtemp(prefix="rm-bench-")
+B = os.path.abspath(os.environ.get("BUILD", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build")))
 def call(method, path, tok, body=None):
     req = urllib.request.Request(U + path, method=method, data=None if body is None else json.dumps(body).encode(),
                                  headers={"Authorization": "Bearer " + tok, "Content-Type": "application/json"})
@@ -10,8 +16,8 @@ def call(method, path, tok, body=None):
 def sql(q):
     return subprocess.run(["psql", "-qAt", f"host={ST}/pg port=5432 user=ringmaster dbname=ringmaster", "-c", q],
                           capture_output=True, text=True, check=True).stdout.strip()
-subprocess.run(["rm", "-rf", ST])
-srv = subprocess.Popen([B + "/ringmasterd", "--listen", "127.0.0.1:18111", "--state-dir", ST], stderr=open("/tmp/rmb.log", "w"))
+srv = subprocess.Popen([B + "/ringmasterd", "--listen", f"127.0.0.1:{PORT}", "--state-dir", ST],
+                       stderr=open(ST + "/server.log", "w"))
 for _ in range(300):
     try:
         urllib.request.urlopen(U + "/health"); break
@@ -20,8 +26,9 @@ A = open(ST + "/admin.token").read().strip()
 wt = call("POST", "/users", A, {"name": "wb", "role": "worker"})["token"]
 open(ST + "/w.token", "w").write(wt + "\n")
 env = dict(os.environ, OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none")
-w = subprocess.Popen([B + "/ringmaster-worker", "--server", "http://127.0.0.1:18111", "--token-file", ST + "/w.token",
-                      "--name", "bench", "--state-dir", ST + "/w", "--simulate-gpus", "2"], env=env, stderr=open("/tmp/rmbw.log", "w"))
+w = subprocess.Popen([B + "/ringmaster-worker", "--server", f"http://127.0.0.1:{PORT}", "--token-file", ST + "/w.token",
+                      "--name", "bench", "--state-dir", ST + "/w", "--simulate-gpus", "2"], env=env,
+                     stderr=open(ST + "/worker.log", "w"))
 time.sleep(1.5)
 node = [n["id"] for n in call("GET", "/nodes", A)["items"] if n["name"] == "bench"][0]
 job = call("POST", "/jobs", A, {"name": "b", "command": [B + "/examples/train-mlp", "--steps", "100000000", "--print-every", "100000"], "gpus": 2})["id"]
@@ -60,5 +67,7 @@ for i in range(5):
 call("POST", f"/jobs/{job}/cancel", A)
 time.sleep(2)
 w.terminate(); w.wait(); srv.terminate(); srv.wait()
+subprocess.run(["rm", "-rf", ST])
+print("| action | runs | median ms | min | max |\n|---|---|---|---|---|")
 for k, v in res.items():
     print(f"| {k} | {len(v)} | {statistics.median(v)*1000:.0f} | {min(v)*1000:.0f} | {max(v)*1000:.0f} |")
