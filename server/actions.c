@@ -164,12 +164,14 @@ static void respond_finished(struct api_call *call, const char *ids, const char 
     PQclear(r);
 }
 
-/* A migrate to another node: that node starts the job from the checkpoint just written. */
+/* A migrate to another node: that node starts the job from the checkpoint just written
+ * (unless the job ended meanwhile, e.g. was cancelled while it checkpointed). */
 static const char *const follow_migrate_sql =
     "INSERT INTO actions (node_id, job_id, kind, spec)"
     " SELECT (a.spec->'slots'->0->>'node_id')::bigint, a.job_id, 'start', a.spec"
-    " FROM actions a WHERE a.id = $1 AND a.kind = 'migrate' AND a.state = 'done'"
-    " AND (a.spec->'slots'->0->>'node_id')::bigint <> a.node_id";
+    " FROM actions a JOIN jobs j ON j.id = a.job_id WHERE a.id = $1 AND a.kind = 'migrate'"
+    " AND a.state = 'done' AND (a.spec->'slots'->0->>'node_id')::bigint <> a.node_id"
+    " AND j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')";
 
 void actions_result(struct api_call *call)
 {

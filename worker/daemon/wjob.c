@@ -214,9 +214,7 @@ static struct wjob *job_create(struct agent *a, long long id, char *err, size_t 
         job_free(j);
         return NULL;
     }
-    struct stat st;
-    if (stat(j->log, &st) == 0)
-        j->shipped = 0; /* a log from before a restart is sent again; the server trims it */
+    /* j->shipped = 0: a log from before a restart is sent again; the server skips it */
     j->next = a->jobs;
     a->jobs = j;
     return j;
