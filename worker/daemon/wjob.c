@@ -582,14 +582,31 @@ static int any_running(struct agent *a)
     return n;
 }
 
+/* Runs the channels and reaps for at most s seconds, until no job runs. */
+static void wait_jobs(struct agent *a, double s)
+{
+    double end = agent_now() + s;
+    while (any_running(a) && agent_now() < end)
+        for (struct wjob *j = a->jobs; j; j = j->next)
+            jobchan_run(j->chan, 5);
+}
+
 void wjob_stop_all(struct agent *a, double grace_s)
 {
+    int asked = 0;
     for (struct wjob *j = a->jobs; j; j = j->next)
-        if (j->pid)
+        if (j->pid && jobchan_connected(j->chan))
+            asked += jobchan_command(j->chan, JOBCHAN_CHECKPOINT_EXIT) == 0;
+    if (asked)
+        wait_jobs(a, grace_s);
+    for (struct wjob *j = a->jobs; j; j = j->next)
+        if (j->pid) {
+            log_info("job %lld: %s; stopping its ranks", j->id,
+                     jobchan_state(j->chan) == JOBCHAN_CHECKPOINTED ? "checkpointed"
+                                                                    : "no checkpoint");
             kill(-j->pid, SIGTERM);
-    double end = agent_now() + grace_s;
-    while (any_running(a) && agent_now() < end)
-        usleep(20000);
+        }
+    wait_jobs(a, grace_s);
     for (struct wjob *j = a->jobs; j; j = j->next)
         if (j->pid) {
             launch_kill(j->pid, SIGKILL);

@@ -33,7 +33,10 @@ void wjob_tick(struct agent *a);
 /* {"running": [{"job_id", "pid", "world_size"}]}, the heartbeat's body (new). */
 json_t *wjob_heartbeat_json(struct agent *a);
 
-/* Stops every job (SIGTERM to its process group, SIGKILL after grace_s) and frees them. */
+/* Stops every job and frees them: asks each to checkpoint and exit (waiting up to grace_s),
+ * then SIGTERM to the ones left, SIGKILL after grace_s more. Their server state is left as
+ * it is: a node that stops heartbeating loses its jobs to the queue, and they restart from
+ * these checkpoints. */
 void wjob_stop_all(struct agent *a, double grace_s);
 
 #endif

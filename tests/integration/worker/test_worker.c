@@ -514,6 +514,20 @@ Test(worker, migrate_moves_the_job_to_the_other_worker)
     hx_finish();
 }
 
+Test(worker, a_stopping_worker_checkpoints_its_jobs)
+{
+    long long job = submit_mlp(100000000, 2, 7105);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    wait_steps(job, 100, 2, 60);
+    cr_assert_eq(stop_worker(), 0, "the worker exits 0 on SIGTERM");
+    cr_assert_eq(count_ranks(7105), 0, "no rank outlives its worker");
+    char path[400];
+    snprintf(path, sizeof(path), "%s/ckpt/%lld/train-mlp.ckpt", hx.dir, job);
+    cr_assert_eq(access(path, R_OK), 0, "the job checkpointed before its worker stopped");
+    hx_finish();
+}
+
 /* One test at a time: each runs real MPI jobs whose ranks wait for each other, and two
  * tests at once on a small host starve them (and the daemons) of CPU. */
 int main(int argc, char **argv)
