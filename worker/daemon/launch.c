@@ -129,22 +129,51 @@ pid_t launch_start(const struct launch_req *r, char *err, size_t errlen)
     return pid;
 }
 
-/* The parent of process pid from /proc, or -1. */
-static pid_t parent_of(const char *pid)
+/* The fields of /proc/PID/stat after "pid (comm)" into buf; 0 or -1. */
+static int stat_fields(const char *pid, char *buf, size_t len, const char **rest)
 {
-    char path[64], buf[512];
+    char path[64];
     snprintf(path, sizeof(path), "/proc/%s/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    ssize_t n = read(fd, buf, len - 1);
     close(fd);
     if (n <= 0)
         return -1;
     buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* after "pid (comm)": state ppid ... */
+    *rest = strrchr(buf, ')');
+    return *rest ? 0 : -1;
+}
+
+/* The parent of process pid from /proc, or -1. */
+static pid_t parent_of(const char *pid)
+{
+    char buf[1024];
+    const char *p;
     int ppid;
-    return p && sscanf(p + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : -1;
+    if (stat_fields(pid, buf, sizeof(buf), &p) < 0)
+        return -1;
+    return sscanf(p + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : -1;
+}
+
+long long launch_start_time(pid_t pid)
+{
+    char buf[1024], ids[24];
+    const char *p;
+    long long t;
+    snprintf(ids, sizeof(ids), "%d", (int)pid);
+    if (stat_fields(ids, buf, sizeof(buf), &p) < 0)
+        return -1;
+    /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+     * cutime cstime priority nice threads itrealvalue starttime */
+    return sscanf(p + 1,
+                  " %*c"
+                  " %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
+                  " %*d %*d %lld",
+                  &t) == 1
+               ? t
+               : -1;
 }
 
 void launch_kill(pid_t pid, int sig)

@@ -39,6 +39,10 @@ pid_t launch_start(const struct launch_req *r, char *err, size_t errlen);
  * which mpirun cannot forward, leaves no rank behind). */
 void launch_kill(pid_t pid, int sig);
 
+/* The start time of process pid (clock ticks since boot, /proc/PID/stat), or -1 when there
+ * is no such process: with the pid it names one process across pid reuse. */
+long long launch_start_time(pid_t pid);
+
 /* The rank wrapper: argv is "--rank-exec" "--" command...; execs the command with
  * CUDA_VISIBLE_DEVICES set. Returns only on failure (127). */
 int launch_rank_exec(int argc, char **argv);

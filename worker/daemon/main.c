@@ -384,6 +384,7 @@ int main(int argc, char **argv)
     rc = setup_signals() < 0 || open_agent(&a, &cfg, &in) < 0 ||
          pthread_create(&th, NULL, poller_main, &p) != 0;
     if (!rc) {
+        wjob_end_orphans(&a);
         loop(&a, &cfg, &inv, &in);
         atomic_store(&a.stopping, 1);
         wjob_stop_all(&a, 5.0);

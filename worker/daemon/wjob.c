@@ -1,5 +1,6 @@
 #include "wjob.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -272,6 +273,26 @@ static int my_gpus(struct agent *a, const json_t *slots, char *out, size_t len, 
     return 0;
 }
 
+/* jobs/<id>/mpirun.pid: "pid starttime" of the running mpirun, so that the next instance of
+ * a worker killed with SIGKILL can end what it left behind (wjob_end_orphans). */
+static void write_pidfile(struct wjob *j)
+{
+    char path[PATH_LEN + 16];
+    snprintf(path, sizeof(path), "%.1100s/mpirun.pid", j->dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fprintf(f, "%d %lld\n", (int)j->pid, launch_start_time(j->pid));
+    fclose(f);
+}
+
+static void remove_pidfile(struct wjob *j)
+{
+    char path[PATH_LEN + 16];
+    snprintf(path, sizeof(path), "%.1100s/mpirun.pid", j->dir);
+    unlink(path);
+}
+
 static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err, size_t errlen)
 {
     char gpus[1024], ckpt[PATH_LEN], ids[24];
@@ -317,6 +338,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
         return -1;
     j->pid = pid;
     j->world = world;
+    write_pidfile(j);
     j->posted_running = 0;
     log_info("job %lld: launched mpirun pid %d, %d ranks on GPUs %s", j->id, (int)pid, world, gpus);
     return 0;
@@ -463,6 +485,7 @@ static void on_exit_status(struct agent *a, struct wjob *j, int status)
     int ckpt = jobchan_state(j->chan) == JOBCHAN_CHECKPOINTED;
     char d[128];
     j->pid = 0;
+    remove_pidfile(j);
     ship_log(a, j);
     log_info("job %lld: mpirun exited with %d%s", j->id, code, ckpt ? " after a checkpoint" : "");
     if (strcmp(j->kind, "cancel") == 0) {
@@ -575,10 +598,12 @@ static int any_running(struct agent *a)
 {
     int status, n = 0;
     for (struct wjob *j = a->jobs; j; j = j->next)
-        if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid)
+        if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid) {
             j->pid = 0;
-        else if (j->pid)
+            remove_pidfile(j);
+        } else if (j->pid) {
             n++;
+        }
     return n;
 }
 
@@ -611,10 +636,46 @@ void wjob_stop_all(struct agent *a, double grace_s)
         if (j->pid) {
             launch_kill(j->pid, SIGKILL);
             waitpid(j->pid, NULL, 0);
+            remove_pidfile(j);
         }
     while (a->jobs) {
         struct wjob *j = a->jobs;
         a->jobs = j->next;
         job_free(j);
     }
+}
+
+/* Ends the mpirun of one pid file if it is still the process that was started. */
+static void end_orphan(const char *jobs, const char *name)
+{
+    char path[PATH_LEN + 300];
+    int pid;
+    long long started;
+    snprintf(path, sizeof(path), "%.1100s/%.200s/mpirun.pid", jobs, name);
+    FILE *f = fopen(path, "r");
+    int ok = f && fscanf(f, "%d %lld", &pid, &started) == 2;
+    if (f)
+        fclose(f);
+    if (ok && pid > 1 && started >= 0 && launch_start_time(pid) == started) {
+        log_warn("job %s: mpirun %d of an earlier worker still runs; ending it", name, pid);
+        launch_kill(pid, SIGTERM);
+        for (int i = 0; i < 100 && launch_start_time(pid) == started; i++)
+            usleep(50000);
+        if (launch_start_time(pid) == started)
+            launch_kill(pid, SIGKILL);
+    }
+    unlink(path);
+}
+
+void wjob_end_orphans(struct agent *a)
+{
+    char jobs[PATH_LEN];
+    snprintf(jobs, sizeof(jobs), "%.1000s/jobs", a->state_dir);
+    DIR *d = opendir(jobs);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            end_orphan(jobs, e->d_name);
+    if (d)
+        closedir(d);
 }

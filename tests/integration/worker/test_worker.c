@@ -36,9 +36,11 @@ static double now_s(void)
 
 /* Starts a worker named name ("sim-a") with its token, state dir and log in the test's
  * directory. */
+static pid_t spawn_worker(const char *name);
+
 static pid_t start_worker(const char *name)
 {
-    char token[128], tfile[320], url[64], log[320], user[64], dir[320];
+    char token[128], tfile[320], user[64];
     snprintf(user, sizeof(user), "%s-worker", name);
     hx_user(user, "worker", token);
     snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
@@ -46,6 +48,14 @@ static pid_t start_worker(const char *name)
     cr_assert_not_null(f);
     fprintf(f, "%s\n", token);
     fclose(f);
+    return spawn_worker(name);
+}
+
+/* Starts again a worker named name whose token file exists. */
+static pid_t spawn_worker(const char *name)
+{
+    char tfile[320], url[64], log[320], dir[320];
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
     snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
     snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
@@ -525,6 +535,28 @@ Test(worker, a_stopping_worker_checkpoints_its_jobs)
     char path[400];
     snprintf(path, sizeof(path), "%s/ckpt/%lld/train-mlp.ckpt", hx.dir, job);
     cr_assert_eq(access(path, R_OK), 0, "the job checkpointed before its worker stopped");
+    hx_finish();
+}
+
+Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
+{
+    long long job = submit_mlp(100000000, 2, 7106);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    wait_steps(job, 100, 2, 60);
+    kill(worker_pid, SIGKILL);
+    waitpid(worker_pid, NULL, 0);
+    worker_pid = 0;
+    cr_assert_eq(count_ranks(7106), 2, "the ranks outlive a worker killed with SIGKILL");
+    worker_pid = spawn_worker("sim-a");
+    double end = now_s() + 20;
+    while (count_ranks(7106) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7106), 0, "the next worker ended them");
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM actions WHERE job_id = %lld", job);
+    cr_assert_eq(db_int(sql), 1, "the start was not carried out again");
+    cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }
 
