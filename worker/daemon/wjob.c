@@ -427,7 +427,9 @@ int wjob_exec_action(struct agent *a, const json_t *action)
         return 1;
     if (!j && !(j = job_create(a, job, err, sizeof(err)))) {
         log_error("job %lld: %s", job, err);
-        return 1;
+        doneset_add(a->done, act, 0);
+        post_result(a, act, 0, err);
+        return 0;
     }
     j->finished = 0;
     if (!kind)
