@@ -289,3 +289,40 @@ int actions_cancel_job(PGconn *db, long long job_id)
                              " (SELECT " LAUNCH_NODE_SQL " AS n) x WHERE n IS NOT NULL",
                              1, p);
 }
+
+void actions_remote(struct api_call *call)
+{
+    long long id;
+    json_t *body;
+    char ids[24];
+    if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
+        return;
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *node = json_string_value(json_object_get(body, "node"));
+    const char *cmd = json_string_value(json_object_get(body, "command"));
+    if (!node || !cmd || !*cmd || strlen(cmd) > 65536) {
+        problem_respond(call->req, 400, "expected {\"node\": NAME, \"command\": TEXT}");
+        json_decref(body);
+        return;
+    }
+    json_t *spec = json_pack("{s:s}", "command", cmd);
+    char *stext = json_dumps(spec, JSON_COMPACT);
+    const char *p[] = {ids, node, stext ? stext : "{}"};
+    PGresult *r = db_exec(call->db,
+                          "WITH a AS (INSERT INTO actions (node_id, job_id, kind, spec)"
+                          " SELECT n.id, $1, 'exec', $3::jsonb FROM nodes n WHERE n.name = $2"
+                          " RETURNING *) SELECT " ACTION_JSON " FROM a",
+                          3, p);
+    if (!db_ok(r) && strcmp(db_sqlstate(r), "23503") == 0)
+        problem_respond(call->req, 404, "no job %s", ids);
+    else if (!db_ok(r))
+        api_db_error(call, r);
+    else if (PQntuples(r) != 1)
+        problem_respond(call->req, 404, "no node named '%.200s'", node);
+    else
+        api_respond_json(call, 201, text_json(r, 0, 0));
+    PQclear(r);
+    free(stext);
+    json_decref(spec);
+    json_decref(body);
+}

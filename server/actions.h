@@ -33,6 +33,11 @@ void actions_resume(struct api_call *call);
  * a cancel action for the node that launched it, if any was. Returns 0 or -1. */
 int actions_cancel_job(PGconn *db, long long job_id);
 
+/* POST /api/v1/jobs/{id}/remote {"node": NAME, "command": TEXT} (worker): the rsh agent of a
+ * job's mpirun asks the worker of node NAME to run command (mpirun's remote daemon): writes an
+ * `exec` action for that node; 201 and the action, 404 when no node has that name. */
+void actions_remote(struct api_call *call);
+
 /* Ends every wait in progress and makes later ones answer at once (before shutdown). */
 void actions_stop_waiting(void);
 

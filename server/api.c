@@ -39,6 +39,7 @@ static const struct route routes[] = {
     {"GET", "/api/v1/jobs/{id}/metrics", reports_metrics_get, ANY_ROLE, 0},
     {"POST", "/api/v1/jobs/{id}/state", reports_state, MACHINES, ROUTE_JSON_BODY},
     {"POST", "/api/v1/jobs/{id}/log", reports_log_post, MACHINES, ROUTE_ANY_BODY},
+    {"POST", "/api/v1/jobs/{id}/remote", actions_remote, MACHINES, ROUTE_JSON_BODY},
     {"GET", "/api/v1/jobs/{id}/log", reports_log_get, ANY_ROLE, 0},
     {"POST", "/api/v1/actions/{id}/result", actions_result, MACHINES, ROUTE_JSON_BODY},
     {"POST", "/api/v1/nodes", nodes_register, MACHINES, ROUTE_JSON_BODY},

@@ -1,4 +1,4 @@
--- 003: what the worker side needs beyond 002: the jobs' logs.
+-- 003: what the worker side needs beyond 002: the jobs' logs, remote commands.
 
 -- A job's stdout and stderr as its workers shipped them: chunks at byte offsets of one
 -- stream each (a worker's own log file of the job, named by its node id; a migrated job has
@@ -12,3 +12,9 @@ CREATE TABLE job_logs (
     at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (job_id, stream, off)
 );
+
+-- 'exec': a command a job's mpirun asks another node's worker to run (its remote daemon,
+-- through the workers' rsh agent), for jobs spanning nodes.
+ALTER TABLE actions DROP CONSTRAINT actions_kind_check;
+ALTER TABLE actions ADD CONSTRAINT actions_kind_check CHECK (kind IN ('start', 'suspend',
+    'resume', 'resize', 'migrate', 'cancel', 'exec'));

@@ -15,6 +15,7 @@ struct agent {
     const char *server;
     const char *name;
     const char *state_dir;
+    const char *token_file;
     char self[4096]; /* this binary, the rank wrapper of every launch */
     char token[256];
     struct httpc *http;   /* the main thread's connection */

@@ -15,6 +15,7 @@ struct argv_buf {
     const char *v[MAX_ARGS];
     int n;
     char owned[64][80]; /* -np value and "-x NAME" names */
+    char agent[4200];
     int nowned;
 };
 
@@ -50,6 +51,14 @@ static void build_argv(const struct launch_req *r, struct argv_buf *a)
     push(a, "--oversubscribe");
     push(a, "--bind-to");
     push(a, "none");
+    if (r->hosts) {
+        push(a, "--host");
+        push(a, r->hosts);
+        snprintf(a->agent, sizeof(a->agent), "%s --rsh-agent", r->self);
+        push(a, "--mca");
+        push(a, "plm_rsh_agent");
+        push(a, a->agent);
+    }
     push(a, "-np");
     snprintf(a->owned[a->nowned], sizeof(a->owned[0]), "%d", r->world_size);
     push(a, a->owned[a->nowned++]);
@@ -86,6 +95,10 @@ static void set_env(const struct launch_req *r)
     }
     setenv("RINGJOB_PLAN", r->plan ? r->plan : "dp", 1);
     setenv("RINGMASTER_RANK_GPUS", r->gpus, 1);
+    if (r->hosts) {
+        setenv("RINGMASTER_SERVER", r->server, 1);
+        setenv("RINGMASTER_TOKEN_FILE", r->token_file, 1);
+    }
     if (r->yield_when_idle)
         setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     for (size_t i = 0; r->env && r->env[i]; i++)
@@ -217,7 +230,7 @@ int launch_rank_exec(int argc, char **argv)
         return 127;
     }
     const char *gpus = getenv("RINGMASTER_RANK_GPUS");
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    const char *lr = getenv("OMPI_COMM_WORLD_RANK");
     char dev[32];
     if (gpus && *gpus) {
         nth_entry(gpus, lr ? atoi(lr) : 0, dev, sizeof(dev));

@@ -5,7 +5,7 @@
  * -x VAR... <worker> --rank-exec -- <command...>` in a process group of its own, with its
  * stdout and stderr appended to the job's log. Each rank starts as the worker binary in
  * --rank-exec mode, which sets CUDA_VISIBLE_DEVICES to the entry of RINGMASTER_RANK_GPUS
- * (a comma list, one GPU per local rank) at OMPI_COMM_WORLD_LOCAL_RANK and execs the
+ * (a comma list, one GPU per rank, by world rank) at OMPI_COMM_WORLD_RANK and execs the
  * command. The environment is the worker's, the job's env, and libringjob's RINGJOB_*. */
 #ifndef RINGMASTER_LAUNCH_H
 #define RINGMASTER_LAUNCH_H
@@ -18,7 +18,11 @@ struct launch_req {
     const char *const *command; /* NULL-terminated */
     const char *const *env;     /* NAME=value, NULL-terminated; may be NULL */
     int world_size;
-    const char *gpus;     /* "0,1": this host's GPU per local rank */
+    const char *gpus;   /* "0,1": the GPU of each rank, by world rank */
+    const char *hosts;  /* NULL, or mpirun's --host "a:2,b:2" for a job on several nodes,
+                           whose remote daemons start through the workers' rsh agent */
+    const char *server; /* RINGMASTER_SERVER and RINGMASTER_TOKEN_FILE, for that agent */
+    const char *token_file;
     const char *socket;   /* RINGJOB_SOCKET */
     const char *ckpt_dir; /* RINGJOB_CHECKPOINT_DIR */
     const char *plan;     /* RINGJOB_PLAN, may be NULL */

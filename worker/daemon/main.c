@@ -29,6 +29,7 @@
 #include "launch.h"
 #include "log.h"
 #include "outbox.h"
+#include "rsh.h"
 #include "wjob.h"
 
 #define POLL_WAIT_S 5
@@ -322,6 +323,7 @@ static int open_agent(struct agent *a, const struct config *cfg, struct inbox *i
     char path[4200], host[256] = "localhost";
     gethostname(host, sizeof(host) - 1);
     a->server = cfg->server;
+    a->token_file = cfg->token_file;
     a->name = cfg->name ? cfg->name : strdup(host);
     a->state_dir = cfg->state_dir;
     atomic_store(&a->need_register, 1);
@@ -365,6 +367,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--rank-exec") == 0)
         return launch_rank_exec(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "--rsh-agent") == 0)
+        return rsh_agent_main(argc, argv);
     struct config cfg;
     struct agent a = {0};
     struct inbox in = {0};

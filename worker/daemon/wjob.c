@@ -31,7 +31,8 @@
 struct wjob {
     long long id;
     struct jobchan *chan;
-    pid_t pid; /* mpirun and its process group; 0 when not running */
+    pid_t pid;    /* mpirun and its process group; 0 when not running */
+    pid_t remote; /* the daemon this node runs for another node's mpirun (exec), or 0 */
     int world;
     char dir[PATH_LEN], sock[PATH_LEN], log[PATH_LEN];
     long long shipped; /* bytes of the log queued for the server */
@@ -254,23 +255,39 @@ static void free_strv(char **v)
     free(v);
 }
 
-/* This node's GPUs of the spec's slots as "0,1"; the count of them in *n. -1 when a slot
- * is on another node (multi-host launches are not done yet). */
-static int my_gpus(struct agent *a, const json_t *slots, char *out, size_t len, int *n)
+/* The GPUs of the spec's slots, in order (rank k gets the k-th), as "0,1,0,1"; their count
+ * in *n, and in *remote how many are on other nodes. */
+static void slot_gpus(struct agent *a, const json_t *slots, char *out, size_t len, int *n,
+                      int *remote)
 {
     size_t used = 0;
-    *n = 0;
+    *n = *remote = 0;
     out[0] = '\0';
     for (size_t i = 0; i < json_array_size(slots); i++) {
         const json_t *s = json_array_get(slots, i);
         const json_t *node = json_object_get(s, "node_id");
-        if (node && json_integer_value(node) != atomic_load(&a->node_id))
-            return -1;
+        *remote += node && json_integer_value(node) != atomic_load(&a->node_id);
         used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%lld", used ? "," : "",
                                  (long long)json_integer_value(json_object_get(s, "gpu")));
         (*n)++;
     }
-    return 0;
+}
+
+/* mpirun's --host of a job on several nodes, from spec.hosts: "a:2,b:2". 0 or -1. */
+static int host_list(const json_t *hosts, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < json_array_size(hosts); i++) {
+        const json_t *h = json_array_get(hosts, i);
+        const char *name = json_string_value(json_object_get(h, "name"));
+        if (!name || !*name || strchr(name, ',') || strchr(name, ':'))
+            return -1;
+        used +=
+            (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s:%lld", used ? "," : "",
+                             name, (long long)json_integer_value(json_object_get(h, "slots")));
+    }
+    return json_array_size(hosts) >= 2 && used < len ? 0 : -1;
 }
 
 /* jobs/<id>/mpirun.pid: "pid starttime" of the running mpirun, so that the next instance of
@@ -295,10 +312,11 @@ static void remove_pidfile(struct wjob *j)
 
 static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err, size_t errlen)
 {
-    char gpus[1024], ckpt[PATH_LEN], ids[24];
-    int nslots;
-    if (my_gpus(a, json_object_get(spec, "slots"), gpus, sizeof(gpus), &nslots) < 0) {
-        snprintf(err, errlen, "slots on another node: multi-host launches are not supported");
+    char gpus[1024], ckpt[PATH_LEN], ids[24], hosts[2048];
+    int nslots, remote;
+    slot_gpus(a, json_object_get(spec, "slots"), gpus, sizeof(gpus), &nslots, &remote);
+    if (remote && host_list(json_object_get(spec, "hosts"), hosts, sizeof(hosts)) < 0) {
+        snprintf(err, errlen, "slots on other nodes but no usable hosts list");
         return -1;
     }
     const json_t *ws = json_object_get(spec, "world_size");
@@ -324,6 +342,9 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
                            .env = (const char *const *)env,
                            .world_size = world,
                            .gpus = gpus,
+                           .hosts = remote ? hosts : NULL,
+                           .server = a->server,
+                           .token_file = a->token_file,
                            .socket = j->sock,
                            .ckpt_dir = ckpt,
                            .plan = json_string_value(json_object_get(spec, "plan")),
@@ -410,6 +431,35 @@ static void do_cancel(struct agent *a, struct wjob *j, long long act, const json
     j->kill_at = agent_now() + grace;
 }
 
+/* exec: runs the command (a job's remote mpirun daemon) in a session of its own, its output
+ * appended to the job's log here. */
+static void do_exec(struct agent *a, struct wjob *j, long long act, const json_t *spec)
+{
+    const char *cmd = json_string_value(json_object_get(spec, "command"));
+    begin(j, act, "exec", spec, CONTROL_TIMEOUT_S);
+    pid_t pid = cmd ? fork() : -1;
+    if (pid == 0) {
+        setsid();
+        int log = open(j->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int null = open("/dev/null", O_RDONLY);
+        if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
+            _exit(127);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0) {
+        finish(a, j, 0, cmd ? "fork failed" : "no command");
+        return;
+    }
+    j->remote = pid;
+    log_info("job %lld: runs a remote daemon, pid %d", j->id, (int)pid);
+    finish(a, j, 1, "started");
+}
+
 int wjob_exec_action(struct agent *a, const json_t *action)
 {
     long long act = json_integer_value(json_object_get(action, "id"));
@@ -436,6 +486,8 @@ int wjob_exec_action(struct agent *a, const json_t *action)
         kind = "";
     if (strcmp(kind, "start") == 0)
         do_start(a, j, act, spec);
+    else if (strcmp(kind, "exec") == 0)
+        do_exec(a, j, act, spec);
     else if (strcmp(kind, "cancel") == 0)
         do_cancel(a, j, act, spec);
     else if (!strcmp(kind, "suspend") || !strcmp(kind, "resume") || !strcmp(kind, "resize") ||
@@ -533,6 +585,11 @@ static void tick_job(struct agent *a, struct wjob *j, double now)
     follow_channel(a, j);
     if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid)
         on_exit_status(a, j, status);
+    if (j->remote && waitpid(j->remote, &status, WNOHANG) == j->remote) {
+        log_info("job %lld: its remote daemon exited", j->id);
+        j->remote = 0;
+        j->finished = !j->pid;
+    }
     if (j->pid && j->kill_at > 0 && now >= j->kill_at) {
         launch_kill(j->pid, SIGKILL);
         j->kill_at = 0;
@@ -553,7 +610,7 @@ void wjob_tick(struct agent *a)
     for (struct wjob **pp = &a->jobs; *pp;) {
         struct wjob *j = *pp;
         tick_job(a, j, now);
-        if (j->finished && !j->pid && !j->act) {
+        if (j->finished && !j->pid && !j->act && !j->remote) {
             ship_log(a, j);
             flush_metrics(a, j);
             *pp = j->next;
@@ -634,12 +691,17 @@ void wjob_stop_all(struct agent *a, double grace_s)
             kill(-j->pid, SIGTERM);
         }
     wait_jobs(a, grace_s);
-    for (struct wjob *j = a->jobs; j; j = j->next)
+    for (struct wjob *j = a->jobs; j; j = j->next) {
+        if (j->remote) {
+            kill(-j->remote, SIGKILL);
+            waitpid(j->remote, NULL, 0);
+        }
         if (j->pid) {
             launch_kill(j->pid, SIGKILL);
             waitpid(j->pid, NULL, 0);
             remove_pidfile(j);
         }
+    }
     while (a->jobs) {
         struct wjob *j = a->jobs;
         a->jobs = j->next;

@@ -25,6 +25,7 @@
 #endif
 
 static pid_t worker_pid, worker_b_pid;
+static int tcp_btl; /* workers' MPI may use TCP on loopback (jobs on two "hosts") */
 static long long node_id;
 
 static double now_s(void)
@@ -64,7 +65,13 @@ static pid_t spawn_worker(const char *name)
     if (pid == 0) {
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
+        /* Two "hosts" on one machine share /dev/shm, where vader's segments, named by host
+         * name and local rank, would collide: such jobs use TCP on loopback only. */
+        setenv("OMPI_MCA_btl", tcp_btl ? "self,tcp" : "self,vader", 1);
+        if (tcp_btl) {
+            setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
+            setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
+        }
         setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
         setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
         setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
@@ -142,6 +149,7 @@ static long long wait_node(const char *name)
 static void setup(void)
 {
     worker_pid = worker_b_pid = 0;
+    tcp_btl = 0;
     hx_setup();
     worker_pid = start_worker("sim-a");
     node_id = wait_node("sim-a");
@@ -556,6 +564,50 @@ Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
     char sql[160];
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM actions WHERE job_id = %lld", job);
     cr_assert_eq(db_int(sql), 1, "the start was not carried out again");
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+/* A job on two workers: one mpirun on the first, whose daemon on the second is started
+ * through the workers' rsh agent and the second worker (not ssh). The two "hosts" are two
+ * loopback addresses of this machine, which are also the workers' names. */
+Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
+{
+    stop_worker();
+    tcp_btl = 1;
+    worker_pid = start_worker("127.0.0.1");
+    worker_b_pid = start_worker("127.0.0.2");
+    long long a = wait_node("127.0.0.1"), b = wait_node("127.0.0.2");
+    long long job = submit_mlp(100000000, 4, 7107);
+    char sql[2048];
+    snprintf(sql, sizeof(sql),
+             "BEGIN; UPDATE jobs SET state = 'STARTING' WHERE id = %lld;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES (%lld, %lld, 0),"
+             " (%lld, %lld, 1), (%lld, %lld, 0), (%lld, %lld, 1);"
+             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, 'start',"
+             " jsonb_build_object('command', command, 'env', env, 'world_size', 4, 'slots',"
+             " jsonb_build_array(jsonb_build_object('node_id', %lld, 'gpu', 0),"
+             " jsonb_build_object('node_id', %lld, 'gpu', 1), jsonb_build_object('node_id', %lld,"
+             " 'gpu', 0), jsonb_build_object('node_id', %lld, 'gpu', 1)), 'hosts',"
+             " jsonb_build_array(jsonb_build_object('node', %lld, 'name', '127.0.0.1', 'slots', 2),"
+             " jsonb_build_object('node', %lld, 'name', '127.0.0.2', 'slots', 2)),"
+             " 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', 4) FROM jobs WHERE id = %lld; COMMIT",
+             job, job, a, job, a, job, b, job, b, a, a, a, b, b, a, b, hx.dir, job, job);
+    db_sql(sql);
+    wait_state(job, "RUNNING", 90);
+    wait_steps(job, 100, 4, 90);
+    cr_assert_eq(count_ranks(7107), 4, "four ranks");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
+             " AND kind = 'exec' AND state = 'done'",
+             job, b);
+    cr_assert_eq(db_int(sql), 1, "the second worker started mpirun's daemon");
+    post_job(job, "cancel", 200);
+    double end = now_s() + 30;
+    while (count_ranks(7107) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7107), 0, "every rank is gone after cancel");
+    cr_assert_eq(stop_pid(&worker_b_pid), 0);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }
