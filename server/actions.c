@@ -9,6 +9,7 @@
 #include "db.h"
 #include "http.h"
 #include "job_state.h"
+#include "jobs.h"
 #include "log.h"
 #include "problem.h"
 
@@ -273,7 +274,7 @@ void actions_resume(struct api_call *call)
     manual_action(call, "resume", JOB_EV_RESUME);
 }
 
-int actions_cancel_job(PGconn *db, long long job_id)
+static int cancel_job(PGconn *db, long long job_id)
 {
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", job_id);
@@ -325,4 +326,14 @@ void actions_remote(struct api_call *call)
     free(stext);
     json_decref(spec);
     json_decref(body);
+}
+
+void actions_cancel(struct api_call *call)
+{
+    long long id;
+    jobs_cancel(call);
+    if (http_req_status(call->req) != 200 || api_id_or_respond(call, "job", &id) < 0)
+        return;
+    if (cancel_job(call->db, id) < 0)
+        log_error("job %lld: cancelled, but its cancel action could not be written", id);
 }

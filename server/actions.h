@@ -29,9 +29,10 @@ void actions_result(struct api_call *call);
 void actions_suspend(struct api_call *call);
 void actions_resume(struct api_call *call);
 
-/* After job_id became CANCELLED: supersedes its actions no worker has fetched yet and writes
- * a cancel action for the node that launched it, if any was. Returns 0 or -1. */
-int actions_cancel_job(PGconn *db, long long job_id);
+/* POST /api/v1/jobs/{id}/cancel: jobs_cancel(), and once the job is CANCELLED, supersedes its
+ * actions no worker has fetched yet and writes a cancel action for the node that launched
+ * it, if any was. */
+void actions_cancel(struct api_call *call);
 
 /* POST /api/v1/jobs/{id}/remote {"node": NAME, "command": TEXT} (worker): the rsh agent of a
  * job's mpirun asks the worker of node NAME to run command (mpirun's remote daemon): writes an

@@ -31,7 +31,7 @@ static const struct route routes[] = {
     {"POST", "/api/v1/jobs", jobs_submit, PEOPLE, ROUTE_JSON_BODY},
     {"GET", "/api/v1/jobs", jobs_list, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}", jobs_get, PEOPLE, 0},
-    {"POST", "/api/v1/jobs/{id}/cancel", jobs_cancel, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/cancel", actions_cancel, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}/events", jobs_events, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/suspend", actions_suspend, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/resume", actions_resume, PEOPLE, 0},

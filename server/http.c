@@ -53,6 +53,11 @@ void http_req_retry(struct http_req *r, double delay_s)
     r->retry_in = delay_s > 0.001 ? delay_s : 0.001;
 }
 
+unsigned http_req_status(const struct http_req *r)
+{
+    return r->answered ? r->status : 0;
+}
+
 double http_req_age(const struct http_req *r)
 {
     return mono_now() - ((double)r->started.tv_sec + (double)r->started.tv_nsec / 1e9);

@@ -44,6 +44,9 @@ const char *http_req_body(const struct http_req *r, size_t *len);
  * being destroyed answers such a request 503 instead. For long-polls. */
 void http_req_retry(struct http_req *r, double delay_s);
 
+/* The status the request was answered with, 0 before. */
+unsigned http_req_status(const struct http_req *r);
+
 /* Seconds since the request arrived. */
 double http_req_age(const struct http_req *r);
 

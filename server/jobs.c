@@ -1,6 +1,5 @@
 #include "jobs.h"
 
-#include "actions.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,11 +351,8 @@ void jobs_cancel(struct api_call *call)
         api_db_error(call, NULL);
         return;
     }
-    if (transition_or_respond(call, id, JOB_EV_CANCEL) == 0) {
-        if (actions_cancel_job(call->db, id) < 0)
-            log_error("job %lld: cancelled, but its cancel action could not be written", id);
+    if (transition_or_respond(call, id, JOB_EV_CANCEL) == 0)
         respond_job(call, id, 200);
-    }
     else
         db_command(call->db, "ROLLBACK");
 }
