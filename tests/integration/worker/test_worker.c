@@ -146,11 +146,22 @@ static long long wait_node(const char *name)
     return id;
 }
 
+static void db_sql(const char *sql);
+
+/* The tests write the actions themselves, as the scheduler would: the live scheduler (where
+ * it is built in) is paused so that it does not place the same jobs too. */
+static void pause_scheduler(void)
+{
+    db_sql("DO $$ BEGIN IF to_regclass('scheduler_config') IS NOT NULL THEN"
+           " UPDATE scheduler_config SET paused = true; END IF; END $$");
+}
+
 static void setup(void)
 {
     worker_pid = worker_b_pid = 0;
     tcp_btl = 0;
     hx_setup();
+    pause_scheduler();
     worker_pid = start_worker("sim-a");
     node_id = wait_node("sim-a");
 }
