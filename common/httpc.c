@@ -81,11 +81,15 @@ void httpc_set_timeout(struct httpc *c, long seconds)
     c->timeout = seconds;
 }
 
-static struct curl_slist *headers_for(const struct httpc *c, const char *extra, int has_body)
+static struct curl_slist *headers_for(const struct httpc *c, const char *extra,
+                                      const char *content_type)
 {
     struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
-    if (has_body)
-        h = curl_slist_append(h, "Content-Type: application/json");
+    char ct[160];
+    if (content_type) {
+        snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
+        h = curl_slist_append(h, ct);
+    }
     if (c->auth)
         h = curl_slist_append(h, c->auth);
     if (extra)
@@ -97,7 +101,26 @@ int httpc_request(struct httpc *c, const char *method, const char *path, json_t 
                   const char *extra_header, long *status, json_t **out, char *err,
                   size_t errlen)
 {
-    char *url = NULL, *payload = NULL;
+    char *payload = NULL;
+    *out = NULL;
+    *status = 0;
+    if (body && !(payload = json_dumps(body, JSON_COMPACT))) {
+        snprintf(err, errlen, "cannot encode the request body");
+        return -1;
+    }
+    int rc = httpc_request_raw(c, method, path, payload ? "application/json" : NULL, payload,
+                               payload ? strlen(payload) : 0, extra_header, status, out, err,
+                               errlen);
+    free(payload);
+    return rc;
+}
+
+int httpc_request_raw(struct httpc *c, const char *method, const char *path,
+                      const char *content_type, const char *data, size_t len,
+                      const char *extra_header, long *status, json_t **out, char *err,
+                      size_t errlen)
+{
+    char *url = NULL;
     struct buf answer = {0};
     int rc = -1;
     *out = NULL;
@@ -106,11 +129,7 @@ int httpc_request(struct httpc *c, const char *method, const char *path, json_t 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (body && !(payload = json_dumps(body, JSON_COMPACT))) {
-        snprintf(err, errlen, "cannot encode the request body");
-        goto done;
-    }
-    struct curl_slist *h = headers_for(c, extra_header, payload != NULL);
+    struct curl_slist *h = headers_for(c, extra_header, data ? content_type : NULL);
     curl_easy_reset(c->curl);
     curl_easy_setopt(c->curl, CURLOPT_URL, url);
     curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
@@ -119,8 +138,10 @@ int httpc_request(struct httpc *c, const char *method, const char *path, json_t 
     curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &answer);
-    if (payload)
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, payload);
+    if (data) {
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, data);
+    }
     CURLcode cc = curl_easy_perform(c->curl);
     curl_slist_free_all(h);
     if (cc != CURLE_OK) {
@@ -134,7 +155,6 @@ int httpc_request(struct httpc *c, const char *method, const char *path, json_t 
     rc = 0;
 done:
     free(url);
-    free(payload);
     free(answer.data);
     return rc;
 }

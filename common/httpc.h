@@ -26,4 +26,11 @@ int httpc_request(struct httpc *c, const char *method, const char *path, json_t 
                   const char *extra_header, long *status, json_t **out, char *err,
                   size_t errlen);
 
+/* As httpc_request(), with a body of len bytes of data (borrowed, may be NULL for none)
+ * sent as content_type. */
+int httpc_request_raw(struct httpc *c, const char *method, const char *path,
+                      const char *content_type, const char *data, size_t len,
+                      const char *extra_header, long *status, json_t **out, char *err,
+                      size_t errlen);
+
 #endif

@@ -1,5 +1,6 @@
 #include "api.h"
 
+#include "actions.h"
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -11,6 +12,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "problem.h"
+#include "reports.h"
 #include "router.h"
 #include "sched_api.h"
 #include "users.h"
@@ -30,12 +32,22 @@ static const struct route routes[] = {
     {"POST", "/api/v1/jobs", jobs_submit, PEOPLE, ROUTE_JSON_BODY},
     {"GET", "/api/v1/jobs", jobs_list, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}", jobs_get, PEOPLE, 0},
-    {"POST", "/api/v1/jobs/{id}/cancel", jobs_cancel, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/cancel", actions_cancel, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}/events", jobs_events, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/suspend", actions_suspend, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/resume", actions_resume, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/metrics", reports_metrics_post, MACHINES, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/jobs/{id}/metrics", reports_metrics_get, ANY_ROLE, 0},
+    {"POST", "/api/v1/jobs/{id}/state", reports_state, MACHINES, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs/{id}/log", reports_log_post, MACHINES, ROUTE_ANY_BODY},
+    {"POST", "/api/v1/jobs/{id}/remote", actions_remote, MACHINES, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/jobs/{id}/log", reports_log_get, ANY_ROLE, 0},
+    {"POST", "/api/v1/actions/{id}/result", actions_result, MACHINES, ROUTE_JSON_BODY},
     {"POST", "/api/v1/nodes", nodes_register, MACHINES, ROUTE_JSON_BODY},
     {"GET", "/api/v1/nodes", nodes_list, ANY_ROLE, 0},
     {"GET", "/api/v1/nodes/{id}", nodes_get, ANY_ROLE, 0},
     {"POST", "/api/v1/nodes/{id}/heartbeat", nodes_heartbeat, MACHINES, 0},
+    {"GET", "/api/v1/nodes/{id}/actions", actions_poll, MACHINES, 0},
     {"POST", "/api/v1/users", users_create, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/users", users_list, AUTH_ADMIN, 0},
     {"GET", "/api/v1/whoami", users_whoami, PEOPLE, 0},
@@ -171,7 +183,7 @@ static int content_type_or_respond(struct api_call *call, const struct route *rt
 {
     size_t len;
     http_req_body(call->req, &len);
-    if (!(rt->flags & ROUTE_JSON_BODY) && len == 0)
+    if ((!(rt->flags & ROUTE_JSON_BODY) && len == 0) || (rt->flags & ROUTE_ANY_BODY))
         return 0;
     const char *ct = http_req_header(call->req, "Content-Type");
     if (is_json_type(ct))

@@ -2,11 +2,14 @@
 
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "problem.h"
@@ -16,6 +19,11 @@ struct http_server {
     http_handler_f fn;
     void *arg;
     size_t max_body;
+    pthread_mutex_t lock;
+    struct http_req *suspended; /* under lock: requests waiting for their retry */
+    pthread_t resumer;
+    int has_resumer;
+    atomic_int stopping;
 };
 
 struct http_req {
@@ -28,7 +36,71 @@ struct http_req {
     int answered;
     unsigned status;
     struct timespec started;
+    double retry_in;        /* > 0: the handler asked to be called again */
+    double retry_at;        /* CLOCK_MONOTONIC seconds, while suspended */
+    struct http_req *snext; /* in the server's suspended list */
 };
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void http_req_retry(struct http_req *r, double delay_s)
+{
+    r->retry_in = delay_s > 0.001 ? delay_s : 0.001;
+}
+
+unsigned http_req_status(const struct http_req *r)
+{
+    return r->answered ? r->status : 0;
+}
+
+double http_req_age(const struct http_req *r)
+{
+    return mono_now() - ((double)r->started.tv_sec + (double)r->started.tv_nsec / 1e9);
+}
+
+/* Suspends r's connection until its retry is due (the resumer thread wakes it). */
+static void suspend_request(struct http_server *s, struct http_req *r)
+{
+    r->retry_at = mono_now() + r->retry_in;
+    r->retry_in = 0;
+    MHD_suspend_connection(r->conn);
+    pthread_mutex_lock(&s->lock);
+    r->snext = s->suspended;
+    s->suspended = r;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Resumes the suspended requests that are due (all of them when all). */
+static void resume_due(struct http_server *s, int all)
+{
+    double now = mono_now();
+    pthread_mutex_lock(&s->lock);
+    for (struct http_req **pp = &s->suspended; *pp;) {
+        struct http_req *r = *pp;
+        if (all || r->retry_at <= now) {
+            *pp = r->snext;
+            MHD_resume_connection(r->conn);
+        } else {
+            pp = &r->snext;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *resumer_main(void *arg)
+{
+    struct http_server *s = arg;
+    while (!atomic_load(&s->stopping)) {
+        usleep(20000);
+        resume_due(s, 0);
+    }
+    return NULL;
+}
 
 const char *http_req_method(const struct http_req *r)
 {
@@ -142,7 +214,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     s->fn(s->arg, r);
-    if (!r->answered)
+    if (!r->answered && r->retry_in > 0 && !atomic_load(&s->stopping))
+        suspend_request(s, r);
+    else if (!r->answered && r->retry_in > 0)
+        problem_respond(r, 503, "the server is stopping");
+    else if (!r->answered)
         problem_respond(r, 500, "the handler gave no answer");
     return MHD_YES;
 }
@@ -207,7 +283,8 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     s->fn = fn;
     s->arg = arg;
     s->max_body = cfg->max_body;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    pthread_mutex_init(&s->lock, NULL);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     s->daemon = MHD_start_daemon(
@@ -220,7 +297,14 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     freeaddrinfo(ai);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not local?)", cfg->listen);
+        pthread_mutex_destroy(&s->lock);
         free(s);
+        return NULL;
+    }
+    s->has_resumer = pthread_create(&s->resumer, NULL, resumer_main, s) == 0;
+    if (!s->has_resumer) {
+        snprintf(err, errlen, "cannot start the resumer thread");
+        http_destroy(s);
         return NULL;
     }
     return s;
@@ -230,7 +314,22 @@ void http_destroy(struct http_server *s)
 {
     if (!s)
         return;
+    atomic_store(&s->stopping, 1);
+    if (s->has_resumer)
+        pthread_join(s->resumer, NULL);
+    /* Suspended requests are resumed (and answered 503 if they ask again) before the stop:
+     * MHD must not be stopped with suspended connections. */
+    for (int i = 0; i < 100; i++) {
+        resume_due(s, 1);
+        usleep(10000);
+        pthread_mutex_lock(&s->lock);
+        int left = s->suspended != NULL;
+        pthread_mutex_unlock(&s->lock);
+        if (!left)
+            break;
+    }
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
+    pthread_mutex_destroy(&s->lock);
     free(s);
 }

@@ -39,6 +39,17 @@ const char *http_req_query(const struct http_req *r, const char *name);
 /* The body (NUL-terminated for convenience) and its length; "" when none. */
 const char *http_req_body(const struct http_req *r, size_t *len);
 
+/* Leaves r unanswered for now: when the handler returns, the connection is suspended (it holds
+ * no thread) and the handler is called again for the same request after delay_s. A server
+ * being destroyed answers such a request 503 instead. For long-polls. */
+void http_req_retry(struct http_req *r, double delay_s);
+
+/* The status the request was answered with, 0 before. */
+unsigned http_req_status(const struct http_req *r);
+
+/* Seconds since the request arrived. */
+double http_req_age(const struct http_req *r);
+
 /* Answers. headers: NULL, or a NULL-terminated list of name, value pairs. The body is copied.
  * Returns 0, or -1 when the response could not be queued (the connection is then closed). */
 int http_req_respond(struct http_req *r, unsigned status, const char *content_type,

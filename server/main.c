@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "actions.h"
 #include "api.h"
 #include "auth.h"
 #include "db.h"
@@ -177,6 +178,7 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
 
 static void stop(struct daemon *d)
 {
+    actions_stop_waiting();
     http_destroy(d->http);
     sched_thread_destroy(d->sched);
     api_destroy(d->api);

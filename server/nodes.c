@@ -14,7 +14,7 @@
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define NODE_JSON                                                                                  \
     "json_build_object('id', n.id, 'name', n.name, 'cpus', n.cpus, 'memory_bytes',"                \
-    " n.memory_bytes, 'state', n.state, 'registered_at', " TS(                                     \
+    " n.memory_bytes, 'state', n.state, 'simulated', n.simulated, 'registered_at', " TS(                                     \
         "n.registered_at") ","                                                                     \
                            " 'last_heartbeat_at', " TS(                                            \
                                "n.last_heartbeat_at") ", 'gpus', COALESCE((SELECT"                 \
@@ -53,14 +53,16 @@ static int store_node(struct api_call *call, const json_t *body, char *id, size_
     snprintf(mem, sizeof(mem), "%lld",
              (long long)json_integer_value(json_object_get(body, "memory_bytes")));
     snprintf(by, sizeof(by), "%lld", call->who.id);
-    const char *p[] = {json_string_value(json_object_get(body, "name")), cpus, mem, by};
+    const char *p[] = {json_string_value(json_object_get(body, "name")), cpus, mem, by,
+                       json_is_true(json_object_get(body, "simulated")) ? "true" : "false"};
     PGresult *r = db_exec(call->db,
-                          "INSERT INTO nodes (name, cpus, memory_bytes, registered_by)"
-                          " VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET"
+                          "INSERT INTO nodes (name, cpus, memory_bytes, registered_by, simulated)"
+                          " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET"
                           " cpus = EXCLUDED.cpus, memory_bytes = EXCLUDED.memory_bytes,"
+                          " simulated = EXCLUDED.simulated,"
                           " state = 'UP', updated_at = now(), last_heartbeat_at = now()"
                           " RETURNING id, xmax = 0",
-                          4, p);
+                          5, p);
     int ok = db_ok(r) && PQntuples(r) == 1;
     if (ok) {
         snprintf(id, idlen, "%s", PQgetvalue(r, 0, 0));

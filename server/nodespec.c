@@ -93,7 +93,7 @@ static void check_gpu(struct check *c, const json_t *g, size_t i, unsigned char 
 
 int nodespec_check(const json_t *body, json_t **errors, char *detail, size_t len)
 {
-    static const char *const known[] = {"name", "cpus", "memory_bytes", "gpus"};
+    static const char *const known[] = {"name", "cpus", "memory_bytes", "gpus", "simulated"};
     struct check c = {.errors = json_array(), .detail = detail, .len = len};
     unsigned char seen[NODESPEC_MAX_GPUS] = {0};
     check_string(&c, body, "name", "name", NODESPEC_MAX_NAME);
@@ -105,7 +105,10 @@ int nodespec_check(const json_t *body, json_t **errors, char *detail, size_t len
     else
         for (size_t i = 0; i < json_array_size(gpus); i++)
             check_gpu(&c, json_array_get(gpus, i), i, seen);
-    check_unknown(&c, body, "", known, 4);
+    const json_t *sim = json_object_get(body, "simulated");
+    if (sim && !json_is_boolean(sim))
+        fail(&c, "simulated", "expected true or false");
+    check_unknown(&c, body, "", known, 5);
     if (json_array_size(c.errors) == 0) {
         json_decref(c.errors);
         *errors = NULL;

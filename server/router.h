@@ -11,6 +11,7 @@ typedef void (*route_handler_f)(struct api_call *call);
 
 enum route_flags {
     ROUTE_JSON_BODY = 1, /* a JSON object body is required (else 415 or 400) */
+    ROUTE_ANY_BODY = 2,  /* a body of any content type (a job's log) */
 };
 
 struct route {

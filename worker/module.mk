@@ -38,3 +38,49 @@ $(JOB_TEST_BIN): $(JOB_TEST_OBJS) $(WORKER_OBJS) $(RINGJOB_A) $(COMMON_LIB) | $(
 		-lcriterion -lm
 TEST_BINS += $(JOB_TEST_BIN)
 endif
+
+# ringmaster-worker, the daemon of a GPU host (worker/daemon/): registration, heartbeats,
+# the action long-poll, mpirun launches, reports. It links jobchan and the common helpers.
+WORKERD_SRCS := $(wildcard worker/daemon/*.c)
+WORKERD_OBJS := $(WORKERD_SRCS:%.c=$(BUILD)/%.o)
+WORKERD_BIN  := $(BUILD)/ringmaster-worker
+
+$(WORKERD_OBJS): CPPFLAGS += -iquote worker -iquote worker/daemon
+
+$(WORKERD_BIN): $(WORKERD_OBJS) $(WORKER_OBJS) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcurl) -lpthread -ldl -lm
+
+BINS += $(WORKERD_BIN)
+
+# End-to-end tests of the worker: the server's integration harness (one PostgreSQL per
+# binary, a fresh ringmasterd per test), a real worker and real mpirun jobs.
+WORKER_IT_SRCS := $(wildcard tests/integration/worker/*.c)
+WORKER_IT_OBJS := $(WORKER_IT_SRCS:%.c=$(BUILD)/%.o)
+WORKER_IT_BIN  := $(BUILD)/tests/integration-worker
+
+ifneq ($(WORKER_IT_SRCS),)
+$(WORKER_IT_OBJS): CPPFLAGS += -iquote tests/integration \
+	-DWORKER_PATH='"$(abspath $(WORKERD_BIN))"' \
+	-DTRAIN_MLP_PATH='"$(abspath $(BUILD)/examples/train-mlp)"'
+$(WORKER_IT_BIN): $(WORKER_IT_OBJS) $(BUILD)/tests/integration/harness.o $(COMMON_LIB) \
+		| $(WORKERD_BIN) $(BUILD)/ringmasterd $(BUILD)/examples/train-mlp
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion \
+		$(shell pkg-config --libs jansson libcurl libpq) -lpthread
+TEST_BINS += $(WORKER_IT_BIN)
+endif
+
+# Unit tests of the daemon's parts that need no server.
+WORKER_UNIT_SRCS := $(wildcard tests/unit/worker/*.c)
+WORKER_UNIT_OBJS := $(WORKER_UNIT_SRCS:%.c=$(BUILD)/%.o)
+WORKER_UNIT_BIN  := $(BUILD)/tests/unit-worker
+
+ifneq ($(WORKER_UNIT_SRCS),)
+$(WORKER_UNIT_OBJS): CPPFLAGS += -iquote worker/daemon
+$(WORKER_UNIT_BIN): $(WORKER_UNIT_OBJS) $(filter-out %/main.o,$(WORKERD_OBJS)) $(WORKER_OBJS) \
+		$(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(shell pkg-config --libs jansson libcurl) -lpthread -lm
+TEST_BINS += $(WORKER_UNIT_BIN)
+endif

@@ -1,0 +1,38 @@
+/* reports: what workers report about the jobs they run (docs/worker-protocol.md) and its
+ * reading by people: minibatch metrics, the job's own state transitions, its log. */
+#ifndef RINGMASTER_REPORTS_H
+#define RINGMASTER_REPORTS_H
+
+struct api_call;
+
+/* Most metrics items in one request. */
+#define REPORTS_METRICS_MAX 1000
+
+/* POST /api/v1/jobs/{id}/metrics {"items": [{"step", "loss", "world_size", "samples"?,
+ * "seconds"?, "at"?}]}: stores them, ignoring duplicates (job, step, world size); 200
+ * {"received": n, "stored": m}. 400 for a bad item, 404 for no such job. */
+void reports_metrics_post(struct api_call *call);
+
+/* GET /api/v1/jobs/{id}/metrics?after=STEP&limit=N: {"items": [{"step", "loss",
+ * "world_size", "samples", "step_time_s", "time"}]} by step, at most limit (1..100000,
+ * default 10000) with step > after. */
+void reports_metrics_get(struct api_call *call);
+
+/* POST /api/v1/jobs/{id}/state {"state", "detail"?, "exit_code"?}: moves the job through the
+ * state machine by the event that leads there (200 and {"state"}); the state it is already
+ * in answers 200 without change; an illegal move 409. A move to RUNNING records in its event
+ * how long the job's latest action took. */
+void reports_state(struct api_call *call);
+
+/* POST /api/v1/jobs/{id}/log?offset=N&stream=S (any content type, at most the body bound):
+ * the bytes of the job's log stream S (a worker's own file of it; "" by default) from
+ * offset N. Bytes already stored are skipped; N past the stream's end is 409.
+ * 200 {"size": bytes of the stream}. */
+void reports_log_post(struct api_call *call);
+
+/* GET /api/v1/jobs/{id}/log?offset=N&limit=M: text/plain, the log (its streams one after the
+ * other, in the order they began) from N, at most M bytes (default and most 1 MiB); header
+ * X-Log-Size: the whole log's size. */
+void reports_log_get(struct api_call *call);
+
+#endif

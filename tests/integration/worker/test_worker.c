@@ -1,0 +1,637 @@
+/* The worker end to end: a real ringmasterd (harness), a real ringmaster-worker with two
+ * simulated GPUs, and real `mpirun ... train-mlp` jobs on loopback. Actions are written
+ * into the actions table exactly as the scheduler writes them (docs/worker-protocol.md);
+ * suspend, resume and cancel go through the API. Every wait is bounded; the fini stops
+ * the worker (which stops its jobs) even when an assertion failed. */
+#include <criterion/criterion.h>
+#include <criterion/options.h>
+#include <dirent.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#ifndef WORKER_PATH
+#define WORKER_PATH "build/ringmaster-worker"
+#endif
+#ifndef TRAIN_MLP_PATH
+#define TRAIN_MLP_PATH "build/examples/train-mlp"
+#endif
+
+static pid_t worker_pid, worker_b_pid;
+static int tcp_btl; /* workers' MPI may use TCP on loopback (jobs on two "hosts") */
+static long long node_id;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Starts a worker named name ("sim-a") with its token, state dir and log in the test's
+ * directory. */
+static pid_t spawn_worker(const char *name);
+
+static pid_t start_worker(const char *name)
+{
+    char token[128], tfile[320], user[64];
+    snprintf(user, sizeof(user), "%s-worker", name);
+    hx_user(user, "worker", token);
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
+    FILE *f = fopen(tfile, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s\n", token);
+    fclose(f);
+    return spawn_worker(name);
+}
+
+/* Starts again a worker named name whose token file exists. */
+static pid_t spawn_worker(const char *name)
+{
+    char tfile[320], url[64], log[320], dir[320];
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
+    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        FILE *o = freopen(log, "a", stdout);
+        dup2(fileno(o), 2);
+        /* Two "hosts" on one machine share /dev/shm, where vader's segments, named by host
+         * name and local rank, would collide: such jobs use TCP on loopback only. */
+        setenv("OMPI_MCA_btl", tcp_btl ? "self,tcp" : "self,vader", 1);
+        if (tcp_btl) {
+            setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
+            setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
+        }
+        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
+              name, "--state-dir", dir, "--simulate-gpus", "2", "--heartbeat", "1", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Stops a worker with SIGTERM; returns its exit status (-1 when it had to be killed). */
+static int stop_pid(pid_t *pid)
+{
+    int status = 0;
+    if (*pid <= 0)
+        return 0;
+    kill(*pid, SIGTERM);
+    double end = now_s() + 20;
+    while (waitpid(*pid, &status, WNOHANG) == 0) {
+        if (now_s() > end) {
+            kill(*pid, SIGKILL);
+            waitpid(*pid, &status, 0);
+            *pid = 0;
+            return -1;
+        }
+        usleep(20000);
+    }
+    *pid = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int stop_worker(void)
+{
+    return stop_pid(&worker_pid);
+}
+
+static void dump_worker_log(void)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd),
+             "tail -n 60 '%s/worker.log' >&2; ps -eo pid,ppid,stat,pcpu,cmd | grep -E"
+             " 'train-mlp|mpirun' | grep -v grep >&2; tail -n 5 %s/sim-*/jobs/*/log >&2",
+             hx.dir, hx.dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "no worker log\n");
+}
+
+static json_t *get_json(const char *path)
+{
+    return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+}
+
+/* Waits (bounded) until the node name registered; returns its id. */
+static long long wait_node(const char *name)
+{
+    double end = now_s() + 30;
+    long long id = 0;
+    while (!id) {
+        json_t *l = get_json("/api/v1/nodes");
+        json_t *items = json_object_get(l, "items");
+        for (size_t i = 0; i < json_array_size(items); i++) {
+            json_t *n = json_array_get(items, i);
+            if (!strcmp(json_string_value(json_object_get(n, "name")), name))
+                id = json_integer_value(json_object_get(n, "id"));
+        }
+        json_decref(l);
+        if (!id) {
+            cr_assert(now_s() < end, "worker %s did not register in 30 s", name);
+            usleep(100000);
+        }
+    }
+    return id;
+}
+
+static void db_sql(const char *sql);
+
+/* The tests write the actions themselves, as the scheduler would: the live scheduler (where
+ * it is built in) is paused so that it does not place the same jobs too. */
+static void pause_scheduler(void)
+{
+    db_sql("DO $$ BEGIN IF to_regclass('scheduler_config') IS NOT NULL THEN"
+           " UPDATE scheduler_config SET paused = true; END IF; END $$");
+}
+
+static void setup(void)
+{
+    worker_pid = worker_b_pid = 0;
+    tcp_btl = 0;
+    hx_setup();
+    pause_scheduler();
+    worker_pid = start_worker("sim-a");
+    node_id = wait_node("sim-a");
+}
+
+static void teardown(void)
+{
+    if (stop_pid(&worker_b_pid) != 0 || stop_worker() != 0)
+        dump_worker_log();
+    hx_teardown();
+}
+
+TestSuite(worker, .init = setup, .fini = teardown, .timeout = 240);
+
+/* Runs sql on the test's database; fails the test on error. */
+static void db_sql(const char *sql)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+    cr_assert(ok, "%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+}
+
+/* One integer from sql on the test's database. */
+static long long db_int(const char *sql)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
+    long long v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    PQfinish(c);
+    return v;
+}
+
+static long long submit_mlp(long steps, int gpus, int seed)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
+             "\"--print-every\",\"500\"],\"gpus\":%d,\"env\":{\"ASAN_OPTIONS\":"
+             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             TRAIN_MLP_PATH, steps, seed, gpus);
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    return id;
+}
+
+/* What the scheduler writes to start, resize or migrate job onto world GPUs of node to,
+ * for the worker of node at: the job's new state, its allocation, and the action, in one
+ * transaction. The checkpoint directory is one both workers reach. */
+static void write_action(long long job, const char *kind, const char *state, long long at,
+                         long long to, int world)
+{
+    char sql[2048], slots[256] = "", alloc[256] = "";
+    for (int g = 0; g < world; g++) {
+        snprintf(slots + strlen(slots), sizeof(slots) - strlen(slots),
+                 "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", g ? "," : "", to, g);
+        snprintf(alloc + strlen(alloc), sizeof(alloc) - strlen(alloc), "%s(%lld, %lld, %d)",
+                 g ? "," : "", job, to, g);
+    }
+    snprintf(sql, sizeof(sql),
+             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
+             " DELETE FROM allocations WHERE job_id = %lld;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
+             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
+             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
+             " jsonb_build_array(%s), 'hosts', jsonb_build_array(jsonb_build_object('node', %lld,"
+             " 'name', (SELECT name FROM nodes WHERE id = %lld), 'slots', %d)), 'checkpoint_dir',"
+             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
+             state, job, job, alloc, at, kind, world, slots, to, to, world, hx.dir, job, world,
+             job);
+    db_sql(sql);
+}
+
+static void write_launch(long long job, const char *kind, const char *state, int world)
+{
+    write_action(job, kind, state, node_id, node_id, world);
+}
+
+static char *job_state(long long job)
+{
+    static char state[32];
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", job);
+    json_t *j = get_json(path);
+    snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(j, "state")));
+    json_decref(j);
+    return state;
+}
+
+static void wait_state(long long job, const char *want, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    while (strcmp(job_state(job), want) != 0) {
+        if (now_s() > end)
+            dump_worker_log();
+        cr_assert(now_s() <= end, "job %lld: %s, not %s after %.0f s", job, job_state(job), want,
+                  timeout_s);
+        usleep(100000);
+    }
+}
+
+/* The job's metrics (new). */
+static json_t *metrics(long long job)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics?limit=100000", job);
+    json_t *j = get_json(path);
+    json_t *items = json_incref(json_object_get(j, "items"));
+    json_decref(j);
+    return items;
+}
+
+/* Waits until the job reported at least n steps at world size w; returns the last step. */
+static long wait_steps(long long job, int n, int w, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    for (;;) {
+        json_t *m = metrics(job);
+        int count = 0;
+        long last = -1;
+        for (size_t i = 0; i < json_array_size(m); i++) {
+            json_t *it = json_array_get(m, i);
+            if (json_integer_value(json_object_get(it, "world_size")) == w) {
+                count++;
+                last = (long)json_integer_value(json_object_get(it, "step"));
+            }
+        }
+        json_decref(m);
+        if (count >= n)
+            return last;
+        if (now_s() >= end)
+            dump_worker_log();
+        cr_assert(now_s() < end, "job %lld: %d steps at world %d after %.0f s, wanted %d", job,
+                  count, w, timeout_s, n);
+        usleep(100000);
+    }
+}
+
+/* Mean loss over the reports of world size w in the step range [lo, hi]. */
+static double mean_loss(long long job, int w, long lo, long hi)
+{
+    json_t *m = metrics(job);
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(m); i++) {
+        json_t *it = json_array_get(m, i);
+        long s = (long)json_integer_value(json_object_get(it, "step"));
+        if (json_integer_value(json_object_get(it, "world_size")) == w && s >= lo && s <= hi) {
+            sum += json_number_value(json_object_get(it, "loss"));
+            n++;
+        }
+    }
+    json_decref(m);
+    cr_assert(n > 0, "no reports at world %d in [%ld, %ld]", w, lo, hi);
+    return sum / n;
+}
+
+static void post_job(long long job, const char *what, long status)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/%s", job, what);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), status));
+}
+
+/* Processes whose command line holds train-mlp and "--seed" seed. */
+static int count_ranks(int seed)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    char want[32], path[300], buf[4096];
+    int n = 0;
+    snprintf(want, sizeof(want), "%d", seed);
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        int mlp = 0, seeded = 0;
+        for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
+            buf[len] = '\0';
+            mlp |= strstr(buf + i, "train-mlp") != NULL;
+            seeded |= i > 0 && !strcmp(buf + i, want) && !strcmp(buf + i - 7, "--seed");
+        }
+        n += mlp && seeded && strstr(buf, "ringmaster-worker") == NULL &&
+             strstr(buf, "mpirun") == NULL;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static char *job_log(long long job)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
+    struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
+    cr_assert_eq(r->status, 200);
+    char *text = strdup(r->body);
+    hx_free(r);
+    return text;
+}
+
+Test(worker, registers_simulated_gpus_and_heartbeats)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", node_id);
+    json_t *a = get_json(path);
+    cr_assert(json_is_true(json_object_get(a, "simulated")));
+    json_t *gpus = json_object_get(a, "gpus");
+    cr_assert_eq(json_array_size(gpus), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(gpus, 1), "model")),
+                     "simulated");
+    usleep(2500000);
+    json_t *b = get_json(path);
+    cr_assert_str_neq(json_string_value(json_object_get(a, "last_heartbeat_at")),
+                      json_string_value(json_object_get(b, "last_heartbeat_at")),
+                      "no heartbeat in 2.5 s");
+    json_decref(a);
+    json_decref(b);
+    cr_assert_eq(stop_worker(), 0, "the worker exits 0 on SIGTERM");
+    hx_finish();
+}
+
+Test(worker, short_job_completes_and_its_log_is_readable)
+{
+    long long job = submit_mlp(1500, 2, 7101);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "COMPLETED", 120);
+    cr_assert_eq(wait_steps(job, 1500, 2, 10), 1500);
+    cr_assert_lt(mean_loss(job, 2, 1400, 1500), 0.5 * mean_loss(job, 2, 1, 20), "the loss fell");
+    double end = now_s() + 10;
+    char *log = job_log(job);
+    while (!strstr(log, "train-mlp: done at step 1500") && now_s() < end) {
+        free(log);
+        usleep(200000);
+        log = job_log(job);
+    }
+    cr_assert(strstr(log, "step 500 loss"), "the log has the job's output");
+    cr_assert(strstr(log, "train-mlp: done at step 1500"));
+    free(log);
+    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE state = 'done'"), 1);
+    cr_assert_eq(count_ranks(7101), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+Test(worker, suspend_resume_resize_and_cancel_a_running_job)
+{
+    long long job = submit_mlp(100000000, 2, 7102);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    wait_steps(job, 200, 2, 60);
+    cr_assert_eq(count_ranks(7102), 2, "two ranks run");
+
+    post_job(job, "suspend", 202);
+    wait_state(job, "SUSPENDED", 30);
+    usleep(300000);
+    long a = wait_steps(job, 1, 2, 5);
+    usleep(700000);
+    cr_assert_eq(wait_steps(job, 1, 2, 5), a, "no step while suspended");
+    post_job(job, "resume", 202);
+    wait_state(job, "RUNNING", 30);
+    wait_steps(job, (int)a + 100, 2, 30);
+
+    write_launch(job, "resize", "RESIZING", 1);
+    wait_steps(job, 100, 1, 60);
+    wait_state(job, "RUNNING", 10);
+    cr_assert_eq(count_ranks(7102), 1, "one rank after the resize");
+    json_t *m = metrics(job);
+    long last2 = -1, first1 = -1;
+    for (size_t i = 0; i < json_array_size(m); i++) {
+        json_t *it = json_array_get(m, i);
+        long s = (long)json_integer_value(json_object_get(it, "step"));
+        if (json_integer_value(json_object_get(it, "world_size")) == 2 && s > last2)
+            last2 = s;
+        if (json_integer_value(json_object_get(it, "world_size")) == 1 &&
+            (first1 < 0 || s < first1))
+            first1 = s;
+    }
+    json_decref(m);
+    cr_assert_eq(first1, last2 + 1, "the 1-rank run continues from the checkpoint");
+    cr_assert_lt(mean_loss(job, 1, first1, first1 + 50), 0.5 * mean_loss(job, 2, 1, 20),
+                 "the loss keeps what was learnt");
+
+    post_job(job, "cancel", 200);
+    double end = now_s() + 30;
+    while (count_ranks(7102) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7102), 0, "the ranks are gone after cancel");
+    cr_assert_str_eq(job_state(job), "CANCELLED");
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND state = 'done'", job);
+    end = now_s() + 10;
+    while (db_int(sql) < 5 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(db_int(sql), 5, "start, suspend, resume, resize and cancel are done");
+    char *log = job_log(job);
+    cr_assert(strstr(log, "restored step"), "the restart restored the checkpoint");
+    free(log);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+Test(worker, a_server_restart_loses_and_doubles_nothing)
+{
+    long long job = submit_mlp(100000000, 2, 7103);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    long before = wait_steps(job, 100, 2, 60);
+    cr_assert_eq(hx_stop_server(SIGKILL, 10), 128 + SIGKILL);
+    usleep(1500000);
+    hx_start_server();
+    wait_steps(job, (int)before + 500, 2, 60);
+    cr_assert_eq(count_ranks(7103), 2, "the same two ranks, not a second launch");
+    char sql[200];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE job_id = %lld AND to_state = 'RUNNING'", job);
+    cr_assert_eq(db_int(sql), 1, "one move to RUNNING: nothing twice");
+    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE kind = 'start' AND state = 'done'"), 1);
+    post_job(job, "cancel", 200);
+    double end = now_s() + 30;
+    while (count_ranks(7103) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7103), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+Test(worker, migrate_moves_the_job_to_the_other_worker)
+{
+    worker_b_pid = start_worker("sim-b");
+    long long node_b = wait_node("sim-b");
+    long long job = submit_mlp(100000000, 2, 7104);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    long last_a = wait_steps(job, 200, 2, 60);
+    write_action(job, "migrate", "MIGRATING", node_id, node_b, 2);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
+             " AND kind = 'start' AND state = 'done'",
+             job, node_b);
+    double end = now_s() + 60;
+    while (db_int(sql) < 1 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(db_int(sql), 1, "the target worker started the job");
+    wait_state(job, "RUNNING", 60);
+    long later = wait_steps(job, (int)last_a + 300, 2, 60);
+    cr_assert_gt(later, last_a);
+    cr_assert_eq(count_ranks(7104), 2, "two ranks, now under the other worker");
+    end = now_s() + 10;
+    char *log = job_log(job);
+    while (!strstr(log, "restored step") && now_s() < end) {
+        free(log);
+        usleep(200000);
+        log = job_log(job);
+    }
+    cr_assert(strstr(log, "checkpointed at step"), "the first worker's part of the log");
+    cr_assert(strstr(log, "restored step"), "the second worker's part: restored");
+    cr_assert_lt(strstr(log, "checkpointed at step"), strstr(log, "restored step"));
+    free(log);
+    post_job(job, "cancel", 200);
+    end = now_s() + 30;
+    while (count_ranks(7104) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7104), 0, "cancel reached the worker that runs it now");
+    cr_assert_eq(stop_pid(&worker_b_pid), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+Test(worker, a_stopping_worker_checkpoints_its_jobs)
+{
+    long long job = submit_mlp(100000000, 2, 7105);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    wait_steps(job, 100, 2, 60);
+    cr_assert_eq(stop_worker(), 0, "the worker exits 0 on SIGTERM");
+    cr_assert_eq(count_ranks(7105), 0, "no rank outlives its worker");
+    char path[400];
+    snprintf(path, sizeof(path), "%s/ckpt/%lld/train-mlp.ckpt", hx.dir, job);
+    cr_assert_eq(access(path, R_OK), 0, "the job checkpointed before its worker stopped");
+    hx_finish();
+}
+
+Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
+{
+    long long job = submit_mlp(100000000, 2, 7106);
+    write_launch(job, "start", "STARTING", 2);
+    wait_state(job, "RUNNING", 60);
+    wait_steps(job, 100, 2, 60);
+    kill(worker_pid, SIGKILL);
+    waitpid(worker_pid, NULL, 0);
+    worker_pid = 0;
+    cr_assert_eq(count_ranks(7106), 2, "the ranks outlive a worker killed with SIGKILL");
+    worker_pid = spawn_worker("sim-a");
+    double end = now_s() + 20;
+    while (count_ranks(7106) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7106), 0, "the next worker ended them");
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM actions WHERE job_id = %lld", job);
+    cr_assert_eq(db_int(sql), 1, "the start was not carried out again");
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+/* A job on two workers: one mpirun on the first, whose daemon on the second is started
+ * through the workers' rsh agent and the second worker (not ssh). The two "hosts" are two
+ * loopback addresses of this machine, which are also the workers' names. */
+Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
+{
+    stop_worker();
+    tcp_btl = 1;
+    worker_pid = start_worker("127.0.0.1");
+    worker_b_pid = start_worker("127.0.0.2");
+    long long a = wait_node("127.0.0.1"), b = wait_node("127.0.0.2");
+    long long job = submit_mlp(100000000, 4, 7107);
+    char sql[2048];
+    snprintf(sql, sizeof(sql),
+             "BEGIN; UPDATE jobs SET state = 'STARTING' WHERE id = %lld;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES (%lld, %lld, 0),"
+             " (%lld, %lld, 1), (%lld, %lld, 0), (%lld, %lld, 1);"
+             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, 'start',"
+             " jsonb_build_object('command', command, 'env', env, 'world_size', 4, 'slots',"
+             " jsonb_build_array(jsonb_build_object('node_id', %lld, 'gpu', 0),"
+             " jsonb_build_object('node_id', %lld, 'gpu', 1), jsonb_build_object('node_id', %lld,"
+             " 'gpu', 0), jsonb_build_object('node_id', %lld, 'gpu', 1)), 'hosts',"
+             " jsonb_build_array(jsonb_build_object('node', %lld, 'name', '127.0.0.1', 'slots', 2),"
+             " jsonb_build_object('node', %lld, 'name', '127.0.0.2', 'slots', 2)),"
+             " 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', 4) FROM jobs WHERE id = %lld; COMMIT",
+             job, job, a, job, a, job, b, job, b, a, a, a, b, b, a, b, hx.dir, job, job);
+    db_sql(sql);
+    wait_state(job, "RUNNING", 90);
+    wait_steps(job, 100, 4, 90);
+    cr_assert_eq(count_ranks(7107), 4, "four ranks");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
+             " AND kind = 'exec' AND state = 'done'",
+             job, b);
+    cr_assert_eq(db_int(sql), 1, "the second worker started mpirun's daemon");
+    post_job(job, "cancel", 200);
+    double end = now_s() + 30;
+    while (count_ranks(7107) > 0 && now_s() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7107), 0, "every rank is gone after cancel");
+    cr_assert_eq(stop_pid(&worker_b_pid), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+/* One test at a time: each runs real MPI jobs whose ranks wait for each other, and two
+ * tests at once on a small host starve them (and the daemons) of CPU. */
+int main(int argc, char **argv)
+{
+    struct criterion_test_set *tests = criterion_initialize();
+    criterion_options.jobs = 1;
+    int result = 0;
+    if (criterion_handle_args(argc, argv, true))
+        result = !criterion_run_all_tests(tests);
+    criterion_finalize(tests);
+    return result;
+}

@@ -1,0 +1,194 @@
+/* The server's side of docs/worker-protocol.md, spoken by hand (no worker daemon): the
+ * long-poll, idempotent results, metrics with duplicates, state moves, logs by offset and
+ * stream, and who may do what. */
+#include <criterion/criterion.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+static char wtok[128];
+
+static void db(const char *sql);
+
+/* Actions here are written by hand: the live scheduler (where built in) is paused. */
+static void setup(void)
+{
+    hx_setup();
+    db("DO $$ BEGIN IF to_regclass('scheduler_config') IS NOT NULL THEN"
+       " UPDATE scheduler_config SET paused = true; END IF; END $$");
+}
+
+TestSuite(worker_api, .init = setup, .fini = hx_teardown, .timeout = 60);
+
+static long long make_node(void)
+{
+    hx_user("api-worker", "worker", wtok);
+    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", wtok,
+                                       "{\"name\":\"n1\",\"cpus\":2,\"memory_bytes\":1,"
+                                       "\"gpus\":[],\"simulated\":true}"),
+                               201);
+    long long id = json_integer_value(json_object_get(n, "id"));
+    cr_assert(json_is_true(json_object_get(n, "simulated")));
+    json_decref(n);
+    return id;
+}
+
+static void db(const char *sql)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    PGresult *r = PQexec(c, sql);
+    cr_assert(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
+              "%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+Test(worker_api, long_poll_waits_then_answers_and_results_are_idempotent)
+{
+    long long node = make_node();
+    long long job = hx_submit(hx.admin, "j", 1);
+    char path[128], sql[256];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=1", node);
+    double t0 = now_s();
+    json_t *a = hx_expect_json(hx_json("GET", path, wtok, NULL), 200);
+    cr_assert_eq(json_array_size(json_object_get(a, "items")), 0);
+    cr_assert(now_s() - t0 >= 0.9, "an empty long-poll waited its second");
+    json_decref(a);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind) VALUES (%lld, %lld, 'suspend')", node,
+             job);
+    db(sql);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=30", node);
+    t0 = now_s();
+    a = hx_expect_json(hx_json("GET", path, wtok, NULL), 200);
+    cr_assert(now_s() - t0 < 2, "a pending action answers at once");
+    json_t *act = json_array_get(json_object_get(a, "items"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(act, "kind")), "suspend");
+    long long id = json_integer_value(json_object_get(act, "id"));
+    json_decref(a);
+    snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", id);
+    json_decref(
+        hx_expect_json(hx_json("POST", path, wtok, "{\"outcome\":\"ok\",\"detail\":\"x\"}"), 200));
+    json_decref(
+        hx_expect_json(hx_json("POST", path, wtok, "{\"outcome\":\"ok\",\"detail\":\"x\"}"), 200));
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"outcome\":\"failed\",\"detail\":\"y\"}"), 409,
+                      NULL);
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"outcome\":\"maybe\"}"), 400, "outcome");
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=0", node);
+    a = hx_expect_json(hx_json("GET", path, wtok, NULL), 200);
+    cr_assert_eq(json_array_size(json_object_get(a, "items")), 0, "a finished action is gone");
+    json_decref(a);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=61", node);
+    hx_expect_problem(hx_json("GET", path, wtok, NULL), 400, "wait");
+    hx_finish();
+}
+
+Test(worker_api, metrics_ignore_duplicates_and_states_follow_the_machine)
+{
+    make_node();
+    long long job = hx_submit(hx.admin, "j", 1);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", job);
+    const char *batch = "{\"items\":[{\"step\":1,\"loss\":0.9,\"world_size\":1,\"samples\":8,"
+                        "\"seconds\":0.01},{\"step\":2,\"loss\":0.5,\"world_size\":1}]}";
+    json_t *r = hx_expect_json(hx_json("POST", path, wtok, batch), 200);
+    cr_assert_eq(json_integer_value(json_object_get(r, "stored")), 2);
+    json_decref(r);
+    r = hx_expect_json(hx_json("POST", path, wtok, batch), 200);
+    cr_assert_eq(json_integer_value(json_object_get(r, "stored")), 0, "duplicates ignored");
+    json_decref(r);
+    hx_expect_problem(hx_json("POST", path, wtok,
+                              "{\"items\":[{\"step\":-1,\"loss\":1,"
+                              "\"world_size\":1}]}"),
+                      400, NULL);
+    r = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    json_t *items = json_object_get(r, "items");
+    cr_assert_eq(json_array_size(items), 2);
+    cr_assert_float_eq(json_number_value(json_object_get(json_array_get(items, 1), "loss")), 0.5,
+                       1e-12);
+    json_decref(r);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", job);
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"state\":\"RUNNING\"}"), 409, NULL);
+    json_decref(hx_expect_json(hx_json("POST", path, wtok, "{\"state\":\"STARTING\"}"), 200));
+    json_decref(hx_expect_json(hx_json("POST", path, wtok, "{\"state\":\"RUNNING\"}"), 200));
+    json_decref(hx_expect_json(hx_json("POST", path, wtok, "{\"state\":\"RUNNING\"}"), 200));
+    json_decref(hx_expect_json(
+        hx_json("POST", path, wtok, "{\"state\":\"FAILED\",\"detail\":\"ranks\",\"exit_code\":3}"),
+        200));
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/events", job);
+    r = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    items = json_object_get(r, "items");
+    cr_assert_eq(json_array_size(items), 4, "submit, start, running, fail");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items, 3), "detail")),
+                     "ranks; exit code 3");
+    json_decref(r);
+    hx_finish();
+}
+
+Test(worker_api, logs_append_by_offset_per_stream)
+{
+    make_node();
+    long long job = hx_submit(hx.admin, "j", 1);
+    char path[128];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=0&stream=node-1", job);
+    hx_free(hx_call("POST", path, wtok, "text/plain", "hello ", 6, NULL));
+    hx_free(hx_call("POST", path, wtok, "text/plain", "hello world\n", 12, NULL));
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=50&stream=node-1", job);
+    hx_expect_problem(hx_call("POST", path, wtok, "text/plain", "x", 1, NULL), 409, NULL);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=0&stream=node-2", job);
+    hx_free(hx_call("POST", path, wtok, "text/plain", "second\n", 7, NULL));
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
+    struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
+    cr_assert_eq(r->status, 200);
+    cr_assert_str_eq(r->body, "hello world\nsecond\n");
+    hx_free(r);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=6", job);
+    r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
+    cr_assert_str_eq(r->body, "world\nsecond\n");
+    hx_free(r);
+    hx_finish();
+}
+
+Test(worker_api, suspend_needs_a_launched_running_job_and_its_owner)
+{
+    long long node = make_node();
+    char user[128], path[96], sql[512];
+    hx_user("dora", "user", user);
+    long long job = hx_submit(hx.admin, "j", 1);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/suspend", job);
+    hx_expect_problem(hx_json("POST", path, hx.admin, NULL), 409, NULL);
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = 'RUNNING' WHERE id = %lld; INSERT INTO actions (node_id,"
+             " job_id, kind, state, spec) VALUES (%lld, %lld, 'start', 'done',"
+             " jsonb_build_object('slots', jsonb_build_array(jsonb_build_object('node_id', %lld,"
+             " 'gpu', 0))))",
+             job, node, job, node);
+    db(sql);
+    hx_expect_problem(hx_json("POST", path, user, NULL), 403, NULL);
+    hx_expect_problem(hx_json("POST", path, wtok, NULL), 403, NULL);
+    json_t *a = hx_expect_json(hx_json("POST", path, hx.admin, NULL), 202);
+    cr_assert_str_eq(json_string_value(json_object_get(a, "kind")), "suspend");
+    cr_assert_eq(json_integer_value(json_object_get(a, "node_id")), node);
+    json_decref(a);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", job);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions", node);
+    a = hx_expect_json(hx_json("GET", path, wtok, NULL), 200);
+    json_t *items = json_object_get(a, "items");
+    cr_assert_eq(json_array_size(items), 1, "the undelivered suspend gave way to the cancel");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items, 0), "kind")),
+                     "cancel");
+    json_decref(a);
+    hx_finish();
+}

@@ -1,0 +1,35 @@
+/* inventory: what a worker host offers (CPUs, memory, GPUs), for its registration.
+ * GPUs are found through the CUDA runtime loaded with dlopen (libcudart.so.13, .12, or
+ * plain .so, also under /usr/local/cuda/lib64), so the same binary runs where CUDA is
+ * missing; or simulated (model "simulated", backed by CPU) when asked. */
+#ifndef RINGMASTER_INVENTORY_H
+#define RINGMASTER_INVENTORY_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define INVENTORY_MAX_GPUS 64
+
+struct inventory_gpu {
+    int index;
+    char model[128];
+    long long memory_bytes;
+};
+
+struct inventory {
+    int cpus;
+    long long memory_bytes;
+    int simulated;
+    int ngpus;
+    struct inventory_gpu gpus[INVENTORY_MAX_GPUS];
+    char cuda_note[160]; /* why no GPU was found, "" when some were */
+};
+
+/* Fills inv. simulate_gpus > 0 advertises that many simulated GPUs and skips CUDA;
+ * 0 probes CUDA (no GPU is not an error). */
+void inventory_probe(struct inventory *inv, int simulate_gpus);
+
+/* The registration body of docs/worker-protocol.md for host name (new). */
+json_t *inventory_json(const struct inventory *inv, const char *name);
+
+#endif

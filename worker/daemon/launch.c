@@ -1,0 +1,243 @@
+#include "launch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ARGS 512
+
+struct argv_buf {
+    const char *v[MAX_ARGS];
+    int n;
+    char owned[64][80]; /* -np value and "-x NAME" names */
+    char agent[4200];
+    int nowned;
+};
+
+static void push(struct argv_buf *a, const char *s)
+{
+    if (a->n < MAX_ARGS - 1)
+        a->v[a->n++] = s;
+}
+
+/* "-x NAME" for an environment entry NAME=value. */
+static void push_export(struct argv_buf *a, const char *entry)
+{
+    size_t len = strcspn(entry, "=");
+    if (a->nowned >= 64 || len == 0 || len >= sizeof(a->owned[0]))
+        return;
+    char *name = a->owned[a->nowned++];
+    memcpy(name, entry, len);
+    name[len] = '\0';
+    push(a, "-x");
+    push(a, name);
+}
+
+static const char *const ringjob_vars[] = {
+    "RINGJOB_SOCKET",   "RINGJOB_JOB_ID", "RINGJOB_CHECKPOINT_DIR", "RINGJOB_WORLD_SIZE",
+    "RINGJOB_LR_SCALE", "RINGJOB_PLAN",   "RINGMASTER_RANK_GPUS"};
+
+static void build_argv(const struct launch_req *r, struct argv_buf *a)
+{
+    const char *mpirun = getenv("RINGMASTER_MPIRUN");
+    push(a, mpirun && *mpirun ? mpirun : "mpirun");
+    if (geteuid() == 0)
+        push(a, "--allow-run-as-root");
+    push(a, "--oversubscribe");
+    push(a, "--bind-to");
+    push(a, "none");
+    if (r->hosts) {
+        push(a, "--host");
+        push(a, r->hosts);
+        snprintf(a->agent, sizeof(a->agent), "%s --rsh-agent", r->self);
+        push(a, "--mca");
+        push(a, "plm_rsh_agent");
+        push(a, a->agent);
+    }
+    push(a, "-np");
+    snprintf(a->owned[a->nowned], sizeof(a->owned[0]), "%d", r->world_size);
+    push(a, a->owned[a->nowned++]);
+    for (size_t i = 0; i < sizeof(ringjob_vars) / sizeof(ringjob_vars[0]); i++) {
+        if (r->lr_scale <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_LR_SCALE"))
+            continue; /* unset in the ranks: mpirun warns about -x of a missing variable */
+        push(a, "-x");
+        push(a, ringjob_vars[i]);
+    }
+    for (size_t i = 0; r->env && r->env[i]; i++)
+        push_export(a, r->env[i]);
+    push(a, r->self);
+    push(a, "--rank-exec");
+    push(a, "--");
+    for (size_t i = 0; r->command[i]; i++)
+        push(a, r->command[i]);
+    a->v[a->n] = NULL;
+}
+
+/* In the child: the environment of the ranks. */
+static void set_env(const struct launch_req *r)
+{
+    char buf[64];
+    setenv("RINGJOB_SOCKET", r->socket, 1);
+    setenv("RINGJOB_JOB_ID", r->job_id, 1);
+    setenv("RINGJOB_CHECKPOINT_DIR", r->ckpt_dir, 1);
+    snprintf(buf, sizeof(buf), "%d", r->world_size);
+    setenv("RINGJOB_WORLD_SIZE", buf, 1);
+    if (r->lr_scale > 0) {
+        snprintf(buf, sizeof(buf), "%.17g", r->lr_scale);
+        setenv("RINGJOB_LR_SCALE", buf, 1);
+    } else {
+        unsetenv("RINGJOB_LR_SCALE");
+    }
+    setenv("RINGJOB_PLAN", r->plan ? r->plan : "dp", 1);
+    setenv("RINGMASTER_RANK_GPUS", r->gpus, 1);
+    if (r->hosts) {
+        setenv("RINGMASTER_SERVER", r->server, 1);
+        setenv("RINGMASTER_TOKEN_FILE", r->token_file, 1);
+    }
+    if (r->yield_when_idle)
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+    for (size_t i = 0; r->env && r->env[i]; i++)
+        putenv((char *)r->env[i]);
+}
+
+static void child(const struct launch_req *r, struct argv_buf *a)
+{
+    setpgid(0, 0);
+    int log = open(r->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int null = open("/dev/null", O_RDONLY);
+    if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
+        _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    set_env(r);
+    execvp(a->v[0], (char *const *)a->v);
+    dprintf(2, "ringmaster-worker: cannot run %s: %s\n", a->v[0], strerror(errno));
+    _exit(127);
+}
+
+pid_t launch_start(const struct launch_req *r, char *err, size_t errlen)
+{
+    static struct argv_buf a; /* the daemon's main thread is the only caller */
+    memset(&a, 0, sizeof(a));
+    if (!r->command || !r->command[0] || r->world_size < 1) {
+        snprintf(err, errlen, "launch: empty command or world size < 1");
+        return -1;
+    }
+    build_argv(r, &a);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0)
+        child(r, &a);
+    setpgid(pid, pid); /* also here, so that a kill right after the fork reaches the group */
+    return pid;
+}
+
+/* The fields of /proc/PID/stat after "pid (comm)" into buf; 0 or -1. */
+static int stat_fields(const char *pid, char *buf, size_t len, const char **rest)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    *rest = strrchr(buf, ')');
+    return *rest ? 0 : -1;
+}
+
+/* The parent of process pid from /proc, or -1. */
+static pid_t parent_of(const char *pid)
+{
+    char buf[1024];
+    const char *p;
+    int ppid;
+    if (stat_fields(pid, buf, sizeof(buf), &p) < 0)
+        return -1;
+    return sscanf(p + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : -1;
+}
+
+long long launch_start_time(pid_t pid)
+{
+    char buf[1024], ids[24];
+    const char *p;
+    long long t;
+    snprintf(ids, sizeof(ids), "%d", (int)pid);
+    if (stat_fields(ids, buf, sizeof(buf), &p) < 0)
+        return -1;
+    /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+     * cutime cstime priority nice threads itrealvalue starttime */
+    return sscanf(p + 1,
+                  " %*c"
+                  " %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
+                  " %*d %*d %lld",
+                  &t) == 1
+               ? t
+               : -1;
+}
+
+void launch_kill(pid_t pid, int sig)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || parent_of(e->d_name) != pid)
+            continue;
+        pid_t child = (pid_t)atoi(e->d_name);
+        pid_t g = getpgid(child);
+        if (g > 1 && g != getpgrp())
+            kill(-g, sig);
+        kill(child, sig);
+    }
+    if (d)
+        closedir(d);
+    kill(-pid, sig);
+}
+
+/* The n-th entry of a comma list into out, or "" when there is none. */
+static void nth_entry(const char *list, int n, char *out, size_t len)
+{
+    const char *p = list;
+    for (int i = 0; i < n && p; i++) {
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    size_t k = p ? strcspn(p, ",") : 0;
+    snprintf(out, len, "%.*s", (int)(k < len ? k : len - 1), p ? p : "");
+}
+
+int launch_rank_exec(int argc, char **argv)
+{
+    int i = 1;
+    while (i < argc && strcmp(argv[i], "--") != 0)
+        i++;
+    if (i + 1 >= argc) {
+        fprintf(stderr, "ringmaster-worker --rank-exec: no command after --\n");
+        return 127;
+    }
+    const char *gpus = getenv("RINGMASTER_RANK_GPUS");
+    const char *lr = getenv("OMPI_COMM_WORLD_RANK");
+    char dev[32];
+    if (gpus && *gpus) {
+        nth_entry(gpus, lr ? atoi(lr) : 0, dev, sizeof(dev));
+        setenv("CUDA_VISIBLE_DEVICES", dev, 1);
+    }
+    execvp(argv[i + 1], argv + i + 1);
+    fprintf(stderr, "ringmaster-worker --rank-exec: cannot run %s: %s\n", argv[i + 1],
+            strerror(errno));
+    return 127;
+}

@@ -1,0 +1,54 @@
+/* launch: starts a job's ranks with OpenMPI's mpirun, one rank per GPU, and the per-rank
+ * wrapper that gives each rank its GPU.
+ *
+ * The worker runs `mpirun [--allow-run-as-root] --oversubscribe --bind-to none -np W
+ * -x VAR... <worker> --rank-exec -- <command...>` in a process group of its own, with its
+ * stdout and stderr appended to the job's log. Each rank starts as the worker binary in
+ * --rank-exec mode, which sets CUDA_VISIBLE_DEVICES to the entry of RINGMASTER_RANK_GPUS
+ * (a comma list, one GPU per rank, by world rank) at OMPI_COMM_WORLD_RANK and execs the
+ * command. The environment is the worker's, the job's env, and libringjob's RINGJOB_*. */
+#ifndef RINGMASTER_LAUNCH_H
+#define RINGMASTER_LAUNCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct launch_req {
+    const char *job_id;
+    const char *const *command; /* NULL-terminated */
+    const char *const *env;     /* NAME=value, NULL-terminated; may be NULL */
+    int world_size;
+    const char *gpus;   /* "0,1": the GPU of each rank, by world rank */
+    const char *hosts;  /* NULL, or mpirun's --host "a:2,b:2" for a job on several nodes,
+                           whose remote daemons start through the workers' rsh agent */
+    const char *server; /* RINGMASTER_SERVER and RINGMASTER_TOKEN_FILE, for that agent */
+    const char *token_file;
+    const char *socket;   /* RINGJOB_SOCKET */
+    const char *ckpt_dir; /* RINGJOB_CHECKPOINT_DIR */
+    const char *plan;     /* RINGJOB_PLAN, may be NULL */
+    double lr_scale;      /* RINGJOB_LR_SCALE; <= 0: unset (libringjob uses the world size) */
+    const char *log_path; /* stdout and stderr are appended here */
+    const char *self;     /* the worker binary (the rank wrapper) */
+    int yield_when_idle;  /* ranks yield the CPU while waiting in MPI (unless the worker's
+                             environment says otherwise): for simulated GPUs, whose ranks
+                             share the host's cores with other jobs */
+};
+
+/* Forks and execs mpirun ($RINGMASTER_MPIRUN or "mpirun" on PATH). Returns its pid, which
+ * is also its process group, or -1 with text in err. */
+pid_t launch_start(const struct launch_req *r, char *err, size_t errlen);
+
+/* Sends sig to the process group of mpirun pid and, since mpirun puts each local rank in a
+ * process group of its own, to the group of each of its children too (so that SIGKILL,
+ * which mpirun cannot forward, leaves no rank behind). */
+void launch_kill(pid_t pid, int sig);
+
+/* The start time of process pid (clock ticks since boot, /proc/PID/stat), or -1 when there
+ * is no such process: with the pid it names one process across pid reuse. */
+long long launch_start_time(pid_t pid);
+
+/* The rank wrapper: argv is "--rank-exec" "--" command...; execs the command with
+ * CUDA_VISIBLE_DEVICES set. Returns only on failure (127). */
+int launch_rank_exec(int argc, char **argv);
+
+#endif
