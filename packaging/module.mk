@@ -5,3 +5,7 @@ deb: deps
 	@packaging/build-deb.sh
 
 .PHONY: deb
+
+# The package test (tests/package/run.sh) is one of the programs `make check` runs: it builds,
+# installs, runs, removes and purges the packages (as root; it skips itself otherwise).
+TEST_SCRIPTS += tests/package/run.sh
