@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "log.h"
 
 #define PG_PORT "5432"
@@ -47,27 +48,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-/* mkdir -p with the given mode for the directories it creates. */
-static int mkdir_p(const char *path, mode_t mode)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, mode) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, mode) < 0 && errno != EEXIST)
-        return -1;
-    return 0;
 }
 
 /* The newest /usr/lib/postgresql/N/bin that holds pg_ctl. */
@@ -168,7 +148,7 @@ static int check_socket_path(const struct pgcluster *c, char *err, size_t errlen
 /* Makes sure the cluster's user can reach state_dir (search permission). */
 static int prepare_dirs(struct pgcluster *c, char *err, size_t errlen)
 {
-    if (mkdir_p(c->state_dir, 0755) < 0) {
+    if (fsutil_mkdir_p(c->state_dir, 0755) < 0) {
         set_err(err, errlen, "cannot create %s: %s", c->state_dir, strerror(errno));
         return -1;
     }
@@ -221,7 +201,7 @@ static int choose_datadir(struct pgcluster *c, char *err, size_t errlen)
     for (const char *p = c->state_dir; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ULL;
     char parent[] = "/var/lib/ringmaster-embedded";
-    if (mkdir_p(parent, 0755) < 0) {
+    if (fsutil_mkdir_p(parent, 0755) < 0) {
         set_err(err, errlen, "user %s cannot reach %s, and %s cannot be made: %s", c->user,
                 c->state_dir, parent, strerror(errno));
         return -1;
@@ -252,7 +232,7 @@ struct pgcluster *pgcluster_create(const char *state_dir, char *err, size_t errl
                              "(install postgresql or set RINGMASTER_PG_BINDIR)");
         goto error;
     }
-    if (mkdir_p(state_dir, 0755) < 0 || !realpath(state_dir, c->state_dir)) {
+    if (fsutil_mkdir_p(state_dir, 0755) < 0 || !realpath(state_dir, c->state_dir)) {
         set_err(err, errlen, "state directory %s: %s", state_dir, strerror(errno));
         goto error;
     }

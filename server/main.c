@@ -15,6 +15,7 @@
 #include "auth.h"
 #include "db.h"
 #include "http.h"
+#include "fsutil.h"
 #include "log.h"
 #include "migrate.h"
 #include "pgcluster.h"
@@ -127,28 +128,9 @@ static int prepare_database(const char *conninfo, const char *state_dir, char *e
     return rc;
 }
 
-/* mkdir -p with mode for the directories it makes. Returns 0 or -1 (errno). */
-static int make_dirs(const char *path, mode_t mode)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, mode) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
 {
-    if (make_dirs(cfg->state_dir, 0700) < 0) {
+    if (fsutil_mkdir_p(cfg->state_dir, 0700) < 0) {
         snprintf(err, errlen, "state dir %s: %s", cfg->state_dir, strerror(errno));
         return -1;
     }

@@ -17,6 +17,7 @@
 #include "doneset.h"
 #include "jobchan.h"
 #include "launch.h"
+#include "fsutil.h"
 #include "log.h"
 #include "outbox.h"
 
@@ -179,20 +180,6 @@ static void job_free(struct wjob *j)
     free(j);
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_LEN];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static struct wjob *job_create(struct agent *a, long long id, char *err, size_t errlen)
 {
     struct wjob *j = calloc(1, sizeof(*j));
@@ -206,7 +193,7 @@ static struct wjob *job_create(struct agent *a, long long id, char *err, size_t 
     snprintf(j->dir, sizeof(j->dir), "%.1000s/jobs/%lld", a->state_dir, id);
     snprintf(j->sock, sizeof(j->sock), "%.1100s/chan.sock", j->dir);
     snprintf(j->log, sizeof(j->log), "%.1100s/log", j->dir);
-    if (mkdir_p(j->dir) < 0) {
+    if (fsutil_mkdir_p(j->dir, 0755) < 0) {
         snprintf(err, errlen, "%.300s: %s", j->dir, strerror(errno));
         job_free(j);
         return NULL;
@@ -329,7 +316,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
         snprintf(ckpt, sizeof(ckpt), "%s", cd);
     else
         snprintf(ckpt, sizeof(ckpt), "%s/checkpoints/%lld", a->state_dir, j->id);
-    if (mkdir_p(ckpt) < 0) {
+    if (fsutil_mkdir_p(ckpt, 0755) < 0) {
         snprintf(err, errlen, "checkpoint dir %.300s: %s", ckpt, strerror(errno));
         return -1;
     }
