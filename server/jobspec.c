@@ -1,30 +1,10 @@
 #include "jobspec.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct check {
-    json_t *errors;
-    char *detail;
-    size_t len;
-};
-
-static void fail(struct check *c, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fail(struct check *c, const char *field, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (json_array_size(c->errors) == 0)
-        snprintf(c->detail, c->len, "%s: %s", field, msg);
-    json_array_append_new(c->errors, json_pack("{s:s, s:s}", "field", field, "detail", msg));
-}
+#include "fieldcheck.h"
 
 static const char *type_name(const json_t *v)
 {
@@ -34,19 +14,19 @@ static const char *type_name(const json_t *v)
 }
 
 /* An optional integer in lo..hi; null or missing gives def. */
-static int get_int(struct check *c, const json_t *body, const char *key, long long lo, long long hi,
+static int get_int(struct fieldcheck *c, const json_t *body, const char *key, long long lo, long long hi,
                    int def)
 {
     const json_t *v = json_object_get(body, key);
     if (!v || json_is_null(v))
         return def;
     if (!json_is_integer(v)) {
-        fail(c, key, "expected an integer, got %s", type_name(v));
+        fieldcheck_fail(c, key, "expected an integer, got %s", type_name(v));
         return def;
     }
     long long x = json_integer_value(v);
     if (x < lo || x > hi) {
-        fail(c, key, "expected %lld..%lld, got %lld", lo, hi, x);
+        fieldcheck_fail(c, key, "expected %lld..%lld, got %lld", lo, hi, x);
         return def;
     }
     return (int)x;
@@ -64,38 +44,38 @@ static long utf8_chars(const char *s)
     return n;
 }
 
-static void check_name(struct check *c, const json_t *body, struct jobspec *spec)
+static void check_name(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
     const json_t *v = json_object_get(body, "name");
     if (!v) {
-        fail(c, "name", "required");
+        fieldcheck_fail(c, "name", "required");
         return;
     }
     if (!json_is_string(v)) {
-        fail(c, "name", "expected a string, got %s", type_name(v));
+        fieldcheck_fail(c, "name", "expected a string, got %s", type_name(v));
         return;
     }
     long n = utf8_chars(json_string_value(v));
     if (n < 0) {
-        fail(c, "name", "control characters are not allowed");
+        fieldcheck_fail(c, "name", "control characters are not allowed");
         return;
     }
     if (n < 1 || n > JOBSPEC_MAX_NAME) {
-        fail(c, "name", "expected 1..%d characters, got %ld", JOBSPEC_MAX_NAME, n);
+        fieldcheck_fail(c, "name", "expected 1..%d characters, got %ld", JOBSPEC_MAX_NAME, n);
         return;
     }
     spec->name = strdup(json_string_value(v));
 }
 
-static void check_command(struct check *c, const json_t *body, struct jobspec *spec)
+static void check_command(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
     json_t *v = json_object_get(body, "command");
     if (!v) {
-        fail(c, "command", "required");
+        fieldcheck_fail(c, "command", "required");
         return;
     }
     if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > JOBSPEC_MAX_ARGS) {
-        fail(c, "command", "expected an array of 1..%d strings", JOBSPEC_MAX_ARGS);
+        fieldcheck_fail(c, "command", "expected an array of 1..%d strings", JOBSPEC_MAX_ARGS);
         return;
     }
     size_t i;
@@ -105,11 +85,11 @@ static void check_command(struct check *c, const json_t *body, struct jobspec *s
         char field[32];
         snprintf(field, sizeof(field), "command[%zu]", i);
         if (!json_is_string(arg))
-            fail(c, field, "expected a string, got %s", type_name(arg));
+            fieldcheck_fail(c, field, "expected a string, got %s", type_name(arg));
         else if (json_string_length(arg) > JOBSPEC_MAX_ARG)
-            fail(c, field, "longer than %d bytes", JOBSPEC_MAX_ARG);
+            fieldcheck_fail(c, field, "longer than %d bytes", JOBSPEC_MAX_ARG);
         else if (i == 0 && json_string_length(arg) == 0)
-            fail(c, field, "the program must not be empty");
+            fieldcheck_fail(c, field, "the program must not be empty");
     }
     spec->command = json_incref(v);
 }
@@ -123,7 +103,7 @@ static int env_name_ok(const char *k)
            !(k[0] >= '0' && k[0] <= '9');
 }
 
-static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
+static void check_env(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
     json_t *v = json_object_get(body, "env");
     if (!v || json_is_null(v)) {
@@ -131,7 +111,7 @@ static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
         return;
     }
     if (!json_is_object(v) || json_object_size(v) > JOBSPEC_MAX_ENV) {
-        fail(c, "env", "expected an object of at most %d strings", JOBSPEC_MAX_ENV);
+        fieldcheck_fail(c, "env", "expected an object of at most %d strings", JOBSPEC_MAX_ENV);
         return;
     }
     const char *k;
@@ -141,11 +121,11 @@ static void check_env(struct check *c, const json_t *body, struct jobspec *spec)
         char field[300];
         snprintf(field, sizeof(field), "env.%.256s", k);
         if (!env_name_ok(k))
-            fail(c, field, "not a variable name ([A-Za-z_][A-Za-z0-9_]*, 1..256)");
+            fieldcheck_fail(c, field, "not a variable name ([A-Za-z_][A-Za-z0-9_]*, 1..256)");
         else if (!json_is_string(val))
-            fail(c, field, "expected a string, got %s", type_name(val));
+            fieldcheck_fail(c, field, "expected a string, got %s", type_name(val));
         else if (json_string_length(val) > JOBSPEC_MAX_ARG)
-            fail(c, field, "longer than %d bytes", JOBSPEC_MAX_ARG);
+            fieldcheck_fail(c, field, "longer than %d bytes", JOBSPEC_MAX_ARG);
     }
     spec->env = json_incref(v);
 }
@@ -176,47 +156,47 @@ static int json_depth(const json_t *v, int limit)
     return deepest + 1;
 }
 
-static void check_model(struct check *c, const json_t *body, struct jobspec *spec)
+static void check_model(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
     json_t *v = json_object_get(body, "model");
     if (!v || json_is_null(v))
         return;
     if (!json_is_object(v)) {
-        fail(c, "model", "expected an object, got %s", type_name(v));
+        fieldcheck_fail(c, "model", "expected an object, got %s", type_name(v));
         return;
     }
     char *text = json_dumps(v, JSON_COMPACT);
     size_t n = text ? strlen(text) : 0;
     free(text);
     if (n == 0 || n > JOBSPEC_MAX_MODEL) {
-        fail(c, "model", "larger than %d bytes", JOBSPEC_MAX_MODEL);
+        fieldcheck_fail(c, "model", "larger than %d bytes", JOBSPEC_MAX_MODEL);
         return;
     }
     if (json_depth(v, JOBSPEC_MAX_MODEL_DEPTH) > JOBSPEC_MAX_MODEL_DEPTH) {
-        fail(c, "model", "nested deeper than %d levels", JOBSPEC_MAX_MODEL_DEPTH);
+        fieldcheck_fail(c, "model", "nested deeper than %d levels", JOBSPEC_MAX_MODEL_DEPTH);
         return;
     }
     spec->model = json_incref(v);
 }
 
-static void check_gpus(struct check *c, const json_t *body, struct jobspec *spec)
+static void check_gpus(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
     if (!json_object_get(body, "gpus"))
-        fail(c, "gpus", "required");
+        fieldcheck_fail(c, "gpus", "required");
     spec->gpus = get_int(c, body, "gpus", 1, JOBSPEC_MAX_GPUS, 1);
     spec->min_gpus = get_int(c, body, "min_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
     spec->max_gpus = get_int(c, body, "max_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
     if (spec->min_gpus > spec->gpus)
-        fail(c, "min_gpus", "must be at most gpus (%d), got %d", spec->gpus, spec->min_gpus);
+        fieldcheck_fail(c, "min_gpus", "must be at most gpus (%d), got %d", spec->gpus, spec->min_gpus);
     if (spec->max_gpus < spec->gpus)
-        fail(c, "max_gpus", "must be at least gpus (%d), got %d", spec->gpus, spec->max_gpus);
+        fieldcheck_fail(c, "max_gpus", "must be at least gpus (%d), got %d", spec->gpus, spec->max_gpus);
     const json_t *e = json_object_get(body, "elastic");
     if (e && !json_is_null(e) && !json_is_boolean(e))
-        fail(c, "elastic", "expected true or false, got %s", type_name(e));
+        fieldcheck_fail(c, "elastic", "expected true or false, got %s", type_name(e));
     spec->elastic = e && json_is_true(e);
 }
 
-static void check_unknown(struct check *c, const json_t *body)
+static void check_unknown(struct fieldcheck *c, const json_t *body)
 {
     static const char *const known[] = {"name",     "command", "gpus",     "min_gpus",
                                         "max_gpus", "elastic", "priority", "batch_per_gpu",
@@ -229,14 +209,14 @@ static void check_unknown(struct check *c, const json_t *body)
         while (i < sizeof(known) / sizeof(known[0]) && strcmp(k, known[i]) != 0)
             i++;
         if (i == sizeof(known) / sizeof(known[0]))
-            fail(c, strlen(k) > 64 ? "(long name)" : k, "unknown field");
+            fieldcheck_fail(c, strlen(k) > 64 ? "(long name)" : k, "unknown field");
     }
 }
 
 int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, char *detail,
                   size_t len)
 {
-    struct check c = {.errors = json_array(), .detail = detail, .len = len};
+    struct fieldcheck c = {.errors = json_array(), .detail = detail, .len = len};
     memset(spec, 0, sizeof(*spec));
     check_name(&c, body, spec);
     check_command(&c, body, spec);
@@ -253,7 +233,7 @@ int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, cha
         return 0;
     }
     if (json_array_size(c.errors) == 0)
-        fail(&c, "(body)", "out of memory");
+        fieldcheck_fail(&c, "(body)", "out of memory");
     jobspec_clear(spec);
     *errors = c.errors;
     return -1;

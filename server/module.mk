@@ -25,7 +25,7 @@ BINS += $(SERVER_BIN)
 # Unit tests of the pure parts (validation, JSON mapping, routing, the state machine).
 SERVER_UNIT_SRCS := $(wildcard tests/unit/server/*.c)
 SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
-SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,jobspec.o nodespec.o router.o www.o problem.o \
+SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,fieldcheck.o jobspec.o nodespec.o router.o www.o problem.o \
                       sched_wake.o)
 
 ifneq ($(SERVER_UNIT_SRCS),)

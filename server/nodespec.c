@@ -1,57 +1,37 @@
 #include "nodespec.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-struct check {
-    json_t *errors;
-    char *detail;
-    size_t len;
-};
+#include "fieldcheck.h"
 
-static void fail(struct check *c, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fail(struct check *c, const char *field, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (json_array_size(c->errors) == 0)
-        snprintf(c->detail, c->len, "%s: %s", field, msg);
-    json_array_append_new(c->errors, json_pack("{s:s, s:s}", "field", field, "detail", msg));
-}
-
-static void check_int(struct check *c, const json_t *obj, const char *key, const char *field,
+static void check_int(struct fieldcheck *c, const json_t *obj, const char *key, const char *field,
                       long long lo, long long hi)
 {
     const json_t *v = json_object_get(obj, key);
     if (!v)
-        fail(c, field, "required");
+        fieldcheck_fail(c, field, "required");
     else if (!json_is_integer(v))
-        fail(c, field, "expected an integer");
+        fieldcheck_fail(c, field, "expected an integer");
     else if (json_integer_value(v) < lo || json_integer_value(v) > hi)
-        fail(c, field, "expected %lld..%lld, got %lld", lo, hi, (long long)json_integer_value(v));
+        fieldcheck_fail(c, field, "expected %lld..%lld, got %lld", lo, hi, (long long)json_integer_value(v));
 }
 
-static void check_string(struct check *c, const json_t *obj, const char *key, const char *field,
+static void check_string(struct fieldcheck *c, const json_t *obj, const char *key, const char *field,
                          size_t max)
 {
     const json_t *v = json_object_get(obj, key);
     if (!v)
-        fail(c, field, "required");
+        fieldcheck_fail(c, field, "required");
     else if (!json_is_string(v))
-        fail(c, field, "expected a string");
+        fieldcheck_fail(c, field, "expected a string");
     else if (json_string_length(v) < 1 || json_string_length(v) > max)
-        fail(c, field, "expected 1..%zu bytes", max);
+        fieldcheck_fail(c, field, "expected 1..%zu bytes", max);
     else if (strlen(json_string_value(v)) != json_string_length(v))
-        fail(c, field, "must not contain NUL");
+        fieldcheck_fail(c, field, "must not contain NUL");
 }
 
-static void check_unknown(struct check *c, const json_t *obj, const char *prefix,
+static void check_unknown(struct fieldcheck *c, const json_t *obj, const char *prefix,
                           const char *const *known, size_t n)
 {
     const char *k;
@@ -64,12 +44,12 @@ static void check_unknown(struct check *c, const json_t *obj, const char *prefix
         if (i == n) {
             char field[128];
             snprintf(field, sizeof(field), "%s%.64s", prefix, k);
-            fail(c, field, "unknown field");
+            fieldcheck_fail(c, field, "unknown field");
         }
     }
 }
 
-static void check_gpu(struct check *c, const json_t *g, size_t i, unsigned char *seen)
+static void check_gpu(struct fieldcheck *c, const json_t *g, size_t i, unsigned char *seen)
 {
     static const char *const known[] = {"index", "model", "memory_bytes"};
     char f[3][48], prefix[32];
@@ -78,7 +58,7 @@ static void check_gpu(struct check *c, const json_t *g, size_t i, unsigned char 
         snprintf(f[k], sizeof(f[k]), "%s%s", prefix, known[k]);
     if (!json_is_object(g)) {
         snprintf(prefix, sizeof(prefix), "gpus[%zu]", i);
-        fail(c, prefix, "expected an object");
+        fieldcheck_fail(c, prefix, "expected an object");
         return;
     }
     check_int(c, g, "index", f[0], 0, NODESPEC_MAX_GPUS - 1);
@@ -88,26 +68,26 @@ static void check_gpu(struct check *c, const json_t *g, size_t i, unsigned char 
     const json_t *idx = json_object_get(g, "index");
     long long x = json_is_integer(idx) ? json_integer_value(idx) : -1;
     if (x >= 0 && x < NODESPEC_MAX_GPUS && seen[x]++)
-        fail(c, f[0], "index %lld appears twice", x);
+        fieldcheck_fail(c, f[0], "index %lld appears twice", x);
 }
 
 int nodespec_check(const json_t *body, json_t **errors, char *detail, size_t len)
 {
     static const char *const known[] = {"name", "cpus", "memory_bytes", "gpus", "simulated"};
-    struct check c = {.errors = json_array(), .detail = detail, .len = len};
+    struct fieldcheck c = {.errors = json_array(), .detail = detail, .len = len};
     unsigned char seen[NODESPEC_MAX_GPUS] = {0};
     check_string(&c, body, "name", "name", NODESPEC_MAX_NAME);
     check_int(&c, body, "cpus", "cpus", 1, NODESPEC_MAX_CPUS);
     check_int(&c, body, "memory_bytes", "memory_bytes", 0, (long long)1 << 60);
     const json_t *gpus = json_object_get(body, "gpus");
     if (gpus && (!json_is_array(gpus) || json_array_size(gpus) > NODESPEC_MAX_GPUS))
-        fail(&c, "gpus", "expected an array of at most %d GPUs", NODESPEC_MAX_GPUS);
+        fieldcheck_fail(&c, "gpus", "expected an array of at most %d GPUs", NODESPEC_MAX_GPUS);
     else
         for (size_t i = 0; i < json_array_size(gpus); i++)
             check_gpu(&c, json_array_get(gpus, i), i, seen);
     const json_t *sim = json_object_get(body, "simulated");
     if (sim && !json_is_boolean(sim))
-        fail(&c, "simulated", "expected true or false");
+        fieldcheck_fail(&c, "simulated", "expected true or false");
     check_unknown(&c, body, "", known, 5);
     if (json_array_size(c.errors) == 0) {
         json_decref(c.errors);
