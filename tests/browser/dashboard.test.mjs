@@ -11,7 +11,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, startBrowser, startWorker, stopAll, call, screenshot, TRAIN_MLP } from "./harness.mjs";
+import { startServer, startBrowser, startWorker, stopAll, call, screenshot, sanitizerReports, TRAIN_MLP } from "./harness.mjs";
 
 const T = { timeout: 60000 };
 let server, page, worker, jobId, otherId, mlpId, consoleErrors = [];
@@ -343,12 +343,20 @@ test("no script errors in the browser console", T, async () => {
   assert.deepEqual(real, []);
 });
 
+test("the worker stops cleanly and leaves no job process behind", T, async () => {
+  const { exitCode, left } = await worker.stop();
+  assert.equal(exitCode, 0, "the worker's exit status");
+  assert.equal(left, 0, "job processes left running");
+  assert.equal(sanitizerReports(worker.logFile), "");
+});
+
 test("when the server goes away the page says so and keeps what it showed", T, async () => {
   await page.goto(server.url + "/#/jobs");
   await page.locator(`#jobs-table tr[data-job-id="${jobId}"]`).waitFor();
-  await server.stop();
+  assert.equal(await server.stop(), 0, "ringmasterd's exit status");
   await expectText(page.locator("#health"), /unreachable/, 15000);
   await expectText(page.locator("#view"), /Cannot refresh \(showing the last list\): cannot reach the server/, 15000);
   assert.ok(await page.locator(`#jobs-table tr[data-job-id="${jobId}"]`).isVisible());
   await screenshot(page, "jobs-server-down-1280");
+  assert.equal(sanitizerReports(server.logFile), "");
 });

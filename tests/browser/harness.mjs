@@ -63,7 +63,8 @@ function logTail(file, lines = 15) {
   try { return fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n"); } catch (e) { return ""; }
 }
 
-// Starts ringmasterd; resolves to {url, token, stateDir, stop()} once /api/v1/health answers.
+// Starts ringmasterd; resolves to {url, token, stateDir, logFile, stop()} once /api/v1/health
+// answers; stop() resolves to its exit code (null when a signal ended it).
 // A start that fails (say, another process took the free port first) is tried once more.
 export async function startServer() {
   try {
@@ -103,6 +104,7 @@ async function startServerOnce() {
       killQuietly(pm, "SIGKILL");
     }
     fs.rmSync(stateDir, { recursive: true, force: true });
+    return child.exitCode;
   };
   cleanups.push({ stop, child, stateDir });
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -113,7 +115,7 @@ async function startServerOnce() {
       const res = await fetch(url + "/api/v1/health", { signal: AbortSignal.timeout(2000) });
       const tokenFile = path.join(stateDir, "admin.token");
       if (res.ok && fs.existsSync(tokenFile))
-        return { url, stateDir, token: fs.readFileSync(tokenFile, "utf8").trim(), stop };
+        return { url, stateDir, token: fs.readFileSync(tokenFile, "utf8").trim(), stop, logFile };
     } catch (e) { /* not up yet */ }
     await sleep(200);
   }
@@ -133,8 +135,9 @@ function pidsWithEnv(needle) {
 }
 
 // Starts ringmaster-worker with ngpus simulated GPUs against server, with a worker user of
-// its own (POST /api/v1/users). Resolves to {name, stateDir, child, stop()} once its node is
-// registered. Its jobs (mpirun and ranks) are stopped with it, also on failure.
+// its own (POST /api/v1/users). Resolves to {name, stateDir, child, logFile, stop()} once its
+// node is registered. stop() resolves to {exitCode, left: job processes it had to kill}; its
+// jobs (mpirun and ranks) are stopped with it, also on failure.
 export async function startWorker(server, name, ngpus) {
   if (!fs.existsSync(WORKER)) throw new Error(WORKER + " is missing: run make first");
   const user = await call(server, "POST", "/users", { name: name + "-worker", role: "worker" });
@@ -160,8 +163,10 @@ export async function startWorker(server, name, ngpus) {
         await exited(child, 5000);
       }
     }
-    for (const pid of pidsWithEnv(stateDir)) killQuietly(pid, "SIGKILL");
+    const left = pidsWithEnv(stateDir);
+    for (const pid of left) killQuietly(pid, "SIGKILL");
     fs.rmSync(stateDir, { recursive: true, force: true });
+    return { exitCode: child.exitCode, left: left.length };
   };
   cleanups.push({ stop, child, stateDir, envNeedle: stateDir });
   const deadline = Date.now() + 30000;
@@ -230,6 +235,13 @@ export async function call(server, method, p, body, token = server.token) {
   let json = null;
   try { json = JSON.parse(text); } catch (e) { json = text; }
   return { status: res.status, body: json };
+}
+
+// Sanitizer reports (ASan, UBSan, LSan) in a log file: their first lines, or "".
+export function sanitizerReports(file) {
+  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  const m = text.match(/^.*(AddressSanitizer|LeakSanitizer|runtime error:).*$/m);
+  return m ? text.slice(m.index, m.index + 1500) : "";
 }
 
 export async function screenshot(page, name) {
