@@ -88,7 +88,7 @@ function details(job) {
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
     ["allocation", Array.isArray(job.allocation) && job.allocation.length
       ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
-    ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? " (elastic range " + job.min_gpus + "–" + job.max_gpus + ")" : "")],
+    ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
     ["batch per GPU", String(job.batch_per_gpu ?? "")],
     ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : JSON.stringify(job.plan)) : ""],
