@@ -1,6 +1,7 @@
 # www/: the browser dashboard (static files served by ringmasterd; no build step) and
 # its real-browser suite in tests/browser/ (playwright-core driving Debian's chromium
-# against a real ringmasterd with its embedded PostgreSQL).
+# against a real ringmasterd with its embedded PostgreSQL, a real ringmaster-worker with
+# simulated GPUs and real mpirun train-mlp jobs).
 #
 #   make test-browser    runs the suite alone; screenshots and the server log go to
 #                        $(BROWSER_ARTIFACTS)
@@ -8,6 +9,7 @@
 BROWSER_DIR       := tests/browser
 BROWSER_DEPS      := $(BROWSER_DIR)/node_modules/playwright-core/package.json
 BROWSER_ARTIFACTS ?= $(BUILD)/browser-artifacts
+BROWSER_PROGRAMS  := $(BUILD)/ringmasterd $(BUILD)/ringmaster-worker $(BUILD)/examples/train-mlp
 
 # playwright-core as pinned by package-lock.json; no browser download (chromium is Debian's).
 $(BROWSER_DEPS): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
@@ -16,9 +18,9 @@ $(BROWSER_DEPS): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
 
 # The suite is one of the programs `make check` runs (see tests/run-tests.sh).
 TEST_SCRIPTS     += $(BROWSER_DIR)/run.sh
-TEST_SCRIPT_DEPS += $(BUILD)/ringmasterd $(BROWSER_DEPS)
+TEST_SCRIPT_DEPS += $(BROWSER_PROGRAMS) $(BROWSER_DEPS)
 
-test-browser: $(BUILD)/ringmasterd $(BROWSER_DEPS)
+test-browser: $(BROWSER_PROGRAMS) $(BROWSER_DEPS)
 	@command -v /usr/bin/chromium >/dev/null || packaging/install-deps.sh
 	@BUILD=$(BUILD) tests/run-tests.sh $(BROWSER_DIR)/run.sh
 

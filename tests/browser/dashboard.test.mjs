@@ -1,16 +1,20 @@
-// The dashboard in a real browser against a real ringmasterd: sign in, submit through the
-// form (after the API's validation error for a bad value), see the job PENDING in the list,
-// cancel it from its page behind the confirmation, see the node registered through the API
-// on the cluster map; screenshots of each page at 1,280 px and at phone width.
+// The dashboard in a real browser against a real ringmasterd, its live scheduler and a real
+// ringmaster-worker (four simulated GPUs, real mpirun jobs): sign in, submit through the form
+// (after the API's validation error for a bad value), see the job PENDING in the list and
+// why it waits, cancel it from its page behind the confirmation; switch the policy on the
+// scheduler page and see its rounds; see the worker's node on the cluster map; run an
+// elastic train-mlp job and follow it (loss chart from its metrics and the scheduler's fit,
+// allocation, resize, events, log, suspend, resume, cancel); screenshots of each page at
+// 1,280 px and at phone width. Nothing is stubbed: every answer comes from the server.
 //
-// The tests run in order and share one server, one browser and the job they create.
+// The tests run in order and share one server, one browser, one worker and their jobs.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, startBrowser, stopAll, call, screenshot } from "./harness.mjs";
+import { startServer, startBrowser, startWorker, stopAll, call, screenshot, sanitizerReports, TRAIN_MLP } from "./harness.mjs";
 
 const T = { timeout: 60000 };
-let server, page, jobId, consoleErrors = [];
+let server, page, worker, jobId, otherId, mlpId, consoleErrors = [];
 
 before(async () => {
   server = await startServer();
@@ -80,6 +84,7 @@ test("the submit form shows the API's message beside a bad field, then submits",
 test("the jobs list shows the job as PENDING, filters and sorts", T, async () => {
   const other = await call(server, "POST", "/jobs", { name: "aaa-second", command: ["sleep", "1"], gpus: 1 });
   assert.equal(other.status, 201);
+  otherId = other.body.id;
   await page.click('#nav a[data-nav="jobs"]');
   await page.waitForURL(/#\/jobs$/);
   const row = page.locator(`#jobs-table tr[data-job-id="${jobId}"]`);
@@ -109,8 +114,10 @@ test("the job page cancels only after the confirmation and shows CANCELLED", T, 
   await expectText(page.locator("h1"), /browser-resnet\s*PENDING/);
   await expectText(page.locator("#sec-events"), /submit/);
   await expectText(page.locator("#sec-details"), /python3 train\.py --epochs 3 --note "two words"/);
-  await expectText(page.locator("#sec-waiting"), /wait/i);
-  await expectText(page.locator("#sec-loss"), /not available yet|No loss reported|loss/);
+  // the live scheduler's explanation: no node is up yet
+  await expectText(page.locator("#sec-waiting"), /queue position\s*1 \(next\).*reason\s*needs 2 GPUs, no node is up/s);
+  await expectText(page.locator("#sec-loss"), /No loss reported yet/);
+  await expectText(page.locator("#sec-log"), /The log is empty/);
   await screenshot(page, "job-pending-1280");
 
   await page.click("#action-cancel");
@@ -130,38 +137,144 @@ test("the job page cancels only after the confirmation and shows CANCELLED", T, 
   await screenshot(page, "job-cancelled-1280");
 });
 
-test("the cluster page shows a node registered through the API with its GPUs", T, async () => {
-  const worker = await call(server, "POST", "/users", { name: "browser-worker", role: "worker" });
-  assert.equal(worker.status, 201);
-  const gib = 1024 ** 3;
-  const node = await call(server, "POST", "/nodes", {
-    name: "gpu-host-a", cpus: 32, memory_bytes: 256 * gib,
-    gpus: [0, 1, 2, 3].map((i) => ({ index: i, model: "NVIDIA H100 80GB HBM3", memory_bytes: 80 * gib })),
-  }, worker.body.token);
-  assert.equal(node.status, 201, JSON.stringify(node.body));
+test("the scheduler page shows the live policy and its rounds; the admin switches to fifo", T, async () => {
+  await page.click('#nav a[data-nav="scheduler"]');
+  await page.waitForURL(/#\/scheduler$/);
+  await expectText(page.locator("#sched-policy"), /active policy\s*precompute/);
+  await expectText(page.locator("#sched-policy"), /round every\s*10 s/);
+  // the submissions above woke the scheduler: its rounds are listed, newest first
+  await page.locator("#rounds-table tbody tr").first().waitFor();
+  const first = Number(await page.locator("#rounds-table tbody tr").first().getAttribute("data-round"));
+  const rounds = (await call(server, "GET", "/scheduler/rounds?limit=1")).body.items;
+  assert.ok(first >= 1 && first <= rounds[0].id, `round ${first} shown, ${rounds[0].id} the newest`);
+  await expectText(page.locator("#rounds-table tbody tr").first(), /precompute\s*[\d.]+ ms/);
+  assert.equal(await page.locator("#policy-select option").count(), (await call(server, "GET", "/scheduler")).body.policies.length);
+  // fifo gives a job the GPUs it asks for, so the resize below is carried out at once
+  await page.selectOption("#policy-select", "fifo");
+  await page.click("#policy-form button[type=submit]");
+  await expectText(page.locator("#sched-result"), /Policy switched to fifo/);
+  await expectText(page.locator("#policy-name"), /^fifo$/);
+  assert.equal((await call(server, "GET", "/scheduler")).body.policy, "fifo");
+  await expectText(page.locator("#rounds-table tbody tr").first(), /fifo/, 20000);
+  await screenshot(page, "scheduler-1280");
+});
+
+test("a real worker registers its four simulated GPUs and the cluster page shows them", T, async () => {
+  // nothing else may take the worker's GPUs: the second job of the list test goes
+  assert.equal((await call(server, "POST", `/jobs/${otherId}/cancel`)).status, 200);
+  // rounds every second and no resize hysteresis: the model fits and resizes come quickly
+  const put = await call(server, "PUT", "/scheduler", { interval_s: 1, min_resize_interval_s: 0, resize_cost_s: 0 });
+  assert.equal(put.status, 200, JSON.stringify(put.body));
+  worker = await startWorker(server, "sim-a", 4);
   await page.click('#nav a[data-nav="cluster"]');
   await page.waitForURL(/#\/cluster$/);
-  const card = page.locator('[data-node="gpu-host-a"]');
-  await expectText(card, /gpu-host-a.*UP.*32 CPUs/s);
+  const card = page.locator('[data-node="sim-a"]');
+  await expectText(card, /sim-a.*UP.*simulated/s);
   assert.equal(await card.locator("li.gpu").count(), 4);
-  await expectText(card.locator('li.gpu[data-gpu="3"]'), /GPU 3.*H100/);
+  await expectText(card.locator('li.gpu[data-gpu="3"]'), /GPU 3.*simulated.*free/);
   await expectText(page.locator("#stat-nodes"), /1 \/ 1/);
-  // the live scheduler starts the waiting 1-GPU job as soon as the node registers
+  await expectText(page.locator("#stat-gpus"), /^0 \/ 4/);
+  await expectText(page.locator("#policy"), /Active policy: fifo/);
   await expectText(page.locator("#stat-queue"), /^0/);
-  await page.waitForTimeout(3500); // one more poll: the charts need two samples
-  await expectText(page.locator("#cluster-charts"), /GPUs allocated/);
+  await expectText(page.locator("#cluster-charts"), /GPUs allocated/, 10000); // after two samples
   await screenshot(page, "cluster-1280");
 });
 
-test("the scheduler page says what is not available yet", T, async () => {
-  await page.click('#nav a[data-nav="scheduler"]');
-  await expectText(page.locator("#sched-policy"), /not available yet|active policy/i);
-  await screenshot(page, "scheduler-1280");
+// The real flow: a train-mlp job through mpirun on the worker, its loss reported through
+// libringjob. Long enough never to finish during the test (it is cancelled at the end).
+test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log, suspend, resume, cancel", { timeout: 150000 }, async () => {
+  await page.click('#nav a[data-nav="submit"]');
+  await page.fill("#f-name", "browser-mlp");
+  await page.fill("#f-command", `${TRAIN_MLP} --steps 100000000 --params 50000 --print-every 50`);
+  await page.fill("#f-gpus", "2");
+  await page.fill("#f-min_gpus", "1");
+  await page.fill("#f-max_gpus", "4");
+  await page.check("#f-elastic");
+  // the ranks of an ASan build of train-mlp need these (OpenMPI's own allocations)
+  await page.fill("#f-env", "ASAN_OPTIONS=detect_leaks=0:protect_shadow_gap=0");
+  await page.click("#submit-button");
+  await page.waitForURL(/#\/jobs\/\d+$/);
+  mlpId = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
+  const job = (id = mlpId) => call(server, "GET", "/jobs/" + id).then((r) => r.body);
+  assert.equal((await job()).elastic, true);
+
+  await expectText(page.locator("h1"), /browser-mlp\s*RUNNING/, 40000);
+  const node = (await call(server, "GET", "/nodes")).body.items.find((n) => n.name === "sim-a");
+  await expectText(page.locator("#sec-details"), new RegExp(`allocation\\s*node ${node.id}: GPU 0, 1(?!,)`));
+  await expectText(page.locator("#sec-events"), /start.*by scheduler/s);
+
+  // the loss chart: real points from GET /jobs/{id}/metrics, then the scheduler's fit over them
+  const points = async () => ((await page.locator("#sec-loss path.series.s0").getAttribute("d", { timeout: 2000 }).catch(() => "")) || "").split(/[ML]/).length - 1;
+  for (const deadline = Date.now() + 40000; (await points()) < 60 && Date.now() < deadline;) await page.waitForTimeout(300);
+  assert.ok((await points()) >= 60, `the loss path has ${await points()} points`);
+  await page.locator("#sec-loss path.fit").waitFor({ timeout: 30000 });
+  await expectText(page.locator("#sec-loss"), /steps remaining\s*[\d,]+/);
+  const metrics = (await call(server, "GET", `/jobs/${mlpId}/metrics`)).body.items;
+  assert.ok(metrics.length >= 60 && metrics.every((m) => m.world_size === 2), `${metrics.length} points at 2 GPUs`);
+  await expectText(page.locator("#sec-loss"), /points\s*[\d,]+ reported/);
+  await expectText(page.locator("#sec-alloc .alloc-row"), /2 GPUs/);
+  await expectText(page.locator("#sec-log"), /train-mlp: .*world size 2/);
+  await expectText(page.locator("#sec-log"), /step \d+ loss [\d.]+ world 2/);
+  await screenshot(page, "job-running-1280");
+
+  // the GPU map colours the job's two GPUs
+  await page.click('#nav a[data-nav="cluster"]');
+  const busy = page.locator('[data-node="sim-a"] li.gpu.busy');
+  await expectText(busy.first(), new RegExp(`#${mlpId} browser-mlp`));
+  assert.equal(await busy.count(), 2);
+  await expectText(page.locator("#stat-gpus"), /^2 \/ 4/);
+  await expectText(page.locator("#map-legend"), new RegExp(`#${mlpId} browser-mlp · RUNNING`));
+
+  // resize to 4 from the job page: the request, then the round's resize carried out by the worker
+  await page.goto(server.url + "/#/jobs/" + mlpId);
+  await page.click("#action-resize");
+  await page.fill("#confirm-input", "4");
+  await page.click("#confirm-ok");
+  await expectText(page.locator("#action-result"), new RegExp(`Job ${mlpId} resize requested: now \\w+, 4 GPUs requested`));
+  await expectText(page.locator("#sec-events"), /resize-request.*requested GPUs 2 -> 4/s);
+  await expectText(page.locator("#sec-details"), new RegExp(`allocation\\s*node ${node.id}: GPU 0, 1, 2, 3`), 40000);
+  await expectText(page.locator("h1"), /RUNNING/, 20000);
+  await expectText(page.locator("#sec-events"), /RESIZING.*resize.*2 -> 4 GPUs/s);
+  await expectText(page.locator("#sec-log"), /world size 4/, 30000);
+  await expectText(page.locator("#sec-alloc"), /2 GPUs.*4 GPUs/s, 20000);
+  // throughput measured at two GPU counts, and the speed model fitted from them
+  for (const deadline = Date.now() + 30000; await page.locator("#sec-speed circle.dot.s0").count() < 2 && Date.now() < deadline;)
+    await page.waitForTimeout(300);
+  assert.equal(await page.locator("#sec-speed circle.dot.s0").count(), 2, "measured at 2 and 4 GPUs");
+  await page.locator("#sec-speed path.fit").waitFor({ timeout: 30000 });
+  await screenshot(page, "job-resized-1280");
+
+  await page.click('#nav a[data-nav="cluster"]');
+  await expectText(page.locator("#stat-gpus"), /^4 \/ 4/);
+  assert.equal(await page.locator('[data-node="sim-a"] li.gpu.busy').count(), 4);
+  await screenshot(page, "cluster-running-1280");
+
+  // suspend and resume, each behind its confirmation
+  await page.goto(server.url + "/#/jobs/" + mlpId);
+  await page.click("#action-suspend");
+  await page.click("#confirm-ok");
+  await expectText(page.locator("#action-result"), new RegExp(`Job ${mlpId} suspension requested: suspend action \\d+ sent to node ${node.id}`));
+  await expectText(page.locator("h1"), /SUSPENDED/, 30000);
+  assert.equal((await job()).state, "SUSPENDED");
+  await page.click("#action-resume");
+  await page.click("#confirm-ok");
+  await expectText(page.locator("#action-result"), new RegExp(`Job ${mlpId} resume requested: resume action \\d+`));
+  await expectText(page.locator("h1"), /RUNNING/, 30000);
+  await expectText(page.locator("#sec-events"), /SUSPENDED.*RUNNING/s);
+
+  // cancel: the worker stops the ranks and the GPUs come free
+  await page.click("#action-cancel");
+  await page.click("#confirm-ok");
+  await expectText(page.locator("#action-result"), new RegExp(`Job ${mlpId} cancelled`));
+  await expectText(page.locator("h1"), /CANCELLED/, 30000);
+  assert.equal((await job()).state, "CANCELLED");
+  await page.click('#nav a[data-nav="cluster"]');
+  await expectText(page.locator("#stat-gpus"), /^0 \/ 4/, 20000);
 });
 
 test("at phone width the pages fit the screen", T, async () => {
   await page.setViewportSize({ width: 390, height: 844 });
-  for (const [hash, name, ready] of [["#/jobs", "jobs", "#jobs-table"], ["#/cluster", "cluster", '[data-node="gpu-host-a"]'],
+  for (const [hash, name, ready] of [["#/jobs", "jobs", "#jobs-table"], ["#/cluster", "cluster", '[data-node="sim-a"]'], ["#/scheduler", "scheduler", "#rounds-table"],
     [`#/jobs/${jobId}`, "job", "#sec-events li"], ["#/submit", "submit", "#submit-form"]]) {
     await page.goto(server.url + "/" + hash);
     await page.locator(ready).first().waitFor();
@@ -182,62 +295,6 @@ test("a token the server refuses sends the browser back to the login page", T, a
   await page.fill("#token", server.token);
   await page.click("#login-form button[type=submit]");
   await page.waitForURL(/#\/jobs$/);
-});
-
-// The server does not serve metrics, fitted models, allocations or resize yet (issues 4
-// and 5 add them). Until it does, this test answers those routes inside the browser, in
-// the shapes those issues specify, to check that the job page and the GPU map draw them.
-// When the worker and live scheduler land, the real flow replaces it.
-test("sections light up when their endpoints answer (stubbed until the server has them)", T, async () => {
-  const nodes = (await call(server, "GET", "/nodes")).body.items;
-  // free the GPU the live scheduler gave the other job, so that only the stub holds GPUs
-  for (const j of (await call(server, "GET", "/jobs?state=STARTING")).body.items)
-    assert.equal((await call(server, "POST", `/jobs/${j.id}/cancel`)).status, 200);
-  const real = (await call(server, "GET", "/jobs/" + jobId)).body;
-  const running = { ...real, state: "RUNNING", finished_at: null, world_size: 2,
-    allocation: [{ node: nodes[0].id, gpus: [1, 2] }],
-    model: { convergence: { b0: 0.02, b1: 0.5, b2: 0.1, steps_remaining: 300, seconds_remaining: 140 },
-      speed: { curve: [1, 2, 4].map((g) => ({ gpus: g, samples_per_second: 300 * g * (1 - 0.05 * Math.log2(g)) })) } } };
-  const metrics = { items: Array.from({ length: 60 }, (_, k) => ({ step: k * 5, loss: 1 / (0.02 * k * 5 + 0.5) + 0.1,
-    world_size: k < 30 ? 1 : 2, step_time_s: k < 30 ? 0.41 : 0.43, time: real.submitted_at })) };
-  const json = (route, body, status = 200) => route.fulfill({ status, contentType: "application/json", body: JSON.stringify(body) });
-  let resized = null;
-  await page.route(new RegExp(`/api/v1/jobs/${jobId}$`), (r) => json(r, running));
-  await page.route(new RegExp(`/api/v1/jobs/${jobId}/metrics$`), (r) => json(r, metrics));
-  await page.route(new RegExp(`/api/v1/jobs/${jobId}/model$`), (r) => json(r, running.model));
-  await page.route(new RegExp(`/api/v1/jobs/${jobId}/resize$`), (r) => {
-    if (r.request().method() !== "POST") return json(r, { status: 405, title: "Method Not Allowed" }, 405);
-    resized = r.request().postDataJSON();
-    return json(r, { ...running, state: "RESIZING" });
-  });
-  await page.route(/\/api\/v1\/jobs\?state=RUNNING/, (r) => json(r, { items: [running], next: null }));
-  try {
-    await page.goto(server.url + "/#/jobs/" + jobId);
-    await page.reload(); // a fresh page asks again for the routes it found missing
-    await expectText(page.locator("h1"), /RUNNING/);
-    await page.locator("#sec-loss svg path.series.s0").waitFor();
-    assert.equal(await page.locator("#sec-loss path.fit").count(), 1, "the fitted curve is drawn");
-    await expectText(page.locator("#sec-loss"), /steps remaining\s*300/);
-    await page.locator("#sec-speed svg circle.dot").first().waitFor();
-    assert.equal(await page.locator("#sec-speed circle.dot").count(), 2, "measured at 1 and 2 GPUs");
-    await expectText(page.locator("#sec-details"), new RegExp(`node ${nodes[0].id}: GPU 1, 2`));
-    await screenshot(page, "job-running-stubbed-1280");
-
-    await page.click("#action-resize");
-    await page.fill("#confirm-input", "4");
-    await page.click("#confirm-ok");
-    await expectText(page.locator("#action-result"), new RegExp(`Job ${jobId} resize requested: now RESIZING`));
-    assert.deepEqual(resized, { gpus: 4 });
-
-    await page.click('#nav a[data-nav="cluster"]');
-    const busy = page.locator('[data-node="gpu-host-a"] li.gpu.busy');
-    await expectText(busy.first(), new RegExp(`#${jobId}`));
-    assert.equal(await busy.count(), 2);
-    await expectText(page.locator("#stat-gpus"), /^2 \/ 4/);
-    await screenshot(page, "cluster-allocated-stubbed-1280");
-  } finally {
-    await page.unrouteAll({ behavior: "ignoreErrors" });
-  }
 });
 
 // The pure helpers, run in the page itself (the modules are what the server ships).
@@ -286,12 +343,20 @@ test("no script errors in the browser console", T, async () => {
   assert.deepEqual(real, []);
 });
 
+test("the worker stops cleanly and leaves no job process behind", T, async () => {
+  const { exitCode, left } = await worker.stop();
+  assert.equal(exitCode, 0, "the worker's exit status");
+  assert.equal(left, 0, "job processes left running");
+  assert.equal(sanitizerReports(worker.logFile), "");
+});
+
 test("when the server goes away the page says so and keeps what it showed", T, async () => {
   await page.goto(server.url + "/#/jobs");
   await page.locator(`#jobs-table tr[data-job-id="${jobId}"]`).waitFor();
-  await server.stop();
+  assert.equal(await server.stop(), 0, "ringmasterd's exit status");
   await expectText(page.locator("#health"), /unreachable/, 15000);
   await expectText(page.locator("#view"), /Cannot refresh \(showing the last list\): cannot reach the server/, 15000);
   assert.ok(await page.locator(`#jobs-table tr[data-job-id="${jobId}"]`).isVisible());
   await screenshot(page, "jobs-server-down-1280");
+  assert.equal(sanitizerReports(server.logFile), "");
 });

@@ -14,6 +14,8 @@ import { chromium } from "playwright-core";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const ARTIFACTS = path.resolve(process.env.BROWSER_ARTIFACTS || path.join(ROOT, "build/browser-artifacts"));
 const RINGMASTERD = path.resolve(process.env.RINGMASTERD || path.join(ROOT, "build/ringmasterd"));
+const WORKER = path.resolve(process.env.RINGMASTER_WORKER || path.join(path.dirname(RINGMASTERD), "ringmaster-worker"));
+export const TRAIN_MLP = path.resolve(process.env.TRAIN_MLP || path.join(path.dirname(RINGMASTERD), "examples/train-mlp"));
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const START_TIMEOUT_MS = 90000;  // initdb on a busy 2-core machine
 const STOP_TIMEOUT_MS = 20000;
@@ -61,7 +63,8 @@ function logTail(file, lines = 15) {
   try { return fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n"); } catch (e) { return ""; }
 }
 
-// Starts ringmasterd; resolves to {url, token, stateDir, stop()} once /api/v1/health answers.
+// Starts ringmasterd; resolves to {url, token, stateDir, logFile, stop()} once /api/v1/health
+// answers; stop() resolves to its exit code (null when a signal ended it).
 // A start that fails (say, another process took the free port first) is tried once more.
 export async function startServer() {
   try {
@@ -101,6 +104,7 @@ async function startServerOnce() {
       killQuietly(pm, "SIGKILL");
     }
     fs.rmSync(stateDir, { recursive: true, force: true });
+    return child.exitCode;
   };
   cleanups.push({ stop, child, stateDir });
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -111,12 +115,70 @@ async function startServerOnce() {
       const res = await fetch(url + "/api/v1/health", { signal: AbortSignal.timeout(2000) });
       const tokenFile = path.join(stateDir, "admin.token");
       if (res.ok && fs.existsSync(tokenFile))
-        return { url, stateDir, token: fs.readFileSync(tokenFile, "utf8").trim(), stop };
+        return { url, stateDir, token: fs.readFileSync(tokenFile, "utf8").trim(), stop, logFile };
     } catch (e) { /* not up yet */ }
     await sleep(200);
   }
   throw new Error("ringmasterd did not answer /api/v1/health within " + START_TIMEOUT_MS / 1000 +
     " s; its log ends:\n" + logTail(logFile));
+}
+
+// Processes whose environment holds needle (the worker's jobs carry RINGJOB_SOCKET in its
+// state directory): what a killed worker may leave behind.
+function pidsWithEnv(needle) {
+  const out = [];
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    try { if (fs.readFileSync("/proc/" + d + "/environ", "latin1").includes(needle)) out.push(Number(d)); } catch (e) { /* gone */ }
+  }
+  return out;
+}
+
+// Starts ringmaster-worker with ngpus simulated GPUs against server, with a worker user of
+// its own (POST /api/v1/users). Resolves to {name, stateDir, child, logFile, stop()} once its
+// node is registered. stop() resolves to {exitCode, left: job processes it had to kill}; its
+// jobs (mpirun and ranks) are stopped with it, also on failure.
+export async function startWorker(server, name, ngpus) {
+  if (!fs.existsSync(WORKER)) throw new Error(WORKER + " is missing: run make first");
+  const user = await call(server, "POST", "/users", { name: name + "-worker", role: "worker" });
+  if (user.status !== 201) throw new Error("cannot create the worker user: " + JSON.stringify(user.body));
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ringmaster-worker-"));
+  const tokenFile = path.join(stateDir, "token");
+  fs.writeFileSync(tokenFile, user.body.token + "\n", { mode: 0o600 });
+  const logFile = path.join(ARTIFACTS, "worker-" + name + ".log");
+  const log = fs.openSync(logFile, "w");
+  const child = spawn(WORKER, ["--server", server.url, "--token-file", tokenFile, "--name", name,
+    "--state-dir", path.join(stateDir, "state"), "--simulate-gpus", String(ngpus), "--heartbeat", "1"], {
+    stdio: ["ignore", log, log],
+    // shared memory between the ranks of one host, as the worker integration tests run them
+    env: { ...process.env, OMPI_MCA_btl: "self,vader", OMPI_MCA_btl_vader_single_copy_mechanism: "none",
+      OMPI_MCA_rmaps_base_oversubscribe: "1", OMPI_MCA_mpi_yield_when_idle: "1" },
+  });
+  fs.closeSync(log);
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      if (!(await exited(child, STOP_TIMEOUT_MS))) {
+        child.kill("SIGKILL");
+        await exited(child, 5000);
+      }
+    }
+    const left = pidsWithEnv(stateDir);
+    for (const pid of left) killQuietly(pid, "SIGKILL");
+    fs.rmSync(stateDir, { recursive: true, force: true });
+    return { exitCode: child.exitCode, left: left.length };
+  };
+  cleanups.push({ stop, child, stateDir, envNeedle: stateDir });
+  const deadline = Date.now() + 30000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error("ringmaster-worker exited with " + child.exitCode + "; its log ends:\n" + logTail(logFile));
+    const nodes = await call(server, "GET", "/nodes").catch(() => null);
+    if (nodes && nodes.status === 200 && nodes.body.items.some((n) => n.name === name && n.state === "UP"))
+      return { name, stateDir, child, stop, logFile };
+    await sleep(200);
+  }
+  throw new Error("the worker's node did not register within 30 s; its log ends:\n" + logTail(logFile));
 }
 
 // A fresh chromium (own profile directory); resolves to {context, page, close()}.
@@ -155,7 +217,8 @@ export async function stopAll() {
 process.on("exit", () => {
   for (const c of cleanups) {
     if (c.child && c.child.exitCode === null) killQuietly(c.child.pid, "SIGKILL");
-    if (c.stateDir) { const pm = postmasterPid(c.stateDir); if (pm) killQuietly(pm, "SIGQUIT"); }
+    if (c.envNeedle) for (const pid of pidsWithEnv(c.envNeedle)) killQuietly(pid, "SIGKILL");
+    else if (c.stateDir) { const pm = postmasterPid(c.stateDir); if (pm) killQuietly(pm, "SIGQUIT"); }
   }
 });
 for (const sig of ["SIGINT", "SIGTERM"])
@@ -172,6 +235,13 @@ export async function call(server, method, p, body, token = server.token) {
   let json = null;
   try { json = JSON.parse(text); } catch (e) { json = text; }
   return { status: res.status, body: json };
+}
+
+// Sanitizer reports (ASan, UBSan, LSan) in a log file: their first lines, or "".
+export function sanitizerReports(file) {
+  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  const m = text.match(/^.*(AddressSanitizer|LeakSanitizer|runtime error:).*$/m);
+  return m ? text.slice(m.index, m.index + 1500) : "";
 }
 
 export async function screenshot(page, name) {

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The browser suite as one test program for tests/run-tests.sh: node's test
 # runner (TAP, ending in "# pass N" / "# fail N") over tests/browser/*.test.mjs,
-# against $BUILD/ringmasterd. Screenshots go to $BUILD/browser-artifacts.
+# against $BUILD/ringmasterd, $BUILD/ringmaster-worker and $BUILD/examples/train-mlp
+# (the harness finds them beside ringmasterd). Screenshots and logs go to
+# $BUILD/browser-artifacts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-build}

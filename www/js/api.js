@@ -1,6 +1,5 @@
-// The REST client of the dashboard: the bearer token (kept once in localStorage),
-// JSON requests that turn RFC 9457 problem documents into ApiError, and probes for
-// endpoints that later server versions add (a 404 "no route" means "not available yet").
+// The REST client of the dashboard: the bearer token (kept once in localStorage) and
+// JSON requests that turn RFC 9457 problem documents into ApiError.
 
 const TOKEN_KEY = "ringmaster.token";
 const BASE = "/api/v1";
@@ -27,10 +26,6 @@ export class ApiError extends Error {
       ? p.errors.map((e) => ({ field: String(e.field || ""), message: e.message || e.detail || "" }))
       : [];
   }
-  // True when the route itself does not exist on this server (an older version).
-  get missingRoute() {
-    return this.status === 404 && /^no route/i.test(this.problem.detail || "");
-  }
 }
 
 async function send(method, path, body, headers, auth) {
@@ -53,50 +48,24 @@ async function send(method, path, body, headers, auth) {
 }
 
 // Calls the API and returns the decoded JSON body; throws ApiError on any failure.
-// opts: {method, body, headers, auth (default true), quiet401 (do not leave the page),
-// text (return the body as text when it is not JSON)}.
+// opts: {method, body, headers, auth (default true), quiet401 (do not leave the page)}.
 export async function api(path, opts = {}) {
+  const { text } = await apiRaw(path, opts);
+  try { return text ? JSON.parse(text) : null; } catch (e) { return null; }
+}
+
+// Like api() but resolves to {status, headers, text}: for text bodies (the job log) and
+// for answers whose headers matter (X-Log-Size).
+export async function apiRaw(path, opts = {}) {
   const auth = opts.auth !== false;
   const res = await send(opts.method || "GET", path, opts.body, opts.headers || {}, auth);
   const text = await res.text();
+  if (res.ok) return { status: res.status, headers: res.headers, text };
   let json = null;
   try { json = text ? JSON.parse(text) : null; } catch (e) { json = null; }
-  if (res.ok) return opts.text && json === null ? text : json;
   const err = new ApiError(res.status, json, res.statusText);
   if (res.status === 401 && auth && !opts.quiet401) onUnauthorized(err);
   throw err;
-}
-
-// Like api() for an endpoint that may not exist yet: resolves to null on a 404.
-export async function optional(path, opts) {
-  try {
-    return await api(path, opts);
-  } catch (e) {
-    if (e.status === 404) return null;
-    throw e;
-  }
-}
-
-const probed = new Map(); // template -> {known, at}
-const PROBE_TTL_MS = 60000;
-
-// Whether the server routes a POST-only action path: asking it with GET answers 405
-// (Method Not Allowed) when the route exists and 404 when it does not. Cached a minute
-// per path template.
-export async function hasRoute(path, template) {
-  const key = template || path;
-  const hit = probed.get(key);
-  if (hit && Date.now() - hit.at < PROBE_TTL_MS) return hit.known;
-  let known = false;
-  try {
-    await api(path);
-    known = true;
-  } catch (e) {
-    known = e.status === 405 || (e.status !== 404 && e.status !== 0);
-    if (e.status === 0) return false; // unknown; ask again next time
-  }
-  probed.set(key, { known, at: Date.now() });
-  return known;
 }
 
 // Every item of a paged list ({items, next}), following the cursor up to max items.

@@ -38,10 +38,6 @@ export function failure(err, what) {
   const why = err && err.message ? err.message : String(err);
   return h("p", { class: "state-msg error", role: "alert" }, (what ? what + ": " : "") + why);
 }
-export function unavailable(what) {
-  return h("p", { class: "state-msg unavailable" },
-    what + " — not available yet on this server.");
-}
 
 export function stateBadge(state) {
   return h("span", { class: "badge st-" + String(state || "UNKNOWN") }, state || "?");

@@ -1,12 +1,11 @@
 // Cluster: summary figures, the active policy, every node and GPU as a map coloured by the
 // job on it, and charts of GPUs allocated/busy and of the queue over time.
 //
-// Placement comes from each active job's allocation ([{node: ID, gpus: [index]}], as the
-// worker issue adds it to the job JSON). Until the server keeps history (scheduler rounds),
-// the charts plot what this tab has seen since it opened.
+// Placement comes from each active job's allocation ([{node: ID, gpus: [index]}] in the job
+// JSON). The charts plot what this tab has seen since it opened.
 
-import { api, optional, listAll, itemsOf } from "../api.js";
-import { h, fill, loading, empty, failure, unavailable, bytes, ago, secondsSince, duration, jobColour, ACTIVE_STATES } from "../dom.js";
+import { api, listAll, itemsOf } from "../api.js";
+import { h, fill, loading, empty, failure, bytes, ago, secondsSince, duration, jobColour, ACTIVE_STATES } from "../dom.js";
 import { lineChart } from "../chart.js";
 import { gpusNow } from "./jobs.js";
 
@@ -22,7 +21,7 @@ export function gpuOwners(jobs) {
     if (!Array.isArray(job.allocation)) continue;
     for (const a of job.allocation)
       for (const g of Array.isArray(a.gpus) ? a.gpus : []) {
-        const k = (a.node ?? a.node_id) + "/" + (typeof g === "object" ? g.index : g);
+        const k = a.node + "/" + g;
         const prev = owners.get(k);
         owners.set(k, {
           jobs: prev ? [...prev.jobs, job] : [job], packed: Boolean(prev),
@@ -50,14 +49,15 @@ function gpuTile(node, g, owner) {
 }
 
 function nodeCard(n, owners) {
-  const hb = secondsSince(n.last_heartbeat_at || n.heartbeat);
+  const hb = secondsSince(n.last_heartbeat_at);
   const stale = hb !== null && hb > STALE_S;
   const gpus = n.gpus || [];
   return h("article", { class: "node card" + (stale || (n.state && n.state !== "UP") ? " node-down" : ""), dataset: { node: n.name, nodeId: String(n.id) } },
     h("header", null, h("h3", null, n.name), h("span", { class: "badge node-" + (n.state || "UP") }, n.state || "UP"),
-      stale ? h("span", { class: "badge stale" }, "no heartbeat") : null),
+      stale ? h("span", { class: "badge stale" }, "no heartbeat") : null,
+      n.simulated ? h("span", { class: "badge" }, "simulated") : null),
     h("p", { class: "muted small" }, n.cpus + " CPUs · " + bytes(n.memory_bytes) + " · " + gpus.length + " GPU" + (gpus.length === 1 ? "" : "s") +
-      (hb !== null ? " · heartbeat " + ago(n.last_heartbeat_at || n.heartbeat) : "")),
+      (hb !== null ? " · heartbeat " + ago(n.last_heartbeat_at) : "")),
     gpus.length ? h("ul", { class: "gpus" }, gpus.map((g) => gpuTile(n, g, owners.get(n.id + "/" + g.index)))) : h("p", { class: "muted" }, "No GPUs."));
 }
 
@@ -110,9 +110,10 @@ function charts() {
 }
 
 function policyView(sched) {
-  if (sched === null) return unavailable("The scheduler's policy");
-  const name = sched.policy || sched.active_policy || sched.name || "?";
-  return h("p", null, "Active policy: ", h("strong", { id: "policy-name" }, typeof name === "string" ? name : JSON.stringify(name)),
+  const r = sched.last_round;
+  return h("p", null, "Active policy: ", h("strong", { id: "policy-name" }, sched.policy),
+    sched.paused ? h("span", { class: "badge stale" }, " paused") : null,
+    r ? " · last round " + ago(r.at) + " (" + r.policy + ", " + r.jobs + " jobs, " + r.actions + " actions)" : " · no round yet",
     " · ", h("a", { href: "#/scheduler" }, "rounds and settings"));
 }
 
@@ -127,7 +128,7 @@ export function mount(root) {
     let nodes, jobs, sched;
     try {
       const lists = await Promise.all(["PENDING", ...ACTIVE_STATES].map((s) => listAll("/jobs?state=" + s)));
-      [nodes, sched] = await Promise.all([api("/nodes"), optional("/scheduler")]);
+      [nodes, sched] = await Promise.all([api("/nodes"), api("/scheduler")]);
       jobs = lists.flatMap((l) => l.items);
     } catch (e) {
       if (!seen) fill(map, failure(e, "Cannot load the cluster"));
@@ -148,8 +149,6 @@ export function mount(root) {
     fill(policy, policyView(sched));
     fill(map, ns.length ? [ns.map((n) => nodeCard(n, owners)), legend(owners)]
       : empty("No nodes registered. Start ringmaster-worker on a GPU host (or register one with POST /api/v1/nodes)."));
-    if (ns.length && !jobs.some((j) => "allocation" in j))
-      map.append(h("p", { class: "muted small wide" }, "Which job holds each GPU is shown once the server reports allocations."));
     fill(chartBox, charts());
   }
 

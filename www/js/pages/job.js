@@ -1,13 +1,14 @@
 // One job: its fields, why it waits, its events as a timeline, the actions (each behind a
-// confirmation, with a visible result) and the sections that later endpoints light up.
+// confirmation, with a visible result) and its data sections (jobparts.js).
 
-import { api, hasRoute, itemsOf } from "../api.js";
+import { api, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, fields, stateBadge, when, fromNow, duration, FINAL_STATES } from "../dom.js";
-import { jobSections, fetchParts } from "./jobparts.js";
+import { jobSections, fetchParts, metricsFeed, logFeed } from "./jobparts.js";
 import { gpusNow } from "./jobs.js";
 
-// The actions of the job page. cancel is in every server; the others show up when the
-// server routes them (probed once). input: a number asked for in the confirmation.
+// The actions of the job page (docs/api.md, docs/worker-protocol.md). input: a value asked
+// for in the confirmation. done(answer): the result line; suspend and resume answer with the
+// action written for the job's node ({id, kind, node_id, state}), the others with the job.
 const ACTIONS = [
   { name: "suspend", label: "Suspend", allowed: ["RUNNING"], done: "suspension requested",
     ask: (j) => `Suspend job ${j.id}? Its GPUs are freed at the next minibatch boundary and its state is kept in host memory.` },
@@ -16,10 +17,10 @@ const ACTIONS = [
   { name: "resize", label: "Resize", allowed: ["PENDING", "RUNNING", "SUSPENDED"], done: "resize requested",
     ask: (j) => `Resize job ${j.id}: it checkpoints, restarts on the new GPU count and rescales its learning rate.`,
     input: (j) => ({ name: "gpus", label: "GPUs", min: j.min_gpus, max: j.max_gpus, value: gpusNow(j) || j.gpus }) },
-  { name: "migrate", label: "Migrate", allowed: ["RUNNING", "SUSPENDED"], done: "migration requested",
+  { name: "migrate", label: "Migrate", allowed: ["RUNNING"], done: "migration requested",
     ask: (j) => `Migrate job ${j.id} to another node through a checkpoint?`,
     input: (j, nodes) => ({ name: "node", label: "To node", options: nodes.map((n) => [n.id, n.name + " (" + (n.gpus || []).length + " GPUs)"]) }) },
-  { name: "cancel", label: "Cancel job", danger: true, always: true, done: "cancelled",
+  { name: "cancel", label: "Cancel job", danger: true, done: "cancelled",
     allowed: (s) => !FINAL_STATES.includes(s),
     ask: (j) => `Cancel job ${j.id} (${j.name})? It is stopped and cannot be resumed.` },
 ];
@@ -61,20 +62,25 @@ function eventItem(e) {
 
 function waiting(job) {
   if (job.state !== "PENDING") return null;
-  const known = job.queue_position !== undefined || job.pending_reason || job.predicted_start;
+  const known = job.queue_position != null || job.pending_reason;
   return h("section", { class: "card waiting", id: "sec-waiting" }, h("h2", null, "Why it waits"),
     known ? fields([
-      ["queue position", job.queue_position !== undefined ? String(job.queue_position) : ""],
+      ["queue position", job.queue_position != null ? String(job.queue_position) + (job.queue_position === 1 ? " (next)" : "") : ""],
       ["reason", job.pending_reason],
-      ["predicted start", job.predicted_start ? when(job.predicted_start) + " (" + fromNow(job.predicted_start) + ")" : ""],
-    ]) : h("p", { class: "muted" }, "Waiting for the scheduler. Its explanation (queue position, reason, predicted start) is not available yet on this server."));
+      ["predicted start", job.predicted_start ? when(job.predicted_start) + " (" + fromNow(job.predicted_start) + ")"
+        : "unknown: the models cannot tell yet"],
+    ]) : h("p", { class: "muted" }, "Waiting for the scheduler's next round to place it."));
 }
 
+// The fields the scheduler merges into a job's model object (docs/api.md).
+const SCHED_MODEL_FIELDS = ["source", "metrics", "speed", "convergence", "epochs_done", "remaining_epochs",
+  "predicted_remaining_s", "world_sizes_measured", "dataset_size"];
+
 function details(job) {
-  // "model" is what the user declared; once the scheduler stores its fits there too, those
-  // are drawn in their own sections instead.
-  const fitted = job.model && (job.model.convergence || job.model.speed);
-  const model = job.model && !fitted ? JSON.stringify(job.model) : "";
+  // "model" holds what the user declared merged with the scheduler's model of the job; the
+  // scheduler's part is drawn in the Loss and Throughput sections.
+  const declared = Object.fromEntries(Object.entries(job.model || {}).filter(([k]) => !SCHED_MODEL_FIELDS.includes(k)));
+  const model = Object.keys(declared).length ? JSON.stringify(declared) : "";
   const env = job.env && Object.keys(job.env).length ? Object.entries(job.env).map(([k, v]) => k + "=" + v).join("\n") : "";
   return fields([
     ["state", stateBadge(job.state)], ["user", job.user],
@@ -82,7 +88,7 @@ function details(job) {
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
     ["allocation", Array.isArray(job.allocation) && job.allocation.length
       ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
-    ["GPUs asked", job.gpus + (job.min_gpus !== job.max_gpus ? " (elastic range " + job.min_gpus + "–" + job.max_gpus + ")" : "")],
+    ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
     ["batch per GPU", String(job.batch_per_gpu ?? "")],
     ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : JSON.stringify(job.plan)) : ""],
@@ -102,7 +108,7 @@ export function mount(root, ctx) {
   const main = h("div", { class: "job-main" }, loading("Loading the job…"));
   const dialog = h("dialog", { id: "confirm", class: "confirm" });
   const sections = jobSections();
-  const available = new Map([["cancel", true]]);
+  const feeds = { metrics: metricsFeed(id), log: logFeed(id) };
 
   async function run(action) {
     if (busy) return;
@@ -113,9 +119,11 @@ export function mount(root, ctx) {
     result.className = "result"; result.textContent = action.label + "…";
     try {
       const body = answer.name ? { [answer.name]: answer.value } : undefined;
-      const j = await api("/jobs/" + id + "/" + action.name, { method: "POST", body });
+      const r = await api("/jobs/" + id + "/" + action.name, { method: "POST", body });
       result.className = "result ok";
-      result.textContent = "Job " + id + " " + action.done + (j && j.state ? ": now " + j.state + "." : ".");
+      result.textContent = "Job " + id + " " + action.done + (!r ? "." : r.kind
+        ? ": " + r.kind + " action " + r.id + " sent to node " + r.node_id + "."
+        : ": now " + r.state + (action.name === "resize" ? ", " + r.gpus + " GPUs requested." : "."));
     } catch (e) {
       result.className = "result error";
       result.textContent = action.label + " failed: " + e.message;
@@ -127,7 +135,7 @@ export function mount(root, ctx) {
 
   // Rebuilt only when something they depend on changed, so focus stays where it is.
   function renderActions() {
-    const shown = ACTIONS.filter((a) => available.get(a.name));
+    const shown = ACTIONS;
     const key = job.state + busy + shown.map((a) => a.name).join();
     if (key === actionsKey) return;
     actionsKey = key;
@@ -136,13 +144,6 @@ export function mount(root, ctx) {
       disabled: !isAllowed(a, job.state) || busy, title: isAllowed(a, job.state) ? "" : "not possible in state " + job.state,
       onclick: () => run(a),
     }, a.label)));
-  }
-
-  async function probeActions() {
-    await Promise.all(ACTIONS.filter((a) => !a.always).map(async (a) => {
-      available.set(a.name, await hasRoute("/jobs/" + id + "/" + a.name, "/jobs/{id}/" + a.name));
-    }));
-    if (job) renderActions();
   }
 
   async function refresh() {
@@ -162,7 +163,7 @@ export function mount(root, ctx) {
       shownKey = key;
       showJob(itemsOf(events));
     }
-    const parts = await fetchParts(job);
+    const parts = await fetchParts(job, feeds);
     for (const s of sections) s.show(job, parts);
   }
 
@@ -179,6 +180,5 @@ export function mount(root, ctx) {
   root.append(h("section", { class: "page" },
     h("p", { class: "crumbs" }, h("a", { href: "#/jobs" }, "← Jobs")),
     h("div", { class: "page-head" }, title, actionsBar), result, stale, main, dialog));
-  probeActions();
   return { refresh: () => (dialog.open ? Promise.resolve() : refresh()) };
 }

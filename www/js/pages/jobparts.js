@@ -1,77 +1,114 @@
-// The parts of a job's page that come from endpoints later server versions add: loss
-// curve and its fit, throughput and the speed model, allocation history, log. Each is an
-// "optional section": while the server has no such route it says "not available yet";
-// when the route lands the section draws, with no change here.
+// The data sections of a job's page: loss curve and its fit, throughput and the speed
+// model, allocation history, log. Shapes, as server/reports.c and server/sched_api.c serve
+// them (docs/worker-protocol.md, docs/api.md, docs/scheduler.md):
 //
-// Shapes, as issues 4 and 5 specify them (tolerant: items may also be a bare array):
-//   GET /jobs/{id}/metrics      {items: [{step, loss, world_size, step_time_s, time}]}
-//   the fitted models           {convergence: {b0, b1, b2, steps_remaining?, seconds_remaining?},
-//                                speed: {curve: [{gpus, samples_per_second}]}, plan?}
-//                               from GET /jobs/{id}/model, or the job's own "model" object
-//                               when it carries them
-//   GET /jobs/{id}/allocations  {items: [{from|at, until|to?, gpus, nodes?, plan?}]}
-//   GET /jobs/{id}/log          text/plain, or {lines: [...]}
+//   GET /jobs/{id}/metrics?after=STEP  {items: [{step, loss, world_size, samples, step_time_s, time}]}
+//                                       by step; fetched incrementally (see metricsFeed)
+//   job.model (GET /jobs/{id})          the declared fields merged with the scheduler's model:
+//                                       {source, metrics, speed: {theta?, curve: [{gpus, step_time_s,
+//                                       samples_per_second, remaining_s}]} | null, convergence: {b0, b1,
+//                                       b2, steps_remaining, seconds_remaining} | null, epochs_done,
+//                                       remaining_epochs, predicted_remaining_s}
+//   GET /jobs/{id}/log?offset=N         text/plain from byte N, header X-Log-Size (see logFeed)
+//
+// The allocation history is drawn from the metrics: each report carries the world size it
+// ran at and its time, so runs of one world size are the job's allocations over time.
 
-import { api, itemsOf } from "../api.js";
-import { h, fill, loading, empty, failure, unavailable, fields, duration, when, parseTime } from "../dom.js";
+import { apiRaw, itemsOf } from "../api.js";
+import { h, fill, loading, empty, failure, fields, duration, when, parseTime } from "../dom.js";
 import { lineChart } from "../chart.js";
 
-// Route suffixes this server lacked, with when: asked again after RECHECK_MS, so that an
-// upgraded server lights the sections up without a reload.
-const missingRoutes = new Map();
-const RECHECK_MS = 60000;
-const isMissing = (suffix) => Date.now() - (missingRoutes.get(suffix) ?? -Infinity) < RECHECK_MS;
-const SUFFIXES = ["metrics", "model", "allocations", "log"];
+const METRICS_PAGE = 10000;  // the server's default page
+const METRICS_KEEP = 200000; // points kept in the page, the oldest dropped beyond
+const LOG_TAIL = 64 * 1024;  // bytes of the log shown (its end)
+const DRAW_MAX = 800;        // points drawn per series
 
-// Fetches every optional source of a job: {suffix: {value} | {missing: true} | {error}}.
-export async function fetchParts(job) {
-  const out = {};
-  await Promise.all(SUFFIXES.map(async (suffix) => {
-    if (isMissing(suffix)) { out[suffix] = { missing: true }; return; }
-    try {
-      out[suffix] = { value: await api("/jobs/" + job.id + "/" + suffix, { text: suffix === "log" }) };
-    } catch (e) {
-      if (e.status === 404) missingRoutes.set(suffix, Date.now());
-      out[suffix] = e.status === 404 ? { missing: true } : { error: e };
+// The job's metrics, fetched by step after the last one seen. A new world size restarts
+// from the checkpoint's step, so reports then come again for steps already seen: when the
+// job's world size changes the feed starts over.
+export function metricsFeed(id) {
+  let items = [], last = 0, worldSize = null;
+  return async function update(job) {
+    if (worldSize !== null && job.world_size !== worldSize) { items = []; last = 0; }
+    worldSize = job.world_size;
+    for (let pages = 0; pages < 20; pages++) {
+      const body = JSON.parse((await apiRaw(`/jobs/${id}/metrics?after=${last}&limit=${METRICS_PAGE}`)).text);
+      const got = itemsOf(body);
+      items = items.concat(got);
+      if (got.length) last = Number(got[got.length - 1].step);
+      if (got.length < METRICS_PAGE) break;
     }
+    if (items.length > METRICS_KEEP) items = items.slice(items.length - METRICS_KEEP);
+    return items;
+  };
+}
+
+// The end of the job's log: the first call reads the size and the last LOG_TAIL bytes,
+// later calls only what was appended.
+export function logFeed(id) {
+  let text = "", offset = null;
+  return async function update() {
+    if (offset === null) {
+      const probe = await apiRaw(`/jobs/${id}/log?offset=0&limit=1`);
+      offset = Math.max(0, Number(probe.headers.get("X-Log-Size") || 0) - LOG_TAIL);
+    }
+    const res = await apiRaw(`/jobs/${id}/log?offset=${offset}`);
+    const size = Number(res.headers.get("X-Log-Size") || 0);
+    if (size < offset) { offset = null; text = ""; return text; } // a new log: start over
+    text = (text + res.text).slice(-LOG_TAIL * 2);
+    offset += new TextEncoder().encode(res.text).length;
+    return text;
+  };
+}
+
+// Fetches the job's parts: {metrics: {value}|{error}, log: {value}|{error}, model: {value}}.
+export async function fetchParts(job, feeds) {
+  const out = { model: { value: job.model || null } };
+  await Promise.all(["metrics", "log"].map(async (k) => {
+    try { out[k] = { value: await feeds[k](job) }; } catch (e) { out[k] = { error: e }; }
   }));
-  if (!("value" in out.model) && hasFit(job.model)) out.model = { value: job.model };
   return out;
 }
 
-function hasFit(m) {
-  return Boolean(m && typeof m === "object" && (m.convergence || m.speed || Number.isFinite(m.b0)));
-}
-
 // Returns {el, show(job, parts)}; render(value, job, values) gives the section's content,
-// values holding what every source answered (null when missing).
-function optionalSection({ id, title, suffix, what, render }) {
+// values holding what every source answered (null when it failed).
+function section({ id, title, part, what, render, key }) {
   const body = h("div", { class: "section-body" }, loading());
   const el = h("section", { class: "card", id }, h("h2", null, title), body);
-  let seen = false, shownKey = "";
+  let seen = false, shownKey = null;
   function show(job, parts) {
-    const part = parts[suffix];
-    if (part.missing) { shownKey = ""; return fill(body, unavailable(what)); }
-    if (part.error) {
-      if (!seen) fill(body, failure(part.error, "Cannot load " + what.toLowerCase()));
+    const p = parts[part];
+    if (p.error) {
+      if (!seen) fill(body, failure(p.error, "Cannot load " + what));
       return;
     }
     seen = true;
     const values = {};
-    for (const k of SUFFIXES) values[k] = parts[k] && "value" in parts[k] ? parts[k].value : null;
-    const key = JSON.stringify([values, job.state, job.batch_per_gpu]);
-    if (key === shownKey) return; // unchanged: keep the scroll position of the log
-    shownKey = key;
-    fill(body, render(part.value, job, values));
+    for (const k of Object.keys(parts)) values[k] = "value" in parts[k] ? parts[k].value : null;
+    const k = key(values, job);
+    if (k === shownKey) return; // unchanged: keep the scroll position of the log
+    shownKey = k;
+    fill(body, render(p.value, job, values));
   }
   return { el, show };
 }
 
 // The fitted convergence curve l(k) = 1/(b0*k + b1) + b2, or null.
 export function convergence(model) {
-  const c = model && (model.convergence || model.loss || model);
+  const c = model && model.convergence;
   if (!c || ![c.b0, c.b1, c.b2].every(Number.isFinite)) return null;
   return { ...c, at: (k) => 1 / (c.b0 * k + c.b1) + c.b2 };
+}
+
+// At most max points: the mean of each run of consecutive points.
+export function thin(points, max = DRAW_MAX) {
+  if (points.length <= max) return points;
+  const per = points.length / max, out = [];
+  for (let i = 0; i < max; i++) {
+    const run = points.slice(Math.floor(i * per), Math.floor((i + 1) * per));
+    out.push([run.reduce((s, p) => s + p[0], 0) / run.length, run.reduce((s, p) => s + p[1], 0) / run.length]);
+  }
+  return out;
 }
 
 function lossPoints(metrics) {
@@ -79,92 +116,116 @@ function lossPoints(metrics) {
     .filter((p) => isFinite(p[0]) && isFinite(p[1]));
 }
 
-function renderLoss(metrics, job, shared) {
+function renderLoss(metrics, job) {
   const pts = lossPoints(metrics);
   if (pts.length === 0) return empty("No loss reported yet: the job reports it once it runs.");
-  const series = [{ label: "loss (reported)", points: pts, dots: pts.length <= 40 }];
-  const fit = convergence(shared.model);
+  const series = [{ label: "loss (reported)", points: thin(pts), dots: pts.length <= 40 }];
+  const m = job.model || {};
+  const fit = convergence(m);
   if (fit) {
     const last = pts[pts.length - 1][0];
-    const end = Math.max(last, last + (fit.steps_remaining || 0));
+    const end = Math.max(last, last + Math.min(fit.steps_remaining || 0, last * 4));
     const curve = [];
     for (let i = 0; i <= 100; i++) curve.push([(end * i) / 100, fit.at((end * i) / 100)]);
     series.push({ label: "fitted 1/(b0·k + b1) + b2", points: curve.filter((p) => p[1] < 1e6), cls: "fit" });
   }
   return [lineChart(series, { xLabel: "step", yLabel: "loss", title: "loss per step" }),
-    fit ? fields([
-      ["fit", `b0 = ${fit.b0.toPrecision(3)}, b1 = ${fit.b1.toPrecision(3)}, b2 = ${fit.b2.toPrecision(3)}`],
-      ["steps remaining", fit.steps_remaining !== undefined ? Math.round(fit.steps_remaining).toLocaleString() : ""],
-      ["time remaining", duration(fit.seconds_remaining)],
-    ]) : h("p", { class: "muted" }, "The fitted convergence curve appears once the scheduler has fitted this job.")];
+    fields([
+      ["points", pts.length.toLocaleString() + " reported, last at step " + pts[pts.length - 1][0].toLocaleString()],
+      ["fit", fit ? `b0 = ${fit.b0.toPrecision(3)}, b1 = ${fit.b1.toPrecision(3)}, b2 = ${fit.b2.toPrecision(3)}` : ""],
+      ["steps remaining", fit && Number.isFinite(fit.steps_remaining) ? Math.round(fit.steps_remaining).toLocaleString() : ""],
+      ["time remaining", duration(fit && fit.seconds_remaining) || duration(m.predicted_remaining_s)],
+      ["epochs", Number.isFinite(m.epochs_done) ? m.epochs_done.toFixed(2) + " done" +
+        (Number.isFinite(m.remaining_epochs) ? ", " + m.remaining_epochs.toFixed(1) + " to go" : "") : ""],
+      ["dataset", Number.isFinite(m.dataset_size) ? m.dataset_size.toLocaleString() + " examples an epoch" : ""],
+      ["model source", m.source ? String(m.source) : ""],
+    ]),
+    fit ? null : h("p", { class: "muted" }, "The fitted convergence curve appears once the scheduler has fitted this job.")];
 }
 
-// Measured samples per second at each GPU count: from step_time_s and world_size (times the
-// job's batch per GPU), or from samples and seconds where a report carries those.
+// Measured samples per second at each GPU count: world_size × batch per GPU over the mean
+// step time (as the server's speed model counts them).
 export function measuredThroughput(metrics, batchPerGpu = 128) {
   const by = new Map();
   for (const m of itemsOf(metrics)) {
-    const g = Number(m.world_size ?? m.gpus);
-    const t = Number(m.step_time_s ?? m.seconds);
-    const n = Number(m.samples ?? g * batchPerGpu);
-    if (!(g > 0 && n > 0 && t > 0)) continue;
+    const g = Number(m.world_size);
+    const t = Number(m.step_time_s);
+    if (!(g > 0 && t > 0)) continue;
     const acc = by.get(g) || [0, 0];
-    by.set(g, [acc[0] + n, acc[1] + t]);
+    by.set(g, [acc[0] + 1, acc[1] + t]);
   }
-  return [...by.entries()].sort((a, b) => a[0] - b[0]).map(([g, [n, t]]) => [g, n / t]);
+  return [...by.entries()].sort((a, b) => a[0] - b[0]).map(([g, [n, t]]) => [g, (g * batchPerGpu * n) / t]);
 }
 
 function renderSpeed(model, job, shared) {
   const measured = measuredThroughput(shared.metrics, job.batch_per_gpu || 128);
+  const max = job.max_gpus || 1;
   const curve = model && model.speed && Array.isArray(model.speed.curve)
-    ? model.speed.curve.map((p) => [Number(p.gpus), Number(p.samples_per_second ?? p.throughput)]) : [];
-  const plan = model && model.plan;
+    ? model.speed.curve.filter((p) => p.gpus <= max).map((p) => [Number(p.gpus), Number(p.samples_per_second)]) : [];
   const out = [];
   if (measured.length || curve.length)
     out.push(lineChart([
       { label: "measured", points: measured, dots: true },
-      { label: "speed model (fitted)", points: curve, cls: "fit" },
+      { label: "speed model (fitted)", points: curve, cls: "fit", dots: curve.length < 3 },
     ], { xLabel: "GPUs", yLabel: "samples/s", yMin: 0, title: "throughput per GPU count" }));
   else out.push(empty("No throughput measured yet."));
-  if (plan) out.push(fields([["execution plan", typeof plan === "string" ? plan : JSON.stringify(plan)]]));
+  out.push(fields([
+    ["measured at", measured.length ? measured.map(([g]) => g + " GPU" + (g === 1 ? "" : "s")).join(", ") : ""],
+    ["speed model", curve.length ? "source: " + (model.source || "?") : "not fitted yet: it needs step times at two GPU counts"],
+    ["execution plan", job.plan ? (typeof job.plan === "string" ? job.plan : JSON.stringify(job.plan)) : "dp (data parallel)"],
+  ]));
   return out;
 }
 
-function renderAllocations(data) {
-  const items = itemsOf(data);
-  if (items.length === 0) return empty("No allocation yet: the job has not been placed.");
-  const t0 = Math.min(...items.map((a) => parseTime(a.from || a.at)?.getTime() ?? Infinity));
-  const tEnd = Date.now();
-  const span = Math.max(1, tEnd - t0);
-  const bars = items.map((a) => {
-    const from = parseTime(a.from || a.at)?.getTime() ?? t0;
-    const to = parseTime(a.until || a.to)?.getTime() ?? tEnd;
-    const label = (a.gpus ?? "?") + " GPU" + (a.gpus === 1 ? "" : "s") +
-      (a.nodes ? " on " + [].concat(a.nodes).join(", ") : "") + (a.plan ? " · " + a.plan : "");
-    return h("div", { class: "alloc-row" },
-      h("span", { class: "alloc-when" }, when(a.from || a.at)),
-      h("span", { class: "alloc-track" }, h("span", {
-        class: "alloc-bar", title: label,
-        style: `left:${((from - t0) / span) * 100}%;width:${Math.max(0.5, ((to - from) / span) * 100)}%`,
-      }, label)));
-  });
-  return h("div", { class: "alloc-timeline" }, bars);
+// Runs of one world size in the metrics: [{gpus, from, to, steps}].
+export function allocationRuns(metrics) {
+  const runs = [];
+  for (const m of itemsOf(metrics)) {
+    const t = parseTime(m.time)?.getTime();
+    if (t === undefined) continue;
+    const last = runs[runs.length - 1];
+    if (last && last.gpus === m.world_size) { last.to = Math.max(last.to, t); last.steps++; }
+    else runs.push({ gpus: m.world_size, from: t, to: t, steps: 1 });
+  }
+  return runs;
 }
 
-function renderLog(data) {
-  const lines = typeof data === "string" ? data : Array.isArray(data?.lines) ? data.lines.join("\n") : "";
-  if (!lines.trim()) return empty("The log is empty.");
-  const pre = h("pre", { class: "log" }, lines);
+function renderAllocations(metrics, job) {
+  const runs = allocationRuns(metrics);
+  const now = job.allocation && job.allocation.length
+    ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : "none";
+  if (runs.length === 0) return [empty("No allocation yet: the job has not run."), fields([["now", now]])];
+  const t0 = runs[0].from, tEnd = Math.max(runs[runs.length - 1].to, t0 + 1), span = tEnd - t0;
+  const bars = runs.map((r) => {
+    const label = r.gpus + " GPU" + (r.gpus === 1 ? "" : "s") + " · " + r.steps + " steps";
+    return h("div", { class: "alloc-row", dataset: { gpus: String(r.gpus) } },
+      h("span", { class: "alloc-when" }, when(new Date(r.from).toISOString())),
+      h("span", { class: "alloc-track" }, h("span", {
+        class: "alloc-bar", title: label,
+        style: `left:${((r.from - t0) / span) * 100}%;width:${Math.max(0.5, ((r.to - r.from) / span) * 100)}%`,
+      }, label)));
+  });
+  return [h("div", { class: "alloc-timeline" }, bars), fields([["now", now]])];
+}
+
+function renderLog(text) {
+  if (!text || !text.trim()) return empty("The log is empty.");
+  const pre = h("pre", { class: "log" }, text);
   requestAnimationFrame(() => { pre.scrollTop = pre.scrollHeight; });
   return pre;
 }
 
+const metricsKey = (v) => { const m = itemsOf(v.metrics); return m.length + ":" + (m.length ? m[m.length - 1].step : ""); };
+
 // The sections in page order.
 export function jobSections() {
   return [
-    optionalSection({ id: "sec-loss", title: "Loss", suffix: "metrics", what: "Loss metrics", render: renderLoss }),
-    optionalSection({ id: "sec-speed", title: "Throughput and plan", suffix: "model", what: "The fitted models", render: renderSpeed }),
-    optionalSection({ id: "sec-alloc", title: "Allocation history", suffix: "allocations", what: "Allocation history", render: renderAllocations }),
-    optionalSection({ id: "sec-log", title: "Log", suffix: "log", what: "The job log", render: renderLog }),
+    section({ id: "sec-loss", title: "Loss", part: "metrics", what: "the loss metrics", render: renderLoss,
+      key: (v, j) => metricsKey(v) + JSON.stringify(j.model) }),
+    section({ id: "sec-speed", title: "Throughput and plan", part: "model", what: "the fitted models", render: renderSpeed,
+      key: (v, j) => metricsKey(v) + JSON.stringify(j.model && j.model.speed) }),
+    section({ id: "sec-alloc", title: "Allocation history", part: "metrics", what: "the allocation history", render: renderAllocations,
+      key: (v, j) => metricsKey(v) + JSON.stringify(j.allocation) }),
+    section({ id: "sec-log", title: "Log", part: "log", what: "the job log", render: renderLog, key: (v) => v.log || "" }),
   ];
 }

@@ -27,7 +27,9 @@ export function gpusNow(j) {
 }
 
 function predicted(j) {
-  return j.state === "PENDING" ? j.predicted_start : j.predicted_finish;
+  if (j.state === "PENDING") return j.predicted_start;
+  const left = j.model && j.model.predicted_remaining_s; // only in a job fetched alone
+  return Number.isFinite(left) ? new Date(Date.now() + left * 1000).toISOString() : null;
 }
 
 function gpuCell(j) {
