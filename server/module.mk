@@ -49,8 +49,9 @@ SERVER_IT_SRCS := $(wildcard tests/integration/*.c)
 SERVER_IT_BIN  := $(BUILD)/tests/integration-server
 
 ifneq ($(SERVER_IT_SRCS),)
-$(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"'
-$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BIN)
+$(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"' \
+                                       -DRINGCTL_PATH='"$(abspath $(BUILD)/ringctl)"'
+$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BIN) $(BUILD)/ringctl
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion -lcurl $(SERVER_LIBS)
 TEST_BINS += $(SERVER_IT_BIN)
