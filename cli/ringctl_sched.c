@@ -113,7 +113,8 @@ static int watch_args(struct watch *w, int argc, char **argv)
             if (ringctl_parse_int("JOB_ID", argv[i], 1, 1LL << 53, &w->job) < 0)
                 return -1;
         } else {
-            return usage_error("watch [JOB_ID] [--timeout S] [--interval S]") ? -1 : -1;
+            usage_error("watch [JOB_ID] [--timeout S] [--interval S]");
+            return -1;
         }
     }
     if (w->interval_s < 0.05)
@@ -236,13 +237,16 @@ static int policy_args(json_t *body, int argc, char **argv)
             json_object_set_new(body, "interval_s", json_real(s));
         } else if (!strcmp(argv[i], "--paused") && i + 1 < argc) {
             const char *v = argv[++i];
-            if (strcmp(v, "true") && strcmp(v, "false"))
-                return usage_error(usage) ? -1 : -1;
+            if (strcmp(v, "true") && strcmp(v, "false")) {
+                usage_error(usage);
+                return -1;
+            }
             json_object_set_new(body, "paused", json_boolean(!strcmp(v, "true")));
         } else if (argv[i][0] != '-' && !json_object_get(body, "policy")) {
             json_object_set_new(body, "policy", json_string(argv[i]));
         } else {
-            return usage_error(usage) ? -1 : -1;
+            usage_error(usage);
+            return -1;
         }
     }
     return 0;
