@@ -124,6 +124,27 @@ static void doc_operations(json_t *doc, json_t *set)
     }
 }
 
+/* Fails the test when a "$ref" anywhere under v names no entry of doc's components. */
+static void check_refs(json_t *doc, json_t *v)
+{
+    const char *key;
+    json_t *sub;
+    size_t i;
+    if (json_is_array(v))
+        json_array_foreach(v, i, sub) check_refs(doc, sub);
+    if (!json_is_object(v))
+        return;
+    const char *ref = json_string_value(json_object_get(v, "$ref"));
+    if (ref) {
+        char kind[64], name[64];
+        cr_assert_eq(sscanf(ref, "#/components/%63[^/]/%63s", kind, name), 2, "%s", ref);
+        json_t *c = json_object_get(json_object_get(doc, "components"), kind);
+        cr_assert(json_object_get(c, name), "dangling $ref %s", ref);
+    }
+    json_object_foreach(v, key, sub)
+        check_refs(doc, sub);
+}
+
 /* The routes ringmasterd serves, "METHOD PATTERN" into set. */
 static void served_routes(json_t *set)
 {
@@ -149,6 +170,7 @@ Test(observe, openapi_document_matches_the_routes)
     cr_assert(json_object_get(schemas, "Job"));
     json_t *documented = json_object(), *served = json_object();
     doc_operations(doc, documented);
+    check_refs(doc, doc);
     served_routes(served);
     const char *key;
     json_t *v;
