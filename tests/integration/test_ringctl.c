@@ -222,3 +222,64 @@ Test(ringctl, users_nodes_tokens_and_exit_codes)
     cr_assert_eq(u.code, 3, "RINGMASTER_URL is used; nothing listens there: %s", u.err);
     hx_finish();
 }
+
+/* Waits (bounded) until the job is in state; returns the job (new). */
+static json_t *wait_state(long long id, const char *state)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = NULL;
+    for (int i = 0; i < 150; i++) {
+        json_decref(j);
+        j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+        if (!strcmp(json_string_value(json_object_get(j, "state")), state))
+            return j;
+        usleep(100000);
+    }
+    cr_assert_fail("job %lld never reached %s: %s", id, state,
+                   json_string_value(json_object_get(j, "state")));
+    return NULL;
+}
+
+/* Submits a 1-GPU job, waits for its start and reports it RUNNING as the worker. */
+static long long running_job(const char *worker, const char *name)
+{
+    long long id = hx_submit(hx.admin, name, 1);
+    json_decref(wait_state(id, "STARTING"));
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", id);
+    json_decref(hx_expect_json(hx_json("POST", path, worker, "{\"state\":\"RUNNING\"}"), 200));
+    return id;
+}
+
+Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
+{
+    char w[128], ids[32], ids2[32];
+    hx_user("w1", "worker", w);
+    json_decref(hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", w,
+                "{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
+                "\"model\":\"V100\",\"memory_bytes\":1},{\"index\":1,\"model\":\"V100\","
+                "\"memory_bytes\":1}]}"),
+        201));
+    snprintf(ids, sizeof(ids), "%lld", running_job(w, "r1"));
+    snprintf(ids2, sizeof(ids2), "%lld", running_job(w, "r2"));
+    struct ctl_run *r = ctl("show", ids);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "RUNNING") && strstr(r->out, "allocation (world size 1): node 1"),
+              "%s", r->out);
+    r = ctl("suspend", ids);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "suspend requested"), "%s", r->out);
+    r = ctl("--json", "migrate", ids2);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    json_decref(out_json(r));
+    r = ctl("migrate", ids2, "99");
+    cr_assert_eq(r->code, 1, "no node 99 (or not RUNNING any more): %s", r->out);
+    json_t *acts = hx_expect_json(hx_json("GET", "/api/v1/nodes/1/actions", w, NULL), 200);
+    char *text = json_dumps(acts, JSON_COMPACT);
+    cr_assert(strstr(text, "\"suspend\""), "%s", text);
+    free(text);
+    json_decref(acts);
+    hx_finish();
+}
