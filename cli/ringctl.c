@@ -5,6 +5,8 @@
  * The server comes from --server, else $RINGMASTER_URL, else
  * http://127.0.0.1:8080; the token from --token-file, else $RINGMASTER_TOKEN,
  * else ./var/admin.token when readable. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,12 @@ static const struct command commands[] = {
      "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] -- COMMAND [ARGS...]"},
     {"list", ringctl_cmd_list, "list [--state S] [--user U] [--limit N] [--all]"},
     {"show", ringctl_cmd_show, "show JOB_ID"},
+    {"suspend", ringctl_cmd_suspend, "suspend JOB_ID"},
+    {"resume", ringctl_cmd_resume, "resume JOB_ID"},
+    {"resize", ringctl_cmd_resize, "resize JOB_ID GPUS"},
+    {"migrate", ringctl_cmd_migrate, "migrate JOB_ID [NODE_ID]"},
+    {"watch", ringctl_cmd_watch, "watch [JOB_ID] [--timeout S] [--interval S]"},
+    {"policy", ringctl_cmd_policy, "policy [NAME] [--interval S] [--paused true|false]"},
     {"cancel", ringctl_cmd_cancel, "cancel JOB_ID"},
     {"events", ringctl_cmd_events, "events JOB_ID"},
     {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]"},
@@ -83,11 +91,34 @@ int ringctl_call(struct ringctl *ctl, const char *method, const char *path, json
     json_array_foreach(errors, i, e)
     {
         const char *field = json_string_value(json_object_get(e, "field"));
-        const char *msg = json_string_value(json_object_get(e, "message"));
+        const char *msg = json_string_value(json_object_get(e, "detail"));
         fprintf(stderr, "  %s: %s\n", field ? field : "?", msg ? msg : "?");
     }
     json_decref(answer);
     return RINGCTL_API_ERROR;
+}
+
+int ringctl_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < lo || x > hi) {
+        fprintf(stderr, "ringctl: %s: expected an integer %lld..%lld, got '%s'\n", flag, lo, hi,
+                s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+int ringctl_job_path(const char *id, const char *suffix, char *buf, size_t len)
+{
+    long long v;
+    if (ringctl_parse_int("JOB_ID", id, 1, LLONG_MAX, &v) < 0)
+        return -1;
+    snprintf(buf, len, "/api/v1/jobs/%lld%s", v, suffix);
+    return 0;
 }
 
 void ringctl_print_json(json_t *v)

@@ -3,6 +3,7 @@
 #define RINGMASTER_RINGCTL_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "httpc.h"
 
@@ -25,6 +26,13 @@ struct ringctl {
 int ringctl_call(struct ringctl *ctl, const char *method, const char *path, json_t *body,
                  const char *extra_header, json_t **out);
 
+/* Parses s as an integer lo..hi into *v. Returns 0, or -1 after printing why (naming flag). */
+int ringctl_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *v);
+
+/* Writes "/api/v1/jobs/ID" + suffix into buf. Returns 0, or -1 (printed) when id is not a
+ * positive integer. */
+int ringctl_job_path(const char *id, const char *suffix, char *buf, size_t len);
+
 /* Prints v as indented JSON on stdout. */
 void ringctl_print_json(json_t *v);
 
@@ -36,6 +44,12 @@ int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_events(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_user(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_suspend(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_resume(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_resize(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_migrate(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_watch(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_policy(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_health(struct ringctl *ctl, int argc, char **argv);
 
 #endif

@@ -1,4 +1,4 @@
-/* ringctl's job commands: submit, list, show, cancel, events. */
+/* ringctl's job commands: submit, list, cancel (show and events: ringctl_show.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,30 +7,6 @@
 
 #include "ringctl.h"
 #include "table.h"
-
-static int parse_int(const char *flag, const char *s, long long lo, long long hi, long long *v)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || x < lo || x > hi) {
-        fprintf(stderr, "ringctl: %s: expected an integer %lld..%lld, got '%s'\n", flag, lo, hi,
-                s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-/* A job id is a positive integer; refusing anything else keeps paths clean. */
-static int job_path(const char *id, const char *suffix, char *buf, size_t len)
-{
-    long long v;
-    if (parse_int("JOB_ID", id, 1, LLONG_MAX, &v) < 0)
-        return -1;
-    snprintf(buf, len, "/api/v1/jobs/%lld%s", v, suffix);
-    return 0;
-}
 
 static const char *str(json_t *o, const char *k)
 {
@@ -83,7 +59,7 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         if (strcmp(flag, ints[k].flag))
             continue;
         long long x;
-        if (parse_int(flag, v, ints[k].lo, ints[k].hi, &x) < 0)
+        if (ringctl_parse_int(flag, v, ints[k].lo, ints[k].hi, &x) < 0)
             return -1;
         json_object_set_new(s->job, ints[k].field, json_integer(x));
         return 0;
@@ -209,7 +185,7 @@ static int job_call(struct ringctl *ctl, int argc, char **argv, const char *meth
         fprintf(stderr, "usage: ringctl %s\n", usage);
         return RINGCTL_USAGE;
     }
-    if (job_path(argv[0], suffix, path, sizeof(path)) < 0)
+    if (ringctl_job_path(argv[0], suffix, path, sizeof(path)) < 0)
         return RINGCTL_USAGE;
     json_t *out;
     int rc = ringctl_call(ctl, method, path, NULL, NULL, &out);
@@ -219,17 +195,7 @@ static int job_call(struct ringctl *ctl, int argc, char **argv, const char *meth
     return rc;
 }
 
-int ringctl_cmd_show(struct ringctl *ctl, int argc, char **argv)
-{
-    return job_call(ctl, argc, argv, "GET", "", "show JOB_ID");
-}
-
 int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
 {
     return job_call(ctl, argc, argv, "POST", "/cancel", "cancel JOB_ID");
-}
-
-int ringctl_cmd_events(struct ringctl *ctl, int argc, char **argv)
-{
-    return job_call(ctl, argc, argv, "GET", "/events", "events JOB_ID");
 }

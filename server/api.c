@@ -10,7 +10,9 @@
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "nodes.h"
+#include "openapi.h"
 #include "problem.h"
 #include "reports.h"
 #include "router.h"
@@ -29,6 +31,8 @@ struct api {
 
 static const struct route routes[] = {
     {"GET", "/api/v1/health", health_get, 0, 0},
+    {"GET", "/metrics", metrics_get, 0, 0},
+    {"GET", "/api/v1/openapi.json", openapi_get, 0, 0},
     {"POST", "/api/v1/jobs", jobs_submit, PEOPLE, ROUTE_JSON_BODY},
     {"GET", "/api/v1/jobs", jobs_list, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}", jobs_get, PEOPLE, 0},
@@ -61,6 +65,18 @@ static const struct route routes[] = {
     {"PATCH", "/api/v1/jobs/{id}/priority", sched_api_priority, PEOPLE, ROUTE_JSON_BODY},
     {"POST", "/api/v1/jobs/{id}/priority", sched_api_priority, PEOPLE, ROUTE_JSON_BODY},
 };
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+size_t api_route_count(void)
+{
+    return NROUTES;
+}
+
+const struct route *api_route(size_t i)
+{
+    return i < NROUTES ? &routes[i] : NULL;
+}
 
 struct api *api_create(struct db_pool *db, const char *www_dir)
 {
@@ -141,6 +157,7 @@ void api_db_error(struct api_call *call, const PGresult *r)
     }
     log_error("%s %s: database error %s", http_req_method(call->req), http_req_path(call->req),
               r ? db_sqlstate(r) : "");
+    metrics_db_error();
     problem_respond(call->req, 500, "database error");
 }
 
@@ -212,13 +229,13 @@ void api_handle(void *arg, struct http_req *req)
     struct api *a = arg;
     const char *path = http_req_path(req);
     const char *method = http_req_method(req);
-    if (strncmp(path, "/api/", 5) != 0 && strcmp(path, "/api") != 0) {
+    if (strncmp(path, "/api/", 5) != 0 && strcmp(path, "/api") != 0 &&
+        strcmp(path, "/metrics") != 0) {
         www_serve(req, a->www_dir);
         return;
     }
     struct router_match m;
-    enum router_result rr =
-        router_match(routes, sizeof(routes) / sizeof(routes[0]), method, path, &m);
+    enum router_result rr = router_match(routes, NROUTES, method, path, &m);
     if (rr == ROUTER_NOT_FOUND) {
         problem_respond(req, 404, "no route %s", path);
     } else if (rr == ROUTER_BAD_METHOD) {
@@ -228,4 +245,8 @@ void api_handle(void *arg, struct http_req *req)
     } else {
         dispatch_route(a, req, &m);
     }
+    /* A long-poll asked to be called again is counted when it is answered. */
+    if (http_req_status(req))
+        metrics_http_request(m.route ? (size_t)(m.route - routes) : METRICS_MAX_ROUTES,
+                             http_req_status(req));
 }

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stddef.h>
 
 #include "auth.h"
 
@@ -40,6 +41,11 @@ int api_id_or_respond(struct api_call *call, const char *what, long long *id);
 
 /* Answers 503 or 500 for a failed statement (logged). */
 void api_db_error(struct api_call *call, const PGresult *r);
+
+/* The route table: its length, and its entry i (NULL past the end; borrowed, static). */
+struct route;
+size_t api_route_count(void);
+const struct route *api_route(size_t i);
 
 /* The version string reported by health. */
 const char *api_version(void);

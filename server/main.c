@@ -19,6 +19,7 @@
 #include "log.h"
 #include "migrate.h"
 #include "pgcluster.h"
+#include "router.h"
 #include "sched_thread.h"
 
 #define MAX_BODY (1u << 20)
@@ -42,7 +43,7 @@ struct daemon {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
-                 " [--database-url URL] [--www-dir DIR] [--threads N]\n"
+                 " [--database-url URL] [--www-dir DIR] [--threads N] [--routes]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
                  " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads\n");
 }
@@ -53,7 +54,14 @@ static const char *env_or(const char *name, const char *def)
     return v && *v ? v : def;
 }
 
-/* Returns 0, 1 after --help, or -1 on a bad option. */
+/* --routes: every route of the API, "METHOD PATTERN" a line (the OpenAPI test reads it). */
+static void print_routes(void)
+{
+    for (size_t i = 0; i < api_route_count(); i++)
+        printf("%s %s\n", api_route(i)->method, api_route(i)->pattern);
+}
+
+/* Returns 0, 1 after --help or --routes, or -1 on a bad option. */
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
     static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
@@ -61,12 +69,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                          {"database-url", required_argument, NULL, 'd'},
                                          {"www-dir", required_argument, NULL, 'w'},
                                          {"threads", required_argument, NULL, 't'},
+                                         {"routes", no_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     *cfg = (struct config){"127.0.0.1:8080", "./var", env_or("RINGMASTER_DATABASE_URL", NULL),
                            env_or("RINGMASTER_WWW_DIR", "./www"), 8};
     int c;
-    while ((c = getopt_long(argc, argv, "l:s:d:w:t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "l:s:d:w:t:rh", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
             cfg->listen = optarg;
@@ -83,6 +92,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         case 't':
             cfg->threads = (unsigned)atoi(optarg);
             break;
+        case 'r':
+            print_routes();
+            return 1;
         case 'h':
             usage(stdout);
             return 1;

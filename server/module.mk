@@ -4,7 +4,7 @@ SERVER_PKGS  := libmicrohttpd jansson libpq
 SERVER_LIBS  := $(shell pkg-config --libs $(SERVER_PKGS)) -lpthread -lm
 
 SERVER_SRCS  := $(filter-out server/main.c,$(wildcard server/*.c))
-SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/sql_bundle.o
+SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/sql_bundle.o $(BUILD)/gen/openapi_doc.o
 SERVER_BIN   := $(BUILD)/ringmasterd
 SQL_FILES    := $(sort $(wildcard sql/[0-9][0-9][0-9]_*.sql))
 
@@ -14,6 +14,14 @@ $(BUILD)/gen/sql_bundle.c: $(SQL_FILES) server/embed-sql.sh
 	server/embed-sql.sh $(SQL_FILES) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/sql_bundle.o: $(BUILD)/gen/sql_bundle.c
+	$(CC) $(CPPFLAGS) -iquote server $(CFLAGS) -c -o $@ $<
+
+# The OpenAPI document, embedded the same way.
+$(BUILD)/gen/openapi_doc.c: server/openapi.json server/embed-file.sh
+	@mkdir -p $(@D)
+	server/embed-file.sh openapi_doc openapi.h server/openapi.json > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/openapi_doc.o: $(BUILD)/gen/openapi_doc.c
 	$(CC) $(CPPFLAGS) -iquote server $(CFLAGS) -c -o $@ $<
 
 $(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SCHED_LIB)
@@ -41,8 +49,9 @@ SERVER_IT_SRCS := $(wildcard tests/integration/*.c)
 SERVER_IT_BIN  := $(BUILD)/tests/integration-server
 
 ifneq ($(SERVER_IT_SRCS),)
-$(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"'
-$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BIN)
+$(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"' \
+                                       -DRINGCTL_PATH='"$(abspath $(BUILD)/ringctl)"'
+$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BIN) $(BUILD)/ringctl
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion -lcurl $(SERVER_LIBS)
 TEST_BINS += $(SERVER_IT_BIN)

@@ -9,6 +9,7 @@
 #include "db.h"
 #include "log.h"
 #include "sched_model.h"
+#include "metrics.h"
 #include "sched_round.h"
 #include "sched_wake.h"
 
@@ -50,6 +51,8 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
         return RETRY_S;
     }
     log_round(&res);
+    if (!cfg->paused)
+        metrics_round_observe((double)res.duration_us / 1e6);
     double wait = cfg->interval_s;
     return cfg->node_timeout_s / 2 < wait ? cfg->node_timeout_s / 2 : wait;
 }

@@ -1,0 +1,271 @@
+/* ringctl's scheduler commands: suspend, resume, resize, migrate, watch, policy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "job_state.h"
+#include "ringctl.h"
+#include "table.h"
+
+/* POSTs body (stolen, may be NULL) to the job's suffix; prints the answer (JSON with --json,
+ * else what, the job and its state). */
+static int post_job(struct ringctl *ctl, const char *id, const char *suffix, json_t *body,
+                    const char *what)
+{
+    char path[128];
+    if (ringctl_job_path(id, suffix, path, sizeof(path)) < 0) {
+        json_decref(body);
+        return RINGCTL_USAGE;
+    }
+    json_t *out;
+    int rc = ringctl_call(ctl, "POST", path, body, NULL, &out);
+    json_decref(body);
+    if (rc == RINGCTL_OK && ctl->json)
+        ringctl_print_json(out);
+    else if (rc == RINGCTL_OK)
+        printf("job %s: %s requested%s%s\n", id, what,
+               json_string_value(json_object_get(out, "state")) ? ", state " : "",
+               json_string_value(json_object_get(out, "state"))
+                   ? json_string_value(json_object_get(out, "state"))
+                   : "");
+    json_decref(out);
+    return rc;
+}
+
+static int usage_error(const char *usage)
+{
+    fprintf(stderr, "usage: ringctl %s\n", usage);
+    return RINGCTL_USAGE;
+}
+
+int ringctl_cmd_suspend(struct ringctl *ctl, int argc, char **argv)
+{
+    return argc == 1 ? post_job(ctl, argv[0], "/suspend", NULL, "suspend")
+                     : usage_error("suspend JOB_ID");
+}
+
+int ringctl_cmd_resume(struct ringctl *ctl, int argc, char **argv)
+{
+    return argc == 1 ? post_job(ctl, argv[0], "/resume", NULL, "resume")
+                     : usage_error("resume JOB_ID");
+}
+
+int ringctl_cmd_resize(struct ringctl *ctl, int argc, char **argv)
+{
+    long long gpus;
+    if (argc != 2)
+        return usage_error("resize JOB_ID GPUS");
+    if (ringctl_parse_int("GPUS", argv[1], 1, 1024, &gpus) < 0)
+        return RINGCTL_USAGE;
+    return post_job(ctl, argv[0], "/resize", json_pack("{s:I}", "gpus", (json_int_t)gpus),
+                    "resize");
+}
+
+int ringctl_cmd_migrate(struct ringctl *ctl, int argc, char **argv)
+{
+    long long node;
+    if (argc < 1 || argc > 2)
+        return usage_error("migrate JOB_ID [NODE_ID]");
+    if (argc == 2 && ringctl_parse_int("NODE_ID", argv[1], 1, 1LL << 53, &node) < 0)
+        return RINGCTL_USAGE;
+    json_t *body = argc == 2 ? json_pack("{s:I}", "node", (json_int_t)node) : NULL;
+    return post_job(ctl, argv[0], "/migrate", body, "migration");
+}
+
+/* ---- watch ---- */
+
+struct watch {
+    long long job; /* 0: every job */
+    double timeout_s, interval_s;
+    json_t *seen; /* job id -> the last line printed */
+};
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int parse_seconds(const char *flag, const char *s, double *v)
+{
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || *end || !(x >= 0 && x <= 86400 * 365)) {
+        fprintf(stderr, "ringctl: %s: expected seconds, got '%s'\n", flag, s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static int watch_args(struct watch *w, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+            if (parse_seconds("--timeout", argv[++i], &w->timeout_s) < 0)
+                return -1;
+        } else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
+            if (parse_seconds("--interval", argv[++i], &w->interval_s) < 0)
+                return -1;
+        } else if (argv[i][0] != '-' && !w->job) {
+            if (ringctl_parse_int("JOB_ID", argv[i], 1, 1LL << 53, &w->job) < 0)
+                return -1;
+        } else {
+            usage_error("watch [JOB_ID] [--timeout S] [--interval S]");
+            return -1;
+        }
+    }
+    if (w->interval_s < 0.05)
+        w->interval_s = 0.05;
+    return 0;
+}
+
+/* Prints the job when its state, size or reason changed. Returns 1 when it is terminal. */
+static int watch_job(struct ringctl *ctl, struct watch *w, json_t *job)
+{
+    char key[32], line[512];
+    const char *state = json_string_value(json_object_get(job, "state"));
+    const char *reason = json_string_value(json_object_get(job, "pending_reason"));
+    snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(job,
+                                                                                     "id")));
+    snprintf(line, sizeof(line), "job %s %s: %s, world size %" JSON_INTEGER_FORMAT "%s%s", key,
+             json_string_value(json_object_get(job, "name")), state ? state : "?",
+             json_integer_value(json_object_get(job, "world_size")), reason ? ", " : "",
+             reason ? reason : "");
+    const char *before = json_string_value(json_object_get(w->seen, key));
+    if (!before || strcmp(before, line)) {
+        json_object_set_new(w->seen, key, json_string(line));
+        if (ctl->json) {
+            char *s = json_dumps(job, JSON_COMPACT | JSON_SORT_KEYS);
+            printf("%s\n", s ? s : "{}");
+            free(s);
+        } else {
+            time_t now = time(NULL);
+            char at[32];
+            strftime(at, sizeof(at), "%H:%M:%S", localtime(&now));
+            printf("%s %s\n", at, line);
+        }
+        fflush(stdout);
+    }
+    enum job_state st;
+    return state && job_state_parse(state, &st) == 0 && job_state_is_terminal(st);
+}
+
+/* One poll. Returns RINGCTL_OK, an error code, or -1 when the watched job ended. */
+static int watch_poll(struct ringctl *ctl, struct watch *w)
+{
+    char path[128];
+    if (w->job)
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld", w->job);
+    else
+        snprintf(path, sizeof(path), "/api/v1/jobs?limit=500");
+    json_t *out;
+    int rc = ringctl_call(ctl, "GET", path, NULL, NULL, &out);
+    if (rc != RINGCTL_OK)
+        return rc;
+    int ended = 0;
+    if (w->job) {
+        ended = watch_job(ctl, w, out);
+    } else {
+        size_t i;
+        json_t *j;
+        json_array_foreach(json_object_get(out, "items"), i, j)
+            watch_job(ctl, w, j);
+    }
+    json_decref(out);
+    return ended ? -1 : RINGCTL_OK;
+}
+
+int ringctl_cmd_watch(struct ringctl *ctl, int argc, char **argv)
+{
+    struct watch w = {.interval_s = 1.0};
+    if (watch_args(&w, argc, argv) < 0)
+        return RINGCTL_USAGE;
+    w.seen = json_object();
+    double start = mono_s();
+    int rc;
+    while ((rc = watch_poll(ctl, &w)) == RINGCTL_OK) {
+        double left = w.timeout_s > 0 ? w.timeout_s - (mono_s() - start) : w.interval_s;
+        if (left <= 0) {
+            fprintf(stderr, "ringctl: watch: %.1f s passed%s\n", w.timeout_s,
+                    w.job ? " before the job ended" : "");
+            rc = w.job ? RINGCTL_API_ERROR : RINGCTL_OK;
+            break;
+        }
+        double nap = left < w.interval_s ? left : w.interval_s;
+        struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    json_decref(w.seen);
+    return rc < 0 ? RINGCTL_OK : rc;
+}
+
+/* ---- policy ---- */
+
+static void print_policy(json_t *s)
+{
+    json_t *iv = json_object_get(s, "interval_s");
+    printf("policy %s, interval %g s%s\n", json_string_value(json_object_get(s, "policy")),
+           json_number_value(iv), json_is_true(json_object_get(s, "paused")) ? ", PAUSED" : "");
+    static const char *const head[] = {"", "POLICY", "SUMMARY"};
+    struct table *t = table_create(3, head);
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(s, "policies"), i, p)
+    {
+        const char *name = json_string_value(json_object_get(p, "name"));
+        const char *cur = json_string_value(json_object_get(s, "policy"));
+        const char *row[] = {name && cur && !strcmp(name, cur) ? "*" : "", name,
+                             json_string_value(json_object_get(p, "summary"))};
+        table_add(t, row);
+    }
+    table_print(t, stdout);
+    table_destroy(t);
+}
+
+/* Fills body from the arguments; returns 0 or -1 (usage printed). */
+static int policy_args(json_t *body, int argc, char **argv)
+{
+    static const char *const usage = "policy [NAME] [--interval S] [--paused true|false]";
+    for (int i = 0; i < argc; i++) {
+        double s;
+        if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
+            if (parse_seconds("--interval", argv[++i], &s) < 0)
+                return -1;
+            json_object_set_new(body, "interval_s", json_real(s));
+        } else if (!strcmp(argv[i], "--paused") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "true") && strcmp(v, "false")) {
+                usage_error(usage);
+                return -1;
+            }
+            json_object_set_new(body, "paused", json_boolean(!strcmp(v, "true")));
+        } else if (argv[i][0] != '-' && !json_object_get(body, "policy")) {
+            json_object_set_new(body, "policy", json_string(argv[i]));
+        } else {
+            usage_error(usage);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int ringctl_cmd_policy(struct ringctl *ctl, int argc, char **argv)
+{
+    json_t *body = json_object();
+    if (policy_args(body, argc, argv) < 0) {
+        json_decref(body);
+        return RINGCTL_USAGE;
+    }
+    json_t *out;
+    int rc = json_object_size(body)
+                 ? ringctl_call(ctl, "PUT", "/api/v1/scheduler", body, NULL, &out)
+                 : ringctl_call(ctl, "GET", "/api/v1/scheduler", NULL, NULL, &out);
+    json_decref(body);
+    if (rc == RINGCTL_OK)
+        ctl->json ? ringctl_print_json(out) : print_policy(out);
+    json_decref(out);
+    return rc;
+}

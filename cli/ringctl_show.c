@@ -1,0 +1,152 @@
+/* ringctl's human views of one job: show (a summary) and events (a table). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ringctl.h"
+#include "table.h"
+
+static const char *str_or(json_t *o, const char *k, const char *def)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : def;
+}
+
+/* A number (integer or real) as text into buf, or def when absent or null. */
+static const char *num(json_t *o, const char *k, char *buf, size_t len, const char *def)
+{
+    json_t *v = json_object_get(o, k);
+    if (json_is_integer(v))
+        snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, len, "%.6g", json_real_value(v));
+    else
+        return def;
+    return buf;
+}
+
+static void print_command(json_t *job)
+{
+    size_t i;
+    json_t *a;
+    printf("  command:   ");
+    json_array_foreach(json_object_get(job, "command"), i, a)
+        printf("%s%s", i ? " " : "", json_string_value(a));
+    printf("\n");
+}
+
+static void print_pending(json_t *job)
+{
+    char pos[32];
+    if (json_is_null(json_object_get(job, "pending_reason")) ||
+        !json_object_get(job, "pending_reason"))
+        return;
+    printf("  pending:   %s\n", str_or(job, "pending_reason", ""));
+    printf("  queue:     position %s, predicted start %s\n",
+           num(job, "queue_position", pos, sizeof(pos), "?"),
+           str_or(job, "predicted_start", "unknown"));
+}
+
+static void print_allocation(json_t *job)
+{
+    json_t *alloc = json_object_get(job, "allocation");
+    char ws[32];
+    if (!json_array_size(alloc))
+        return;
+    printf("  allocation (world size %s):", num(job, "world_size", ws, sizeof(ws), "?"));
+    size_t i, k;
+    json_t *a, *g;
+    json_array_foreach(alloc, i, a)
+    {
+        char node[32];
+        printf(" node %s GPUs", num(a, "node", node, sizeof(node), "?"));
+        json_array_foreach(json_object_get(a, "gpus"), k, g)
+            printf("%s%" JSON_INTEGER_FORMAT, k ? "," : " ", json_integer_value(g));
+        printf(";");
+    }
+    printf("\n");
+}
+
+static void print_model(json_t *job)
+{
+    json_t *m = json_object_get(job, "model");
+    char a[32], b[32], c[32];
+    if (!json_is_object(m) || !json_object_get(m, "source"))
+        return;
+    printf("  model:     source %s, epochs done %s, remaining epochs %s, predicted remaining"
+           " %s s\n",
+           str_or(m, "source", "?"), num(m, "epochs_done", a, sizeof(a), "?"),
+           num(m, "remaining_epochs", b, sizeof(b), "?"),
+           num(m, "predicted_remaining_s", c, sizeof(c), "?"));
+}
+
+static void print_job(json_t *job)
+{
+    char id[32], g[32], lo[32], hi[32], prio[32];
+    printf("job %s  %s  %s\n", num(job, "id", id, sizeof(id), "?"), str_or(job, "name", ""),
+           str_or(job, "state", "?"));
+    printf("  user:      %s, priority %s\n", str_or(job, "user", "?"),
+           num(job, "priority", prio, sizeof(prio), "0"));
+    printf("  gpus:      %s (min %s, max %s%s)\n", num(job, "gpus", g, sizeof(g), "?"),
+           num(job, "min_gpus", lo, sizeof(lo), "?"), num(job, "max_gpus", hi, sizeof(hi), "?"),
+           json_is_true(json_object_get(job, "elastic")) ? ", elastic" : "");
+    print_command(job);
+    printf("  submitted: %s, updated %s, finished %s\n", str_or(job, "submitted_at", "?"),
+           str_or(job, "updated_at", "?"), str_or(job, "finished_at", "-"));
+    print_pending(job);
+    print_allocation(job);
+    print_model(job);
+}
+
+/* GET path of the job named by argv[0] (argc must be 1). */
+static int get_job_thing(struct ringctl *ctl, int argc, char **argv, const char *suffix,
+                         const char *usage, json_t **out)
+{
+    char path[128];
+    *out = NULL;
+    if (argc != 1) {
+        fprintf(stderr, "usage: ringctl %s\n", usage);
+        return RINGCTL_USAGE;
+    }
+    if (ringctl_job_path(argv[0], suffix, path, sizeof(path)) < 0)
+        return RINGCTL_USAGE;
+    return ringctl_call(ctl, "GET", path, NULL, NULL, out);
+}
+
+int ringctl_cmd_show(struct ringctl *ctl, int argc, char **argv)
+{
+    json_t *out;
+    int rc = get_job_thing(ctl, argc, argv, "", "show JOB_ID", &out);
+    if (rc == RINGCTL_OK)
+        ctl->json ? ringctl_print_json(out) : print_job(out);
+    json_decref(out);
+    return rc;
+}
+
+static void print_events(json_t *items)
+{
+    static const char *const head[] = {"ID", "AT", "FROM", "TO", "EVENT", "ACTOR", "DETAIL"};
+    struct table *t = table_create(7, head);
+    size_t i;
+    json_t *e;
+    json_array_foreach(items, i, e)
+    {
+        char id[32];
+        const char *row[] = {num(e, "id", id, sizeof(id), ""), str_or(e, "at", ""),
+                             str_or(e, "from", "-"),           str_or(e, "to", ""),
+                             str_or(e, "event", ""),           str_or(e, "actor", ""),
+                             str_or(e, "detail", "")};
+        table_add(t, row);
+    }
+    table_print(t, stdout);
+    table_destroy(t);
+}
+
+int ringctl_cmd_events(struct ringctl *ctl, int argc, char **argv)
+{
+    json_t *out;
+    int rc = get_job_thing(ctl, argc, argv, "/events", "events JOB_ID", &out);
+    if (rc == RINGCTL_OK)
+        ctl->json ? ringctl_print_json(out) : print_events(json_object_get(out, "items"));
+    json_decref(out);
+    return rc;
+}

@@ -1,0 +1,285 @@
+/* The real ringctl binary against a real ringmasterd: commands, --json, exit codes (0 ok,
+ * 1 refused with the problem printed, 2 usage, 3 unreachable), RINGMASTER_URL and
+ * RINGMASTER_TOKEN. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(ringctl, .init = hx_setup, .fini = hx_teardown, .timeout = 120);
+
+/* What one run of ringctl did. */
+struct ctl_run {
+    int code;      /* exit status, 128+signal when killed */
+    char out[16384];
+    char err[4096];
+};
+
+static void read_file(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* Runs ringctl argv (NULL-terminated) with RINGMASTER_URL=url and RINGMASTER_TOKEN=token
+ * (each unset when NULL); kills it after 30 s. */
+static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char **argv)
+{
+    char outp[300], errp[300];
+    snprintf(outp, sizeof(outp), "%s/ctl.out", hx.dir);
+    snprintf(errp, sizeof(errp), "%s/ctl.err", hx.dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(e, 2);
+        url ? setenv("RINGMASTER_URL", url, 1) : unsetenv("RINGMASTER_URL");
+        token ? setenv("RINGMASTER_TOKEN", token, 1) : unsetenv("RINGMASTER_TOKEN");
+        execv(RINGCTL_PATH, argv);
+        _exit(127);
+    }
+    int st = 0;
+    for (int i = 0; i < 3000 && waitpid(pid, &st, WNOHANG) == 0; i++)
+        usleep(10000);
+    if (waitpid(pid, &st, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    r->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    read_file(outp, r->out, sizeof(r->out));
+    read_file(errp, r->err, sizeof(r->err));
+}
+
+/* ringctl with the test server's URL and token, and the arguments up to NULL. */
+static struct ctl_run *ctl_as(const char *token, ...)
+{
+    static struct ctl_run r;
+    char *argv[32] = {"ringctl"};
+    int n = 1;
+    va_list ap;
+    va_start(ap, token);
+    for (char *a; n < 31 && (a = va_arg(ap, char *)); n++)
+        argv[n] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    ctl_argv(&r, url, token, argv);
+    return &r;
+}
+
+#define ctl(...) ctl_as(hx.admin, __VA_ARGS__, NULL)
+
+/* Parses the run's stdout as JSON (new), failing the test otherwise. */
+static json_t *out_json(const struct ctl_run *r)
+{
+    json_error_t e;
+    json_t *j = json_loads(r->out, 0, &e);
+    cr_assert_not_null(j, "not JSON (%s): %s", e.text, r->out);
+    return j;
+}
+
+Test(ringctl, jobs_from_submit_to_cancel)
+{
+    struct ctl_run *r = ctl("submit", "--name", "train", "--gpus", "2", "--", "python", "t.py");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    long long id = atoll(r->out);
+    cr_assert_gt(id, 0, "%s", r->out);
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%lld", id);
+
+    r = ctl("list");
+    cr_assert_eq(r->code, 0);
+    cr_assert(strstr(r->out, "NAME") && strstr(r->out, "train"), "%s", r->out);
+    r = ctl("--json", "list", "--all");
+    json_t *j = out_json(r);
+    cr_assert_eq(json_array_size(j), 1);
+    json_decref(j);
+
+    r = ctl("show", ids);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "PENDING") && strstr(r->out, "python t.py"), "%s", r->out);
+    cr_assert(strstr(r->out, "pending:"), "a pending job explains why: %s", r->out);
+    r = ctl("--json", "show", ids);
+    j = out_json(r);
+    cr_assert_eq(json_integer_value(json_object_get(j, "id")), id);
+    json_decref(j);
+
+    r = ctl("resize", ids, "3");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs/1", hx.admin, NULL), 200);
+    cr_assert_eq(json_integer_value(json_object_get(j, "gpus")), 3);
+    json_decref(j);
+
+    r = ctl("suspend", ids); /* never launched: refused */
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "409"), "%s", r->err);
+
+    r = ctl("cancel", ids);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    r = ctl("cancel", ids);
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "409"), "the problem is printed: %s", r->err);
+
+    r = ctl("events", ids);
+    cr_assert_eq(r->code, 0);
+    cr_assert(strstr(r->out, "EVENT") && strstr(r->out, "CANCELLED"), "%s", r->out);
+    r = ctl("--json", "events", ids);
+    j = out_json(r);
+    cr_assert_geq(json_array_size(json_object_get(j, "items")), 2);
+    json_decref(j);
+
+    r = ctl("watch", ids, "--timeout", "20"); /* ended: returns at once */
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "CANCELLED"), "%s", r->out);
+    hx_finish();
+}
+
+Test(ringctl, watch_is_bounded_and_policy_reads_and_sets)
+{
+    long long id = hx_submit(hx.admin, "waits", 4);
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    time_t t0 = time(NULL);
+    struct ctl_run *r = ctl("watch", ids, "--timeout", "1", "--interval", "0.2");
+    cr_assert_eq(r->code, 1, "the job did not end: %s", r->err);
+    cr_assert_leq(time(NULL) - t0, 10);
+    cr_assert(strstr(r->out, "PENDING"), "%s", r->out);
+    r = ctl("watch", "--timeout", "0.5");
+    cr_assert_eq(r->code, 0);
+    cr_assert(strstr(r->out, "waits"), "%s", r->out);
+
+    r = ctl("policy");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "POLICY"), "%s", r->out);
+    r = ctl("--json", "policy");
+    json_t *j = out_json(r);
+    const char *name =
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "policies"), 0), "name"));
+    char pol[64];
+    snprintf(pol, sizeof(pol), "%s", name);
+    json_decref(j);
+    r = ctl("policy", pol, "--interval", "7");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), pol);
+    cr_assert_float_eq(json_number_value(json_object_get(j, "interval_s")), 7.0, 1e-9);
+    json_decref(j);
+    r = ctl("policy", "no-such-policy");
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "400"), "%s", r->err);
+    hx_finish();
+}
+
+Test(ringctl, users_nodes_tokens_and_exit_codes)
+{
+    struct ctl_run *r = ctl("user", "create", "carol", "--role", "user");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    char carol[128];
+    snprintf(carol, sizeof(carol), "%.*s", (int)strcspn(r->out, "\n"), r->out);
+    r = ctl_as(carol, "--json", "submit", "--gpus", "1", "--", "sleep", "1", NULL);
+    cr_assert_eq(r->code, 0, "RINGMASTER_TOKEN is used: %s", r->err);
+    json_t *j = out_json(r);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "user")), "carol");
+    json_decref(j);
+    r = ctl_as(carol, "user", "create", "dave", NULL);
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "403"), "%s", r->err);
+
+    r = ctl("nodes");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    r = ctl("--json", "nodes");
+    json_decref(out_json(r));
+
+    r = ctl_as("not-a-token", "list", NULL);
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "401"), "%s", r->err);
+    cr_assert_eq(ctl("show", "nope")->code, 2);
+    cr_assert_eq(ctl("resize", "1")->code, 2);
+    cr_assert_eq(ctl("no-such-command")->code, 2);
+    cr_assert_eq(ctl("watch", "1", "--timeout", "x")->code, 2);
+    cr_assert_eq(ctl_as(hx.admin, NULL)->code, 2);
+    r = ctl("show", "999");
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "404"), "%s", r->err);
+
+    char *argv[] = {"ringctl", "health", NULL};
+    struct ctl_run u;
+    ctl_argv(&u, "http://127.0.0.1:1", hx.admin, argv);
+    cr_assert_eq(u.code, 3, "RINGMASTER_URL is used; nothing listens there: %s", u.err);
+    hx_finish();
+}
+
+/* Waits (bounded) until the job is in state; returns the job (new). */
+static json_t *wait_state(long long id, const char *state)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = NULL;
+    for (int i = 0; i < 150; i++) {
+        json_decref(j);
+        j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+        if (!strcmp(json_string_value(json_object_get(j, "state")), state))
+            return j;
+        usleep(100000);
+    }
+    cr_assert_fail("job %lld never reached %s: %s", id, state,
+                   json_string_value(json_object_get(j, "state")));
+    return NULL;
+}
+
+/* Submits a 1-GPU job, waits for its start and reports it RUNNING as the worker. */
+static long long running_job(const char *worker, const char *name)
+{
+    long long id = hx_submit(hx.admin, name, 1);
+    json_decref(wait_state(id, "STARTING"));
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", id);
+    json_decref(hx_expect_json(hx_json("POST", path, worker, "{\"state\":\"RUNNING\"}"), 200));
+    return id;
+}
+
+Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
+{
+    char w[128], ids[32], ids2[32];
+    hx_user("w1", "worker", w);
+    json_decref(hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", w,
+                "{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
+                "\"model\":\"V100\",\"memory_bytes\":1},{\"index\":1,\"model\":\"V100\","
+                "\"memory_bytes\":1}]}"),
+        201));
+    snprintf(ids, sizeof(ids), "%lld", running_job(w, "r1"));
+    snprintf(ids2, sizeof(ids2), "%lld", running_job(w, "r2"));
+    struct ctl_run *r = ctl("show", ids);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "RUNNING") && strstr(r->out, "allocation (world size 1): node 1"),
+              "%s", r->out);
+    r = ctl("suspend", ids);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "suspend requested"), "%s", r->out);
+    r = ctl("--json", "migrate", ids2);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    json_decref(out_json(r));
+    r = ctl("migrate", ids2, "99");
+    cr_assert_eq(r->code, 1, "no node 99 (or not RUNNING any more): %s", r->out);
+    json_t *acts = hx_expect_json(hx_json("GET", "/api/v1/nodes/1/actions", w, NULL), 200);
+    char *text = json_dumps(acts, JSON_COMPACT);
+    cr_assert(strstr(text, "\"suspend\""), "%s", text);
+    free(text);
+    json_decref(acts);
+    hx_finish();
+}
