@@ -6,70 +6,13 @@
  * completions, and run a round if one is due. A round builds the snapshot,
  * calls sched_decide(), checks the decision against the cluster and applies it. */
 #include "simulate.h"
+#include "simulate_int.h"
 
 #include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SIM_EPS 1e-9
-#define SIM_MAX_IDLE_ROUNDS 16
-
-struct sim_job {
-    const struct simulate_job_spec *spec;
-    int gpus;
-    struct sched_slot *slots; /* gpus entries, sorted by (node, gpu) */
-    int use;                  /* GPUs it runs on: gpus, or while exploring its
-                                 stage's size among them (0: to be set) */
-    double rate;              /* true epochs per second at use */
-    int started, done;
-    double start_time, finish_time;
-    double epochs_done;
-    double busy_until; /* resize delay ends */
-    double last_change;
-    double run_time, gpu_seconds;
-    int resizes;
-    double explored_s[4];
-    int obs_have[4];
-    double obs_step[4];
-    int obs_fitted; /* observations the seen model was fitted on */
-    struct speed_model seen;
-    struct plan_choice plan; /* the plan it runs (plan info only) */
-    /* Gandiva. */
-    int suspended;     /* time-sliced out, its state in host memory */
-    int susp_node;     /* the node it left */
-    long partner;      /* index of the job packed on its GPUs, or -1 */
-    int pack_reverted;
-    double packed_run; /* productive seconds since it was packed */
-    double step_rate;  /* minibatches per second at use (packing included) */
-    double steps_done, first100_time;
-    int first100, suspends, packs, migrations;
-};
-
-struct sim {
-    const struct simulate_config *cfg;
-    struct sim_job *jobs;
-    size_t njobs;
-    size_t *order;       /* job indices by submit time */
-    size_t next_arrival; /* into order */
-    size_t *active;      /* job indices, arrival order */
-    size_t nactive;
-    size_t ncompleted;
-    double now;
-    long rounds, resizes;
-    long suspends, packs, pack_reverts, migrations;
-    int max_per_gpu;
-    int total_gpus, max_in_use;
-    int *node_off;       /* first bitmap index of each node */
-    unsigned char *used; /* total_gpus entries */
-    double *cores, *mem; /* per node: host use of a decision */
-    struct sched_job *snap_jobs;
-    simulate_round_f on_round;
-    void *arg;
-    char *err;
-    size_t errlen;
-};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -113,47 +56,6 @@ double simulate_pack_factor(double util_a, double util_b, double kappa)
     return 1.0 / (fmax(1.0, u) * (1.0 + kappa * u));
 }
 
-/* Appends text to the error buffer (no stdio in the core). */
-static void err_append(struct sim *s, const char *text)
-{
-    if (!s->err || s->errlen == 0)
-        return;
-    size_t have = strnlen(s->err, s->errlen - 1);
-    size_t room = s->errlen - 1 - have;
-    size_t n = strlen(text);
-    if (n > room)
-        n = room;
-    memcpy(s->err + have, text, n);
-    s->err[have + n] = '\0';
-}
-
-static void err_append_int(struct sim *s, long long v)
-{
-    char buf[24];
-    char *p = buf + sizeof(buf) - 1;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    *p = '\0';
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        *--p = '-';
-    err_append(s, p);
-}
-
-static int fail(struct sim *s, int code, const char *what, long long job_id)
-{
-    err_append(s, what);
-    if (job_id >= 0) {
-        err_append(s, " (job ");
-        err_append_int(s, job_id);
-        err_append(s, ")");
-    }
-    errno = code;
-    return -1;
-}
-
 static int size_index(int gpus)
 {
     switch (gpus) {
@@ -183,33 +85,33 @@ static int slot_cmp(const void *a, const void *b)
 static int check_spec(struct sim *s, const struct simulate_job_spec *j)
 {
     if (!(j->submit_time >= 0.0) || !isfinite(j->submit_time))
-        return fail(s, EINVAL, "submit_time must be finite and >= 0", j->id);
+        return simulate__fail(s, EINVAL, "submit_time must be finite and >= 0", j->id);
     if (!(j->epochs > 0.0) || !isfinite(j->epochs))
-        return fail(s, EINVAL, "epochs must be finite and > 0", j->id);
+        return simulate__fail(s, EINVAL, "epochs must be finite and > 0", j->id);
     if (j->requested_gpus < 1 || j->min_gpus < 1 || j->min_gpus > j->max_gpus)
-        return fail(s, EINVAL, "need 1 <= min_gpus <= max_gpus and requested_gpus >= 1", j->id);
+        return simulate__fail(s, EINVAL, "need 1 <= min_gpus <= max_gpus and requested_gpus >= 1", j->id);
     double r = speed_epochs_per_second(&j->speed, 1);
     if (!(r > 0.0) || !isfinite(r))
-        return fail(s, EINVAL, "speed model gives no progress on 1 GPU", j->id);
+        return simulate__fail(s, EINVAL, "speed model gives no progress on 1 GPU", j->id);
     return 0;
 }
 
 static int check_config(struct sim *s, const struct simulate_config *c)
 {
     if (!c->policy || !c->nodes || c->nnodes == 0)
-        return fail(s, EINVAL, "need a policy and at least one node", -1);
+        return simulate__fail(s, EINVAL, "need a policy and at least one node", -1);
     if (!(c->interval_s > 0.0) || !(c->resize_cost_s >= 0.0) || !(c->explore_slice_s > 0.0))
-        return fail(s, EINVAL, "interval_s > 0, resize_cost_s >= 0, explore_slice_s > 0", -1);
+        return simulate__fail(s, EINVAL, "interval_s > 0, resize_cost_s >= 0, explore_slice_s > 0", -1);
     if (!(c->min_resize_interval_s >= 0.0) || !isfinite(c->min_resize_interval_s))
-        return fail(s, EINVAL, "min_resize_interval_s must be finite and >= 0", -1);
+        return simulate__fail(s, EINVAL, "min_resize_interval_s must be finite and >= 0", -1);
     if (!(c->suspend_cost_s >= 0.0) || !(c->pack_kappa >= 0.0) || !(c->gpu_mem_bytes >= 0.0) ||
         !isfinite(c->quantum_s))
-        return fail(s, EINVAL, "suspend_cost_s, pack_kappa, gpu_mem_bytes >= 0", -1);
+        return simulate__fail(s, EINVAL, "suspend_cost_s, pack_kappa, gpu_mem_bytes >= 0", -1);
     if (!(c->noise >= 0.0 && c->noise <= 0.5))
-        return fail(s, EINVAL, "noise must be within 0..0.5", -1);
+        return simulate__fail(s, EINVAL, "noise must be within 0..0.5", -1);
     for (size_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i].ngpus < 0 || c->nodes[i].ngpus > SCHED_MAX_GPUS_PER_NODE)
-            return fail(s, EINVAL, "node GPU count out of range", (long long)i);
+            return simulate__fail(s, EINVAL, "node GPU count out of range", (long long)i);
     return 0;
 }
 
@@ -231,7 +133,7 @@ static int sort_arrivals(struct sim *s, const struct simulate_job_spec *specs, s
 {
     struct arrival *tmp = malloc((n ? n : 1) * sizeof(*tmp));
     if (!tmp)
-        return fail(s, ENOMEM, "out of memory", -1);
+        return simulate__fail(s, ENOMEM, "out of memory", -1);
     for (size_t i = 0; i < n; i++)
         tmp[i] = (struct arrival){specs[i].submit_time, i};
     qsort(tmp, n, sizeof(*tmp), arrival_cmp);
@@ -275,13 +177,13 @@ static int sim_init(struct sim *s, const struct simulate_config *cfg,
     s->mem = calloc(cfg->nnodes + 1, sizeof(*s->mem));
     if (!s->jobs || !s->order || !s->active || !s->snap_jobs || !s->node_off || !s->cores ||
         !s->mem)
-        return fail(s, ENOMEM, "out of memory", -1);
+        return simulate__fail(s, ENOMEM, "out of memory", -1);
     for (size_t i = 0; i < cfg->nnodes; i++)
         s->node_off[i + 1] = s->node_off[i] + cfg->nodes[i].ngpus;
     s->total_gpus = s->node_off[cfg->nnodes];
     s->used = calloc((size_t)s->total_gpus + 1, 1);
     if (!s->used)
-        return fail(s, ENOMEM, "out of memory", -1);
+        return simulate__fail(s, ENOMEM, "out of memory", -1);
     for (size_t i = 0; i < n; i++) {
         s->jobs[i].spec = &specs[i];
         s->jobs[i].seen = specs[i].speed;
@@ -543,109 +445,6 @@ static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job
         o->speed.fitted = 0;
 }
 
-/* A job's GPUs all of one model; its plan's host demand added to its nodes. */
-static int check_models_and_host(struct sim *s, const struct sched_assignment *as, int64_t id)
-{
-    const struct sched_node *nodes = s->cfg->nodes;
-    for (int g = 0; g < as->gpus; g++) {
-        int n = as->slots[g].node;
-        if (nodes[n].gpu_model != nodes[as->slots[0].node].gpu_model)
-            return fail(s, EPROTO, "a job's GPUs are of different models", id);
-        s->cores[n] += as->plan.cpu_cores;
-        s->mem[n] += as->plan.host_mem_gb;
-        if ((nodes[n].cpu_cores > 0 && s->cores[n] > nodes[n].cpu_cores + 1e-9) ||
-            (nodes[n].host_mem_gb > 0 && s->mem[n] > nodes[n].host_mem_gb + 1e-9))
-            return fail(s, EPROTO, "host CPU cores or memory over-committed", id);
-    }
-    return 0;
-}
-
-static int is_shared(const struct sched_assignment *as)
-{
-    return as->pack == SCHED_PACK_PACK || as->pack == SCHED_PACK_KEEP;
-}
-
-/* The index in d of the partner of packed assignment a, checked: it names a
- * back, with the same action and the same slots. -1 if not. */
-static long pair_partner(const struct sched_decision *d, size_t a)
-{
-    const struct sched_assignment *x = &d->assign[a];
-
-    for (size_t b = 0; b < d->njobs; b++) {
-        const struct sched_assignment *y = &d->assign[b];
-        if (b == a || y->job_id != x->packed_with)
-            continue;
-        if (y->packed_with != x->job_id || y->pack != x->pack || y->gpus != x->gpus)
-            return -1;
-        for (int g = 0; g < x->gpus; g++)
-            if (x->slots[g].node != y->slots[g].node || x->slots[g].gpu != y->slots[g].gpu)
-                return -1;
-        return (long)b;
-    }
-    return -1;
-}
-
-/* Checks one assignment's slots and marks them used; the second job of a
- * packed pair books nothing (its partner did). */
-static int check_slots(struct sim *s, const struct sched_decision *d, size_t a, int *in_use)
-{
-    const struct sched_assignment *as = &d->assign[a];
-    const struct sim_job *j = &s->jobs[s->active[a]];
-
-    if (is_shared(as)) {
-        long b = pair_partner(d, a);
-        if (b < 0)
-            return fail(s, EPROTO, "packed pair inconsistent", j->spec->id);
-        if ((size_t)b < a) {
-            s->max_per_gpu = 2;
-            return 0;
-        }
-    }
-    for (int g = 0; g < as->gpus; g++) {
-        struct sched_slot sl = as->slots[g];
-        if (sl.node < 0 || (size_t)sl.node >= s->cfg->nnodes || sl.gpu < 0 ||
-            sl.gpu >= s->cfg->nodes[sl.node].ngpus)
-            return fail(s, EPROTO, "slot outside the cluster", j->spec->id);
-        if (!s->cfg->nodes[sl.node].up)
-            return fail(s, EPROTO, "slot on a node that is down", j->spec->id);
-        unsigned char *u = &s->used[s->node_off[sl.node] + sl.gpu];
-        if (*u)
-            return fail(s, EPROTO, "GPU given twice: capacity exceeded", j->spec->id);
-        *u = 1;
-        (*in_use)++;
-    }
-    return 0;
-}
-
-/* Checks every slot of the decision against the cluster and marks it used:
- * no GPU given twice, except to the two jobs of one packed pair. */
-static int check_decision(struct sim *s, const struct sched_decision *d)
-{
-    if (!d || d->njobs != s->nactive)
-        return fail(s, EPROTO, "decision does not cover the snapshot's jobs", -1);
-    memset(s->used, 0, (size_t)s->total_gpus);
-    memset(s->cores, 0, s->cfg->nnodes * sizeof(*s->cores));
-    memset(s->mem, 0, s->cfg->nnodes * sizeof(*s->mem));
-    int in_use = 0;
-    if (s->max_per_gpu < 1)
-        s->max_per_gpu = 1;
-    for (size_t a = 0; a < d->njobs; a++) {
-        const struct sched_assignment *as = &d->assign[a];
-        const struct sim_job *j = &s->jobs[s->active[a]];
-        if (as->job_id != j->spec->id || as->gpus < 0 || (as->gpus > 0 && !as->slots))
-            return fail(s, EPROTO, "decision out of order or malformed", j->spec->id);
-        if (as->suspended && as->gpus > 0)
-            return fail(s, EPROTO, "a suspended job holds GPUs", j->spec->id);
-        if (check_slots(s, d, a, &in_use))
-            return -1;
-        if (check_models_and_host(s, as, j->spec->id))
-            return -1;
-    }
-    if (in_use > s->max_in_use)
-        s->max_in_use = in_use;
-    return 0;
-}
-
 static int same_slots(const struct sim_job *j, const struct sched_slot *sorted, int n)
 {
     if (j->gpus != n)
@@ -691,7 +490,7 @@ static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched
     if (as->gpus > 0) {
         ns = malloc((size_t)as->gpus * sizeof(*ns));
         if (!ns)
-            return fail(s, ENOMEM, "out of memory", -1);
+            return simulate__fail(s, ENOMEM, "out of memory", -1);
         memcpy(ns, as->slots, (size_t)as->gpus * sizeof(*ns));
         qsort(ns, (size_t)as->gpus, sizeof(*ns), slot_cmp);
     }
@@ -732,7 +531,7 @@ static void apply_packs(struct sim *s, const struct sched_decision *d)
             j->pack_reverted = 1;
             s->pack_reverts += d->assign[a].job_id < as->packed_with;
         }
-        if (!is_shared(as))
+        if (!simulate__is_shared(as))
             continue;
         for (size_t b = 0; b < d->njobs; b++)
             if (d->assign[b].job_id == as->packed_with)
@@ -837,8 +636,8 @@ static int run_round(struct sim *s)
     };
     struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
     if (!d)
-        return fail(s, errno ? errno : EPROTO, "sched_decide failed", -1);
-    int rc = check_decision(s, d);
+        return simulate__fail(s, errno ? errno : EPROTO, "sched_decide failed", -1);
+    int rc = simulate__check_decision(s, d);
     int in_use = 0;
     for (size_t a = 0; rc == 0 && a < s->nactive; a++)
         rc = apply_assignment(s, &s->jobs[s->active[a]], &d->assign[a]);
@@ -867,9 +666,9 @@ static int sim_loop(struct sim *s)
     while (s->ncompleted < s->njobs) {
         double t = next_event(s, next_periodic);
         if (!isfinite(t))
-            return fail(s, EPROTO, "no event left but jobs unfinished: policy stuck", -1);
+            return simulate__fail(s, EPROTO, "no event left but jobs unfinished: policy stuck", -1);
         if (t < s->now)
-            return fail(s, EPROTO, "time went backwards", -1);
+            return simulate__fail(s, EPROTO, "time went backwards", -1);
         int events = advance(s, t);
         retire_completed(s);
         events += admit_arrivals(s);
@@ -884,78 +683,8 @@ static int sim_loop(struct sim *s)
         next_periodic = t + s->cfg->interval_s;
         idle_rounds = in_use == 0 && s->next_arrival >= s->njobs ? idle_rounds + 1 : 0;
         if (idle_rounds > SIM_MAX_IDLE_ROUNDS)
-            return fail(s, EPROTO, "policy gives no GPUs to waiting jobs: stuck", -1);
+            return simulate__fail(s, EPROTO, "policy gives no GPUs to waiting jobs: stuck", -1);
     }
-    return 0;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted v. */
-static double percentile(const double *v, size_t n, double p)
-{
-    size_t rank = (size_t)ceil(p * (double)n);
-    if (rank < 1)
-        rank = 1;
-    return v[rank - 1];
-}
-
-static int fill_totals(struct sim *s, struct simulate_result *r)
-{
-    double *jct = malloc((s->njobs ? s->njobs : 1) * sizeof(*jct));
-    if (!jct)
-        return fail(s, ENOMEM, "out of memory", -1);
-    double sum_jct = 0, sum_q = 0, gpu_s = 0, first = INFINITY, last = 0;
-    for (size_t i = 0; i < s->njobs; i++) {
-        const struct sim_job *j = &s->jobs[i];
-        struct simulate_job_result *o = &r->jobs[i];
-        o->id = j->spec->id;
-        o->submit_time = j->spec->submit_time;
-        o->start_time = j->start_time;
-        o->finish_time = j->finish_time;
-        o->jct_s = j->finish_time - j->spec->submit_time;
-        o->queue_s = j->start_time - j->spec->submit_time;
-        o->gpu_seconds = j->gpu_seconds;
-        o->resizes = j->resizes;
-        o->first100_s = j->first100_time - j->spec->submit_time;
-        o->steps = j->steps_done;
-        o->suspends = j->suspends;
-        o->packs = j->packs;
-        o->migrations = j->migrations;
-        r->avg_first100_s += o->first100_s / (double)s->njobs;
-        r->steps_per_s += o->steps;
-        jct[i] = o->jct_s;
-        sum_jct += o->jct_s;
-        sum_q += o->queue_s;
-        gpu_s += j->gpu_seconds;
-        first = fmin(first, o->submit_time);
-        last = fmax(last, o->finish_time);
-    }
-    if (s->njobs > 0) {
-        qsort(jct, s->njobs, sizeof(*jct), dbl_cmp);
-        r->avg_jct_s = sum_jct / (double)s->njobs;
-        r->median_jct_s = percentile(jct, s->njobs, 0.5);
-        r->p95_jct_s = percentile(jct, s->njobs, 0.95);
-        r->avg_queue_s = sum_q / (double)s->njobs;
-        r->makespan_s = last - first;
-        if (r->makespan_s > 0.0 && s->total_gpus > 0)
-            r->utilization = gpu_s / ((double)s->total_gpus * r->makespan_s);
-        r->steps_per_s = r->makespan_s > 0.0 ? r->steps_per_s / r->makespan_s : 0.0;
-        r->jobs_per_hour = r->makespan_s > 0.0 ? 3600.0 * (double)s->njobs / r->makespan_s : 0.0;
-    }
-    free(jct);
-    r->resizes = s->resizes;
-    r->rounds = s->rounds;
-    r->max_gpus_in_use = s->max_in_use;
-    r->suspends = s->suspends;
-    r->packs = s->packs;
-    r->pack_reverts = s->pack_reverts;
-    r->migrations = s->migrations;
-    r->max_jobs_on_gpu = s->max_per_gpu;
     return 0;
 }
 
@@ -968,18 +697,18 @@ struct simulate_result *simulate_run(const struct simulate_config *cfg,
     if (err && errlen)
         err[0] = '\0';
     if (!cfg || (!jobs && njobs)) {
-        fail(&s, EINVAL, "no configuration or jobs", -1);
+        simulate__fail(&s, EINVAL, "no configuration or jobs", -1);
         return NULL;
     }
     if (sim_init(&s, cfg, jobs, njobs) || sim_loop(&s))
         goto error;
     r = calloc(1, sizeof(*r));
     if (!r || !(r->jobs = calloc(njobs ? njobs : 1, sizeof(*r->jobs)))) {
-        fail(&s, ENOMEM, "out of memory", -1);
+        simulate__fail(&s, ENOMEM, "out of memory", -1);
         goto error;
     }
     r->njobs = njobs;
-    if (fill_totals(&s, r))
+    if (simulate__fill_totals(&s, r))
         goto error;
     sim_free(&s);
     return r;

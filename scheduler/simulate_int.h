@@ -1,0 +1,84 @@
+/* simulate_int: the simulation engine's internals, shared by its files
+ * (simulate.c: the event loop; simulate_check.c: checking a decision against
+ * the cluster; simulate_totals.c: the run's figures). Not a public face:
+ * names with a double underscore are for these files only. */
+#ifndef RINGMASTER_SIMULATE_INT_H
+#define RINGMASTER_SIMULATE_INT_H
+
+#include "simulate.h"
+
+#define SIM_EPS 1e-9
+#define SIM_MAX_IDLE_ROUNDS 16
+
+struct sim_job {
+    const struct simulate_job_spec *spec;
+    int gpus;
+    struct sched_slot *slots; /* gpus entries, sorted by (node, gpu) */
+    int use;                  /* GPUs it runs on: gpus, or while exploring its
+                                 stage's size among them (0: to be set) */
+    double rate;              /* true epochs per second at use */
+    int started, done;
+    double start_time, finish_time;
+    double epochs_done;
+    double busy_until; /* resize delay ends */
+    double last_change;
+    double run_time, gpu_seconds;
+    int resizes;
+    double explored_s[4];
+    int obs_have[4];
+    double obs_step[4];
+    int obs_fitted; /* observations the seen model was fitted on */
+    struct speed_model seen;
+    struct plan_choice plan; /* the plan it runs (plan info only) */
+    /* Gandiva. */
+    int suspended;     /* time-sliced out, its state in host memory */
+    int susp_node;     /* the node it left */
+    long partner;      /* index of the job packed on its GPUs, or -1 */
+    int pack_reverted;
+    double packed_run; /* productive seconds since it was packed */
+    double step_rate;  /* minibatches per second at use (packing included) */
+    double steps_done, first100_time;
+    int first100, suspends, packs, migrations;
+};
+
+struct sim {
+    const struct simulate_config *cfg;
+    struct sim_job *jobs;
+    size_t njobs;
+    size_t *order;       /* job indices by submit time */
+    size_t next_arrival; /* into order */
+    size_t *active;      /* job indices, arrival order */
+    size_t nactive;
+    size_t ncompleted;
+    double now;
+    long rounds, resizes;
+    long suspends, packs, pack_reverts, migrations;
+    int max_per_gpu;
+    int total_gpus, max_in_use;
+    int *node_off;       /* first bitmap index of each node */
+    unsigned char *used; /* total_gpus entries */
+    double *cores, *mem; /* per node: host use of a decision */
+    struct sched_job *snap_jobs;
+    simulate_round_f on_round;
+    void *arg;
+    char *err;
+    size_t errlen;
+};
+
+/* Appends what went wrong (and the job's id when >= 0) to the run's error
+ * text, sets errno to code and returns -1. */
+int simulate__fail(struct sim *s, int code, const char *what, long long job_id);
+
+/* 1 when the assignment shares its GPUs with a packed partner. */
+int simulate__is_shared(const struct sched_assignment *as);
+
+/* Checks a decision against the cluster: every job covered in order, slots
+ * inside the cluster on nodes that are up, no GPU given twice except to a
+ * packed pair, GPU models and host resources respected. Returns 0 or -1. */
+int simulate__check_decision(struct sim *s, const struct sched_decision *d);
+
+/* Fills r's totals (average, median, p95 JCT, makespan, queueing, utilisation,
+ * counts) and per-job figures from the finished run. Returns 0 or -1. */
+int simulate__fill_totals(struct sim *s, struct simulate_result *r);
+
+#endif
