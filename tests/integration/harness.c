@@ -186,11 +186,36 @@ void hx_teardown(void)
     rm_rf(hx.dir);
 }
 
-static double now_s(void)
+double hx_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+PGresult *hx_sql(const char *sql)
+{
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType st = PQresultStatus(r);
+    cr_assert(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK, "%s: %s", sql,
+              PQresultErrorMessage(r));
+    PQfinish(c);
+    return r;
+}
+
+void hx_sql_do(const char *sql)
+{
+    PQclear(hx_sql(sql));
+}
+
+double hx_sql_num(const char *sql)
+{
+    PGresult *r = hx_sql(sql);
+    double v = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strtod(PQgetvalue(r, 0, 0), NULL) : -1;
+    PQclear(r);
+    return v;
 }
 
 static pid_t spawn_server(void)
@@ -255,13 +280,13 @@ static int healthy(void)
 /* Waits for health. Returns 0, or -1 when the server exited (status in *status). */
 static int wait_healthy(int *status)
 {
-    double deadline = now_s() + 60;
+    double deadline = hx_now() + 60;
     while (!healthy()) {
         if (waitpid(hx.pid, status, WNOHANG) != 0) {
             hx.pid = 0;
             return -1;
         }
-        cr_assert(now_s() < deadline, "ringmasterd not healthy within 60 s");
+        cr_assert(hx_now() < deadline, "ringmasterd not healthy within 60 s");
         usleep(50000);
     }
     return 0;
@@ -287,9 +312,9 @@ int hx_stop_server(int sig, double timeout_s)
 {
     int status = 0;
     kill(hx.pid, sig);
-    double deadline = now_s() + timeout_s;
+    double deadline = hx_now() + timeout_s;
     while (waitpid(hx.pid, &status, WNOHANG) == 0) {
-        if (now_s() > deadline) {
+        if (hx_now() > deadline) {
             kill(hx.pid, SIGKILL);
             waitpid(hx.pid, &status, 0);
             hx.pid = 0;

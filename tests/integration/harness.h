@@ -31,6 +31,19 @@ void hx_teardown(void);
  * exits 0, so a sanitizer finding at shutdown (a leak) fails the test. */
 void hx_finish(void);
 
+/* Seconds on the monotonic clock, for the tests' bounded waits. */
+double hx_now(void);
+
+/* Runs sql on the test's own database (hx.conninfo) and returns its result (new; the
+ * caller PQclears it). Fails the test when it cannot connect or the statement fails. */
+struct pg_result *hx_sql(const char *sql);
+
+/* hx_sql, dropping the result. */
+void hx_sql_do(const char *sql);
+
+/* The first cell of sql's answer as a number; -1 when there is no row or it is NULL. */
+double hx_sql_num(const char *sql);
+
 /* Runs sql (a command) on the cluster's "postgres" database; fails the test on error. */
 void hx_admin_sql(const char *sql);
 

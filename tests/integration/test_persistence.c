@@ -100,19 +100,9 @@ Test(persistence, embedded_cluster_survives_kill_9_and_stops_on_sigterm, .fini =
     cr_assert(kill((pid_t)pm, 0) != 0, "the postmaster is gone");
 }
 
-static PGresult *sql(const char *query)
-{
-    PGconn *c = PQconnectdb(hx.conninfo);
-    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
-    PGresult *r = PQexec(c, query);
-    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQresultErrorMessage(r));
-    PQfinish(c);
-    return r;
-}
-
 Test(persistence, restart_applies_no_migration_twice, .init = hx_setup, .fini = hx_teardown)
 {
-    PGresult *r = sql("SELECT count(*), count(DISTINCT version) FROM schema_migrations");
+    PGresult *r = hx_sql("SELECT count(*), count(DISTINCT version) FROM schema_migrations");
     char first[32];
     snprintf(first, sizeof(first), "%s", PQgetvalue(r, 0, 0));
     cr_assert(atoi(first) >= 1);
@@ -120,10 +110,10 @@ Test(persistence, restart_applies_no_migration_twice, .init = hx_setup, .fini = 
     PQclear(r);
     cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
     hx_start_server();
-    r = sql("SELECT count(*) FROM schema_migrations");
+    r = hx_sql("SELECT count(*) FROM schema_migrations");
     cr_assert_str_eq(PQgetvalue(r, 0, 0), first, "a restart applies nothing again");
     PQclear(r);
-    r = sql("SELECT count(*) FROM users WHERE role = 'admin'");
+    r = hx_sql("SELECT count(*) FROM users WHERE role = 'admin'");
     cr_assert_str_eq(PQgetvalue(r, 0, 0), "1", "one first admin, not one per start");
     PQclear(r);
     hx_finish();
@@ -132,7 +122,7 @@ Test(persistence, restart_applies_no_migration_twice, .init = hx_setup, .fini = 
 Test(persistence, lost_database_connections_are_remade, .init = hx_setup, .fini = hx_teardown)
 {
     long long id = hx_submit(hx.admin, "before", 1);
-    PGresult *r = sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+    PGresult *r = hx_sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                       " WHERE datname = current_database() AND pid <> pg_backend_pid()");
     cr_assert(atoi(PQgetvalue(r, 0, 0)) >= 1, "the server's connections were cut");
     PQclear(r);

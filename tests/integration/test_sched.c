@@ -22,14 +22,7 @@ static double sql_num(const char *fmt, long long arg)
 {
     char sql[512];
     snprintf(sql, sizeof(sql), fmt, arg);
-    PGconn *c = PQconnectdb(hx.conninfo);
-    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
-    PGresult *r = PQexec(c, sql);
-    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
-    double v = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strtod(PQgetvalue(r, 0, 0), NULL) : -1;
-    PQclear(r);
-    PQfinish(c);
-    return v;
+    return hx_sql_num(sql);
 }
 
 /* The first cell as JSON (new), or NULL. */
@@ -37,38 +30,18 @@ static json_t *sql_json(const char *fmt, long long arg)
 {
     char sql[512];
     snprintf(sql, sizeof(sql), fmt, arg);
-    PGconn *c = PQconnectdb(hx.conninfo);
-    cr_assert_eq(PQstatus(c), CONNECTION_OK);
-    PGresult *r = PQexec(c, sql);
-    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
+    PGresult *r = hx_sql(sql);
     json_t *j =
         PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
     PQclear(r);
-    PQfinish(c);
     return j;
-}
-
-static void sql_do(const char *sql)
-{
-    PGconn *c = PQconnectdb(hx.conninfo);
-    PGresult *r = PQexec(c, sql);
-    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s: %s", sql, PQresultErrorMessage(r));
-    PQclear(r);
-    PQfinish(c);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Waits (bounded) until the query's number equals want; returns the last value. */
 static double wait_num(const char *fmt, long long arg, double want)
 {
-    double until = now_s() + WAIT_S, v = -2;
-    while ((v = sql_num(fmt, arg)) != want && now_s() < until)
+    double until = hx_now() + WAIT_S, v = -2;
+    while ((v = sql_num(fmt, arg)) != want && hx_now() < until)
         usleep(100000);
     return v;
 }
@@ -259,8 +232,8 @@ Test(sched, policy_switch_survives_a_restart_and_rounds_are_listed)
     json_decref(j);
     /* the restarted server's first round sees the job */
     json_t *r = NULL;
-    double until = now_s() + WAIT_S;
-    for (j = NULL; now_s() < until; usleep(100000)) {
+    double until = hx_now() + WAIT_S;
+    for (j = NULL; hx_now() < until; usleep(100000)) {
         json_decref(j);
         j = hx_expect_json(hx_json("GET", "/api/v1/scheduler/rounds?limit=5", user, NULL), 200);
         r = json_array_get(json_object_get(j, "items"), 0);
@@ -308,7 +281,7 @@ static void insert_metrics(long long id)
                  " SELECT %lld, k, %d, 1.0 / (0.01 * k + 0.5) + 0.1, %d, %.3f"
                  " FROM generate_series(%d, %d) k",
                  id, w[i], 128 * w[i], t[i], i * 40, i * 40 + 39);
-        sql_do(sql);
+        hx_sql_do(sql);
     }
 }
 
@@ -318,9 +291,9 @@ Test(sched, metrics_produce_a_fitted_model)
                           "\"min_gpus\":1,\"max_gpus\":4}");
     insert_metrics(id);
     put_scheduler("{\"interval_s\":0.2}");
-    double until = now_s() + WAIT_S;
+    double until = hx_now() + WAIT_S;
     json_t *fit = NULL, *j = NULL;
-    while (now_s() < until) {
+    while (hx_now() < until) {
         json_decref(j);
         j = get_job(id);
         fit = json_object_get(j, "model");
@@ -377,7 +350,7 @@ static void mark_running(long long id)
 {
     char sql[160];
     snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'RUNNING' WHERE id = %lld", id);
-    sql_do(sql);
+    hx_sql_do(sql);
 }
 
 #define RESIZE_SQL                                                                                 \
@@ -456,7 +429,7 @@ Test(sched, a_job_ending_wakes_the_scheduler_through_the_database)
     cr_assert_eq(sql_num(ALLOC_SQL, b), 0);
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'COMPLETED' WHERE id = %lld", a);
-    sql_do(sql); /* as the worker's report would, through no handler of the scheduler's */
+    hx_sql_do(sql); /* as the worker's report would, through no handler of the scheduler's */
     cr_assert_eq(wait_num(ALLOC_SQL, b, 4), 4, "the next job starts without a timed round");
     cr_assert_eq(sql_num(ALLOC_SQL, a), 0, "the ended job's GPUs were released");
     hx_finish();
@@ -470,8 +443,8 @@ Test(sched, waiting_job_gets_a_predicted_start_from_the_models)
     register_node("n1", 4);
     cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
     json_t *j = NULL;
-    double until = now_s() + WAIT_S;
-    while (now_s() < until) {
+    double until = hx_now() + WAIT_S;
+    while (hx_now() < until) {
         json_decref(j);
         j = get_job(b);
         if (json_is_string(json_object_get(j, "predicted_start")))

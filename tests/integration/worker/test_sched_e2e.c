@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "wtest.h"
 
 #ifndef WORKER_PATH
 #define WORKER_PATH "build/ringmaster-worker"
@@ -24,13 +25,6 @@
 
 static pid_t worker;
 static char ckpt_root[64];
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static pid_t spawn_worker(const char *name, int gpus)
 {
@@ -68,9 +62,9 @@ static int stop_worker(void)
     if (worker <= 0)
         return 0;
     kill(worker, SIGTERM);
-    double end = now_s() + 20;
+    double end = hx_now() + 20;
     while (waitpid(worker, &status, WNOHANG) == 0) {
-        if (now_s() > end) {
+        if (hx_now() > end) {
             kill(worker, SIGKILL);
             waitpid(worker, &status, 0);
             worker = 0;
@@ -116,49 +110,20 @@ static long long db_int(const char *fmt, long long arg)
 {
     char sql[512];
     snprintf(sql, sizeof(sql), fmt, arg);
-    PGconn *c = PQconnectdb(hx.conninfo);
-    PGresult *r = PQexec(c, sql);
-    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
-    long long v = PQntuples(r) ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
-    PQclear(r);
-    PQfinish(c);
-    return v;
-}
-
-static long long submit_mlp(long steps, const char *sizes, int seed)
-{
-    char body[1024];
-    snprintf(body, sizeof(body),
-             "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
-             "\"--print-every\",\"500\"],%s,\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
-             TRAIN_MLP_PATH, steps, seed, sizes);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return (long long)hx_sql_num(sql);
 }
 
 /* Waits (bounded) until the job's state is want. */
 static void wait_state(long long job, const char *want, double timeout_s)
 {
-    char path[64], last[32] = "";
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", job);
-    double end = now_s() + timeout_s;
-    while (now_s() < end) {
-        json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-        snprintf(last, sizeof(last), "%s", json_string_value(json_object_get(j, "state")));
-        json_decref(j);
-        if (!strcmp(last, want))
-            return;
-        usleep(200000);
-    }
-    cr_assert_fail("job %lld: %s after %.0f s, not %s", job, last, timeout_s, want);
+    if (wt_await_state(job, want, timeout_s) != 0)
+        cr_assert_fail("job %lld: %s after %.0f s, not %s", job, wt_job_state(job), timeout_s,
+                       want);
 }
 
 Test(sched_e2e, a_submitted_job_is_scheduled_run_and_completed)
 {
-    long long job = submit_mlp(1500, "\"gpus\":2", 7301);
+    long long job = wt_submit_mlp(1500, "\"gpus\":2", 7301);
     wait_state(job, "RUNNING", 60);
     cr_assert_eq(db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job), 2);
     wait_state(job, "COMPLETED", 120);
@@ -166,8 +131,8 @@ Test(sched_e2e, a_submitted_job_is_scheduled_run_and_completed)
                         " AND state = 'done' AND round_id IS NOT NULL",
                         job),
                  1, "one start, written by a round, carried out");
-    double end = now_s() + 10;
-    while (db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job) && now_s() < end)
+    double end = hx_now() + 10;
+    while (db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job) && hx_now() < end)
         usleep(100000);
     cr_assert_eq(db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job), 0,
                  "its GPUs were released");
@@ -179,16 +144,16 @@ Test(sched_e2e, an_elastic_job_grows_into_gpus_another_job_frees)
 {
     const char *elastic = "\"gpus\":1,\"min_gpus\":1,\"max_gpus\":2,\"elastic\":true,"
                           "\"model\":{\"class\":\"resnet110\"}";
-    long long a = submit_mlp(100000000, elastic, 7302);
-    long long b = submit_mlp(400, "\"gpus\":1", 7303);
+    long long a = wt_submit_mlp(100000000, elastic, 7302);
+    long long b = wt_submit_mlp(400, "\"gpus\":1", 7303);
     wait_state(a, "RUNNING", 60);
     cr_assert_eq(db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", a), 1,
                  "a shares the node with b");
     wait_state(b, "COMPLETED", 120);
-    double end = now_s() + 90;
+    double end = hx_now() + 90;
     while (db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a) <
                20 &&
-           now_s() < end)
+           hx_now() < end)
         usleep(200000);
     cr_assert_geq(db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld"
                          " AND world_size = 2",

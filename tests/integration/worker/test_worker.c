@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "wtest.h"
 
 #ifndef WORKER_PATH
 #define WORKER_PATH "build/ringmaster-worker"
@@ -27,13 +28,6 @@
 static pid_t worker_pid, worker_b_pid;
 static int tcp_btl; /* workers' MPI may use TCP on loopback (jobs on two "hosts") */
 static long long node_id;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Starts a worker named name ("sim-a") with its token, state dir and log in the test's
  * directory. */
@@ -89,9 +83,9 @@ static int stop_pid(pid_t *pid)
     if (*pid <= 0)
         return 0;
     kill(*pid, SIGTERM);
-    double end = now_s() + 20;
+    double end = hx_now() + 20;
     while (waitpid(*pid, &status, WNOHANG) == 0) {
-        if (now_s() > end) {
+        if (hx_now() > end) {
             kill(*pid, SIGKILL);
             waitpid(*pid, &status, 0);
             *pid = 0;
@@ -127,7 +121,7 @@ static json_t *get_json(const char *path)
 /* Waits (bounded) until the node name registered; returns its id. */
 static long long wait_node(const char *name)
 {
-    double end = now_s() + 30;
+    double end = hx_now() + 30;
     long long id = 0;
     while (!id) {
         json_t *l = get_json("/api/v1/nodes");
@@ -139,20 +133,19 @@ static long long wait_node(const char *name)
         }
         json_decref(l);
         if (!id) {
-            cr_assert(now_s() < end, "worker %s did not register in 30 s", name);
+            cr_assert(hx_now() < end, "worker %s did not register in 30 s", name);
             usleep(100000);
         }
     }
     return id;
 }
 
-static void db_sql(const char *sql);
 
 /* The tests write the actions themselves, as the scheduler would: the live scheduler (where
  * it is built in) is paused so that it does not place the same jobs too. */
 static void pause_scheduler(void)
 {
-    db_sql("DO $$ BEGIN IF to_regclass('scheduler_config') IS NOT NULL THEN"
+    hx_sql_do("DO $$ BEGIN IF to_regclass('scheduler_config') IS NOT NULL THEN"
            " UPDATE scheduler_config SET paused = true; END IF; END $$");
 }
 
@@ -175,43 +168,17 @@ static void teardown(void)
 
 TestSuite(worker, .init = setup, .fini = teardown, .timeout = 240);
 
-/* Runs sql on the test's database; fails the test on error. */
-static void db_sql(const char *sql)
-{
-    PGconn *c = PQconnectdb(hx.conninfo);
-    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
-    PGresult *r = PQexec(c, sql);
-    int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
-    cr_assert(ok, "%s: %s", sql, PQresultErrorMessage(r));
-    PQclear(r);
-    PQfinish(c);
-}
-
-/* One integer from sql on the test's database. */
+/* One integer from sql on the test's database (-1 when no row). */
 static long long db_int(const char *sql)
 {
-    PGconn *c = PQconnectdb(hx.conninfo);
-    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
-    PGresult *r = PQexec(c, sql);
-    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
-    long long v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
-    PQfinish(c);
-    return v;
+    return (long long)hx_sql_num(sql);
 }
 
 static long long submit_mlp(long steps, int gpus, int seed)
 {
-    char body[1024];
-    snprintf(body, sizeof(body),
-             "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
-             "\"--print-every\",\"500\"],\"gpus\":%d,\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
-             TRAIN_MLP_PATH, steps, seed, gpus);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    char sizes[32];
+    snprintf(sizes, sizeof(sizes), "\"gpus\":%d", gpus);
+    return wt_submit_mlp(steps, sizes, seed);
 }
 
 /* What the scheduler writes to start, resize or migrate job onto world GPUs of node to,
@@ -238,7 +205,7 @@ static void write_action(long long job, const char *kind, const char *state, lon
              " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
              state, job, job, alloc, at, kind, world, slots, to, to, world, hx.dir, job, world,
              job);
-    db_sql(sql);
+    hx_sql_do(sql);
 }
 
 static void write_launch(long long job, const char *kind, const char *state, int world)
@@ -246,27 +213,12 @@ static void write_launch(long long job, const char *kind, const char *state, int
     write_action(job, kind, state, node_id, node_id, world);
 }
 
-static char *job_state(long long job)
-{
-    static char state[32];
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", job);
-    json_t *j = get_json(path);
-    snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(j, "state")));
-    json_decref(j);
-    return state;
-}
-
 static void wait_state(long long job, const char *want, double timeout_s)
 {
-    double end = now_s() + timeout_s;
-    while (strcmp(job_state(job), want) != 0) {
-        if (now_s() > end)
-            dump_worker_log();
-        cr_assert(now_s() <= end, "job %lld: %s, not %s after %.0f s", job, job_state(job), want,
-                  timeout_s);
-        usleep(100000);
-    }
+    if (wt_await_state(job, want, timeout_s) == 0)
+        return;
+    dump_worker_log();
+    cr_assert_fail("job %lld: %s, not %s after %.0f s", job, wt_job_state(job), want, timeout_s);
 }
 
 /* The job's metrics (new). */
@@ -283,7 +235,7 @@ static json_t *metrics(long long job)
 /* Waits until the job reported at least n steps at world size w; returns the last step. */
 static long wait_steps(long long job, int n, int w, double timeout_s)
 {
-    double end = now_s() + timeout_s;
+    double end = hx_now() + timeout_s;
     for (;;) {
         json_t *m = metrics(job);
         int count = 0;
@@ -298,9 +250,9 @@ static long wait_steps(long long job, int n, int w, double timeout_s)
         json_decref(m);
         if (count >= n)
             return last;
-        if (now_s() >= end)
+        if (hx_now() >= end)
             dump_worker_log();
-        cr_assert(now_s() < end, "job %lld: %d steps at world %d after %.0f s, wanted %d", job,
+        cr_assert(hx_now() < end, "job %lld: %d steps at world %d after %.0f s, wanted %d", job,
                   count, w, timeout_s, n);
         usleep(100000);
     }
@@ -401,9 +353,9 @@ Test(worker, short_job_completes_and_its_log_is_readable)
     wait_state(job, "COMPLETED", 120);
     cr_assert_eq(wait_steps(job, 1500, 2, 10), 1500);
     cr_assert_lt(mean_loss(job, 2, 1400, 1500), 0.5 * mean_loss(job, 2, 1, 20), "the loss fell");
-    double end = now_s() + 10;
+    double end = hx_now() + 10;
     char *log = job_log(job);
-    while (!strstr(log, "train-mlp: done at step 1500") && now_s() < end) {
+    while (!strstr(log, "train-mlp: done at step 1500") && hx_now() < end) {
         free(log);
         usleep(200000);
         log = job_log(job);
@@ -456,16 +408,16 @@ Test(worker, suspend_resume_resize_and_cancel_a_running_job)
                  "the loss keeps what was learnt");
 
     post_job(job, "cancel", 200);
-    double end = now_s() + 30;
-    while (count_ranks(7102) > 0 && now_s() < end)
+    double end = hx_now() + 30;
+    while (count_ranks(7102) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7102), 0, "the ranks are gone after cancel");
-    cr_assert_str_eq(job_state(job), "CANCELLED");
+    cr_assert_str_eq(wt_job_state(job), "CANCELLED");
     char sql[160];
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM actions WHERE job_id = %lld AND state = 'done'", job);
-    end = now_s() + 10;
-    while (db_int(sql) < 5 && now_s() < end)
+    end = hx_now() + 10;
+    while (db_int(sql) < 5 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(db_int(sql), 5, "start, suspend, resume, resize and cancel are done");
     char *log = job_log(job);
@@ -492,8 +444,8 @@ Test(worker, a_server_restart_loses_and_doubles_nothing)
     cr_assert_eq(db_int(sql), 1, "one move to RUNNING: nothing twice");
     cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE kind = 'start' AND state = 'done'"), 1);
     post_job(job, "cancel", 200);
-    double end = now_s() + 30;
-    while (count_ranks(7103) > 0 && now_s() < end)
+    double end = hx_now() + 30;
+    while (count_ranks(7103) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7103), 0);
     cr_assert_eq(stop_worker(), 0);
@@ -514,17 +466,17 @@ Test(worker, migrate_moves_the_job_to_the_other_worker)
              "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
              " AND kind = 'start' AND state = 'done'",
              job, node_b);
-    double end = now_s() + 60;
-    while (db_int(sql) < 1 && now_s() < end)
+    double end = hx_now() + 60;
+    while (db_int(sql) < 1 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(db_int(sql), 1, "the target worker started the job");
     wait_state(job, "RUNNING", 60);
     long later = wait_steps(job, (int)last_a + 300, 2, 60);
     cr_assert_gt(later, last_a);
     cr_assert_eq(count_ranks(7104), 2, "two ranks, now under the other worker");
-    end = now_s() + 10;
+    end = hx_now() + 10;
     char *log = job_log(job);
-    while (!strstr(log, "restored step") && now_s() < end) {
+    while (!strstr(log, "restored step") && hx_now() < end) {
         free(log);
         usleep(200000);
         log = job_log(job);
@@ -534,8 +486,8 @@ Test(worker, migrate_moves_the_job_to_the_other_worker)
     cr_assert_lt(strstr(log, "checkpointed at step"), strstr(log, "restored step"));
     free(log);
     post_job(job, "cancel", 200);
-    end = now_s() + 30;
-    while (count_ranks(7104) > 0 && now_s() < end)
+    end = hx_now() + 30;
+    while (count_ranks(7104) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7104), 0, "cancel reached the worker that runs it now");
     cr_assert_eq(stop_pid(&worker_b_pid), 0);
@@ -568,8 +520,8 @@ Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
     worker_pid = 0;
     cr_assert_eq(count_ranks(7106), 2, "the ranks outlive a worker killed with SIGKILL");
     worker_pid = spawn_worker("sim-a");
-    double end = now_s() + 20;
-    while (count_ranks(7106) > 0 && now_s() < end)
+    double end = hx_now() + 20;
+    while (count_ranks(7106) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7106), 0, "the next worker ended them");
     char sql[160];
@@ -604,7 +556,7 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
              " jsonb_build_object('node', %lld, 'name', '127.0.0.2', 'slots', 2)),"
              " 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', 4) FROM jobs WHERE id = %lld; COMMIT",
              job, job, a, job, a, job, b, job, b, a, a, a, b, b, a, b, hx.dir, job, job);
-    db_sql(sql);
+    hx_sql_do(sql);
     wait_state(job, "RUNNING", 90);
     wait_steps(job, 100, 4, 90);
     cr_assert_eq(count_ranks(7107), 4, "four ranks");
@@ -614,8 +566,8 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
              job, b);
     cr_assert_eq(db_int(sql), 1, "the second worker started mpirun's daemon");
     post_job(job, "cancel", 200);
-    double end = now_s() + 30;
-    while (count_ranks(7107) > 0 && now_s() < end)
+    double end = hx_now() + 30;
+    while (count_ranks(7107) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7107), 0, "every rank is gone after cancel");
     cr_assert_eq(stop_pid(&worker_b_pid), 0);

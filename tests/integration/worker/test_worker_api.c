@@ -12,13 +12,11 @@
 
 static char wtok[128];
 
-static void db(const char *sql);
-
 /* Actions here are written by hand: the live scheduler (where built in) is paused. */
 static void setup(void)
 {
     hx_setup();
-    db("DO $$ BEGIN IF to_regclass('scheduler_config') IS NOT NULL THEN"
+    hx_sql_do("DO $$ BEGIN IF to_regclass('scheduler_config') IS NOT NULL THEN"
        " UPDATE scheduler_config SET paused = true; END IF; END $$");
 }
 
@@ -37,42 +35,25 @@ static long long make_node(void)
     return id;
 }
 
-static void db(const char *sql)
-{
-    PGconn *c = PQconnectdb(hx.conninfo);
-    PGresult *r = PQexec(c, sql);
-    cr_assert(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
-              "%s: %s", sql, PQresultErrorMessage(r));
-    PQclear(r);
-    PQfinish(c);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 Test(worker_api, long_poll_waits_then_answers_and_results_are_idempotent)
 {
     long long node = make_node();
     long long job = hx_submit(hx.admin, "j", 1);
     char path[128], sql[256];
     snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=1", node);
-    double t0 = now_s();
+    double t0 = hx_now();
     json_t *a = hx_expect_json(hx_json("GET", path, wtok, NULL), 200);
     cr_assert_eq(json_array_size(json_object_get(a, "items")), 0);
-    cr_assert(now_s() - t0 >= 0.9, "an empty long-poll waited its second");
+    cr_assert(hx_now() - t0 >= 0.9, "an empty long-poll waited its second");
     json_decref(a);
     snprintf(sql, sizeof(sql),
              "INSERT INTO actions (node_id, job_id, kind) VALUES (%lld, %lld, 'suspend')", node,
              job);
-    db(sql);
+    hx_sql_do(sql);
     snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=30", node);
-    t0 = now_s();
+    t0 = hx_now();
     a = hx_expect_json(hx_json("GET", path, wtok, NULL), 200);
-    cr_assert(now_s() - t0 < 2, "a pending action answers at once");
+    cr_assert(hx_now() - t0 < 2, "a pending action answers at once");
     json_t *act = json_array_get(json_object_get(a, "items"), 0);
     cr_assert_str_eq(json_string_value(json_object_get(act, "kind")), "suspend");
     long long id = json_integer_value(json_object_get(act, "id"));
@@ -174,7 +155,7 @@ Test(worker_api, suspend_needs_a_launched_running_job_and_its_owner)
              " jsonb_build_object('slots', jsonb_build_array(jsonb_build_object('node_id', %lld,"
              " 'gpu', 0))))",
              job, node, job, node);
-    db(sql);
+    hx_sql_do(sql);
     hx_expect_problem(hx_json("POST", path, user, NULL), 403, NULL);
     hx_expect_problem(hx_json("POST", path, wtok, NULL), 403, NULL);
     json_t *a = hx_expect_json(hx_json("POST", path, hx.admin, NULL), 202);
