@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "policy.h"
 
 #define STRIDE SCHED_MAX_GPUS_PER_NODE
 #define NORDERS 7 /* free blocks of 1, 2, 4, ..., 64 GPUs */
@@ -310,7 +311,7 @@ void placement_destroy(struct placement_plan *p)
     free(p);
 }
 
-static struct placement_plan *plan_create(const struct sched_snapshot *snap, const int *want)
+struct placement_plan *placement_plan_empty(const struct sched_snapshot *snap, const int *want)
 {
     struct placement_plan *p = calloc(1, sizeof(*p));
     size_t total = 0, n = snap->njobs;
@@ -451,7 +452,7 @@ static struct placement_plan *run_pass(const struct sched_snapshot *snap, const 
 
     if (pass_init(&ps, snap))
         return NULL;
-    ps.plan = plan_create(snap, want);
+    ps.plan = placement_plan_empty(snap, want);
     if (!ps.plan) {
         pass_fini(&ps);
         return NULL;
@@ -482,24 +483,20 @@ static struct placement_plan *run_pass(const struct sched_snapshot *snap, const 
 }
 
 struct order_key {
-    int want, priority;
-    double submit;
-    int64_t id;
+    int want;
+    struct policy_rank rank;
     size_t idx;
 };
 
 static int cmp_key(const void *a, const void *b)
 {
     const struct order_key *x = a, *y = b;
+    int c;
 
     if (x->want != y->want)
         return x->want > y->want ? -1 : 1;
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->submit != y->submit)
-        return x->submit < y->submit ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
+    if ((c = policy_rank_cmp(&x->rank, &y->rank)))
+        return c;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -518,7 +515,7 @@ static size_t *placement_order(const struct sched_snapshot *snap, const int *wan
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
         if (want[i] > 0)
-            keys[n++] = (struct order_key){ want[i], j->priority, j->submit_time, j->id, i };
+            keys[n++] = (struct order_key){ want[i], {j->priority, j->submit_time, j->id}, i };
     }
     qsort(keys, n, sizeof(*keys), cmp_key);
     for (size_t k = 0; k < n; k++)

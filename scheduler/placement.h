@@ -53,6 +53,10 @@ struct placement_plan *placement_create(const struct sched_snapshot *snap, const
 /* Frees the plan; NULL is a no-op. */
 void placement_destroy(struct placement_plan *p);
 
+/* An empty plan sized for want (room for want[i] slots of each job, nothing placed yet),
+ * for a caller that fills or merges plans itself. NULL when out of memory. */
+struct placement_plan *placement_plan_empty(const struct sched_snapshot *snap, const int *want);
+
 /* Fragmentation of a cluster whose GPU g on node n is busy when bit g of
  * busy[n] is set; nodes that are not up are ignored. */
 double placement_fragmentation(const struct sched_snapshot *snap, const uint64_t *busy);

@@ -116,31 +116,6 @@ int placement_multi_assign_models(const struct sched_snapshot *snap, const int *
     return 0;
 }
 
-/* A plan as large as want, for merging the groups' plans into. */
-static struct placement_plan *merged_create(const struct sched_snapshot *snap, const int *want)
-{
-    struct placement_plan *p = calloc(1, sizeof(*p));
-    size_t total = 0, n = snap->njobs;
-
-    if (!p)
-        return NULL;
-    p->njobs = n;
-    p->off = calloc(n + 1, sizeof(*p->off));
-    p->gpus = calloc(n + 1, sizeof(*p->gpus));
-    p->kept = calloc(n + 1, sizeof(*p->kept));
-    for (size_t i = 0; i < n; i++) {
-        if (p->off)
-            p->off[i] = total;
-        total += (size_t)want[i];
-    }
-    p->slots = calloc(total + 1, sizeof(*p->slots));
-    if (!p->off || !p->gpus || !p->kept || !p->slots) {
-        placement_destroy(p);
-        return NULL;
-    }
-    return p;
-}
-
 static void merge_group(struct placement_plan *dst, const struct placement_plan *src,
                         const int *model, int g)
 {
@@ -192,7 +167,7 @@ static struct placement_plan *place_groups(const struct sched_snapshot *snap, co
     struct sched_node *view = malloc((snap->nnodes + 1) * sizeof(*view));
     int *want_g = calloc(snap->njobs + 1, sizeof(*want_g));
     uint64_t *busy = calloc(snap->nnodes + 1, sizeof(*busy));
-    struct placement_plan *p = merged_create(snap, want);
+    struct placement_plan *p = placement_plan_empty(snap, want);
 
     for (size_t k = 0; p && view && want_g && busy && k < nm; k++) {
         struct placement_plan *q = place_group(snap, want, model, models[k], view, want_g);

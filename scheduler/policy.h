@@ -45,6 +45,17 @@ extern const struct sched_policy_ops policy_gandiva;
 /* GPUs on nodes that are up. */
 int policy_capacity(const struct sched_snapshot *snap);
 
+/* Where a job stands in the core's one order among jobs. */
+struct policy_rank {
+    int priority;
+    double submit;
+    int64_t id;
+};
+
+/* That order: higher priority first, then earlier arrival, then lower id.
+ * Returns -1, 0 or 1. */
+int policy_rank_cmp(const struct policy_rank *a, const struct policy_rank *b);
+
 /* Fills order[0..njobs) with job indices by priority, arrival, id.
  * Returns 0, or -1 with errno ENOMEM. */
 int policy_order(const struct sched_snapshot *snap, size_t *order);

@@ -17,23 +17,29 @@ int policy_capacity(const struct sched_snapshot *snap)
     return total > INT_MAX ? INT_MAX : (int)total;
 }
 
+int policy_rank_cmp(const struct policy_rank *a, const struct policy_rank *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->submit != b->submit)
+        return a->submit < b->submit ? -1 : 1;
+    if (a->id != b->id)
+        return a->id < b->id ? -1 : 1;
+    return 0;
+}
+
 struct rank_key {
-    int priority;
-    double submit;
-    int64_t id;
+    struct policy_rank rank;
     size_t idx;
 };
 
 static int cmp_rank(const void *a, const void *b)
 {
     const struct rank_key *x = a, *y = b;
+    int c = policy_rank_cmp(&x->rank, &y->rank);
 
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->submit != y->submit)
-        return x->submit < y->submit ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
+    if (c)
+        return c;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -47,7 +53,7 @@ int policy_order(const struct sched_snapshot *snap, size_t *order)
     }
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
-        keys[i] = (struct rank_key){ j->priority, j->submit_time, j->id, i };
+        keys[i] = (struct rank_key){ {j->priority, j->submit_time, j->id}, i };
     }
     qsort(keys, snap->njobs, sizeof(*keys), cmp_rank);
     for (size_t k = 0; k < snap->njobs; k++)
