@@ -7,7 +7,6 @@
 #include <libpq-fe.h>
 #include <limits.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "errtext.h"
 #include "fsutil.h"
 #include "log.h"
 
@@ -36,19 +36,6 @@ struct pgcluster {
     gid_t gid;
     char user[64];
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* The newest /usr/lib/postgresql/N/bin that holds pg_ctl. */
 static int find_bindir(char *out, size_t len)
@@ -89,7 +76,7 @@ static int resolve_user(struct pgcluster *c, char *err, size_t errlen)
         name = "postgres";
     struct passwd *pw = getpwnam(name);
     if (!pw) {
-        set_err(err, errlen,
+        errtext_set(err, errlen,
                 "running as root, PostgreSQL must run as an unprivileged user, and user '%s' "
                 "does not exist (install postgresql or set RINGMASTER_PG_USER)", name);
         return -1;
@@ -140,7 +127,7 @@ static int check_socket_path(const struct pgcluster *c, char *err, size_t errlen
     size_t need = strlen(c->datadir) + strlen("/.s.PGSQL." PG_PORT);
     if (need < 108)
         return 0;
-    set_err(err, errlen, "state directory path too long for a unix socket (%zu bytes, max 107): %s",
+    errtext_set(err, errlen, "state directory path too long for a unix socket (%zu bytes, max 107): %s",
             need, c->datadir);
     return -1;
 }
@@ -149,15 +136,15 @@ static int check_socket_path(const struct pgcluster *c, char *err, size_t errlen
 static int prepare_dirs(struct pgcluster *c, char *err, size_t errlen)
 {
     if (fsutil_mkdir_p(c->state_dir, 0755) < 0) {
-        set_err(err, errlen, "cannot create %s: %s", c->state_dir, strerror(errno));
+        errtext_set(err, errlen, "cannot create %s: %s", c->state_dir, strerror(errno));
         return -1;
     }
     if (mkdir(c->datadir, 0700) < 0 && errno != EEXIST) {
-        set_err(err, errlen, "cannot create %s: %s", c->datadir, strerror(errno));
+        errtext_set(err, errlen, "cannot create %s: %s", c->datadir, strerror(errno));
         return -1;
     }
     if (c->as_other_user && chown(c->datadir, c->uid, c->gid) < 0) {
-        set_err(err, errlen, "cannot give %s to %s: %s", c->datadir, c->user, strerror(errno));
+        errtext_set(err, errlen, "cannot give %s to %s: %s", c->datadir, c->user, strerror(errno));
         return -1;
     }
     return 0;
@@ -202,7 +189,7 @@ static int choose_datadir(struct pgcluster *c, char *err, size_t errlen)
         h = (h ^ (unsigned char)*p) * 1099511628211ULL;
     char parent[] = "/var/lib/ringmaster-embedded";
     if (fsutil_mkdir_p(parent, 0755) < 0) {
-        set_err(err, errlen, "user %s cannot reach %s, and %s cannot be made: %s", c->user,
+        errtext_set(err, errlen, "user %s cannot reach %s, and %s cannot be made: %s", c->user,
                 c->state_dir, parent, strerror(errno));
         return -1;
     }
@@ -210,7 +197,7 @@ static int choose_datadir(struct pgcluster *c, char *err, size_t errlen)
     snprintf(c->datadir, sizeof(c->datadir), "%s/%016llx", parent, (unsigned long long)h);
     snprintf(link, sizeof(link), "%.4000s/pg", c->state_dir);
     if (symlink(c->datadir, link) < 0 && errno != EEXIST) {
-        set_err(err, errlen, "cannot link %s to %s: %s", link, c->datadir, strerror(errno));
+        errtext_set(err, errlen, "cannot link %s to %s: %s", link, c->datadir, strerror(errno));
         return -1;
     }
     log_info("pgcluster: user %s cannot reach %s; the cluster lives in %s (linked as %s)",
@@ -222,18 +209,18 @@ struct pgcluster *pgcluster_create(const char *state_dir, char *err, size_t errl
 {
     struct pgcluster *c = calloc(1, sizeof(*c));
     if (!c) {
-        set_err(err, errlen, "out of memory");
+        errtext_set(err, errlen, "out of memory");
         return NULL;
     }
     if (resolve_user(c, err, errlen) < 0)
         goto error;
     if (find_bindir(c->bindir, sizeof(c->bindir)) < 0) {
-        set_err(err, errlen, "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin "
+        errtext_set(err, errlen, "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin "
                              "(install postgresql or set RINGMASTER_PG_BINDIR)");
         goto error;
     }
     if (fsutil_mkdir_p(state_dir, 0755) < 0 || !realpath(state_dir, c->state_dir)) {
-        set_err(err, errlen, "state directory %s: %s", state_dir, strerror(errno));
+        errtext_set(err, errlen, "state directory %s: %s", state_dir, strerror(errno));
         goto error;
     }
     if (choose_datadir(c, err, errlen) < 0)
@@ -328,7 +315,7 @@ static int initdb_if_needed(struct pgcluster *c, char *err, size_t errlen)
                     "--no-instructions", NULL};
     int rc = run_pg(c, "initdb", argv);
     if (rc != 0) {
-        set_err(err, errlen, "initdb into %s failed (exit %d); see %s", c->datadir, rc,
+        errtext_set(err, errlen, "initdb into %s failed (exit %d); see %s", c->datadir, rc,
                 c->logfile);
         return -1;
     }
@@ -354,7 +341,7 @@ static int server_start(struct pgcluster *c, char *err, size_t errlen)
                     "-o",     opts,    NULL};
     int rc = run_pg(c, "pg_ctl", argv);
     if (rc != 0) {
-        set_err(err, errlen, "pg_ctl start on %s failed (exit %d); see %s", c->datadir, rc,
+        errtext_set(err, errlen, "pg_ctl start on %s failed (exit %d); see %s", c->datadir, rc,
                 c->logfile);
         return -1;
     }
@@ -367,7 +354,7 @@ static int ensure_database(struct pgcluster *c, char *err, size_t errlen)
     pgcluster_conninfo_db(c, "postgres", ci, sizeof(ci));
     PGconn *conn = PQconnectdb(ci);
     if (PQstatus(conn) != CONNECTION_OK) {
-        set_err(err, errlen, "cannot connect to the embedded cluster: %s", PQerrorMessage(conn));
+        errtext_set(err, errlen, "cannot connect to the embedded cluster: %s", PQerrorMessage(conn));
         PQfinish(conn);
         return -1;
     }
@@ -381,7 +368,7 @@ static int ensure_database(struct pgcluster *c, char *err, size_t errlen)
         /* CREATE DATABASE takes no parameters; the name is our constant. */
         r = PQexec(conn, "CREATE DATABASE " PG_DATABASE);
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-            set_err(err, errlen, "cannot create database %s: %s", PG_DATABASE,
+            errtext_set(err, errlen, "cannot create database %s: %s", PG_DATABASE,
                     PQresultErrorMessage(r));
             rc = -1;
         }

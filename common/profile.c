@@ -6,11 +6,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "errtext.h"
 
 #define PROFILE_MAX_FIELDS 8
 #define PROFILE_PATH_MAX 4096 /* longer paths are cut (and then fail to open) */
@@ -36,19 +37,6 @@ struct points_builder {
 const char *profile_app_name(size_t i)
 {
     return i < PROFILE_NAPPS ? app_names[i] : NULL;
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 const char *profile_dir(char *buf, size_t len)
@@ -109,11 +97,11 @@ static int csv_open(struct csv *c, const char *path, const char *header, bool mi
     if (!c->f) {
         if (missing_ok && errno == ENOENT)
             return 1;
-        set_err(err, errlen, "%s: %s", path, strerror(errno));
+        errtext_set(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
     if (getline(&c->line, &c->cap, c->f) < 0 || strncmp(c->line, header, strlen(header))) {
-        set_err(err, errlen, "%s:1: expected header \"%s\"", path, header);
+        errtext_set(err, errlen, "%s:1: expected header \"%s\"", path, header);
         return -1;
     }
     c->lineno = 1;
@@ -234,10 +222,10 @@ static int load_points(const char *dir, const char *file, bool scal, struct prof
     int nf;
     while (rc == 0 && (nf = csv_next(&c, f)) > 0) {
         if (!points_reserve(&b)) {
-            set_err(err, errlen, "%s: out of memory", path);
+            errtext_set(err, errlen, "%s: out of memory", path);
             rc = -1;
         } else if (!parse_point_row(f, nf, scal, p)) {
-            set_err(err, errlen, "%s:%d: bad row", path, c.lineno);
+            errtext_set(err, errlen, "%s:%d: bad row", path, c.lineno);
             rc = -1;
         } else {
             p->n++;
@@ -286,10 +274,10 @@ static int load_validation(const char *path, struct profile_validation *v, char 
     int nf;
     while (rc == 0 && (nf = csv_next(&c, f)) > 0) {
         if (!validation_reserve(v, &cap)) {
-            set_err(err, errlen, "%s: out of memory", path);
+            errtext_set(err, errlen, "%s: out of memory", path);
             rc = -1;
         } else if (!parse_validation_row(f, nf, v)) {
-            set_err(err, errlen, "%s:%d: bad row", path, c.lineno);
+            errtext_set(err, errlen, "%s:%d: bad row", path, c.lineno);
             rc = -1;
         } else {
             v->n++;
@@ -342,7 +330,7 @@ static int load_validations(const char *dir, struct profile *p, char *err, size_
 {
     DIR *d = opendir(dir);
     if (!d) {
-        set_err(err, errlen, "%s: %s", dir, strerror(errno));
+        errtext_set(err, errlen, "%s: %s", dir, strerror(errno));
         return -1;
     }
     int rc = 0;
@@ -355,7 +343,7 @@ static int load_validations(const char *dir, struct profile *p, char *err, size_
         char path[PROFILE_PATH_MAX];
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         if (!v) {
-            set_err(err, errlen, "%s: out of memory", path);
+            errtext_set(err, errlen, "%s: out of memory", path);
             rc = -1;
         } else {
             v->global_bsz = batch;
@@ -384,7 +372,7 @@ struct profile *profile_load_dir(const char *dir, const char *app, char *err, si
 {
     struct profile *p = calloc(1, sizeof(*p));
     if (!p) {
-        set_err(err, errlen, "%s: out of memory", dir);
+        errtext_set(err, errlen, "%s: out of memory", dir);
         return NULL;
     }
     snprintf(p->app, sizeof(p->app), "%s", app ? app : "");
@@ -393,7 +381,7 @@ struct profile *profile_load_dir(const char *dir, const char *app, char *err, si
         load_validations(dir, p, err, errlen) < 0)
         goto error;
     if (p->placements.n == 0) {
-        set_err(err, errlen, "%s/placements.csv: no rows", dir);
+        errtext_set(err, errlen, "%s/placements.csv: no rows", dir);
         goto error;
     }
     p->metric_rises = metric_rises(p);
@@ -417,7 +405,7 @@ static bool app_name_ok(const char *app)
 struct profile *profile_load(const char *app, char *err, size_t errlen)
 {
     if (!app_name_ok(app)) {
-        set_err(err, errlen, "profile: bad app name \"%s\"", app ? app : "(null)");
+        errtext_set(err, errlen, "profile: bad app name \"%s\"", app ? app : "(null)");
         return NULL;
     }
     char base[PROFILE_PATH_MAX], dir[PROFILE_PATH_MAX + 64];
