@@ -200,14 +200,15 @@ static int refit_conv(struct sched_model *m, PGconn *c, const char *id)
 }
 
 /* The speed model from the mean step time at each world size; also epochs done and the
- * seconds run at 1, 2, 4, 8 GPUs (exploration). */
+ * seconds run at 1, 2, 4, 8 GPUs (exploration). Read from the running sums that a trigger
+ * keeps (sql/005), not from every report. */
 static int refit_speed(struct sched_model *m, PGconn *c, const char *id)
 {
     const char *p[] = {id};
     PGresult *r = db_exec(c,
-                          "SELECT world_size, avg(seconds), sum(seconds), sum(samples)"
-                          " FROM job_metrics WHERE job_id = $1 AND seconds > 0"
-                          " GROUP BY world_size ORDER BY world_size LIMIT 64",
+                          "SELECT world_size, sum_seconds / timed, sum_seconds, sum_samples"
+                          " FROM job_metric_sums WHERE job_id = $1 AND timed > 0"
+                          " ORDER BY world_size LIMIT 64",
                           1, p);
     if (!db_ok(r)) {
         PQclear(r);

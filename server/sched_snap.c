@@ -21,7 +21,8 @@ static const char *const meta_sql =
 static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
     " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text, j.command::text, j.env::text,"
-    " (SELECT count(*) FROM job_metrics m WHERE m.job_id = j.id), s.migrate_to"
+    " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
+    " s.migrate_to"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
 
