@@ -23,20 +23,32 @@ endif
 
 
 # train-cuda: the same job with its step on the GPU and NCCL all-reduce, built only where
-# nvcc is found (on PATH or in /usr/local/cuda). It exits 77 on a host without a usable
-# GPU, which the tests treat as a skip. Host code is compiled by nvcc with our warnings
-# (and sanitizer) and linked by $(CC) like everything else.
+# nvcc and the CUDA runtime and NCCL libraries are found. nvcc may be a wrapper script
+# (CI has /usr/local/bin/nvcc exec'ing the real one), so the toolkit's root is asked of
+# nvcc itself (--dryrun prints TOP=) rather than derived from its path. It exits 77 on a
+# host without a usable GPU, which the tests treat as a skip. Host code is compiled by
+# nvcc with our warnings (and sanitizer) and linked by $(CC) like everything else.
 comma     := ,
 empty     :=
 space     := $(empty) $(empty)
-NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+ifeq ($(origin NVCC),undefined)
+NVCC      := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+endif
+CUDA_TOP  := $(if $(NVCC),$(shell $(NVCC) --dryrun -c -x cu /dev/null 2>&1 | sed -n 's/^\#\$$ TOP=//p' | head -n1))
+CUDA_TOP  := $(if $(CUDA_TOP),$(realpath $(CUDA_TOP)))
+CUDA_LIBDIRS := $(CUDA_TOP)/targets/x86_64-linux/lib $(CUDA_TOP)/lib64 $(CUDA_TOP)/lib \
+		/usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu
+cuda_find  = $(firstword $(foreach d,$(CUDA_LIBDIRS),$(if $(wildcard $(d)/$(1)),$(d))))
+CUDART_DIR := $(call cuda_find,libcudart.so)
+NCCL_DIR   := $(call cuda_find,libnccl.so)
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 NVCC_SAN  := $(subst $(space),,$(foreach s,$(subst $(comma), ,$(SANITIZER)),$(comma)-fsanitize=$(s)))
 NVCC_HOST := -Wall,-Wextra,-Werror$(if $(SANITIZER),$(NVCC_SAN)$(comma)-fno-omit-frame-pointer)
 
 ifneq ($(NVCC),)
 ifneq ($(MPI_LIBS),)
+ifneq ($(CUDART_DIR),)
+ifneq ($(NCCL_DIR),)
 TRAIN_CUDA := $(BUILD)/examples/train-cuda
 
 $(BUILD)/examples/train-cuda.o: examples/train-cuda.cu
@@ -48,10 +60,12 @@ $(BUILD)/examples/train-cuda.o: examples/train-cuda.cu
 $(TRAIN_CUDA): $(BUILD)/examples/train-cuda.o $(BUILD)/lib/libringjob.so
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/lib -lringjob -Wl,-rpath,'$$ORIGIN/../lib' \
-		$(MPI_LIBS) -L$(CUDA_HOME)/lib64 -lnccl -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64 \
-		-lstdc++ -lm
+		$(MPI_LIBS) -L$(NCCL_DIR) -lnccl -L$(CUDART_DIR) -lcudart \
+		-Wl,-rpath,$(NCCL_DIR) -Wl,-rpath,$(CUDART_DIR) -lstdc++ -lm
 
 EXAMPLE_BINS += $(TRAIN_CUDA)
+endif
+endif
 endif
 endif
 BINS += $(EXAMPLE_BINS)
