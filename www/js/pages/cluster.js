@@ -106,7 +106,7 @@ export function historySeries(items, r, now = Date.now()) {
   const inMinutes = waits.length > 0 && Math.max(...waits) >= 120;
   return {
     gpus: [
-      { label: "GPUs allocated", points: line("gpus_allocated"), step: true },
+      { label: "GPUs allocated", points: line("gpus_allocated"), step: true, cls: "under" },
       { label: "GPUs busy (a minibatch lately)", points: line("gpus_busy"), step: true },
       { label: "GPUs up", points: line("gpus_total"), step: true, cls: "total" },
     ],
@@ -135,7 +135,7 @@ function charts(history, r) {
   if (items.length < 2)
     return empty("Collecting: the server samples the cluster every few seconds; the charts draw from the second sample.");
   const se = historySeries(items, r);
-  return h("div", { class: "cols" },
+  return h("div", { class: "chart-grid" },
     chartFigure("chart-gpus", se.gpus, r, "GPUs", "GPUs allocated, busy and up"),
     chartFigure("chart-queue", se.queue, r, "jobs", "queue length and running jobs"),
     chartFigure("chart-wait", se.wait, r, "wait (" + se.waitUnit + ")", "mean wait"));
