@@ -7,6 +7,7 @@
 
 #include "db.h"
 #include "health.h"
+#include "history.h"
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
@@ -59,6 +60,7 @@ static const struct route routes[] = {
     {"GET", "/api/v1/scheduler", sched_api_get, PEOPLE, 0},
     {"PUT", "/api/v1/scheduler", sched_api_put, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/scheduler/rounds", sched_api_rounds, PEOPLE, 0},
+    {"GET", "/api/v1/cluster/history", history_get, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}/model", sched_api_model, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/resize", sched_api_resize, PEOPLE, ROUTE_JSON_BODY},
     {"POST", "/api/v1/jobs/{id}/migrate", sched_api_migrate, PEOPLE, 0},

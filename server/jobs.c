@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "db.h"
+#include "etag.h"
 #include "http.h"
 #include "job_state.h"
 #include "jobspec.h"
@@ -310,7 +311,7 @@ void jobs_list(struct api_call *call)
     if (!db_ok(r))
         api_db_error(call, r);
     else
-        api_respond_json(call, 200, sched_api_list_fields(call->db, page_json(r, limit)));
+        etag_respond_json(call, sched_api_list_fields(call->db, page_json(r, limit)));
     PQclear(r);
 }
 

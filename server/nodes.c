@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "db.h"
+#include "etag.h"
 #include "log.h"
 #include "nodespec.h"
 #include "problem.h"
@@ -137,7 +138,7 @@ void nodes_list(struct api_call *call)
         json_t *items = json_array();
         for (int i = 0; i < PQntuples(r); i++)
             json_array_append_new(items, row_json(r, i));
-        api_respond_json(call, 200, json_pack("{s:o}", "items", items));
+        etag_respond_json(call, json_pack("{s:o}", "items", items));
     }
     PQclear(r);
 }

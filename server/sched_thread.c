@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "history.h"
 #include "log.h"
 #include "sched_model.h"
 #include "metrics.h"
@@ -38,13 +39,15 @@ static void log_round(const struct sched_round_result *r)
 /* One round; returns the seconds to wait before the next. */
 static double one_round(struct sched_thread *t, struct sched_config *cfg)
 {
-    char err[512] = "";
+    char err[512] = "", herr[512];
     struct sched_round_result res;
     PGconn *c = db_acquire(t->db);
     int rc = c ? sched_config_load(c, cfg, err, sizeof(err)) : -1;
     memset(&res, 0, sizeof(res));
     if (rc == 0 && !cfg->paused)
         rc = sched_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
+    if (c && history_tick(c, herr, sizeof(herr)) < 0)
+        log_error("scheduler: %s", herr);
     db_release(t->db, c);
     if (rc < 0) {
         log_error("scheduler: round failed: %s", c ? err : "database unreachable");

@@ -5,7 +5,9 @@
 // scheduler page and see its rounds; see the worker's node on the cluster map; run an
 // elastic train-mlp job and follow it (loss chart from its metrics and the scheduler's fit,
 // allocation, resize, events, log, suspend, resume, cancel); screenshots of each page at
-// 1,280 px and at phone width. Nothing is stubbed: every answer comes from the server.
+// 1,280 px and at phone width; a second worker, and a job migrated to it from its page; the
+// cluster's history charts from the server's samples, polled with If-None-Match. Nothing is
+// stubbed: every answer comes from the server.
 //
 // The tests run in order and share one server, one browser, one worker and their jobs.
 
@@ -14,13 +16,15 @@ import assert from "node:assert/strict";
 import { startServer, startBrowser, startWorker, stopAll, call, screenshot, sanitizerReports, TRAIN_MLP } from "./harness.mjs";
 
 const T = { timeout: 60000 };
-let server, page, worker, jobId, otherId, mlpId, consoleErrors = [];
+let server, page, worker, workerB, jobId, otherId, mlpId, consoleErrors = [];
+const responses = []; // [status, path] of every API answer the page got
 
 before(async () => {
   server = await startServer();
   ({ page } = await startBrowser());
   page.on("pageerror", (e) => consoleErrors.push(e.message));
   page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+  page.on("response", (r) => { if (r.url().includes("/api/v1/")) responses.push([r.status(), new URL(r.url()).pathname]); });
 }, { timeout: 240000 });
 
 after(async () => { await stopAll(); }, { timeout: 60000 });
@@ -244,6 +248,13 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   await page.locator("#sec-speed path.fit").waitFor({ timeout: 30000 });
   await screenshot(page, "job-resized-1280");
 
+  // the jobs table: a predicted finish from the job's model, a dash for the ended jobs
+  await page.click('#nav a[data-nav="jobs"]');
+  const finish = page.locator(`#jobs-table tr[data-job-id="${mlpId}"] td.finish`);
+  await expectText(finish, /\d{1,2}[:.]\d{2}/, 30000);
+  assert.equal((await page.locator(`#jobs-table tr[data-job-id="${jobId}"] td.finish`).textContent()).trim(), "—");
+  await screenshot(page, "jobs-predicted-finish-1280");
+
   await page.click('#nav a[data-nav="cluster"]');
   await expectText(page.locator("#stat-gpus"), /^4 \/ 4/);
   assert.equal(await page.locator('[data-node="sim-a"] li.gpu.busy').count(), 4);
@@ -270,6 +281,77 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   assert.equal((await job()).state, "CANCELLED");
   await page.click('#nav a[data-nav="cluster"]');
   await expectText(page.locator("#stat-gpus"), /^0 \/ 4/, 20000);
+});
+
+// Migration from the job page between two real workers: the dialog offers only the other
+// node, and the job ends up running there (checkpoint, stop, restore).
+test("the job page migrates a running job to the other worker", { timeout: 180000 }, async () => {
+  workerB = await startWorker(server, "sim-b", 2);
+  const nodes = (await call(server, "GET", "/nodes")).body.items;
+  const idOf = (name) => nodes.find((n) => n.name === name).id;
+  const sub = await call(server, "POST", "/jobs", { name: "browser-move", gpus: 2,
+    command: [TRAIN_MLP, "--steps", "100000000", "--params", "20000", "--print-every", "50"],
+    env: { ASAN_OPTIONS: "detect_leaks=0:protect_shadow_gap=0" } });
+  assert.equal(sub.status, 201, JSON.stringify(sub.body));
+  const id = sub.body.id;
+  await page.goto(server.url + "/#/jobs/" + id);
+  await expectText(page.locator("h1"), /browser-move\s*RUNNING/, 60000);
+  const before = (await call(server, "GET", "/jobs/" + id)).body.allocation[0].node;
+  const target = before === idOf("sim-a") ? "sim-b" : "sim-a";
+  await expectText(page.locator("#sec-log"), /step \d+ loss/, 30000);
+
+  await page.click("#action-migrate");
+  const options = await page.locator("#confirm-input option").allTextContents();
+  assert.deepEqual(options.map((o) => o.split(" (")[0]), ["any other node", target], "only the other node is offered");
+  await page.selectOption("#confirm-input", String(idOf(target)));
+  await screenshot(page, "job-migrate-dialog-1280");
+  await page.click("#confirm-ok");
+  await expectText(page.locator("#action-result"), new RegExp(`Job ${id} migration requested`));
+  await expectText(page.locator("#sec-events"), /migrate-request/);
+  await expectText(page.locator("#sec-details"), new RegExp(`allocation\\s*node ${idOf(target)}: GPU \\d+, \\d+(?!,)`), 90000);
+  await expectText(page.locator("h1"), /RUNNING/, 60000);
+  await expectText(page.locator("#sec-events"), /MIGRATING/);
+  await expectText(page.locator("#sec-log"), /restored step/, 60000);
+  await screenshot(page, "job-migrated-1280");
+
+  // with both nodes holding nothing else, a one-node cluster would have nowhere to go:
+  // the dialog says so instead of sending the request (checked with sim-b's GPUs only)
+  const migrate = await page.evaluate(async ([job, ns]) => (await import("/js/pages/job.js")).migrateTargets(job, ns),
+    [{ allocation: [{ node: idOf(target), gpus: [0, 1] }] }, nodes.filter((n) => n.name === target)]);
+  assert.match(migrate.none, /No other node is up/);
+
+  await page.click("#action-cancel");
+  await page.click("#confirm-ok");
+  await expectText(page.locator("h1"), /CANCELLED/, 30000);
+});
+
+// The history the server samples: GPUs allocated and busy, the queue and its waits, drawn on
+// the cluster page; its polling answers 304 while nothing new was sampled.
+test("the cluster page draws the server's history and polls it with If-None-Match", { timeout: 90000 }, async () => {
+  const hist = (await call(server, "GET", "/cluster/history")).body;
+  assert.ok(hist.items.length >= 4, `${hist.items.length} samples`);
+  assert.ok(hist.items.some((r) => r.gpus_allocated >= 4 && r.gpus_busy >= 4), "the resized job kept 4 GPUs busy");
+  assert.ok(hist.items.some((r) => r.gpus_total === 6), "both workers' GPUs counted");
+  assert.ok(hist.items.every((r) => r.gpus_busy <= r.gpus_allocated && r.gpus_allocated <= r.gpus_total));
+  await page.goto(server.url + "/#/cluster");
+  await page.selectOption("#history-range", "1h");
+  for (const id of ["chart-gpus", "chart-queue", "chart-wait"])
+    await page.locator(`#${id} svg`).waitFor({ timeout: 20000 });
+  assert.equal(await page.locator("#chart-gpus path.series").count(), 3, "allocated, busy and up");
+  const points = Number(await page.locator("#chart-gpus").getAttribute("data-points"));
+  assert.ok(points >= 3 * hist.items.length, `${points} points drawn for ${hist.items.length} samples`);
+  const d = await page.locator("#chart-gpus path.series.s1").getAttribute("d");
+  assert.ok(d.split(/[MLHV]/).length > 4, "the busy line has points: " + d.slice(0, 80));
+  await expectText(page.locator("#chart-gpus figcaption"), /GPUs allocated.*GPUs busy.*GPUs up/);
+  await screenshot(page, "cluster-history-1280");
+  // polls of the same history and job lists are answered 304 while nothing changes
+  const seen304 = () => responses.filter(([st, p]) => st === 304 && /\/api\/v1\/(cluster\/history|jobs|nodes)$/.test(p)).length;
+  for (const deadline = Date.now() + 30000; seen304() === 0 && Date.now() < deadline;) await page.waitForTimeout(500);
+  assert.ok(seen304() > 0, "some poll was answered 304");
+  const counts = await page.evaluate(async () => (await import("/js/api.js")).conditional);
+  assert.ok(counts.notModified > 0 && counts.sent >= counts.notModified, JSON.stringify(counts));
+  await page.selectOption("#history-range", "15m");
+  await page.locator("#chart-gpus svg").waitFor();
 });
 
 test("at phone width the pages fit the screen", T, async () => {
@@ -304,7 +386,14 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
     const chart = await import("/js/chart.js");
     const parts = await import("/js/pages/jobparts.js");
     const cluster = await import("/js/pages/cluster.js");
+    const jobs = await import("/js/pages/jobs.js");
     let unclosed = null;
+    const now = Date.parse("2026-01-01T12:00:00Z");
+    const rows = [
+      { at: "2026-01-01T11:58:00Z", gpus_total: 4, gpus_allocated: 2, gpus_busy: 1, queue_length: 3, jobs_running: 1, wait_pending_s: 30, wait_started_s: null },
+      { at: "2026-01-01T11:59:00Z", gpus_total: 4, gpus_allocated: 4, gpus_busy: 4, queue_length: 0, jobs_running: 2, wait_pending_s: null, wait_started_s: 90 },
+    ];
+    const series = cluster.historySeries(rows, cluster.RANGES[0], now);
     try { submit.splitArgs('echo "open'); } catch (e) { unclosed = [e.field, e.message]; }
     const fit = parts.convergence({ convergence: { b0: 1, b1: 2, b2: 0.5 } });
     const owners = cluster.gpuOwners([
@@ -321,6 +410,18 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
       tput: parts.measuredThroughput({ items: [
         { world_size: 1, step_time_s: 0.5 }, { world_size: 1, step_time_s: 0.5 },
         { world_size: 2, step_time_s: 0.25 }, { world_size: 0, step_time_s: 1 } ] }, 100),
+      path: cluster.historyPath(cluster.RANGES[2], now),
+      gpus: series.gpus.map((se) => se.points),
+      wait: series.wait.map((se) => se.points.map(([x, y]) => [x, Number.isNaN(y) ? "NaN" : y])),
+      waitUnit: series.waitUnit,
+      finish: [
+        jobs.predictedFinish({ state: "RUNNING" }, { t: now, model: { predicted_remaining_s: 600 } }),
+        jobs.predictedFinish({ state: "PENDING", gpus: 2, predicted_start: "2026-01-01T13:00:00Z" },
+          { t: now, model: { predicted_remaining_s: 900, speed: { curve: [{ gpus: 1, remaining_s: 900 }, { gpus: 2, remaining_s: 450 }] } } }),
+        jobs.predictedFinish({ state: "RUNNING" }, { t: now, model: { predicted_remaining_s: null } }),
+        jobs.predictedFinish({ state: "COMPLETED" }, { t: now, model: { predicted_remaining_s: 5 } }),
+        jobs.predictedFinish({ state: "RUNNING" }, undefined),
+      ],
       gpu0: owners.get("1/0").jobs.map((j) => j.id),
       gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],
     };
@@ -332,6 +433,11 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
   assert.deepEqual(got.fitAt, [1, 0.75]);
   assert.equal(got.noFit, null);
   assert.deepEqual(got.tput, [[1, 200], [2, 800]]);
+  assert.equal(got.path, "/cluster/history?since=2026-01-01T06%3A00%3A00.000Z&limit=1000&step=60");
+  assert.deepEqual(got.gpus, [[[-2, 2], [-1, 4]], [[-2, 1], [-1, 4]], [[-2, 4], [-1, 4]]]);
+  assert.deepEqual(got.wait, [[[-2, 30], [-1, "NaN"]], [[-2, "NaN"], [-1, 90]]]);
+  assert.equal(got.waitUnit, "s");
+  assert.deepEqual(got.finish, ["2026-01-01T12:10:00.000Z", "2026-01-01T13:07:30.000Z", null, null, null]);
   assert.deepEqual(got.gpu0, [7]);
   assert.deepEqual(got.gpu1, [[7, 8], true, true]);
 });
@@ -343,11 +449,13 @@ test("no script errors in the browser console", T, async () => {
   assert.deepEqual(real, []);
 });
 
-test("the worker stops cleanly and leaves no job process behind", T, async () => {
-  const { exitCode, left } = await worker.stop();
-  assert.equal(exitCode, 0, "the worker's exit status");
-  assert.equal(left, 0, "job processes left running");
-  assert.equal(sanitizerReports(worker.logFile), "");
+test("the workers stop cleanly and leave no job process behind", T, async () => {
+  for (const w of [worker, workerB].filter(Boolean)) {
+    const { exitCode, left } = await w.stop();
+    assert.equal(exitCode, 0, w.name + "'s exit status");
+    assert.equal(left, 0, "job processes left running by " + w.name);
+    assert.equal(sanitizerReports(w.logFile), "");
+  }
 });
 
 test("when the server goes away the page says so and keeps what it showed", T, async () => {

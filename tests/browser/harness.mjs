@@ -85,8 +85,12 @@ async function startServerOnce() {
   const url = "http://127.0.0.1:" + port;
   const logFile = path.join(ARTIFACTS, "ringmasterd.log");
   const log = fs.openSync(logFile, "w");
+  // checkpoints in a folder every worker reaches (all run here), so a migrated job restores
+  const checkpoints = path.join(stateDir, "checkpoints");
+  fs.mkdirSync(checkpoints, { mode: 0o777 });
   const child = spawn(RINGMASTERD, ["--listen", "127.0.0.1:" + port, "--state-dir", stateDir,
-    "--www-dir", path.join(ROOT, "www")], { stdio: ["ignore", log, log] });
+    "--www-dir", path.join(ROOT, "www")], { stdio: ["ignore", log, log],
+    env: { ...process.env, RINGMASTER_CHECKPOINT_ROOT: checkpoints } });
   fs.closeSync(log);
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -2,16 +2,15 @@
 // job on it, and charts of GPUs allocated/busy and of the queue over time.
 //
 // Placement comes from each active job's allocation ([{node: ID, gpus: [index]}] in the job
-// JSON). The charts plot what this tab has seen since it opened.
+// JSON). The charts plot the server's history (GET /api/v1/cluster/history), polled with
+// If-None-Match so that an unchanged history costs a 304.
 
-import { api, listAll, itemsOf } from "../api.js";
+import { api, apiPoll, listAll, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, bytes, ago, secondsSince, duration, jobColour, ACTIVE_STATES } from "../dom.js";
 import { lineChart } from "../chart.js";
 import { gpusNow } from "./jobs.js";
 
 const STALE_S = 60;          // a heartbeat older than this marks the node stale
-const HISTORY_MAX = 1200;    // samples kept (an hour at one per 3 s)
-const history = [];          // [{t, allocated, busy, queue, wait}], kept while the tab lives
 
 // Who holds each GPU: Map "node/index" -> {jobs, packed, suspended}, from the jobs'
 // allocation fields.
@@ -76,37 +75,79 @@ function stat(label, value, note, id) {
     note ? h("span", { class: "muted small" }, note) : null);
 }
 
-function record(jobs) {
-  const now = Date.now();
-  const pending = jobs.filter((j) => j.state === "PENDING");
-  const active = jobs.filter((j) => ACTIVE_STATES.includes(j.state));
-  const waits = pending.map((j) => secondsSince(j.submitted_at, now)).filter((s) => s !== null);
-  const sample = {
-    t: now,
-    allocated: active.reduce((s, j) => s + (gpusNow(j) || 0), 0),
-    busy: active.filter((j) => j.state === "RUNNING").reduce((s, j) => s + (gpusNow(j) || 0), 0),
-    queue: pending.length,
-    wait: waits.length ? waits.reduce((a, b) => a + b, 0) / waits.length : 0,
-  };
-  history.push(sample);
-  if (history.length > HISTORY_MAX) history.splice(0, history.length - HISTORY_MAX);
-  return sample;
+// The spans the charts can show, and the bucket (s) the server averages into for each, so
+// that a chart has at most a few hundred points. since= is rounded to quantum seconds: the
+// URL of a poll stays the same for a while and its ETag can answer 304.
+export const RANGES = [
+  { key: "15m", label: "last 15 minutes", span: 900, step: 0, quantum: 60, unit: 60, unitLabel: "minutes ago" },
+  { key: "1h", label: "last hour", span: 3600, step: 0, quantum: 60, unit: 60, unitLabel: "minutes ago" },
+  { key: "6h", label: "last 6 hours", span: 21600, step: 60, quantum: 60, unit: 3600, unitLabel: "hours ago" },
+  { key: "24h", label: "last day", span: 86400, step: 300, quantum: 300, unit: 3600, unitLabel: "hours ago" },
+  { key: "7d", label: "last 7 days", span: 604800, step: 1800, quantum: 1800, unit: 86400, unitLabel: "days ago" },
+  { key: "30d", label: "last 30 days", span: 2592000, step: 7200, quantum: 7200, unit: 86400, unitLabel: "days ago" },
+];
+const RANGE_KEY = "ringmaster.history-range";
+
+// The history request of range r at time now (ms).
+export function historyPath(r, now = Date.now()) {
+  const since = Math.floor((now / 1000 - r.span) / r.quantum) * r.quantum;
+  return "/cluster/history?since=" + encodeURIComponent(new Date(since * 1000).toISOString()) +
+    "&limit=1000" + (r.step ? "&step=" + r.step : "");
 }
 
-function charts() {
-  if (history.length < 2) return empty("Collecting: the charts draw after a few refreshes.");
-  const t0 = history[0].t;
-  const x = (s) => (s.t - t0) / 1000;
-  const xFormat = (v) => duration(v).trim();
-  return h("div", { class: "cols" },
-    lineChart([
-      { label: "GPUs allocated", points: history.map((s) => [x(s), s.allocated]), step: true },
-      { label: "GPUs busy (running)", points: history.map((s) => [x(s), s.busy]), step: true, cls: "alt" },
-    ], { xLabel: "time since this page opened", yLabel: "GPUs", yMin: 0, xFormat, title: "GPUs allocated and busy" }),
-    lineChart([
-      { label: "queue length", points: history.map((s) => [x(s), s.queue]), step: true },
-      { label: "average wait (min)", points: history.map((s) => [x(s), s.wait / 60]), cls: "alt" },
-    ], { xLabel: "time since this page opened", yLabel: "jobs / min", yMin: 0, xFormat, title: "queue" }));
+// A number, or NaN for null/absent (the chart skips NaN; Number(null) would be 0).
+const val = (v) => (typeof v === "number" ? v : NaN);
+
+// The chart series of history rows: x in the range's unit before now (negative).
+export function historySeries(items, r, now = Date.now()) {
+  const x = (row) => (Date.parse(row.at) - now) / 1000 / r.unit;
+  const line = (key, scale = 1) => items.map((row) => [x(row), val(row[key]) / scale]);
+  const waits = items.flatMap((row) => [val(row.wait_pending_s), val(row.wait_started_s)]).filter(isFinite);
+  const inMinutes = waits.length > 0 && Math.max(...waits) >= 120;
+  return {
+    gpus: [
+      { label: "GPUs allocated", points: line("gpus_allocated"), step: true, cls: "under" },
+      { label: "GPUs busy (a minibatch lately)", points: line("gpus_busy"), step: true },
+      { label: "GPUs up", points: line("gpus_total"), step: true, cls: "total" },
+    ],
+    queue: [
+      { label: "jobs waiting", points: line("queue_length"), step: true },
+      { label: "jobs running", points: line("jobs_running"), step: true },
+    ],
+    wait: [
+      { label: "mean wait of the waiting jobs", points: line("wait_pending_s", inMinutes ? 60 : 1) },
+      { label: "mean wait of the jobs started", points: line("wait_started_s", inMinutes ? 60 : 1), dots: true },
+    ],
+    waitUnit: inMinutes ? "min" : "s",
+  };
+}
+
+function chartFigure(id, series, r, yLabel, title) {
+  const fig = lineChart(series, { xLabel: r.unitLabel, yLabel, yMin: 0, title,
+    xFormat: (v) => String(Number(Math.abs(v).toPrecision(3))) });
+  fig.id = id;
+  fig.dataset.points = String(series.reduce((n, se) => n + se.points.filter((p) => isFinite(p[0]) && isFinite(p[1])).length, 0));
+  return fig;
+}
+
+function charts(history, r) {
+  const items = (history && history.items) || [];
+  if (items.length < 2)
+    return empty("Collecting: the server samples the cluster every few seconds; the charts draw from the second sample.");
+  const se = historySeries(items, r);
+  return h("div", { class: "chart-grid" },
+    chartFigure("chart-gpus", se.gpus, r, "GPUs", "GPUs allocated, busy and up"),
+    chartFigure("chart-queue", se.queue, r, "jobs", "queue length and running jobs"),
+    chartFigure("chart-wait", se.wait, r, "wait (" + se.waitUnit + ")", "mean wait"));
+}
+
+// "2 allocated but idle" from the newest sample, when some are.
+function idleNote(history) {
+  const items = (history && history.items) || [];
+  const last = items[items.length - 1];
+  if (!last) return null;
+  const idle = Math.round(last.gpus_allocated - last.gpus_busy);
+  return idle > 0 ? idle + " allocated but idle (no minibatch in " + (history.busy_window_s || 30) + " s)" : null;
 }
 
 function policyView(sched) {
@@ -117,18 +158,43 @@ function policyView(sched) {
     " · ", h("a", { href: "#/scheduler" }, "rounds and settings"));
 }
 
+function rangeSelect(current, onChange) {
+  const sel = h("select", { id: "history-range", "aria-label": "time span" },
+    RANGES.map((r) => h("option", { value: r.key }, r.label)));
+  sel.value = current.key;
+  sel.addEventListener("change", () => onChange(RANGES.find((r) => r.key === sel.value) || RANGES[0]));
+  return sel;
+}
+
 export function mount(root) {
   const stats = h("div", { class: "stats", id: "cluster-stats" });
   const policy = h("div", { id: "policy" }, loading());
   const map = h("div", { id: "gpu-map", class: "node-grid" }, loading("Loading nodes…"));
   const chartBox = h("div", { id: "cluster-charts" }, loading());
-  let seen = false;
+  let range = RANGES.find((r) => r.key === localStorage.getItem(RANGE_KEY)) || RANGES[0];
+  let seen = false, history = null, drawn = "";
+
+  // The charts are redrawn only when the history (or its span) changed: a 304 keeps them.
+  async function refreshCharts() {
+    const path = historyPath(range);
+    let got;
+    try {
+      got = await apiPoll(path);
+    } catch (e) {
+      if (!history) fill(chartBox, failure(e, "Cannot load the history"));
+      return;
+    }
+    history = got.body;
+    if (got.notModified && drawn === path) return;
+    drawn = path;
+    fill(chartBox, charts(history, range));
+  }
 
   async function refresh() {
     let nodes, jobs, sched;
     try {
       const lists = await Promise.all(["PENDING", ...ACTIVE_STATES].map((s) => listAll("/jobs?state=" + s)));
-      [nodes, sched] = await Promise.all([api("/nodes"), api("/scheduler")]);
+      [nodes, sched] = await Promise.all([api("/nodes"), api("/scheduler"), refreshCharts()]);
       jobs = lists.flatMap((l) => l.items);
     } catch (e) {
       if (!seen) fill(map, failure(e, "Cannot load the cluster"));
@@ -138,24 +204,35 @@ export function mount(root) {
     seen = true;
     const ns = itemsOf(nodes);
     const owners = gpuOwners(jobs);
-    const sample = record(jobs);
-    const totalGpus = ns.reduce((s, n) => s + (n.gpus || []).length, 0);
+    const pending = jobs.filter((j) => j.state === "PENDING");
+    const waits = pending.map((j) => secondsSince(j.submitted_at)).filter((w) => w !== null);
+    const wait = waits.length ? waits.reduce((a, b) => a + b, 0) / waits.length : 0;
+    const allocated = jobs.filter((j) => ACTIVE_STATES.includes(j.state)).reduce((n, j) => n + (gpusNow(j) || 0), 0);
+    const totalGpus = ns.reduce((n, node) => n + (node.gpus || []).length, 0);
     const up = ns.filter((n) => (n.state || "UP") === "UP").length;
     fill(stats,
       stat("nodes up", up + " / " + ns.length, null, "stat-nodes"),
-      stat("GPUs allocated", sample.allocated + " / " + totalGpus, sample.allocated > sample.busy ? (sample.allocated - sample.busy) + " allocated but not running" : null, "stat-gpus"),
+      stat("GPUs allocated", allocated + " / " + totalGpus, idleNote(history), "stat-gpus"),
       stat("jobs running", jobs.filter((j) => j.state === "RUNNING").length, null, "stat-running"),
-      stat("queue", sample.queue, sample.queue ? "average wait " + duration(sample.wait).trim() : "nothing waits", "stat-queue"));
+      stat("queue", pending.length, pending.length ? "average wait " + duration(wait).trim() : "nothing waits", "stat-queue"));
     fill(policy, policyView(sched));
     fill(map, ns.length ? [ns.map((n) => nodeCard(n, owners)), legend(owners)]
       : empty("No nodes registered. Start ringmaster-worker on a GPU host (or register one with POST /api/v1/nodes)."));
-    fill(chartBox, charts());
   }
 
   root.append(h("section", { class: "page" },
     h("div", { class: "page-head" }, h("h1", null, "Cluster")), stats,
     h("section", { class: "card" }, h("h2", null, "Scheduler"), policy),
     h("h2", null, "Nodes and GPUs"), map,
-    h("section", { class: "card" }, h("h2", null, "Over time"), chartBox)));
+    h("section", { class: "card" },
+      h("div", { class: "card-head" }, h("h2", null, "Over time"),
+        rangeSelect(range, (r) => {
+          range = r;
+          localStorage.setItem(RANGE_KEY, r.key);
+          fill(chartBox, loading());
+          refreshCharts();
+        })),
+      h("p", { class: "muted small" }, "Sampled by the server (at most every 5 s, kept for 30 days). A GPU is busy when its job reported a minibatch in the last 30 s; allocated but not busy is idle."),
+      chartBox)));
   return { refresh };
 }

@@ -19,11 +19,23 @@ const ACTIONS = [
     input: (j) => ({ name: "gpus", label: "GPUs", min: j.min_gpus, max: j.max_gpus, value: gpusNow(j) || j.gpus }) },
   { name: "migrate", label: "Migrate", allowed: ["RUNNING"], done: "migration requested",
     ask: (j) => `Migrate job ${j.id} to another node through a checkpoint?`,
-    input: (j, nodes) => ({ name: "node", label: "To node", options: nodes.map((n) => [n.id, n.name + " (" + (n.gpus || []).length + " GPUs)"]) }) },
+    input: migrateTargets },
   { name: "cancel", label: "Cancel job", danger: true, done: "cancelled",
     allowed: (s) => !FINAL_STATES.includes(s),
     ask: (j) => `Cancel job ${j.id} (${j.name})? It is stopped and cannot be resumed.` },
 ];
+
+// The migrate dialog's choice: any other node, or one of the nodes that are UP and hold none
+// of the job's GPUs; none (and the confirmation disabled) when there is no such node.
+export function migrateTargets(j, nodes) {
+  const held = new Set((Array.isArray(j.allocation) ? j.allocation : []).map((a) => a.node));
+  const others = nodes.filter((n) => (n.state || "UP") === "UP" && !held.has(n.id));
+  return {
+    name: "node", label: "To node",
+    options: [["", "any other node"], ...others.map((n) => [n.id, n.name + " (" + (n.gpus || []).length + " GPUs)"])],
+    none: others.length ? null : "No other node is up: the job cannot migrate now.",
+  };
+}
 
 function isAllowed(a, state) {
   return typeof a.allowed === "function" ? a.allowed(state) : a.allowed.includes(state);
@@ -35,15 +47,16 @@ function confirmDialog(dialog, action, job, nodes) {
   const input = !spec ? null : spec.options
     ? h("select", { id: "confirm-input", name: spec.name }, spec.options.map(([v, label]) => h("option", { value: String(v) }, label)))
     : h("input", { id: "confirm-input", type: "number", name: spec.name, min: spec.min, max: spec.max, value: String(spec.value) });
-  const ok = h("button", { id: "confirm-ok", value: "ok", class: action.danger ? "danger" : "primary" }, action.label);
+  const ok = h("button", { id: "confirm-ok", value: "ok", class: action.danger ? "danger" : "primary", disabled: Boolean(spec && spec.none) }, action.label);
   const back = h("button", { id: "confirm-back", value: "back", type: "button", onclick: () => dialog.close("back") }, "Back");
   fill(dialog, h("form", { method: "dialog" },
     h("h2", null, action.label + "?"), h("p", { id: "confirm-text" }, action.ask(job)),
     spec ? h("label", null, spec.label + (spec.options ? " " : " (" + spec.min + "–" + spec.max + ") "), input) : null,
+    spec && spec.none ? h("p", { id: "confirm-error", class: "result error", role: "alert" }, spec.none) : null,
     h("div", { class: "buttons" }, back, ok)));
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => {
-      resolve(dialog.returnValue === "ok" ? { value: input ? Number(input.value) : null, name: spec && spec.name } : null);
+      resolve(dialog.returnValue === "ok" ? { value: input && input.value !== "" ? Number(input.value) : null, name: spec && spec.name } : null);
     }, { once: true });
     dialog.returnValue = "";
     dialog.showModal();
@@ -118,7 +131,7 @@ export function mount(root, ctx) {
     busy = true;
     result.className = "result"; result.textContent = action.label + "…";
     try {
-      const body = answer.name ? { [answer.name]: answer.value } : undefined;
+      const body = answer.name && answer.value !== null ? { [answer.name]: answer.value } : undefined;
       const r = await api("/jobs/" + id + "/" + action.name, { method: "POST", body });
       result.className = "result ok";
       result.textContent = "Job " + id + " " + action.done + (!r ? "." : r.kind
