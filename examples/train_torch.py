@@ -24,7 +24,7 @@ there is read by rank 0 and broadcast, whatever world size wrote it; the learnin
 --lr (the one-rank rate) times ringjob.lr_scale() (eq. 7 of DESIGN.md).
 
     mpirun -np 2 /usr/bin/python3 examples/train_torch.py [--steps N] [--batch-per-rank M]
-        [--lr X] [--seed S] [--print-every K]
+        [--lr X] [--seed S] [--print-every K] [--threads T] [--step-seconds S]
 
 Use Debian's /usr/bin/python3 (python3-torch, python3-mpi4py).
 """
@@ -211,6 +211,9 @@ def train(trainer, comm):
     while trainer.step < args.steps:
         t0 = time.monotonic()
         loss = trainer.train_step(patterns)
+        pad = args.step_seconds - (time.monotonic() - t0)
+        if pad > 0:
+            time.sleep(pad)
         if trainer.step % args.print_every == 0 or trainer.step == args.steps:
             log(comm, "step %d loss %.6f world %d lr %.5f"
                 % (trainer.step, loss, comm.world, trainer.lr))
@@ -233,6 +236,8 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--print-every", type=int, default=50)
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    p.add_argument("--step-seconds", type=float, default=0.0,
+                   help="pad each step to at least this long (stands in for a bigger model)")
     args = p.parse_args()
     if args.steps < 0 or args.batch_per_rank < 1 or not 0 < args.lr < 10:
         p.error("bad --steps, --batch-per-rank or --lr")

@@ -29,65 +29,74 @@
 #endif
 #define PYTHON "/usr/bin/python3"
 #define SEED "7401"
-#define STEPS 1500
+#define STEPS 600 /* at least 10 ms each: no faster host ends it before the suspend */
+#define SEED2 "7402"
 
-static pid_t torch_worker;
+/* The test's workers: [0] always, [1] in the two-host test. */
+static pid_t workers[2];
+static char names[2][32];
+static int tcp_btl; /* two "hosts" on one machine: MPI over TCP on loopback */
 static int torch_started;
-static long long torch_node;
 
-static void torch_spawn_worker(void)
+static void spawn_worker(int i, const char *name)
 {
-    char token[128], tfile[320], url[64], log[320], dir[320];
-    hx_user("torch-worker", "worker", token);
-    snprintf(tfile, sizeof(tfile), "%s/torch.token", hx.dir);
+    char token[128], tfile[320], url[64], log[320], dir[320], user[64];
+    snprintf(names[i], sizeof(names[i]), "%s", name);
+    snprintf(user, sizeof(user), "%s-worker", name);
+    hx_user(user, "worker", token);
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
     FILE *f = fopen(tfile, "w");
     cr_assert_not_null(f);
     fprintf(f, "%s\n", token);
     fclose(f);
-    snprintf(dir, sizeof(dir), "%s/sim-t", hx.dir);
+    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
     snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    torch_worker = fork();
-    cr_assert(torch_worker >= 0);
-    if (torch_worker == 0) {
+    workers[i] = fork();
+    cr_assert(workers[i] >= 0);
+    if (workers[i] == 0) {
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
+        setenv("OMPI_MCA_btl", tcp_btl ? "self,tcp" : "self,vader", 1);
+        if (tcp_btl) {
+            setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
+            setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
+        }
         setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
         setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
         setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
         execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              "sim-t", "--state-dir", dir, "--simulate-gpus", "2", "--heartbeat", "1",
+              name, "--state-dir", dir, "--simulate-gpus", "2", "--heartbeat", "1",
               (char *)NULL);
         _exit(127);
     }
 }
 
-/* SIGTERM to the worker; its exit status, or -1 when it had to be killed. */
-static int torch_stop_worker(void)
+/* SIGTERM to worker i; its exit status, or -1 when it had to be killed. */
+static int stop_worker(int i)
 {
     int status = 0;
-    if (torch_worker <= 0)
+    if (workers[i] <= 0)
         return 0;
-    kill(torch_worker, SIGTERM);
+    kill(workers[i], SIGTERM);
     double end = hx_now() + 20;
-    while (waitpid(torch_worker, &status, WNOHANG) == 0) {
+    while (waitpid(workers[i], &status, WNOHANG) == 0) {
         if (hx_now() > end) {
-            kill(torch_worker, SIGKILL);
-            waitpid(torch_worker, &status, 0);
-            torch_worker = 0;
+            kill(workers[i], SIGKILL);
+            waitpid(workers[i], &status, 0);
+            workers[i] = 0;
             return -1;
         }
         usleep(20000);
     }
-    torch_worker = 0;
+    workers[i] = 0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 static void torch_dump(void)
 {
     char cmd[800];
-    snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/worker.log' >&2; tail -n 30 %s/sim-t/jobs/*/log >&2",
+    snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/worker.log' >&2; tail -n 30 %s/*/jobs/*/log >&2",
              hx.dir, hx.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "no worker log\n");
@@ -98,7 +107,7 @@ static void torch_teardown(void)
 {
     if (!torch_started)
         return;
-    if (torch_stop_worker() != 0)
+    if (stop_worker(1) != 0 || stop_worker(0) != 0)
         torch_dump();
     hx_teardown();
 }
@@ -155,38 +164,48 @@ static void wait_state(long long job, const char *want, double timeout_s)
     cr_assert_fail("job %lld: %s, not %s after %.0f s", job, wt_job_state(job), want, timeout_s);
 }
 
-static long long wait_node(void)
+/* Waits until worker i registered; returns its node's id. */
+static long long wait_node(int i)
 {
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT id FROM nodes WHERE name = '%s'", names[i]);
     double end = hx_now() + 30;
-    while (hx_sql_num("SELECT count(*) FROM nodes WHERE name = 'sim-t'") < 1) {
-        cr_assert(hx_now() < end, "the worker did not register in 30 s");
+    while (hx_sql_num(sql) < 0) {
+        cr_assert(hx_now() < end, "worker %s did not register in 30 s", names[i]);
         usleep(100000);
     }
-    return (long long)hx_sql_num("SELECT id FROM nodes WHERE name = 'sim-t'");
+    return (long long)hx_sql_num(sql);
 }
 
-/* What the scheduler writes to launch (kind start or resize) the job on world GPUs of the
- * worker's node: the state, the allocation and the action, in one transaction. */
-static void launch(long long job, const char *kind, const char *state, int world)
+#define APPENDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)
+
+/* What the scheduler writes to launch (kind start or resize) the job on per_host GPUs of
+ * each of the first hosts workers, for the first one: the state, the allocation and the
+ * action, in one transaction. The learning-rate scale is the world size (eq. 7). */
+static void launch(long long job, const char *kind, const char *state, int hosts, int per_host)
 {
-    char sql[2048], slots[256] = "", alloc[256] = "";
-    for (int g = 0; g < world; g++) {
-        snprintf(slots + strlen(slots), sizeof(slots) - strlen(slots),
-                 "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", g ? "," : "", torch_node, g);
-        snprintf(alloc + strlen(alloc), sizeof(alloc) - strlen(alloc), "%s(%lld, %lld, %d)",
-                 g ? "," : "", job, torch_node, g);
+    char sql[4096], slots[512] = "", alloc[512] = "", hl[512] = "";
+    long long node[2] = { 0, 0 };
+    for (int h = 0; h < hosts; h++) {
+        node[h] = wait_node(h);
+        APPENDF(hl, "%sjsonb_build_object('node', %lld, 'name', '%s', 'slots', %d)",
+                h ? "," : "", node[h], names[h], per_host);
+        for (int g = 0; g < per_host; g++) {
+            APPENDF(slots, "%sjsonb_build_object('node_id', %lld, 'gpu', %d)",
+                    h || g ? "," : "", node[h], g);
+            APPENDF(alloc, "%s(%lld, %lld, %d)", h || g ? "," : "", job, node[h], g);
+        }
     }
+    int world = hosts * per_host;
     snprintf(sql, sizeof(sql),
              "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
              " DELETE FROM allocations WHERE job_id = %lld;"
              " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
              " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
              " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
-             " jsonb_build_array(%s), 'hosts', jsonb_build_array(jsonb_build_object('node', %lld,"
-             " 'name', 'sim-t', 'slots', %d)), 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', %d,"
-             " 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
-             state, job, job, alloc, torch_node, kind, world, slots, torch_node, world, hx.dir,
-             job, world, job);
+             " jsonb_build_array(%s), 'hosts', jsonb_build_array(%s), 'checkpoint_dir',"
+             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
+             state, job, job, alloc, node[0], kind, world, slots, hl, hx.dir, job, world, job);
     hx_sql_do(sql);
 }
 
@@ -211,23 +230,24 @@ static void job_env(char *out, size_t len)
              preload[0] ? "\"," : "");
 }
 
-static long long submit_torch(void)
+/* Submits train_torch.py (seed, steps) with sizes, the GPU part of the body. */
+static long long submit_torch(const char *seed, long steps, const char *sizes)
 {
     char env[600], body[2048];
     job_env(env, sizeof(env));
     snprintf(body, sizeof(body),
-             "{\"name\":\"torch\",\"command\":[\"" PYTHON "\",\"%s\",\"--steps\",\"%d\","
-             "\"--seed\",\"" SEED "\",\"--print-every\",\"100\"],\"gpus\":1,\"min_gpus\":1,"
-             "\"max_gpus\":2,\"elastic\":true,\"env\":%s}",
-             TRAIN_TORCH_PATH, STEPS, env);
+             "{\"name\":\"torch\",\"command\":[\"" PYTHON "\",\"%s\",\"--steps\",\"%ld\","
+             "\"--seed\",\"%s\",\"--print-every\",\"100\",\"--step-seconds\",\"0.01\"],%s,"
+             "\"env\":%s}",
+             TRAIN_TORCH_PATH, steps, seed, sizes, env);
     json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
     long long id = json_integer_value(json_object_get(j, "id"));
     json_decref(j);
     return id;
 }
 
-/* Processes running train_torch.py with our seed (the ranks, not mpirun). */
-static int count_ranks(void)
+/* Processes running train_torch.py with --seed seed (the ranks, not mpirun). */
+static int count_ranks(const char *seed)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -245,7 +265,7 @@ static int count_ranks(void)
         int script = 0, seeded = 0;
         for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
             script |= strstr(buf + i, "train_torch.py") != NULL;
-            seeded |= !strcmp(buf + i, SEED);
+            seeded |= !strcmp(buf + i, seed);
         }
         n += script && seeded && !strstr(buf, "mpirun") && !strstr(buf, "orted");
     }
@@ -282,21 +302,21 @@ static void start_system(void)
     torch_started = 1;
     hx_setup();
     hx_sql_do("UPDATE scheduler_config SET paused = true");
-    torch_spawn_worker();
-    torch_node = wait_node();
+    spawn_worker(0, tcp_btl ? "127.0.0.1" : "sim-t");
+    wait_node(0);
 }
 
 /* Grows the running one-rank job to two ranks; returns the last step of the one-rank run. */
 static long resize_to_two(long long job)
 {
     long last1 = wait_steps(job, 40, 1, 90);
-    launch(job, "resize", "RESIZING", 2);
+    launch(job, "resize", "RESIZING", 1, 2);
     wait_steps(job, 20, 2, 90);
     wait_state(job, "RUNNING", 30);
     last1 = (long)q(LAST_AT, job, 1);
     long first2 = (long)q(FIRST_AT, job, 2);
     cr_assert_eq(first2, last1 + 1, "the two-rank run continues from the checkpoint");
-    cr_assert_eq(count_ranks(), 2, "two ranks after the resize");
+    cr_assert_eq(count_ranks(SEED), 2, "two ranks after the resize");
     cr_assert_eq(q(COUNT_AT " AND samples <> 64", job, 2), 0, "a step is 32 samples a rank");
     return last1;
 }
@@ -311,7 +331,7 @@ static void suspend_and_resume(long long job)
     cr_assert_lt(a, STEPS, "suspended before the end");
     usleep(1000000);
     cr_assert_eq((long)q(LAST, job), a, "no step while suspended");
-    cr_assert_eq(count_ranks(), 2, "suspended in place: the ranks live on");
+    cr_assert_eq(count_ranks(SEED), 2, "suspended in place: the ranks live on");
     post_job(job, "resume");
     wait_state(job, "RUNNING", 30);
     double end = hx_now() + 30;
@@ -327,34 +347,73 @@ Test(torch, a_pytorch_job_grows_suspends_and_completes_through_the_worker)
                             "python3-mpi4py)");
     double t0 = hx_now();
     start_system();
-    long long job = submit_torch();
-    launch(job, "start", "STARTING", 1);
+    long long job = submit_torch(SEED, STEPS, "\"gpus\":1,\"min_gpus\":1,\"max_gpus\":2,"
+                                                  "\"elastic\":true");
+    launch(job, "start", "STARTING", 1, 1);
     wait_state(job, "RUNNING", 60);
     double t_run = hx_now();
     long last1 = resize_to_two(job);
+    double t_resized = hx_now();
     suspend_and_resume(job);
+    double t_resumed = hx_now();
     wait_state(job, "COMPLETED", 120);
     double t_done = hx_now();
     wait_steps(job, STEPS - last1, 2, 10);
     double first = mean_loss(job, 1, 10), end = mean_loss(job, STEPS - 99, STEPS);
-    cr_log_info("train_torch: running after %.1f s, completed %.1f s later; resized after step "
-                "%ld; loss %.3f (steps 1-10) -> %.3f (last 100)",
-                t_run - t0, t_done - t_run, last1, first, end);
+    cr_log_info("train_torch: running after %.1f s, resized (after step %ld) %.1f s later,"
+                " suspended and resumed in %.1f s, completed %.1f s later (mean step %.1f ms);"
+                " loss %.3f (steps 1-10) -> %.3f (last 100)",
+                t_run - t0, last1, t_resized - t_run, t_resumed - t_resized,
+                t_done - t_resumed, hx_sql_num("SELECT 1000 * avg(seconds) FROM job_metrics"),
+                first, end);
     cr_assert_lt(end, 0.5 * first, "the loss fell: %.3f -> %.3f", first, end);
     char *log = job_log(job);
     double until = hx_now() + 10;
-    while (!strstr(log, "done at step 1500") && hx_now() < until) {
+    char done[32];
+    snprintf(done, sizeof(done), "done at step %d", STEPS);
+    while (!strstr(log, done) && hx_now() < until) {
         free(log);
         usleep(200000);
         log = job_log(job);
     }
     cr_assert(strstr(log, "restored step"), "the two-rank launch restored the checkpoint");
     cr_assert(strstr(log, "lr scale 2, lr 0.04000"), "the learning rate doubled (eq. 7)");
-    cr_assert(strstr(log, "done at step 1500"));
+    cr_assert(strstr(log, done), "the log ends with '%s'", done);
     free(log);
     cr_assert_eq(q("SELECT count(*) FROM actions WHERE job_id = %lld AND state = 'done'", job),
                  4, "start, resize, suspend and resume are done");
-    cr_assert_eq(count_ranks(), 0);
-    cr_assert_eq(torch_stop_worker(), 0);
+    cr_assert_eq(count_ranks(SEED), 0);
+    cr_assert_eq(stop_worker(0), 0);
+    hx_finish();
+}
+
+/* Two ranks on two workers (two loopback addresses of this machine, MPI over TCP): one
+ * mpirun on the first, its daemon on the second started through the workers' rsh agent.
+ * mpi4py's Allreduce and bcast cross "hosts" as train-mlp's MPI calls do. */
+Test(torch, a_pytorch_job_spans_two_workers)
+{
+    if (!have_torch())
+        cr_skip_test(PYTHON " cannot import torch and mpi4py");
+    tcp_btl = 1;
+    start_system();
+    spawn_worker(1, "127.0.0.2");
+    long long job = submit_torch(SEED2, 300, "\"gpus\":2");
+    launch(job, "start", "STARTING", 2, 1);
+    wait_state(job, "RUNNING", 90);
+    wait_steps(job, 50, 2, 60);
+    cr_assert_eq(count_ranks(SEED2), 2, "two ranks");
+    wait_state(job, "COMPLETED", 120);
+    wait_steps(job, 300, 2, 10);
+    long long second = wait_node(1);
+    cr_assert_eq(q("SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
+                   " AND kind = 'exec' AND state = 'done'", job, second),
+                 1, "the second worker started mpirun's daemon");
+    double first = mean_loss(job, 1, 10), end = mean_loss(job, 251, 300);
+    cr_log_info("train_torch on two workers: loss %.3f (steps 1-10) -> %.3f (251-300)", first,
+                end);
+    cr_assert_lt(end, 0.5 * first, "the loss fell: %.3f -> %.3f", first, end);
+    cr_assert_eq(count_ranks(SEED2), 0);
+    cr_assert_eq(stop_worker(1), 0);
+    cr_assert_eq(stop_worker(0), 0);
     hx_finish();
 }
