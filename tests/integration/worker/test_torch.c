@@ -309,11 +309,11 @@ static void start_system(void)
 /* Grows the running one-rank job to two ranks; returns the last step of the one-rank run. */
 static long resize_to_two(long long job)
 {
-    long last1 = wait_steps(job, 40, 1, 90);
+    wait_steps(job, 40, 1, 90);
     launch(job, "resize", "RESIZING", 1, 2);
     wait_steps(job, 20, 2, 90);
     wait_state(job, "RUNNING", 30);
-    last1 = (long)q(LAST_AT, job, 1);
+    long last1 = (long)q(LAST_AT, job, 1);
     long first2 = (long)q(FIRST_AT, job, 2);
     cr_assert_eq(first2, last1 + 1, "the two-rank run continues from the checkpoint");
     cr_assert_eq(count_ranks(SEED), 2, "two ranks after the resize");
