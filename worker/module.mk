@@ -69,6 +69,12 @@ $(WORKER_IT_BIN): $(WORKER_IT_OBJS) $(BUILD)/tests/integration/harness.o $(COMMO
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion \
 		$(shell pkg-config --libs jansson libcurl libpq) -lpthread
 TEST_BINS += $(WORKER_IT_BIN)
+
+# test_torch runs examples/train_torch.py (Debian's python) on this build's libringjob.so.
+$(BUILD)/tests/integration/worker/test_torch.o: CPPFLAGS += \
+	-DRINGJOB_SO_PATH='"$(abspath $(RINGJOB_SO))"' \
+	-DTRAIN_TORCH_PATH='"$(abspath examples/train_torch.py)"'
+$(WORKER_IT_BIN): | $(RINGJOB_SO)
 endif
 
 # Unit tests of the daemon's parts that need no server.
