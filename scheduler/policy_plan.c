@@ -39,6 +39,9 @@
 #include "policy.h"
 
 #define POLICY_PLAN_AGE_S (4.0 * 3600.0)
+/* ringmaster starts every job first when all their bases fit in this share
+ * of the free GPUs (docs/evaluation.md: 0.5 .. 0.75 measured). */
+#define POLICY_PLAN_SPARE 0.6
 
 enum pp_mode { PP_RUBICK, PP_RINGMASTER };
 
@@ -606,18 +609,26 @@ static double rm_exponent(const struct pp *pp, size_t i, int *base)
                                  rate(pp, i, m, (size_t)bc, NULL));
 }
 
+/* Free GPUs of all classes. */
+static double rm_free(const struct pp *pp)
+{
+    double g = 0;
+
+    for (size_t c = 0; c < pp->ncls; c++)
+        g += (double)pp->cls[c].free;
+    return g;
+}
+
 /* Growth bounds of the first greedy pass: the job at position k of the key
- * order gets its heSRPT share of all GPUs (policy_share_fraction), rounded to
+ * order gets its heSRPT share of the free GPUs (policy_share_fraction), rounded to
  * a power-of-two multiple of its base; a running job keeps at least what it
  * holds (shrinking it to a share that moves with every arrival made jobs
  * resize back and forth when nothing contended). */
 static void rm_caps(struct pp *pp)
 {
     size_t n = pp->snap->njobs;
-    double g = 0;
+    double g = rm_free(pp);
 
-    for (size_t c = 0; c < pp->ncls; c++)
-        g += (double)pp->cls[c].free;
     for (size_t k = 0; k < n; k++) {
         size_t i = pp->order[k];
         int b = 0;
@@ -643,9 +654,30 @@ static int rm_pass(struct pp *pp, struct policy_heap *h, struct policy_want *pw)
     return rc == 0 ? grow_loop(pp, h, pw, 1) : rc;
 }
 
-/* Jobs without a model or not elastic get their base in key order; the others
- * start and grow by the completion-rate greedy, first within their heSRPT
- * bounds (rm_caps), then, with what is left, without them. */
+/* 1 if the base counts of all elastic jobs with a model that hold nothing
+ * yet fit in POLICY_PLAN_SPARE of the free GPUs. */
+static int rm_spare(const struct pp *pp, const struct policy_want *pw)
+{
+    double need = 0;
+
+    for (size_t i = 0; i < pp->snap->njobs; i++) {
+        const struct sched_job *j = &pp->snap->jobs[i];
+        int b = 0;
+        if (pw[i].gpus > 0 || !policy_has_speed(j) || !j->elastic)
+            continue;
+        rm_exponent(pp, i, &b);
+        if (b <= 0)
+            return 0;
+        need += b;
+    }
+    return need <= POLICY_PLAN_SPARE * rm_free(pp);
+}
+
+/* Jobs without a model or not elastic get their base in key order. When the
+ * others' bases all fit with room to spare (rm_spare), every one of them
+ * starts first, in key order: nothing waits while GPUs are plentiful. Then
+ * the completion-rate greedy starts and grows jobs, first each within its
+ * heSRPT bound (rm_caps), then, with what is left, without bounds. */
 static int rm_greedy(struct pp *pp, struct policy_want *pw)
 {
     struct policy_heap h;
@@ -660,6 +692,13 @@ static int rm_greedy(struct pp *pp, struct policy_want *pw)
         if (!policy_has_speed(j) || !j->elastic)
             give_base(pp, i, pw);
     }
+    if (rm_spare(pp, pw))
+        for (size_t k = 0; k < snap->njobs; k++) {
+            size_t i = pp->order[k];
+            const struct sched_job *j = &snap->jobs[i];
+            if (pw[i].gpus == 0 && policy_has_speed(j) && j->elastic)
+                rm_start(pp, i, pw);
+        }
     rm_caps(pp);
     rc = rm_pass(pp, &h, pw);
     int *cap = pp->cap;

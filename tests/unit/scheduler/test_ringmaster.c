@@ -155,3 +155,25 @@ Test(ringmaster, ageing_bounds_how_long_a_long_job_is_passed_over)
         sched_decision_destroy(d);
     }
 }
+
+Test(ringmaster, every_job_starts_while_gpus_are_plentiful)
+{
+    static struct fx f;
+    static const double epochs[] = {10, 10.5, 11, 11.5, 12, 1000};
+
+    /* Six jobs, 12 GPUs: their bases (6) fit in 0.6 of the cluster, so the
+     * longest starts too, rather than wait while the shortest grows to 8. */
+    fx_init(&f, 1, 12);
+    for (int i = 0; i < 6; i++) {
+        struct sched_job *j = fx_job(&f, 1 + i, 1);
+        j->max_gpus = 8;
+        j->submit_time = f.snap.now;
+        j->remaining_epochs = epochs[i];
+    }
+    struct sched_decision *d = rm_decide(&f);
+    for (int i = 0; i < 6; i++)
+        cr_assert_gt(d->assign[i].gpus, 0, "the job of %.0f epochs waits", epochs[i]);
+    cr_assert_geq(d->assign[0].gpus, d->assign[5].gpus, "the shortest holds the most");
+    cr_assert_eq(d->used, 12);
+    sched_decision_destroy(d);
+}
