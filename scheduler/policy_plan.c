@@ -24,8 +24,9 @@
  * ringmaster: jobs ordered by predicted remaining time at their base (ties
  * and jobs it cannot grow: that order); then the completion-rate greedy (see
  * "ringmaster" below) starts and grows jobs, first each within its heSRPT
- * share of the cluster (policy_share.c), then with what is left; then GPUs
- * of a model nobody could use go to running jobs that gain from moving
+ * share of the cluster (policy_share.c), then with what is left (while all
+ * bases fit in POLICY_PLAN_SPARE of the GPUs, every job starts first); then
+ * GPUs of a model nobody could use go to running jobs that gain from moving
  * (rm_use_idle).
  *
  * Both: the plan of each job is the best plan at its final count; a job
@@ -292,8 +293,8 @@ static int pp_init(struct pp *pp, const struct sched_snapshot *snap)
     pp->rank = malloc(n * sizeof(*pp->rank));
     pp->key = malloc(n * sizeof(*pp->key));
     pp->cap = malloc(n * sizeof(*pp->cap));
-    if (!pp->cap || !pp->cls || !pp->guarantee || !pp->cls_of || !pp->order || !pp->rank || !pp->key ||
-        policy_order(snap, pp->order)) {
+    if (!pp->cls || !pp->guarantee || !pp->cls_of || !pp->order || !pp->rank || !pp->key ||
+        !pp->cap || policy_order(snap, pp->order)) {
         pp_fini(pp);
         errno = ENOMEM;
         return -1;
@@ -620,10 +621,10 @@ static double rm_free(const struct pp *pp)
 }
 
 /* Growth bounds of the first greedy pass: the job at position k of the key
- * order gets its heSRPT share of the free GPUs (policy_share_fraction), rounded to
- * a power-of-two multiple of its base; a running job keeps at least what it
- * holds (shrinking it to a share that moves with every arrival made jobs
- * resize back and forth when nothing contended). */
+ * order gets its heSRPT share of the free GPUs (policy_share_fraction),
+ * rounded to a power-of-two multiple of its base; a running job keeps at
+ * least what it holds (shrinking it to a share that moves with every arrival
+ * made jobs resize back and forth when nothing contended). */
 static void rm_caps(struct pp *pp)
 {
     size_t n = pp->snap->njobs;
