@@ -136,4 +136,20 @@ void policy_give_base(const struct sched_snapshot *snap, const size_t *order, in
 int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int *want,
                     const unsigned char *grow, long *free_gpus);
 
+/* heSRPT's share of the cluster (policy_share.c) for the job with the k-th
+ * shortest remaining work (k = 0: the shortest) among m jobs whose speed on a
+ * fraction x of the cluster grows as x^p: ((m-k)/m)^c - ((m-k-1)/m)^c with
+ * c = 1 / (1 - p), p clamped to [0, 0.95]. The m shares sum to 1 and fall
+ * with k; 0 when k >= m. */
+double policy_share_fraction(size_t k, size_t m, double p);
+
+/* The GPUs a job of base count base may grow to when its share is target
+ * GPUs: base times the power of two nearest target on a log scale (the
+ * largest base * 2^n <= target * sqrt(2)), never below base (>= 1). */
+int policy_share_cap(int base, double target);
+
+/* The exponent p of rate(w) ~ w^p through (w1, r1) and (w2, r2), clamped to
+ * [0, 0.95]; 0 when w2 <= w1, a rate is not positive or r2 <= r1. */
+double policy_share_exponent(int w1, double r1, int w2, double r2);
+
 #endif

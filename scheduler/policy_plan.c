@@ -23,8 +23,11 @@
  *
  * ringmaster: jobs ordered by predicted remaining time at their base (ties
  * and jobs it cannot grow: that order); then the completion-rate greedy (see
- * "ringmaster" below) starts and grows jobs; then GPUs of a model nobody
- * could use go to running jobs that gain from moving (rm_use_idle).
+ * "ringmaster" below) starts and grows jobs, first each within its heSRPT
+ * share of the cluster (policy_share.c), then with what is left (while all
+ * bases fit in POLICY_PLAN_SPARE of the GPUs, every job starts first); then
+ * GPUs of a model nobody could use go to running jobs that gain from moving
+ * (rm_use_idle).
  *
  * Both: the plan of each job is the best plan at its final count; a job
  * whose best plan there is slower than its guarantee waits instead. */
@@ -37,6 +40,9 @@
 #include "policy.h"
 
 #define POLICY_PLAN_AGE_S (4.0 * 3600.0)
+/* ringmaster starts every job first when all their bases fit in this share
+ * of the free GPUs (docs/evaluation.md: 0.5 .. 0.75 measured). */
+#define POLICY_PLAN_SPARE 0.6
 
 enum pp_mode { PP_RUBICK, PP_RINGMASTER };
 
@@ -56,6 +62,7 @@ struct pp {
     int *cls_of;       /* per job: class index, -1 */
     size_t *order, *rank;
     double *key;
+    int *cap; /* ringmaster: growth bound of the first greedy pass; INT_MAX: none */
 };
 
 static void class_add_node(struct pp_class *c, const struct sched_node *nd)
@@ -177,7 +184,7 @@ static int can_grow(const struct pp *pp, size_t i, const struct policy_want *pw)
     const struct sched_job *j = &pp->snap->jobs[i];
 
     return pw[i].gpus > 0 && j->elastic && policy_has_speed(j) &&
-           pw[i].gpus <= policy_max_gpus(j) / 2;
+           pw[i].gpus <= policy_max_gpus(j) / 2 && (!pp->cap || pw[i].gpus <= pp->cap[i] / 2);
 }
 
 /* Pinned running jobs get back what they hold, in order, and no more. */
@@ -270,6 +277,7 @@ static void pp_fini(struct pp *pp)
     free(pp->order);
     free(pp->rank);
     free(pp->key);
+    free(pp->cap);
 }
 
 static int pp_init(struct pp *pp, const struct sched_snapshot *snap)
@@ -284,8 +292,9 @@ static int pp_init(struct pp *pp, const struct sched_snapshot *snap)
     pp->order = malloc(n * sizeof(*pp->order));
     pp->rank = malloc(n * sizeof(*pp->rank));
     pp->key = malloc(n * sizeof(*pp->key));
+    pp->cap = malloc(n * sizeof(*pp->cap));
     if (!pp->cls || !pp->guarantee || !pp->cls_of || !pp->order || !pp->rank || !pp->key ||
-        policy_order(snap, pp->order)) {
+        !pp->cap || policy_order(snap, pp->order)) {
         pp_fini(pp);
         errno = ENOMEM;
         return -1;
@@ -295,6 +304,7 @@ static int pp_init(struct pp *pp, const struct sched_snapshot *snap)
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
         pp->cls_of[i] = -1;
+        pp->cap[i] = INT_MAX;
         if (plan_has_info(&j->plan) && policy_has_speed(j))
             pp->guarantee[i] = plan_requested_rate(&j->speed, &j->plan, j->requested_gpus, 0);
     }
@@ -574,24 +584,129 @@ static void rm_use_idle(struct pp *pp, struct policy_want *pw)
     }
 }
 
+/* Speed-up exponent of job i on the class where its base runs fastest per
+ * GPU, between its base b and min(max_gpus, 8b); *base = b (0: none fits). */
+static double rm_exponent(const struct pp *pp, size_t i, int *base)
+{
+    double best = 0;
+    long bc = -1;
+
+    *base = 0;
+    for (size_t c = 0; c < pp->ncls; c++) {
+        int b = base_count(pp, i, c, LONG_MAX / 4);
+        double r = b > 0 ? rate(pp, i, b, c, NULL) / b : 0;
+        if (r > best) {
+            best = r;
+            bc = (long)c;
+            *base = b;
+        }
+    }
+    if (bc < 0)
+        return 0.0;
+    int m = policy_max_gpus(&pp->snap->jobs[i]);
+    if (m / 8 >= *base)
+        m = 8 * *base;
+    return policy_share_exponent(*base, rate(pp, i, *base, (size_t)bc, NULL), m,
+                                 rate(pp, i, m, (size_t)bc, NULL));
+}
+
+/* Free GPUs of all classes. */
+static double rm_free(const struct pp *pp)
+{
+    double g = 0;
+
+    for (size_t c = 0; c < pp->ncls; c++)
+        g += (double)pp->cls[c].free;
+    return g;
+}
+
+/* Growth bounds of the first greedy pass: the job at position k of the key
+ * order gets its heSRPT share of the free GPUs (policy_share_fraction),
+ * rounded to a power-of-two multiple of its base; a running job keeps at
+ * least what it holds (shrinking it to a share that moves with every arrival
+ * made jobs resize back and forth when nothing contended). */
+static void rm_caps(struct pp *pp)
+{
+    size_t n = pp->snap->njobs;
+    double g = rm_free(pp);
+
+    for (size_t k = 0; k < n; k++) {
+        size_t i = pp->order[k];
+        int b = 0;
+        double p = rm_exponent(pp, i, &b);
+        int cap = policy_share_cap(b, policy_share_fraction(k, n, p) * g);
+        if (pp->snap->jobs[i].cur_gpus > cap)
+            cap = pp->snap->jobs[i].cur_gpus;
+        pp->cap[i] = cap;
+    }
+}
+
+/* Pushes every elastic job with a model (a start or a growth) and runs the greedy. */
+static int rm_pass(struct pp *pp, struct policy_heap *h, struct policy_want *pw)
+{
+    int rc = 0;
+
+    for (size_t k = 0; k < pp->snap->njobs && rc == 0; k++) {
+        size_t i = pp->order[k];
+        const struct sched_job *j = &pp->snap->jobs[i];
+        if (policy_has_speed(j) && j->elastic)
+            rc = grow_push(pp, h, pw, i, 1);
+    }
+    return rc == 0 ? grow_loop(pp, h, pw, 1) : rc;
+}
+
+/* 1 if the base counts of all elastic jobs with a model that hold nothing
+ * yet fit in POLICY_PLAN_SPARE of the free GPUs. */
+static int rm_spare(const struct pp *pp, const struct policy_want *pw)
+{
+    double need = 0;
+
+    for (size_t i = 0; i < pp->snap->njobs; i++) {
+        const struct sched_job *j = &pp->snap->jobs[i];
+        int b = 0;
+        if (pw[i].gpus > 0 || !policy_has_speed(j) || !j->elastic)
+            continue;
+        rm_exponent(pp, i, &b);
+        if (b <= 0)
+            return 0;
+        need += b;
+    }
+    return need <= POLICY_PLAN_SPARE * rm_free(pp);
+}
+
+/* Jobs without a model or not elastic get their base in key order. When the
+ * others' bases all fit with room to spare (rm_spare), every one of them
+ * starts first, in key order: nothing waits while GPUs are plentiful. Then
+ * the completion-rate greedy starts and grows jobs, first each within its
+ * heSRPT bound (rm_caps), then, with what is left, without bounds. */
 static int rm_greedy(struct pp *pp, struct policy_want *pw)
 {
     struct policy_heap h;
     const struct sched_snapshot *snap = pp->snap;
-    int rc = 0;
+    int rc;
 
     if (policy_heap_init(&h, snap->njobs))
         return -1;
-    for (size_t k = 0; k < snap->njobs && rc == 0; k++) {
+    for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = pp->order[k];
         const struct sched_job *j = &snap->jobs[i];
         if (!policy_has_speed(j) || !j->elastic)
             give_base(pp, i, pw);
-        else
-            rc = grow_push(pp, &h, pw, i, 1);
     }
+    if (rm_spare(pp, pw))
+        for (size_t k = 0; k < snap->njobs; k++) {
+            size_t i = pp->order[k];
+            const struct sched_job *j = &snap->jobs[i];
+            if (pw[i].gpus == 0 && policy_has_speed(j) && j->elastic)
+                rm_start(pp, i, pw);
+        }
+    rm_caps(pp);
+    rc = rm_pass(pp, &h, pw);
+    int *cap = pp->cap;
+    pp->cap = NULL;
     if (rc == 0)
-        rc = grow_loop(pp, &h, pw, 1);
+        rc = rm_pass(pp, &h, pw);
+    pp->cap = cap;
     if (rc == 0 && pp->ncls > 1)
         rm_use_idle(pp, pw);
     policy_heap_fini(&h);
@@ -666,8 +781,8 @@ const struct sched_policy_ops policy_rubick = {
 
 const struct sched_policy_ops policy_ringmaster = {
     .name = "ringmaster",
-    .summary = "shortest predicted remaining time first with ageing, plans, GPU models, "
-               "doubling with hysteresis",
+    .summary = "shortest predicted remaining time first with ageing, heSRPT shares, plans, "
+               "GPU models, doubling with hysteresis",
     .allocate = ringmaster_counts,
 };
 

@@ -47,3 +47,6 @@ if [ "${FULL:-0}" = 1 ]; then
         --min-duration 60 --max-gpus 16 --policies precompute,rubick,tiresias,ringmaster \
         --format csv > $OUT/philly-5000.csv
 fi
+
+# 7. Idealised (fluid) policies on the paper's extreme scenario, seeds 1-5 (a few seconds).
+${PYTHON:-python3} $OUT/fluid.py > $OUT/fluid.csv

@@ -42,10 +42,11 @@ Test(ringmaster, lowest_on_the_papers_table3_and_below_precompute, .timeout = 12
     }
     for (size_t s = 0; s < PAPER_NSCENARIOS; s++)
         for (size_t p = 1; p < NP; p++)
-            cr_assert_leq(h[s], h[p * PAPER_NSCENARIOS + s] * 1.001, "%s: ringmaster %.2f h, %s %.2f h",
-                          paper_scenario(s)->name, h[s], names[p], h[p * PAPER_NSCENARIOS + s]);
-    /* extreme, moderate: at least 1.15x and 1.25x below Precompute (1.19x, 1.30x seen). */
-    cr_assert_geq(h[PAPER_NSCENARIOS + 0], 1.15 * h[0], "extreme %.2f vs %.2f", h[0],
+            cr_assert_leq(h[s], h[p * PAPER_NSCENARIOS + s] * 1.001,
+                          "%s: ringmaster %.2f h, %s %.2f h", paper_scenario(s)->name, h[s],
+                          names[p], h[p * PAPER_NSCENARIOS + s]);
+    /* extreme, moderate: at least 1.2x and 1.25x below Precompute (1.22x, 1.30x seen). */
+    cr_assert_geq(h[PAPER_NSCENARIOS + 0], 1.2 * h[0], "extreme %.2f vs %.2f", h[0],
                   h[PAPER_NSCENARIOS]);
     cr_assert_geq(h[PAPER_NSCENARIOS + 1], 1.25 * h[1], "moderate %.2f vs %.2f", h[1],
                   h[PAPER_NSCENARIOS + 1]);
@@ -97,6 +98,13 @@ Test(ringmaster, lowest_on_mixed_plans_and_mixed_gpu_models, .timeout = 120)
     cr_assert_not_null(w, "%s", err);
     run_all("4x8:a100,4x8:v100", w, avg);
     assert_lowest(avg, "resnet110 on 4x8:a100,4x8:v100");
+    workload_destroy(w);
+    /* The paper's extreme arrivals on it: rubick was lower before ringmaster
+     * started every job first while GPUs are plentiful (2.50 h, rubick 2.54). */
+    w = workload_poisson(&r, 1, 250, 206, 1, 64, err, sizeof(err));
+    cr_assert_not_null(w, "%s", err);
+    run_all("4x8:a100,4x8:v100", w, avg);
+    assert_lowest(avg, "resnet110, 250 s, on 4x8:a100,4x8:v100");
     workload_destroy(w);
 }
 
