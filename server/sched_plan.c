@@ -73,13 +73,18 @@ static double explore_stage_s(void)
 }
 
 /* The size of j's current exploring stage: the first of 1, 2, 4, 8 within its bounds and at
- * most limit GPUs that has run less than stage_s; 0 when every such stage is done. */
+ * most limit GPUs that has run less than stage_s; 0 when every such stage is done. As in the
+ * core, a job with no time measured at any stage counts its run time, stage after stage. */
 static int explore_stage(const struct sched_job *j, int limit, double stage_s)
 {
     int lo = j->min_gpus > 0 ? j->min_gpus : 1, hi = j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+    int tracked = 0;
+    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
+        tracked |= j->explored_s[k] > 0;
     for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
         int w = 1 << k;
-        if (w >= lo && w <= hi && w <= limit && j->explored_s[k] < stage_s)
+        double seen = tracked ? j->explored_s[k] : j->run_time - k * stage_s;
+        if (w >= lo && w <= hi && w <= limit && seen < stage_s)
             return w;
     }
     return 0;
