@@ -37,7 +37,7 @@
 #define NWORKERS 2
 #define GPUS_PER_WORKER 4
 #define STAGE_S "6"              /* seconds of steps at each exploring stage */
-#define SLEEP_US_PER_SAMPLE 1500 /* 32 examples per rank: 48 ms of "GPU" per step */
+#define SLEEP_US_PER_SAMPLE 3000 /* 32 examples per rank: 96 ms of "GPU" per step */
 
 static pid_t workers[NWORKERS];
 static char ckpt_root[64];
@@ -300,9 +300,9 @@ static double median_step(long long job, int w)
 static void check_model_at_4(long long a)
 {
     double end = hx_now() + 90;
-    while (steps_at(a, 4) < 200 && hx_now() < end)
+    while (steps_at(a, 4) < 120 && hx_now() < end)
         usleep(250000);
-    cr_assert_geq(steps_at(a, 4), 200, "a ran 200 steps at 4 GPUs");
+    cr_assert_geq(steps_at(a, 4), 120, "a ran 120 steps at 4 GPUs");
     usleep(2500000); /* a couple of rounds: the model refitted with the latest steps */
     json_t *j = get_job(a);
     const json_t *m = json_object_get(j, "model");
@@ -337,7 +337,7 @@ static void check_model_at_4(long long a)
 /* b and d: a rigid job arrives, the elastic ones shrink; it keeps its GPUs to the end. */
 static void rigid_job_fits_in(long long a, long long b)
 {
-    long long c = submit(250, "\"gpus\":2,\"elastic\":false", 7313);
+    long long c = submit(150, "\"gpus\":2,\"elastic\":false", 7313);
     wait_state(c, "RUNNING", 120);
     char first[256];
     snprintf(first, sizeof(first), "%s", gpus_of(c));
