@@ -11,7 +11,8 @@
  *  b. a rigid third job arrives: the elastic ones shrink and it runs;
  *  d. the rigid job keeps exactly its GPUs (same node, same indices) until it completes;
  *  c. it completes and the elastic ones grow back to all 8 GPUs.
- * Every wait is bounded. */
+ * And one job with max_gpus 8 explores 1, 2, 4, then 8 GPUs across both workers. The
+ * exploring stages last $RINGMASTER_EXPLORE_STAGE_S = 6 s here. Every wait is bounded. */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <math.h>
@@ -39,6 +40,9 @@
 #define STAGE_S "6"              /* seconds of steps at each exploring stage */
 #define SLEEP_US_PER_SAMPLE 3000 /* 32 examples per rank: 96 ms of "GPU" per step */
 
+/* The workers' names are two loopback addresses of this machine: mpirun reaches the second
+ * "host" by that name (through the workers' rsh agent) when a job spans both. */
+static const char *const names[NWORKERS] = {"127.0.0.1", "127.0.0.2"};
 static pid_t workers[NWORKERS];
 static char ckpt_root[64];
 
@@ -67,7 +71,11 @@ static pid_t spawn_worker(const char *name)
     if (pid == 0) {
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
+        /* Two "hosts" on one machine share /dev/shm, where vader's segments, named by host
+         * name and local rank, would collide: MPI uses TCP on loopback only. */
+        setenv("OMPI_MCA_btl", "self,tcp", 1);
+        setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
+        setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
         setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
         setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
         setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
@@ -110,8 +118,8 @@ static void setup(void)
                                        "{\"interval_s\":1,\"min_resize_interval_s\":0,"
                                        "\"resize_cost_s\":0,\"grace_s\":30}"),
                                200));
-    workers[0] = spawn_worker("sim-a");
-    workers[1] = spawn_worker("sim-b");
+    for (int k = 0; k < NWORKERS; k++)
+        workers[k] = spawn_worker(names[k]);
 }
 
 static void teardown(void)
@@ -119,7 +127,7 @@ static void teardown(void)
     for (int k = 0; k < NWORKERS; k++)
         if (stop_worker(k) != 0) {
             char cmd[400];
-            snprintf(cmd, sizeof(cmd), "tail -n 30 '%s/sim-%c.log' >&2", hx.dir, 'a' + k);
+            snprintf(cmd, sizeof(cmd), "tail -n 30 '%s/%s.log' >&2", hx.dir, names[k]);
             if (system(cmd) != 0)
                 fprintf(stderr, "no worker log\n");
         }
@@ -360,11 +368,33 @@ static void rigid_job_fits_in(long long a, long long b)
                  0, "c was never resized or moved");
 }
 
+/* A failed job's events and the workers' last lines, for the log. */
+static void print_story(long long job)
+{
+    char sql[200];
+    snprintf(sql, sizeof(sql),
+             "SELECT coalesce(to_state, ''), coalesce(detail, '') FROM job_events"
+             " WHERE job_id = %lld ORDER BY id",
+             job);
+    PGresult *r = hx_sql(sql);
+    for (int i = 0; i < PQntuples(r); i++)
+        fprintf(stderr, "sched_live: job %lld event %s: %s\n", job, PQgetvalue(r, i, 0),
+                PQgetvalue(r, i, 1));
+    PQclear(r);
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "tail -n 25 '%s/%s.log' '%s/%s.log' >&2", hx.dir, names[0], hx.dir,
+             names[1]);
+    if (system(cmd) != 0)
+        fprintf(stderr, "no worker logs\n");
+}
+
 /* The rounds' actions, for the log: job, kind, from -> to GPUs, reason. */
 static void print_actions(void)
 {
-    PGresult *r = hx_sql("SELECT job_id, kind, spec->>'from_world_size', spec->>'world_size',"
-                         " spec->>'reason', state FROM actions ORDER BY id");
+    PGresult *r =
+        hx_sql("SELECT job_id, kind, spec->>'from_world_size', spec->>'world_size',"
+               " spec->>'reason', state FROM actions WHERE kind IN ('start', 'resize', 'migrate')"
+               " ORDER BY id");
     for (int i = 0; i < PQntuples(r); i++)
         fprintf(stderr, "sched_live: job %s %s %s -> %s (%s) %s\n", PQgetvalue(r, i, 0),
                 PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4),
@@ -389,6 +419,39 @@ Test(sched_live, elastic_jobs_explore_grow_shrink_and_grow_back)
     cancel(b);
     wait_state(a, "CANCELLED", 60);
     wait_state(b, "CANCELLED", 60);
+    for (int k = 0; k < NWORKERS; k++)
+        cr_assert_eq(stop_worker(k), 0);
+    hx_finish();
+}
+
+/* Issue #5 item 2: a job without a profile explores 1, 2, 4 and 8 GPUs, the last stage
+ * across both workers (a migration to two hosts), then runs with the model fitted from
+ * its four sizes. */
+Test(sched_live, a_job_without_profile_explores_1_2_4_8_across_hosts)
+{
+    long long a = submit(100000000,
+                         "\"gpus\":1,\"min_gpus\":1,\"max_gpus\":8,\"elastic\":true,"
+                         "\"model\":{\"epochs\":100000}",
+                         7321);
+    double end = hx_now() + 240;
+    while (!(held(a) == 8 && steps_at(a, 8) >= 20) && hx_now() < end &&
+           strcmp(wt_job_state(a), "FAILED") != 0)
+        usleep(250000);
+    if (held(a) != 8)
+        print_story(a);
+    cr_assert_eq(held(a), 8, "a holds %lld GPUs (%s), ran %s", held(a), wt_job_state(a),
+                 world_sizes(a));
+    cr_assert_geq(steps_at(a, 8), 20, "a ran at 8 ranks across the two hosts");
+    cr_assert_str_eq(world_sizes(a), "1,2,4,8", "a explored 1, 2, 4, 8 in turn");
+    usleep(2500000);
+    json_t *j = get_job(a);
+    const json_t *m = json_object_get(j, "model");
+    cr_assert_str_eq(json_string_value(json_object_get(m, "source")), "fitted");
+    cr_assert_eq(json_integer_value(json_object_get(m, "world_sizes_measured")), 4);
+    json_decref(j);
+    print_actions();
+    cancel(a);
+    wait_state(a, "CANCELLED", 60);
     for (int k = 0; k < NWORKERS; k++)
         cr_assert_eq(stop_worker(k), 0);
     hx_finish();
