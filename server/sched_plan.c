@@ -358,7 +358,10 @@ static void run_explore_stage(struct sched_plan *p, size_t i)
     if (!j->elastic || (j->model_source != SCHED_MODEL_NONE && j->speed.fitted) || a->gpus <= 0)
         return;
     int w = explore_stage(j, a->gpus, p->stage_s), front = 0;
-    if (w <= 0 || w >= a->gpus)
+    if (w <= 0)
+        return;
+    a->reason = "exploring: runs its current stage of 1, 2, 4, 8 GPUs";
+    if (w >= a->gpus)
         return;
     for (int k = 0; k < a->gpus; k++)
         if (slot_in(a->slots[k], sj->slots, sj->cur_gpus)) {
@@ -368,7 +371,6 @@ static void run_explore_stage(struct sched_plan *p, size_t i)
         }
     a->gpus = w;
     a->changed = !(w == sj->cur_gpus && front >= w);
-    a->reason = "exploring: runs its current stage, holds the largest";
 }
 
 static int apply_decision(struct sched_plan *p)
