@@ -7,19 +7,47 @@ submit-to-scheduled latency of one job on an idle cluster of 64 simulated GPUs (
 allocation and start action written), then submits N jobs (default 1,000; half elastic
 ResNet-110 jobs with a profile, half rigid 1..8-GPU jobs) so that most of them wait, runs
 rounds every 0.2 s for a few seconds, and prints p50/p99 of the rounds' duration_us as the
-server audited them (GET /api/v1/scheduler/rounds). Args: BUILD dir. Env: BENCH_JOBS."""
+server audited them (GET /api/v1/scheduler/rounds). Then, on a second ringmasterd with one
+real ringmaster-worker of 4 simulated GPUs, the submit-to-running latency: from the POST of
+a 1-GPU train-mlp job to its RUNNING state (the worker started mpirun and the rank's first
+minibatch report arrived), on an idle node, the job cancelled after each measure.
+Args: BUILD dir. Env: BENCH_JOBS, BENCH_SECONDS, BENCH_RUNNING (jobs timed, default 10)."""
 import json, os, random, shutil, signal, socket, subprocess, sys, tempfile, time
 import urllib.request
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 njobs = int(os.environ.get("BENCH_JOBS", "1000"))
-state = tempfile.mkdtemp(prefix="rm-bench-sched-")
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-url = f"http://127.0.0.1:{port}"
-log = open(os.path.join(state, "ringmasterd.log"), "w")
-srv = subprocess.Popen([os.path.join(build, "ringmasterd"), "--listen", f"127.0.0.1:{port}",
-                        "--state-dir", state], stdout=log, stderr=log)
-token = None
+url = token = None
+
+
+def start_server():
+    """A ringmasterd on a free port with its own state directory; sets url and token."""
+    global url, token
+    state = tempfile.mkdtemp(prefix="rm-bench-sched-")
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    url = f"http://127.0.0.1:{port}"
+    log = open(os.path.join(state, "ringmasterd.log"), "w")
+    srv = subprocess.Popen([os.path.join(build, "ringmasterd"), "--listen", f"127.0.0.1:{port}",
+                            "--state-dir", state], stdout=log, stderr=log)
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url + "/api/v1/health", timeout=1)
+            break
+        except Exception:
+            if srv.poll() is not None:
+                sys.exit("ringmasterd exited; see " + log.name)
+            time.sleep(0.2)
+    token = open(os.path.join(state, "admin.token")).read().strip()
+    return srv, state, log
+
+
+def stop(proc, state, log):
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    if proc.returncode in (0, -15):
+        shutil.rmtree(state, ignore_errors=True)
+    else:
+        print(os.path.basename(proc.args[0]), "exited with", proc.returncode, "; log in", log.name)
 
 
 def call(method, path, body=None):
@@ -37,16 +65,7 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
 
 
-try:
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(url + "/api/v1/health", timeout=1)
-            break
-        except Exception:
-            if srv.poll() is not None:
-                sys.exit("ringmasterd exited; see " + log.name)
-            time.sleep(0.2)
-    token = open(os.path.join(state, "admin.token")).read().strip()
+def rounds_and_scheduled():
     for n in range(16):
         call("POST", "/api/v1/nodes", {"name": f"sim-{n}", "cpus": 16, "memory_bytes": 1 << 30,
              "gpus": [{"index": g, "model": "sim", "memory_bytes": 1 << 30} for g in range(4)]})
@@ -80,10 +99,53 @@ try:
     d = [r["duration_us"] / 1000.0 for r in rounds]
     print(f"round with {rounds[0]['jobs']} jobs, 64 GPUs ({rounds[0]['policy']}): "
           f"p50 {pct(d, 50):.1f} ms, p99 {pct(d, 99):.1f} ms over {len(d)} rounds")
+
+
+def submit_to_running(n):
+    """n 1-GPU train-mlp jobs on an idle worker of 4 simulated GPUs: POST to RUNNING."""
+    wt = call("POST", "/api/v1/users", {"name": "bench-worker", "role": "worker"})["token"]
+    wdir = tempfile.mkdtemp(prefix="rm-bench-worker-")
+    open(os.path.join(wdir, "token"), "w").write(wt + "\n")
+    env = dict(os.environ, OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+    wlog = open(os.path.join(wdir, "worker.log"), "w")
+    w = subprocess.Popen([os.path.join(build, "ringmaster-worker"), "--server", url, "--token-file",
+                          os.path.join(wdir, "token"), "--name", "bench", "--state-dir",
+                          os.path.join(wdir, "state"), "--simulate-gpus", "4", "--heartbeat", "1"],
+                         env=env, stdout=wlog, stderr=wlog)
+    try:
+        for _ in range(300):
+            if any(x["name"] == "bench" for x in call("GET", "/api/v1/nodes")["items"]):
+                break
+            time.sleep(0.1)
+        mlp = os.path.abspath(os.path.join(build, "examples", "train-mlp"))
+        lat = []
+        for i in range(n):
+            t0 = time.monotonic()
+            j = call("POST", "/api/v1/jobs", {"name": f"run-{i}", "gpus": 1, "command":
+                     [mlp, "--steps", "100000000", "--print-every", "100000"]})
+            while (st := call("GET", f"/api/v1/jobs/{j['id']}")["state"]) != "RUNNING":
+                if st in ("FAILED", "CANCELLED", "COMPLETED") or time.monotonic() - t0 > 120:
+                    sys.exit(f"job {j['id']}: {st}; see {wlog.name}")
+                time.sleep(0.005)
+            lat.append((time.monotonic() - t0) * 1000)
+            call("POST", f"/api/v1/jobs/{j['id']}/cancel")
+            while call("GET", f"/api/v1/jobs/{j['id']}")["state"] != "CANCELLED":
+                time.sleep(0.05)
+            time.sleep(0.5)  # the worker reaps mpirun and frees the GPU
+        print(f"submit-to-running, idle worker of 4 simulated GPUs, 1-rank train-mlp: "
+              f"p50 {pct(lat, 50):.0f} ms, p99 {pct(lat, 99):.0f} ms ({len(lat)} jobs)")
+    finally:
+        stop(w, wdir, wlog)
+
+
+srv, state, log = start_server()
+try:
+    rounds_and_scheduled()
 finally:
-    srv.send_signal(signal.SIGTERM)
-    srv.wait(timeout=60)
-    if srv.returncode in (0, -15):
-        shutil.rmtree(state, ignore_errors=True)
-    else:
-        print("ringmasterd exited with", srv.returncode, "; log in", log.name)
+    stop(srv, state, log)
+srv, state, log = start_server()
+try:
+    submit_to_running(int(os.environ.get("BENCH_RUNNING", "10")))
+finally:
+    stop(srv, state, log)

@@ -14,6 +14,12 @@
  * by rank 0 and broadcast, whatever the world size it was written at.
  *
  * Rank 0 prints "step N loss L world W lr X" every --print-every steps.
+ *
+ * --sleep-us-per-sample U emulates a GPU's compute on simulated GPUs: every rank sleeps
+ * U microseconds per example of its minibatch in each step, before the all-reduce. The time
+ * is off the host CPU (a GPU's kernels would be), so step times keep the shape of a real
+ * data-parallel job (constant work per rank plus an all-reduce that grows with the world
+ * size) even when many ranks share a few cores. Default 0: no emulation.
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,6 +46,7 @@ struct options {
     double lr;
     unsigned long seed;
     long print_every;
+    long sleep_us_per_sample;
 };
 
 /* The training state: theta = [W1 (H x IN), b1 (H), w2 (H), b2]; m, v: Adam moments. */
@@ -181,6 +188,15 @@ static double local_batch(struct model *md, const struct options *o, int rank)
     return loss / (double)o->batch;
 }
 
+/* The emulated device time of one rank's minibatch (--sleep-us-per-sample). */
+static void emulate_device(const struct options *o)
+{
+    long us = o->sleep_us_per_sample * o->batch;
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+    while (us > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
 static void adam_update(struct model *md, double lr)
 {
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
@@ -199,6 +215,7 @@ static double train_step(struct model *md, const struct options *o, int rank, in
 {
     md->step++;
     double loss = local_batch(md, o, rank);
+    emulate_device(o);
     MPI_Allreduce(MPI_IN_PLACE, md->grad, (int)md->nparams, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     for (long k = 0; k < md->nparams; k++)
@@ -375,13 +392,16 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = parse_long(v, 0, LONG_MAX, &n), o->seed = (unsigned long)n;
         else if (!bad && !strcmp(a, "--print-every"))
             bad = parse_long(v, 1, LONG_MAX, &o->print_every);
+        else if (!bad && !strcmp(a, "--sleep-us-per-sample"))
+            bad = parse_long(v, 0, 1000000, &o->sleep_us_per_sample);
         else if (!bad && !strcmp(a, "--lr"))
             o->lr = strtod(v, NULL), bad = !(o->lr > 0.0 && o->lr < 10.0);
         else
             bad = 1;
         if (bad) {
             fprintf(stderr, "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
-                            "[--lr X] [--seed S] [--print-every K] (bad '%s')\n", a);
+                            "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
+                            "(bad '%s')\n", a);
             return -1;
         }
         i++;

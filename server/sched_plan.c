@@ -45,6 +45,8 @@ struct sched_plan {
     size_t njobs;
     struct sched_slot *moved; /* slots of migrations a person asked for */
     uint64_t *busy;           /* per node: GPUs held after the round */
+    double stage_s;           /* exploring stage length */
+    int capacity;             /* GPUs on up nodes */
     char policy[32];
 };
 
@@ -59,6 +61,33 @@ void sched_plan_destroy(struct sched_plan *p)
     free(p->moved);
     free(p->busy);
     free(p);
+}
+
+/* The exploring stage length: $RINGMASTER_EXPLORE_STAGE_S seconds when set (tests and
+ * small clusters), else the core's default. */
+static double explore_stage_s(void)
+{
+    const char *v = getenv("RINGMASTER_EXPLORE_STAGE_S");
+    double s = v && *v ? strtod(v, NULL) : 0;
+    return s > 0 && isfinite(s) ? s : SCHED_EXPLORE_STAGE_S;
+}
+
+/* The size of j's current exploring stage: the first of 1, 2, 4, 8 within its bounds and at
+ * most limit GPUs that has run less than stage_s; 0 when every such stage is done. As in the
+ * core, a job with no time measured at any stage counts its run time, stage after stage. */
+static int explore_stage(const struct sched_job *j, int limit, double stage_s)
+{
+    int lo = j->min_gpus > 0 ? j->min_gpus : 1, hi = j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+    int tracked = 0;
+    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
+        tracked |= j->explored_s[k] > 0;
+    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
+        int w = 1 << k;
+        double seen = tracked ? j->explored_s[k] : j->run_time - k * stage_s;
+        if (w >= lo && w <= hi && w <= limit && seen < stage_s)
+            return w;
+    }
+    return 0;
 }
 
 static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
@@ -86,6 +115,11 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
     }
     j->remaining_epochs = sched_model_remaining_epochs(m, sj->cur_gpus > 0 ? sj->cur_gpus : 1);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
+    /* A job fitted from its own steps explores every stage first (the paper's Exploratory):
+     * until then the core sees no model, as the simulator shows it none. */
+    if (j->elastic && !m->class_name[0] && m->source == SCHED_MODEL_FITTED &&
+        explore_stage(j, p->capacity, p->stage_s) > 0)
+        j->model_source = SCHED_MODEL_NONE;
     if (pj->fixed) {
         j->priority = FIXED_PRIORITY;
         j->elastic = 0;
@@ -108,6 +142,9 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
     p->cjobs = calloc(s->njobs + 1, sizeof(*p->cjobs));
     if (!p->jobs || !p->cjobs)
         return -1;
+    p->stage_s = explore_stage_s();
+    for (size_t n = 0; n < s->nnodes; n++)
+        p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
     for (size_t k = 0; k < s->njobs; k++) {
         const struct snap_job *sj = &s->jobs[k];
         if (!wanted(sj))
@@ -144,6 +181,7 @@ static int build_snapshot(struct sched_plan *p, long round_no)
         .njobs = p->njobs,
         .resize_cost_s = s->resize_cost_s >= 0 ? s->resize_cost_s : p->cfg->resize_cost_s,
         .min_resize_interval_s = p->cfg->min_resize_interval_s,
+        .explore_stage_s = p->stage_s,
     };
     return 0;
 }
@@ -299,8 +337,47 @@ static void migrate_requested(struct sched_plan *p, size_t i, struct sched_slot 
     }
 }
 
+/* True when slot sl is one of the n in set. */
+static int slot_in(struct sched_slot sl, const struct sched_slot *set, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (set[k].node == sl.node && set[k].gpu == sl.gpu)
+            return 1;
+    return 0;
+}
+
+/* An exploring job holds its largest stage in the decision but runs its current stage
+ * (policy_exploratory.c: "the caller runs it at its current stage's size"): its allocation
+ * is the first GPUs of what the decision gave, those it holds now first. The rest of the
+ * reservation stays free; the core reserves it again in every round of the exploration. */
+static void run_explore_stage(struct sched_plan *p, size_t i)
+{
+    const struct sched_job *j = &p->cjobs[i];
+    const struct snap_job *sj = p->jobs[i].sj;
+    struct sched_assignment *a = &p->d->assign[i];
+    if (!j->elastic || (j->model_source != SCHED_MODEL_NONE && j->speed.fitted) || a->gpus <= 0)
+        return;
+    int w = explore_stage(j, a->gpus, p->stage_s), front = 0;
+    if (w <= 0)
+        return;
+    a->reason = "exploring: runs its current stage of 1, 2, 4, 8 GPUs";
+    if (w >= a->gpus)
+        return;
+    for (int k = 0; k < a->gpus; k++)
+        if (slot_in(a->slots[k], sj->slots, sj->cur_gpus)) {
+            struct sched_slot t = a->slots[front];
+            a->slots[front++] = a->slots[k];
+            a->slots[k] = t;
+        }
+    a->gpus = w;
+    a->changed = !(w == sj->cur_gpus && front >= w);
+}
+
 static int apply_decision(struct sched_plan *p)
 {
+    if (strcmp(p->policy, "exploratory") == 0)
+        for (size_t i = 0; i < p->njobs; i++)
+            run_explore_stage(p, i);
     p->busy = calloc(p->s->nnodes + 1, sizeof(*p->busy));
     size_t total = 0;
     for (size_t i = 0; i < p->njobs; i++)
