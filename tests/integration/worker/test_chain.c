@@ -263,7 +263,7 @@ static double mean_loss(long long job, long lo, long hi)
     return hx_sql_num(sql);
 }
 
-#define CHAIN_STEPS 3000
+#define CHAIN_STEPS 4000
 
 Test(chain, submit_resize_suspend_resume_migrate_complete)
 {
@@ -343,5 +343,148 @@ Test(chain, submit_resize_suspend_resume_migrate_complete)
                     " resize %.2f s, suspend %.2f s, resume %.2f s, migrate %.2f s\n",
             hx_now() - t0, ck1, ck2, first_loss, last_loss, action_took(job, "resize"),
             action_took(job, "suspend"), action_took(job, "resume"), action_took(job, "migrate"));
+    hx_finish();
+}
+
+/* The parent of pid (from /proc/pid/stat), or -1. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    char *end = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    int ppid = -1;
+    if (!end || sscanf(end + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return (pid_t)ppid;
+}
+
+/* SIGKILLs root and every process under it, as if their host lost power. */
+static void kill_tree(pid_t root)
+{
+    pid_t tree[MAX_PIDS];
+    int n = 0, grew = 1;
+    tree[n++] = root;
+    while (grew) { /* until no process's parent is in the tree but itself */
+        grew = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d)) && n < MAX_PIDS) {
+            pid_t pid = (pid_t)atoi(e->d_name), pp = pid > 0 ? parent_of(pid) : -1;
+            int known = 0, under = 0;
+            for (int i = 0; i < n; i++) {
+                known |= tree[i] == pid;
+                under |= tree[i] == pp;
+            }
+            if (pid > 0 && under && !known) {
+                tree[n++] = pid;
+                grew = 1;
+            }
+        }
+        if (d)
+            closedir(d);
+    }
+    for (int i = 0; i < n; i++)
+        kill(tree[i], SIGKILL);
+}
+
+/* The pid of the mpirun that node's worker (state dir name) runs for job. */
+static pid_t mpirun_of(const char *name, long long job)
+{
+    char path[400];
+    int pid = 0;
+    snprintf(path, sizeof(path), "%s/%s/jobs/%lld/mpirun.pid", hx.dir, name, job);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s: the worker records its mpirun", path);
+    cr_assert_eq(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    return (pid_t)pid;
+}
+
+static void wait_node_state(long long node, const char *want, double timeout_s)
+{
+    char path[64];
+    double end = hx_now() + timeout_s;
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", node);
+    for (;;) {
+        json_t *n = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+        int there = !strcmp(json_string_value(json_object_get(n, "state")), want);
+        json_decref(n);
+        if (there)
+            return;
+        cr_assert(hx_now() < end, "node %lld not %s after %.0f s", node, want, timeout_s);
+        usleep(100000);
+    }
+}
+
+/* The first "step N loss" line of node's log of the job: N, or -1. */
+static long first_logged_step(long long job, long long node)
+{
+    char *log = node_log(job, node);
+    long step = -1;
+    const char *p = strstr(log, "\nstep ");
+    if (p)
+        sscanf(p + 1, "step %ld loss", &step);
+    free(log);
+    return step;
+}
+
+#define FAILOVER_STEPS 6000
+
+Test(chain, a_job_whose_host_dies_restarts_elsewhere_from_its_checkpoint)
+{
+    double t0 = hx_now();
+    long long job = submit(FAILOVER_STEPS, 1, 8102, 1);
+    wait_state(job, "RUNNING", 60);
+    expect_allocation(job, node_a, 1);
+    wait_steps(job, 1, 0, 10, 60);
+    /* a resize leaves a checkpoint in the shared folder */
+    post(job, "resize", "{\"gpus\":2}", 200);
+    long ck = wait_checkpoint(job, "resize", 60);
+    wait_steps(job, 2, ck, 20, 60);
+    wait_state(job, "RUNNING", 30);
+    expect_allocation(job, node_a, 2);
+
+    /* host A dies: its worker and the job's ranks, at once */
+    pid_t mpirun = mpirun_of("sim-a", job);
+    kill(worker_a, SIGKILL);
+    waitpid(worker_a, NULL, 0);
+    worker_a = 0;
+    kill_tree(mpirun);
+    double t_kill = hx_now();
+    long died = steps_of(job, 0, 0).last;
+    cr_assert_lt(died, FAILOVER_STEPS, "it died before its end");
+
+    /* the server notices the silence, requeues the job, and B takes it over */
+    wait_node_state(node_a, "DOWN", 30);
+    double t_down = hx_now();
+    wait_state(job, "RUNNING", 60);
+    double t_back = hx_now();
+    expect_allocation(job, node_b, 2);
+    char restored[64];
+    snprintf(restored, sizeof(restored), "train-mlp: restored step %ld ", ck);
+    wait_log(job, node_b, restored, 30);
+    cr_assert_eq(db_num("SELECT count(*) FROM job_events WHERE job_id = %lld AND from_state"
+                        " = 'RUNNING' AND to_state = 'PENDING' AND event = 'requeue' AND"
+                        " detail LIKE 'node sim-a is down%%' AND %lld > 0",
+                        job, 1),
+                 1, "requeued once, because node A is down");
+    wait_state(job, "COMPLETED", 120);
+    long first = first_logged_step(job, node_b);
+    cr_assert_eq(first, ck + 1, "B's first step is %ld, right after the checkpoint %ld", first,
+                 ck);
+    char *path = state_path(job);
+    int story = !strcmp(path, "PENDING STARTING RUNNING RESIZING RUNNING PENDING STARTING"
+                              " RUNNING COMPLETED");
+    cr_assert(story, "the states it went through: %s", path);
+    free(path);
+    cr_assert_eq(steps_of(job, 0, 0).last, FAILOVER_STEPS, "it ran to its last step");
+    fprintf(stderr, "failover: %.1f s; checkpoint at %ld, died at %ld, node down %.1f s after"
+                    " the kill, running on B %.1f s after\n",
+            hx_now() - t0, ck, died, t_down - t_kill, t_back - t_kill);
     hx_finish();
 }
