@@ -488,3 +488,75 @@ Test(chain, a_job_whose_host_dies_restarts_elsewhere_from_its_checkpoint)
             hx_now() - t0, ck, died, t_down - t_kill, t_back - t_kill);
     hx_finish();
 }
+
+/* The step of the last "checkpointed at step N" in the log file of the job that the worker
+ * of state dir name wrote, or -1. */
+static long checkpoint_in_log(const char *name, long long job)
+{
+    char path[400], line[512];
+    long step = -1;
+    snprintf(path, sizeof(path), "%s/%s/jobs/%lld/log", hx.dir, name, job);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof(line), f))
+        sscanf(line, "train-mlp: checkpointed at step %ld", &step);
+    if (f)
+        fclose(f);
+    return step;
+}
+
+/* Waits until the job's whole log (every node's stream) holds needle. */
+static void wait_any_log(long long job, const char *needle, double timeout_s)
+{
+    char path[64];
+    double end = hx_now() + timeout_s;
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
+    for (;;) {
+        struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
+        int found = r->status == 200 && strstr(r->body, needle) != NULL;
+        hx_free(r);
+        if (found)
+            return;
+        if (hx_now() > end)
+            fail_with_logs(needle, job);
+        usleep(200000);
+    }
+}
+
+Test(chain, a_job_its_restarted_worker_lost_goes_back_to_the_queue)
+{
+    long long job = submit(100000000, 2, 8103, 1000);
+    json_decref(hx_expect_json(
+        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"node_timeout_s\":8}"), 200));
+    wait_state(job, "RUNNING", 60);
+    expect_allocation(job, node_a, 2);
+    wait_steps(job, 2, 0, 20, 60);
+    /* A's worker restarts: it checkpoints the job on its way out, and the new one does not
+     * know it (its heartbeats say it runs nothing), while node A stays UP */
+    cr_assert_eq(wt_stop_worker(&worker_a), 0);
+    long ck = checkpoint_in_log("sim-a", job);
+    cr_assert_gt(ck, 0, "the stopping worker had the job checkpoint");
+    worker_a = wt_spawn_worker("sim-a", 4);
+    double t_restart = hx_now();
+    const char *lost = "SELECT count(*) FROM job_events WHERE job_id = %lld AND from_state"
+                       " = 'RUNNING' AND to_state = 'PENDING' AND event = 'requeue' AND"
+                       " detail LIKE 'lost: the worker of node sim-a has not reported it%%'"
+                       " AND %lld > 0";
+    double end = hx_now() + 30;
+    while (db_num(lost, job, 1) == 0 && hx_now() < end)
+        usleep(100000);
+    double t_lost = hx_now();
+    cr_assert_eq(db_num(lost, job, 1), 1, "requeued once, as lost by its node");
+    cr_assert_eq(db_num("SELECT count(*) FROM sched_rounds WHERE nodes_down > 0 AND %lld > %lld",
+                        1, 0),
+                 0, "no node went down");
+    /* the scheduler starts it again, from where it stopped */
+    wait_state(job, "RUNNING", 60);
+    char restored[64];
+    snprintf(restored, sizeof(restored), "train-mlp: restored step %ld ", ck);
+    wait_any_log(job, restored, 30);
+    post(job, "cancel", NULL, 200);
+    wait_state(job, "CANCELLED", 30);
+    fprintf(stderr, "lost job: checkpoint at %ld, requeued %.1f s after its worker's restart\n",
+            ck, t_lost - t_restart);
+    hx_finish();
+}

@@ -55,12 +55,14 @@ pid_t wt_spawn_worker(const char *name, int gpus)
 {
     char token[128], tfile[320], user[64], url[64], log[320], dir[320], ngpus[8];
     snprintf(user, sizeof(user), "%s-worker", name);
-    hx_user(user, "worker", token);
     snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    FILE *f = fopen(tfile, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "%s\n", token);
-    fclose(f);
+    if (access(tfile, F_OK) != 0) {
+        hx_user(user, "worker", token);
+        FILE *f = fopen(tfile, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "%s\n", token);
+        fclose(f);
+    }
     snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
     snprintf(log, sizeof(log), "%s/worker.log", hx.dir);

@@ -19,8 +19,9 @@ const char *wt_job_state(long long job);
 int wt_await_state(long long job, const char *want, double timeout_s);
 
 /* Starts ringmaster-worker named name with gpus simulated GPUs, a heartbeat every second,
- * its own worker user and token (user "<name>-worker"), its state in hx.dir/<name> and its
- * output appended to hx.dir/worker.log. MPI is set up for one machine (vader). Returns the
+ * its own worker user and token (user "<name>-worker", made the first time, its token kept in
+ * hx.dir/<name>.token for a restart), its state in hx.dir/<name> and its output appended to
+ * hx.dir/worker.log. MPI is set up for one machine (vader). Returns the
  * worker's pid. */
 pid_t wt_spawn_worker(const char *name, int gpus);
 
