@@ -132,7 +132,8 @@ int nodes_owned_or_respond(struct api_call *call, long long node)
         api_db_error(call, r);
     else if (PQntuples(r) != 1)
         problem_respond(call->req, 404, "no node %lld", node);
-    else if (call->who.role == AUTH_WORKER && strtoll(PQgetvalue(r, 0, 0), NULL, 10) != call->who.id)
+    else if (call->who.role == AUTH_WORKER &&
+             strtoll(PQgetvalue(r, 0, 0), NULL, 10) != call->who.id)
         problem_respond(call->req, 403, "node %lld is not the node of worker %s", node,
                         call->who.name);
     else

@@ -339,8 +339,9 @@ Test(chain, submit_resize_suspend_resume_migrate_complete)
         double took = action_took(job, kinds[k]);
         cr_assert(took > 0 && took < 60, "%s took %g s, per its event", kinds[k], took);
     }
-    fprintf(stderr, "chain: %.1f s; checkpoints at %ld and %ld; loss %.4g -> %.4g;"
-                    " resize %.2f s, suspend %.2f s, resume %.2f s, migrate %.2f s\n",
+    fprintf(stderr,
+            "chain: %.1f s; checkpoints at %ld and %ld; loss %.4g -> %.4g;"
+            " resize %.2f s, suspend %.2f s, resume %.2f s, migrate %.2f s\n",
             hx_now() - t0, ck1, ck2, first_loss, last_loss, action_took(job, "resize"),
             action_took(job, "suspend"), action_took(job, "resume"), action_took(job, "migrate"));
     hx_finish();
@@ -475,16 +476,16 @@ Test(chain, a_job_whose_host_dies_restarts_elsewhere_from_its_checkpoint)
                  1, "requeued once, because node A is down");
     wait_state(job, "COMPLETED", 120);
     long first = first_logged_step(job, node_b);
-    cr_assert_eq(first, ck + 1, "B's first step is %ld, right after the checkpoint %ld", first,
-                 ck);
+    cr_assert_eq(first, ck + 1, "B's first step is %ld, right after the checkpoint %ld", first, ck);
     char *path = state_path(job);
     int story = !strcmp(path, "PENDING STARTING RUNNING RESIZING RUNNING PENDING STARTING"
                               " RUNNING COMPLETED");
     cr_assert(story, "the states it went through: %s", path);
     free(path);
     cr_assert_eq(steps_of(job, 0, 0).last, FAILOVER_STEPS, "it ran to its last step");
-    fprintf(stderr, "failover: %.1f s; checkpoint at %ld, died at %ld, node down %.1f s after"
-                    " the kill, running on B %.1f s after\n",
+    fprintf(stderr,
+            "failover: %.1f s; checkpoint at %ld, died at %ld, node down %.1f s after"
+            " the kill, running on B %.1f s after\n",
             hx_now() - t0, ck, died, t_down - t_kill, t_back - t_kill);
     hx_finish();
 }
@@ -546,9 +547,9 @@ Test(chain, a_job_its_restarted_worker_lost_goes_back_to_the_queue)
         usleep(100000);
     double t_lost = hx_now();
     cr_assert_eq(db_num(lost, job, 1), 1, "requeued once, as lost by its node");
-    cr_assert_eq(db_num("SELECT count(*) FROM sched_rounds WHERE nodes_down > 0 AND %lld > %lld",
-                        1, 0),
-                 0, "no node went down");
+    cr_assert_eq(
+        db_num("SELECT count(*) FROM sched_rounds WHERE nodes_down > 0 AND %lld > %lld", 1, 0), 0,
+        "no node went down");
     /* the scheduler starts it again, from where it stopped */
     wait_state(job, "RUNNING", 60);
     char restored[64];
@@ -556,7 +557,7 @@ Test(chain, a_job_its_restarted_worker_lost_goes_back_to_the_queue)
     wait_any_log(job, restored, 30);
     post(job, "cancel", NULL, 200);
     wait_state(job, "CANCELLED", 30);
-    fprintf(stderr, "lost job: checkpoint at %ld, requeued %.1f s after its worker's restart\n",
-            ck, t_lost - t_restart);
+    fprintf(stderr, "lost job: checkpoint at %ld, requeued %.1f s after its worker's restart\n", ck,
+            t_lost - t_restart);
     hx_finish();
 }

@@ -262,8 +262,8 @@ Test(worker_api, a_job_its_worker_stops_reporting_goes_back_to_the_queue)
     char sql[256], running[96];
     hx_sql_do("UPDATE scheduler_config SET node_timeout_s = 1");
     running_on(job, node);
-    snprintf(running, sizeof(running), "{\"running\":[{\"job_id\":%lld,\"pid\":7,"
-             "\"world_size\":1}]}", job);
+    snprintf(running, sizeof(running),
+             "{\"running\":[{\"job_id\":%lld,\"pid\":7,\"world_size\":1}]}", job);
     beat(node, running);
     beat(node, "{\"running\":[]}");
     beat(node, NULL); /* no list: nothing to reconcile */
