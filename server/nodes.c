@@ -47,8 +47,9 @@ static void respond_node(struct api_call *call, const char *id, unsigned status)
 }
 
 /* In a transaction: upserts the node, replaces its GPUs. Fills id; *created 1 when new.
- * A worker may update only a node it registered itself (an admin any): -1 with *created -1
- * when the name belongs to another. */
+ * A worker may update only a node it registered itself, or a DOWN one, which becomes its
+ * own (a host reinstalled with a new token); an admin any. -1 with *created -1 when the name
+ * belongs to another. */
 static int store_node(struct api_call *call, const json_t *body, char *id, size_t idlen,
                       int *created)
 {
@@ -66,8 +67,11 @@ static int store_node(struct api_call *call, const json_t *body, char *id, size_
                           " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET"
                           " cpus = EXCLUDED.cpus, memory_bytes = EXCLUDED.memory_bytes,"
                           " simulated = EXCLUDED.simulated,"
-                          " state = 'UP', updated_at = now(), last_heartbeat_at = now()"
+                          " state = 'UP', updated_at = now(), last_heartbeat_at = now(),"
+                          " registered_by = CASE WHEN nodes.state = 'DOWN' AND NOT $6 THEN"
+                          " EXCLUDED.registered_by ELSE nodes.registered_by END"
                           " WHERE nodes.registered_by IS NOT DISTINCT FROM $4::bigint OR $6"
+                          " OR nodes.state = 'DOWN'"
                           " RETURNING id, xmax = 0",
                           6, p);
     int ok = db_ok(r) && PQntuples(r) == 1;

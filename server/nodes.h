@@ -6,7 +6,7 @@ struct api_call;
 
 /* POST /api/v1/nodes: 201 and the node when new; re-registering a name updates it (and its
  * GPUs) and answers 200 with the same id. A worker may re-register only a node it
- * registered itself (else 403); an admin any. */
+ * registered itself or one that is DOWN (it becomes the worker's), else 403; an admin any. */
 void nodes_register(struct api_call *call);
 /* Most jobs a heartbeat may report as running. */
 #define NODES_RUNNING_MAX 4096

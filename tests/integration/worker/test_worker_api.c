@@ -230,6 +230,15 @@ Test(worker_api, a_worker_token_acts_only_for_its_own_node)
                       403, NULL);
     cr_assert_eq(hx_sql_num("SELECT cpus FROM nodes WHERE name = 'n2'"), 2,
                  "another worker cannot take a node over by its name");
+    /* ... unless it is DOWN: a host reinstalled with a new token takes its node back */
+    hx_sql_do("UPDATE nodes SET state = 'DOWN' WHERE name = 'n2'");
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/nodes", wtok,
+                                       "{\"name\":\"n2\",\"cpus\":4,\"memory_bytes\":1,"
+                                       "\"gpus\":[]}"),
+                               200));
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=0", b);
+    json_decref(hx_expect_json(hx_json("GET", path, wtok, NULL), 200));
+    hx_expect_problem(hx_json("GET", path, tok2, NULL), 403, NULL);
     hx_finish();
 }
 
