@@ -187,10 +187,13 @@ static int running_or_respond(struct api_call *call, char **ids)
     return 0;
 }
 
-/* The jobs the server believes run on node $1: RUNNING or SUSPENDED, and launched there last
- * (the first slot of its latest start, resize or migrate). */
+/* The states of a job whose mpirun a worker should have (unless an action is on its way). */
+#define LAUNCHED_STATES "('STARTING', 'RUNNING', 'SUSPENDED', 'RESIZING', 'MIGRATING')"
+
+/* The jobs the server believes run on node $1: launched, and launched there last (the first
+ * slot of its latest start, resize or migrate). */
 #define NODE_JOBS_SQL                                                                              \
-    "mine AS (SELECT j.id FROM jobs j WHERE j.state IN ('RUNNING', 'SUSPENDED') AND"               \
+    "mine AS (SELECT j.id FROM jobs j WHERE j.state IN " LAUNCHED_STATES " AND"                    \
     " (SELECT COALESCE((l.spec->'slots'->0->>'node_id')::bigint, l.node_id) FROM actions l"        \
     " WHERE l.job_id = j.id AND l.kind IN ('start', 'resize', 'migrate')"                          \
     " AND l.state <> 'superseded' ORDER BY l.id DESC LIMIT 1) = $1)"
@@ -226,7 +229,7 @@ static int requeue_unseen(PGconn *db, const char *node)
                           "SELECT j.id, j.state, n.name, round(extract(epoch FROM now() -"
                           " u.since)::numeric, 1) FROM job_unseen u JOIN jobs j ON j.id = u.job_id"
                           " JOIN nodes n ON n.id = u.node_id WHERE u.node_id = $1"
-                          " AND j.state IN ('RUNNING', 'SUSPENDED') AND u.since < now() -"
+                          " AND j.state IN " LAUNCHED_STATES " AND u.since < now() -"
                           " make_interval(secs => (SELECT node_timeout_s FROM scheduler_config"
                           " WHERE id = 1)) AND NOT EXISTS (SELECT 1 FROM actions a"
                           " WHERE a.job_id = j.id AND a.state = 'pending')"

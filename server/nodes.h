@@ -13,9 +13,10 @@ void nodes_register(struct api_call *call);
 
 /* POST /api/v1/nodes/{id}/heartbeat [{"running": [{"job_id", ...}]}]: records the time, marks
  * the node UP; 200 and the node. With "running", reconciles: a job the server believes
- * RUNNING or SUSPENDED there (launched there last) that the worker has not reported for
- * longer than the scheduler's node_timeout_s, with no action pending, goes back to PENDING
- * (event "lost: ..."), its GPUs released. A worker may beat only for its own node (403). */
+ * launched there (STARTING, RUNNING, SUSPENDED, RESIZING or MIGRATING, with its latest start,
+ * resize or migrate there) that the worker has not reported for longer than the scheduler's
+ * node_timeout_s, with no action pending, goes back to PENDING (event "lost: ..."), its GPUs
+ * released. A worker may beat only for its own node (403). */
 void nodes_heartbeat(struct api_call *call);
 
 /* 0 when the caller may act as node: an admin, or the worker user that registered it.

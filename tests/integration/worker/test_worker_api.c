@@ -242,18 +242,18 @@ Test(worker_api, a_worker_token_acts_only_for_its_own_node)
     hx_finish();
 }
 
-/* Job job RUNNING, launched on node (a done start), holding its GPU 0. */
-static void running_on(long long job, long long node)
+/* Job job in state, launched on node (a done start), holding GPU gpu there. */
+static void launched_on(long long job, long long node, const char *state, int gpu)
 {
     char sql[768];
     snprintf(sql, sizeof(sql),
-             "UPDATE jobs SET state = 'RUNNING' WHERE id = %lld; INSERT INTO actions (node_id,"
+             "UPDATE jobs SET state = '%s' WHERE id = %lld; INSERT INTO actions (node_id,"
              " job_id, kind, state, spec) VALUES (%lld, %lld, 'start', 'done',"
              " jsonb_build_object('slots', jsonb_build_array(jsonb_build_object('node_id', %lld,"
-             " 'gpu', 0)))); INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
-             " VALUES (%lld, 0, 'sim', 1) ON CONFLICT DO NOTHING;"
-             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES (%lld, %lld, 0)",
-             job, node, job, node, node, job, node);
+             " 'gpu', %d)))); INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
+             " VALUES (%lld, %d, 'sim', 1) ON CONFLICT DO NOTHING;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES (%lld, %lld, %d)",
+             state, job, node, job, node, gpu, node, gpu, job, node, gpu);
     hx_sql_do(sql);
 }
 
@@ -269,8 +269,16 @@ Test(worker_api, a_job_its_worker_stops_reporting_goes_back_to_the_queue)
     long long node = make_node();
     long long job = hx_submit(hx.admin, "j", 1);
     char sql[256], running[96];
+    long long resizing = hx_submit(hx.admin, "r", 1);
     hx_sql_do("UPDATE scheduler_config SET node_timeout_s = 1");
-    running_on(job, node);
+    launched_on(job, node, "RUNNING", 0);
+    /* a job whose resize failed (its worker had lost it) would stay RESIZING for good */
+    launched_on(resizing, node, "RESIZING", 1);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind, state) VALUES (%lld, %lld, 'resize',"
+             " 'failed')",
+             node, resizing);
+    hx_sql_do(sql);
     snprintf(running, sizeof(running),
              "{\"running\":[{\"job_id\":%lld,\"pid\":7,\"world_size\":1}]}", job);
     beat(node, running);
@@ -291,6 +299,7 @@ Test(worker_api, a_job_its_worker_stops_reporting_goes_back_to_the_queue)
     hx_sql_do("UPDATE actions SET state = 'failed' WHERE kind = 'suspend'");
     beat(node, "{\"running\":[]}");
     cr_assert_str_eq(wt_job_state(job), "PENDING", "lost: back to the queue");
+    cr_assert_str_eq(wt_job_state(resizing), "PENDING", "lost while resizing, too");
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM allocations WHERE job_id = %lld", job);
     cr_assert_eq(hx_sql_num(sql), 0, "its GPUs were released");
     snprintf(sql, sizeof(sql),
