@@ -11,6 +11,7 @@
 #include "job_state.h"
 #include "jobs.h"
 #include "log.h"
+#include "nodes.h"
 #include "problem.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
@@ -81,21 +82,6 @@ static void respond_items(struct api_call *call, PGresult *r)
     api_respond_json(call, 200, json_pack("{s:o}", "items", items));
 }
 
-static int node_exists_or_respond(struct api_call *call, const char *node)
-{
-    const char *p[] = {node};
-    PGresult *r = db_exec(call->db, "SELECT 1 FROM nodes WHERE id = $1", 1, p);
-    int rc = -1;
-    if (!db_ok(r))
-        api_db_error(call, r);
-    else if (PQntuples(r) != 1)
-        problem_respond(call->req, 404, "no node %s", node);
-    else
-        rc = 0;
-    PQclear(r);
-    return rc;
-}
-
 /* Looks again this often while a long-poll waits. */
 #define POLL_SLICE_S 0.2
 
@@ -107,7 +93,7 @@ void actions_poll(struct api_call *call)
     if (api_id_or_respond(call, "node", &id) < 0 || wait_or_respond(call, &wait) < 0)
         return;
     snprintf(node, sizeof(node), "%lld", id);
-    if (node_exists_or_respond(call, node) < 0)
+    if (nodes_owned_or_respond(call, id) < 0)
         return;
     PGresult *r = fetch_pending(call, node);
     if (!r)
@@ -146,6 +132,21 @@ static int result_body_or_respond(struct api_call *call, const json_t *body, con
     return 0;
 }
 
+/* 0 when the caller may answer action ids: an admin, or the worker of the action's node.
+ * Else -1 after answering 404 or 403. */
+static int action_owned_or_respond(struct api_call *call, const char *ids)
+{
+    const char *p[] = {ids};
+    PGresult *r = db_exec(call->db, "SELECT node_id FROM actions WHERE id = $1", 1, p);
+    long long node = db_ok(r) && PQntuples(r) == 1 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (!node)
+        problem_respond(call->req, 404, "no action %s", ids);
+    PQclear(r);
+    return node ? nodes_owned_or_respond(call, node) : -1;
+}
+
 /* The action was finished before: 200 when with the same outcome, else 404 or 409. */
 static void respond_finished(struct api_call *call, const char *ids, const char *state)
 {
@@ -166,10 +167,12 @@ static void respond_finished(struct api_call *call, const char *ids, const char 
 }
 
 /* A migrate to another node: that node starts the job from the checkpoint just written
- * (unless the job ended meanwhile, e.g. was cancelled while it checkpointed). */
+ * (unless the job ended meanwhile, e.g. was cancelled while it checkpointed). The start's
+ * spec names the migrate it follows, so that the move is timed from the migrate. */
 static const char *const follow_migrate_sql =
     "INSERT INTO actions (node_id, job_id, kind, spec)"
-    " SELECT (a.spec->'slots'->0->>'node_id')::bigint, a.job_id, 'start', a.spec"
+    " SELECT (a.spec->'slots'->0->>'node_id')::bigint, a.job_id, 'start',"
+    " a.spec || jsonb_build_object('follows', a.id)"
     " FROM actions a JOIN jobs j ON j.id = a.job_id WHERE a.id = $1 AND a.kind = 'migrate'"
     " AND a.state = 'done' AND (a.spec->'slots'->0->>'node_id')::bigint <> a.node_id"
     " AND j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')";
@@ -183,7 +186,8 @@ void actions_result(struct api_call *call)
     if (api_id_or_respond(call, "action", &id) < 0 || api_body_or_respond(call, &body) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
-    if (result_body_or_respond(call, body, &state, &detail) == 0) {
+    if (action_owned_or_respond(call, ids) == 0 &&
+        result_body_or_respond(call, body, &state, &detail) == 0) {
         const char *p[] = {ids, state, detail};
         PGresult *r = NULL;
         int ok = db_command(call->db, "BEGIN") == 0;

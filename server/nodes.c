@@ -9,7 +9,10 @@
 #include "etag.h"
 #include "log.h"
 #include "nodespec.h"
+#include "http.h"
+#include "job_state.h"
 #include "problem.h"
+#include "sched_round.h"
 #include "sched_wake.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
@@ -44,7 +47,10 @@ static void respond_node(struct api_call *call, const char *id, unsigned status)
     PQclear(r);
 }
 
-/* In a transaction: upserts the node, replaces its GPUs. Fills id; *created 1 when new. */
+/* In a transaction: upserts the node, replaces its GPUs. Fills id; *created 1 when new.
+ * A worker may update only a node it registered itself, or a DOWN one, which becomes its
+ * own (a host reinstalled with a new token); an admin any. -1 with *created -1 when the name
+ * belongs to another. */
 static int store_node(struct api_call *call, const json_t *body, char *id, size_t idlen,
                       int *created)
 {
@@ -55,19 +61,26 @@ static int store_node(struct api_call *call, const json_t *body, char *id, size_
              (long long)json_integer_value(json_object_get(body, "memory_bytes")));
     snprintf(by, sizeof(by), "%lld", call->who.id);
     const char *p[] = {json_string_value(json_object_get(body, "name")), cpus, mem, by,
-                       json_is_true(json_object_get(body, "simulated")) ? "true" : "false"};
+                       json_is_true(json_object_get(body, "simulated")) ? "true" : "false",
+                       call->who.role == AUTH_ADMIN ? "true" : "false"};
     PGresult *r = db_exec(call->db,
                           "INSERT INTO nodes (name, cpus, memory_bytes, registered_by, simulated)"
                           " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET"
                           " cpus = EXCLUDED.cpus, memory_bytes = EXCLUDED.memory_bytes,"
                           " simulated = EXCLUDED.simulated,"
-                          " state = 'UP', updated_at = now(), last_heartbeat_at = now()"
+                          " state = 'UP', updated_at = now(), last_heartbeat_at = now(),"
+                          " registered_by = CASE WHEN nodes.state = 'DOWN' AND NOT $6 THEN"
+                          " EXCLUDED.registered_by ELSE nodes.registered_by END"
+                          " WHERE nodes.registered_by IS NOT DISTINCT FROM $4::bigint OR $6"
+                          " OR nodes.state = 'DOWN'"
                           " RETURNING id, xmax = 0",
-                          5, p);
+                          6, p);
     int ok = db_ok(r) && PQntuples(r) == 1;
     if (ok) {
         snprintf(id, idlen, "%s", PQgetvalue(r, 0, 0));
         *created = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
+    } else if (db_ok(r)) {
+        *created = -1; /* the name is another worker's node */
     }
     PQclear(r);
     const json_t *gpus = json_object_get(body, "gpus");
@@ -98,7 +111,11 @@ void nodes_register(struct api_call *call)
                store_node(call, body, id, sizeof(id), &created) < 0 ||
                db_command(call->db, "COMMIT") < 0) {
         db_command(call->db, "ROLLBACK");
-        api_db_error(call, NULL);
+        if (created < 0)
+            problem_respond(call->req, 403, "node '%.253s' was registered by another user",
+                            json_string_value(json_object_get(body, "name")));
+        else
+            api_db_error(call, NULL);
     } else {
         log_info("node %s: %s %s (by %s)", id, json_string_value(json_object_get(body, "name")),
                  created ? "registered" : "re-registered", call->who.name);
@@ -108,25 +125,177 @@ void nodes_register(struct api_call *call)
     json_decref(body);
 }
 
-void nodes_heartbeat(struct api_call *call)
+int nodes_owned_or_respond(struct api_call *call, long long node)
 {
-    long long id;
-    if (api_id_or_respond(call, "node", &id) < 0)
-        return;
     char ids[24];
-    snprintf(ids, sizeof(ids), "%lld", id);
+    snprintf(ids, sizeof(ids), "%lld", node);
     const char *p[] = {ids};
-    PGresult *r = db_exec(call->db,
-                          "UPDATE nodes SET last_heartbeat_at = now(), state = 'UP'"
-                          " WHERE id = $1 RETURNING state",
-                          1, p);
+    PGresult *r =
+        db_exec(call->db, "SELECT COALESCE(registered_by, 0) FROM nodes WHERE id = $1", 1, p);
+    int rc = -1;
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)
-        problem_respond(call->req, 404, "no node %lld", id);
+        problem_respond(call->req, 404, "no node %lld", node);
+    else if (call->who.role == AUTH_WORKER &&
+             strtoll(PQgetvalue(r, 0, 0), NULL, 10) != call->who.id)
+        problem_respond(call->req, 403, "node %lld is not the node of worker %s", node,
+                        call->who.name);
     else
-        respond_node(call, ids, 200);
+        rc = 0;
     PQclear(r);
+    return rc;
+}
+
+/* The heartbeat's optional body: {"running": [{"job_id": N, ...}]}. Fills *ids with the
+ * reported jobs as a bigint[] literal (new, free()), or NULL when the body does not say
+ * (an empty body, no "running"). Returns 0, or -1 after a 400. */
+static int running_or_respond(struct api_call *call, char **ids)
+{
+    size_t len;
+    json_t *body = NULL;
+    *ids = NULL;
+    http_req_body(call->req, &len);
+    if (len == 0)
+        return 0;
+    if (api_body_or_respond(call, &body) < 0)
+        return -1;
+    const json_t *run = json_object_get(body, "running");
+    size_t n = json_array_size(run), o = 0;
+    int bad = run && (!json_is_array(run) || n > NODES_RUNNING_MAX);
+    char *out = run && !bad ? malloc(n * 24 + 3) : NULL;
+    for (size_t i = 0; out && i < n && !bad; i++) {
+        const json_t *job = json_object_get(json_array_get(run, i), "job_id");
+        bad = !json_is_integer(job) || json_integer_value(job) < 1;
+        o += (size_t)sprintf(out + o, "%s%lld", i ? "," : "{",
+                             bad ? 0 : (long long)json_integer_value(job));
+    }
+    json_decref(body);
+    if (bad) {
+        free(out);
+        problem_respond(call->req, 400,
+                        "running: expected an array of at most %d {\"job_id\": N >= 1}",
+                        NODES_RUNNING_MAX);
+        return -1;
+    }
+    if (run && !out) {
+        problem_respond(call->req, 500, "out of memory");
+        return -1;
+    }
+    if (out)
+        snprintf(out + o, 3, "%s}", n ? "" : "{");
+    *ids = out;
+    return 0;
+}
+
+/* The states of a job whose mpirun a worker should have (unless an action is on its way). */
+#define LAUNCHED_STATES "('STARTING', 'RUNNING', 'SUSPENDED', 'RESIZING', 'MIGRATING')"
+
+/* The jobs the server believes run on node $1: launched, and launched there last (the first
+ * slot of its latest start, resize or migrate). */
+#define NODE_JOBS_SQL                                                                              \
+    "mine AS (SELECT j.id FROM jobs j WHERE j.state IN " LAUNCHED_STATES " AND"                    \
+    " (SELECT COALESCE((l.spec->'slots'->0->>'node_id')::bigint, l.node_id) FROM actions l"        \
+    " WHERE l.job_id = j.id AND l.kind IN ('start', 'resize', 'migrate')"                          \
+    " AND l.state <> 'superseded' ORDER BY l.id DESC LIMIT 1) = $1)"
+
+/* Remembers since when each of the node's jobs has been missing from its heartbeats; forgets
+ * the jobs reported again or no longer expected there. */
+static int note_unseen(PGconn *db, const char *node, const char *reported)
+{
+    const char *p[] = {node, reported};
+    return db_command_params(db,
+                             "WITH " NODE_JOBS_SQL " DELETE FROM job_unseen u"
+                             " WHERE u.node_id = $1 AND (u.job_id = ANY($2::bigint[])"
+                             " OR u.job_id NOT IN (SELECT id FROM mine))",
+                             2, p) < 0 ||
+                   db_command_params(db,
+                                     "WITH " NODE_JOBS_SQL " INSERT INTO job_unseen (job_id,"
+                                     " node_id) SELECT id, $1 FROM mine"
+                                     " WHERE id <> ALL($2::bigint[]) ON CONFLICT (job_id) DO"
+                                     " UPDATE SET node_id = EXCLUDED.node_id, since = CASE WHEN"
+                                     " job_unseen.node_id = EXCLUDED.node_id THEN"
+                                     " job_unseen.since ELSE now() END",
+                                     2, p) < 0
+               ? -1
+               : 0;
+}
+
+/* Jobs of the node missing from its heartbeats for longer than the node timeout, with no
+ * action in flight: back to the queue, from their last checkpoint. Returns how many, or -1. */
+static int requeue_unseen(PGconn *db, const char *node)
+{
+    const char *p[] = {node};
+    PGresult *r = db_exec(db,
+                          "SELECT j.id, j.state, n.name, round(extract(epoch FROM now() -"
+                          " u.since)::numeric, 1) FROM job_unseen u JOIN jobs j ON j.id = u.job_id"
+                          " JOIN nodes n ON n.id = u.node_id WHERE u.node_id = $1"
+                          " AND j.state IN " LAUNCHED_STATES " AND u.since < now() -"
+                          " make_interval(secs => (SELECT node_timeout_s FROM scheduler_config"
+                          " WHERE id = 1)) AND NOT EXISTS (SELECT 1 FROM actions a"
+                          " WHERE a.job_id = j.id AND a.state = 'pending')"
+                          " ORDER BY j.id FOR UPDATE OF j",
+                          1, p);
+    int n = db_ok(r) ? 0 : -1;
+    for (int i = 0; n >= 0 && i < PQntuples(r); i++) {
+        long long id = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+        enum job_state from;
+        char detail[400], ids[24];
+        snprintf(detail, sizeof(detail),
+                 "lost: the worker of node %s has not reported it for %s s: back to the queue",
+                 PQgetvalue(r, i, 2), PQgetvalue(r, i, 3));
+        snprintf(ids, sizeof(ids), "%lld", id);
+        const char *q[] = {ids};
+        if (job_state_parse(PQgetvalue(r, i, 1), &from) < 0 ||
+            sched_round_move_job(db, id, from, JOB_EV_REQUEUE, detail) < 0 ||
+            sched_round_release_job(db, id) < 0 ||
+            db_command_params(db, "DELETE FROM job_unseen WHERE job_id = $1", 1, q) < 0)
+            n = -1;
+        else
+            n++;
+    }
+    PQclear(r);
+    return n;
+}
+
+/* In a transaction: the heartbeat itself, then (when the worker said what it runs) the
+ * reconciliation. Returns the jobs requeued, -1 on a database error, -2 for no such node. */
+static int beat(PGconn *db, const char *node, const char *reported)
+{
+    const char *p[] = {node};
+    PGresult *r = db_exec(db,
+                          "UPDATE nodes SET last_heartbeat_at = now(), state = 'UP'"
+                          " WHERE id = $1 RETURNING state",
+                          1, p);
+    int rc = !db_ok(r) ? -1 : PQntuples(r) != 1 ? -2 : 0;
+    PQclear(r);
+    if (rc == 0 && reported && (rc = note_unseen(db, node, reported)) == 0)
+        rc = requeue_unseen(db, node);
+    return rc;
+}
+
+void nodes_heartbeat(struct api_call *call)
+{
+    long long id;
+    char *reported = NULL;
+    if (api_id_or_respond(call, "node", &id) < 0 || nodes_owned_or_respond(call, id) < 0 ||
+        running_or_respond(call, &reported) < 0)
+        return;
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    int rc = db_command(call->db, "BEGIN") < 0 ? -1 : beat(call->db, ids, reported);
+    if (rc < 0 || db_command(call->db, "COMMIT") < 0) {
+        db_command(call->db, "ROLLBACK");
+        if (rc == -2)
+            problem_respond(call->req, 404, "no node %lld", id);
+        else
+            api_db_error(call, NULL);
+    } else {
+        if (rc > 0)
+            sched_wake_signal();
+        respond_node(call, ids, 200);
+    }
+    free(reported);
 }
 
 void nodes_list(struct api_call *call)

@@ -5,10 +5,23 @@
 struct api_call;
 
 /* POST /api/v1/nodes: 201 and the node when new; re-registering a name updates it (and its
- * GPUs) and answers 200 with the same id. */
+ * GPUs) and answers 200 with the same id. A worker may re-register only a node it
+ * registered itself or one that is DOWN (it becomes the worker's), else 403; an admin any. */
 void nodes_register(struct api_call *call);
-/* POST /api/v1/nodes/{id}/heartbeat: records the time, marks the node UP; 200 and the node. */
+/* Most jobs a heartbeat may report as running. */
+#define NODES_RUNNING_MAX 4096
+
+/* POST /api/v1/nodes/{id}/heartbeat [{"running": [{"job_id", ...}]}]: records the time, marks
+ * the node UP; 200 and the node. With "running", reconciles: a job the server believes
+ * launched there (STARTING, RUNNING, SUSPENDED, RESIZING or MIGRATING, with its latest start,
+ * resize or migrate there) that the worker has not reported for longer than the scheduler's
+ * node_timeout_s, with no action pending, goes back to PENDING (event "lost: ..."), its GPUs
+ * released. A worker may beat only for its own node (403). */
 void nodes_heartbeat(struct api_call *call);
+
+/* 0 when the caller may act as node: an admin, or the worker user that registered it.
+ * Else -1 after answering 404 (no such node) or 403 (another worker's node). */
+int nodes_owned_or_respond(struct api_call *call, long long node);
 /* GET /api/v1/nodes: {"items": [...]} by id. */
 void nodes_list(struct api_call *call);
 /* GET /api/v1/nodes/{id} */

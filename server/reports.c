@@ -162,16 +162,22 @@ static int event_to(enum job_state from, enum job_state want)
     return -1;
 }
 
-/* How long the job's latest action took, appended to the event's detail on RUNNING. */
+/* How long the action that brought the job here took, from when it was written (issued) to
+ * now, appended to the event's detail: on RUNNING the job's latest start, resize, migrate or
+ * resume (a start that follows a migrate is timed from the migrate), on SUSPENDED its latest
+ * suspend: " (resize action 12 took 3.214 s)". */
 static const char *const state_sql =
     "WITH up AS (UPDATE jobs SET state = $2, updated_at = now(),"
     " finished_at = CASE WHEN $2 IN ('COMPLETED', 'FAILED', 'CANCELLED') THEN now() END"
     " WHERE id = $1 RETURNING id)"
     " INSERT INTO job_events (job_id, from_state, to_state, event, actor, detail)"
-    " SELECT id, $3, $2, $4, $5, $6 || CASE WHEN $2 = 'RUNNING' THEN COALESCE((SELECT"
-    " format(' (%s action %s took %s s)', a.kind, a.id, round(extract(epoch FROM now() -"
-    " a.created_at)::numeric, 3)) FROM actions a WHERE a.job_id = $1 ORDER BY a.id DESC"
-    " LIMIT 1), '') ELSE '' END FROM up";
+    " SELECT id, $3, $2, $4, $5, $6 || COALESCE((SELECT format(' (%s action %s took %s s)',"
+    " COALESCE(f.kind, a.kind), COALESCE(f.id, a.id), round(extract(epoch FROM now() -"
+    " COALESCE(f.created_at, a.created_at))::numeric, 3)) FROM actions a LEFT JOIN actions f"
+    " ON f.id = (a.spec->>'follows')::bigint AND f.job_id = a.job_id"
+    " WHERE a.job_id = $1 AND a.kind = ANY(CASE $2 WHEN 'RUNNING' THEN"
+    " '{start,resize,migrate,resume}'::text[] WHEN 'SUSPENDED' THEN '{suspend}'::text[] END)"
+    " ORDER BY a.id DESC LIMIT 1), '') FROM up";
 
 /* In a transaction: moves job ids to want. Returns 0 (answered 200) or -1 (answered). */
 static int move_job(struct api_call *call, const char *ids, const char *want_name,

@@ -224,6 +224,10 @@ static void *poller_main(void *arg)
         } else {
             if (rc == 0 && status == 404)
                 atomic_store(&a->need_register, 1);
+            if (rc == 0 && status == 403 && backoff < 5)
+                log_error("the server refuses this worker's token for node %lld (another"
+                          " worker user registered it): check --token-file",
+                          id);
             sleep_s(a, backoff);
             backoff = backoff * 2 > 5 ? 5 : backoff * 2;
         }

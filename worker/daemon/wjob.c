@@ -536,7 +536,9 @@ static void on_exit_status(struct agent *a, struct wjob *j, int status)
     } else if (ckpt && (!strcmp(j->kind, "resize") || !strcmp(j->kind, "migrate"))) {
         after_checkpoint(a, j);
     } else if (code == 0 && !ckpt) {
-        if (!j->posted_running)
+        /* A job that ends by itself while it was to be resized or moved is RESIZING or
+         * MIGRATING on the server, from where only RUNNING leads to COMPLETED. */
+        if (!j->posted_running || !strcmp(j->kind, "resize") || !strcmp(j->kind, "migrate"))
             post_state(a, j, "RUNNING", "ranks started", -1);
         post_state(a, j, "COMPLETED", "all ranks exited 0", 0);
         finish(a, j, 0, "the job ended first");

@@ -16,64 +16,12 @@
 #include "harness.h"
 #include "wtest.h"
 
-#ifndef WORKER_PATH
-#define WORKER_PATH "build/ringmaster-worker"
-#endif
-#ifndef TRAIN_MLP_PATH
-#define TRAIN_MLP_PATH "build/examples/train-mlp"
-#endif
-
 static pid_t worker;
 static char ckpt_root[64];
 
-static pid_t spawn_worker(const char *name, int gpus)
-{
-    char token[128], tfile[320], user[64], url[64], log[320], dir[320], ngpus[8];
-    snprintf(user, sizeof(user), "%s-worker", name);
-    hx_user(user, "worker", token);
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    FILE *f = fopen(tfile, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "%s\n", token);
-    fclose(f);
-    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    snprintf(ngpus, sizeof(ngpus), "%d", gpus);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        FILE *o = freopen(log, "a", stdout);
-        dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
-        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
 static int stop_worker(void)
 {
-    int status = 0;
-    if (worker <= 0)
-        return 0;
-    kill(worker, SIGTERM);
-    double end = hx_now() + 20;
-    while (waitpid(worker, &status, WNOHANG) == 0) {
-        if (hx_now() > end) {
-            kill(worker, SIGKILL);
-            waitpid(worker, &status, 0);
-            worker = 0;
-            return -1;
-        }
-        usleep(20000);
-    }
-    worker = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return wt_stop_worker(&worker);
 }
 
 static void setup(void)
@@ -86,7 +34,7 @@ static void setup(void)
                                        "{\"interval_s\":1,\"min_resize_interval_s\":0,"
                                        "\"resize_cost_s\":0,\"grace_s\":30}"),
                                200));
-    worker = spawn_worker("sim-a", 2);
+    worker = wt_spawn_worker("sim-a", 2);
 }
 
 static void teardown(void)

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
+#include "wtest.h"
 
 static char wtok[128];
 
@@ -171,5 +173,143 @@ Test(worker_api, suspend_needs_a_launched_running_job_and_its_owner)
     cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items, 0), "kind")),
                      "cancel");
     json_decref(a);
+    hx_finish();
+}
+
+/* A second worker user with its own node ("n2"); fills tok, returns the node's id. */
+static long long make_other_node(char *tok)
+{
+    hx_user("api-worker-2", "worker", tok);
+    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", tok,
+                                       "{\"name\":\"n2\",\"cpus\":2,\"memory_bytes\":1,"
+                                       "\"gpus\":[],\"simulated\":true}"),
+                               201);
+    long long id = json_integer_value(json_object_get(n, "id"));
+    json_decref(n);
+    return id;
+}
+
+Test(worker_api, a_worker_token_acts_only_for_its_own_node)
+{
+    char tok2[128], path[128], sql[256];
+    long long a = make_node();
+    long long b = make_other_node(tok2);
+    long long job = hx_submit(hx.admin, "j", 1);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind) VALUES (%lld, %lld, 'suspend')", b, job);
+    hx_sql_do(sql);
+    long long act = (long long)hx_sql_num("SELECT max(id) FROM actions");
+
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=0", b);
+    hx_expect_problem(hx_json("GET", path, wtok, NULL), 403, NULL);
+    json_t *l = hx_expect_json(hx_json("GET", path, tok2, NULL), 200);
+    cr_assert_eq(json_array_size(json_object_get(l, "items")), 1, "B sees its own action");
+    json_decref(l);
+    l = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    json_decref(l);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=0", a);
+    hx_expect_problem(hx_json("GET", path, tok2, NULL), 403, NULL);
+    json_decref(hx_expect_json(hx_json("GET", path, wtok, NULL), 200));
+
+    snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", act);
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"outcome\":\"ok\",\"detail\":\"x\"}"), 403,
+                      NULL);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM actions WHERE state = 'pending'"), 1,
+                 "the refused result changed nothing");
+    json_decref(
+        hx_expect_json(hx_json("POST", path, tok2, "{\"outcome\":\"ok\",\"detail\":\"x\"}"), 200));
+    hx_expect_problem(hx_json("POST", "/api/v1/actions/999999/result", wtok,
+                              "{\"outcome\":\"ok\",\"detail\":\"x\"}"),
+                      404, NULL);
+
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", b);
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"running\":[]}"), 403, NULL);
+    json_decref(hx_expect_json(hx_json("POST", path, tok2, "{\"running\":[]}"), 200));
+    hx_expect_problem(hx_json("POST", "/api/v1/nodes", wtok,
+                              "{\"name\":\"n2\",\"cpus\":4,\"memory_bytes\":1,\"gpus\":[]}"),
+                      403, NULL);
+    cr_assert_eq(hx_sql_num("SELECT cpus FROM nodes WHERE name = 'n2'"), 2,
+                 "another worker cannot take a node over by its name");
+    /* ... unless it is DOWN: a host reinstalled with a new token takes its node back */
+    hx_sql_do("UPDATE nodes SET state = 'DOWN' WHERE name = 'n2'");
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/nodes", wtok,
+                                       "{\"name\":\"n2\",\"cpus\":4,\"memory_bytes\":1,"
+                                       "\"gpus\":[]}"),
+                               200));
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=0", b);
+    json_decref(hx_expect_json(hx_json("GET", path, wtok, NULL), 200));
+    hx_expect_problem(hx_json("GET", path, tok2, NULL), 403, NULL);
+    hx_finish();
+}
+
+/* Job job in state, launched on node (a done start), holding GPU gpu there. */
+static void launched_on(long long job, long long node, const char *state, int gpu)
+{
+    char sql[768];
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = '%s' WHERE id = %lld; INSERT INTO actions (node_id,"
+             " job_id, kind, state, spec) VALUES (%lld, %lld, 'start', 'done',"
+             " jsonb_build_object('slots', jsonb_build_array(jsonb_build_object('node_id', %lld,"
+             " 'gpu', %d)))); INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
+             " VALUES (%lld, %d, 'sim', 1) ON CONFLICT DO NOTHING;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES (%lld, %lld, %d)",
+             state, job, node, job, node, gpu, node, gpu, job, node, gpu);
+    hx_sql_do(sql);
+}
+
+static void beat(long long node, const char *body)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", node);
+    json_decref(hx_expect_json(hx_json("POST", path, wtok, body), 200));
+}
+
+Test(worker_api, a_job_its_worker_stops_reporting_goes_back_to_the_queue)
+{
+    long long node = make_node();
+    long long job = hx_submit(hx.admin, "j", 1);
+    char sql[256], running[96];
+    long long resizing = hx_submit(hx.admin, "r", 1);
+    hx_sql_do("UPDATE scheduler_config SET node_timeout_s = 1");
+    launched_on(job, node, "RUNNING", 0);
+    /* a job whose resize failed (its worker had lost it) would stay RESIZING for good */
+    launched_on(resizing, node, "RESIZING", 1);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind, state) VALUES (%lld, %lld, 'resize',"
+             " 'failed')",
+             node, resizing);
+    hx_sql_do(sql);
+    snprintf(running, sizeof(running),
+             "{\"running\":[{\"job_id\":%lld,\"pid\":7,\"world_size\":1}]}", job);
+    beat(node, running);
+    beat(node, "{\"running\":[]}");
+    beat(node, NULL); /* no list: nothing to reconcile */
+    cr_assert_str_eq(wt_job_state(job), "RUNNING", "missing for less than the grace");
+    usleep(1300000);
+    beat(node, running);
+    beat(node, "{\"running\":[]}");
+    cr_assert_str_eq(wt_job_state(job), "RUNNING", "reported again: the grace starts over");
+    usleep(1300000);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind) VALUES (%lld, %lld, 'suspend')", node,
+             job);
+    hx_sql_do(sql);
+    beat(node, "{\"running\":[]}");
+    cr_assert_str_eq(wt_job_state(job), "RUNNING", "an action in flight: not lost yet");
+    hx_sql_do("UPDATE actions SET state = 'failed' WHERE kind = 'suspend'");
+    beat(node, "{\"running\":[]}");
+    cr_assert_str_eq(wt_job_state(job), "PENDING", "lost: back to the queue");
+    cr_assert_str_eq(wt_job_state(resizing), "PENDING", "lost while resizing, too");
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM allocations WHERE job_id = %lld", job);
+    cr_assert_eq(hx_sql_num(sql), 0, "its GPUs were released");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE job_id = %lld AND from_state = 'RUNNING'"
+             " AND to_state = 'PENDING' AND event = 'requeue' AND detail LIKE 'lost: %%'",
+             job);
+    cr_assert_eq(hx_sql_num(sql), 1, "one event says why");
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", node);
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"running\":3}"), 400, NULL);
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"running\":[{\"job_id\":0}]}"), 400, NULL);
     hx_finish();
 }
