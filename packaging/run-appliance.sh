@@ -6,6 +6,7 @@
 #   RINGMASTER_LISTEN      host:port (default 127.0.0.1:8080)
 #   RINGMASTER_STATE_DIR   state directory (default ./var)
 #   RINGMASTER_SIM_GPUS    simulated GPUs when no real one is found (default 4)
+#   RINGMASTER_CHECKPOINT_ROOT  jobs' checkpoints (default STATE_DIR/checkpoints)
 set -euo pipefail
 
 build=${1:-build}
@@ -14,6 +15,10 @@ state=${RINGMASTER_STATE_DIR:-./var}
 url="http://$listen/"
 
 mkdir -p "$state"
+# Every worker on this machine reaches the same checkpoint folder, so a job migrated
+# between local workers restores its checkpoint instead of starting over.
+export RINGMASTER_CHECKPOINT_ROOT=${RINGMASTER_CHECKPOINT_ROOT:-$(cd "$state" && pwd)/checkpoints}
+mkdir -p "$RINGMASTER_CHECKPOINT_ROOT"
 "$build/ringmasterd" --listen "$listen" --state-dir "$state" --www-dir www &
 server=$!
 children=("$server")

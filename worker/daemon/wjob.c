@@ -372,7 +372,10 @@ static void do_start(struct agent *a, struct wjob *j, long long act, const json_
         finish(a, j, 1, "already running");
         return;
     }
-    post_state(a, j, "STARTING", "worker launches it", -1);
+    /* A start that follows a migrate finds the job MIGRATING: it becomes RUNNING when its
+     * ranks report, and STARTING is no state it may pass through on the way. */
+    if (!json_object_get(spec, "follows"))
+        post_state(a, j, "STARTING", "worker launches it", -1);
     if (launch(a, j, spec, err, sizeof(err)) < 0) {
         post_state(a, j, "FAILED", err, -1);
         finish(a, j, 0, err);
