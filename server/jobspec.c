@@ -238,7 +238,8 @@ int jobspec_plan_parse(const char *s, struct plan_choice *c)
 
 void jobspec_plan_name(const struct plan_choice *c, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s", plan_kind_name(c->kind));
+    int n = snprintf(buf, len, "%s",
+                     c->kind >= 0 && c->kind < PLAN_NKINDS ? plan_kinds[c->kind] : "dp");
     if (c->tp > 1 && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "-tp%d", c->tp);
     if (c->pp > 1 && n >= 0 && (size_t)n < len)

@@ -318,3 +318,39 @@ Test(plans_live, the_job_that_gains_most_gets_the_faster_gpu_model)
     cr_assert_eq(stop_worker(1), 0);
     hx_finish();
 }
+
+/* Through the API: a bad declaration is a problem document naming the field; a good one is
+ * stored with its defaults and answered in the job, with no current plan before a start. */
+Test(plans_live, declarations_are_validated_stored_and_answered)
+{
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"x\",\"command\":[\"true\"],\"gpus\":1,"
+                              "\"model_size\":2,\"plans\":[\"dp\",\"zero9\"]}"),
+                      400, "plans[1]");
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"x\",\"command\":[\"true\"],\"gpus\":1,"
+                              "\"plans\":[\"dp\"]}"),
+                      400, "plans");
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"x\",\"command\":[\"true\"],\"gpus\":1,"
+                              "\"model_size\":2,\"plans\":[\"dp\"],\"plan\":\"zero3\"}"),
+                      400, "plan");
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"x\",\"command\":[\"true\"],\"gpus\":1,"
+                                       "\"model_size\":7,\"plans\":[\"zero3\",\"offload\"]}"),
+                               201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    j = get_job(id);
+    cr_assert_eq(json_number_value(json_object_get(j, "model_size")), 7.0);
+    cr_assert_eq(json_number_value(json_object_get(j, "activation_gb")), 0.0);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "plan")), "zero3", "the first of plans");
+    cr_assert_eq(json_integer_value(json_object_get(j, "max_tp")), 1);
+    cr_assert(json_is_null(json_object_get(j, "current_plan")));
+    json_decref(j);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs WHERE plan_spec->>'plan' = 'zero3'"), 1);
+    j = get_job(hx_submit(hx.admin, "plain", 1));
+    cr_assert_null(json_object_get(j, "plans"), "no plan fields without a declaration");
+    json_decref(j);
+    hx_finish();
+}
