@@ -186,10 +186,10 @@ static void respond_existing(struct api_call *call, const struct insert_params *
 static void insert_job(struct api_call *call, const struct jobspec *s, struct insert_params *ip,
                        const char *key)
 {
-    const char *p[] = {ip->uid,       s->name,       ip->command,
-                       ip->env,       ip->model,     ip->gpus,
-                       ip->min,       ip->max,       s->elastic ? "true" : "false",
-                       ip->prio,      ip->batch,     key,
+    const char *p[] = {ip->uid,       s->name,        ip->command,
+                       ip->env,       ip->model,      ip->gpus,
+                       ip->min,       ip->max,        s->elastic ? "true" : "false",
+                       ip->prio,      ip->batch,      key,
                        ip->canonical, call->who.name, ip->plans};
     PGresult *r = db_exec(call->db, insert_sql, 15, p);
     if (!db_ok(r)) {

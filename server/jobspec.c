@@ -14,8 +14,8 @@ static const char *type_name(const json_t *v)
 }
 
 /* An optional integer in lo..hi; null or missing gives def. */
-static int get_int(struct fieldcheck *c, const json_t *body, const char *key, long long lo, long long hi,
-                   int def)
+static int get_int(struct fieldcheck *c, const json_t *body, const char *key, long long lo,
+                   long long hi, int def)
 {
     const json_t *v = json_object_get(body, key);
     if (!v || json_is_null(v))
@@ -187,9 +187,11 @@ static void check_gpus(struct fieldcheck *c, const json_t *body, struct jobspec 
     spec->min_gpus = get_int(c, body, "min_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
     spec->max_gpus = get_int(c, body, "max_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
     if (spec->min_gpus > spec->gpus)
-        fieldcheck_fail(c, "min_gpus", "must be at most gpus (%d), got %d", spec->gpus, spec->min_gpus);
+        fieldcheck_fail(c, "min_gpus", "must be at most gpus (%d), got %d", spec->gpus,
+                        spec->min_gpus);
     if (spec->max_gpus < spec->gpus)
-        fieldcheck_fail(c, "max_gpus", "must be at least gpus (%d), got %d", spec->gpus, spec->max_gpus);
+        fieldcheck_fail(c, "max_gpus", "must be at least gpus (%d), got %d", spec->gpus,
+                        spec->max_gpus);
     const json_t *e = json_object_get(body, "elastic");
     if (e && !json_is_null(e) && !json_is_boolean(e))
         fieldcheck_fail(c, "elastic", "expected true or false, got %s", type_name(e));
@@ -257,8 +259,8 @@ static double get_num(struct fieldcheck *c, const json_t *body, const char *key,
     if (!json_is_number(v))
         fieldcheck_fail(c, key, "expected a number, got %s", type_name(v));
     else if (!(x > lo || (lo_ok && x == lo)) || x > hi)
-        fieldcheck_fail(c, key, "expected a number in %c%g, %g], got %g", lo_ok ? '[' : '(', lo,
-                        hi, x);
+        fieldcheck_fail(c, key, "expected a number in %c%g, %g], got %g", lo_ok ? '[' : '(', lo, hi,
+                        x);
     else
         return x;
     return def;
@@ -270,8 +272,10 @@ static void check_plan_list(struct fieldcheck *c, const json_t *body, struct job
     if (!v || json_is_null(v))
         return;
     if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > PLAN_NKINDS) {
-        fieldcheck_fail(c, "plans", "expected an array of 1..%d of dp, zero1, zero2, zero3,"
-                                    " offload", PLAN_NKINDS);
+        fieldcheck_fail(c, "plans",
+                        "expected an array of 1..%d of dp, zero1, zero2, zero3,"
+                        " offload",
+                        PLAN_NKINDS);
         return;
     }
     size_t i;
@@ -301,8 +305,9 @@ static void check_requested(struct fieldcheck *c, const json_t *body, struct job
         const json_t *first = json_array_get(json_object_get(body, "plans"), 0);
         s = json_string_value(first) ? json_string_value(first) : "dp";
     } else if (!s || jobspec_plan_parse(s, &pc) < 0) {
-        fieldcheck_fail(c, "plan", "expected KIND[-tpN][-ppN], KIND one of dp, zero1, zero2,"
-                                   " zero3, offload, N 1, 2, 4 or 8");
+        fieldcheck_fail(c, "plan",
+                        "expected KIND[-tpN][-ppN], KIND one of dp, zero1, zero2,"
+                        " zero3, offload, N 1, 2, 4 or 8");
         return;
     }
     if (jobspec_plan_parse(s, &pc) < 0)
@@ -322,8 +327,7 @@ static void check_requested(struct fieldcheck *c, const json_t *body, struct job
 
 static void check_plans(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
-    static const char *const needs_size[] = {"activation_gb", "plans", "plan", "max_tp",
-                                             "max_pp"};
+    static const char *const needs_size[] = {"activation_gb", "plans", "plan", "max_tp", "max_pp"};
     const json_t *size = json_object_get(body, "model_size");
     if (!size || json_is_null(size)) {
         for (size_t i = 0; i < sizeof(needs_size) / sizeof(needs_size[0]); i++)
@@ -332,18 +336,17 @@ static void check_plans(struct fieldcheck *c, const json_t *body, struct jobspec
         return;
     }
     spec->model_size = get_num(c, body, "model_size", 0, 0, JOBSPEC_MAX_MODEL_SIZE, 0);
-    spec->activation_gb =
-        get_num(c, body, "activation_gb", 0, 1, JOBSPEC_MAX_ACTIVATION_GB, 0);
+    spec->activation_gb = get_num(c, body, "activation_gb", 0, 1, JOBSPEC_MAX_ACTIVATION_GB, 0);
     check_plan_list(c, body, spec);
     check_requested(c, body, spec);
 }
 
 static void check_unknown(struct fieldcheck *c, const json_t *body)
 {
-    static const char *const known[] = {
-        "name",  "command",    "gpus",          "min_gpus", "max_gpus", "elastic",
-        "priority", "batch_per_gpu", "model", "env",      "model_size", "activation_gb",
-        "plans", "plan",       "max_tp",        "max_pp"};
+    static const char *const known[] = {"name",     "command", "gpus",       "min_gpus",
+                                        "max_gpus", "elastic", "priority",   "batch_per_gpu",
+                                        "model",    "env",     "model_size", "activation_gb",
+                                        "plans",    "plan",    "max_tp",     "max_pp"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)

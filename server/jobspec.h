@@ -18,8 +18,8 @@
 #define JOBSPEC_MAX_PRIORITY 1000
 #define JOBSPEC_MAX_BATCH 65536
 #define JOBSPEC_DEFAULT_BATCH 128
-#define JOBSPEC_MAX_MODEL 65536    /* bytes of the model object as compact JSON */
-#define JOBSPEC_MAX_MODEL_DEPTH 32 /* nesting levels of the model object */
+#define JOBSPEC_MAX_MODEL 65536         /* bytes of the model object as compact JSON */
+#define JOBSPEC_MAX_MODEL_DEPTH 32      /* nesting levels of the model object */
 #define JOBSPEC_MAX_MODEL_SIZE 100000.0 /* billions of parameters */
 #define JOBSPEC_MAX_ACTIVATION_GB 100000.0
 #define JOBSPEC_PLAN_MAX 32 /* bytes of a plan's name, NUL included */
@@ -34,11 +34,11 @@ struct jobspec {
     int priority;                 /* default 0 */
     int batch_per_gpu;            /* default JOBSPEC_DEFAULT_BATCH */
     /* Execution plans (docs/plans.md), all or nothing: model_size > 0 when declared. */
-    double model_size;            /* billions of parameters; 0: no plan information */
-    double activation_gb;         /* activation memory per GPU, GB (default 0) */
-    unsigned plans;               /* bit (1u << enum plan_kind) per plan it supports */
-    char plan[JOBSPEC_PLAN_MAX];  /* the plan it asks for (default: the first of plans) */
-    int max_tp, max_pp;           /* largest degrees it accepts (default: the plan's) */
+    double model_size;           /* billions of parameters; 0: no plan information */
+    double activation_gb;        /* activation memory per GPU, GB (default 0) */
+    unsigned plans;              /* bit (1u << enum plan_kind) per plan it supports */
+    char plan[JOBSPEC_PLAN_MAX]; /* the plan it asks for (default: the first of plans) */
+    int max_tp, max_pp;          /* largest degrees it accepts (default: the plan's) */
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors

@@ -484,8 +484,7 @@ static const char *const kind_name[] = {"keep", "start", "resize", "migrate"};
 
 /* The plan job i runs with after the round: the decision's for a change it takes, the one
  * it runs with for a migration a person asked for ("dp" for a job without plans). */
-static void plan_after(const struct sched_plan *p, const struct plan_job *pj, char *buf,
-                       size_t len)
+static void plan_after(const struct sched_plan *p, const struct plan_job *pj, char *buf, size_t len)
 {
     const struct snap_job *sj = pj->sj;
     if (pj->migrated_by_request)

@@ -305,12 +305,12 @@ Test(plans_live, the_job_that_gains_most_gets_the_faster_gpu_model)
     json_decref(j);
     /* Both keep their models over the following rounds (no hopping). */
     sleep(3);
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'",
-                        big),
-                 0, "big was not moved");
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'",
-                        small),
-                 0, "small was not moved");
+    cr_assert_eq(
+        db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", big), 0,
+        "big was not moved");
+    cr_assert_eq(
+        db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", small), 0,
+        "small was not moved");
     cr_assert_eq(db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", small), v100);
     cancel(big);
     cancel(small);

@@ -4,8 +4,8 @@
 
 static struct plan_spec offload_only(double p)
 {
-    struct plan_spec ps = {.params_b = p, .act_gb = 2, .supported = 1u << PLAN_OFFLOAD,
-                           .max_tp = 1, .max_pp = 1};
+    struct plan_spec ps = {
+        .params_b = p, .act_gb = 2, .supported = 1u << PLAN_OFFLOAD, .max_tp = 1, .max_pp = 1};
 
     ps.requested = (struct plan_choice){.kind = PLAN_OFFLOAD, .tp = 1, .pp = 1};
     return ps;

@@ -141,8 +141,8 @@ Test(jobspec_plans, each_rule_names_its_field)
 
 Test(jobspec_plans, plan_names_parse_and_print_both_ways)
 {
-    static const char *const good[] = {"dp", "zero1", "zero2", "zero3", "offload", "dp-tp2",
-                                       "zero3-pp4", "dp-tp8-pp2"};
+    static const char *const good[] = {"dp",      "zero1",  "zero2",     "zero3",
+                                       "offload", "dp-tp2", "zero3-pp4", "dp-tp8-pp2"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         struct plan_choice c;
         char back[JOBSPEC_PLAN_MAX];
@@ -150,8 +150,8 @@ Test(jobspec_plans, plan_names_parse_and_print_both_ways)
         jobspec_plan_name(&c, back, sizeof(back));
         cr_assert_str_eq(back, good[i]);
     }
-    static const char *const bad[] = {"", "DP", "dp-", "dp-tp", "dp-tp16", "dp-tp2-", "dp tp2",
-                                      "zero", "dp-pp2-tp2", "offload-c8"};
+    static const char *const bad[] = {"",        "DP",     "dp-",  "dp-tp",      "dp-tp16",
+                                      "dp-tp2-", "dp tp2", "zero", "dp-pp2-tp2", "offload-c8"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct plan_choice c;
         cr_assert_eq(jobspec_plan_parse(bad[i], &c), -1, "accepted '%s'", bad[i]);
