@@ -312,6 +312,25 @@ Test(plans_live, the_job_that_gains_most_gets_the_faster_gpu_model)
         db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", small), 0,
         "small was not moved");
     cr_assert_eq(db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", small), v100);
+    /* A running job that runs another plan than the model's (as after an upgrade of the
+     * model) is replanned where it is: a resize at the same size, with the model's plan. */
+    char sql[160];
+    snprintf(sql, sizeof(sql), "UPDATE jobs SET current_plan = 'offload' WHERE id = %lld", big);
+    hx_sql_do(sql);
+    double end = hx_now() + 60;
+    while (db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
+                  " AND state = 'done' AND (spec->>'world_size')::int = 1",
+                  big) < 1 &&
+           hx_now() < end)
+        usleep(200000);
+    cr_assert_str_eq(action_plan(big, "resize", buf, sizeof(buf)), "dp");
+    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
+                        " AND state = 'done'",
+                        big),
+                 1, "replanned once, on its node, carried out");
+    cr_assert_str_eq(current_plan(big, buf, sizeof(buf)), "dp");
+    cr_assert(log_has(big, "train-mlp: restored step", 30), "restarted from its checkpoint");
+    cr_assert_eq(db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", big), a100);
     cancel(big);
     cancel(small);
     cr_assert_eq(stop_worker(0), 0);
