@@ -461,6 +461,8 @@ static int run(const struct options *o, int rank, int world)
     if (rank == 0 && rc == 0)
         printf("train-mlp: %ld params (hidden %ld), world size %d, lr scale %g\n",
                md.nparams, md.hidden, world, ringjob_lr_scale());
+    if (rank == 0)
+        printf("train-mlp: execution plan %s\n", ringjob_plan());
     int status = rc < 0 ? 1 : train(&md, o, rank, world);
     model_free_buffers(&md);
     free(md.host);

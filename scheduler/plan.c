@@ -50,14 +50,13 @@ static int offload_cores_ok(int cores)
 
 void plan_demand(const struct plan_spec *ps, struct plan_choice *c, int w)
 {
-    int d = dp_degree(c, w);
+    int d = dp_degree(c, w), cores = c->cpu_cores;
 
     c->host_mem_gb = plan_has_info(ps) ? PLAN_BASE_HOST_GB : 0.0;
     c->cpu_cores = plan_has_info(ps) ? PLAN_BASE_CORES : 0;
     if (c->kind != PLAN_OFFLOAD || !plan_has_info(ps))
         return;
-    if (!offload_cores_ok(c->cpu_cores))
-        c->cpu_cores = 8;
+    c->cpu_cores = offload_cores_ok(cores) ? cores : 8;
     double shard = ps->params_b / (double)(degree(c->tp) * degree(c->pp));
     c->host_mem_gb += d > 0 ? 16.0 * shard / d : INFINITY;
 }

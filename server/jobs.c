@@ -19,7 +19,7 @@
 #define JOB_COLS                                                                                   \
     "j.id, u.name, j.state, j.name, j.command, j.env, j.model, j.gpus, j.min_gpus,"                \
     " j.max_gpus, j.elastic, j.priority, j.batch_per_gpu, " TS("j.submitted_at") ", " TS(          \
-        "j.updated_at") ", " TS("j.finished_at")
+        "j.updated_at") ", " TS("j.finished_at") ", j.plan_spec, j.current_plan"
 enum {
     C_ID,
     C_USER,
@@ -37,6 +37,8 @@ enum {
     C_SUBMITTED,
     C_UPDATED,
     C_FINISHED,
+    C_PLAN_SPEC,
+    C_CUR_PLAN,
     C_NCOLS
 };
 
@@ -77,6 +79,14 @@ static json_t *job_json(const PGresult *r, int row)
                         PQgetisnull(r, row, C_FINISHED)
                             ? json_null()
                             : json_string(PQgetvalue(r, row, C_FINISHED)));
+    json_t *plans = col_json(r, row, C_PLAN_SPEC);
+    if (json_is_object(plans))
+        json_object_update(j, plans);
+    json_decref(plans);
+    json_object_set_new(j, "current_plan",
+                        PQgetisnull(r, row, C_CUR_PLAN)
+                            ? json_null()
+                            : json_string(PQgetvalue(r, row, C_CUR_PLAN)));
     return j;
 }
 
@@ -133,7 +143,7 @@ static int idempotency_key_or_respond(struct api_call *call, const char **key)
 /* Text parameters of the insert, from spec; the caller frees the three JSON texts. */
 struct insert_params {
     char uid[24], gpus[12], min[12], max[12], prio[12], batch[12];
-    char *command, *env, *model, *canonical;
+    char *command, *env, *model, *canonical, *plans;
 };
 
 static void insert_params_free(struct insert_params *ip)
@@ -142,13 +152,14 @@ static void insert_params_free(struct insert_params *ip)
     free(ip->env);
     free(ip->model);
     free(ip->canonical);
+    free(ip->plans);
 }
 
 static const char *const insert_sql =
     "WITH ins AS (INSERT INTO jobs (user_id, name, command, env, model, gpus, min_gpus,"
-    " max_gpus, elastic, priority, batch_per_gpu, idempotency_key, request_hash)"
+    " max_gpus, elastic, priority, batch_per_gpu, idempotency_key, request_hash, plan_spec)"
     " VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::jsonb, $6, $7, $8, $9, $10, $11, $12,"
-    " sha256(convert_to($13, 'UTF8')))"
+    " sha256(convert_to($13, 'UTF8')), $15::jsonb)"
     " ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING *),"
     " ev AS (INSERT INTO job_events (job_id, from_state, to_state, event, actor)"
     " SELECT id, NULL, 'PENDING', 'submit', $14 FROM ins)"
@@ -176,12 +187,12 @@ static void respond_existing(struct api_call *call, const struct insert_params *
 static void insert_job(struct api_call *call, const struct jobspec *s, struct insert_params *ip,
                        const char *key)
 {
-    const char *p[] = {ip->uid,       s->name,       ip->command,
-                       ip->env,       ip->model,     ip->gpus,
-                       ip->min,       ip->max,       s->elastic ? "true" : "false",
-                       ip->prio,      ip->batch,     key,
-                       ip->canonical, call->who.name};
-    PGresult *r = db_exec(call->db, insert_sql, 14, p);
+    const char *p[] = {ip->uid,       s->name,        ip->command,
+                       ip->env,       ip->model,      ip->gpus,
+                       ip->min,       ip->max,        s->elastic ? "true" : "false",
+                       ip->prio,      ip->batch,      key,
+                       ip->canonical, call->who.name, ip->plans};
+    PGresult *r = db_exec(call->db, insert_sql, 15, p);
     if (!db_ok(r)) {
         api_db_error(call, r);
     } else if (PQntuples(r) == 0) {
@@ -214,17 +225,21 @@ void jobs_submit(struct api_call *call)
         .model = spec.model ? json_dumps(spec.model, JSON_COMPACT) : NULL,
         .canonical = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS),
     };
+    json_t *plans = jobspec_plans_json(&spec);
+    ip.plans = plans ? json_dumps(plans, JSON_COMPACT) : NULL;
     snprintf(ip.uid, sizeof(ip.uid), "%lld", call->who.id);
     snprintf(ip.gpus, sizeof(ip.gpus), "%d", spec.gpus);
     snprintf(ip.min, sizeof(ip.min), "%d", spec.min_gpus);
     snprintf(ip.max, sizeof(ip.max), "%d", spec.max_gpus);
     snprintf(ip.prio, sizeof(ip.prio), "%d", spec.priority);
     snprintf(ip.batch, sizeof(ip.batch), "%d", spec.batch_per_gpu);
-    if (!ip.command || !ip.env || !ip.canonical || (spec.model && !ip.model))
+    if (!ip.command || !ip.env || !ip.canonical || (spec.model && !ip.model) ||
+        (plans && !ip.plans))
         problem_respond(call->req, 500, "out of memory");
     else
         insert_job(call, &spec, &ip, key);
     insert_params_free(&ip);
+    json_decref(plans);
     jobspec_clear(&spec);
     json_decref(body);
 }

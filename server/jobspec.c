@@ -14,8 +14,8 @@ static const char *type_name(const json_t *v)
 }
 
 /* An optional integer in lo..hi; null or missing gives def. */
-static int get_int(struct fieldcheck *c, const json_t *body, const char *key, long long lo, long long hi,
-                   int def)
+static int get_int(struct fieldcheck *c, const json_t *body, const char *key, long long lo,
+                   long long hi, int def)
 {
     const json_t *v = json_object_get(body, key);
     if (!v || json_is_null(v))
@@ -187,20 +187,166 @@ static void check_gpus(struct fieldcheck *c, const json_t *body, struct jobspec 
     spec->min_gpus = get_int(c, body, "min_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
     spec->max_gpus = get_int(c, body, "max_gpus", 1, JOBSPEC_MAX_GPUS, spec->gpus);
     if (spec->min_gpus > spec->gpus)
-        fieldcheck_fail(c, "min_gpus", "must be at most gpus (%d), got %d", spec->gpus, spec->min_gpus);
+        fieldcheck_fail(c, "min_gpus", "must be at most gpus (%d), got %d", spec->gpus,
+                        spec->min_gpus);
     if (spec->max_gpus < spec->gpus)
-        fieldcheck_fail(c, "max_gpus", "must be at least gpus (%d), got %d", spec->gpus, spec->max_gpus);
+        fieldcheck_fail(c, "max_gpus", "must be at least gpus (%d), got %d", spec->gpus,
+                        spec->max_gpus);
     const json_t *e = json_object_get(body, "elastic");
     if (e && !json_is_null(e) && !json_is_boolean(e))
         fieldcheck_fail(c, "elastic", "expected true or false, got %s", type_name(e));
     spec->elastic = e && json_is_true(e);
 }
 
+/* ---- execution plans ---- */
+
+static const char *const plan_kinds[PLAN_NKINDS] = {"dp", "zero1", "zero2", "zero3", "offload"};
+
+static int kind_of(const char *s, size_t n)
+{
+    for (int k = 0; k < PLAN_NKINDS; k++)
+        if (strlen(plan_kinds[k]) == n && strncmp(s, plan_kinds[k], n) == 0)
+            return k;
+    return -1;
+}
+
+/* "-tpN" or "-ppN" at *s: stores N (1, 2, 4, 8) in *deg and advances; -1 when malformed. */
+static int plan_degree(const char **s, const char *tag, int *deg)
+{
+    if ((*s)[0] != '-' || strncmp(*s + 1, tag, 2) != 0)
+        return 0;
+    char d = (*s)[3];
+    if ((d != '1' && d != '2' && d != '4' && d != '8') || ((*s)[4] && (*s)[4] != '-'))
+        return -1;
+    *deg = d - '0';
+    *s += 4;
+    return 0;
+}
+
+int jobspec_plan_parse(const char *s, struct plan_choice *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->tp = c->pp = 1;
+    if (!s)
+        return -1;
+    size_t n = strcspn(s, "-");
+    if ((c->kind = kind_of(s, n)) < 0)
+        return -1;
+    s += n;
+    if (plan_degree(&s, "tp", &c->tp) < 0 || plan_degree(&s, "pp", &c->pp) < 0)
+        return -1;
+    return *s ? -1 : 0;
+}
+
+void jobspec_plan_name(const struct plan_choice *c, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s",
+                     c->kind >= 0 && c->kind < PLAN_NKINDS ? plan_kinds[c->kind] : "dp");
+    if (c->tp > 1 && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "-tp%d", c->tp);
+    if (c->pp > 1 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "-pp%d", c->pp);
+}
+
+/* An optional number in (lo, hi] (lo itself allowed when lo_ok); def when missing. */
+static double get_num(struct fieldcheck *c, const json_t *body, const char *key, double lo,
+                      int lo_ok, double hi, double def)
+{
+    const json_t *v = json_object_get(body, key);
+    if (!v || json_is_null(v))
+        return def;
+    double x = json_number_value(v);
+    if (!json_is_number(v))
+        fieldcheck_fail(c, key, "expected a number, got %s", type_name(v));
+    else if (!(x > lo || (lo_ok && x == lo)) || x > hi)
+        fieldcheck_fail(c, key, "expected a number in %c%g, %g], got %g", lo_ok ? '[' : '(', lo, hi,
+                        x);
+    else
+        return x;
+    return def;
+}
+
+static void check_plan_list(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
+{
+    const json_t *v = json_object_get(body, "plans");
+    if (!v || json_is_null(v))
+        return;
+    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > PLAN_NKINDS) {
+        fieldcheck_fail(c, "plans",
+                        "expected an array of 1..%d of dp, zero1, zero2, zero3,"
+                        " offload",
+                        PLAN_NKINDS);
+        return;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        char field[32];
+        snprintf(field, sizeof(field), "plans[%zu]", i);
+        const char *s = json_string_value(e);
+        int k = s ? kind_of(s, strlen(s)) : -1;
+        if (k < 0)
+            fieldcheck_fail(c, field, "expected one of dp, zero1, zero2, zero3, offload");
+        else if (spec->plans & (1u << k))
+            fieldcheck_fail(c, field, "'%s' appears twice", s);
+        else
+            spec->plans |= 1u << k;
+    }
+}
+
+/* The requested plan: given, or the first of plans, or dp. */
+static void check_requested(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
+{
+    const json_t *v = json_object_get(body, "plan");
+    struct plan_choice pc;
+    const char *s = json_string_value(v);
+    if (!v || json_is_null(v)) {
+        const json_t *first = json_array_get(json_object_get(body, "plans"), 0);
+        s = json_string_value(first) ? json_string_value(first) : "dp";
+    } else if (!s || jobspec_plan_parse(s, &pc) < 0) {
+        fieldcheck_fail(c, "plan",
+                        "expected KIND[-tpN][-ppN], KIND one of dp, zero1, zero2,"
+                        " zero3, offload, N 1, 2, 4 or 8");
+        return;
+    }
+    if (jobspec_plan_parse(s, &pc) < 0)
+        return; /* a bad plans[0], already reported */
+    jobspec_plan_name(&pc, spec->plan, sizeof(spec->plan));
+    if (spec->plans && !(spec->plans & (1u << pc.kind)))
+        fieldcheck_fail(c, "plan", "'%s' is not among plans", plan_kinds[pc.kind]);
+    if (!spec->plans)
+        spec->plans = 1u << pc.kind;
+    spec->max_tp = get_int(c, body, "max_tp", 1, PLAN_MAX_DEGREE, pc.tp);
+    spec->max_pp = get_int(c, body, "max_pp", 1, PLAN_MAX_DEGREE, pc.pp);
+    if (spec->max_tp < pc.tp)
+        fieldcheck_fail(c, "max_tp", "must be at least the plan's tp (%d)", pc.tp);
+    if (spec->max_pp < pc.pp)
+        fieldcheck_fail(c, "max_pp", "must be at least the plan's pp (%d)", pc.pp);
+}
+
+static void check_plans(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
+{
+    static const char *const needs_size[] = {"activation_gb", "plans", "plan", "max_tp", "max_pp"};
+    const json_t *size = json_object_get(body, "model_size");
+    if (!size || json_is_null(size)) {
+        for (size_t i = 0; i < sizeof(needs_size) / sizeof(needs_size[0]); i++)
+            if (json_object_get(body, needs_size[i]))
+                fieldcheck_fail(c, needs_size[i], "needs model_size (billions of parameters)");
+        return;
+    }
+    spec->model_size = get_num(c, body, "model_size", 0, 0, JOBSPEC_MAX_MODEL_SIZE, 0);
+    spec->activation_gb = get_num(c, body, "activation_gb", 0, 1, JOBSPEC_MAX_ACTIVATION_GB, 0);
+    check_plan_list(c, body, spec);
+    check_requested(c, body, spec);
+}
+
 static void check_unknown(struct fieldcheck *c, const json_t *body)
 {
-    static const char *const known[] = {"name",     "command", "gpus",     "min_gpus",
-                                        "max_gpus", "elastic", "priority", "batch_per_gpu",
-                                        "model",    "env"};
+    static const char *const known[] = {"name",     "command", "gpus",       "min_gpus",
+                                        "max_gpus", "elastic", "priority",   "batch_per_gpu",
+                                        "model",    "env",     "model_size", "activation_gb",
+                                        "plans",    "plan",    "max_tp",     "max_pp"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -226,6 +372,7 @@ int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, cha
         get_int(&c, body, "batch_per_gpu", 1, JOBSPEC_MAX_BATCH, JOBSPEC_DEFAULT_BATCH);
     check_env(&c, body, spec);
     check_model(&c, body, spec);
+    check_plans(&c, body, spec);
     check_unknown(&c, body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
         json_decref(c.errors);
@@ -256,5 +403,45 @@ json_t *jobspec_to_json(const struct jobspec *spec)
                           spec->priority, "batch_per_gpu", spec->batch_per_gpu, "env", spec->env);
     if (o && spec->model)
         json_object_set(o, "model", spec->model);
+    json_t *plans = jobspec_plans_json(spec);
+    if (o && plans)
+        json_object_update(o, plans);
+    json_decref(plans);
     return o;
+}
+
+json_t *jobspec_plans_json(const struct jobspec *spec)
+{
+    if (!(spec->model_size > 0))
+        return NULL;
+    json_t *kinds = json_array();
+    for (int k = 0; k < PLAN_NKINDS; k++)
+        if (spec->plans & (1u << k))
+            json_array_append_new(kinds, json_string(plan_kinds[k]));
+    return json_pack("{s:f, s:f, s:o, s:s, s:i, s:i}", "model_size", spec->model_size,
+                     "activation_gb", spec->activation_gb, "plans", kinds, "plan", spec->plan,
+                     "max_tp", spec->max_tp, "max_pp", spec->max_pp);
+}
+
+int jobspec_plans_read(const json_t *decl, struct plan_spec *ps)
+{
+    memset(ps, 0, sizeof(*ps));
+    double size = json_number_value(json_object_get(decl, "model_size"));
+    if (!json_is_object(decl) || !(size > 0) ||
+        jobspec_plan_parse(json_string_value(json_object_get(decl, "plan")), &ps->requested) < 0)
+        return 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(decl, "plans"), i, e)
+    {
+        const char *s = json_string_value(e);
+        int k = s ? kind_of(s, strlen(s)) : -1;
+        if (k >= 0)
+            ps->supported |= 1u << k;
+    }
+    ps->params_b = size;
+    ps->act_gb = json_number_value(json_object_get(decl, "activation_gb"));
+    ps->max_tp = (int)json_integer_value(json_object_get(decl, "max_tp"));
+    ps->max_pp = (int)json_integer_value(json_object_get(decl, "max_pp"));
+    return 1;
 }

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "plan.h"
+
 #define JOBSPEC_MAX_GPUS 1024
 #define JOBSPEC_MAX_NAME 128 /* characters (code points) */
 #define JOBSPEC_MAX_ARGS 256
@@ -16,8 +18,11 @@
 #define JOBSPEC_MAX_PRIORITY 1000
 #define JOBSPEC_MAX_BATCH 65536
 #define JOBSPEC_DEFAULT_BATCH 128
-#define JOBSPEC_MAX_MODEL 65536    /* bytes of the model object as compact JSON */
-#define JOBSPEC_MAX_MODEL_DEPTH 32 /* nesting levels of the model object */
+#define JOBSPEC_MAX_MODEL 65536         /* bytes of the model object as compact JSON */
+#define JOBSPEC_MAX_MODEL_DEPTH 32      /* nesting levels of the model object */
+#define JOBSPEC_MAX_MODEL_SIZE 100000.0 /* billions of parameters */
+#define JOBSPEC_MAX_ACTIVATION_GB 100000.0
+#define JOBSPEC_PLAN_MAX 32 /* bytes of a plan's name, NUL included */
 
 struct jobspec {
     char *name;
@@ -28,6 +33,12 @@ struct jobspec {
     bool elastic;                 /* default false */
     int priority;                 /* default 0 */
     int batch_per_gpu;            /* default JOBSPEC_DEFAULT_BATCH */
+    /* Execution plans (docs/plans.md), all or nothing: model_size > 0 when declared. */
+    double model_size;           /* billions of parameters; 0: no plan information */
+    double activation_gb;        /* activation memory per GPU, GB (default 0) */
+    unsigned plans;              /* bit (1u << enum plan_kind) per plan it supports */
+    char plan[JOBSPEC_PLAN_MAX]; /* the plan it asks for (default: the first of plans) */
+    int max_tp, max_pp;          /* largest degrees it accepts (default: the plan's) */
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors
@@ -41,7 +52,24 @@ int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, cha
 void jobspec_clear(struct jobspec *spec);
 
 /* The spec's fields as a new object (name, command, gpus, min_gpus, max_gpus, elastic,
- * priority, batch_per_gpu, env, and model when set): the form jobspec_parse() accepts. */
+ * priority, batch_per_gpu, env, model when set, and the plan fields when model_size is
+ * set): the form jobspec_parse() accepts. */
 json_t *jobspec_to_json(const struct jobspec *spec);
+
+/* The plan declaration as a new object {model_size, activation_gb, plans, plan, max_tp,
+ * max_pp} with every default filled in (what the jobs table stores), or NULL when the spec
+ * has no model_size. */
+json_t *jobspec_plans_json(const struct jobspec *spec);
+
+/* Reads a stored plan declaration (borrowed; NULL or malformed: none) into the core's
+ * form; *ps is zeroed when there is none. Returns 1 when it holds plan information. */
+int jobspec_plans_read(const json_t *decl, struct plan_spec *ps);
+
+/* Parses a plan name "KIND[-tpN][-ppN]" (KIND: dp, zero1, zero2, zero3, offload; N: 1, 2,
+ * 4 or 8) into c (no host resources). Returns 0, or -1 when it is not one. */
+int jobspec_plan_parse(const char *s, struct plan_choice *c);
+
+/* Writes c's name in that form ("zero2", "dp-tp2-pp2") into buf (len bytes). */
+void jobspec_plan_name(const struct plan_choice *c, char *buf, size_t len);
 
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "db.h"
+#include "jobspec.h"
 #include "log.h"
 #include "sched.h"
 #include "sched_model.h"
@@ -108,10 +109,12 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
                             .model_source = m->source,
                             .speed = m->speed,
                             .conv = m->conv,
-                            .epochs_done = m->epochs_done};
+                            .epochs_done = m->epochs_done,
+                            .plan = sj->plan};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;
+        j->cur_plan = sj->cur_plan;
     }
     j->remaining_epochs = sched_model_remaining_epochs(m, sj->cur_gpus > 0 ? sj->cur_gpus : 1);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
@@ -169,9 +172,17 @@ static int build_snapshot(struct sched_plan *p, long round_no)
     p->cnodes = calloc(s->nnodes + 1, sizeof(*p->cnodes));
     if (!p->cnodes)
         return -1;
-    for (size_t n = 0; n < s->nnodes; n++)
-        p->cnodes[n] = (struct sched_node){
-            .id = s->nodes[n].id, .ngpus = s->nodes[n].ngpus, .up = s->nodes[n].up};
+    for (size_t n = 0; n < s->nnodes; n++) {
+        const struct snap_node *sn = &s->nodes[n];
+        p->cnodes[n] = (struct sched_node){.id = sn->id,
+                                           .ngpus = sn->ngpus,
+                                           .up = sn->up,
+                                           .cpu_cores = sn->cpu_cores,
+                                           .host_mem_gb = sn->host_mem_gb,
+                                           .gpu_model = sn->gpu_model,
+                                           .gpu_speed = sn->gpu_speed,
+                                           .gpu_mem_gb = sn->gpu_mem_gb};
+    }
     p->snap = (struct sched_snapshot){
         .now = s->now,
         .seed = (uint64_t)round_no,
@@ -234,9 +245,10 @@ static int on_node_of(const struct sched_slot *sl, int n, int node)
     return 1;
 }
 
-/* What the decision would change for job i, if it is allowed to. A new size on the node
- * where the job runs is a resize (that worker restarts it); anything that leaves the node is
- * a migration (that worker checkpoints, the first new node starts it, at the new size). */
+/* What the decision would change for job i, if it is allowed to. A new size or a new plan on
+ * the node where the job runs is a resize (that worker restarts it); anything that leaves the
+ * node is a migration (that worker checkpoints, the first new node starts it, at the new
+ * size). */
 static enum change proposed(const struct sched_plan *p, size_t i)
 {
     const struct plan_job *pj = &p->jobs[i];
@@ -247,7 +259,8 @@ static enum change proposed(const struct sched_plan *p, size_t i)
         return CH_START;
     if (!a->changed)
         return CH_KEEP;
-    return a->gpus != pj->sj->cur_gpus && on_node_of(a->slots, a->gpus, pj->sj->slots[0].node)
+    return (a->gpus != pj->sj->cur_gpus || a->plan_changed) &&
+                   on_node_of(a->slots, a->gpus, pj->sj->slots[0].node)
                ? CH_RESIZE
                : CH_MIGRATE;
 }
@@ -546,9 +559,22 @@ error:
 
 static const char *const kind_name[] = {"keep", "start", "resize", "migrate"};
 
+/* The plan job i runs with after the round: the decision's for a change it takes, the one
+ * it runs with for a migration a person asked for ("dp" for a job without plans). */
+static void plan_after(const struct sched_plan *p, const struct plan_job *pj, char *buf, size_t len)
+{
+    const struct snap_job *sj = pj->sj;
+    if (pj->migrated_by_request)
+        jobspec_plan_name(&sj->cur_plan, buf, len);
+    else
+        jobspec_plan_name(&p->d->assign[pj - p->jobs].plan, buf, len);
+}
+
 /* The spec of a start, resize or migrate action (new), per docs/worker-protocol.md. */
 static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj)
 {
+    char plan[JOBSPEC_PLAN_MAX];
+    plan_after(p, pj, plan, sizeof(plan));
     const struct snap_job *sj = pj->sj;
     json_t *slots = json_array(), *hosts = json_array(), *last = NULL;
     int last_node = -1;
@@ -568,7 +594,7 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
     json_t *spec = json_pack("{s:o, s:o, s:i, s:o, s:o, s:f, s:s, s:i, s:s}", "command",
                              json_loads(sj->command, 0, NULL), "env", json_loads(sj->env, 0, NULL),
                              "world_size", pj->gpus, "slots", slots, "hosts", hosts, "lr_scale",
-                             (double)pj->gpus, "plan", "dp", "from_world_size", sj->cur_gpus,
+                             (double)pj->gpus, "plan", plan, "from_world_size", sj->cur_gpus,
                              "reason", pj->migrated_by_request ? "migrate requested" : pj->reason);
     /* Checkpoints must be reachable from every node a job may move to: a shared folder the
      * operator names; without one the worker keeps them in its own state directory. */
@@ -622,9 +648,13 @@ static int insert_action(PGconn *c, const struct sched_plan *p, const struct pla
     char *spec = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
     json_decref(sj);
     const char *prm[] = {node, job, kind_name[pj->change], spec, round};
+    /* The job's current_plan is the spec's: written with the action, in its transaction. */
     int rc = spec ? db_command_params(c,
-                                      "INSERT INTO actions (node_id, job_id, kind, spec, round_id)"
-                                      " VALUES ($1, $2, $3, $4::jsonb, $5)",
+                                      "WITH a AS (INSERT INTO actions (node_id, job_id, kind,"
+                                      " spec, round_id) VALUES ($1, $2, $3, $4::jsonb, $5)"
+                                      " RETURNING job_id, spec->>'plan' AS plan)"
+                                      " UPDATE jobs j SET current_plan = a.plan FROM a"
+                                      " WHERE j.id = a.job_id",
                                       5, prm)
                   : -1;
     free(spec);

@@ -1,17 +1,21 @@
 #include "sched_snap.h"
 
+#include <ctype.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
+#include "jobspec.h"
 
 #define ACTIVE_STATES "('PENDING', 'STARTING', 'RUNNING', 'SUSPENDED', 'RESIZING', 'MIGRATING')"
 
 static const char *const nodes_sql =
     "SELECT n.id, n.name, n.state = 'UP', count(g.idx),"
     " COALESCE(array_to_string(array_agg(g.idx ORDER BY g.idx) FILTER (WHERE g.idx IS NOT NULL),"
-    " ' '), '')"
+    " ' '), ''), n.cpus, n.memory_bytes, n.simulated, COALESCE(min(g.model), ''),"
+    " COALESCE(min(g.memory_bytes), 0)"
     " FROM nodes n LEFT JOIN node_gpus g ON g.node_id = n.id GROUP BY n.id ORDER BY n.id";
 
 static const char *const meta_sql =
@@ -22,7 +26,7 @@ static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
     " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text, j.command::text, j.env::text,"
     " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
-    " s.migrate_to"
+    " s.migrate_to, j.plan_spec::text, j.current_plan"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
 
@@ -74,6 +78,59 @@ static const char *str_or_null(const PGresult *r, int i, int c)
     return PQgetisnull(r, i, c) ? NULL : PQgetvalue(r, i, c);
 }
 
+/* The simulator's GPU models (sim/options.c), by the word that names them. */
+static const struct {
+    const char *word;
+    int index;
+    double speed, mem_gb;
+} gpu_models[] = {
+    {"v100", 1, 1.0, 32}, {"a100", 2, 2.0, 80}, {"h100", 3, 3.0, 80}, {"t4", 4, 0.4, 16}};
+
+int sched_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb)
+{
+    for (const char *p = name; p && *p;) {
+        size_t n = 0;
+        while (isalnum((unsigned char)p[n]))
+            n++;
+        for (size_t k = 0; n > 0 && k < sizeof(gpu_models) / sizeof(gpu_models[0]); k++)
+            if (strlen(gpu_models[k].word) == n && strncasecmp(p, gpu_models[k].word, n) == 0) {
+                *index = gpu_models[k].index;
+                *speed = gpu_models[k].speed;
+                *mem_gb = gpu_models[k].mem_gb;
+                return 1;
+            }
+        p += n ? n : 1;
+    }
+    return 0;
+}
+
+/* A node's hardware for the core: its GPU model (an unknown name gets 100 + the number of
+ * distinct unknown names before it), memory per GPU (reported, else the model's), and its
+ * host resources unless it is simulated (its CPUs are the test host's, shared). */
+static void node_hardware(struct sched_snap *s, size_t i, const PGresult *r)
+{
+    struct snap_node *node = &s->nodes[i];
+    double mem_gb = 0, reported = dbl(r, (int)i, 9) / 1e9;
+    node->gpu_name = PQgetvalue(r, (int)i, 8);
+    node->gpu_speed = 1.0;
+    if (!sched_snap_gpu_model(node->gpu_name, &node->gpu_model, &node->gpu_speed, &mem_gb)) {
+        int unknown = 0;
+        node->gpu_model = -1;
+        for (size_t k = 0; k < i && node->gpu_model < 0; k++) {
+            if (strcmp(s->nodes[k].gpu_name, node->gpu_name) == 0)
+                node->gpu_model = s->nodes[k].gpu_model;
+            unknown += s->nodes[k].gpu_model >= 100;
+        }
+        if (node->gpu_model < 0)
+            node->gpu_model = 100 + unknown;
+    }
+    node->gpu_mem_gb = reported > 0 ? reported : mem_gb;
+    if (strcmp(PQgetvalue(r, (int)i, 7), "t") != 0) {
+        node->cpu_cores = (int)ll(r, (int)i, 5);
+        node->host_mem_gb = dbl(r, (int)i, 6) / 1e9;
+    }
+}
+
 static int fill_nodes(struct sched_snap *s, const PGresult *r)
 {
     s->nnodes = (size_t)PQntuples(r);
@@ -90,8 +147,20 @@ static int fill_nodes(struct sched_snap *s, const PGresult *r)
         const char *idx = PQgetvalue(r, i, 4);
         for (int k = 0; k < node->ngpus; k++)
             node->gpu_index[k] = (int)strtol(idx, (char **)&idx, 10);
+        node_hardware(s, (size_t)i, r);
     }
     return 0;
+}
+
+/* The job's declared plans and the plan it runs with. */
+static void job_plans(struct snap_job *j, const PGresult *r, int i)
+{
+    json_t *decl = PQgetisnull(r, i, 14) ? NULL : json_loads(PQgetvalue(r, i, 14), 0, NULL);
+    jobspec_plans_read(decl, &j->plan);
+    json_decref(decl);
+    j->current_plan = str_or_null(r, i, 15);
+    if (!j->current_plan || jobspec_plan_parse(j->current_plan, &j->cur_plan) < 0)
+        jobspec_plan_parse("dp", &j->cur_plan);
 }
 
 static int fill_jobs(struct sched_snap *s, const PGresult *r)
@@ -117,6 +186,7 @@ static int fill_jobs(struct sched_snap *s, const PGresult *r)
         j->env = PQgetvalue(r, i, 11);
         j->nmetrics = ll(r, i, 12);
         j->migrate_to = PQgetisnull(r, i, 13) ? -1 : ll(r, i, 13);
+        job_plans(j, r, i);
     }
     return 0;
 }

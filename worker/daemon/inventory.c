@@ -1,6 +1,7 @@
 #include "inventory.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,6 +76,20 @@ void inventory_probe(struct inventory *inv, int simulate_gpus)
         inv->gpus[i].memory_bytes = 0;
         inv->ngpus++;
     }
+}
+
+int inventory_simulate_model(struct inventory *inv, const char *model)
+{
+    size_t n = strlen(model), ok = 0;
+    while (ok < n && model[ok] >= 0x20 && model[ok] < 0x7f)
+        ok++;
+    if (!inv->simulated || n < 1 || n >= sizeof(inv->gpus[0].model) || ok != n) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < inv->ngpus; i++)
+        snprintf(inv->gpus[i].model, sizeof(inv->gpus[i].model), "%s", model);
+    return 0;
 }
 
 json_t *inventory_json(const struct inventory *inv, const char *name)

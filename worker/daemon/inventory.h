@@ -1,7 +1,7 @@
 /* inventory: what a worker host offers (CPUs, memory, GPUs), for its registration.
  * GPUs are found through the CUDA runtime loaded with dlopen (libcudart.so.13, .12, or
  * plain .so, also under /usr/local/cuda/lib64), so the same binary runs where CUDA is
- * missing; or simulated (model "simulated", backed by CPU) when asked. */
+ * missing; or simulated (model "simulated" or the one asked for, backed by CPU) when asked. */
 #ifndef RINGMASTER_INVENTORY_H
 #define RINGMASTER_INVENTORY_H
 
@@ -28,6 +28,11 @@ struct inventory {
 /* Fills inv. simulate_gpus > 0 advertises that many simulated GPUs and skips CUDA;
  * 0 probes CUDA (no GPU is not an error). */
 void inventory_probe(struct inventory *inv, int simulate_gpus);
+
+/* Names every simulated GPU of inv model (1..127 bytes, printable ASCII: e.g. "a100", so
+ * that the scheduler sees a GPU model it knows). Returns 0, or -1 (EINVAL) when inv has
+ * no simulated GPUs or the name is not one. */
+int inventory_simulate_model(struct inventory *inv, const char *model);
 
 /* The registration body of docs/worker-protocol.md for host name (new). */
 json_t *inventory_json(const struct inventory *inv, const char *name);

@@ -4,7 +4,7 @@
  * processes and sends every report through an outbox that outlives a server restart.
  *
  *   ringmaster-worker --server URL --token-file F [--name NAME] [--state-dir DIR]
- *                     [--simulate-gpus N] [--heartbeat S]
+ *                     [--simulate-gpus N [--simulate-gpu-model NAME]] [--heartbeat S]
  *   ringmaster-worker --rank-exec -- CMD...   (internal: the per-rank wrapper of mpirun)
  */
 #include <curl/curl.h>
@@ -38,6 +38,7 @@
 
 struct config {
     const char *server, *token_file, *name, *state_dir;
+    const char *simulate_model; /* NULL: "simulated" */
     int simulate_gpus;
     double heartbeat_s;
 };
@@ -61,8 +62,10 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmaster-worker --server URL --token-file F [--name NAME]"
-                 " [--state-dir DIR] [--simulate-gpus N] [--heartbeat SECONDS]\n"
-                 "  defaults: the host name, ./var-worker, real GPUs through CUDA, 5 s\n");
+                 " [--state-dir DIR] [--simulate-gpus N [--simulate-gpu-model NAME]]"
+                 " [--heartbeat SECONDS]\n"
+                 "  defaults: the host name, ./var-worker, real GPUs through CUDA, 5 s;\n"
+                 "  simulated GPUs are of model \"simulated\" unless NAME (e.g. a100, v100)\n");
 }
 
 static int parse_args(int argc, char **argv, struct config *c)
@@ -72,12 +75,13 @@ static int parse_args(int argc, char **argv, struct config *c)
                                          {"name", required_argument, NULL, 'n'},
                                          {"state-dir", required_argument, NULL, 'd'},
                                          {"simulate-gpus", required_argument, NULL, 'g'},
+                                         {"simulate-gpu-model", required_argument, NULL, 'm'},
                                          {"heartbeat", required_argument, NULL, 'b'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     *c = (struct config){.state_dir = "./var-worker", .heartbeat_s = 5.0};
     int o;
-    while ((o = getopt_long(argc, argv, "s:t:n:d:g:b:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:b:h", opts, NULL)) != -1) {
         if (o == 's')
             c->server = optarg;
         else if (o == 't')
@@ -88,13 +92,16 @@ static int parse_args(int argc, char **argv, struct config *c)
             c->state_dir = optarg;
         else if (o == 'g')
             c->simulate_gpus = atoi(optarg);
+        else if (o == 'm')
+            c->simulate_model = optarg;
         else if (o == 'b')
             c->heartbeat_s = atof(optarg);
         else
             return usage(o == 'h' ? stdout : stderr), o == 'h' ? 1 : -1;
     }
     if (optind != argc || !c->server || !c->token_file || c->simulate_gpus < 0 ||
-        c->simulate_gpus > INVENTORY_MAX_GPUS || c->heartbeat_s < 0.1)
+        c->simulate_gpus > INVENTORY_MAX_GPUS || c->heartbeat_s < 0.1 ||
+        (c->simulate_model && c->simulate_gpus == 0))
         return usage(stderr), -1;
     return 0;
 }
@@ -384,6 +391,10 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     json_object_seed(0);
     inventory_probe(&inv, cfg.simulate_gpus);
+    if (cfg.simulate_model && inventory_simulate_model(&inv, cfg.simulate_model) < 0) {
+        log_error("--simulate-gpu-model: expected 1..127 printable characters");
+        return 2;
+    }
     if (inv.ngpus == 0)
         log_info("no GPU: %s", inv.cuda_note);
     pthread_t th;
