@@ -25,6 +25,7 @@ struct sched_config {
     double min_resize_interval_s; /* hysteresis of the core */
     double resize_cost_s;         /* assumed cost of a resize until one is measured */
     double grace_s;               /* a job losing GPUs gets this long to checkpoint */
+    double quantum_s;             /* time-slice length of policy gandiva (docs/gandiva.md) */
     int paused;                   /* 1: no rounds (nodes are not marked DOWN either) */
 };
 
