@@ -397,12 +397,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 /* --contend MS: a step holds this rank's GPU exclusively, as kernels that fill a GPU would,
  * and MS ms longer: an exclusive flock on $RINGMASTER_GPU_LOCK_DIR (default /tmp)
  * /ringmaster-gpu<CUDA_VISIBLE_DEVICES>.lock from before the step's compute to after the
- * sleep. Alone it only adds MS ms a step; two such jobs packed on one GPU take turns, so
- * each runs at most half as fast. gpu_hold(ms, 1) takes the lock, gpu_hold(ms, 0) sleeps
- * and gives it back. */
+ * sleep. Alone it only adds MS ms a step. Two such jobs packed on one GPU take turns, and a
+ * step that had to wait for the lock holds it MS / 2 ms longer (the cost of switching the
+ * GPU between two jobs' working sets), so each runs well under half as fast: the pair does
+ * less work than one job alone. gpu_hold(ms, 1) takes the lock, gpu_hold(ms, 0) sleeps and
+ * gives it back. */
 static void gpu_hold(long ms, int take)
 {
-    static int fd = -2;
+    static int fd = -2, waited;
     if (ms <= 0)
         return;
     if (fd == -2) {
@@ -413,10 +415,12 @@ static void gpu_hold(long ms, int take)
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     }
     if (take) {
-        while (fd >= 0 && flock(fd, LOCK_EX) < 0 && errno == EINTR)
+        waited = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0;
+        while (waited && flock(fd, LOCK_EX) < 0 && errno == EINTR)
             ;
         return;
     }
+    ms += waited ? ms / 2 : 0;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
