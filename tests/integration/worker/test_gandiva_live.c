@@ -189,8 +189,8 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
     json_t *cfg = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
     cr_assert_float_eq(json_number_value(json_object_get(cfg, "quantum_s")), 5.0, 1e-9);
     json_decref(cfg);
-    json_decref(hx_expect_json(
-        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"quantum_s\":0.5}"), 400));
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"quantum_s\":0.5}"), 400,
+                      "quantum_s");
     for (int i = 0; i < NJOBS; i++)
         jobs[i] = submit_contending(8101 + i);
     double end = hx_now() + 120;
