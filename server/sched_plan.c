@@ -660,15 +660,18 @@ static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
             sched_round_release_job(c, pj->sj->id) < 0)
             return -1;
     }
-    for (size_t i = 0; i < p->njobs; i++) {
-        struct plan_job *pj = &p->jobs[i];
-        if (pj->change == CH_KEEP)
-            continue;
-        if ((pj->gpus > 0 && insert_allocation(c, p, pj) < 0) ||
-            insert_action(c, p, pj, round) < 0)
-            return -1;
-        n++;
-    }
+    /* Suspensions first: a worker holds a launch while a suspension on its node is under
+     * way, so the GPUs a suspended job frees are free when the next job starts on them. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < p->njobs; i++) {
+            struct plan_job *pj = &p->jobs[i];
+            if (pj->change == CH_KEEP || (pj->change == CH_SUSPEND) != (pass == 0))
+                continue;
+            if ((pj->gpus > 0 && insert_allocation(c, p, pj) < 0) ||
+                insert_action(c, p, pj, round) < 0)
+                return -1;
+            n++;
+        }
     return write_slices(p, c, round) < 0 ? -1 : n;
 }
 
