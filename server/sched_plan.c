@@ -470,6 +470,20 @@ static void explain_waiting(struct sched_plan *p)
     free(q);
 }
 
+/* Time-sliced jobs resume on the very GPUs they left when the decision allows it
+ * (sched_slice_prefer_home). Returns 0, or -1 with errno ENOMEM. */
+static int prefer_home(struct sched_plan *p)
+{
+    const struct snap_job **sjs = calloc(p->njobs + 1, sizeof(*sjs));
+    if (!sjs)
+        return -1;
+    for (size_t i = 0; i < p->njobs; i++)
+        sjs[i] = p->jobs[i].sj;
+    sched_slice_prefer_home(p->slice, sjs, p->d->assign, p->njobs);
+    free(sjs);
+    return 0;
+}
+
 struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_models *ms,
                                      const struct sched_config *cfg, long round_no, PGconn *c,
                                      char *err, size_t errlen)
@@ -494,7 +508,7 @@ struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_mo
         goto error;
     }
     p->d = sched_decide(choose_policy(p), &p->snap);
-    if (!p->d || apply_decision(p) < 0) {
+    if (!p->d || prefer_home(p) < 0 || apply_decision(p) < 0) {
         snprintf(err, errlen, "deciding: %s", strerror(errno));
         goto error;
     }

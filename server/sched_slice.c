@@ -201,6 +201,47 @@ int sched_slice_in_place(const struct sched_slice *sl, const struct snap_job *sj
     return 1;
 }
 
+/* The assignment that holds GPU g of node n, or -1. */
+static long holder(const struct sched_assignment *as, size_t n, int node, int g)
+{
+    for (size_t k = 0; k < n; k++)
+        for (int s = 0; s < as[k].gpus; s++)
+            if (as[k].slots[s].node == node && as[k].slots[s].gpu == g)
+                return (long)k;
+    return -1;
+}
+
+/* The core's position of the GPU a sliced 1-GPU job left on node home, or -1. */
+static int home_gpu(const struct sched_slice *sl, const struct snap_job *sj, int home)
+{
+    const struct slice_row *r = row_of(sl, sj->id);
+    if (!r || r->nhome != 1 || home < 0 || !sl->s->nodes[home].up)
+        return -1;
+    return sched_snap_gpu_position(&sl->s->nodes[home], r->home_gpus[0]);
+}
+
+void sched_slice_prefer_home(const struct sched_slice *sl, const struct snap_job *const *sjs,
+                             struct sched_assignment *as, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct sched_assignment *a = &as[i];
+        int home = sched_slice_home(sl, sjs[i]);
+        int g = home_gpu(sl, sjs[i], home);
+        if (!sched_slice_waiting(sl, sjs[i]) || a->gpus != 1 || a->pack != SCHED_PACK_NONE ||
+            g < 0 || a->slots[0].node != home || a->slots[0].gpu == g)
+            continue;
+        long k = holder(as, n, home, g);
+        if (k < 0) {
+            a->slots[0].gpu = g;
+        } else if (as[k].gpus == 1 && as[k].pack == SCHED_PACK_NONE && sjs[k]->cur_gpus == 0 &&
+                   !sched_slice_in_place(sl, sjs[k], as[k].slots, 1)) {
+            struct sched_slot t = a->slots[0];
+            a->slots[0] = as[k].slots[0];
+            as[k].slots[0] = t;
+        }
+    }
+}
+
 /* 1 if the two jobs hold the same GPUs. */
 static int same_slots(const struct snap_job *a, const struct snap_job *b)
 {

@@ -65,6 +65,13 @@ void sched_slice_fill(const struct sched_slice *sl, const struct sched_snap *s,
 int sched_slice_in_place(const struct sched_slice *sl, const struct snap_job *sj,
                          const struct sched_slot *slots, int gpus);
 
+/* Resumes in place where the decision allows it: a sliced 1-GPU job that the decision
+ * resumes on its home node but on another GPU takes the GPU it left when that one is free, or
+ * swaps with a 1-GPU job that starts or resumes on it this round (and is not at home there).
+ * as: the decision's n assignments; sjs[i]: the snapshot job of as[i]. */
+void sched_slice_prefer_home(const struct sched_slice *sl, const struct snap_job *const *sjs,
+                             struct sched_assignment *as, size_t n);
+
 /* The node index (into s->nodes) where a sliced job's state waits, or -1. */
 int sched_slice_home(const struct sched_slice *sl, const struct snap_job *sj);
 
