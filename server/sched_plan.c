@@ -90,7 +90,7 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
     }
     j->remaining_epochs = sched_model_remaining_epochs(m, sj->cur_gpus > 0 ? sj->cur_gpus : 1);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
-    sched_slice_fill(p->slice, s, sj, j);
+    sched_slice_fill(p->slice, sj, j);
     if (pj->fixed) {
         j->priority = FIXED_PRIORITY;
         j->elastic = 0;

@@ -264,8 +264,8 @@ static const struct snap_job *partner(const struct sched_slice *sl, const struct
     return p;
 }
 
-void sched_slice_fill(const struct sched_slice *sl, const struct sched_snap *s,
-                      const struct snap_job *sj, struct sched_job *j)
+void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj,
+                      struct sched_job *j)
 {
     const struct slice_row *r = row_of(sl, sj->id);
     if (!r)
@@ -289,7 +289,6 @@ void sched_slice_fill(const struct sched_slice *sl, const struct sched_snap *s,
         if (r->measuring && r->packed_n >= SCHED_SLICE_MIN_PACKED && r->packed_s > 0)
             j->rate_packed = 1.0 / r->packed_s;
     }
-    (void)s;
 }
 
 /* ---- recording a round ---- */

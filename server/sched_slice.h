@@ -57,8 +57,8 @@ int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, 
 int sched_slice_waiting(const struct sched_slice *sl, const struct snap_job *sj);
 
 /* Fills j's Gandiva fields (j has its other fields already). */
-void sched_slice_fill(const struct sched_slice *sl, const struct sched_snap *s,
-                      const struct snap_job *sj, struct sched_job *j);
+void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj,
+                      struct sched_job *j);
 
 /* 1 if a sliced job resuming on these gpus slots finds them exactly where it left them
  * (resume in place); 0 if it must move through its checkpoint. */
