@@ -30,15 +30,17 @@ static const struct setting {
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
+/* clang-format off */
 static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, c.quantum_s, " TS("c.updated_at") ", r.id, " TS(
-        "r.at") ", r.policy, r.duration_us, r.jobs,"
-                " r.actions, c.paused FROM scheduler_config c LEFT JOIN LATERAL (SELECT * FROM sched_rounds"
-                " ORDER BY id DESC LIMIT 1) r ON true WHERE c.id = 1";
+    " c.grace_s, c.quantum_s, " TS("c.updated_at") ", r.id, " TS("r.at") ", r.policy,"
+    " r.duration_us, r.jobs, r.actions, c.paused FROM scheduler_config c"
+    " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
+    " WHERE c.id = 1";
+/* clang-format on */
 #define C_UPDATED (1 + (int)NSETTINGS) /* c.updated_at, after the settings */
-#define C_ROUND (C_UPDATED + 1)         /* r.id, r.at, r.policy, r.duration_us, r.jobs, r.actions */
-#define C_PAUSED (C_ROUND + 6)          /* column of c.paused, after the lateral join's */
+#define C_ROUND (C_UPDATED + 1)        /* r.id, r.at, r.policy, r.duration_us, r.jobs, r.actions */
+#define C_PAUSED (C_ROUND + 6)         /* column of c.paused, after the lateral join's */
 
 static json_t *policies_json(void)
 {
@@ -47,6 +49,11 @@ static json_t *policies_json(void)
         json_array_append_new(a, json_pack("{s:s, s:s}", "name", (*p)->name, "summary",
                                            (*p)->summary ? (*p)->summary : ""));
     return a;
+}
+
+static json_int_t col_int(const PGresult *r, int col)
+{
+    return (json_int_t)strtoll(PQgetvalue(r, 0, col), NULL, 10);
 }
 
 static json_t *config_json(const PGresult *r)
@@ -58,13 +65,10 @@ static json_t *config_json(const PGresult *r)
                             json_real(strtod(PQgetvalue(r, 0, 1 + (int)i), NULL)));
     json_t *last = json_null();
     if (!PQgetisnull(r, 0, C_ROUND))
-        last = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id",
-                         (json_int_t)strtoll(PQgetvalue(r, 0, C_ROUND), NULL, 10), "at",
+        last = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id", col_int(r, C_ROUND), "at",
                          PQgetvalue(r, 0, C_ROUND + 1), "policy", PQgetvalue(r, 0, C_ROUND + 2),
-                         "duration_us",
-                         (json_int_t)strtoll(PQgetvalue(r, 0, C_ROUND + 3), NULL, 10), "jobs",
-                         (json_int_t)strtoll(PQgetvalue(r, 0, C_ROUND + 4), NULL, 10),
-                         "actions", (json_int_t)strtoll(PQgetvalue(r, 0, C_ROUND + 5), NULL, 10));
+                         "duration_us", col_int(r, C_ROUND + 3), "jobs", col_int(r, C_ROUND + 4),
+                         "actions", col_int(r, C_ROUND + 5));
     json_object_set_new(j, "last_round", last);
     json_object_set_new(j, "paused", json_boolean(strcmp(PQgetvalue(r, 0, C_PAUSED), "t") == 0));
     return j;

@@ -212,8 +212,7 @@ static enum change slice_change(const struct sched_plan *p, const struct plan_jo
     if (!pj->fixed && a->suspended && pj->sj->state == JOB_RUNNING && pj->sj->cur_gpus > 0)
         return CH_SUSPEND;
     if (sched_slice_waiting(p->slice, pj->sj) && a->gpus > 0)
-        return sched_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME
-                                                                          : CH_MIGRATE;
+        return sched_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME : CH_MIGRATE;
     return CH_KEEP;
 }
 
@@ -521,8 +520,7 @@ error:
 
 /* ---- writing the round ---- */
 
-static const char *const kind_name[] = {"keep",    "start",   "resize",
-                                        "migrate", "suspend", "resume"};
+static const char *const kind_name[] = {"keep", "start", "resize", "migrate", "suspend", "resume"};
 
 /* The spec of a start, resize or migrate action (new), per docs/worker-protocol.md. */
 static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj)
@@ -608,8 +606,8 @@ static int insert_action(PGconn *c, const struct sched_plan *p, const struct pla
     char node[24], job[24];
     snprintf(node, sizeof(node), "%lld", (long long)p->s->nodes[at].id);
     snprintf(job, sizeof(job), "%lld", (long long)pj->sj->id);
-    json_t *sj = pj->change == CH_SUSPEND ? json_pack("{s:s}", "reason", pj->reason)
-                                          : action_spec(p, pj);
+    json_t *sj =
+        pj->change == CH_SUSPEND ? json_pack("{s:s}", "reason", pj->reason) : action_spec(p, pj);
     char *spec = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
     json_decref(sj);
     const char *prm[] = {node, job, kind_name[pj->change], spec, round};
@@ -650,8 +648,8 @@ static int write_slices(struct sched_plan *p, PGconn *c, const char *round)
         const struct plan_job *pj = &p->jobs[i];
         const struct sched_assignment *a = &p->d->assign[i];
         int taken = pj->change != CH_KEEP || !a->changed;
-        if (sched_slice_record(p->slice, c, pj->sj, taken ? a : NULL, slice_move_of(p, pj),
-                               round) < 0)
+        if (sched_slice_record(p->slice, c, pj->sj, taken ? a : NULL, slice_move_of(p, pj), round) <
+            0)
             return -1;
     }
     return 0;
@@ -668,9 +666,9 @@ static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
         char detail[256];
         snprintf(detail, sizeof(detail), "round %s: %d -> %d GPUs (%s)", round, pj->sj->cur_gpus,
                  pj->gpus, pj->reason);
-        if ((moves_state(pj->change) && sched_round_move_job(c, pj->sj->id, pj->sj->state,
-                                                             change_event[pj->change],
-                                                             detail) < 0) ||
+        if ((moves_state(pj->change) &&
+             sched_round_move_job(c, pj->sj->id, pj->sj->state, change_event[pj->change], detail) <
+                 0) ||
             sched_round_release_job(c, pj->sj->id) < 0)
             return -1;
     }

@@ -42,7 +42,7 @@ struct slice_row {
     int home_gpus[SCHED_MAX_GPUS_PER_NODE];
     int nhome;
     int64_t packed_with;
-    int measuring; /* the pair's measurement has begun */
+    int measuring;    /* the pair's measurement has begun */
     int pack_started; /* pack_at is set (the measurement begins at it) */
     double alone_s;
     int reverted;
@@ -264,8 +264,7 @@ static const struct snap_job *partner(const struct sched_slice *sl, const struct
     return p;
 }
 
-void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj,
-                      struct sched_job *j)
+void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j)
 {
     const struct slice_row *r = row_of(sl, sj->id);
     if (!r)
@@ -325,8 +324,8 @@ static int record_out(struct sched_slice *sl, PGconn *c, const struct snap_job *
              sj->cur_gpus > 0 ? (long long)sl->s->nodes[sj->slots[0].node].id : 0LL);
     gpu_list(sl->s, sj, gpus, sizeof(gpus));
     const char *p[] = {id, run, node, gpus, a->pack == SCHED_PACK_REVERT ? "true" : "false"};
-    snprintf(detail, sizeof(detail), "round %s: time-sliced out of GPUs %s on node %s (%s)",
-             round, gpus, node, a->reason);
+    snprintf(detail, sizeof(detail), "round %s: time-sliced out of GPUs %s on node %s (%s)", round,
+             gpus, node, a->reason);
     return db_command_params(c,
                              "INSERT INTO job_slices AS s (job_id, sliced, changed_at, run_s,"
                              " home_node, home_gpus, pack_reverted)"
@@ -347,8 +346,7 @@ static int record_in(PGconn *c, const struct snap_job *sj, const struct sched_as
     char id[24], detail[320];
     snprintf(id, sizeof(id), "%lld", (long long)sj->id);
     const char *p[] = {id};
-    snprintf(detail, sizeof(detail), "round %s: back on %d GPU(s) (%s)", round, a->gpus,
-             a->reason);
+    snprintf(detail, sizeof(detail), "round %s: back on %d GPU(s) (%s)", round, a->gpus, a->reason);
     return db_command_params(c,
                              "INSERT INTO job_slices (job_id, sliced, changed_at)"
                              " VALUES ($1, false, now()) ON CONFLICT (job_id) DO UPDATE SET"
@@ -400,8 +398,8 @@ static int record_revert(const struct sched_slice *sl, PGconn *c, const struct s
     snprintf(id, sizeof(id), "%lld", (long long)sj->id);
     const char *p[] = {id};
     snprintf(detail, sizeof(detail),
-             "round %s: packing with job %lld reverted: normalised rates summed %.3f < %.2f",
-             round, (long long)a->packed_with, pair_gain(sl, sj->id, a->packed_with),
+             "round %s: packing with job %lld reverted: normalised rates summed %.3f < %.2f", round,
+             (long long)a->packed_with, pair_gain(sl, sj->id, a->packed_with),
              1.0 + SCHED_PACK_MIN_GAIN);
     return db_command_params(c,
                              "UPDATE job_slices SET packed_with = NULL, pack_at = NULL,"

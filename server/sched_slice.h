@@ -35,9 +35,9 @@ struct sched_slice;
 
 /* What a round did to one job. */
 enum slice_move {
-    SLICE_STAY,  /* nothing that concerns time-slicing */
-    SLICE_OUT,   /* suspended in place (time-sliced out, or the second job of a reverted pair) */
-    SLICE_IN,    /* a sliced job gets GPUs again (resume or migrate) */
+    SLICE_STAY, /* nothing that concerns time-slicing */
+    SLICE_OUT,  /* suspended in place (time-sliced out, or the second job of a reverted pair) */
+    SLICE_IN,   /* a sliced job gets GPUs again (resume or migrate) */
 };
 
 /* Reads job_slices and the rates of the snapshot's active jobs. Returns a new one, or NULL
@@ -57,8 +57,7 @@ int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, 
 int sched_slice_waiting(const struct sched_slice *sl, const struct snap_job *sj);
 
 /* Fills j's Gandiva fields (j has its other fields already). */
-void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj,
-                      struct sched_job *j);
+void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j);
 
 /* 1 if a sliced job resuming on these gpus slots finds them exactly where it left them
  * (resume in place); 0 if it must move through its checkpoint. */

@@ -199,10 +199,8 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
     if (!all_seen(jobs) || getenv("RINGMASTER_TEST_VERBOSE"))
         print_events();
     for (int i = 0; i < NJOBS; i++) {
-        cr_assert_geq(slice_events(jobs[i], "suspend"), 1, "job %lld was time-sliced out",
-                      jobs[i]);
-        cr_assert_geq(slice_events(jobs[i], "resume"), 1, "job %lld got its turn back",
-                      jobs[i]);
+        cr_assert_geq(slice_events(jobs[i], "suspend"), 1, "job %lld was time-sliced out", jobs[i]);
+        cr_assert_geq(slice_events(jobs[i], "resume"), 1, "job %lld got its turn back", jobs[i]);
         cr_assert_geq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld"
                              " AND kind = 'suspend' AND state = 'done' AND round_id IS NOT NULL",
                              jobs[i]),
@@ -216,15 +214,14 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
                  0);
     /* Every job made progress and learnt: losses fall from its first reports to its last. */
     for (int i = 0; i < NJOBS; i++) {
-        long long steps = db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld",
-                                 jobs[i]);
+        long long steps = db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", jobs[i]);
         cr_assert_geq(steps, 200, "job %lld made progress", jobs[i]);
         double first = db_num("SELECT avg(loss) FROM (SELECT loss FROM job_metrics"
-                                      " WHERE job_id = %lld ORDER BY step LIMIT 20) x",
-                                      jobs[i]);
+                              " WHERE job_id = %lld ORDER BY step LIMIT 20) x",
+                              jobs[i]);
         double last = db_num("SELECT avg(loss) FROM (SELECT loss FROM job_metrics"
-                                     " WHERE job_id = %lld ORDER BY step DESC LIMIT 20) x",
-                                     jobs[i]);
+                             " WHERE job_id = %lld ORDER BY step DESC LIMIT 20) x",
+                             jobs[i]);
         cr_assert_lt(last, first, "job %lld: loss %g -> %g", jobs[i], first, last);
     }
     for (int i = 0; i < NJOBS; i++) {
