@@ -232,6 +232,20 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
     for (int i = 0; i < NJOBS; i++)
         cr_assert_eq(wt_await_state(jobs[i], "CANCELLED", 40), 0, "job %lld: %s", jobs[i],
                      wt_job_state(jobs[i]));
+    /* sql/006: two jobs on one GPU are allowed, a third is refused (the jobs have ended:
+     * the next round drops these rows). */
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "CREATE FUNCTION pg_temp.third() RETURNS int LANGUAGE plpgsql AS $$ BEGIN"
+             " DELETE FROM allocations WHERE job_id IN (%lld, %lld, %lld);"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) SELECT j, (SELECT min(id) FROM "
+             "nodes), 0 FROM unnest(ARRAY[%lld, %lld]) j;"
+             " BEGIN INSERT INTO allocations (job_id, node_id, gpu_idx)"
+             " VALUES (%lld, (SELECT min(id) FROM nodes), 0); RETURN 3;"
+             " EXCEPTION WHEN unique_violation THEN RETURN 2; END; END $$;"
+             " SELECT pg_temp.third()",
+             jobs[0], jobs[1], jobs[2], jobs[0], jobs[1], jobs[2]);
+    cr_assert_eq(hx_sql_num(sql), 2, "a GPU holds two jobs, never three");
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }
