@@ -238,8 +238,8 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
     snprintf(sql, sizeof(sql),
              "CREATE FUNCTION pg_temp.third() RETURNS int LANGUAGE plpgsql AS $$ BEGIN"
              " DELETE FROM allocations WHERE job_id IN (%lld, %lld, %lld);"
-             " INSERT INTO allocations (job_id, node_id, gpu_idx) SELECT j, (SELECT min(id) FROM "
-             "nodes), 0 FROM unnest(ARRAY[%lld, %lld]) j;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx)"
+             " SELECT j, (SELECT min(id) FROM nodes), 0 FROM unnest(ARRAY[%lld, %lld]) j;"
              " BEGIN INSERT INTO allocations (job_id, node_id, gpu_idx)"
              " VALUES (%lld, (SELECT min(id) FROM nodes), 0); RETURN 3;"
              " EXCEPTION WHEN unique_violation THEN RETURN 2; END; END $$;"
