@@ -22,6 +22,7 @@
  * size) even when many ranks share a few cores. Default 0: no emulation.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ struct options {
     unsigned long seed;
     long print_every;
     long sleep_us_per_sample;
+    long contend_ms; /* --contend: ms per step holding its GPU alone (gpu_hold) */
 };
 
 /* The training state: theta = [W1 (H x IN), b1 (H), w2 (H), b2]; m, v: Adam moments. */
@@ -394,6 +397,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = parse_long(v, 1, LONG_MAX, &o->print_every);
         else if (!bad && !strcmp(a, "--sleep-us-per-sample"))
             bad = parse_long(v, 0, 1000000, &o->sleep_us_per_sample);
+        else if (!bad && !strcmp(a, "--contend"))
+            bad = parse_long(v, 0, 10000, &o->contend_ms);
         else if (!bad && !strcmp(a, "--lr"))
             o->lr = strtod(v, NULL), bad = !(o->lr > 0.0 && o->lr < 10.0);
         else
@@ -401,12 +406,46 @@ static int parse_options(int argc, char **argv, struct options *o)
         if (bad) {
             fprintf(stderr, "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
                             "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
-                            "(bad '%s')\n", a);
+                            "[--contend MS] (bad '%s')\n", a);
             return -1;
         }
         i++;
     }
     return 0;
+}
+
+/* --contend MS: a step holds this rank's GPU exclusively, as kernels that fill a GPU would,
+ * and MS ms longer: an exclusive flock on $RINGMASTER_GPU_LOCK_DIR (default /tmp)
+ * /ringmaster-gpu<CUDA_VISIBLE_DEVICES>.lock from before the step's compute to after the
+ * sleep. Alone it only adds MS ms a step. Two such jobs packed on one GPU take turns, and a
+ * step that had to wait for the lock holds it MS / 2 ms longer (the cost of switching the
+ * GPU between two jobs' working sets), so each runs well under half as fast: the pair does
+ * less work than one job alone. gpu_hold(ms, 1) takes the lock, gpu_hold(ms, 0) sleeps and
+ * gives it back. */
+static void gpu_hold(long ms, int take)
+{
+    static int fd = -2, waited;
+    if (ms <= 0)
+        return;
+    if (fd == -2) {
+        const char *dir = getenv("RINGMASTER_GPU_LOCK_DIR"), *dev = getenv("CUDA_VISIBLE_DEVICES");
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/ringmaster-gpu%s.lock", dir && *dir ? dir : "/tmp",
+                 dev && *dev ? dev : "0");
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    }
+    if (take) {
+        waited = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0;
+        while (waited && flock(fd, LOCK_EX) < 0 && errno == EINTR)
+            ;
+        return;
+    }
+    ms += waited ? ms / 2 : 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+    if (fd >= 0)
+        flock(fd, LOCK_UN);
 }
 
 /* Writes the checkpoint (rank 0), tells the worker, and every rank agrees it is done. */
@@ -429,7 +468,9 @@ static int train(struct model *md, const struct options *o, int rank, int world)
     double lr = o->lr * ringjob_lr_scale();
     while (md->step < o->steps) {
         double t0 = now_s();
+        gpu_hold(o->contend_ms, 1);
         double loss = train_step(md, o, rank, world, lr);
+        gpu_hold(o->contend_ms, 0);
         if (rank == 0 && (md->step % o->print_every == 0 || md->step == o->steps))
             printf("step %ld loss %.6f world %d lr %.5f\n", md->step, loss, world, lr);
         ringjob_report(md->step, loss, o->batch * world, now_s() - t0);

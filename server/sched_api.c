@@ -26,17 +26,21 @@ static const struct setting {
     double min, max;
 } settings[] = {
     {"interval_s", 0.1, 3600},   {"node_timeout_s", 1, 86400}, {"min_resize_interval_s", 0, 86400},
-    {"resize_cost_s", 0, 86400}, {"grace_s", 0, 3600},
+    {"resize_cost_s", 0, 86400}, {"grace_s", 0, 3600},         {"quantum_s", 1, 86400},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
+/* clang-format off */
 static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, " TS("c.updated_at") ", r.id, " TS(
-        "r.at") ", r.policy, r.duration_us, r.jobs,"
-                " r.actions, c.paused FROM scheduler_config c LEFT JOIN LATERAL (SELECT * FROM sched_rounds"
-                " ORDER BY id DESC LIMIT 1) r ON true WHERE c.id = 1";
-#define C_PAUSED 13 /* column of c.paused, after the lateral join's */
+    " c.grace_s, c.quantum_s, " TS("c.updated_at") ", r.id, " TS("r.at") ", r.policy,"
+    " r.duration_us, r.jobs, r.actions, c.paused FROM scheduler_config c"
+    " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
+    " WHERE c.id = 1";
+/* clang-format on */
+#define C_UPDATED (1 + (int)NSETTINGS) /* c.updated_at, after the settings */
+#define C_ROUND (C_UPDATED + 1)        /* r.id, r.at, r.policy, r.duration_us, r.jobs, r.actions */
+#define C_PAUSED (C_ROUND + 6)         /* column of c.paused, after the lateral join's */
 
 static json_t *policies_json(void)
 {
@@ -47,21 +51,24 @@ static json_t *policies_json(void)
     return a;
 }
 
+static json_int_t col_int(const PGresult *r, int col)
+{
+    return (json_int_t)strtoll(PQgetvalue(r, 0, col), NULL, 10);
+}
+
 static json_t *config_json(const PGresult *r)
 {
     json_t *j = json_pack("{s:s, s:s, s:o}", "policy", PQgetvalue(r, 0, 0), "updated_at",
-                          PQgetvalue(r, 0, 6), "policies", policies_json());
+                          PQgetvalue(r, 0, C_UPDATED), "policies", policies_json());
     for (size_t i = 0; i < NSETTINGS; i++)
         json_object_set_new(j, settings[i].name,
                             json_real(strtod(PQgetvalue(r, 0, 1 + (int)i), NULL)));
     json_t *last = json_null();
-    if (!PQgetisnull(r, 0, 7))
-        last = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id",
-                         (json_int_t)strtoll(PQgetvalue(r, 0, 7), NULL, 10), "at",
-                         PQgetvalue(r, 0, 8), "policy", PQgetvalue(r, 0, 9), "duration_us",
-                         (json_int_t)strtoll(PQgetvalue(r, 0, 10), NULL, 10), "jobs",
-                         (json_int_t)strtoll(PQgetvalue(r, 0, 11), NULL, 10), "actions",
-                         (json_int_t)strtoll(PQgetvalue(r, 0, 12), NULL, 10));
+    if (!PQgetisnull(r, 0, C_ROUND))
+        last = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id", col_int(r, C_ROUND), "at",
+                         PQgetvalue(r, 0, C_ROUND + 1), "policy", PQgetvalue(r, 0, C_ROUND + 2),
+                         "duration_us", col_int(r, C_ROUND + 3), "jobs", col_int(r, C_ROUND + 4),
+                         "actions", col_int(r, C_ROUND + 5));
     json_object_set_new(j, "last_round", last);
     json_object_set_new(j, "paused", json_boolean(strcmp(PQgetvalue(r, 0, C_PAUSED), "t") == 0));
     return j;
@@ -134,7 +141,8 @@ void sched_api_put(struct api_call *call)
             " node_timeout_s = COALESCE($3::float8, node_timeout_s),"
             " min_resize_interval_s = COALESCE($4::float8, min_resize_interval_s),"
             " resize_cost_s = COALESCE($5::float8, resize_cost_s),"
-            " grace_s = COALESCE($6::float8, grace_s), paused = COALESCE($7::boolean, paused),"
+            " grace_s = COALESCE($6::float8, grace_s),"
+            " quantum_s = COALESCE($7::float8, quantum_s), paused = COALESCE($8::boolean, paused),"
             " updated_at = now() WHERE id = 1",
             2 + NSETTINGS, params);
         if (rc < 0) {

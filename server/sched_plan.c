@@ -15,11 +15,13 @@
 #include "sched.h"
 #include "sched_model.h"
 #include "sched_round.h"
+#include "sched_slice.h"
 #include "sched_snap.h"
 
 #define FIXED_PRIORITY (INT_MAX / 2) /* jobs in transition rank before every other */
 
-enum change { CH_KEEP, CH_START, CH_RESIZE, CH_MIGRATE };
+/* CH_SUSPEND and CH_RESUME: time-slicing (sched_slice.h). */
+enum change { CH_KEEP, CH_START, CH_RESIZE, CH_MIGRATE, CH_SUSPEND, CH_RESUME };
 
 struct plan_job {
     const struct snap_job *sj;
@@ -42,6 +44,7 @@ struct sched_plan {
     struct sched_job *cjobs;
     struct sched_snapshot snap;
     struct sched_decision *d;
+    struct sched_slice *slice;
     struct plan_job *jobs;
     size_t njobs;
     struct sched_slot *moved; /* slots of migrations a person asked for */
@@ -56,6 +59,7 @@ void sched_plan_destroy(struct sched_plan *p)
     if (!p)
         return;
     sched_decision_destroy(p->d);
+    sched_slice_destroy(p->slice);
     free(p->cnodes);
     free(p->cjobs);
     free(p->jobs);
@@ -123,6 +127,7 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
     if (j->elastic && !m->class_name[0] && m->source == SCHED_MODEL_FITTED &&
         explore_stage(j, p->capacity, p->stage_s) > 0)
         j->model_source = SCHED_MODEL_NONE;
+    sched_slice_fill(p->slice, sj, j);
     if (pj->fixed) {
         j->priority = FIXED_PRIORITY;
         j->elastic = 0;
@@ -150,7 +155,7 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
         p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
     for (size_t k = 0; k < s->njobs; k++) {
         const struct snap_job *sj = &s->jobs[k];
-        if (!wanted(sj))
+        if (!sched_slice_wanted(p->slice, sj, wanted(sj)))
             continue;
         struct plan_job *pj = &p->jobs[p->njobs];
         pj->sj = sj;
@@ -159,7 +164,8 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
             return -1;
         if (sched_model_refresh(pj->model, c, sj->nmetrics) < 0)
             log_error("scheduler: job %lld: cannot read its metrics", (long long)sj->id);
-        pj->fixed = sj->state != JOB_PENDING && sj->state != JOB_RUNNING;
+        pj->fixed = sj->state != JOB_PENDING && sj->state != JOB_RUNNING &&
+                    !sched_slice_waiting(p->slice, sj);
         pj->predicted_start = -1;
         core_job(p, p->njobs++, s);
     }
@@ -193,6 +199,7 @@ static int build_snapshot(struct sched_plan *p, long round_no)
         .resize_cost_s = s->resize_cost_s >= 0 ? s->resize_cost_s : p->cfg->resize_cost_s,
         .min_resize_interval_s = p->cfg->min_resize_interval_s,
         .explore_stage_s = p->stage_s,
+        .quantum_s = p->cfg->quantum_s,
     };
     return 0;
 }
@@ -245,6 +252,31 @@ static int on_node_of(const struct sched_slot *sl, int n, int node)
     return 1;
 }
 
+/* Time-slicing (sched_slice.h): a running job the decision leaves without GPUs is suspended
+ * in place; a job suspended so resumes in place on the GPUs it left, or moves through its
+ * checkpoint (migrate) onto others. CH_KEEP when neither applies. */
+static enum change slice_change(const struct sched_plan *p, const struct plan_job *pj,
+                                const struct sched_assignment *a)
+{
+    if (!pj->fixed && a->suspended && pj->sj->state == JOB_RUNNING && pj->sj->cur_gpus > 0)
+        return CH_SUSPEND;
+    if (sched_slice_waiting(p->slice, pj->sj) && a->gpus > 0)
+        return sched_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME : CH_MIGRATE;
+    return CH_KEEP;
+}
+
+/* 1 if job i shares its GPUs with a packed partner listed before it, which books them. */
+static int second_of_pair(const struct sched_plan *p, size_t i)
+{
+    const struct sched_assignment *a = &p->d->assign[i];
+    if (a->pack != SCHED_PACK_PACK && a->pack != SCHED_PACK_KEEP)
+        return 0;
+    for (size_t k = 0; k < i; k++)
+        if (p->jobs[k].sj->id == a->packed_with)
+            return 1;
+    return 0;
+}
+
 /* What the decision would change for job i, if it is allowed to. A new size or a new plan on
  * the node where the job runs is a resize (that worker restarts it); anything that leaves the
  * node is a migration (that worker checkpoints, the first new node starts it, at the new
@@ -253,6 +285,9 @@ static enum change proposed(const struct sched_plan *p, size_t i)
 {
     const struct plan_job *pj = &p->jobs[i];
     const struct sched_assignment *a = &p->d->assign[i];
+    enum change sliced = slice_change(p, pj, a);
+    if (sliced != CH_KEEP)
+        return sliced;
     if (pj->fixed || a->gpus <= 0)
         return CH_KEEP;
     if (pj->sj->state == JOB_PENDING)
@@ -289,7 +324,7 @@ static int accept_all(struct sched_plan *p)
             keep(&p->jobs[i]);
         else
             take(p, i, ch);
-        if (mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus) < 0)
+        if (!second_of_pair(p, i) && mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus) < 0)
             return -1;
     }
     return 0;
@@ -301,7 +336,8 @@ static void accept_safe(struct sched_plan *p)
     memset(p->busy, 0, p->s->nnodes * sizeof(*p->busy));
     for (size_t i = 0; i < p->njobs; i++) {
         keep(&p->jobs[i]);
-        mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus);
+        if (!second_of_pair(p, i))
+            mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus);
     }
     for (size_t i = 0; i < p->njobs; i++) {
         enum change ch = proposed(p, i);
@@ -523,6 +559,20 @@ static void explain_waiting(struct sched_plan *p)
     free(q);
 }
 
+/* Time-sliced jobs resume on the very GPUs they left when the decision allows it
+ * (sched_slice_prefer_home). Returns 0, or -1 with errno ENOMEM. */
+static int prefer_home(struct sched_plan *p)
+{
+    const struct snap_job **sjs = calloc(p->njobs + 1, sizeof(*sjs));
+    if (!sjs)
+        return -1;
+    for (size_t i = 0; i < p->njobs; i++)
+        sjs[i] = p->jobs[i].sj;
+    sched_slice_prefer_home(p->slice, sjs, p->d->assign, p->njobs);
+    free(sjs);
+    return 0;
+}
+
 struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_models *ms,
                                      const struct sched_config *cfg, long round_no, PGconn *c,
                                      char *err, size_t errlen)
@@ -534,6 +584,9 @@ struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_mo
     }
     p->s = s;
     p->cfg = cfg;
+    p->slice = sched_slice_read(c, s, err, errlen);
+    if (!p->slice)
+        goto error;
     if (build_jobs(p, ms, round_no, c) < 0 || build_snapshot(p, round_no) < 0) {
         snprintf(err, errlen, "out of memory");
         goto error;
@@ -544,7 +597,7 @@ struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_mo
         goto error;
     }
     p->d = sched_decide(choose_policy(p), &p->snap);
-    if (!p->d || apply_decision(p) < 0) {
+    if (!p->d || prefer_home(p) < 0 || apply_decision(p) < 0) {
         snprintf(err, errlen, "deciding: %s", strerror(errno));
         goto error;
     }
@@ -557,7 +610,7 @@ error:
 
 /* ---- writing the round ---- */
 
-static const char *const kind_name[] = {"keep", "start", "resize", "migrate"};
+static const char *const kind_name[] = {"keep", "start", "resize", "migrate", "suspend", "resume"};
 
 /* The plan job i runs with after the round: the decision's for a change it takes, the one
  * it runs with for a migration a person asked for ("dp" for a job without plans). */
@@ -635,16 +688,29 @@ static int insert_allocation(PGconn *c, const struct sched_plan *p, const struct
                              3, prm);
 }
 
-/* Start actions go to the node of the job's first new GPU; resize and migrate to the node
- * where it runs now, which checkpoints it (the spec says where it goes next). */
+/* The node index an action goes to: a start's or resume's first GPU; else where the job runs
+ * now, which checkpoints it (the spec says where it goes next), or where a time-sliced job's
+ * state waits. */
+static int action_node(const struct sched_plan *p, const struct plan_job *pj)
+{
+    int home = sched_slice_home(p->slice, pj->sj);
+    if (pj->change == CH_START || pj->change == CH_RESUME)
+        return pj->slots[0].node;
+    if (pj->sj->cur_gpus > 0)
+        return pj->sj->slots[0].node;
+    return home >= 0 ? home : pj->slots[0].node;
+}
+
+/* Start, resume, suspend: to action_node(); resize and migrate likewise. */
 static int insert_action(PGconn *c, const struct sched_plan *p, const struct plan_job *pj,
                          const char *round)
 {
-    const struct sched_slot *at = pj->change == CH_START ? pj->slots : pj->sj->slots;
+    int at = action_node(p, pj);
     char node[24], job[24];
-    snprintf(node, sizeof(node), "%lld", (long long)p->s->nodes[at->node].id);
+    snprintf(node, sizeof(node), "%lld", (long long)p->s->nodes[at].id);
     snprintf(job, sizeof(job), "%lld", (long long)pj->sj->id);
-    json_t *sj = action_spec(p, pj);
+    json_t *sj =
+        pj->change == CH_SUSPEND ? json_pack("{s:s}", "reason", pj->reason) : action_spec(p, pj);
     char *spec = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
     json_decref(sj);
     const char *prm[] = {node, job, kind_name[pj->change], spec, round};
@@ -661,8 +727,40 @@ static int insert_action(PGconn *c, const struct sched_plan *p, const struct pla
     return rc;
 }
 
-static const enum job_event change_event[] = {JOB_EV_START, JOB_EV_START, JOB_EV_RESIZE,
-                                              JOB_EV_MIGRATE};
+static const enum job_event change_event[] = {JOB_EV_START,   JOB_EV_START,   JOB_EV_RESIZE,
+                                              JOB_EV_MIGRATE, JOB_EV_SUSPEND, JOB_EV_RESUME};
+
+/* Suspend and resume leave the job's state to its worker (it says SUSPENDED or RUNNING once
+ * the job took it); sched_slice writes their events. */
+static int moves_state(enum change ch)
+{
+    return ch != CH_SUSPEND && ch != CH_RESUME;
+}
+
+static enum slice_move slice_move_of(const struct sched_plan *p, const struct plan_job *pj)
+{
+    if (pj->change == CH_SUSPEND)
+        return SLICE_OUT;
+    if (pj->change == CH_RESUME ||
+        (pj->change == CH_MIGRATE && sched_slice_waiting(p->slice, pj->sj)))
+        return SLICE_IN;
+    return SLICE_STAY;
+}
+
+/* What time-slicing and packing did to each job (job_slices, events). A change the plan
+ * did not take leaves the pack fields alone. Returns 0 or -1. */
+static int write_slices(struct sched_plan *p, PGconn *c, const char *round)
+{
+    for (size_t i = 0; i < p->njobs; i++) {
+        const struct plan_job *pj = &p->jobs[i];
+        const struct sched_assignment *a = &p->d->assign[i];
+        int taken = pj->change != CH_KEEP || !a->changed;
+        if (sched_slice_record(p->slice, c, pj->sj, taken ? a : NULL, slice_move_of(p, pj), round) <
+            0)
+            return -1;
+    }
+    return 0;
+}
 
 /* Moves, releases, allocations, actions. Returns actions written, or -1. */
 static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
@@ -675,20 +773,25 @@ static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
         char detail[256];
         snprintf(detail, sizeof(detail), "round %s: %d -> %d GPUs (%s)", round, pj->sj->cur_gpus,
                  pj->gpus, pj->reason);
-        if (sched_round_move_job(c, pj->sj->id, pj->sj->state, change_event[pj->change], detail) <
-                0 ||
+        if ((moves_state(pj->change) &&
+             sched_round_move_job(c, pj->sj->id, pj->sj->state, change_event[pj->change], detail) <
+                 0) ||
             sched_round_release_job(c, pj->sj->id) < 0)
             return -1;
     }
-    for (size_t i = 0; i < p->njobs; i++) {
-        struct plan_job *pj = &p->jobs[i];
-        if (pj->change == CH_KEEP)
-            continue;
-        if (insert_allocation(c, p, pj) < 0 || insert_action(c, p, pj, round) < 0)
-            return -1;
-        n++;
-    }
-    return n;
+    /* Suspensions first: a worker holds a launch while a suspension on its node is under
+     * way, so the GPUs a suspended job frees are free when the next job starts on them. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < p->njobs; i++) {
+            struct plan_job *pj = &p->jobs[i];
+            if (pj->change == CH_KEEP || (pj->change == CH_SUSPEND) != (pass == 0))
+                continue;
+            if ((pj->gpus > 0 && insert_allocation(c, p, pj) < 0) ||
+                insert_action(c, p, pj, round) < 0)
+                return -1;
+            n++;
+        }
+    return write_slices(p, c, round) < 0 ? -1 : n;
 }
 
 /* One element of the job_sched upsert (new). */

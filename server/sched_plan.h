@@ -3,7 +3,9 @@
  * runs the policy, and keeps from the decision only the changes that are safe now:
  *  - a PENDING job placed by the decision starts (start action);
  *  - a RUNNING job whose count changed is resized, one whose GPUs moved is migrated; a
- *    running job is never stopped to 0 by a round (no preemption);
+ *    running job is never stopped to 0 by a round (no preemption), except that a
+ *    time-slicing policy's suspension is a suspend action and its return a resume (or a
+ *    migrate through the checkpoint), and packed pairs share a GPU (sched_slice.h);
  *  - jobs in transition (STARTING, RESIZING, MIGRATING) or SUSPENDED keep what they hold:
  *    the core sees them as non-elastic at their current size, ranked first;
  *  - if keeping those leaves the decision inconsistent (a GPU booked twice), running jobs

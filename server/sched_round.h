@@ -3,9 +3,10 @@
  * (sched_snap); refits the models of jobs with new metrics (sched_model); runs the active
  * policy of the core outside any lock or transaction; diffs the decision against the current
  * allocations; and writes, in ONE transaction, the round's audit row, the new allocations,
- * the actions for the workers (start, resize, migrate; spec per docs/worker-protocol.md), the
- * job state transitions (through job_state_next) with their events, and each job's model and
- * queue explanation (job_sched). A job changed by someone else meanwhile makes the round
+ * the actions for the workers (start, resize, migrate, suspend, resume; spec per
+ * docs/worker-protocol.md), the job state transitions (through job_state_next) with their
+ * events, what time-slicing and packing did (job_slices, sched_slice.h), and each job's model
+ * and queue explanation (job_sched). A job changed by someone else meanwhile makes the round
  * roll back and the next one try again. */
 #ifndef RINGMASTER_SCHED_ROUND_H
 #define RINGMASTER_SCHED_ROUND_H
@@ -25,6 +26,7 @@ struct sched_config {
     double min_resize_interval_s; /* hysteresis of the core */
     double resize_cost_s;         /* assumed cost of a resize until one is measured */
     double grace_s;               /* a job losing GPUs gets this long to checkpoint */
+    double quantum_s;             /* time-slice length of policy gandiva (docs/gandiva.md) */
     int paused;                   /* 1: no rounds (nodes are not marked DOWN either) */
 };
 

@@ -450,6 +450,21 @@ static void do_exec(struct agent *a, struct wjob *j, long long act, const json_t
     finish(a, j, 1, "started");
 }
 
+/* 1 while a job of this node is being suspended (time-slicing gives its GPUs to the next
+ * job in the same round): a launch waits for that minibatch boundary. */
+static int suspending(const struct agent *a)
+{
+    for (const struct wjob *j = a->jobs; j; j = j->next)
+        if (j->act && strcmp(j->kind, "suspend") == 0)
+            return 1;
+    return 0;
+}
+
+static int launches(const char *kind)
+{
+    return kind && (!strcmp(kind, "start") || !strcmp(kind, "resume") || !strcmp(kind, "migrate"));
+}
+
 int wjob_exec_action(struct agent *a, const json_t *action)
 {
     long long act = json_integer_value(json_object_get(action, "id"));
@@ -464,6 +479,8 @@ int wjob_exec_action(struct agent *a, const json_t *action)
     }
     struct wjob *j = find(a, job);
     if (j && j->act && strcmp(kind ? kind : "", "cancel") != 0)
+        return 1;
+    if (launches(kind) && suspending(a))
         return 1;
     if (!j && !(j = job_create(a, job, err, sizeof(err)))) {
         log_error("job %lld: %s", job, err);

@@ -1,0 +1,251 @@
+/* Policy gandiva live (docs/gandiva.md, "Live"): a real ringmasterd with its scheduler
+ * thread, a real ringmaster-worker with two simulated GPUs, and three real `mpirun ...
+ * train-mlp --contend` jobs of one GPU each. The jobs outnumber the GPUs, so they take turns
+ * in quanta (suspended in place and resumed, or moved through their checkpoint); they
+ * declare a light GPU use, so a job waiting for its turn is packed onto a running one, and
+ * since --contend makes two jobs on one GPU take turns inside it, the pair's measured rates
+ * say the packing lost and the scheduler reverts it. Every wait is bounded. */
+#include <criterion/criterion.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "wtest.h"
+
+#ifndef WORKER_PATH
+#define WORKER_PATH "build/ringmaster-worker"
+#endif
+#ifndef TRAIN_MLP_PATH
+#define TRAIN_MLP_PATH "build/examples/train-mlp"
+#endif
+
+#define NJOBS 3
+
+static pid_t worker;
+static char tmp_root[64];
+
+static pid_t spawn_worker(const char *name, int gpus)
+{
+    char token[128], tfile[320], user[64], url[64], log[320], dir[320], ngpus[8];
+    snprintf(user, sizeof(user), "%s-worker", name);
+    hx_user(user, "worker", token);
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
+    FILE *f = fopen(tfile, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s\n", token);
+    fclose(f);
+    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
+    snprintf(ngpus, sizeof(ngpus), "%d", gpus);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        FILE *o = freopen(log, "a", stdout);
+        dup2(fileno(o), 2);
+        setenv("OMPI_MCA_btl", "self,vader", 1);
+        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
+              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int stop_worker(void)
+{
+    int status = 0;
+    if (worker <= 0)
+        return 0;
+    kill(worker, SIGTERM);
+    double end = hx_now() + 20;
+    while (waitpid(worker, &status, WNOHANG) == 0) {
+        if (hx_now() > end) {
+            kill(worker, SIGKILL);
+            waitpid(worker, &status, 0);
+            worker = 0;
+            return -1;
+        }
+        usleep(20000);
+    }
+    worker = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void setup(void)
+{
+    char ckpt[128];
+    snprintf(tmp_root, sizeof(tmp_root), "/tmp/rm-gandiva-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp_root));
+    snprintf(ckpt, sizeof(ckpt), "%s/ckpt", tmp_root);
+    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt, 1); /* the server inherits it */
+    hx_setup();
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"policy\":\"gandiva\",\"quantum_s\":5,"
+                                       "\"interval_s\":1,\"min_resize_interval_s\":0,"
+                                       "\"resize_cost_s\":0,\"grace_s\":30}"),
+                               200));
+    worker = spawn_worker("sim-g", 2);
+}
+
+static void teardown(void)
+{
+    if (stop_worker() != 0) {
+        char cmd[400];
+        snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/worker.log' >&2", hx.dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "no worker log\n");
+    }
+    hx_teardown();
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", tmp_root);
+}
+
+TestSuite(gandiva_live, .init = setup, .fini = teardown, .timeout = 240);
+
+/* A 1-GPU train-mlp that runs until cancelled, holds its GPU 15 ms a step (--contend) and
+ * declares that it uses 0.8 of a GPU (so gandiva may pack it). */
+static long long submit_contending(int seed)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"100000000\",\"--seed\",\"%d\","
+             "\"--print-every\",\"500\",\"--contend\",\"15\"],\"gpus\":1,"
+             "\"model\":{\"gpu_util\":0.8},\"env\":{\"ASAN_OPTIONS\":"
+             "\"detect_leaks=0:protect_shadow_gap=0\",\"RINGMASTER_GPU_LOCK_DIR\":\"%s\"}}",
+             TRAIN_MLP_PATH, seed, tmp_root);
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    return id;
+}
+
+static double db_num(const char *fmt, long long arg)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, arg);
+    return hx_sql_num(sql);
+}
+
+static long long db_int(const char *fmt, long long arg)
+{
+    return (long long)db_num(fmt, arg);
+}
+
+static long long slice_events(long long job, const char *ev)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE job_id = %lld AND event = '%s'"
+             " AND actor = 'scheduler'",
+             job, ev);
+    return (long long)hx_sql_num(sql);
+}
+
+/* 1 when every job was time-sliced out and back at least once and a packing was reverted. */
+static int all_seen(const long long *jobs)
+{
+    for (int i = 0; i < NJOBS; i++)
+        if (slice_events(jobs[i], "suspend") < 1 || slice_events(jobs[i], "resume") < 1)
+            return 0;
+    return hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'unpack'") >= 1;
+}
+
+static void print_events(void)
+{
+    PGresult *r = hx_sql("SELECT job_id, event, actor, to_state, detail FROM job_events"
+                         " ORDER BY id");
+    for (int i = 0; i < PQntuples(r); i++)
+        fprintf(stderr, "job %s: %s by %s -> %s: %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+                PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4));
+    PQclear(r);
+    r = hx_sql("SELECT s.job_id, s.sliced, s.packed_with, s.pack_at, s.alone_s, s.pack_reverted,"
+               " (SELECT count(*) || ' ' || avg(seconds) FROM job_metrics m WHERE"
+               " m.job_id = s.job_id AND m.at > s.pack_at), now() FROM job_slices s");
+    for (int i = 0; i < PQntuples(r); i++) {
+        for (int k = 0; k < PQnfields(r); k++)
+            fprintf(stderr, "%s | ", PQgetvalue(r, i, k));
+        fprintf(stderr, "\n");
+    }
+    PQclear(r);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "grep -v ' POST \\| GET ' '%s/server.log' | tail -n 40 >&2", hx.dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "no server log\n");
+}
+
+Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reverted)
+{
+    long long jobs[NJOBS];
+    json_t *cfg = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    cr_assert_float_eq(json_number_value(json_object_get(cfg, "quantum_s")), 5.0, 1e-9);
+    json_decref(cfg);
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"quantum_s\":0.5}"), 400,
+                      "quantum_s");
+    for (int i = 0; i < NJOBS; i++)
+        jobs[i] = submit_contending(8101 + i);
+    double end = hx_now() + 120;
+    while (!all_seen(jobs) && hx_now() < end)
+        usleep(500000);
+    if (!all_seen(jobs) || getenv("RINGMASTER_TEST_VERBOSE"))
+        print_events();
+    for (int i = 0; i < NJOBS; i++) {
+        cr_assert_geq(slice_events(jobs[i], "suspend"), 1, "job %lld was time-sliced out", jobs[i]);
+        cr_assert_geq(slice_events(jobs[i], "resume"), 1, "job %lld got its turn back", jobs[i]);
+        cr_assert_geq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld"
+                             " AND kind = 'suspend' AND state = 'done' AND round_id IS NOT NULL",
+                             jobs[i]),
+                      1, "job %lld: its worker carried a suspension out", jobs[i]);
+    }
+    /* The packing: tried, measured, reverted; both jobs marked never to pack again. */
+    cr_assert_geq(hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'pack'"), 2);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_slices WHERE pack_reverted"), 2);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM (SELECT node_id, gpu_idx FROM allocations"
+                            " GROUP BY 1, 2 HAVING count(*) > 2) x"),
+                 0);
+    /* Every job made progress and learnt: losses fall from its first reports to its last. */
+    for (int i = 0; i < NJOBS; i++) {
+        long long steps = db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", jobs[i]);
+        cr_assert_geq(steps, 200, "job %lld made progress", jobs[i]);
+        double first = db_num("SELECT avg(loss) FROM (SELECT loss FROM job_metrics"
+                              " WHERE job_id = %lld ORDER BY step LIMIT 20) x",
+                              jobs[i]);
+        double last = db_num("SELECT avg(loss) FROM (SELECT loss FROM job_metrics"
+                             " WHERE job_id = %lld ORDER BY step DESC LIMIT 20) x",
+                             jobs[i]);
+        cr_assert_lt(last, first, "job %lld: loss %g -> %g", jobs[i], first, last);
+    }
+    for (int i = 0; i < NJOBS; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", jobs[i]);
+        json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+    }
+    for (int i = 0; i < NJOBS; i++)
+        cr_assert_eq(wt_await_state(jobs[i], "CANCELLED", 40), 0, "job %lld: %s", jobs[i],
+                     wt_job_state(jobs[i]));
+    /* sql/006: two jobs on one GPU are allowed, a third is refused (the jobs have ended:
+     * the next round drops these rows). */
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "CREATE FUNCTION pg_temp.third() RETURNS int LANGUAGE plpgsql AS $$ BEGIN"
+             " DELETE FROM allocations WHERE job_id IN (%lld, %lld, %lld);"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx)"
+             " SELECT j, (SELECT min(id) FROM nodes), 0 FROM unnest(ARRAY[%lld, %lld]) j;"
+             " BEGIN INSERT INTO allocations (job_id, node_id, gpu_idx)"
+             " VALUES (%lld, (SELECT min(id) FROM nodes), 0); RETURN 3;"
+             " EXCEPTION WHEN unique_violation THEN RETURN 2; END; END $$;"
+             " SELECT pg_temp.third()",
+             jobs[0], jobs[1], jobs[2], jobs[0], jobs[1], jobs[2]);
+    cr_assert_eq(hx_sql_num(sql), 2, "a GPU holds two jobs, never three");
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
