@@ -20,6 +20,10 @@
  * is off the host CPU (a GPU's kernels would be), so step times keep the shape of a real
  * data-parallel job (constant work per rank plus an all-reduce that grows with the world
  * size) even when many ranks share a few cores. Default 0: no emulation.
+ *
+ * --checkpoint-every N makes rank 0 write the same checkpoint every N steps while training
+ * goes on, so a job whose host dies restarts from at most N steps back (default 0: only at
+ * a planned stop).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +54,7 @@ struct options {
     long print_every;
     long sleep_us_per_sample;
     long contend_ms; /* --contend: ms per step holding its GPU alone (gpu_hold) */
+    long checkpoint_every;
 };
 
 /* The training state: theta = [W1 (H x IN), b1 (H), w2 (H), b2]; m, v: Adam moments. */
@@ -397,6 +402,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = parse_long(v, 1, LONG_MAX, &o->print_every);
         else if (!bad && !strcmp(a, "--sleep-us-per-sample"))
             bad = parse_long(v, 0, 1000000, &o->sleep_us_per_sample);
+        else if (!bad && !strcmp(a, "--checkpoint-every"))
+            bad = parse_long(v, 0, LONG_MAX, &o->checkpoint_every);
         else if (!bad && !strcmp(a, "--contend"))
             bad = parse_long(v, 0, 10000, &o->contend_ms);
         else if (!bad && !strcmp(a, "--lr"))
@@ -406,7 +413,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         if (bad) {
             fprintf(stderr, "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
                             "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
-                            "[--contend MS] (bad '%s')\n", a);
+                            "[--contend MS] [--checkpoint-every N] (bad '%s')\n", a);
             return -1;
         }
         i++;
@@ -474,6 +481,9 @@ static int train(struct model *md, const struct options *o, int rank, int world)
         if (rank == 0 && (md->step % o->print_every == 0 || md->step == o->steps))
             printf("step %ld loss %.6f world %d lr %.5f\n", md->step, loss, world, lr);
         ringjob_report(md->step, loss, o->batch * world, now_s() - t0);
+        if (rank == 0 && o->checkpoint_every > 0 && md->step % o->checkpoint_every == 0 &&
+            md->step < o->steps && checkpoint_write(md) < 0)
+            fprintf(stderr, "train-mlp: periodic checkpoint at step %ld failed\n", md->step);
         int d = ringjob_poll(md->step);
         if (d == RINGJOB_SUSPEND)
             d = suspend_in_place(md, rank);

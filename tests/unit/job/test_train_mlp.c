@@ -130,6 +130,54 @@ Test(train_mlp, checkpoint_exit_on_four_ranks_restart_on_two)
     resize(4, 2);
 }
 
+/* Runs train-mlp on one rank with --checkpoint-every; returns its exit status. */
+static int run_periodic(struct run *r, long steps, struct series *s)
+{
+    char stepbuf[32];
+    snprintf(stepbuf, sizeof(stepbuf), "%ld", steps);
+    char *argv[] = { "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "1", r->bin,
+                     "--steps", stepbuf, "--params", "2048", "--checkpoint-every", "25",
+                     "--print-every", "25", NULL };
+    pid_t pid = jobtest_spawn(argv, r->sock, r->ckdir, r->log);
+    int status = jobtest_drive(r->jc, pid, RUN_TIMEOUT_S, s, NULL, NULL);
+    if (status != 0)
+        jobtest_dump(r->log);
+    return status;
+}
+
+/* The step recorded in the checkpoint file (its fourth header word), or -1. */
+static long checkpoint_file_step(const struct run *r)
+{
+    char path[256];
+    long long hdr[4] = {0};
+    snprintf(path, sizeof(path), "%s/train-mlp.ckpt", r->ckdir);
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(hdr, sizeof(hdr), 1, f) : 0;
+    if (f)
+        fclose(f);
+    return got == 1 ? (long)hdr[3] : -1;
+}
+
+/* A job that dies between checkpoints restarts from the last periodic one: after 60 steps
+ * with --checkpoint-every 25 the file holds step 50, and the next run starts at 51. */
+Test(train_mlp, periodic_checkpoints_survive_an_unplanned_end)
+{
+    struct run r;
+    struct series *s = calloc(1, sizeof(*s));
+    run_up(&r);
+    cr_assert_eq(run_periodic(&r, 60, s), 0);
+    cr_assert_eq(checkpoint_file_step(&r), 50, "the last periodic checkpoint is at step 50");
+    s->n = 0;
+    cr_assert_eq(run_periodic(&r, 70, s), 0);
+    cr_assert_gt(s->n, 0);
+    cr_assert_eq(s->r[0].step, 51, "the restart begins right after the checkpoint, not at %ld",
+                 (long)s->r[0].step);
+    cr_assert_eq(s->r[s->n - 1].step, 70);
+    free(s);
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}
+
 struct suspend_plan {
     int phase;
     long step;
