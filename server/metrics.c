@@ -156,8 +156,9 @@ static void write_database(FILE *f, PGconn *db)
         write_gauge(f, db, "ringmaster_gpus", "GPUs of the nodes that are UP.",
                     "SELECT count(*) FROM node_gpus g JOIN nodes n ON n.id = g.node_id"
                     " WHERE n.state = 'UP'");
+        /* A GPU holding a packed pair is one GPU allocated, not two. */
         write_gauge(f, db, "ringmaster_gpus_allocated", "GPUs held by jobs.",
-                    "SELECT count(*) FROM allocations");
+                    "SELECT count(DISTINCT (node_id, gpu_idx)) FROM allocations");
         write_actions(f, db);
     }
     fprintf(f, "# HELP ringmaster_database_up Whether the database answered.\n"

@@ -11,7 +11,8 @@ import { api, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, when, fields, duration } from "../dom.js";
 
 const SETTINGS = [["interval_s", "round every"], ["node_timeout_s", "node timeout"],
-  ["min_resize_interval_s", "min. resize interval"], ["resize_cost_s", "resize cost"], ["grace_s", "checkpoint grace"]];
+  ["min_resize_interval_s", "min. resize interval"], ["resize_cost_s", "resize cost"], ["grace_s", "checkpoint grace"],
+  ["quantum_s", "time slice (gandiva)"]];
 
 function policyForm(sched, onSwitch) {
   const policies = sched.policies || [];
