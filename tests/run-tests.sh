@@ -17,8 +17,10 @@ for bin in "$@"; do
     log=$(mktemp)
     args=()
     case "$bin" in *.sh) ;; *) args=(--color=never --short-filename) ;; esac
+    started=$SECONDS
     timeout --kill-after=10 "$per_binary_limit" "$bin" "${args[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
+    echo "=== $bin: $((SECONDS - started)) s"
     line=$(grep -a 'Synthesis:' "$log" | tail -n 1)
     if [ -z "$line" ] && grep -aq '^# pass ' "$log"; then
         p=$(grep -a '^# pass ' "$log" | tail -n 1 | awk '{print $3}')
