@@ -5,15 +5,22 @@
 # ringjob_* (worker/ringjob.map) and as a static archive.
 RINGJOB_SRCS := $(wildcard worker/ringjob*.c)
 RINGJOB_OBJS := $(RINGJOB_SRCS:%.c=$(BUILD)/%.o)
-RINGJOB_SO   := $(BUILD)/lib/libringjob.so
-RINGJOB_A    := $(BUILD)/lib/libringjob.a
+# The shared library carries an ABI version in its soname (libringjob.so.0, bumped when
+# the ABI breaks); libringjob.so is the link-time name, a symlink to it.
+RINGJOB_SOVER := 0
+RINGJOB_SO    := $(BUILD)/lib/libringjob.so
+RINGJOB_SOREAL := $(BUILD)/lib/libringjob.so.$(RINGJOB_SOVER)
+RINGJOB_A     := $(BUILD)/lib/libringjob.a
 
 $(RINGJOB_OBJS): CFLAGS += -fPIC -fvisibility=default
 
-$(RINGJOB_SO): $(RINGJOB_OBJS) worker/ringjob.map
+$(RINGJOB_SOREAL): $(RINGJOB_OBJS) worker/ringjob.map
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libringjob.so -Wl,--version-script=worker/ringjob.map \
-		-Wl,--no-undefined -o $@ $(RINGJOB_OBJS)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libringjob.so.$(RINGJOB_SOVER) \
+		-Wl,--version-script=worker/ringjob.map -Wl,--no-undefined -o $@ $(RINGJOB_OBJS)
+
+$(RINGJOB_SO): $(RINGJOB_SOREAL)
+	ln -sfn $(notdir $<) $@
 
 $(RINGJOB_A): $(RINGJOB_OBJS)
 	@mkdir -p $(@D)

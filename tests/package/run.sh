@@ -25,7 +25,7 @@ worker_pid=""
 cleanup() {
     [ -n "$worker_pid" ] && kill -TERM "$worker_pid" 2>/dev/null && wait "$worker_pid" 2>/dev/null
     [ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-    dpkg -P ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1
+    dpkg -P ringmaster-worker ringmaster libringjob-dev libringjob0 >/dev/null 2>&1
     return 0
 }
 trap cleanup EXIT
@@ -47,10 +47,10 @@ else
 fi
 
 # Start from nothing of ours installed.
-dpkg -P ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1
+dpkg -P ringmaster-worker ringmaster libringjob-dev libringjob0 >/dev/null 2>&1
 if dpkg -i build/deb/ringmaster_*.deb build/deb/ringmaster-worker_*.deb \
-        build/deb/libringjob-dev_*.deb >/tmp/ringmaster-dpkg.log 2>&1; then
-    ok "dpkg -i installs the three packages"
+        build/deb/libringjob-dev_*.deb build/deb/libringjob0_*.deb >/tmp/ringmaster-dpkg.log 2>&1; then
+    ok "dpkg -i installs the four packages"
 else
     cat /tmp/ringmaster-dpkg.log
     bad "dpkg -i"
@@ -65,6 +65,29 @@ for f in /usr/sbin/ringmasterd /usr/bin/ringctl /usr/bin/ringmaster-sim /usr/sbi
     [ -e "$f" ] || { bad "installed file $f"; }
 done
 getent passwd ringmaster >/dev/null && ok "system user ringmaster exists" || bad "system user"
+for m in ringmasterd.8 ringmaster-worker.8 ringctl.1 ringmaster-sim.1; do
+    [ -e "/usr/share/man/man${m##*.}/$m.gz" ] || bad "man page $m"
+done
+
+# A training program built against the installed library loads it by its soname, and the
+# Python binding finds the runtime library without a source tree.
+prog=$(mktemp -d)
+printf '#include <ringjob.h>\nint main(void) { return ringjob_lr_scale() > 0 ? 0 : 1; }\n' \
+    >"$prog/p.c"
+if cc -o "$prog/p" "$prog/p.c" $(pkg-config --cflags --libs ringjob) 2>"$prog/err" &&
+        readelf -d "$prog/p" | grep -q 'NEEDED.*\[libringjob.so.0\]' && "$prog/p"; then
+    ok "a program built with pkg-config ringjob links libringjob.so.0 and runs"
+else
+    cat "$prog/err"
+    bad "building against the installed libringjob"
+fi
+if (cd "$prog" && /usr/bin/python3 -c 'import ringjob; ringjob.lr_scale()') 2>"$prog/err"; then
+    ok "the installed Python binding loads the installed library"
+else
+    cat "$prog/err"
+    bad "python3 -c 'import ringjob'"
+fi
+rm -rf "$prog"
 
 # ringmasterd as its unit runs it: user ringmaster, state in /var/lib/ringmaster.
 set -a; . /etc/ringmaster/ringmasterd.conf; set +a
@@ -114,9 +137,9 @@ wait "$worker_pid" "$server_pid" 2>/dev/null
 worker_pid=""
 server_pid=""
 
-dpkg -r ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1 && ok "dpkg -r" || bad "dpkg -r"
+dpkg -r ringmaster-worker ringmaster libringjob-dev libringjob0 >/dev/null 2>&1 && ok "dpkg -r" || bad "dpkg -r"
 [ -f /var/lib/ringmaster/admin.token ] && ok "removal keeps the data" || bad "removal keeps data"
-dpkg -P ringmaster-worker ringmaster libringjob-dev >/dev/null 2>&1 && ok "dpkg -P" || bad "dpkg -P"
+dpkg -P ringmaster-worker ringmaster libringjob-dev libringjob0 >/dev/null 2>&1 && ok "dpkg -P" || bad "dpkg -P"
 [ ! -e /var/lib/ringmaster ] && ok "purge removes the data" || bad "purge removes data"
 
 summary

@@ -13,7 +13,8 @@ The same operations as worker/ringjob.h, with Python names:
         ringjob.checkpoint_done(step); ringjob.finalize(); sys.exit(ringjob.EXIT_PLANNED)
 
 The library is found through RINGJOB_LIBRARY (a path), else build/lib/libringjob.so of the
-source tree this file lives in, else the system's libringjob.so. Multi-process programs
+source tree this file lives in, else the system's libringjob.so.0 (the runtime library;
+libringjob.so, the development symlink, last). Multi-process programs
 register the rank agreement with set_broadcast(fn): fn(data: bytes) -> bytes returns, on
 every rank, rank 0's bytes (with mpi4py: comm.bcast(data, root=0)); errors raise
 RingjobError carrying the library's text.
@@ -38,7 +39,8 @@ def _candidates():
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
-    return [os.path.join(here, "..", "..", "build", "lib", "libringjob.so"), "libringjob.so"]
+    return [os.path.join(here, "..", "..", "build", "lib", "libringjob.so"), "libringjob.so.0",
+            "libringjob.so"]
 
 
 def _load():

@@ -328,6 +328,22 @@ Test(ringjob, unreachable_worker_fails_init_with_text)
     jobtest_rmtree(f.dir);
 }
 
+/* The library's soname carries its ABI version, and libringjob.so (the name programs
+ * link with) leads to it. */
+Test(ringjob, shared_library_has_a_versioned_soname)
+{
+    char so[PATH_MAX], cmd[PATH_MAX + 64], line[512];
+    jobtest_build_path(so, sizeof(so), "lib/libringjob.so");
+    snprintf(cmd, sizeof(cmd), "readelf -d %s", so);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    int found = 0;
+    while (fgets(line, sizeof(line), p))
+        found |= strstr(line, "(SONAME)") && strstr(line, "[libringjob.so.0]");
+    pclose(p);
+    cr_assert(found, "%s has the soname libringjob.so.0", so);
+}
+
 Test(ringjob, shared_library_exports_only_its_prefix)
 {
     char so[PATH_MAX], cmd[PATH_MAX + 64], sym[256];
