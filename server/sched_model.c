@@ -12,7 +12,7 @@
 #include "sched_snap.h"
 
 #define DEFAULT_DATASET 50000.0
-#define LOSS_TOLERANCE 0.001 /* an epoch improving the loss by less: converged */
+#define LOSS_TOLERANCE 0.001  /* an epoch improving the loss by less: converged */
 #define SCHED_MODEL_PAGE 4096 /* (step, loss) points read per query */
 #define SCHED_MODEL_PAGE_TEXT "4096"
 #define MAX_WORLD_SIZES 64
@@ -231,8 +231,7 @@ static double measured_speed(struct sched_model *m, const char *name)
     const char *word = name[0] ? name : "unknown";
     size_t len = strlen(m->measured_on);
     if (!strstr(m->measured_on, word) && len + strlen(word) + 2 < sizeof(m->measured_on))
-        snprintf(m->measured_on + len, sizeof(m->measured_on) - len, "%s%s", len ? ", " : "",
-                 word);
+        snprintf(m->measured_on + len, sizeof(m->measured_on) - len, "%s%s", len ? ", " : "", word);
     return speed;
 }
 
@@ -328,31 +327,39 @@ static json_t *num_or_null(double v)
     return v >= 0 && isfinite(v) ? json_real(v) : json_null();
 }
 
-/* Per known GPU model, as the core predicts it (plan_step_time of plain data parallel: the
- * compute terms divided by the model's speed): [{gpu_model, speed, curve: [{gpus,
- * step_time_s, samples_per_second}]}]. */
+/* The curve the core predicts on GPUs of speed and mem_gb (plan_step_time of plain data
+ * parallel: the compute terms divided by the speed): [{gpus, step_time_s,
+ * samples_per_second}] at 1, 2, 4, ... 64 GPUs. */
+static json_t *model_curve(const struct sched_model *m, double speed, double mem_gb)
+{
+    const struct plan_spec none = {0};
+    const struct plan_choice dp = {0};
+    int gpn = m->speed.gpus_per_node;
+    json_t *curve = json_array();
+    for (int w = 1; w <= 64; w *= 2) {
+        double t = plan_step_time(&m->speed, &none, &dp, w, gpn > 0 ? (w + gpn - 1) / gpn : 1,
+                                  speed, mem_gb);
+        if (!isfinite(t))
+            t = -1;
+        json_array_append_new(curve,
+                              json_pack("{s:i, s:o, s:o}", "gpus", w, "step_time_s", num_or_null(t),
+                                        "samples_per_second",
+                                        num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1)));
+    }
+    return curve;
+}
+
+/* Per known GPU model: [{gpu_model, speed, curve}]. */
 static json_t *by_model_json(const struct sched_model *m)
 {
     static const char *const names[] = {"v100", "a100", "h100", "t4"};
-    const struct plan_spec none = {0};
-    const struct plan_choice dp = {0};
     json_t *a = json_array();
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         int index;
         double speed = 1, mem = 0;
         sched_snap_gpu_model(names[k], &index, &speed, &mem);
-        json_t *curve = json_array();
-        for (int w = 1; w <= 64; w *= 2) {
-            int gpn = m->speed.gpus_per_node, nodes = gpn > 0 ? (w + gpn - 1) / gpn : 1;
-            double t = plan_step_time(&m->speed, &none, &dp, w, nodes, speed, mem);
-            json_array_append_new(
-                curve, json_pack("{s:i, s:o, s:o}", "gpus", w, "step_time_s",
-                                 num_or_null(isfinite(t) ? t : -1), "samples_per_second",
-                                 num_or_null(t > 0 && isfinite(t)
-                                                 ? w * m->speed.batch_per_gpu / t : -1)));
-        }
-        json_array_append_new(a, json_pack("{s:s, s:f, s:o}", "gpu_model", names[k], "speed",
-                                           speed, "curve", curve));
+        json_array_append_new(a, json_pack("{s:s, s:f, s:o}", "gpu_model", names[k], "speed", speed,
+                                           "curve", model_curve(m, speed, mem)));
     }
     return a;
 }
@@ -373,11 +380,9 @@ static json_t *speed_json(const struct sched_model *m)
                                         num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1),
                                         "remaining_s", num_or_null(sched_model_remaining_s(m, w))));
     }
-    json_t *j = json_pack("{s:o, s:f, s:f, s:o, s:s, s:s, s:o}", "theta", theta, "rmse_s",
-                          m->speed.rmse, "batch_per_gpu", m->speed.batch_per_gpu, "curve", curve,
-                          "reference_gpu", "v100", "measured_on", m->measured_on,
-                          "by_gpu_model", by_model_json(m));
-    return j;
+    return json_pack("{s:o, s:f, s:f, s:o, s:s, s:s, s:o}", "theta", theta, "rmse_s", m->speed.rmse,
+                     "batch_per_gpu", m->speed.batch_per_gpu, "curve", curve, "reference_gpu",
+                     "v100", "measured_on", m->measured_on, "by_gpu_model", by_model_json(m));
 }
 
 /* convergence: b0, b1, b2, the fit's error, and steps and seconds still to go at w GPUs. */

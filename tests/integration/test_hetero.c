@@ -46,8 +46,7 @@ static long long submit_placed(const char *name)
     long long id = json_integer_value(json_object_get(j, "id"));
     json_decref(j);
     double until = hx_now() + WAIT_S;
-    while (num("SELECT count(*) FROM allocations WHERE job_id = %lld", id) != 2 &&
-           hx_now() < until)
+    while (num("SELECT count(*) FROM allocations WHERE job_id = %lld", id) != 2 && hx_now() < until)
         usleep(100000);
     cr_assert_eq(num("SELECT count(*) FROM allocations WHERE job_id = %lld", id), 2);
     return id;
@@ -78,8 +77,9 @@ static json_t *fitted_model(long long id, long long metrics)
     for (;;) {
         json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
         json_t *m = json_object_get(j, "model");
-        if (json_integer_value(json_object_get(m, "metrics")) == metrics &&
-            strcmp(json_string_value(json_object_get(m, "source")) ?: "", "fitted") == 0) {
+        const char *source = json_string_value(json_object_get(m, "source"));
+        if (json_integer_value(json_object_get(m, "metrics")) == metrics && source &&
+            strcmp(source, "fitted") == 0) {
             json_incref(m);
             json_decref(j);
             return m;
@@ -98,11 +98,12 @@ static double curve_step(const json_t *curve, size_t i)
 /* The curve of gpu_model in speed.by_gpu_model. */
 static const json_t *by_model(const json_t *m, const char *gpu_model)
 {
-    const json_t *a = json_object_get(json_object_get(m, "speed"), "by_gpu_model"), *e;
-    size_t i;
-    json_array_foreach (a, i, e)
+    const json_t *a = json_object_get(json_object_get(m, "speed"), "by_gpu_model");
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *e = json_array_get(a, i);
         if (strcmp(json_string_value(json_object_get(e, "gpu_model")), gpu_model) == 0)
             return json_object_get(e, "curve");
+    }
     cr_assert_fail("no %s in by_gpu_model", gpu_model);
     return NULL;
 }
@@ -111,8 +112,8 @@ static const json_t *by_model(const json_t *m, const char *gpu_model)
  * all-reduce at 2 GPUs on either. */
 Test(hetero, a100_reports_normalise_to_the_v100_model)
 {
-    json_decref(hx_expect_json(
-        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
+    json_decref(
+        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
     register_node("fast", A100);
     long long a = submit_placed("on-a100");
     post_metrics(a, 1, 0, 40, 0.20);
@@ -123,9 +124,13 @@ Test(hetero, a100_reports_normalise_to_the_v100_model)
     post_metrics(v, 2, 40, 40, 0.43);
 
     cr_assert_eq(num("SELECT count(*) FROM job_metrics WHERE job_id = %lld"
-                     " AND gpu_model = '" A100 "'", a), 80);
+                     " AND gpu_model = '" A100 "'",
+                     a),
+                 80);
     cr_assert_eq(num("SELECT count(*) FROM job_metric_sums WHERE job_id = %lld"
-                     " AND gpu_model = '" V100 "'", v), 2);
+                     " AND gpu_model = '" V100 "'",
+                     v),
+                 2);
     json_t *ma = fitted_model(a, 80), *mv = fitted_model(v, 80);
     const json_t *sa = json_object_get(ma, "speed"), *sv = json_object_get(mv, "speed");
     cr_assert_str_eq(json_string_value(json_object_get(sa, "reference_gpu")), "v100");
@@ -149,8 +154,8 @@ Test(hetero, a100_reports_normalise_to_the_v100_model)
 /* The convergence fit follows new points as they come, reading each once. */
 Test(hetero, convergence_refit_follows_new_points)
 {
-    json_decref(hx_expect_json(
-        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
+    json_decref(
+        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
     register_node("n", V100);
     long long id = submit_placed("c");
     post_metrics(id, 1, 0, 30, 0.40);
