@@ -34,11 +34,11 @@ BINS += $(SERVER_BIN)
 SERVER_UNIT_SRCS := $(wildcard tests/unit/server/*.c)
 SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
 SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,fieldcheck.o jobspec.o nodespec.o router.o www.o problem.o \
-                      sched_wake.o)
+                      sched_wake.o sched_fit.o)
 
 ifneq ($(SERVER_UNIT_SRCS),)
 $(BUILD)/tests/unit/server/%.o: CPPFLAGS += -iquote server
-$(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http.o $(COMMON_LIB)
+$(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http.o $(COMMON_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(SERVER_LIBS)
 TEST_BINS += $(SERVER_UNIT_BIN)

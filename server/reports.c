@@ -85,8 +85,11 @@ static void store_metrics(struct api_call *call, const char *ids, const json_t *
     const char *p[] = {ids, text ? text : "[]"};
     PGresult *r = db_exec(call->db,
                           "INSERT INTO job_metrics (job_id, step, world_size, loss, samples,"
-                          " seconds, at) SELECT $1, m.step, m.world_size, m.loss, m.samples,"
-                          " m.seconds, COALESCE(m.at, now()) FROM jsonb_to_recordset($2::jsonb)"
+                          " seconds, at, gpu_model) SELECT $1, m.step, m.world_size, m.loss,"
+                          " m.samples, m.seconds, COALESCE(m.at, now()), COALESCE((SELECT"
+                          " min(g.model) FROM allocations a JOIN node_gpus g ON g.node_id ="
+                          " a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), '')"
+                          " FROM jsonb_to_recordset($2::jsonb)"
                           " AS m(step bigint, world_size int, loss float8, samples bigint,"
                           " seconds float8, at timestamptz) ON CONFLICT DO NOTHING",
                           2, p);

@@ -7,11 +7,14 @@
 
 #include "db.h"
 #include "log.h"
+#include "plan.h"
 #include "profile.h"
+#include "sched_snap.h"
 
 #define DEFAULT_DATASET 50000.0
-#define LOSS_TOLERANCE 0.001 /* an epoch improving the loss by less: converged */
-#define MAX_LOSS_POINTS 2000
+#define LOSS_TOLERANCE 0.001  /* an epoch improving the loss by less: converged */
+#define SCHED_MODEL_PAGE 4096 /* (step, loss) points read per query */
+#define SCHED_MODEL_PAGE_TEXT "4096"
 #define MAX_WORLD_SIZES 64
 
 /* A class's speed model, loaded at most once. */
@@ -172,70 +175,117 @@ void sched_models_prune(struct sched_models *ms, long round)
     ms->n = k;
 }
 
-/* The convergence model from the job's (step, loss) points. */
+/* Reads the job's (step, loss) points beyond the last one read into its fitter, a page at a
+ * time (points are read in step order: a late report of an older step is not read).
+ * Returns the points read, or -1 on a database error. */
+static long long read_new_points(struct sched_model *m, PGconn *c, const char *id)
+{
+    long long got = 0;
+    for (;;) {
+        char after[32];
+        snprintf(after, sizeof(after), "%.0f", m->points_read > 0 ? m->last_step : -1.0);
+        const char *p[] = {id, after};
+        PGresult *r = db_exec(c,
+                              "SELECT step, loss FROM job_metrics WHERE job_id = $1"
+                              " AND step > $2::bigint AND loss > 0 AND loss < 'Infinity'"
+                              " ORDER BY step LIMIT " SCHED_MODEL_PAGE_TEXT,
+                              2, p);
+        if (!db_ok(r)) {
+            PQclear(r);
+            return -1;
+        }
+        int n = PQntuples(r);
+        for (int i = 0; i < n; i++) {
+            m->last_step = strtod(PQgetvalue(r, i, 0), NULL);
+            sched_fit_series_add(&m->points, m->last_step, strtod(PQgetvalue(r, i, 1), NULL));
+        }
+        PQclear(r);
+        m->points_read += n;
+        got += n;
+        if (n < SCHED_MODEL_PAGE)
+            return got;
+    }
+}
+
+/* The convergence model from the job's points, refitted when new ones came. */
 static int refit_conv(struct sched_model *m, PGconn *c, const char *id)
 {
-    const char *p[] = {id};
-    PGresult *r = db_exec(c,
-                          "SELECT step, loss FROM job_metrics WHERE job_id = $1 AND loss > 0"
-                          " AND loss < 'Infinity' ORDER BY step DESC LIMIT 2000",
-                          1, p);
-    if (!db_ok(r)) {
-        PQclear(r);
+    long long got = read_new_points(m, c, id);
+    if (got < 0)
         return -1;
-    }
-    double steps[MAX_LOSS_POINTS], losses[MAX_LOSS_POINTS];
-    size_t n = (size_t)PQntuples(r);
-    for (size_t i = 0; i < n; i++) {
-        steps[i] = strtod(PQgetvalue(r, (int)i, 0), NULL);
-        losses[i] = strtod(PQgetvalue(r, (int)i, 1), NULL);
-    }
-    if (n > 0)
-        m->last_step = steps[0];
     struct conv_model cm;
-    if (n >= 3 && conv_fit(steps, losses, n, &cm) == 0)
+    const struct sched_fit_series *s = &m->points;
+    if (got > 0 && s->n >= 3 && conv_fit(s->step, s->loss, s->n, &cm) == 0)
         m->conv = cm;
-    PQclear(r);
     return 0;
 }
 
-/* The speed model from the mean step time at each world size; also epochs done and the
- * seconds run at 1, 2, 4, 8 GPUs (exploration). Read from the running sums that a trigger
- * keeps (sql/005), not from every report. */
-static int refit_speed(struct sched_model *m, PGconn *c, const char *id)
+/* The speed of the GPU model named (sched_snap's table; unknown names and '' count as the
+ * reference) and notes the name in m->measured_on. */
+static double measured_speed(struct sched_model *m, const char *name)
+{
+    int index;
+    double speed = 1.0, mem;
+    if (!sched_snap_gpu_model(name, &index, &speed, &mem))
+        speed = 1.0;
+    const char *word = name[0] ? name : "unknown";
+    size_t len = strlen(m->measured_on);
+    if (!strstr(m->measured_on, word) && len + strlen(word) + 2 < sizeof(m->measured_on))
+        snprintf(m->measured_on + len, sizeof(m->measured_on) - len, "%s%s", len ? ", " : "", word);
+    return speed;
+}
+
+/* Reads the job's sums per (world size, GPU model) into obs (up to MAX_WORLD_SIZES); also
+ * epochs done and the seconds run at 1, 2, 4, 8 GPUs (exploration). Returns the number of
+ * rows, or -1 on a database error. */
+static int read_sums(struct sched_model *m, PGconn *c, const char *id, struct sched_fit_obs *obs)
 {
     const char *p[] = {id};
     PGresult *r = db_exec(c,
-                          "SELECT world_size, sum_seconds / timed, sum_seconds, sum_samples"
-                          " FROM job_metric_sums WHERE job_id = $1 AND timed > 0"
-                          " ORDER BY world_size LIMIT 64",
+                          "SELECT world_size, sum_seconds / timed, sum_seconds, sum_samples,"
+                          " gpu_model FROM job_metric_sums WHERE job_id = $1 AND timed > 0"
+                          " ORDER BY world_size, gpu_model LIMIT 64",
                           1, p);
     if (!db_ok(r)) {
         PQclear(r);
         return -1;
     }
-    struct speed_obs obs[MAX_WORLD_SIZES];
     double samples = 0;
-    int n = PQntuples(r);
+    int n = PQntuples(r), prev_w = 0;
+    m->nworld_sizes = 0;
+    m->measured_on[0] = '\0';
+    memset(m->explored_s, 0, sizeof(m->explored_s));
     for (int i = 0; i < n; i++) {
         int w = atoi(PQgetvalue(r, i, 0));
-        double total = strtod(PQgetvalue(r, i, 2), NULL);
-        obs[i] =
-            (struct speed_obs){w, 1, m->speed.batch_per_gpu, strtod(PQgetvalue(r, i, 1), NULL)};
+        obs[i] = (struct sched_fit_obs){w, strtod(PQgetvalue(r, i, 1), NULL),
+                                        measured_speed(m, PQgetvalue(r, i, 4))};
         samples += PQgetisnull(r, i, 3) ? 0 : strtod(PQgetvalue(r, i, 3), NULL);
         for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
             if (w == 1 << k)
-                m->explored_s[k] = total;
+                m->explored_s[k] += strtod(PQgetvalue(r, i, 2), NULL);
+        m->nworld_sizes += w != prev_w;
+        prev_w = w;
     }
-    m->nworld_sizes = n;
     m->epochs_done = m->dataset_size > 0 ? samples / m->dataset_size : 0;
+    PQclear(r);
+    return n;
+}
+
+/* The speed model from the mean step time at each world size and GPU model, normalised to
+ * the reference GPU. Read from the running sums that a trigger keeps (sql/005, sql/011),
+ * not from every report. */
+static int refit_speed(struct sched_model *m, PGconn *c, const char *id)
+{
+    struct sched_fit_obs obs[MAX_WORLD_SIZES];
+    int n = read_sums(m, c, id, obs);
+    if (n < 0)
+        return -1;
     struct speed_model sm = m->speed;
     sm.gpus_per_node = 0;
-    if (n >= 2 && speed_fit_obs(&sm, obs, (size_t)n) == 0) {
+    if (m->nworld_sizes >= 2 && sched_fit_speed(&sm, obs, (size_t)n) == 0) {
         m->speed = sm;
         m->source = SCHED_MODEL_FITTED;
     }
-    PQclear(r);
     return 0;
 }
 
@@ -277,6 +327,43 @@ static json_t *num_or_null(double v)
     return v >= 0 && isfinite(v) ? json_real(v) : json_null();
 }
 
+/* The curve the core predicts on GPUs of speed and mem_gb (plan_step_time of plain data
+ * parallel: the compute terms divided by the speed): [{gpus, step_time_s,
+ * samples_per_second}] at 1, 2, 4, ... 64 GPUs. */
+static json_t *model_curve(const struct sched_model *m, double speed, double mem_gb)
+{
+    const struct plan_spec none = {0};
+    const struct plan_choice dp = {0};
+    int gpn = m->speed.gpus_per_node;
+    json_t *curve = json_array();
+    for (int w = 1; w <= 64; w *= 2) {
+        double t = plan_step_time(&m->speed, &none, &dp, w, gpn > 0 ? (w + gpn - 1) / gpn : 1,
+                                  speed, mem_gb);
+        if (!isfinite(t))
+            t = -1;
+        json_array_append_new(curve,
+                              json_pack("{s:i, s:o, s:o}", "gpus", w, "step_time_s", num_or_null(t),
+                                        "samples_per_second",
+                                        num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1)));
+    }
+    return curve;
+}
+
+/* Per known GPU model: [{gpu_model, speed, curve}]. */
+static json_t *by_model_json(const struct sched_model *m)
+{
+    static const char *const names[] = {"v100", "a100", "h100", "t4"};
+    json_t *a = json_array();
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        int index;
+        double speed = 1, mem = 0;
+        sched_snap_gpu_model(names[k], &index, &speed, &mem);
+        json_array_append_new(a, json_pack("{s:s, s:f, s:o}", "gpu_model", names[k], "speed", speed,
+                                           "curve", model_curve(m, speed, mem)));
+    }
+    return a;
+}
+
 /* speed: theta, and per GPU count 1..64 (powers of two) the predicted step time, samples
  * per second and seconds to finish, as curve [{gpus, step_time_s, samples_per_second,
  * remaining_s}]. */
@@ -293,8 +380,9 @@ static json_t *speed_json(const struct sched_model *m)
                                         num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1),
                                         "remaining_s", num_or_null(sched_model_remaining_s(m, w))));
     }
-    return json_pack("{s:o, s:f, s:f, s:o}", "theta", theta, "rmse_s", m->speed.rmse,
-                     "batch_per_gpu", m->speed.batch_per_gpu, "curve", curve);
+    return json_pack("{s:o, s:f, s:f, s:o, s:s, s:s, s:o}", "theta", theta, "rmse_s", m->speed.rmse,
+                     "batch_per_gpu", m->speed.batch_per_gpu, "curve", curve, "reference_gpu",
+                     "v100", "measured_on", m->measured_on, "by_gpu_model", by_model_json(m));
 }
 
 /* convergence: b0, b1, b2, the fit's error, and steps and seconds still to go at w GPUs. */

@@ -9,8 +9,12 @@
  *    when their folder exists (not in an installed system: the class is then unknown and the
  *    job explores). Source PROFILE, as the paper's Precompute strategy.
  *  - its own reports (job_metrics): once it has step times at two world sizes or more, the
- *    speed model is refitted (speed_fit_obs) and the source becomes FITTED; its (step, loss)
- *    points refit the convergence model (conv_fit). Refits happen only when new metrics came.
+ *    speed model is refitted (sched_fit_speed: the step times measured on each GPU model,
+ *    job_metric_sums per (world size, GPU model), normalised to the reference GPU, so the
+ *    model always describes the job on a v100, as the core expects) and the source becomes
+ *    FITTED; its (step, loss) points refit the convergence model (conv_fit). Refits happen
+ *    only when new metrics came; the points are read incrementally (only steps beyond the
+ *    last one read) into a bounded, downsampled series (sched_fit_series).
  *  - nothing: source NONE; the round then runs the exploratory policy for it.
  * Optional fields of the `model` object: "dataset_size" (examples per epoch, default 50,000
  * or the class's) and "epochs" (epochs to train; else the convergence model decides). */
@@ -22,6 +26,7 @@
 #include <stdint.h>
 
 #include "sched.h"
+#include "sched_fit.h"
 
 struct sched_model {
     int64_t job_id;
@@ -36,6 +41,9 @@ struct sched_model {
     double last_step;
     double explored_s[SCHED_EXPLORE_STAGES];
     int nworld_sizes; /* distinct world sizes measured */
+    char measured_on[64]; /* GPU models the step times came from ("a100 v100"; "" none) */
+    long long points_read;    /* (step, loss) points read from job_metrics so far */
+    struct sched_fit_series points; /* those points, bounded and downsampled (sched_fit.h) */
     long round;       /* the last round that saw the job (for pruning) */
     int changed;      /* refitted (or new) in this round: its JSON must be written */
 };
@@ -65,7 +73,8 @@ double sched_model_remaining_epochs(const struct sched_model *m, int w);
 /* Predicted seconds to finish at w GPUs, or -1 when unknown. */
 double sched_model_remaining_s(const struct sched_model *m, int w);
 
-/* The job's `model` object of the API (new): source, coefficients, predictions per GPU count. */
+/* The job's `model` object of the API (new): source, coefficients, predictions per GPU count
+ * on the reference GPU, and per known GPU model (speed.by_gpu_model). */
 json_t *sched_model_json(const struct sched_model *m, int cur_gpus);
 
 #endif
