@@ -13,6 +13,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "problem.h"
+#include "reports.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define ACTION_JSON                                                                                \
@@ -295,6 +296,32 @@ static int cancel_job(PGconn *db, long long job_id)
                              1, p);
 }
 
+/* A worker may start a remote daemon only on a node of the job's latest launch (its hosts);
+ * an admin anywhere. Returns 0, or -1 after answering 403 (or 5xx). */
+static int remote_target_or_respond(struct api_call *call, const char *ids, const char *node)
+{
+    if (call->who.role == AUTH_ADMIN)
+        return 0;
+    const char *p[] = {ids, node};
+    PGresult *r = db_exec(call->db,
+                          "SELECT EXISTS (SELECT 1 FROM nodes n, (SELECT l.spec FROM actions l"
+                          " WHERE l.job_id = $1 AND l.kind IN ('start', 'resize', 'migrate')"
+                          " AND l.state <> 'superseded' ORDER BY l.id DESC LIMIT 1) l,"
+                          " jsonb_array_elements(CASE WHEN jsonb_typeof(l.spec->'slots') ="
+                          " 'array' THEN l.spec->'slots' ELSE '[]' END) s WHERE n.name = $2"
+                          " AND n.id = (s->>'node_id')::bigint)",
+                          2, p);
+    int rc = -1;
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (strcmp(PQgetvalue(r, 0, 0), "t") != 0)
+        problem_respond(call->req, 403, "node '%.200s' is not a host of job %s", node, ids);
+    else
+        rc = 0;
+    PQclear(r);
+    return rc;
+}
+
 void actions_remote(struct api_call *call)
 {
     long long id;
@@ -307,6 +334,11 @@ void actions_remote(struct api_call *call)
     const char *cmd = json_string_value(json_object_get(body, "command"));
     if (!node || !cmd || !*cmd || strlen(cmd) > 65536) {
         problem_respond(call->req, 400, "expected {\"node\": NAME, \"command\": TEXT}");
+        json_decref(body);
+        return;
+    }
+    if (reports_claim_or_respond(call, id, REPORTS_RUNS) < 0 ||
+        remote_target_or_respond(call, ids, node) < 0) {
         json_decref(body);
         return;
     }
