@@ -14,6 +14,8 @@
 #include "nodes.h"
 #include "problem.h"
 #include "reports.h"
+#include "sched_slice.h"
+#include "sched_wake.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define ACTION_JSON                                                                                \
@@ -198,8 +200,12 @@ void actions_result(struct api_call *call)
                         " outcome_detail = $3 WHERE a.id = $1 AND a.state = 'pending'"
                         " RETURNING " ACTION_JSON,
                         3, p);
+        int failed = ok && db_ok(r) && PQntuples(r) == 1 && strcmp(state, "failed") == 0;
         ok = ok && db_ok(r) && db_command_params(call->db, follow_migrate_sql, 1, p) == 0 &&
+             (!failed || sched_slice_suspend_failed(call->db, ids) == 0) &&
              db_command(call->db, "COMMIT") == 0;
+        if (ok && failed)
+            sched_wake_signal();
         if (!ok)
             api_db_error(call, r);
         else if (PQntuples(r) == 0)
@@ -237,6 +243,23 @@ static int job_check_or_respond(struct api_call *call, const char *ids, enum job
     return rc;
 }
 
+/* 0 unless the scheduler suspended job ids to time-slice its GPUs: then a person's resume
+ * would run it outside any allocation, and it answers 409 saying how to have it sooner. */
+static int sliced_or_respond(struct api_call *call, const char *ids)
+{
+    int sliced = sched_slice_by_scheduler(call->db, ids);
+    if (sliced < 0)
+        api_db_error(call, NULL);
+    else if (sliced)
+        problem_respond(call->req, 409,
+                        "job %s was suspended by the scheduler to time-slice the GPUs (policy"
+                        " gandiva): it holds no GPU, and the scheduler resumes it in its turn;"
+                        " to have it resumed sooner, raise its priority (PATCH"
+                        " /api/v1/jobs/%s/priority), which the next round serves first",
+                        ids, ids);
+    return sliced ? -1 : 0;
+}
+
 static void manual_action(struct api_call *call, const char *kind, enum job_event ev)
 {
     long long id;
@@ -248,7 +271,8 @@ static void manual_action(struct api_call *call, const char *kind, enum job_even
         api_db_error(call, NULL);
         return;
     }
-    if (job_check_or_respond(call, ids, ev) < 0)
+    if (job_check_or_respond(call, ids, ev) < 0 ||
+        (ev == JOB_EV_RESUME && sliced_or_respond(call, ids) < 0))
         return;
     const char *p[] = {ids, kind};
     PGresult *r = db_exec(call->db,
