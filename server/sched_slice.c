@@ -171,8 +171,8 @@ int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, 
     if (sj->state == JOB_SUSPENDED)
         return 1;
     if (sj->state == JOB_RUNNING && !r->suspend_pending)
-        log_error("scheduler: job %lld runs though time-sliced out (its suspension failed or "
-                  "a person resumed it): not scheduled until it stops",
+        log_error("scheduler: job %lld runs though time-sliced out (its suspension neither "
+                  "took nor failed: sched_slice_suspend_failed): not scheduled until it stops",
                   (long long)sj->id);
     return sj->state == JOB_RUNNING ? 0 : dflt;
 }
@@ -520,9 +520,9 @@ static int kept_gpus(PGconn *c, const char *job, const char *why)
                              " WHERE job_id = $1)"
                              " INSERT INTO job_events (job_id, from_state, to_state, event, actor,"
                              " detail) SELECT $1, 'RUNNING', 'RUNNING', 'suspend_failed',"
-                             " 'scheduler', format('its time-slicing suspension failed (%s): it"
-                             " keeps GPUs %s on node %s', $2::text, array_to_string(s.home_gpus, ','),"
-                             " s.home_node) FROM s",
+                             " 'scheduler', format('its time-slicing suspension failed (%s):"
+                             " it keeps GPUs %s on node %s', $2::text,"
+                             " array_to_string(s.home_gpus, ','), s.home_node) FROM s",
                              2, p);
 }
 
