@@ -13,6 +13,9 @@
 #include "log.h"
 #include "nodes.h"
 #include "problem.h"
+#include "reports.h"
+#include "sched_slice.h"
+#include "sched_wake.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define ACTION_JSON                                                                                \
@@ -197,8 +200,12 @@ void actions_result(struct api_call *call)
                         " outcome_detail = $3 WHERE a.id = $1 AND a.state = 'pending'"
                         " RETURNING " ACTION_JSON,
                         3, p);
+        int failed = ok && db_ok(r) && PQntuples(r) == 1 && strcmp(state, "failed") == 0;
         ok = ok && db_ok(r) && db_command_params(call->db, follow_migrate_sql, 1, p) == 0 &&
+             (!failed || sched_slice_suspend_failed(call->db, ids) == 0) &&
              db_command(call->db, "COMMIT") == 0;
+        if (ok && failed)
+            sched_wake_signal();
         if (!ok)
             api_db_error(call, r);
         else if (PQntuples(r) == 0)
@@ -236,6 +243,23 @@ static int job_check_or_respond(struct api_call *call, const char *ids, enum job
     return rc;
 }
 
+/* 0 unless the scheduler suspended job ids to time-slice its GPUs: then a person's resume
+ * would run it outside any allocation, and it answers 409 saying how to have it sooner. */
+static int sliced_or_respond(struct api_call *call, const char *ids)
+{
+    int sliced = sched_slice_by_scheduler(call->db, ids);
+    if (sliced < 0)
+        api_db_error(call, NULL);
+    else if (sliced)
+        problem_respond(call->req, 409,
+                        "job %s was suspended by the scheduler to time-slice the GPUs (policy"
+                        " gandiva): it holds no GPU, and the scheduler resumes it in its turn;"
+                        " to have it resumed sooner, raise its priority (PATCH"
+                        " /api/v1/jobs/%s/priority), which the next round serves first",
+                        ids, ids);
+    return sliced ? -1 : 0;
+}
+
 static void manual_action(struct api_call *call, const char *kind, enum job_event ev)
 {
     long long id;
@@ -247,7 +271,8 @@ static void manual_action(struct api_call *call, const char *kind, enum job_even
         api_db_error(call, NULL);
         return;
     }
-    if (job_check_or_respond(call, ids, ev) < 0)
+    if (job_check_or_respond(call, ids, ev) < 0 ||
+        (ev == JOB_EV_RESUME && sliced_or_respond(call, ids) < 0))
         return;
     const char *p[] = {ids, kind};
     PGresult *r = db_exec(call->db,
@@ -295,6 +320,32 @@ static int cancel_job(PGconn *db, long long job_id)
                              1, p);
 }
 
+/* A worker may start a remote daemon only on a node of the job's latest launch (its hosts);
+ * an admin anywhere. Returns 0, or -1 after answering 403 (or 5xx). */
+static int remote_target_or_respond(struct api_call *call, const char *ids, const char *node)
+{
+    if (call->who.role == AUTH_ADMIN)
+        return 0;
+    const char *p[] = {ids, node};
+    PGresult *r = db_exec(call->db,
+                          "SELECT EXISTS (SELECT 1 FROM nodes n, (SELECT l.spec FROM actions l"
+                          " WHERE l.job_id = $1 AND l.kind IN ('start', 'resize', 'migrate')"
+                          " AND l.state <> 'superseded' ORDER BY l.id DESC LIMIT 1) l,"
+                          " jsonb_array_elements(CASE WHEN jsonb_typeof(l.spec->'slots') ="
+                          " 'array' THEN l.spec->'slots' ELSE '[]' END) s WHERE n.name = $2"
+                          " AND n.id = (s->>'node_id')::bigint)",
+                          2, p);
+    int rc = -1;
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (strcmp(PQgetvalue(r, 0, 0), "t") != 0)
+        problem_respond(call->req, 403, "node '%.200s' is not a host of job %s", node, ids);
+    else
+        rc = 0;
+    PQclear(r);
+    return rc;
+}
+
 void actions_remote(struct api_call *call)
 {
     long long id;
@@ -307,6 +358,11 @@ void actions_remote(struct api_call *call)
     const char *cmd = json_string_value(json_object_get(body, "command"));
     if (!node || !cmd || !*cmd || strlen(cmd) > 65536) {
         problem_respond(call->req, 400, "expected {\"node\": NAME, \"command\": TEXT}");
+        json_decref(body);
+        return;
+    }
+    if (reports_claim_or_respond(call, id, REPORTS_RUNS) < 0 ||
+        remote_target_or_respond(call, ids, node) < 0) {
         json_decref(body);
         return;
     }

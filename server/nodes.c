@@ -247,8 +247,7 @@ static int requeue_unseen(PGconn *db, const char *node)
         snprintf(ids, sizeof(ids), "%lld", id);
         const char *q[] = {ids};
         if (job_state_parse(PQgetvalue(r, i, 1), &from) < 0 ||
-            sched_round_move_job(db, id, from, JOB_EV_REQUEUE, detail) < 0 ||
-            sched_round_release_job(db, id) < 0 ||
+            sched_round_requeue_job(db, id, from, detail) < 0 ||
             db_command_params(db, "DELETE FROM job_unseen WHERE job_id = $1", 1, q) < 0)
             n = -1;
         else

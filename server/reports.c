@@ -36,6 +36,57 @@ static int query_ll_or_respond(struct api_call *call, const char *name, long lon
     return 0;
 }
 
+/* Which of the caller's nodes (user $2) may report for job $1, per docs/worker-protocol.md
+ * "Who may report": actions from before the job last entered the queue (submission or
+ * requeue) and superseded ones do not count; "recent" is a finish less than $3 s ago.
+ * Columns: runs (state, metrics), hosts (log). No row: no such job. */
+static const char *const claim_sql =
+    "WITH j AS (SELECT id, COALESCE((SELECT max(e.at) FROM job_events e WHERE e.job_id = jobs.id"
+    " AND e.to_state = 'PENDING'), '-infinity') AS queued FROM jobs WHERE id = $1),"
+    " mine AS (SELECT id FROM nodes WHERE registered_by = $2),"
+    " acts AS (SELECT a.* FROM actions a, j WHERE a.job_id = j.id AND a.created_at > j.queued"
+    " AND a.state <> 'superseded'),"
+    " live AS (SELECT * FROM acts WHERE node_id IN (SELECT id FROM mine) AND (state = 'pending'"
+    " OR finished_at > now() - make_interval(secs => $3::float8))),"
+    " launch AS (SELECT * FROM acts WHERE kind IN ('start', 'resize', 'migrate')"
+    " ORDER BY id DESC LIMIT 1)"
+    " SELECT EXISTS (SELECT 1 FROM launch l WHERE l.node_id IN (SELECT id FROM mine)"
+    " OR (l.spec->'slots'->0->>'node_id')::bigint IN (SELECT id FROM mine))"
+    " OR EXISTS (SELECT 1 FROM live WHERE kind <> 'exec'),"
+    " EXISTS (SELECT 1 FROM launch l, jsonb_array_elements(CASE WHEN jsonb_typeof("
+    "l.spec->'slots') = 'array' THEN l.spec->'slots' ELSE '[]' END) s"
+    " WHERE (s->>'node_id')::bigint IN (SELECT id FROM mine))"
+    " OR EXISTS (SELECT 1 FROM live)"
+    " OR EXISTS (SELECT 1 FROM allocations al WHERE al.job_id = $1"
+    " AND al.node_id IN (SELECT id FROM mine))"
+    " FROM j";
+
+int reports_claim_or_respond(struct api_call *call, long long job, enum reports_claim claim)
+{
+    char ids[24], uid[24], late[24];
+    if (call->who.role == AUTH_ADMIN)
+        return 0;
+    snprintf(ids, sizeof(ids), "%lld", job);
+    snprintf(uid, sizeof(uid), "%lld", call->who.id);
+    snprintf(late, sizeof(late), "%d", REPORTS_LATE_S);
+    const char *p[] = {ids, uid, late};
+    PGresult *r = db_exec(call->db, claim_sql, 3, p);
+    int rc = -1;
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (PQntuples(r) != 1)
+        problem_respond(call->req, 404, "no job %s", ids);
+    else if (strcmp(PQgetvalue(r, 0, claim == REPORTS_LOG ? 1 : 0), "t") != 0)
+        problem_respond(call->req, 403,
+                        "job %s does not run on a node of worker %s (a worker reports only the"
+                        " jobs it runs, hosts or has an action of)",
+                        ids, call->who.name);
+    else
+        rc = 0;
+    PQclear(r);
+    return rc;
+}
+
 static int bad_item(struct api_call *call, size_t i, const char *what)
 {
     problem_respond(call->req, 400, "items[%zu].%s", i, what);
@@ -117,7 +168,8 @@ void reports_metrics_post(struct api_call *call)
     if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
-    if (items_or_respond(call, body, &items) == 0)
+    if (items_or_respond(call, body, &items) == 0 &&
+        reports_claim_or_respond(call, id, REPORTS_RUNS) == 0)
         store_metrics(call, ids, items);
     json_decref(body);
 }
@@ -223,7 +275,9 @@ void reports_state(struct api_call *call)
     long long id;
     json_t *body;
     char ids[24], detail[DETAIL_MAX + 32];
-    if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
+    if (api_id_or_respond(call, "job", &id) < 0 ||
+        reports_claim_or_respond(call, id, REPORTS_RUNS) < 0 ||
+        api_body_or_respond(call, &body) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *st = json_string_value(json_object_get(body, "state"));
@@ -326,7 +380,7 @@ void reports_log_post(struct api_call *call)
     const char *stream;
     if (api_id_or_respond(call, "job", &id) < 0 ||
         query_ll_or_respond(call, "offset", 0, (long long)1 << 50, 0, &off) < 0 ||
-        stream_or_respond(call, &stream) < 0)
+        stream_or_respond(call, &stream) < 0 || reports_claim_or_respond(call, id, REPORTS_LOG) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *body = http_req_body(call->req, &len);

@@ -5,12 +5,30 @@
 
 struct api_call;
 
+/* What a worker token may report for a job (docs/worker-protocol.md, "Who may report"). */
+enum reports_claim {
+    REPORTS_RUNS, /* state and metrics: a node that runs the job's mpirun, or has an action of
+                     it (start, resize, migrate, suspend, resume, cancel) pending or recent */
+    REPORTS_LOG,  /* its log: those, and every node of its latest launch or allocation, and one
+                     with an exec action of it pending or recent */
+};
+
+/* Seconds after its action finished that a node may still report for the job (the last
+ * metrics and log bytes of a migration's source, of a cancelled job). */
+#define REPORTS_LATE_S 300
+
+/* 0 when the caller may report claim for job: an admin, or a worker one of whose nodes holds
+ * the claim; actions from before the job last entered the queue (a requeue) do not count.
+ * Else -1 after answering 403 (problem), 404 (no such job) or 5xx. */
+int reports_claim_or_respond(struct api_call *call, long long job, enum reports_claim claim);
+
 /* Most metrics items in one request. */
 #define REPORTS_METRICS_MAX 1000
 
 /* POST /api/v1/jobs/{id}/metrics {"items": [{"step", "loss", "world_size", "samples"?,
  * "seconds"?, "at"?}]}: stores them, ignoring duplicates (job, step, world size); 200
- * {"received": n, "stored": m}. 400 for a bad item, 404 for no such job. */
+ * {"received": n, "stored": m}. 400 for a bad item, 404 for no such job, 403 for a worker
+ * without REPORTS_RUNS (nothing stored). */
 void reports_metrics_post(struct api_call *call);
 
 /* GET /api/v1/jobs/{id}/metrics?after=STEP&limit=N: {"items": [{"step", "loss",
@@ -21,13 +39,13 @@ void reports_metrics_get(struct api_call *call);
 /* POST /api/v1/jobs/{id}/state {"state", "detail"?, "exit_code"?}: moves the job through the
  * state machine by the event that leads there (200 and {"state"}); the state it is already
  * in answers 200 without change; an illegal move 409. A move to RUNNING records in its event
- * how long the job's latest action took. */
+ * how long the job's latest action took. 403 for a worker without REPORTS_RUNS. */
 void reports_state(struct api_call *call);
 
 /* POST /api/v1/jobs/{id}/log?offset=N&stream=S (any content type, at most the body bound):
  * the bytes of the job's log stream S (a worker's own file of it; "" by default) from
  * offset N. Bytes already stored are skipped; N past the stream's end is 409.
- * 200 {"size": bytes of the stream}. */
+ * 200 {"size": bytes of the stream}; 403 for a worker without REPORTS_LOG. */
 void reports_log_post(struct api_call *call);
 
 /* GET /api/v1/jobs/{id}/log?offset=N&limit=M: text/plain, the log (its streams one after the

@@ -13,6 +13,7 @@
 #include "sched.h"
 #include "sched_model.h"
 #include "sched_plan.h"
+#include "sched_slice.h"
 #include "sched_snap.h"
 
 int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t errlen)
@@ -76,11 +77,33 @@ int sched_round_release_job(PGconn *c, long long id)
                : -1;
 }
 
+int sched_round_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail)
+{
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *p[] = {ids};
+    if (!job_state_is_terminal(from) && from != JOB_PENDING &&
+        sched_round_move_job(c, id, from, JOB_EV_REQUEUE, detail) < 0)
+        return -1;
+    return sched_round_release_job(c, id) == 0 && sched_slice_forget(c, id) == 0 &&
+                   db_command_params(c,
+                                     "UPDATE actions SET state = 'superseded', finished_at = now()"
+                                     " WHERE job_id = $1 AND state = 'pending'"
+                                     " AND kind IN ('suspend', 'resume')",
+                                     1, p) == 0
+               ? 0
+               : -1;
+}
+
+/* The jobs that held GPUs on a DOWN node, and the time-sliced ones whose state waits in the
+ * host memory of one (they hold no GPU, and cannot resume there). */
 static int requeue_lost_jobs(PGconn *c)
 {
     PGresult *r = db_exec(c,
-                          "SELECT j.id, j.state, n.name FROM jobs j"
-                          " JOIN allocations a ON a.job_id = j.id JOIN nodes n ON n.id = a.node_id"
+                          "SELECT j.id, j.state, n.name FROM nodes n JOIN LATERAL"
+                          " (SELECT a.job_id FROM allocations a WHERE a.node_id = n.id UNION"
+                          " SELECT s.job_id FROM job_slices s WHERE s.home_node = n.id"
+                          " AND s.sliced) x ON true JOIN jobs j ON j.id = x.job_id"
                           " WHERE n.state = 'DOWN' ORDER BY j.id FOR UPDATE OF j",
                           0, NULL);
     int rc = db_ok(r) ? 0 : -1;
@@ -93,10 +116,7 @@ static int requeue_lost_jobs(PGconn *c)
         last = id;
         char detail[320];
         snprintf(detail, sizeof(detail), "node %s is down: back to the queue", PQgetvalue(r, i, 2));
-        if (!job_state_is_terminal(from) && from != JOB_PENDING)
-            rc = sched_round_move_job(c, id, from, JOB_EV_REQUEUE, detail);
-        if (rc == 0)
-            rc = sched_round_release_job(c, id);
+        rc = sched_round_requeue_job(c, id, from, detail);
     }
     PQclear(r);
     return rc;

@@ -1,5 +1,6 @@
 /* sched_round: one round of the live scheduler. Marks nodes whose heartbeat is too old DOWN
- * (their jobs go back to PENDING, allocations dropped, events written); reads a snapshot
+ * (their jobs, and the time-sliced jobs waiting on them, go back to PENDING, allocations
+ * dropped, events written); reads a snapshot
  * (sched_snap); refits the models of jobs with new metrics (sched_model); runs the active
  * policy of the core outside any lock or transaction; diffs the decision against the current
  * allocations; and writes, in ONE transaction, the round's audit row, the new allocations,
@@ -53,6 +54,12 @@ int sched_round_run(PGconn *c, struct sched_models *ms, const struct sched_confi
  * longer in `from`, or the statement failed. */
 int sched_round_move_job(PGconn *c, long long id, enum job_state from, enum job_event ev,
                          const char *detail);
+
+/* Inside a transaction: job id goes back to the queue from `from` (event requeue with detail;
+ * no move when it is PENDING or ended already): its allocations dropped, its pending start,
+ * resize, migrate, suspend and resume superseded, its time-slicing forgotten
+ * (sched_slice_forget), so that it starts afresh from its last checkpoint. Returns 0 or -1. */
+int sched_round_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail);
 
 /* Inside a transaction: drops the job's allocations and supersedes its pending start, resize
  * and migrate actions. Returns 0 or -1. */

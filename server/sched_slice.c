@@ -7,6 +7,7 @@
 #include "db.h"
 #include "job_state.h"
 #include "log.h"
+#include "sched_round.h"
 
 #define ACTIVE_STATES "('PENDING', 'STARTING', 'RUNNING', 'SUSPENDED', 'RESIZING', 'MIGRATING')"
 #define ALONE_WINDOW "50" /* the latest reports that give a job's rate alone */
@@ -170,8 +171,8 @@ int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, 
     if (sj->state == JOB_SUSPENDED)
         return 1;
     if (sj->state == JOB_RUNNING && !r->suspend_pending)
-        log_error("scheduler: job %lld runs though time-sliced out (its suspension failed or "
-                  "a person resumed it): not scheduled until it stops",
+        log_error("scheduler: job %lld runs though time-sliced out (its suspension neither "
+                  "took nor failed: sched_slice_suspend_failed): not scheduled until it stops",
                   (long long)sj->id);
     return sj->state == JOB_RUNNING ? 0 : dflt;
 }
@@ -462,4 +463,98 @@ int sched_slice_record(struct sched_slice *sl, PGconn *c, const struct snap_job 
         return record_unpair(sl, c, sj);
     }
     return 0;
+}
+
+/* ---- outside the rounds ---- */
+
+int sched_slice_forget(PGconn *c, long long id)
+{
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *p[] = {ids};
+    return db_command_params(c,
+                             "UPDATE job_slices SET sliced = false, changed_at = now(),"
+                             " home_node = NULL, home_gpus = NULL, packed_with = NULL,"
+                             " pack_at = NULL WHERE job_id = $1",
+                             1, p);
+}
+
+int sched_slice_by_scheduler(PGconn *c, const char *id)
+{
+    const char *p[] = {id};
+    PGresult *r = db_exec(c,
+                          "SELECT EXISTS (SELECT 1 FROM job_slices s JOIN jobs j ON j.id = s.job_id"
+                          " WHERE s.job_id = $1 AND s.sliced AND NOT EXISTS (SELECT 1 FROM"
+                          " allocations a WHERE a.job_id = j.id))",
+                          1, p);
+    int rc = db_ok(r) ? strcmp(PQgetvalue(r, 0, 0), "t") == 0 : -1;
+    PQclear(r);
+    return rc;
+}
+
+/* The job's home GPUs back to it unless one of them holds two jobs already: rows inserted
+ * (the number of home GPUs), 0 when refused, -1 on error. */
+static int restore_home(PGconn *c, const char *job)
+{
+    const char *p[] = {job};
+    PGresult *r =
+        db_exec(c,
+                "INSERT INTO allocations (job_id, node_id, gpu_idx)"
+                " SELECT s.job_id, s.home_node, g FROM job_slices s, unnest(s.home_gpus) g"
+                " WHERE s.job_id = $1 AND NOT EXISTS (SELECT 1 FROM job_slices t,"
+                " unnest(t.home_gpus) h WHERE t.job_id = $1 AND (SELECT count(*) FROM"
+                " allocations x WHERE x.node_id = t.home_node AND x.gpu_idx = h) >= 2)",
+                1, p);
+    int n = db_ok(r) ? atoi(PQcmdTuples(r)) : -1;
+    PQclear(r);
+    return n;
+}
+
+static int kept_gpus(PGconn *c, const char *job, const char *why)
+{
+    const char *p[] = {job, why};
+    return db_command_params(c,
+                             "WITH s AS (SELECT home_node, home_gpus FROM job_slices"
+                             " WHERE job_id = $1), u AS (UPDATE job_slices SET sliced = false,"
+                             " changed_at = now(), home_node = NULL, home_gpus = NULL"
+                             " WHERE job_id = $1)"
+                             " INSERT INTO job_events (job_id, from_state, to_state, event, actor,"
+                             " detail) SELECT $1, 'RUNNING', 'RUNNING', 'suspend_failed',"
+                             " 'scheduler', format('its time-slicing suspension failed (%s):"
+                             " it keeps GPUs %s on node %s', $2::text,"
+                             " array_to_string(s.home_gpus, ','), s.home_node) FROM s",
+                             2, p);
+}
+
+int sched_slice_suspend_failed(PGconn *c, const char *id)
+{
+    const char *p[] = {id};
+    PGresult *r = db_exec(c,
+                          "SELECT a.job_id, a.outcome_detail FROM actions a"
+                          " JOIN jobs j ON j.id = a.job_id JOIN job_slices s ON s.job_id = j.id"
+                          " WHERE a.id = $1 AND a.kind = 'suspend' AND a.state = 'failed'"
+                          " AND a.round_id IS NOT NULL AND s.sliced AND j.state = 'RUNNING'"
+                          " FOR UPDATE OF j",
+                          1, p);
+    if (!db_ok(r) || PQntuples(r) != 1) {
+        int rc = db_ok(r) ? 0 : -1;
+        PQclear(r);
+        return rc;
+    }
+    char job[24], why[512], detail[700];
+    snprintf(job, sizeof(job), "%s", PQgetvalue(r, 0, 0));
+    snprintf(why, sizeof(why), "%.500s", PQgetvalue(r, 0, 1));
+    PQclear(r);
+    int n = restore_home(c, job);
+    if (n > 0) {
+        log_info("job %s: its suspension failed (%s): it keeps its GPUs", job, why);
+        return kept_gpus(c, job, why);
+    }
+    if (n < 0)
+        return -1;
+    snprintf(detail, sizeof(detail),
+             "its time-slicing suspension failed (%s) and its GPUs hold two jobs: back to the"
+             " queue",
+             why);
+    return sched_round_requeue_job(c, strtoll(job, NULL, 10), JOB_RUNNING, detail);
 }

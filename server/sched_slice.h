@@ -80,4 +80,21 @@ int sched_slice_home(const struct sched_slice *sl, const struct snap_job *sj);
 int sched_slice_record(struct sched_slice *sl, PGconn *c, const struct snap_job *sj,
                        const struct sched_assignment *a, enum slice_move mv, const char *round);
 
+/* Inside a transaction: job id is no longer time-sliced (requeued: it starts afresh
+ * anywhere): its row loses sliced, home and pair; its run time and a revert are kept.
+ * Returns 0 or -1. */
+int sched_slice_forget(PGconn *c, long long id);
+
+/* 1 if job id (decimal text) was suspended by the scheduler to time-slice its GPUs and waits
+ * for its turn (a person's resume would run it outside any allocation), 0 if not, -1 on a
+ * database error. */
+int sched_slice_by_scheduler(PGconn *c, const char *id);
+
+/* Inside the transaction that finished action id (decimal text) as failed: when it was a
+ * round's suspension of a job that still RUNNING (the job did not take it, so it still runs
+ * on the GPUs it was to leave), gives the job those GPUs back (allocation restored, no
+ * longer sliced, event "suspend_failed"), or, when they already hold two jobs, requeues it
+ * (sched_round_requeue_job). Anything else: nothing. Returns 0 or -1. */
+int sched_slice_suspend_failed(PGconn *c, const char *id);
+
 #endif

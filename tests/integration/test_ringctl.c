@@ -241,7 +241,8 @@ static json_t *wait_state(long long id, const char *state)
     return NULL;
 }
 
-/* Submits a 1-GPU job, waits for its start and reports it RUNNING as the worker. */
+/* Submits a 1-GPU job, waits for its start and reports it RUNNING as the worker of the only
+ * node, where the scheduler started it (a worker reports only for the jobs of its nodes). */
 static long long running_job(const char *worker, const char *name)
 {
     long long id = hx_submit(hx.admin, name, 1);
@@ -264,6 +265,10 @@ Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
         201));
     snprintf(ids, sizeof(ids), "%lld", running_job(w, "r1"));
     snprintf(ids2, sizeof(ids2), "%lld", running_job(w, "r2"));
+    char other[128], path[64];
+    hx_user("w2", "worker", other);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%s/state", ids);
+    hx_expect_problem(hx_json("POST", path, other, "{\"state\":\"COMPLETED\"}"), 403, NULL);
     struct ctl_run *r = ctl("show", ids);
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "RUNNING") && strstr(r->out, "allocation (world size 1): node 1"),

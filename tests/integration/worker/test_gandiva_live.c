@@ -249,3 +249,144 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }
+
+/* ---- the edges of time-slicing, with no worker: the state a round leaves, written by hand,
+ * then what a worker or a person would do. The scheduler is paused unless a test runs it. */
+
+static void edges_setup(void)
+{
+    hx_setup();
+    json_decref(hx_expect_json(
+        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":true,\"node_timeout_s\":1}"),
+        200));
+}
+
+TestSuite(gandiva_edges, .init = edges_setup, .fini = hx_teardown, .timeout = 60);
+
+/* Node "e1" with two GPUs (registered by the admin); returns its id. */
+static long long edge_node(void)
+{
+    json_t *n = hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", hx.admin,
+                "{\"name\":\"e1\",\"cpus\":2,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
+                "\"model\":\"sim\",\"memory_bytes\":1},{\"index\":1,\"model\":\"sim\","
+                "\"memory_bytes\":1}]}"),
+        201);
+    long long id = json_integer_value(json_object_get(n, "id"));
+    json_decref(n);
+    return id;
+}
+
+/* Job in state, started on GPU gpu of node, then time-sliced out by round 1 (holding
+ * nothing, its home that GPU); with a suspend action of the round when pending_suspend. */
+static void sliced(long long job, long long node, int gpu, const char *state, int pending_suspend)
+{
+    char sql[1024], suspend[256] = "";
+    if (pending_suspend)
+        snprintf(suspend, sizeof(suspend),
+                 "INSERT INTO actions (node_id, job_id, kind, round_id) VALUES (%lld, %lld,"
+                 " 'suspend', 1);",
+                 node, job);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind, state, spec, finished_at) VALUES"
+             " (%lld, %lld, 'start', 'done', jsonb_build_object('slots', jsonb_build_array("
+             "jsonb_build_object('node_id', %lld, 'gpu', %d))), now());"
+             " INSERT INTO job_slices (job_id, sliced, changed_at, home_node, home_gpus)"
+             " VALUES (%lld, true, now(), %lld, '{%d}'); %s"
+             " UPDATE jobs SET state = '%s' WHERE id = %lld",
+             node, job, node, gpu, job, node, gpu, suspend, state, job);
+    hx_sql_do(sql);
+}
+
+static double edge_num(const char *fmt, long long job)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, job);
+    return hx_sql_num(sql);
+}
+
+Test(gandiva_edges, a_person_cannot_resume_a_job_the_scheduler_time_sliced)
+{
+    long long node = edge_node();
+    long long job = hx_submit(hx.admin, "sliced", 1), own = hx_submit(hx.admin, "mine", 1);
+    sliced(job, node, 0, "SUSPENDED", 0);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/resume", job);
+    struct hx_resp *r = hx_json("POST", path, hx.admin, NULL);
+    cr_assert(strstr(r->body, "time-slice") && strstr(r->body, "priority"), "%s", r->body);
+    hx_expect_problem(r, 409, NULL);
+    cr_assert_eq(edge_num("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resume'",
+                          job),
+                 0, "no resume written: it would run outside any allocation");
+    /* a job a person suspended (it keeps its GPU) a person resumes */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = 'SUSPENDED' WHERE id = %lld; INSERT INTO actions (node_id,"
+             " job_id, kind, state) VALUES (%lld, %lld, 'start', 'done'); INSERT INTO allocations"
+             " (job_id, node_id, gpu_idx) VALUES (%lld, %lld, 1)",
+             own, node, own, own, node);
+    hx_sql_do(sql);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/resume", own);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 202));
+    hx_finish();
+}
+
+Test(gandiva_edges, a_failed_suspension_gives_the_gpu_back_or_requeues)
+{
+    long long node = edge_node();
+    long long job = hx_submit(hx.admin, "kept", 1), lost = hx_submit(hx.admin, "lost", 1);
+    long long x = hx_submit(hx.admin, "x", 1), y = hx_submit(hx.admin, "y", 1);
+    sliced(job, node, 0, "RUNNING", 1);
+    long long act = (long long)hx_sql_num("SELECT max(id) FROM actions");
+    char path[96], sql[512];
+    snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", act);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin, "{\"outcome\":\"failed\",\"detail\":\"timed out\"}"), 200));
+    cr_assert_eq(edge_num("SELECT count(*) FROM allocations WHERE job_id = %lld AND gpu_idx = 0",
+                          job),
+                 1, "it still runs there: its GPU is its own again");
+    cr_assert_eq(edge_num("SELECT count(*) FROM job_slices WHERE job_id = %lld AND sliced", job), 0);
+    cr_assert_eq(edge_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                          " AND event = 'suspend_failed' AND detail LIKE '%%timed out%%'",
+                          job),
+                 1);
+    cr_assert_str_eq(wt_job_state(job), "RUNNING");
+
+    /* GPU 1 holds a packed pair by now: no room for a third job there */
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = 'RUNNING' WHERE id IN (%lld, %lld); INSERT INTO allocations"
+             " (job_id, node_id, gpu_idx) VALUES (%lld, %lld, 1), (%lld, %lld, 1)",
+             x, y, x, node, y, node);
+    hx_sql_do(sql);
+    sliced(lost, node, 1, "RUNNING", 1);
+    act = (long long)hx_sql_num("SELECT max(id) FROM actions");
+    snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", act);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin, "{\"outcome\":\"failed\",\"detail\":\"timed out\"}"), 200));
+    cr_assert_str_eq(wt_job_state(lost), "PENDING", "back to the queue");
+    cr_assert_eq(edge_num("SELECT count(*) FROM allocations WHERE job_id = %lld", lost), 0);
+    cr_assert_eq(edge_num("SELECT count(*) FROM job_slices WHERE job_id = %lld AND sliced", lost),
+                 0);
+    hx_finish();
+}
+
+Test(gandiva_edges, a_sliced_job_whose_home_node_goes_down_is_requeued)
+{
+    long long node = edge_node();
+    hx_sql_do("UPDATE nodes SET state = 'DOWN', last_heartbeat_at = now() - interval '1 hour'");
+    long long job = hx_submit(hx.admin, "sliced", 1);
+    sliced(job, node, 0, "SUSPENDED", 0);
+    json_decref(hx_expect_json(
+        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":false,\"interval_s\":0.2}"),
+        200));
+    int ok = wt_await_state(job, "PENDING", 20);
+    cr_assert_eq(ok, 0, "a sliced job cannot resume on a dead node: requeued (state %s)",
+                 wt_job_state(job));
+    cr_assert_eq(edge_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                          " AND event = 'requeue' AND detail LIKE 'node e1 is down%%'",
+                          job),
+                 1);
+    cr_assert_eq(edge_num("SELECT count(*) FROM job_slices WHERE job_id = %lld AND sliced", job), 0,
+                 "no longer waiting for its turn there");
+    hx_finish();
+}

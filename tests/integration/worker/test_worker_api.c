@@ -37,6 +37,18 @@ static long long make_node(void)
     return id;
 }
 
+/* A start of job on node, written as a round would (pending): its worker may report. */
+static void start_pending(long long job, long long node)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind, spec) VALUES (%lld, %lld, 'start',"
+             " jsonb_build_object('slots', jsonb_build_array(jsonb_build_object('node_id', %lld,"
+             " 'gpu', 0))))",
+             node, job, node);
+    hx_sql_do(sql);
+}
+
 Test(worker_api, long_poll_waits_then_answers_and_results_are_idempotent)
 {
     long long node = make_node();
@@ -79,8 +91,9 @@ Test(worker_api, long_poll_waits_then_answers_and_results_are_idempotent)
 
 Test(worker_api, metrics_ignore_duplicates_and_states_follow_the_machine)
 {
-    make_node();
+    long long node = make_node();
     long long job = hx_submit(hx.admin, "j", 1);
+    start_pending(job, node);
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", job);
     const char *batch = "{\"items\":[{\"step\":1,\"loss\":0.9,\"world_size\":1,\"samples\":8,"
@@ -121,8 +134,9 @@ Test(worker_api, metrics_ignore_duplicates_and_states_follow_the_machine)
 
 Test(worker_api, logs_append_by_offset_per_stream)
 {
-    make_node();
+    long long node = make_node();
     long long job = hx_submit(hx.admin, "j", 1);
+    start_pending(job, node);
     char path[128];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=0&stream=node-1", job);
     hx_free(hx_call("POST", path, wtok, "text/plain", "hello ", 6, NULL));
@@ -257,6 +271,39 @@ static void launched_on(long long job, long long node, const char *state, int gp
     hx_sql_do(sql);
 }
 
+/* One metrics item at step n. */
+#define METRIC(n) "{\"items\":[{\"step\":" #n ",\"loss\":0.5,\"world_size\":1}]}"
+
+/* POSTs body to /api/v1/jobs/{job}/{what} as tok ("log": text at offset 0 of stream
+ * "t-<n>", a new stream each time); returns the status, asserting a problem on 403. */
+static long report(long long job, const char *tok, const char *what, const char *body)
+{
+    static int n;
+    char path[160];
+    struct hx_resp *r;
+    if (strcmp(what, "log") == 0) {
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=0&stream=t-%d", job, ++n);
+        r = hx_call("POST", path, tok, "text/plain", body, strlen(body), NULL);
+    } else {
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/%s", job, what);
+        r = hx_json("POST", path, tok, body);
+    }
+    long status = r->status;
+    if (status == 403) {
+        hx_expect_problem(r, 403, NULL);
+        return status;
+    }
+    hx_free(r);
+    return status;
+}
+
+static double job_count(const char *table, long long job)
+{
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE job_id = %lld", table, job);
+    return hx_sql_num(sql);
+}
+
 static void beat(long long node, const char *body)
 {
     char path[96];
@@ -307,9 +354,110 @@ Test(worker_api, a_job_its_worker_stops_reporting_goes_back_to_the_queue)
              " AND to_state = 'PENDING' AND event = 'requeue' AND detail LIKE 'lost: %%'",
              job);
     cr_assert_eq(hx_sql_num(sql), 1, "one event says why");
+    /* the requeue ends the old worker's claim: its late end is refused, the job stays queued */
+    cr_assert_eq(report(job, wtok, "state", "{\"state\":\"FAILED\",\"detail\":\"late\"}"),
+                 403);
+    cr_assert_eq(report(job, wtok, "metrics", METRIC(7)), 403);
+    cr_assert_str_eq(wt_job_state(job), "PENDING", "the late report changed nothing");
+    cr_assert_eq(report(job, hx.admin, "metrics", METRIC(7)), 200, "an admin still may");
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", node);
     hx_expect_problem(hx_json("POST", path, wtok, "{\"running\":3}"), 400, NULL);
     hx_expect_problem(hx_json("POST", path, wtok, "{\"running\":[{\"job_id\":0}]}"), 400, NULL);
+    hx_finish();
+}
+
+Test(worker_api, a_worker_reports_only_for_the_jobs_of_its_nodes)
+{
+    char tok2[128];
+    long long a = make_node();
+    make_other_node(tok2);
+    long long job = hx_submit(hx.admin, "j", 1), queued = hx_submit(hx.admin, "q", 1);
+    launched_on(job, a, "RUNNING", 0);
+    double events = job_count("job_events", job);
+
+    cr_assert_eq(report(job, tok2, "metrics", METRIC(1)), 403, "B does not run it");
+    cr_assert_eq(report(job, tok2, "state", "{\"state\":\"COMPLETED\"}"), 403);
+    cr_assert_eq(report(job, tok2, "log", "forged\n"), 403);
+    cr_assert_eq(job_count("job_metrics", job), 0, "nothing stored");
+    cr_assert_eq(job_count("job_logs", job), 0);
+    cr_assert_eq(job_count("job_events", job), events);
+    cr_assert_str_eq(wt_job_state(job), "RUNNING");
+    /* a job launched nowhere: no worker may touch it (a worker could cancel it by its state) */
+    cr_assert_eq(report(queued, wtok, "state", "{\"state\":\"CANCELLED\"}"), 403);
+    cr_assert_str_eq(wt_job_state(queued), "PENDING");
+    cr_assert_eq(report(424242, wtok, "metrics", METRIC(1)), 404);
+
+    cr_assert_eq(report(job, wtok, "metrics", METRIC(1)), 200, "A runs it");
+    cr_assert_eq(report(job, wtok, "log", "mine\n"), 200);
+    cr_assert_eq(report(job, hx.admin, "metrics", METRIC(2)), 200, "an admin any");
+    cr_assert_eq(job_count("job_metrics", job), 2);
+    cr_assert_eq(report(job, wtok, "state", "{\"state\":\"COMPLETED\"}"), 200);
+    cr_assert_str_eq(wt_job_state(job), "COMPLETED");
+    hx_sql_do("DELETE FROM allocations");
+    cr_assert_eq(report(job, wtok, "log", "last bytes\n"), 200, "its last log, once ended");
+    hx_finish();
+}
+
+Test(worker_api, both_workers_report_during_a_migration_then_only_the_target)
+{
+    char tok2[128], path[96], sql[512];
+    long long a = make_node();
+    long long b = make_other_node(tok2);
+    long long job = hx_submit(hx.admin, "j", 1);
+    launched_on(job, a, "RUNNING", 0);
+    cr_assert_eq(report(job, tok2, "metrics", METRIC(1)), 403, "not B's before the move");
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = 'MIGRATING' WHERE id = %lld; INSERT INTO actions (node_id,"
+             " job_id, kind, spec) VALUES (%lld, %lld, 'migrate',"
+             " jsonb_build_object('slots', jsonb_build_array(jsonb_build_object('node_id', %lld,"
+             " 'gpu', 0))))",
+             job, a, job, b);
+    hx_sql_do(sql);
+    long long mig = (long long)hx_sql_num("SELECT max(id) FROM actions");
+    cr_assert_eq(report(job, wtok, "metrics", METRIC(2)), 200, "the source, checkpointing");
+    cr_assert_eq(report(job, tok2, "metrics", METRIC(3)), 200, "the target");
+    snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", mig);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, wtok, "{\"outcome\":\"ok\",\"detail\":\"checkpointed\"}"),
+        200));
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
+             " AND kind = 'start' AND state = 'pending'",
+             job, b);
+    cr_assert_eq(hx_sql_num(sql), 1, "the target's start follows");
+    cr_assert_eq(report(job, wtok, "log", "source's last bytes\n"), 200, "late, but recent");
+    cr_assert_eq(report(job, tok2, "state", "{\"state\":\"RUNNING\"}"), 200);
+    cr_assert_str_eq(wt_job_state(job), "RUNNING");
+    cr_assert_eq(report(job, tok2, "metrics", METRIC(4)), 200);
+    /* long after the move the source has no claim left */
+    snprintf(sql, sizeof(sql),
+             "UPDATE actions SET finished_at = now() - interval '1 hour' WHERE id = %lld", mig);
+    hx_sql_do(sql);
+    cr_assert_eq(report(job, wtok, "metrics", METRIC(5)), 403);
+    cr_assert_eq(report(job, wtok, "state", "{\"state\":\"FAILED\"}"), 403);
+    cr_assert_str_eq(wt_job_state(job), "RUNNING");
+    cr_assert_eq(job_count("job_metrics", job), 3);
+    hx_finish();
+}
+
+Test(worker_api, remote_daemons_only_by_the_launching_worker_on_the_jobs_hosts)
+{
+    char tok2[128], path[96], body[128];
+    long long a = make_node();
+    make_other_node(tok2);
+    long long job = hx_submit(hx.admin, "j", 1);
+    launched_on(job, a, "RUNNING", 0);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/remote", job);
+    snprintf(body, sizeof(body), "{\"node\":\"n1\",\"command\":\"orted\"}");
+    hx_expect_problem(hx_json("POST", path, tok2, body), 403, NULL);
+    hx_expect_problem(hx_json("POST", path, wtok,
+                              "{\"node\":\"n2\",\"command\":\"rm -rf /\"}"),
+                      403, NULL);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM actions WHERE kind = 'exec'"), 0);
+    json_decref(hx_expect_json(hx_json("POST", path, wtok, body), 201));
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin,
+                                       "{\"node\":\"n2\",\"command\":\"orted\"}"),
+                               201));
     hx_finish();
 }
