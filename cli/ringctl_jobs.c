@@ -46,8 +46,8 @@ static void print_jobs(json_t *items)
         fmt_int(j, "id", id, sizeof(id));
         fmt_int(j, "gpus", gpus, sizeof(gpus));
         fmt_finish(j, fin, sizeof(fin));
-        const char *row[] = {id,   str(j, "name"),         str(j, "state"), str(j, "user"),
-                             gpus, str(j, "submitted_at"), fin};
+        const char *row[] = {
+            id, str(j, "name"), str(j, "state"), str(j, "user"), gpus, str(j, "submitted_at"), fin};
         table_add(t, row);
     }
     table_print(t, stdout);

@@ -33,8 +33,8 @@ struct plan_job {
     const char *reason;
     int migrated_by_request;
     char pending_reason[192];
-    int queue_position;     /* 1.. among waiting jobs; 0 when not waiting */
-    double predicted_start; /* epoch seconds; < 0 unknown */
+    int queue_position;      /* 1.. among waiting jobs; 0 when not waiting */
+    double predicted_start;  /* epoch seconds; < 0 unknown */
     double predicted_finish; /* of a waiting job, epoch seconds; < 0 unknown */
 };
 
@@ -834,26 +834,27 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
     char *text = json_dumps(all, JSON_COMPACT);
     json_decref(all);
     const char *prm[] = {text};
-    int rc = text ? db_command_params(
-                        c,
-                        "INSERT INTO job_sched AS s (job_id, model, metrics_seen, pending_reason,"
-                         " queue_position, predicted_start, predicted_finish, migrate_to, updated_at)"
-                        " SELECT (e->>'id')::bigint, e->'model', (e->>'metrics')::bigint,"
-                         " e->>'reason', (e->>'pos')::int, to_timestamp((e->>'start')::float8),"
-                        " to_timestamp((e->>'finish')::float8),"
-                        " CASE WHEN e ? 'migrated' THEN -1 END, now()"
-                        " FROM jsonb_array_elements($1::jsonb) e"
-                        " ON CONFLICT (job_id) DO UPDATE SET"
-                        " model = COALESCE(EXCLUDED.model, s.model),"
-                        " metrics_seen = EXCLUDED.metrics_seen,"
-                        " pending_reason = EXCLUDED.pending_reason,"
-                        " queue_position = EXCLUDED.queue_position,"
-                         " predicted_start = EXCLUDED.predicted_start,"
-                        " predicted_finish = EXCLUDED.predicted_finish, updated_at = now(),"
-                        " migrate_to = CASE WHEN EXCLUDED.migrate_to = -1 THEN NULL"
-                        " ELSE s.migrate_to END",
-                        1, prm)
-                  : -1;
+    int rc = text
+                 ? db_command_params(
+                       c,
+                       "INSERT INTO job_sched AS s (job_id, model, metrics_seen, pending_reason,"
+                       " queue_position, predicted_start, predicted_finish, migrate_to, updated_at)"
+                       " SELECT (e->>'id')::bigint, e->'model', (e->>'metrics')::bigint,"
+                       " e->>'reason', (e->>'pos')::int, to_timestamp((e->>'start')::float8),"
+                       " to_timestamp((e->>'finish')::float8),"
+                       " CASE WHEN e ? 'migrated' THEN -1 END, now()"
+                       " FROM jsonb_array_elements($1::jsonb) e"
+                       " ON CONFLICT (job_id) DO UPDATE SET"
+                       " model = COALESCE(EXCLUDED.model, s.model),"
+                       " metrics_seen = EXCLUDED.metrics_seen,"
+                       " pending_reason = EXCLUDED.pending_reason,"
+                       " queue_position = EXCLUDED.queue_position,"
+                       " predicted_start = EXCLUDED.predicted_start,"
+                       " predicted_finish = EXCLUDED.predicted_finish, updated_at = now(),"
+                       " migrate_to = CASE WHEN EXCLUDED.migrate_to = -1 THEN NULL"
+                       " ELSE s.migrate_to END",
+                       1, prm)
+                 : -1;
     free(text);
     return rc;
 }

@@ -17,11 +17,12 @@
 
 int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t errlen)
 {
-    PGresult *r = db_exec(c,
-                          "SELECT policy, interval_s, node_timeout_s, min_resize_interval_s,"
-                           " resize_cost_s, grace_s, paused, quantum_s, explore_stage_s FROM scheduler_config"
-                          " WHERE id = 1",
-                          0, NULL);
+    PGresult *r =
+        db_exec(c,
+                "SELECT policy, interval_s, node_timeout_s, min_resize_interval_s,"
+                " resize_cost_s, grace_s, paused, quantum_s, explore_stage_s FROM scheduler_config"
+                " WHERE id = 1",
+                0, NULL);
     int ok = db_ok(r) && PQntuples(r) == 1;
     if (ok) {
         snprintf(cfg->policy, sizeof(cfg->policy), "%s", PQgetvalue(r, 0, 0));
