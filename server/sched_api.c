@@ -34,7 +34,8 @@ static const struct setting {
 /* clang-format off */
 static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, c.quantum_s, c.explore_stage_s, " TS("c.updated_at") ", r.id, " TS("r.at") ", r.policy,"
+    " c.grace_s, c.quantum_s, c.explore_stage_s, " TS("c.updated_at") ", r.id, " TS("r.at") ","
+    " r.policy,"
     " r.duration_us, r.jobs, r.actions, c.paused FROM scheduler_config c"
     " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
     " WHERE c.id = 1";
