@@ -30,7 +30,9 @@ static const struct command commands[] = {
     {"resize", ringctl_cmd_resize, "resize JOB_ID GPUS"},
     {"migrate", ringctl_cmd_migrate, "migrate JOB_ID [NODE_ID]"},
     {"watch", ringctl_cmd_watch, "watch [JOB_ID] [--timeout S] [--interval S]"},
-    {"policy", ringctl_cmd_policy, "policy [NAME] [--interval S] [--paused true|false]"},
+    {"policy", ringctl_cmd_policy,
+     "policy [NAME] [--interval S] [--explore-stage S]"
+     " [--paused true|false]"},
     {"cancel", ringctl_cmd_cancel, "cancel JOB_ID"},
     {"events", ringctl_cmd_events, "events JOB_ID"},
     {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]"},

@@ -22,19 +22,32 @@ static void fmt_int(json_t *o, const char *k, char *buf, size_t len)
         buf[0] = '\0';
 }
 
+/* The job's predicted_finish to the second ("2026-01-01T12:10:00Z"), or "-" when the
+ * scheduler cannot tell (or the job waits no more). */
+static void fmt_finish(json_t *o, char *buf, size_t len)
+{
+    const char *f = str(o, "predicted_finish");
+    if (f && strlen(f) >= 19)
+        snprintf(buf, len, "%.19sZ", f);
+    else
+        snprintf(buf, len, "-");
+}
+
 static void print_jobs(json_t *items)
 {
-    static const char *const head[] = {"ID", "NAME", "STATE", "USER", "GPUS", "SUBMITTED"};
-    struct table *t = table_create(6, head);
+    static const char *const head[] = {"ID",   "NAME",      "STATE", "USER",
+                                       "GPUS", "SUBMITTED", "FINISH"};
+    struct table *t = table_create(7, head);
     size_t i;
     json_t *j;
     json_array_foreach(items, i, j)
     {
-        char id[32], gpus[32];
+        char id[32], gpus[32], fin[32];
         fmt_int(j, "id", id, sizeof(id));
         fmt_int(j, "gpus", gpus, sizeof(gpus));
-        const char *row[] = {id, str(j, "name"), str(j, "state"), str(j, "user"), gpus,
-                             str(j, "submitted_at")};
+        fmt_finish(j, fin, sizeof(fin));
+        const char *row[] = {
+            id, str(j, "name"), str(j, "state"), str(j, "user"), gpus, str(j, "submitted_at"), fin};
         table_add(t, row);
     }
     table_print(t, stdout);

@@ -207,8 +207,12 @@ int ringctl_cmd_watch(struct ringctl *ctl, int argc, char **argv)
 static void print_policy(json_t *s)
 {
     json_t *iv = json_object_get(s, "interval_s");
-    printf("policy %s, interval %g s%s\n", json_string_value(json_object_get(s, "policy")),
-           json_number_value(iv), json_is_true(json_object_get(s, "paused")) ? ", PAUSED" : "");
+    json_t *stage = json_object_get(s, "explore_stage_s");
+    printf("policy %s, interval %g s", json_string_value(json_object_get(s, "policy")),
+           json_number_value(iv));
+    if (json_is_number(stage))
+        printf(", exploring stage %g s", json_number_value(stage));
+    printf("%s\n", json_is_true(json_object_get(s, "paused")) ? ", PAUSED" : "");
     static const char *const head[] = {"", "POLICY", "SUMMARY"};
     struct table *t = table_create(3, head);
     size_t i;
@@ -228,13 +232,19 @@ static void print_policy(json_t *s)
 /* Fills body from the arguments; returns 0 or -1 (usage printed). */
 static int policy_args(json_t *body, int argc, char **argv)
 {
-    static const char *const usage = "policy [NAME] [--interval S] [--paused true|false]";
+    static const char *const usage =
+        "policy [NAME] [--interval S] [--explore-stage S] [--paused true|false]";
+    static const char *const secs[][2] = {{"--interval", "interval_s"},
+                                          {"--explore-stage", "explore_stage_s"}};
     for (int i = 0; i < argc; i++) {
         double s;
-        if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
-            if (parse_seconds("--interval", argv[++i], &s) < 0)
+        size_t k = 0;
+        while (k < 2 && strcmp(argv[i], secs[k][0]))
+            k++;
+        if (k < 2 && i + 1 < argc) {
+            if (parse_seconds(secs[k][0], argv[++i], &s) < 0)
                 return -1;
-            json_object_set_new(body, "interval_s", json_real(s));
+            json_object_set_new(body, secs[k][1], json_real(s));
         } else if (!strcmp(argv[i], "--paused") && i + 1 < argc) {
             const char *v = argv[++i];
             if (strcmp(v, "true") && strcmp(v, "false")) {

@@ -27,13 +27,15 @@ static const struct setting {
 } settings[] = {
     {"interval_s", 0.1, 3600},   {"node_timeout_s", 1, 86400}, {"min_resize_interval_s", 0, 86400},
     {"resize_cost_s", 0, 86400}, {"grace_s", 0, 3600},         {"quantum_s", 1, 86400},
+    {"explore_stage_s", 1, 86400},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 /* clang-format off */
 static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, c.quantum_s, " TS("c.updated_at") ", r.id, " TS("r.at") ", r.policy,"
+    " c.grace_s, c.quantum_s, c.explore_stage_s, " TS("c.updated_at") ", r.id, " TS("r.at") ","
+    " r.policy,"
     " r.duration_us, r.jobs, r.actions, c.paused FROM scheduler_config c"
     " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
     " WHERE c.id = 1";
@@ -115,8 +117,11 @@ static int config_or_respond(struct api_call *call, const json_t *body, const ch
             params[1 + NSETTINGS] = json_is_true(v) ? "true" : "false";
         } else if (i < NSETTINGS) {
             double d = json_number_value(v);
+            char want[64];
+            snprintf(want, sizeof(want), "expected a number %g..%g", settings[i].min,
+                     settings[i].max);
             if (!json_is_number(v) || !(d >= settings[i].min && d <= settings[i].max))
-                return bad_field(call, key, "%s: %s", "expected a number within its bounds");
+                return bad_field(call, key, "%s: %s", want);
             snprintf(num[i], sizeof(num[i]), "%.17g", d);
             params[1 + i] = num[i];
         } else {
@@ -142,7 +147,9 @@ void sched_api_put(struct api_call *call)
             " min_resize_interval_s = COALESCE($4::float8, min_resize_interval_s),"
             " resize_cost_s = COALESCE($5::float8, resize_cost_s),"
             " grace_s = COALESCE($6::float8, grace_s),"
-            " quantum_s = COALESCE($7::float8, quantum_s), paused = COALESCE($8::boolean, paused),"
+            " quantum_s = COALESCE($7::float8, quantum_s),"
+            " explore_stage_s = COALESCE($8::float8, explore_stage_s),"
+            " paused = COALESCE($9::boolean, paused),"
             " updated_at = now() WHERE id = 1",
             2 + NSETTINGS, params);
         if (rc < 0) {
@@ -407,11 +414,22 @@ static json_t *text_or_null(const PGresult *r, int i, int c)
     return PQgetisnull(r, i, c) ? json_null() : json_string(PQgetvalue(r, i, c));
 }
 
-/* Sets the three queue fields of job from row i (or nulls when r is NULL). */
+/* Whether a job in state (a name) is one the rounds predict: waiting, holding GPUs or on
+ * its way to; a SUSPENDED or ended job's row is left from an earlier round. */
+static int predicted_state(const char *state)
+{
+    enum job_state st;
+    return state && job_state_parse(state, &st) == 0 && !job_state_is_terminal(st) &&
+           st != JOB_SUSPENDED;
+}
+
+/* Sets the queue fields of job from row i (or nulls when r is NULL), and predicted_finish. */
 static void queue_fields(json_t *job, const PGresult *r, int i)
 {
     const char *state = json_string_value(json_object_get(job, "state"));
     int waiting = r && state && strcmp(state, "PENDING") == 0;
+    json_object_set_new(job, "predicted_finish",
+                        r && predicted_state(state) ? text_or_null(r, i, 5) : json_null());
     json_object_set_new(job, "pending_reason", waiting ? text_or_null(r, i, 1) : json_null());
     json_object_set_new(job, "queue_position",
                         waiting && !PQgetisnull(r, i, 2)
@@ -420,7 +438,9 @@ static void queue_fields(json_t *job, const PGresult *r, int i)
     json_object_set_new(job, "predicted_start", waiting ? text_or_null(r, i, 3) : json_null());
 }
 
-#define SCHED_COLS "job_id, pending_reason, queue_position, " TS("predicted_start") ", model::text"
+#define SCHED_COLS                                                                                 \
+    "job_id, pending_reason, queue_position, " TS("predicted_start") ", model::text, "             \
+    TS("predicted_finish")
 
 static const char *const allocs_sql =
     "SELECT job_id, node_id, string_agg(gpu_idx::text, ' ' ORDER BY gpu_idx), count(*)"

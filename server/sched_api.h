@@ -13,7 +13,8 @@ struct api_call;
 /* GET /api/v1/scheduler: the settings, the policies one may choose, the last round. */
 void sched_api_get(struct api_call *call);
 /* PUT /api/v1/scheduler (admin): any of policy, interval_s, node_timeout_s,
- * min_resize_interval_s, resize_cost_s, grace_s; 400 naming a bad or unknown field. Stored in
+ * min_resize_interval_s, resize_cost_s, grace_s, quantum_s, explore_stage_s, paused; 400
+ * naming a bad or unknown field (and a number's bounds). Stored in
  * the database, so the choice survives a restart. Answers as GET. */
 void sched_api_put(struct api_call *call);
 /* GET /api/v1/scheduler/rounds?limit=N (1..500, default 50): newest first. */
@@ -36,7 +37,9 @@ void sched_api_priority(struct api_call *call);
 void sched_api_model(struct api_call *call);
 
 /* Adds to job (a job object, stolen; returned): "pending_reason", "queue_position" and
- * "predicted_start" (null unless the job is PENDING and a round explained it), "allocation"
+ * "predicted_start" (null unless the job is PENDING and a round explained it),
+ * "predicted_finish" (the last round's, null when unknown or the job is SUSPENDED or has
+ * ended), "allocation"
  * [{node, gpus: [index...]}] and "world_size" (GPUs held now), and the scheduler's model of
  * the job merged into its "model" object (declared fields stay unless the scheduler has a
  * field of that name; a `model` object is made when the job declared none). */

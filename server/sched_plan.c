@@ -33,8 +33,9 @@ struct plan_job {
     const char *reason;
     int migrated_by_request;
     char pending_reason[192];
-    int queue_position;     /* 1.. among waiting jobs; 0 when not waiting */
-    double predicted_start; /* epoch seconds; < 0 unknown */
+    int queue_position;      /* 1.. among waiting jobs; 0 when not waiting */
+    double predicted_start;  /* epoch seconds; < 0 unknown */
+    double predicted_finish; /* of a waiting job, epoch seconds; < 0 unknown */
 };
 
 struct sched_plan {
@@ -68,12 +69,11 @@ void sched_plan_destroy(struct sched_plan *p)
     free(p);
 }
 
-/* The exploring stage length: $RINGMASTER_EXPLORE_STAGE_S seconds when set (tests and
- * small clusters), else the core's default. */
-static double explore_stage_s(void)
+/* The exploring stage length: the setting explore_stage_s (PUT /api/v1/scheduler, 1..86400
+ * s), else the core's default (SCHED_EXPLORE_STAGE_S, the paper's 150 s). */
+static double explore_stage_s(const struct sched_config *cfg)
 {
-    const char *v = getenv("RINGMASTER_EXPLORE_STAGE_S");
-    double s = v && *v ? strtod(v, NULL) : 0;
+    double s = cfg->explore_stage_s;
     return s > 0 && isfinite(s) ? s : SCHED_EXPLORE_STAGE_S;
 }
 
@@ -150,7 +150,7 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
     p->cjobs = calloc(s->njobs + 1, sizeof(*p->cjobs));
     if (!p->jobs || !p->cjobs)
         return -1;
-    p->stage_s = explore_stage_s();
+    p->stage_s = explore_stage_s(p->cfg);
     for (size_t n = 0; n < s->nnodes; n++)
         p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
     for (size_t k = 0; k < s->njobs; k++) {
@@ -166,7 +166,7 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
             log_error("scheduler: job %lld: cannot read its metrics", (long long)sj->id);
         pj->fixed = sj->state != JOB_PENDING && sj->state != JOB_RUNNING &&
                     !sched_slice_waiting(p->slice, sj);
-        pj->predicted_start = -1;
+        pj->predicted_start = pj->predicted_finish = -1;
         core_job(p, p->njobs++, s);
     }
     return 0;
@@ -526,6 +526,7 @@ static void predict_starts(struct sched_plan *p, struct plan_job **q, size_t nq,
         double left = sched_model_remaining_s(q[k]->model, need);
         if (left < 0)
             break;
+        q[k]->predicted_finish = start + left;
         rel[n++] = (struct release){start + left, need};
     }
     free(rel);
@@ -794,9 +795,20 @@ static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
     return write_slices(p, c, round) < 0 ? -1 : n;
 }
 
-/* One element of the job_sched upsert (new). */
-static json_t *job_sched_json(const struct plan_job *pj)
+/* When pj is predicted to end, epoch seconds (< 0 unknown): a job holding GPUs after the
+ * round ends when its model says at that size, a waiting one as predict_starts() found. */
+static double predicted_finish(const struct sched_plan *p, const struct plan_job *pj)
 {
+    if (pj->gpus <= 0)
+        return pj->predicted_finish;
+    double left = sched_model_remaining_s(pj->model, pj->gpus);
+    return left >= 0 && isfinite(left) ? p->s->now + left : -1;
+}
+
+/* One element of the job_sched upsert (new). */
+static json_t *job_sched_json(const struct sched_plan *p, const struct plan_job *pj)
+{
+    double finish = predicted_finish(p, pj);
     json_t *e = json_pack("{s:I, s:I}", "id", (json_int_t)pj->sj->id, "metrics",
                           (json_int_t)pj->model->metrics_seen);
     if (pj->queue_position > 0) {
@@ -805,6 +817,8 @@ static json_t *job_sched_json(const struct plan_job *pj)
     }
     if (pj->predicted_start >= 0)
         json_object_set_new(e, "start", json_real(pj->predicted_start));
+    if (finish >= 0)
+        json_object_set_new(e, "finish", json_real(finish));
     if (pj->model->changed || pj->change != CH_KEEP)
         json_object_set_new(e, "model", sched_model_json(pj->model, pj->gpus));
     if (pj->migrated_by_request)
@@ -816,28 +830,31 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
 {
     json_t *all = json_array();
     for (size_t i = 0; i < p->njobs; i++)
-        json_array_append_new(all, job_sched_json(&p->jobs[i]));
+        json_array_append_new(all, job_sched_json(p, &p->jobs[i]));
     char *text = json_dumps(all, JSON_COMPACT);
     json_decref(all);
     const char *prm[] = {text};
-    int rc = text ? db_command_params(
-                        c,
-                        "INSERT INTO job_sched AS s (job_id, model, metrics_seen, pending_reason,"
-                        " queue_position, predicted_start, migrate_to, updated_at)"
-                        " SELECT (e->>'id')::bigint, e->'model', (e->>'metrics')::bigint,"
-                        " e->>'reason', (e->>'pos')::int, to_timestamp((e->>'start')::float8),"
-                        " CASE WHEN e ? 'migrated' THEN -1 END, now()"
-                        " FROM jsonb_array_elements($1::jsonb) e"
-                        " ON CONFLICT (job_id) DO UPDATE SET"
-                        " model = COALESCE(EXCLUDED.model, s.model),"
-                        " metrics_seen = EXCLUDED.metrics_seen,"
-                        " pending_reason = EXCLUDED.pending_reason,"
-                        " queue_position = EXCLUDED.queue_position,"
-                        " predicted_start = EXCLUDED.predicted_start, updated_at = now(),"
-                        " migrate_to = CASE WHEN EXCLUDED.migrate_to = -1 THEN NULL"
-                        " ELSE s.migrate_to END",
-                        1, prm)
-                  : -1;
+    int rc = text
+                 ? db_command_params(
+                       c,
+                       "INSERT INTO job_sched AS s (job_id, model, metrics_seen, pending_reason,"
+                       " queue_position, predicted_start, predicted_finish, migrate_to, updated_at)"
+                       " SELECT (e->>'id')::bigint, e->'model', (e->>'metrics')::bigint,"
+                       " e->>'reason', (e->>'pos')::int, to_timestamp((e->>'start')::float8),"
+                       " to_timestamp((e->>'finish')::float8),"
+                       " CASE WHEN e ? 'migrated' THEN -1 END, now()"
+                       " FROM jsonb_array_elements($1::jsonb) e"
+                       " ON CONFLICT (job_id) DO UPDATE SET"
+                       " model = COALESCE(EXCLUDED.model, s.model),"
+                       " metrics_seen = EXCLUDED.metrics_seen,"
+                       " pending_reason = EXCLUDED.pending_reason,"
+                       " queue_position = EXCLUDED.queue_position,"
+                       " predicted_start = EXCLUDED.predicted_start,"
+                       " predicted_finish = EXCLUDED.predicted_finish, updated_at = now(),"
+                       " migrate_to = CASE WHEN EXCLUDED.migrate_to = -1 THEN NULL"
+                       " ELSE s.migrate_to END",
+                       1, prm)
+                 : -1;
     free(text);
     return rc;
 }

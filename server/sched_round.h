@@ -28,6 +28,7 @@ struct sched_config {
     double resize_cost_s;         /* assumed cost of a resize until one is measured */
     double grace_s;               /* a job losing GPUs gets this long to checkpoint */
     double quantum_s;             /* time-slice length of policy gandiva (docs/gandiva.md) */
+    double explore_stage_s;       /* seconds an exploring job runs at each of 1, 2, 4, 8 GPUs */
     int paused;                   /* 1: no rounds (nodes are not marked DOWN either) */
 };
 

@@ -146,6 +146,7 @@ test("the scheduler page shows the live policy and its rounds; the admin switche
   await page.waitForURL(/#\/scheduler$/);
   await expectText(page.locator("#sched-policy"), /active policy\s*precompute/);
   await expectText(page.locator("#sched-policy"), /round every\s*10 s/);
+  await expectText(page.locator("#sched-policy"), /exploring stage \(per GPU count\)\s*2 min 30 s/);
   // the submissions above woke the scheduler: its rounds are listed, newest first
   await page.locator("#rounds-table tbody tr").first().waitFor();
   const first = Number(await page.locator("#rounds-table tbody tr").first().getAttribute("data-round"));
@@ -248,11 +249,16 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   await page.locator("#sec-speed path.fit").waitFor({ timeout: 30000 });
   await screenshot(page, "job-resized-1280");
 
-  // the jobs table: a predicted finish from the job's model, a dash for the ended jobs
+  // the jobs table: the predicted finish comes with the list (predicted_finish), so it shows
+  // while no job's model can be fetched; a dash for the ended jobs
+  const MODEL_URL = /\/api\/v1\/jobs\/\d+\/model/;
+  await page.route(MODEL_URL, (route) => route.fulfill({ status: 404, contentType: "application/problem+json",
+    body: JSON.stringify({ title: "Not Found", status: 404, detail: "no model (the test hides them)" }) }));
   await page.click('#nav a[data-nav="jobs"]');
   const finish = page.locator(`#jobs-table tr[data-job-id="${mlpId}"] td.finish`);
   await expectText(finish, /\d{1,2}[:.]\d{2}/, 30000);
   assert.equal((await page.locator(`#jobs-table tr[data-job-id="${jobId}"] td.finish`).textContent()).trim(), "—");
+  await page.unroute(MODEL_URL);
   await screenshot(page, "jobs-predicted-finish-1280");
 
   await page.click('#nav a[data-nav="cluster"]');
@@ -415,12 +421,11 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
       wait: series.wait.map((se) => se.points.map(([x, y]) => [x, Number.isNaN(y) ? "NaN" : y])),
       waitUnit: series.waitUnit,
       finish: [
-        jobs.predictedFinish({ state: "RUNNING" }, { t: now, model: { predicted_remaining_s: 600 } }),
-        jobs.predictedFinish({ state: "PENDING", gpus: 2, predicted_start: "2026-01-01T13:00:00Z" },
-          { t: now, model: { predicted_remaining_s: 900, speed: { curve: [{ gpus: 1, remaining_s: 900 }, { gpus: 2, remaining_s: 450 }] } } }),
-        jobs.predictedFinish({ state: "RUNNING" }, { t: now, model: { predicted_remaining_s: null } }),
-        jobs.predictedFinish({ state: "COMPLETED" }, { t: now, model: { predicted_remaining_s: 5 } }),
-        jobs.predictedFinish({ state: "RUNNING" }, undefined),
+        jobs.predictedFinish({ state: "RUNNING", predicted_finish: "2026-01-01T12:10:00.000Z" }),
+        jobs.predictedFinish({ state: "PENDING", predicted_start: "2026-01-01T13:00:00Z", predicted_finish: "2026-01-01T13:07:30.000Z" }),
+        jobs.predictedFinish({ state: "RUNNING", predicted_finish: null }),
+        jobs.predictedFinish({ state: "COMPLETED", predicted_finish: "2026-01-01T12:00:05.000Z" }),
+        jobs.predictedFinish({ state: "RUNNING" }),
       ],
       gpu0: owners.get("1/0").jobs.map((j) => j.id),
       gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],

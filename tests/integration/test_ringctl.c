@@ -104,6 +104,7 @@ Test(ringctl, jobs_from_submit_to_cancel)
     r = ctl("list");
     cr_assert_eq(r->code, 0);
     cr_assert(strstr(r->out, "NAME") && strstr(r->out, "train"), "%s", r->out);
+    cr_assert(strstr(r->out, "FINISH") && strstr(r->out, " -"), "no finish predicted: %s", r->out);
     r = ctl("--json", "list", "--all");
     json_t *j = out_json(r);
     cr_assert_eq(json_array_size(j), 1);
@@ -165,6 +166,7 @@ Test(ringctl, watch_is_bounded_and_policy_reads_and_sets)
     r = ctl("policy");
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "POLICY"), "%s", r->out);
+    cr_assert(strstr(r->out, "exploring stage 150 s"), "%s", r->out);
     r = ctl("--json", "policy");
     json_t *j = out_json(r);
     const char *name =
@@ -172,12 +174,17 @@ Test(ringctl, watch_is_bounded_and_policy_reads_and_sets)
     char pol[64];
     snprintf(pol, sizeof(pol), "%s", name);
     json_decref(j);
-    r = ctl("policy", pol, "--interval", "7");
+    r = ctl("policy", pol, "--interval", "7", "--explore-stage", "30");
     cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "exploring stage 30 s"), "%s", r->out);
     j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
     cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), pol);
     cr_assert_float_eq(json_number_value(json_object_get(j, "interval_s")), 7.0, 1e-9);
+    cr_assert_float_eq(json_number_value(json_object_get(j, "explore_stage_s")), 30.0, 1e-9);
     json_decref(j);
+    r = ctl("policy", "--explore-stage", "0.5");
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "explore_stage_s"), "the problem names the field: %s", r->err);
     r = ctl("policy", "no-such-policy");
     cr_assert_eq(r->code, 1);
     cr_assert(strstr(r->err, "400"), "%s", r->err);

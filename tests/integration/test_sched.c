@@ -221,13 +221,21 @@ Test(sched, policy_switch_survives_a_restart_and_rounds_are_listed)
                       "policy");
     hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0}"), 400,
                       "interval_s");
-    put_scheduler("{\"policy\":\"optimus\",\"interval_s\":5}");
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"explore_stage_s\":0.5}"),
+                      400, "explore_stage_s");
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"explore_stage_s\":\"9\"}"),
+                      400, "explore_stage_s");
+    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", user, NULL), 200);
+    cr_assert_eq(json_number_value(json_object_get(j, "explore_stage_s")), 150.0, "the paper's");
+    json_decref(j);
+    put_scheduler("{\"policy\":\"optimus\",\"interval_s\":5,\"explore_stage_s\":45}");
     submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":1}");
     cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
     hx_start_server();
-    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", user, NULL), 200);
+    j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", user, NULL), 200);
     cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), "optimus");
     cr_assert_eq(json_number_value(json_object_get(j, "interval_s")), 5.0);
+    cr_assert_eq(json_number_value(json_object_get(j, "explore_stage_s")), 45.0);
     cr_assert(json_array_size(json_object_get(j, "policies")) >= 8);
     json_decref(j);
     /* the restarted server's first round sees the job */
@@ -480,5 +488,67 @@ Test(sched, a_paused_scheduler_writes_nothing_until_resumed)
     json_decref(j);
     put_scheduler("{\"paused\":false}");
     cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2, "resumed: scheduled");
+    hx_finish();
+}
+
+/* The item of the list (GET /api/v1/jobs) with that id (borrowed from list), or NULL. */
+static json_t *list_item(json_t *list, long long id)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach(json_object_get(list, "items"), i, it)
+    {
+        if (json_integer_value(json_object_get(it, "id")) == id)
+            return it;
+    }
+    return NULL;
+}
+
+Test(sched, lists_carry_the_predicted_finish)
+{
+    put_scheduler("{\"interval_s\":0.2}");
+    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
+                         "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
+    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
+    mark_running(a);
+    json_t *list = NULL, *ja = NULL, *jb = NULL;
+    double until = hx_now() + WAIT_S;
+    for (; hx_now() < until; usleep(100000)) {
+        json_decref(list);
+        list = hx_expect_json(hx_json("GET", "/api/v1/jobs?limit=100", hx.admin, NULL), 200);
+        ja = list_item(list, a);
+        jb = list_item(list, b);
+        if (ja && jb && json_is_string(json_object_get(ja, "predicted_finish")) &&
+            json_is_string(json_object_get(jb, "predicted_start")) &&
+            strcmp(json_string_value(json_object_get(ja, "state")), "RUNNING") == 0)
+            break;
+    }
+    cr_assert_not_null(ja);
+    cr_assert_not_null(jb);
+    const char *fin = json_string_value(json_object_get(ja, "predicted_finish"));
+    cr_assert_not_null(fin, "the running job with a model has a predicted finish");
+    cr_assert(strlen(fin) >= 20 && fin[strlen(fin) - 1] == 'Z', "ISO time in UTC: %s", fin);
+    cr_assert(json_is_null(json_object_get(ja, "predicted_start")), "it runs already");
+    /* b starts when a ends, in the same round's prediction; b itself has no model */
+    cr_assert_str_eq(json_string_value(json_object_get(jb, "predicted_start")), fin);
+    cr_assert(json_is_null(json_object_get(jb, "predicted_finish")), "b's length is unknown");
+    /* about 434 s from now (10 epochs of resnet110 at 4 GPUs) */
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT extract(epoch FROM '%s'::timestamptz - now())", fin);
+    double left = hx_sql_num(sql);
+    cr_assert(left > 300 && left < 500, "a ends in %.0f s", left);
+    json_decref(list);
+    /* the job's own answer carries it too; an ended job has none */
+    json_t *j = get_job(a);
+    cr_assert(json_is_string(json_object_get(j, "predicted_finish")));
+    json_decref(j);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", a);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+    j = get_job(a);
+    cr_assert(json_is_null(json_object_get(j, "predicted_finish")), "cancelled: no finish");
+    json_decref(j);
     hx_finish();
 }

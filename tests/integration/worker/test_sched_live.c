@@ -12,7 +12,8 @@
  *  d. the rigid job keeps exactly its GPUs (same node, same indices) until it completes;
  *  c. it completes and the elastic ones grow back to all 8 GPUs.
  * And one job with max_gpus 8 explores 1, 2, 4, then 8 GPUs across both workers. The
- * exploring stages last $RINGMASTER_EXPLORE_STAGE_S = 6 s here. Every wait is bounded. */
+ * exploring stages last 6 s here (the setting explore_stage_s, set through PUT
+ * /api/v1/scheduler). Every wait is bounded. */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <math.h>
@@ -110,11 +111,11 @@ static void setup(void)
     snprintf(ckpt_root, sizeof(ckpt_root), "/tmp/rm-ckpt-XXXXXX");
     cr_assert_not_null(mkdtemp(ckpt_root));
     setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt_root, 1); /* the server inherits both */
-    setenv("RINGMASTER_EXPLORE_STAGE_S", STAGE_S, 1);
     hx_setup();
     json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
                                        "{\"interval_s\":1,\"min_resize_interval_s\":0,"
-                                       "\"resize_cost_s\":0,\"grace_s\":30}"),
+                                       "\"resize_cost_s\":0,\"grace_s\":30,"
+                                       "\"explore_stage_s\":" STAGE_S "}"),
                                200));
     for (int k = 0; k < NWORKERS; k++)
         workers[k] = spawn_worker(names[k]);
@@ -134,7 +135,6 @@ static void teardown(void)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ckpt_root);
     if (system(cmd) != 0)
         fprintf(stderr, "cannot remove %s\n", ckpt_root);
-    unsetenv("RINGMASTER_EXPLORE_STAGE_S");
 }
 
 TestSuite(sched_live, .init = setup, .fini = teardown, .timeout = 420);

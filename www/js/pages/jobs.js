@@ -1,16 +1,13 @@
 // Jobs: a sortable, filterable table. State and user filter on the server (the API's
 // state= and user=), the text box filters names and commands here; the filters and the
 // sort live in the URL (#/jobs?state=PENDING&sort=age) so a view can be shared. The
-// predicted finish comes from each job's model (GET /jobs/{id}/model, fetched again at most
-// every MODEL_TTL_MS for the jobs on the page that wait or run).
+// predicted start and finish come with the list (predicted_start, predicted_finish: what the
+// scheduler's last round predicted; null when it cannot tell).
 
-import { api, listAll } from "../api.js";
+import { listAll } from "../api.js";
 import { h, fill, loading, empty, failure, stateBadge, duration, secondsSince, when, fromNow, ALL_STATES, ACTIVE_STATES } from "../dom.js";
 
-const MODEL_TTL_MS = 15000;  // a job's model is fetched again after this
-const MODEL_FETCH_MAX = 24;  // models fetched per refresh at most (the running jobs first)
 const WITH_FINISH = ["PENDING", "STARTING", "RUNNING", "RESIZING", "MIGRATING"];
-const models = new Map();    // job id -> {t: when fetched (ms), model: object or null}
 
 const COLUMNS = [
   { key: "id", label: "ID", value: (j) => Number(j.id) },
@@ -21,47 +18,16 @@ const COLUMNS = [
   { key: "priority", label: "Priority", value: (j) => Number(j.priority || 0), cls: "opt" },
   { key: "age", label: "Age", value: (j) => -Date.parse(j.submitted_at || 0) },
   { key: "predicted", label: "Predicted start", value: (j) => Date.parse(predicted(j) || "") || Infinity, cls: "opt", optional: true },
-  { key: "finish", label: "Predicted finish", value: (j) => Date.parse(predictedFinish(j, models.get(j.id)) || "") || Infinity, cls: "opt" },
+  { key: "finish", label: "Predicted finish", value: (j) => Date.parse(predictedFinish(j) || "") || Infinity, cls: "opt" },
 ];
 
-// When job j should finish, from its model m ({t, model} as kept in models): for a job that
-// runs, the time its model was fetched plus predicted_remaining_s; for a waiting job, its
-// predicted start plus the remaining time at the GPUs it asks for. null when unknown.
-export function predictedFinish(j, m) {
-  const model = m && m.model;
-  if (!model || !WITH_FINISH.includes(j.state)) return null;
-  if (j.state === "PENDING") {
-    const start = Date.parse(j.predicted_start || "");
-    const curve = model.speed && Array.isArray(model.speed.curve) ? model.speed.curve : [];
-    const at = curve.find((p) => p.gpus === j.gpus);
-    const left = at && Number.isFinite(at.remaining_s) ? at.remaining_s : model.predicted_remaining_s;
-    return Number.isFinite(start) && Number.isFinite(left) ? new Date(start + left * 1000).toISOString() : null;
-  }
-  const left = model.predicted_remaining_s;
-  return Number.isFinite(left) ? new Date(m.t + left * 1000).toISOString() : null;
-}
-
-// Fetches the models that are missing or older than MODEL_TTL_MS; a 404 (no round saw the
-// job yet) is kept as no model. Forgets the jobs no longer listed.
-async function fetchModels(jobs) {
-  const listed = new Set(jobs.map((j) => j.id));
-  for (const id of models.keys()) if (!listed.has(id)) models.delete(id);
-  const now = Date.now();
-  const due = jobs.filter((j) => WITH_FINISH.includes(j.state) && !(now - (models.get(j.id) || { t: 0 }).t < MODEL_TTL_MS))
-    .sort((a, b) => (a.state === "PENDING") - (b.state === "PENDING")).slice(0, MODEL_FETCH_MAX);
-  let changed = false;
-  for (let i = 0; i < due.length; i += 4)
-    await Promise.all(due.slice(i, i + 4).map(async (j) => {
-      let model = null;
-      try { model = await api("/jobs/" + j.id + "/model"); } catch (e) { if (e.status !== 404) return; }
-      models.set(j.id, { t: Date.now(), model });
-      changed = true;
-    }));
-  return changed;
+// When job j should finish (the list's predicted_finish) while it waits or runs, else null.
+export function predictedFinish(j) {
+  return WITH_FINISH.includes(j.state) && j.predicted_finish ? j.predicted_finish : null;
 }
 
 function finishCell(j) {
-  const at = predictedFinish(j, models.get(j.id));
+  const at = predictedFinish(j);
   return h("td", { class: "opt finish", title: at ? fromNow(at) : "the model cannot tell yet" }, at ? when(at) : "—");
 }
 
@@ -191,7 +157,6 @@ export function mount(root, ctx) {
       error = e;
     }
     render();
-    if (data && (await fetchModels(data)) && mine === seq) render();
   }
 
   root.append(h("section", { class: "page" },

@@ -1,7 +1,8 @@
 // Scheduler: the active policy and settings (an admin may switch the policy) and its recent
 // rounds (server/sched_api.c, docs/api.md):
 //   GET /api/v1/scheduler         {policy, interval_s, node_timeout_s, min_resize_interval_s,
-//                                  resize_cost_s, grace_s, paused, updated_at,
+//                                  resize_cost_s, grace_s, quantum_s, explore_stage_s,
+//                                  paused, updated_at,
 //                                  policies: [{name, summary}], last_round}
 //   PUT /api/v1/scheduler         {policy} (admin)
 //   GET /api/v1/scheduler/rounds  {items: [{id, at, policy, duration_us, jobs, decisions,
@@ -12,7 +13,7 @@ import { h, fill, loading, empty, failure, when, fields, duration } from "../dom
 
 const SETTINGS = [["interval_s", "round every"], ["node_timeout_s", "node timeout"],
   ["min_resize_interval_s", "min. resize interval"], ["resize_cost_s", "resize cost"], ["grace_s", "checkpoint grace"],
-  ["quantum_s", "time slice (gandiva)"]];
+  ["quantum_s", "time slice (gandiva)"], ["explore_stage_s", "exploring stage (per GPU count)"]];
 
 function policyForm(sched, onSwitch) {
   const policies = sched.policies || [];
