@@ -19,6 +19,9 @@ struct harness {
     int fd; /* the job's end */
     char back[4096];
     size_t back_len;
+    int hellos;          /* well-formed-looking HELLO lines sent (no NUL in them) */
+    size_t reports;      /* the same for REPORT lines */
+    size_t taken;        /* reports the harness took */
 };
 
 static void check_back_line(const char *line)
@@ -59,6 +62,12 @@ static void check_state(const struct harness *h)
     FUZZ_CHECK(id && strlen(id) < 64 && !strpbrk(id, " \t\n"), "job id '%s'", id);
     FUZZ_CHECK(jobchan_world_size(jc) >= 0, "world %d", jobchan_world_size(jc));
     FUZZ_CHECK(jobchan_error(jc) != NULL, "no error text");
+    /* Only a whole line that begins with the verb (and holds no NUL) is a record. */
+    FUZZ_CHECK(h->hellos || (!strcmp(id, "-") && jobchan_world_size(jc) == 0),
+               "a job id '%s' without a HELLO record", id);
+    FUZZ_CHECK(h->taken + jobchan_pending_reports(jc) <= h->reports,
+               "%zu reports from %zu REPORT records", h->taken + jobchan_pending_reports(jc),
+               h->reports);
     if (!jobchan_connected(jc))
         FUZZ_CHECK(s == JOBCHAN_WAITING || s == JOBCHAN_GONE || s == JOBCHAN_CHECKPOINTED,
                    "not connected yet %s", jobchan_state_name(s));
@@ -111,6 +120,16 @@ static void send_all(struct harness *h, const uint8_t *p, size_t n)
     pump(h);
 }
 
+/* Counts the records a line may be, then sends it. */
+static void send_line(struct harness *h, const uint8_t *p, size_t n)
+{
+    if (p[n - 1] == '\n' && !memchr(p, '\0', n)) {
+        h->hellos += n > 6 && !memcmp(p, "HELLO ", 6);
+        h->reports += n > 7 && !memcmp(p, "REPORT ", 7);
+    }
+    send_all(h, p, n);
+}
+
 static void command(struct harness *h, char c, const char *path)
 {
     static const enum jobchan_cmd cmds[] = {JOBCHAN_SUSPEND, JOBCHAN_RESUME,
@@ -128,6 +147,7 @@ static void command(struct harness *h, char c, const char *path)
         struct jobchan_report r[64];
         size_t before = jobchan_pending_reports(h->jc), n = jobchan_take_reports(h->jc, r, 64);
         FUZZ_CHECK(n == (before < 64 ? before : 64), "took %zu of %zu", n, before);
+        h->taken += n;
     } else if (c == 'x') {
         close(h->fd);
         h->fd = -1;
@@ -154,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (data[pos] == '!' && end - pos >= 2)
             command(&h, (char)data[pos + 1], path);
         else
-            send_all(&h, data + pos, end - pos);
+            send_line(&h, data + pos, end - pos);
         pos = end;
     }
     if (h.fd >= 0)
