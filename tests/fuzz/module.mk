@@ -30,7 +30,14 @@ FUZZ_SRCS_trace      := sim/workload.c sim/template.c
 FUZZ_SRCS_jobchan    := worker/jobchan.c
 FUZZ_SRCS_ringjob    := worker/ringjob.c
 FUZZ_SRCS_profile    :=
-# libFuzzer options per target (ringjob's channel-lost notes would flood stderr).
+# libFuzzer options per target: dictionaries of tokens and extreme numbers (merged into
+# build/fuzz/<target>.dict); ringjob's channel-lost notes would flood stderr, so its
+# stderr is closed (rerun a crash file alone to read the broken invariant).
+FUZZ_DICTS_jobspec   := json numbers
+FUZZ_DICTS_nodespec  := json numbers
+FUZZ_DICTS_decide    := json numbers
+FUZZ_DICTS_trace     := numbers
+FUZZ_DICTS_profile   := numbers
 FUZZ_OPTS_ringjob    := -close_fd_mask=2
 
 $(FUZZ_BUILD)/%.o: %.c
@@ -54,19 +61,22 @@ $(BUILD)/tests/fuzz/fuzz_$(1).o: CPPFLAGS += -DLLVMFuzzerTestOneInput=fuzz_$(1)_
 endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call FUZZ_TARGET_RULES,$(t))))
 
-fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
+$(FUZZ_BUILD)/%.dict: $(wildcard tests/fuzz/*.dict)
+	@mkdir -p $(@D)
+	cat /dev/null $(FUZZ_DICTS_$*:%=tests/fuzz/%.dict) > $@
+
+fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%) $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%.dict)
 
 # Each target runs FUZZ_SECONDS on its work corpus (seeded from the committed one); new
 # findings are saved as build/fuzz/crash-<target>-*. Exits non-zero when one crashed.
+FUZZ_RUN = mkdir -p $(FUZZ_BUILD)/corpus/$(1); echo "=== fuzz-$(1): $(FUZZ_SECONDS) s"; \
+  $(FUZZ_BUILD)/fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -print_final_stats=1 $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
+    -artifact_prefix=$(FUZZ_BUILD)/crash-$(1)- $(if $(FUZZ_DICTS_$(1)),-dict=$(FUZZ_BUILD)/$(1).dict) \
+    $(FUZZ_OPTS_$(1)) $(FUZZ_BUILD)/corpus/$(1) tests/fuzz/corpus/$(1) || rc=1;
+
 fuzz: fuzz-build
-	@rc=0; for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
-	  echo "=== fuzz-$$t: $(FUZZ_SECONDS) s"; \
-	  $(FUZZ_BUILD)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-	    -max_len=65536 -print_final_stats=1 -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
-	    -artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_OPTS_$$t) \
-	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t || rc=1; \
-	done; exit $$rc
+	@rc=0; $(foreach t,$(FUZZ_TARGETS),$(call FUZZ_RUN,$(t))) exit $$rc
 
 .PHONY: fuzz fuzz-build
 
