@@ -69,11 +69,13 @@ fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%) $(FUZZ_TARGETS:%=$(FUZZ_BUILD
 
 # Each target runs FUZZ_SECONDS on its work corpus (seeded from the committed one); new
 # findings are saved as build/fuzz/crash-<target>-*. Exits non-zero when one crashed.
-FUZZ_RUN = mkdir -p $(FUZZ_BUILD)/corpus/$(1); echo "=== fuzz-$(1): $(FUZZ_SECONDS) s"; \
+FUZZ_PAR  = $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS))
+FUZZ_DICT = $(if $(FUZZ_DICTS_$(1)),-dict=$(FUZZ_BUILD)/$(1).dict)
+FUZZ_RUN  = mkdir -p $(FUZZ_BUILD)/corpus/$(1); echo "=== fuzz-$(1): $(FUZZ_SECONDS) s"; \
   $(FUZZ_BUILD)/fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1 $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
-    -artifact_prefix=$(FUZZ_BUILD)/crash-$(1)- $(if $(FUZZ_DICTS_$(1)),-dict=$(FUZZ_BUILD)/$(1).dict) \
-    $(FUZZ_OPTS_$(1)) $(FUZZ_BUILD)/corpus/$(1) tests/fuzz/corpus/$(1) || rc=1;
+    -max_len=65536 -print_final_stats=1 $(FUZZ_PAR) $(call FUZZ_DICT,$(1)) \
+    -artifact_prefix=$(FUZZ_BUILD)/crash-$(1)- $(FUZZ_OPTS_$(1)) \
+    $(FUZZ_BUILD)/corpus/$(1) tests/fuzz/corpus/$(1) || rc=1;
 
 fuzz: fuzz-build
 	@rc=0; $(foreach t,$(FUZZ_TARGETS),$(call FUZZ_RUN,$(t))) exit $$rc
