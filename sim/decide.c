@@ -21,17 +21,22 @@ struct decide_input {
     size_t njobs;
     int total_gpus;
     const char *policy; /* borrowed from the JSON document */
+    json_t *root;       /* the JSON document */
     char *err;
     size_t errlen;
 };
 
-static void input_free(struct decide_input *in)
+void decide_input_destroy(struct decide_input *in)
 {
+    if (!in)
+        return;
     for (size_t i = 0; in->slots && i < in->njobs; i++)
         free(in->slots[i]);
     free(in->slots);
     free(in->jobs);
     free(in->nodes);
+    json_decref(in->root);
+    free(in);
 }
 
 /* ---- typed getters, each with a path in its message ---------------------- */
@@ -546,28 +551,53 @@ static char *decision_text(const struct sched_policy_ops *p, const struct sched_
     return text;
 }
 
-int decide_json(const char *text, size_t len, const struct sched_policy_ops *p, char **out,
-                char *err, size_t errlen)
+struct decide_input *decide_input_read(const char *text, size_t len, char *err, size_t errlen)
 {
-    struct decide_input in = {.err = err, .errlen = errlen};
     json_error_t jerr;
-    int rc = -1;
+    struct decide_input *in = calloc(1, sizeof(*in));
     err[0] = '\0';
-    *out = NULL;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
+    if (!in) {
+        snprintf(err, errlen, "out of memory");
+        errno = ENOMEM;
+        return NULL;
+    }
+    in->err = err;
+    in->errlen = errlen;
+    in->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!in->root) {
         snprintf(err, errlen, "bad JSON at line %d column %d: %s", jerr.line, jerr.column,
                  jerr.text);
         errno = EINVAL;
+    } else if (read_input(in, in->root) == 0) {
+        return in;
+    }
+    decide_input_destroy(in);
+    return NULL;
+}
+
+const struct sched_snapshot *decide_input_snapshot(const struct decide_input *in)
+{
+    return &in->snap;
+}
+
+const char *decide_input_policy(const struct decide_input *in)
+{
+    return in->policy;
+}
+
+int decide_json(const char *text, size_t len, const struct sched_policy_ops *p, char **out,
+                char *err, size_t errlen)
+{
+    int rc = -1;
+    *out = NULL;
+    struct decide_input *in = decide_input_read(text, len, err, errlen);
+    if (!in)
         return -1;
-    }
-    if (read_input(&in, root))
-        goto done;
-    if (!p && !(p = sched_policy_find(in.policy ? in.policy : "precompute"))) {
-        bad(&in, "$.policy", "unknown policy");
+    if (!p && !(p = sched_policy_find(in->policy ? in->policy : "precompute"))) {
+        bad(in, "$.policy", "unknown policy");
         goto done;
     }
-    struct sched_decision *d = sched_decide(p, &in.snap);
+    struct sched_decision *d = sched_decide(p, &in->snap);
     if (!d) {
         snprintf(err, errlen, "the core refused the snapshot: %s", strerror(errno));
         goto done;
@@ -578,8 +608,7 @@ int decide_json(const char *text, size_t len, const struct sched_policy_ops *p, 
     if (rc)
         snprintf(err, errlen, "out of memory");
 done:
-    json_decref(root);
-    input_free(&in);
+    decide_input_destroy(in);
     return rc;
 }
 

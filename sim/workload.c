@@ -74,6 +74,8 @@ struct workload *workload_poisson(const struct template *templates, size_t ntemp
 /* ---- traces ------------------------------------------------------------ */
 
 enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS };
+#define TRACE_MIN_DURATION_S 1e-3 /* seconds */
+#define TRACE_MAX_DURATION_S 1e12
 static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus", "duration_s"};
 
 /* Splits line in place at commas; returns the field count (at most max). */
@@ -154,8 +156,12 @@ static int parse_row(char *line, const int *col, struct trace_row *r, char *why,
         r->never_ran = 1;
         return 0;
     }
-    if (parse_double(f[col[COL_DURATION]], &r->duration) || r->duration <= 0) {
-        snprintf(why, len, "duration_s '%s' is not a number > 0", f[col[COL_DURATION]]);
+    /* Bounded: the template's speed model is scaled by the duration, and one near the
+     * ends of the double range made a job of zero or infinite run time. */
+    if (parse_double(f[col[COL_DURATION]], &r->duration) || r->duration < TRACE_MIN_DURATION_S ||
+        r->duration > TRACE_MAX_DURATION_S) {
+        snprintf(why, len, "duration_s '%s' is not a number in [%g, %g]", f[col[COL_DURATION]],
+                 TRACE_MIN_DURATION_S, TRACE_MAX_DURATION_S);
         return -1;
     }
     return 0;

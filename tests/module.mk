@@ -7,3 +7,6 @@ $(PGC_TEST_BIN): $(PGC_TEST_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
 
 TEST_BINS += $(PGC_TEST_BIN)
+
+# Fuzz targets and the replay of their corpora (tests/fuzz/module.mk, docs/fuzzing.md).
+include tests/fuzz/module.mk

@@ -307,7 +307,8 @@ static int read_job(struct jobchan *jc)
     int rc = 0;
     while (rc == 0 && (nl = memchr(start, '\n', jc->in_len - (size_t)(start - jc->in)))) {
         *nl = '\0';
-        rc = on_line(jc, start);
+        if (!memchr(start, '\0', (size_t)(nl - start))) /* with a NUL: no record, ignored */
+            rc = on_line(jc, start);
         start = nl + 1;
     }
     jc->in_len -= (size_t)(start - jc->in);

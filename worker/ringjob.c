@@ -294,7 +294,8 @@ int ringjob_report(long step, double loss, long samples, double seconds)
     return 0;
 }
 
-/* Applies one command record from the worker; unknown records are ignored. */
+/* Applies one command record from the worker; unknown records are ignored, and so are
+ * records with a NUL byte (not a printable line, docs/ringjob-protocol.md). */
 static void apply_command(const char *line)
 {
     if (!strncmp(line, "WELCOME ", 8)) {
@@ -334,7 +335,8 @@ static int read_commands(int timeout_ms)
     char *nl;
     while ((nl = memchr(rj.in, '\n', rj.in_len))) {
         *nl = '\0';
-        apply_command(rj.in);
+        if (!memchr(rj.in, '\0', (size_t)(nl - rj.in))) /* "SUSPEND\0..." is no SUSPEND */
+            apply_command(rj.in);
         size_t used = (size_t)(nl + 1 - rj.in);
         memmove(rj.in, nl + 1, rj.in_len - used);
         rj.in_len -= used;
