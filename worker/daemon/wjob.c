@@ -28,6 +28,9 @@
 #define LOG_CHUNK (256 * 1024)
 #define CONTROL_TIMEOUT_S 60.0
 #define STOP_TIMEOUT_S 120.0
+/* The most ranks one start may ask for: far above any node, and bounds the work a bad spec
+ * can cause. */
+#define MAX_WORLD 4096
 
 struct wjob {
     long long id;
@@ -244,8 +247,8 @@ static void free_strv(char **v)
 
 /* The GPUs of the spec's slots, in order (rank k gets the k-th), as "0,1,0,1"; their count
  * in *n, and in *remote how many are on other nodes. */
-static void slot_gpus(struct agent *a, const json_t *slots, char *out, size_t len, int *n,
-                      int *remote)
+static int slot_gpus(struct agent *a, const json_t *slots, char *out, size_t len, int *n,
+                     int *remote)
 {
     size_t used = 0;
     *n = *remote = 0;
@@ -258,6 +261,7 @@ static void slot_gpus(struct agent *a, const json_t *slots, char *out, size_t le
                                  (long long)json_integer_value(json_object_get(s, "gpu")));
         (*n)++;
     }
+    return used < len ? 0 : -1;
 }
 
 /* mpirun's --host of a job on several nodes, from spec.hosts: "a:2,b:2". 0 or -1. */
@@ -301,13 +305,21 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
 {
     char gpus[1024], ckpt[PATH_LEN], ids[24], hosts[2048];
     int nslots, remote;
-    slot_gpus(a, json_object_get(spec, "slots"), gpus, sizeof(gpus), &nslots, &remote);
+    if (slot_gpus(a, json_object_get(spec, "slots"), gpus, sizeof(gpus), &nslots, &remote) < 0) {
+        snprintf(err, errlen, "slots: more than this worker can pass to its ranks");
+        return -1;
+    }
     if (remote && host_list(json_object_get(spec, "hosts"), hosts, sizeof(hosts)) < 0) {
         snprintf(err, errlen, "slots on other nodes but no usable hosts list");
         return -1;
     }
     const json_t *ws = json_object_get(spec, "world_size");
-    int world = json_is_integer(ws) ? (int)json_integer_value(ws) : (nslots ? nslots : 1);
+    json_int_t wsv = json_is_integer(ws) ? json_integer_value(ws) : (nslots ? nslots : 1);
+    if (wsv < 1 || wsv > MAX_WORLD) {
+        snprintf(err, errlen, "world_size: expected 1..%d, got %lld", MAX_WORLD, (long long)wsv);
+        return -1;
+    }
+    int world = (int)wsv;
     if (!nslots)
         for (int i = 0; i < world; i++)
             snprintf(gpus + strlen(gpus), sizeof(gpus) - strlen(gpus), "%s%d", i ? "," : "", i);
