@@ -11,3 +11,13 @@ bench-api: deps all
 	@bench/bench-api.sh $(BUILD)
 
 .PHONY: bench-api
+
+# Refits while many running jobs report (docs/benchmarks.md, "Refits ...").
+bench-sched-refit: all
+	@python3 bench/bench-sched-refit.py $(BUILD)/ringmasterd
+
+# Every benchmark, one after the other; each prints its figures and the baseline it is
+# measured against in the same run.
+bench: bench-api bench-sched bench-sched-live bench-sched-refit
+
+.PHONY: bench bench-sched-refit
