@@ -19,7 +19,10 @@ fi
 cp -r packaging/debian "$stage/debian"
 
 cd "$stage"
-dpkg-buildpackage -us -uc -b 2>&1 | tail -n 25
+# A release build whatever called us: `make check SANITIZER=...` passes its variables to
+# every sub-make through MAKEFLAGS, which would build the packages with the sanitizers.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u SANITIZER -u BUILD \
+    dpkg-buildpackage -us -uc -b 2>&1 | tail -n 25
 cd "$out"
 ls -1 ./*.deb
 if command -v lintian >/dev/null; then
