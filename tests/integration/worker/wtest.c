@@ -51,36 +51,59 @@ int wt_await_state(long long job, const char *want, double timeout_s)
     return 0;
 }
 
-pid_t wt_spawn_worker(const char *name, int gpus)
+/* Writes name's token file tfile, making its worker user, unless the file exists. */
+static void worker_token(const char *name, const char *tfile)
 {
-    char token[128], tfile[320], user[64], url[64], log[320], dir[320], ngpus[8];
+    char token[128], user[64];
+    if (access(tfile, F_OK) == 0)
+        return;
     snprintf(user, sizeof(user), "%s-worker", name);
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    if (access(tfile, F_OK) != 0) {
-        hx_user(user, "worker", token);
-        FILE *f = fopen(tfile, "w");
-        cr_assert_not_null(f);
-        fprintf(f, "%s\n", token);
-        fclose(f);
+    hx_user(user, "worker", token);
+    FILE *f = fopen(tfile, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s\n", token);
+    fclose(f);
+}
+
+/* In the worker's child: MPI for one machine (vader) or for loopback TCP. */
+static void worker_mpi_env(int tcp)
+{
+    setenv("OMPI_MCA_btl", tcp ? "self,tcp" : "self,vader", 1);
+    if (tcp) {
+        setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
+        setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
     }
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+}
+
+pid_t wt_start_worker(const char *name, const struct wt_worker *w)
+{
+    char tfile[320], url[64], log[320], dir[320], ngpus[8];
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
+    worker_token(name, tfile);
     snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    snprintf(ngpus, sizeof(ngpus), "%d", gpus);
+    snprintf(log, sizeof(log), "%s/%s", hx.dir, w->log ? w->log : "worker.log");
+    snprintf(ngpus, sizeof(ngpus), "%d", w->gpus);
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+        worker_mpi_env(w->tcp);
         execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1", (char *)NULL);
+              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1",
+              w->model ? "--simulate-gpu-model" : (char *)NULL, w->model, (char *)NULL);
         _exit(127);
     }
     return pid;
+}
+
+pid_t wt_spawn_worker(const char *name, int gpus)
+{
+    return wt_start_worker(name, &(struct wt_worker){.gpus = gpus});
 }
 
 int wt_stop_worker(pid_t *pid)
@@ -149,4 +172,64 @@ void wt_dump_logs(void)
              hx.dir, hx.dir, hx.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "no worker log\n");
+}
+
+void wt_expect_state(long long job, const char *want, double timeout_s, void (*dump)(void))
+{
+    if (wt_await_state(job, want, timeout_s) == 0)
+        return;
+    if (dump)
+        dump();
+    cr_assert_fail("job %lld: %s after %.0f s, not %s", job, wt_job_state(job), timeout_s, want);
+}
+
+void wt_scheduler(const char *body)
+{
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, body), 200));
+}
+
+long long wt_db_int(const char *fmt, long long arg)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, arg);
+    return (long long)hx_sql_num(sql);
+}
+
+void wt_cancel(long long job)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", job);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+}
+
+char *wt_job_log(long long job)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
+    struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
+    cr_assert_eq(r->status, 200);
+    char *text = strdup(r->body);
+    hx_free(r);
+    return text;
+}
+
+void wt_tmp_root(char *buf, size_t len, const char *prefix, const char *sub)
+{
+    snprintf(buf, len, "/tmp/%s-XXXXXX", prefix);
+    cr_assert_not_null(mkdtemp(buf));
+    if (!sub) {
+        setenv("RINGMASTER_CHECKPOINT_ROOT", buf, 1);
+        return;
+    }
+    char ckpt[320];
+    snprintf(ckpt, sizeof(ckpt), "%s/%s", buf, sub);
+    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt, 1);
+}
+
+void wt_remove_tree(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
 }
