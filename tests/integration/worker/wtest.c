@@ -1,6 +1,7 @@
 #include "wtest.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,18 +16,22 @@
 #define WORKER_PATH "build/ringmaster-worker"
 #endif
 
+long long wt_post_job(const char *body)
+{
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    return id;
+}
+
 long long wt_submit_mlp(long steps, const char *sizes, int seed)
 {
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
-             "\"--print-every\",\"500\"],%s,\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"--print-every\",\"500\"],%s,\"env\":{" WT_ASAN_ENV "}}",
              TRAIN_MLP_PATH, steps, seed, sizes);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
 }
 
 const char *wt_job_state(long long job)
@@ -232,4 +237,26 @@ void wt_remove_tree(const char *dir)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    char path[300], buf[4096];
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[len] = '\0';
+        n += match(buf, len, arg) != 0;
+    }
+    if (d)
+        closedir(d);
+    return n;
 }

@@ -6,6 +6,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The ASAN_OPTIONS entry every test job carries in its env (a JSON member, no braces), for
+ * ranks of a sanitized build. */
+#define WT_ASAN_ENV "\"ASAN_OPTIONS\":\"detect_leaks=0:protect_shadow_gap=0\""
+
+/* Submits (as admin) the job of the JSON body; fails the test unless it is accepted (201).
+ * Returns the job's id. */
+long long wt_post_job(const char *body);
+
 /* Submits (as admin) a train-mlp job of steps steps with the given seed; sizes is the
  * GPU part of the body, e.g. "\"gpus\":2" or "\"gpus\":1,\"max_gpus\":2,\"elastic\":true".
  * Fails the test unless it is accepted; returns the job's id. */
@@ -72,6 +80,10 @@ void wt_tmp_root(char *buf, size_t len, const char *prefix, const char *sub);
 
 /* Removes the directory dir and everything in it (after wt_tmp_root); prints when it cannot. */
 void wt_remove_tree(const char *dir);
+
+/* Counts the live processes whose command line match accepts: match gets the arguments
+ * NUL-separated (len bytes, NUL-terminated) and arg. */
+int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg);
 
 /* Prints the tail of the workers' log and of the jobs' logs on stderr (after a failure). */
 void wt_dump_logs(void);
