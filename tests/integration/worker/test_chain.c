@@ -57,8 +57,7 @@ static long long submit(long steps, int gpus, int seed, int print_every)
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"name\":\"chain\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--params\",\"2048\","
-             "\"--seed\",\"%d\",\"--print-every\",\"%d\"],\"gpus\":%d,\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"--seed\",\"%d\",\"--print-every\",\"%d\"],\"gpus\":%d,\"env\":{" WT_ASAN_ENV "}}",
              TRAIN_MLP_PATH, steps, seed, print_every, gpus);
     json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
     cr_assert_str_eq(json_string_value(json_object_get(j, "state")), "PENDING");

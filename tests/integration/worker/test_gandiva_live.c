@@ -58,13 +58,10 @@ static long long submit_contending(int seed)
     snprintf(body, sizeof(body),
              "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"100000000\",\"--seed\",\"%d\","
              "\"--print-every\",\"500\",\"--contend\",\"15\"],\"gpus\":1,"
-             "\"model\":{\"gpu_util\":0.8},\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\",\"RINGMASTER_GPU_LOCK_DIR\":\"%s\"}}",
+             "\"model\":{\"gpu_util\":0.8},\"env\":{" WT_ASAN_ENV
+             ",\"RINGMASTER_GPU_LOCK_DIR\":\"%s\"}}",
              TRAIN_MLP_PATH, seed, tmp_root);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
 }
 
 static double db_num(const char *fmt, long long arg)

@@ -80,12 +80,9 @@ static long long submit(const char *name, long steps, const char *fields)
     char body[2048];
     snprintf(body, sizeof(body),
              "{\"name\":\"%s\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--print-every\","
-             "\"500\"],%s,\"env\":{\"ASAN_OPTIONS\":\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"500\"],%s,\"env\":{" WT_ASAN_ENV "}}",
              name, TRAIN_MLP_PATH, steps, fields);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
 }
 
 /* The job's current_plan as the API shows it, into buf. */

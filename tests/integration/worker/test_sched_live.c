@@ -84,12 +84,9 @@ static long long submit(long steps, const char *sizes, int seed)
     snprintf(body, sizeof(body),
              "{\"name\":\"mlp-%d\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
              "\"--print-every\",\"500\",\"--sleep-us-per-sample\",\"%d\"],%s,"
-             "\"env\":{\"ASAN_OPTIONS\":\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"env\":{" WT_ASAN_ENV "}}",
              seed, TRAIN_MLP_PATH, steps, seed, SLEEP_US_PER_SAMPLE, sizes);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
 }
 
 static long long held(long long job)
