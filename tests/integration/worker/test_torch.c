@@ -152,8 +152,7 @@ static void job_env(char *out, size_t len)
     cr_assert(preload[0] == '/', "libasan.so not found");
 #endif
     snprintf(out, len,
-             "{\"RINGJOB_LIBRARY\":\"%s\",\"PYTHONDONTWRITEBYTECODE\":\"1\",%s%s%s"
-             "\"ASAN_OPTIONS\":\"detect_leaks=0:protect_shadow_gap=0\"}",
+             "{\"RINGJOB_LIBRARY\":\"%s\",\"PYTHONDONTWRITEBYTECODE\":\"1\",%s%s%s" WT_ASAN_ENV "}",
              RINGJOB_SO_PATH, preload[0] ? "\"LD_PRELOAD\":\"" : "", preload,
              preload[0] ? "\"," : "");
 }
@@ -168,38 +167,24 @@ static long long submit_torch(const char *seed, long steps, const char *sizes)
              "\"--seed\",\"%s\",\"--print-every\",\"100\",\"--step-seconds\",\"0.01\"],%s,"
              "\"env\":%s}",
              TRAIN_TORCH_PATH, steps, seed, sizes, env);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
+}
+
+/* A rank of train_torch.py with --seed seed (arg; not mpirun nor orted). */
+static int is_rank(const char *cmd, size_t len, const void *seed)
+{
+    int script = 0, seeded = 0;
+    for (size_t i = 0; i < len; i += strlen(cmd + i) + 1) {
+        script |= strstr(cmd + i, "train_torch.py") != NULL;
+        seeded |= !strcmp(cmd + i, (const char *)seed);
+    }
+    return script && seeded && !strstr(cmd, "mpirun") && !strstr(cmd, "orted");
 }
 
 /* Processes running train_torch.py with --seed seed (the ranks, not mpirun). */
 static int count_ranks(const char *seed)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    char path[300], buf[4096];
-    int n = 0;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-        FILE *f = fopen(path, "r");
-        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        buf[len] = '\0';
-        int script = 0, seeded = 0;
-        for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
-            script |= strstr(buf + i, "train_torch.py") != NULL;
-            seeded |= !strcmp(buf + i, seed);
-        }
-        n += script && seeded && !strstr(buf, "mpirun") && !strstr(buf, "orted");
-    }
-    if (d)
-        closedir(d);
-    return n;
+    return wt_count_procs(is_rank, seed);
 }
 
 static void post_job(long long job, const char *what)

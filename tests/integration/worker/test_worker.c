@@ -178,34 +178,25 @@ static void post_job(long long job, const char *what, long status)
     json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), status));
 }
 
+/* A train-mlp whose "--seed" is *arg (as text), not the worker nor mpirun. */
+static int is_rank(const char *cmd, size_t len, const void *arg)
+{
+    const char *want = arg;
+    int mlp = 0, seeded = 0;
+    for (size_t i = 0; i < len; i += strlen(cmd + i) + 1) {
+        mlp |= strstr(cmd + i, "train-mlp") != NULL;
+        seeded |= i > 0 && !strcmp(cmd + i, want) && !strcmp(cmd + i - 7, "--seed");
+    }
+    return mlp && seeded && strstr(cmd, "ringmaster-worker") == NULL &&
+           strstr(cmd, "mpirun") == NULL;
+}
+
 /* Processes whose command line holds train-mlp and "--seed" seed. */
 static int count_ranks(int seed)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    char want[32], path[300], buf[4096];
-    int n = 0;
+    char want[32];
     snprintf(want, sizeof(want), "%d", seed);
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-        FILE *f = fopen(path, "r");
-        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        int mlp = 0, seeded = 0;
-        for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
-            buf[len] = '\0';
-            mlp |= strstr(buf + i, "train-mlp") != NULL;
-            seeded |= i > 0 && !strcmp(buf + i, want) && !strcmp(buf + i - 7, "--seed");
-        }
-        n += mlp && seeded && strstr(buf, "ringmaster-worker") == NULL &&
-             strstr(buf, "mpirun") == NULL;
-    }
-    if (d)
-        closedir(d);
-    return n;
+    return wt_count_procs(is_rank, want);
 }
 
 Test(worker, registers_simulated_gpus_and_heartbeats)
