@@ -260,3 +260,34 @@ int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), c
         closedir(d);
     return n;
 }
+
+#define APPENDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)
+
+void wt_write_action(long long job, const char *kind, const char *state, long long at,
+                     const long long *nodes, int nhosts, int per_host)
+{
+    char sql[8192], slots[1024] = "", alloc[1024] = "", hosts[1024] = "";
+    cr_assert(nhosts >= 1 && nhosts <= 8 && per_host >= 1 && per_host <= 8);
+    for (int h = 0; h < nhosts; h++) {
+        APPENDF(hosts,
+                "%sjsonb_build_object('node', %lld, 'name', (SELECT name FROM nodes WHERE id ="
+                " %lld), 'slots', %d)",
+                h ? "," : "", nodes[h], nodes[h], per_host);
+        for (int g = 0; g < per_host; g++) {
+            APPENDF(slots, "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", h || g ? "," : "",
+                    nodes[h], g);
+            APPENDF(alloc, "%s(%lld, %lld, %d)", h || g ? "," : "", job, nodes[h], g);
+        }
+    }
+    int world = nhosts * per_host;
+    snprintf(sql, sizeof(sql),
+             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
+             " DELETE FROM allocations WHERE job_id = %lld;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
+             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
+             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
+             " jsonb_build_array(%s), 'hosts', jsonb_build_array(%s), 'checkpoint_dir',"
+             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
+             state, job, job, alloc, at, kind, world, slots, hosts, hx.dir, job, world, job);
+    hx_sql_do(sql);
+}

@@ -81,6 +81,14 @@ void wt_tmp_root(char *buf, size_t len, const char *prefix, const char *sub);
 /* Removes the directory dir and everything in it (after wt_tmp_root); prints when it cannot. */
 void wt_remove_tree(const char *dir);
 
+/* Writes what the scheduler writes to launch the job (action kind "start", "resize",
+ * "migrate", ...), in one transaction: the job's state, its allocation (GPUs 0..per_host-1 of
+ * each of the nhosts nodes, at most 8) and the action for node at, whose spec holds the job's
+ * command and env, world size nhosts * per_host, the slots, the hosts (node, name, slots),
+ * checkpoint dir hx.dir/ckpt/<job>, lr_scale = the world size (eq. 7) and plan "dp". */
+void wt_write_action(long long job, const char *kind, const char *state, long long at,
+                     const long long *nodes, int nhosts, int per_host);
+
 /* Counts the live processes whose command line match accepts: match gets the arguments
  * NUL-separated (len bytes, NUL-terminated) and arg. */
 int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg);
