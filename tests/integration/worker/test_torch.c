@@ -105,36 +105,14 @@ static double mean_loss(long long job, long lo, long hi)
     return v;
 }
 
-#define APPENDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)
-
 /* What the scheduler writes to launch (kind start or resize) the job on per_host GPUs of
- * each of the first hosts workers, for the first one: the state, the allocation and the
- * action, in one transaction. The learning-rate scale is the world size (eq. 7). */
+ * each of the first hosts workers, for the first one (wt_write_action). */
 static void launch(long long job, const char *kind, const char *state, int hosts, int per_host)
 {
-    char sql[4096], slots[512] = "", alloc[512] = "", hl[512] = "";
     long long node[2] = { 0, 0 };
-    for (int h = 0; h < hosts; h++) {
+    for (int h = 0; h < hosts; h++)
         node[h] = wt_wait_node(names[h]);
-        APPENDF(hl, "%sjsonb_build_object('node', %lld, 'name', '%s', 'slots', %d)",
-                h ? "," : "", node[h], names[h], per_host);
-        for (int g = 0; g < per_host; g++) {
-            APPENDF(slots, "%sjsonb_build_object('node_id', %lld, 'gpu', %d)",
-                    h || g ? "," : "", node[h], g);
-            APPENDF(alloc, "%s(%lld, %lld, %d)", h || g ? "," : "", job, node[h], g);
-        }
-    }
-    int world = hosts * per_host;
-    snprintf(sql, sizeof(sql),
-             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
-             " DELETE FROM allocations WHERE job_id = %lld;"
-             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
-             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
-             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
-             " jsonb_build_array(%s), 'hosts', jsonb_build_array(%s), 'checkpoint_dir',"
-             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
-             state, job, job, alloc, node[0], kind, world, slots, hl, hx.dir, job, world, job);
-    hx_sql_do(sql);
+    wt_write_action(job, kind, state, node[0], node, hosts, per_host);
 }
 
 /* The ranks' environment: this build's libringjob.so, and in a sanitized build the ASan

@@ -95,30 +95,12 @@ static long long submit_mlp(long steps, int gpus, int seed)
 }
 
 /* What the scheduler writes to start, resize or migrate job onto world GPUs of node to,
- * for the worker of node at: the job's new state, its allocation, and the action, in one
- * transaction. The checkpoint directory is one both workers reach. */
+ * for the worker of node at (wt_write_action; the checkpoint directory is one both workers
+ * reach). */
 static void write_action(long long job, const char *kind, const char *state, long long at,
                          long long to, int world)
 {
-    char sql[2048], slots[256] = "", alloc[256] = "";
-    for (int g = 0; g < world; g++) {
-        snprintf(slots + strlen(slots), sizeof(slots) - strlen(slots),
-                 "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", g ? "," : "", to, g);
-        snprintf(alloc + strlen(alloc), sizeof(alloc) - strlen(alloc), "%s(%lld, %lld, %d)",
-                 g ? "," : "", job, to, g);
-    }
-    snprintf(sql, sizeof(sql),
-             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
-             " DELETE FROM allocations WHERE job_id = %lld;"
-             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
-             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
-             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
-             " jsonb_build_array(%s), 'hosts', jsonb_build_array(jsonb_build_object('node', %lld,"
-             " 'name', (SELECT name FROM nodes WHERE id = %lld), 'slots', %d)), 'checkpoint_dir',"
-             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
-             state, job, job, alloc, at, kind, world, slots, to, to, world, hx.dir, job, world,
-             job);
-    hx_sql_do(sql);
+    wt_write_action(job, kind, state, at, &to, 1, world);
 }
 
 static void write_launch(long long job, const char *kind, const char *state, int world)
