@@ -29,15 +29,11 @@ static char ckpt_root[64];
 
 static void setup(void)
 {
-    snprintf(ckpt_root, sizeof(ckpt_root), "/tmp/rm-chain-XXXXXX");
-    cr_assert_not_null(mkdtemp(ckpt_root));
-    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt_root, 1); /* the server inherits it */
+    wt_tmp_root(ckpt_root, sizeof(ckpt_root), "rm-chain", NULL); /* the server inherits it */
     hx_setup();
-    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
-                                       "{\"policy\":\"fifo\",\"interval_s\":1,"
-                                       "\"min_resize_interval_s\":0,\"resize_cost_s\":0,"
-                                       "\"grace_s\":30,\"node_timeout_s\":5}"),
-                               200));
+    wt_scheduler("{\"policy\":\"fifo\",\"interval_s\":1,"
+                 "\"min_resize_interval_s\":0,\"resize_cost_s\":0,"
+                 "\"grace_s\":30,\"node_timeout_s\":5}");
     worker_a = wt_spawn_worker("sim-a", 4);
     node_a = wt_wait_node("sim-a"); /* registered first: the lower id, where fifo starts jobs */
     worker_b = wt_spawn_worker("sim-b", 4);
@@ -50,10 +46,7 @@ static void teardown(void)
     if (a != 0 || b != 0)
         wt_dump_logs();
     hx_teardown();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ckpt_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", ckpt_root);
+    wt_remove_tree(ckpt_root);
 }
 
 TestSuite(chain, .init = setup, .fini = teardown, .timeout = 240);
@@ -64,8 +57,7 @@ static long long submit(long steps, int gpus, int seed, int print_every)
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"name\":\"chain\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--params\",\"2048\","
-             "\"--seed\",\"%d\",\"--print-every\",\"%d\"],\"gpus\":%d,\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"--seed\",\"%d\",\"--print-every\",\"%d\"],\"gpus\":%d,\"env\":{" WT_ASAN_ENV "}}",
              TRAIN_MLP_PATH, steps, seed, print_every, gpus);
     json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
     cr_assert_str_eq(json_string_value(json_object_get(j, "state")), "PENDING");
@@ -78,15 +70,6 @@ static void fail_with_logs(const char *what, long long job)
 {
     wt_dump_logs();
     cr_assert_fail("job %lld: %s (state %s)", job, what, wt_job_state(job));
-}
-
-static void wait_state(long long job, const char *want, double timeout_s)
-{
-    if (wt_await_state(job, want, timeout_s) != 0) {
-        char what[96];
-        snprintf(what, sizeof(what), "not %s after %.0f s", want, timeout_s);
-        fail_with_logs(what, job);
-    }
 }
 
 /* POSTs to /api/v1/jobs/{job}/what and checks the status. */
@@ -271,7 +254,7 @@ Test(chain, submit_resize_suspend_resume_migrate_complete)
     long long job = submit(CHAIN_STEPS, 2, 8101, 1000);
 
     /* RUNNING on the first node with two GPUs, metrics flowing */
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, wt_dump_logs);
     expect_allocation(job, node_a, 2);
     struct span s2 = wait_steps(job, 2, 0, 30, 60);
     cr_assert_eq(s2.first, 1, "the first step reported is 1");
@@ -284,18 +267,18 @@ Test(chain, submit_resize_suspend_resume_migrate_complete)
     cr_assert_eq(s4.first, ck1 + 1, "world 4 starts after the checkpoint (%ld), at %ld", ck1,
                  s4.first);
     cr_assert_eq(steps_of(job, 2, ck1).count, 0, "no step at world 2 after its checkpoint");
-    wait_state(job, "RUNNING", 30);
+    wt_expect_state(job, "RUNNING", 30, wt_dump_logs);
     expect_allocation(job, node_a, 4);
 
     /* suspend in place: GPUs kept, no progress; resume goes on from the same step */
     post(job, "suspend", NULL, 202);
-    wait_state(job, "SUSPENDED", 30);
+    wt_expect_state(job, "SUSPENDED", 30, wt_dump_logs);
     long held = steps_of(job, 0, 0).last;
     usleep(1500000);
     cr_assert_eq(steps_of(job, 0, 0).last, held, "no step while suspended");
     expect_allocation(job, node_a, 4);
     post(job, "resume", NULL, 202);
-    wait_state(job, "RUNNING", 30);
+    wt_expect_state(job, "RUNNING", 30, wt_dump_logs);
     struct span after = wait_steps(job, 4, held, 10, 30);
     cr_assert_eq(after.first, held + 1, "resumed at %ld after %ld", after.first, held);
     expect_allocation(job, node_a, 4);
@@ -311,7 +294,7 @@ Test(chain, submit_resize_suspend_resume_migrate_complete)
     wait_log(job, node_b, restored, 60);
     struct span sb = wait_steps(job, 4, ck2, 5, 60);
     cr_assert_eq(sb.first, ck2 + 1, "on node %lld from step %ld", node_b, sb.first);
-    wait_state(job, "COMPLETED", 120);
+    wt_expect_state(job, "COMPLETED", 120, wt_dump_logs);
     cr_assert_eq(db_num("SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
                         " AND kind = 'start' AND state = 'done'",
                         job, node_b),
@@ -440,14 +423,14 @@ Test(chain, a_job_whose_host_dies_restarts_elsewhere_from_its_checkpoint)
 {
     double t0 = hx_now();
     long long job = submit(FAILOVER_STEPS, 1, 8102, 1);
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, wt_dump_logs);
     expect_allocation(job, node_a, 1);
     wait_steps(job, 1, 0, 10, 60);
     /* a resize leaves a checkpoint in the shared folder */
     post(job, "resize", "{\"gpus\":2}", 200);
     long ck = wait_checkpoint(job, "resize", 60);
     wait_steps(job, 2, ck, 20, 60);
-    wait_state(job, "RUNNING", 30);
+    wt_expect_state(job, "RUNNING", 30, wt_dump_logs);
     expect_allocation(job, node_a, 2);
 
     /* host A dies: its worker and the job's ranks, at once */
@@ -463,7 +446,7 @@ Test(chain, a_job_whose_host_dies_restarts_elsewhere_from_its_checkpoint)
     /* the server notices the silence, requeues the job, and B takes it over */
     wait_node_state(node_a, "DOWN", 30);
     double t_down = hx_now();
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, wt_dump_logs);
     double t_back = hx_now();
     expect_allocation(job, node_b, 2);
     char restored[64];
@@ -474,7 +457,7 @@ Test(chain, a_job_whose_host_dies_restarts_elsewhere_from_its_checkpoint)
                         " detail LIKE 'node sim-a is down%%' AND %lld > 0",
                         job, 1),
                  1, "requeued once, because node A is down");
-    wait_state(job, "COMPLETED", 120);
+    wt_expect_state(job, "COMPLETED", 120, wt_dump_logs);
     long first = first_logged_step(job, node_b);
     cr_assert_eq(first, ck + 1, "B's first step is %ld, right after the checkpoint %ld", first, ck);
     char *path = state_path(job);
@@ -526,9 +509,8 @@ static void wait_any_log(long long job, const char *needle, double timeout_s)
 Test(chain, a_job_its_restarted_worker_lost_goes_back_to_the_queue)
 {
     long long job = submit(100000000, 2, 8103, 1000);
-    json_decref(hx_expect_json(
-        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"node_timeout_s\":8}"), 200));
-    wait_state(job, "RUNNING", 60);
+    wt_scheduler("{\"node_timeout_s\":8}");
+    wt_expect_state(job, "RUNNING", 60, wt_dump_logs);
     expect_allocation(job, node_a, 2);
     wait_steps(job, 2, 0, 20, 60);
     /* A's worker restarts: it checkpoints the job on its way out, and the new one does not
@@ -551,12 +533,12 @@ Test(chain, a_job_its_restarted_worker_lost_goes_back_to_the_queue)
         db_num("SELECT count(*) FROM sched_rounds WHERE nodes_down > 0 AND %lld > %lld", 1, 0), 0,
         "no node went down");
     /* the scheduler starts it again, from where it stopped */
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, wt_dump_logs);
     char restored[64];
     snprintf(restored, sizeof(restored), "train-mlp: restored step %ld ", ck);
     wait_any_log(job, restored, 30);
     post(job, "cancel", NULL, 200);
-    wait_state(job, "CANCELLED", 30);
+    wt_expect_state(job, "CANCELLED", 30, wt_dump_logs);
     fprintf(stderr, "lost job: checkpoint at %ld, requeued %.1f s after its worker's restart\n", ck,
             t_lost - t_restart);
     hx_finish();

@@ -17,9 +17,6 @@
 #include "harness.h"
 #include "wtest.h"
 
-#ifndef WORKER_PATH
-#define WORKER_PATH "build/ringmaster-worker"
-#endif
 #ifndef TRAIN_MLP_PATH
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
@@ -29,85 +26,26 @@
 static pid_t worker;
 static char tmp_root[64];
 
-static pid_t spawn_worker(const char *name, int gpus)
-{
-    char token[128], tfile[320], user[64], url[64], log[320], dir[320], ngpus[8];
-    snprintf(user, sizeof(user), "%s-worker", name);
-    hx_user(user, "worker", token);
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    FILE *f = fopen(tfile, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "%s\n", token);
-    fclose(f);
-    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    snprintf(ngpus, sizeof(ngpus), "%d", gpus);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        FILE *o = freopen(log, "a", stdout);
-        dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
-        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int stop_worker(void)
-{
-    int status = 0;
-    if (worker <= 0)
-        return 0;
-    kill(worker, SIGTERM);
-    double end = hx_now() + 20;
-    while (waitpid(worker, &status, WNOHANG) == 0) {
-        if (hx_now() > end) {
-            kill(worker, SIGKILL);
-            waitpid(worker, &status, 0);
-            worker = 0;
-            return -1;
-        }
-        usleep(20000);
-    }
-    worker = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static void setup(void)
 {
-    char ckpt[128];
-    snprintf(tmp_root, sizeof(tmp_root), "/tmp/rm-gandiva-XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp_root));
-    snprintf(ckpt, sizeof(ckpt), "%s/ckpt", tmp_root);
-    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt, 1); /* the server inherits it */
+    /* The checkpoints under it, the server inherits the variable; the GPU locks beside. */
+    wt_tmp_root(tmp_root, sizeof(tmp_root), "rm-gandiva", "ckpt");
     hx_setup();
-    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
-                                       "{\"policy\":\"gandiva\",\"quantum_s\":5,"
-                                       "\"interval_s\":1,\"min_resize_interval_s\":0,"
-                                       "\"resize_cost_s\":0,\"grace_s\":30}"),
-                               200));
-    worker = spawn_worker("sim-g", 2);
+    wt_scheduler("{\"policy\":\"gandiva\",\"quantum_s\":5,\"interval_s\":1,"
+                 "\"min_resize_interval_s\":0,\"resize_cost_s\":0,\"grace_s\":30}");
+    worker = wt_spawn_worker("sim-g", 2);
 }
 
 static void teardown(void)
 {
-    if (stop_worker() != 0) {
+    if (wt_stop_worker(&worker) != 0) {
         char cmd[400];
         snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/worker.log' >&2", hx.dir);
         if (system(cmd) != 0)
             fprintf(stderr, "no worker log\n");
     }
     hx_teardown();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", tmp_root);
+    wt_remove_tree(tmp_root);
 }
 
 TestSuite(gandiva_live, .init = setup, .fini = teardown, .timeout = 240);
@@ -120,13 +58,10 @@ static long long submit_contending(int seed)
     snprintf(body, sizeof(body),
              "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"100000000\",\"--seed\",\"%d\","
              "\"--print-every\",\"500\",\"--contend\",\"15\"],\"gpus\":1,"
-             "\"model\":{\"gpu_util\":0.8},\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\",\"RINGMASTER_GPU_LOCK_DIR\":\"%s\"}}",
+             "\"model\":{\"gpu_util\":0.8},\"env\":{" WT_ASAN_ENV
+             ",\"RINGMASTER_GPU_LOCK_DIR\":\"%s\"}}",
              TRAIN_MLP_PATH, seed, tmp_root);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
 }
 
 static double db_num(const char *fmt, long long arg)
@@ -134,11 +69,6 @@ static double db_num(const char *fmt, long long arg)
     char sql[512];
     snprintf(sql, sizeof(sql), fmt, arg);
     return hx_sql_num(sql);
-}
-
-static long long db_int(const char *fmt, long long arg)
-{
-    return (long long)db_num(fmt, arg);
 }
 
 static long long slice_events(long long job, const char *ev)
@@ -201,9 +131,9 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
     for (int i = 0; i < NJOBS; i++) {
         cr_assert_geq(slice_events(jobs[i], "suspend"), 1, "job %lld was time-sliced out", jobs[i]);
         cr_assert_geq(slice_events(jobs[i], "resume"), 1, "job %lld got its turn back", jobs[i]);
-        cr_assert_geq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld"
-                             " AND kind = 'suspend' AND state = 'done' AND round_id IS NOT NULL",
-                             jobs[i]),
+        cr_assert_geq(wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld"
+                                " AND kind = 'suspend' AND state = 'done' AND round_id IS NOT NULL",
+                                jobs[i]),
                       1, "job %lld: its worker carried a suspension out", jobs[i]);
     }
     /* The packing: tried, measured, reverted; both jobs marked never to pack again. */
@@ -214,7 +144,8 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
                  0);
     /* Every job made progress and learnt: losses fall from its first reports to its last. */
     for (int i = 0; i < NJOBS; i++) {
-        long long steps = db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", jobs[i]);
+        long long steps =
+            wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", jobs[i]);
         cr_assert_geq(steps, 200, "job %lld made progress", jobs[i]);
         double first = db_num("SELECT avg(loss) FROM (SELECT loss FROM job_metrics"
                               " WHERE job_id = %lld ORDER BY step LIMIT 20) x",
@@ -246,7 +177,7 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
              " SELECT pg_temp.third()",
              jobs[0], jobs[1], jobs[2], jobs[0], jobs[1], jobs[2]);
     cr_assert_eq(hx_sql_num(sql), 2, "a GPU holds two jobs, never three");
-    cr_assert_eq(stop_worker(), 0);
+    cr_assert_eq(wt_stop_worker(&worker), 0);
     hx_finish();
 }
 
@@ -256,9 +187,7 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
 static void edges_setup(void)
 {
     hx_setup();
-    json_decref(hx_expect_json(
-        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":true,\"node_timeout_s\":1}"),
-        200));
+    wt_scheduler("{\"paused\":true,\"node_timeout_s\":1}");
 }
 
 TestSuite(gandiva_edges, .init = edges_setup, .fini = hx_teardown, .timeout = 60);
@@ -376,9 +305,7 @@ Test(gandiva_edges, a_sliced_job_whose_home_node_goes_down_is_requeued)
     hx_sql_do("UPDATE nodes SET state = 'DOWN', last_heartbeat_at = now() - interval '1 hour'");
     long long job = hx_submit(hx.admin, "sliced", 1);
     sliced(job, node, 0, "SUSPENDED", 0);
-    json_decref(hx_expect_json(
-        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":false,\"interval_s\":0.2}"),
-        200));
+    wt_scheduler("{\"paused\":false,\"interval_s\":0.2}");
     int ok = wt_await_state(job, "PENDING", 20);
     cr_assert_eq(ok, 0, "a sliced job cannot resume on a dead node: requeued (state %s)",
                  wt_job_state(job));

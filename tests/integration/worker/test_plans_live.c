@@ -21,9 +21,6 @@
 #include "harness.h"
 #include "wtest.h"
 
-#ifndef WORKER_PATH
-#define WORKER_PATH "build/ringmaster-worker"
-#endif
 #ifndef TRAIN_MLP_PATH
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
@@ -33,106 +30,38 @@
 static pid_t workers[MAX_WORKERS];
 static char ckpt_root[64];
 
-/* Starts a worker named name with gpus simulated GPUs of model (NULL: "simulated"). */
+/* Starts a worker named name with gpus simulated GPUs of model (NULL: "simulated"), its
+ * output in hx.dir/worker-<name>.log. */
 static pid_t spawn_worker(const char *name, int gpus, const char *model)
 {
-    char token[128], tfile[320], user[64], url[64], log[320], dir[320], ngpus[8];
-    snprintf(user, sizeof(user), "%s-worker", name);
-    hx_user(user, "worker", token);
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    FILE *f = fopen(tfile, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "%s\n", token);
-    fclose(f);
-    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/worker-%s.log", hx.dir, name);
-    snprintf(ngpus, sizeof(ngpus), "%d", gpus);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        FILE *o = freopen(log, "a", stdout);
-        dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
-        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1",
-              model ? "--simulate-gpu-model" : (char *)NULL, model, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* SIGTERM, then waits (bounded); the exit status, 128+signal, or -1 when it had to be
- * killed. */
-static int stop_worker(int k)
-{
-    int status = 0;
-    if (workers[k] <= 0)
-        return 0;
-    kill(workers[k], SIGTERM);
-    double end = hx_now() + 20;
-    while (waitpid(workers[k], &status, WNOHANG) == 0) {
-        if (hx_now() > end) {
-            kill(workers[k], SIGKILL);
-            waitpid(workers[k], &status, 0);
-            workers[k] = 0;
-            return -1;
-        }
-        usleep(20000);
-    }
-    workers[k] = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    char log[96];
+    snprintf(log, sizeof(log), "worker-%s.log", name);
+    return wt_start_worker(name, &(struct wt_worker){.gpus = gpus, .model = model, .log = log});
 }
 
 static void setup(void)
 {
-    snprintf(ckpt_root, sizeof(ckpt_root), "/tmp/rm-ckpt-XXXXXX");
-    cr_assert_not_null(mkdtemp(ckpt_root));
-    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt_root, 1); /* the server inherits it */
+    wt_tmp_root(ckpt_root, sizeof(ckpt_root), "rm-ckpt", NULL); /* the server inherits it */
     hx_setup();
     /* Paused until every job of the test is in: the first round sees them all. */
-    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
-                                       "{\"policy\":\"ringmaster\",\"interval_s\":1,"
-                                       "\"min_resize_interval_s\":0,\"resize_cost_s\":0,"
-                                       "\"grace_s\":30,\"paused\":true}"),
-                               200));
+    wt_scheduler("{\"policy\":\"ringmaster\",\"interval_s\":1,\"min_resize_interval_s\":0,"
+                 "\"resize_cost_s\":0,\"grace_s\":30,\"paused\":true}");
 }
 
 static void teardown(void)
 {
     for (int k = 0; k < MAX_WORKERS; k++)
-        if (stop_worker(k) != 0)
+        if (wt_stop_worker(&workers[k]) != 0)
             fprintf(stderr, "worker %d did not stop cleanly (logs in %s)\n", k, hx.dir);
     hx_teardown();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ckpt_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", ckpt_root);
+    wt_remove_tree(ckpt_root);
 }
 
 TestSuite(plans_live, .init = setup, .fini = teardown, .timeout = 240);
 
 static void resume_scheduler(void)
 {
-    json_decref(
-        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":false}"), 200));
-}
-
-static long long db_int(const char *fmt, long long arg)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql), fmt, arg);
-    return (long long)hx_sql_num(sql);
-}
-
-static void wait_state(long long job, const char *want, double timeout_s)
-{
-    if (wt_await_state(job, want, timeout_s) != 0)
-        cr_assert_fail("job %lld: %s after %.0f s, not %s", job, wt_job_state(job), timeout_s,
-                       want);
+    wt_scheduler("{\"paused\":false}");
 }
 
 /* Waits (bounded) until n nodes are UP. */
@@ -151,26 +80,15 @@ static long long submit(const char *name, long steps, const char *fields)
     char body[2048];
     snprintf(body, sizeof(body),
              "{\"name\":\"%s\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--print-every\","
-             "\"500\"],%s,\"env\":{\"ASAN_OPTIONS\":\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"500\"],%s,\"env\":{" WT_ASAN_ENV "}}",
              name, TRAIN_MLP_PATH, steps, fields);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
-}
-
-/* GET /api/v1/jobs/{id} (new). */
-static json_t *get_job(long long job)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", job);
-    return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    return wt_post_job(body);
 }
 
 /* The job's current_plan as the API shows it, into buf. */
 static const char *current_plan(long long job, char *buf, size_t len)
 {
-    json_t *j = get_job(job);
+    json_t *j = wt_job(job);
     const char *s = json_string_value(json_object_get(j, "current_plan"));
     snprintf(buf, len, "%s", s ? s : "(null)");
     json_decref(j);
@@ -195,10 +113,8 @@ static int log_has(long long job, const char *text, double timeout_s)
 
 static void cancel(long long job)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", job);
-    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
-    wait_state(job, "CANCELLED", 30);
+    wt_cancel(job);
+    wt_expect_state(job, "CANCELLED", 30, NULL);
 }
 
 /* The plan of the job's action of kind (the latest), into buf. */
@@ -233,37 +149,37 @@ Test(plans_live, the_model_chooses_the_plan_and_the_job_runs_it)
                          "\"plans\":[\"dp\",\"zero2\",\"zero3\",\"offload\"],\"plan\":\"offload\"");
     long long b = submit("plain", 400, "\"gpus\":1");
     resume_scheduler();
-    wait_state(a, "RUNNING", 60);
+    wt_expect_state(a, "RUNNING", 60, NULL);
     cr_assert_str_eq(action_plan(a, "start", buf, sizeof(buf)), "offload",
                      "one GPU: only offload fits");
     cr_assert(log_has(a, "train-mlp: execution plan offload", 30),
               "the job's ranks got offload in RINGJOB_PLAN");
-    json_t *j = get_job(a);
+    json_t *j = wt_job(a);
     cr_assert_str_eq(json_string_value(json_object_get(j, "plan")), "offload");
     cr_assert_eq(json_number_value(json_object_get(j, "model_size")), 4.0);
     cr_assert_eq(json_array_size(json_object_get(j, "plans")), 4);
     json_decref(j);
 
-    wait_state(b, "COMPLETED", 120);
+    wt_expect_state(b, "COMPLETED", 120, NULL);
     cr_assert(log_has(b, "train-mlp: execution plan dp", 10), "a job without plans runs dp");
     cr_assert(log_has(a, "train-mlp: execution plan zero2", 90),
               "after the resize the ranks run zero2");
     cr_assert_str_eq(action_plan(a, "resize", buf, sizeof(buf)), "zero2");
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
-                        " AND state = 'done'",
-                        a),
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
+                           " AND state = 'done'",
+                           a),
                  1, "replanned by one resize, carried out");
     double end = hx_now() + 30;
-    while (db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a) <
+    while (wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a) <
                5 &&
            hx_now() < end)
         usleep(200000);
     cr_assert_geq(
-        db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a), 5,
+        wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a), 5,
         "it trains on two ranks");
     cr_assert_str_eq(current_plan(a, buf, sizeof(buf)), "zero2");
     cancel(a);
-    cr_assert_eq(stop_worker(0), 0);
+    cr_assert_eq(wt_stop_worker(&workers[0]), 0);
     hx_finish();
 }
 
@@ -289,52 +205,53 @@ Test(plans_live, the_job_that_gains_most_gets_the_faster_gpu_model)
                            "\"model_size\":3,\"activation_gb\":4,"
                            "\"plans\":[\"dp\",\"zero3\",\"offload\"],\"plan\":\"offload\"");
     resume_scheduler();
-    wait_state(big, "RUNNING", 60);
-    wait_state(small, "RUNNING", 60);
-    cr_assert_eq(db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", big), a100,
+    wt_expect_state(big, "RUNNING", 60, NULL);
+    wt_expect_state(small, "RUNNING", 60, NULL);
+    cr_assert_eq(wt_db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", big), a100,
                  "big runs on the a100");
-    cr_assert_eq(db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", small), v100,
+    cr_assert_eq(wt_db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", small), v100,
                  "small runs on the v100");
     cr_assert_str_eq(action_plan(big, "start", buf, sizeof(buf)), "dp",
                      "on 80 GB the model runs it data parallel");
     cr_assert(log_has(big, "train-mlp: execution plan dp", 30));
     cr_assert_str_eq(current_plan(big, buf, sizeof(buf)), "dp");
-    json_t *j = get_job(big);
+    json_t *j = wt_job(big);
     json_t *alloc = json_array_get(json_object_get(j, "allocation"), 0);
     cr_assert_eq(json_integer_value(json_object_get(alloc, "node")), a100);
     json_decref(j);
     /* Both keep their models over the following rounds (no hopping). */
     sleep(3);
     cr_assert_eq(
-        db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", big), 0,
+        wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", big), 0,
         "big was not moved");
     cr_assert_eq(
-        db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", small), 0,
+        wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", small), 0,
         "small was not moved");
-    cr_assert_eq(db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", small), v100);
+    cr_assert_eq(wt_db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", small),
+                 v100);
     /* A running job that runs another plan than the model's (as after an upgrade of the
      * model) is replanned where it is: a resize at the same size, with the model's plan. */
     char sql[160];
     snprintf(sql, sizeof(sql), "UPDATE jobs SET current_plan = 'offload' WHERE id = %lld", big);
     hx_sql_do(sql);
     double end = hx_now() + 60;
-    while (db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
-                  " AND state = 'done' AND (spec->>'world_size')::int = 1",
-                  big) < 1 &&
+    while (wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
+                     " AND state = 'done' AND (spec->>'world_size')::int = 1",
+                     big) < 1 &&
            hx_now() < end)
         usleep(200000);
     cr_assert_str_eq(action_plan(big, "resize", buf, sizeof(buf)), "dp");
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
-                        " AND state = 'done'",
-                        big),
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
+                           " AND state = 'done'",
+                           big),
                  1, "replanned once, on its node, carried out");
     cr_assert_str_eq(current_plan(big, buf, sizeof(buf)), "dp");
     cr_assert(log_has(big, "train-mlp: restored step", 30), "restarted from its checkpoint");
-    cr_assert_eq(db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", big), a100);
+    cr_assert_eq(wt_db_int("SELECT min(node_id) FROM allocations WHERE job_id = %lld", big), a100);
     cancel(big);
     cancel(small);
-    cr_assert_eq(stop_worker(0), 0);
-    cr_assert_eq(stop_worker(1), 0);
+    cr_assert_eq(wt_stop_worker(&workers[0]), 0);
+    cr_assert_eq(wt_stop_worker(&workers[1]), 0);
     hx_finish();
 }
 
@@ -360,7 +277,7 @@ Test(plans_live, declarations_are_validated_stored_and_answered)
                                201);
     long long id = json_integer_value(json_object_get(j, "id"));
     json_decref(j);
-    j = get_job(id);
+    j = wt_job(id);
     cr_assert_eq(json_number_value(json_object_get(j, "model_size")), 7.0);
     cr_assert_eq(json_number_value(json_object_get(j, "activation_gb")), 0.0);
     cr_assert_str_eq(json_string_value(json_object_get(j, "plan")), "zero3", "the first of plans");
@@ -368,7 +285,7 @@ Test(plans_live, declarations_are_validated_stored_and_answered)
     cr_assert(json_is_null(json_object_get(j, "current_plan")));
     json_decref(j);
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs WHERE plan_spec->>'plan' = 'zero3'"), 1);
-    j = get_job(hx_submit(hx.admin, "plain", 1));
+    j = wt_job(hx_submit(hx.admin, "plain", 1));
     cr_assert_null(json_object_get(j, "plans"), "no plan fields without a declaration");
     json_decref(j);
     hx_finish();

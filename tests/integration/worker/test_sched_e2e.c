@@ -26,14 +26,10 @@ static int stop_worker(void)
 
 static void setup(void)
 {
-    snprintf(ckpt_root, sizeof(ckpt_root), "/tmp/rm-ckpt-XXXXXX");
-    cr_assert_not_null(mkdtemp(ckpt_root));
-    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt_root, 1); /* the server inherits it */
+    wt_tmp_root(ckpt_root, sizeof(ckpt_root), "rm-ckpt", NULL); /* the server inherits it */
     hx_setup();
-    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
-                                       "{\"interval_s\":1,\"min_resize_interval_s\":0,"
-                                       "\"resize_cost_s\":0,\"grace_s\":30}"),
-                               200));
+    wt_scheduler("{\"interval_s\":1,\"min_resize_interval_s\":0,\"resize_cost_s\":0,"
+                 "\"grace_s\":30}");
     worker = wt_spawn_worker("sim-a", 2);
 }
 
@@ -46,43 +42,25 @@ static void teardown(void)
             fprintf(stderr, "no worker log\n");
     }
     hx_teardown();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ckpt_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", ckpt_root);
+    wt_remove_tree(ckpt_root);
 }
 
 TestSuite(sched_e2e, .init = setup, .fini = teardown, .timeout = 240);
 
-static long long db_int(const char *fmt, long long arg)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql), fmt, arg);
-    return (long long)hx_sql_num(sql);
-}
-
-/* Waits (bounded) until the job's state is want. */
-static void wait_state(long long job, const char *want, double timeout_s)
-{
-    if (wt_await_state(job, want, timeout_s) != 0)
-        cr_assert_fail("job %lld: %s after %.0f s, not %s", job, wt_job_state(job), timeout_s,
-                       want);
-}
-
 Test(sched_e2e, a_submitted_job_is_scheduled_run_and_completed)
 {
     long long job = wt_submit_mlp(1500, "\"gpus\":2", 7301);
-    wait_state(job, "RUNNING", 60);
-    cr_assert_eq(db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job), 2);
-    wait_state(job, "COMPLETED", 120);
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'start'"
-                        " AND state = 'done' AND round_id IS NOT NULL",
-                        job),
+    wt_expect_state(job, "RUNNING", 60, NULL);
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job), 2);
+    wt_expect_state(job, "COMPLETED", 120, NULL);
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'start'"
+                           " AND state = 'done' AND round_id IS NOT NULL",
+                           job),
                  1, "one start, written by a round, carried out");
     double end = hx_now() + 10;
-    while (db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job) && hx_now() < end)
+    while (wt_db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job) && hx_now() < end)
         usleep(100000);
-    cr_assert_eq(db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job), 0,
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job), 0,
                  "its GPUs were released");
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
@@ -94,31 +72,29 @@ Test(sched_e2e, an_elastic_job_grows_into_gpus_another_job_frees)
                           "\"model\":{\"class\":\"resnet110\"}";
     long long a = wt_submit_mlp(100000000, elastic, 7302);
     long long b = wt_submit_mlp(400, "\"gpus\":1", 7303);
-    wait_state(a, "RUNNING", 60);
-    cr_assert_eq(db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", a), 1,
+    wt_expect_state(a, "RUNNING", 60, NULL);
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", a), 1,
                  "a shares the node with b");
-    wait_state(b, "COMPLETED", 120);
+    wt_expect_state(b, "COMPLETED", 120, NULL);
     double end = hx_now() + 90;
-    while (db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a) <
+    while (wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a) <
                20 &&
            hx_now() < end)
         usleep(200000);
-    cr_assert_geq(db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld"
-                         " AND world_size = 2",
-                         a),
+    cr_assert_geq(wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld"
+                            " AND world_size = 2",
+                            a),
                   20, "a runs with two ranks after b ended");
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
-                        " AND state = 'done'",
-                        a),
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
+                           " AND state = 'done'",
+                           a),
                  1, "grown by one resize, carried out");
-    cr_assert_geq(db_int("SELECT count(*) FROM job_events WHERE job_id = %lld"
-                         " AND to_state = 'RESIZING'",
-                         a),
+    cr_assert_geq(wt_db_int("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                            " AND to_state = 'RESIZING'",
+                            a),
                   1);
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", a);
-    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
-    wait_state(a, "CANCELLED", 30);
+    wt_cancel(a);
+    wt_expect_state(a, "CANCELLED", 30, NULL);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }

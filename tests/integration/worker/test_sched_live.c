@@ -27,9 +27,6 @@
 #include "harness.h"
 #include "wtest.h"
 
-#ifndef WORKER_PATH
-#define WORKER_PATH "build/ringmaster-worker"
-#endif
 #ifndef TRAIN_MLP_PATH
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
@@ -45,78 +42,22 @@ static const char *const names[NWORKERS] = {"127.0.0.1", "127.0.0.2"};
 static pid_t workers[NWORKERS];
 static char ckpt_root[64];
 
-static void write_token(const char *name, char *tfile, size_t len)
-{
-    char token[128], user[64];
-    snprintf(user, sizeof(user), "%s-worker", name);
-    hx_user(user, "worker", token);
-    snprintf(tfile, len, "%s/%s.token", hx.dir, name);
-    FILE *f = fopen(tfile, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "%s\n", token);
-    fclose(f);
-}
-
+/* Starts the worker named name with its output in hx.dir/<name>.log; MPI over loopback TCP
+ * (two "hosts" on one machine). */
 static pid_t spawn_worker(const char *name)
 {
-    char tfile[320], url[64], log[320], dir[320], ngpus[8];
-    write_token(name, tfile, sizeof(tfile));
-    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/%s.log", hx.dir, name);
-    snprintf(ngpus, sizeof(ngpus), "%d", GPUS_PER_WORKER);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        FILE *o = freopen(log, "a", stdout);
-        dup2(fileno(o), 2);
-        /* Two "hosts" on one machine share /dev/shm, where vader's segments, named by host
-         * name and local rank, would collide: MPI uses TCP on loopback only. */
-        setenv("OMPI_MCA_btl", "self,tcp", 1);
-        setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
-        setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
-        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* Stops worker k (SIGTERM, bounded); returns its exit status, -1 when it had to be killed. */
-static int stop_worker(int k)
-{
-    int status = 0;
-    if (workers[k] <= 0)
-        return 0;
-    kill(workers[k], SIGTERM);
-    double end = hx_now() + 20;
-    while (waitpid(workers[k], &status, WNOHANG) == 0) {
-        if (hx_now() > end) {
-            kill(workers[k], SIGKILL);
-            waitpid(workers[k], &status, 0);
-            workers[k] = 0;
-            return -1;
-        }
-        usleep(20000);
-    }
-    workers[k] = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    char log[64];
+    snprintf(log, sizeof(log), "%s.log", name);
+    return wt_start_worker(name,
+                           &(struct wt_worker){.gpus = GPUS_PER_WORKER, .log = log, .tcp = 1});
 }
 
 static void setup(void)
 {
-    snprintf(ckpt_root, sizeof(ckpt_root), "/tmp/rm-ckpt-XXXXXX");
-    cr_assert_not_null(mkdtemp(ckpt_root));
-    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt_root, 1); /* the server inherits both */
+    wt_tmp_root(ckpt_root, sizeof(ckpt_root), "rm-ckpt", NULL); /* the server inherits both */
     hx_setup();
-    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
-                                       "{\"interval_s\":1,\"min_resize_interval_s\":0,"
-                                       "\"resize_cost_s\":0,\"grace_s\":30,"
-                                       "\"explore_stage_s\":" STAGE_S "}"),
-                               200));
+    wt_scheduler("{\"interval_s\":1,\"min_resize_interval_s\":0,\"resize_cost_s\":0,"
+                 "\"grace_s\":30,\"explore_stage_s\":" STAGE_S "}");
     for (int k = 0; k < NWORKERS; k++)
         workers[k] = spawn_worker(names[k]);
 }
@@ -124,17 +65,14 @@ static void setup(void)
 static void teardown(void)
 {
     for (int k = 0; k < NWORKERS; k++)
-        if (stop_worker(k) != 0) {
+        if (wt_stop_worker(&workers[k]) != 0) {
             char cmd[400];
             snprintf(cmd, sizeof(cmd), "tail -n 30 '%s/%s.log' >&2", hx.dir, names[k]);
             if (system(cmd) != 0)
                 fprintf(stderr, "no worker log\n");
         }
     hx_teardown();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ckpt_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", ckpt_root);
+    wt_remove_tree(ckpt_root);
 }
 
 TestSuite(sched_live, .init = setup, .fini = teardown, .timeout = 420);
@@ -146,31 +84,21 @@ static long long submit(long steps, const char *sizes, int seed)
     snprintf(body, sizeof(body),
              "{\"name\":\"mlp-%d\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
              "\"--print-every\",\"500\",\"--sleep-us-per-sample\",\"%d\"],%s,"
-             "\"env\":{\"ASAN_OPTIONS\":\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"env\":{" WT_ASAN_ENV "}}",
              seed, TRAIN_MLP_PATH, steps, seed, SLEEP_US_PER_SAMPLE, sizes);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
-}
-
-static long long db_int(const char *fmt, long long arg)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql), fmt, arg);
-    return (long long)hx_sql_num(sql);
+    return wt_post_job(body);
 }
 
 static long long held(long long job)
 {
-    return db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job);
+    return wt_db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job);
 }
 
 static long long all_held(void)
 {
-    return db_int("SELECT count(*) FROM allocations a JOIN jobs j ON j.id = a.job_id"
-                  " WHERE j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') AND %lld = 1",
-                  1);
+    return wt_db_int("SELECT count(*) FROM allocations a JOIN jobs j ON j.id = a.job_id"
+                     " WHERE j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') AND %lld = 1",
+                     1);
 }
 
 /* The job's world sizes in the order it first ran them, e.g. "1,2,4" (static storage). */
@@ -203,13 +131,6 @@ static const char *gpus_of(long long job)
     return out;
 }
 
-static void wait_state(long long job, const char *want, double timeout_s)
-{
-    if (wt_await_state(job, want, timeout_s) != 0)
-        cr_assert_fail("job %lld: %s after %.0f s, not %s", job, wt_job_state(job), timeout_s,
-                       want);
-}
-
 static long long steps_at(long long job, int w)
 {
     char sql[160];
@@ -234,14 +155,6 @@ static int await_both_at_4(long long a, long long b, long long base_a, long long
     return -1;
 }
 
-/* The job as GET /api/v1/jobs/{id} shows it (new). */
-static json_t *get_job(long long job)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", job);
-    return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-}
-
 /* The predicted step time at w GPUs of the job's speed model; -1 when it has none. */
 static double predicted_step(const json_t *job, int w)
 {
@@ -259,13 +172,6 @@ static double predicted_step(const json_t *job, int w)
     return -1;
 }
 
-static void cancel(long long job)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", job);
-    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
-}
-
 #define ELASTIC                                                                                    \
     "\"gpus\":1,\"min_gpus\":1,\"max_gpus\":4,\"elastic\":true,"                                   \
     "\"model\":{\"epochs\":100000}"
@@ -273,8 +179,8 @@ static void cancel(long long job)
 /* a: both explore 1 -> 2 -> 4 and fill the 8 GPUs. */
 static void explore_and_fill(long long a, long long b)
 {
-    wait_state(a, "RUNNING", 90);
-    wait_state(b, "RUNNING", 90);
+    wt_expect_state(a, "RUNNING", 90, NULL);
+    wt_expect_state(b, "RUNNING", 90, NULL);
     cr_expect_leq(held(a), 2, "a explores from its first stage, 1 GPU (holds %lld)", held(a));
     cr_expect_leq(held(b), 2, "b explores from its first stage, 1 GPU (holds %lld)", held(b));
     if (await_both_at_4(a, b, 0, 0, 40, 180) != 0)
@@ -284,9 +190,9 @@ static void explore_and_fill(long long a, long long b)
     cr_assert_str_eq(world_sizes(a), "1,2,4", "a explored 1, 2, 4 in turn");
     cr_assert_str_eq(world_sizes(b), "1,2,4", "b explored 1, 2, 4 in turn");
     cr_assert_eq(all_held(), 8, "all 8 GPUs are allocated");
-    cr_assert_geq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind IN"
-                         " ('resize', 'migrate') AND state = 'done' AND round_id IS NOT NULL",
-                         a),
+    cr_assert_geq(wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind IN"
+                            " ('resize', 'migrate') AND state = 'done' AND round_id IS NOT NULL",
+                            a),
                   2, "two resizes written by rounds and carried out");
 }
 
@@ -310,7 +216,7 @@ static void check_model_at_4(long long a)
         usleep(250000);
     cr_assert_geq(steps_at(a, 4), 120, "a ran 120 steps at 4 GPUs");
     usleep(2500000); /* a couple of rounds: the model refitted with the latest steps */
-    json_t *j = get_job(a);
+    json_t *j = wt_job(a);
     const json_t *m = json_object_get(j, "model");
     cr_assert_str_eq(json_string_value(json_object_get(m, "source")), "fitted");
     cr_assert_geq(json_integer_value(json_object_get(m, "world_sizes_measured")), 3);
@@ -344,7 +250,7 @@ static void check_model_at_4(long long a)
 static void rigid_job_fits_in(long long a, long long b)
 {
     long long c = submit(150, "\"gpus\":2,\"elastic\":false", 7313);
-    wait_state(c, "RUNNING", 120);
+    wt_expect_state(c, "RUNNING", 120, NULL);
     char first[256];
     snprintf(first, sizeof(first), "%s", gpus_of(c));
     cr_assert_eq(held(c), 2);
@@ -362,8 +268,9 @@ static void rigid_job_fits_in(long long a, long long b)
         usleep(200000);
     }
     cr_assert_str_eq(world_sizes(c), "2", "c ran at 2 ranks only");
-    cr_assert_eq(db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", c),
-                 0, "c was never resized or moved");
+    cr_assert_eq(
+        wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind <> 'start'", c), 0,
+        "c was never resized or moved");
 }
 
 /* A failed job's events and the workers' last lines, for the log. */
@@ -413,12 +320,12 @@ Test(sched_live, elastic_jobs_explore_grow_shrink_and_grow_back)
                        held(b), wt_job_state(b));
     cr_assert_eq(all_held(), 8, "all 8 GPUs are allocated again");
     print_actions();
-    cancel(a);
-    cancel(b);
-    wait_state(a, "CANCELLED", 60);
-    wait_state(b, "CANCELLED", 60);
+    wt_cancel(a);
+    wt_cancel(b);
+    wt_expect_state(a, "CANCELLED", 60, NULL);
+    wt_expect_state(b, "CANCELLED", 60, NULL);
     for (int k = 0; k < NWORKERS; k++)
-        cr_assert_eq(stop_worker(k), 0);
+        cr_assert_eq(wt_stop_worker(&workers[k]), 0);
     hx_finish();
 }
 
@@ -442,15 +349,15 @@ Test(sched_live, a_job_without_profile_explores_1_2_4_8_across_hosts)
     cr_assert_geq(steps_at(a, 8), 20, "a ran at 8 ranks across the two hosts");
     cr_assert_str_eq(world_sizes(a), "1,2,4,8", "a explored 1, 2, 4, 8 in turn");
     usleep(2500000);
-    json_t *j = get_job(a);
+    json_t *j = wt_job(a);
     const json_t *m = json_object_get(j, "model");
     cr_assert_str_eq(json_string_value(json_object_get(m, "source")), "fitted");
     cr_assert_eq(json_integer_value(json_object_get(m, "world_sizes_measured")), 4);
     json_decref(j);
     print_actions();
-    cancel(a);
-    wait_state(a, "CANCELLED", 60);
+    wt_cancel(a);
+    wt_expect_state(a, "CANCELLED", 60, NULL);
     for (int k = 0; k < NWORKERS; k++)
-        cr_assert_eq(stop_worker(k), 0);
+        cr_assert_eq(wt_stop_worker(&workers[k]), 0);
     hx_finish();
 }

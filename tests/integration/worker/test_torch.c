@@ -18,9 +18,6 @@
 #include "harness.h"
 #include "wtest.h"
 
-#ifndef WORKER_PATH
-#define WORKER_PATH "build/ringmaster-worker"
-#endif
 #ifndef RINGJOB_SO_PATH
 #define RINGJOB_SO_PATH "build/lib/libringjob.so"
 #endif
@@ -38,59 +35,11 @@ static char names[2][32];
 static int tcp_btl; /* two "hosts" on one machine: MPI over TCP on loopback */
 static int torch_started;
 
+/* Starts worker i named name with 2 GPUs (MPI over loopback TCP when tcp_btl). */
 static void spawn_worker(int i, const char *name)
 {
-    char token[128], tfile[320], url[64], log[320], dir[320], user[64];
     snprintf(names[i], sizeof(names[i]), "%s", name);
-    snprintf(user, sizeof(user), "%s-worker", name);
-    hx_user(user, "worker", token);
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    FILE *f = fopen(tfile, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "%s\n", token);
-    fclose(f);
-    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    workers[i] = fork();
-    cr_assert(workers[i] >= 0);
-    if (workers[i] == 0) {
-        FILE *o = freopen(log, "a", stdout);
-        dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", tcp_btl ? "self,tcp" : "self,vader", 1);
-        if (tcp_btl) {
-            setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
-            setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
-        }
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
-        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", "2", "--heartbeat", "1",
-              (char *)NULL);
-        _exit(127);
-    }
-}
-
-/* SIGTERM to worker i; its exit status, or -1 when it had to be killed. */
-static int stop_worker(int i)
-{
-    int status = 0;
-    if (workers[i] <= 0)
-        return 0;
-    kill(workers[i], SIGTERM);
-    double end = hx_now() + 20;
-    while (waitpid(workers[i], &status, WNOHANG) == 0) {
-        if (hx_now() > end) {
-            kill(workers[i], SIGKILL);
-            waitpid(workers[i], &status, 0);
-            workers[i] = 0;
-            return -1;
-        }
-        usleep(20000);
-    }
-    workers[i] = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    workers[i] = wt_start_worker(name, &(struct wt_worker){.gpus = 2, .tcp = tcp_btl});
 }
 
 static void torch_dump(void)
@@ -107,7 +56,7 @@ static void torch_teardown(void)
 {
     if (!torch_started)
         return;
-    if (stop_worker(1) != 0 || stop_worker(0) != 0)
+    if (wt_stop_worker(&workers[1]) != 0 || wt_stop_worker(&workers[0]) != 0)
         torch_dump();
     hx_teardown();
 }
@@ -156,57 +105,14 @@ static double mean_loss(long long job, long lo, long hi)
     return v;
 }
 
-static void wait_state(long long job, const char *want, double timeout_s)
-{
-    if (wt_await_state(job, want, timeout_s) == 0)
-        return;
-    torch_dump();
-    cr_assert_fail("job %lld: %s, not %s after %.0f s", job, wt_job_state(job), want, timeout_s);
-}
-
-/* Waits until worker i registered; returns its node's id. */
-static long long wait_node(int i)
-{
-    char sql[128];
-    snprintf(sql, sizeof(sql), "SELECT id FROM nodes WHERE name = '%s'", names[i]);
-    double end = hx_now() + 30;
-    while (hx_sql_num(sql) < 0) {
-        cr_assert(hx_now() < end, "worker %s did not register in 30 s", names[i]);
-        usleep(100000);
-    }
-    return (long long)hx_sql_num(sql);
-}
-
-#define APPENDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)
-
 /* What the scheduler writes to launch (kind start or resize) the job on per_host GPUs of
- * each of the first hosts workers, for the first one: the state, the allocation and the
- * action, in one transaction. The learning-rate scale is the world size (eq. 7). */
+ * each of the first hosts workers, for the first one (wt_write_action). */
 static void launch(long long job, const char *kind, const char *state, int hosts, int per_host)
 {
-    char sql[4096], slots[512] = "", alloc[512] = "", hl[512] = "";
     long long node[2] = { 0, 0 };
-    for (int h = 0; h < hosts; h++) {
-        node[h] = wait_node(h);
-        APPENDF(hl, "%sjsonb_build_object('node', %lld, 'name', '%s', 'slots', %d)",
-                h ? "," : "", node[h], names[h], per_host);
-        for (int g = 0; g < per_host; g++) {
-            APPENDF(slots, "%sjsonb_build_object('node_id', %lld, 'gpu', %d)",
-                    h || g ? "," : "", node[h], g);
-            APPENDF(alloc, "%s(%lld, %lld, %d)", h || g ? "," : "", job, node[h], g);
-        }
-    }
-    int world = hosts * per_host;
-    snprintf(sql, sizeof(sql),
-             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
-             " DELETE FROM allocations WHERE job_id = %lld;"
-             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
-             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
-             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
-             " jsonb_build_array(%s), 'hosts', jsonb_build_array(%s), 'checkpoint_dir',"
-             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
-             state, job, job, alloc, node[0], kind, world, slots, hl, hx.dir, job, world, job);
-    hx_sql_do(sql);
+    for (int h = 0; h < hosts; h++)
+        node[h] = wt_wait_node(names[h]);
+    wt_write_action(job, kind, state, node[0], node, hosts, per_host);
 }
 
 /* The ranks' environment: this build's libringjob.so, and in a sanitized build the ASan
@@ -224,8 +130,7 @@ static void job_env(char *out, size_t len)
     cr_assert(preload[0] == '/', "libasan.so not found");
 #endif
     snprintf(out, len,
-             "{\"RINGJOB_LIBRARY\":\"%s\",\"PYTHONDONTWRITEBYTECODE\":\"1\",%s%s%s"
-             "\"ASAN_OPTIONS\":\"detect_leaks=0:protect_shadow_gap=0\"}",
+             "{\"RINGJOB_LIBRARY\":\"%s\",\"PYTHONDONTWRITEBYTECODE\":\"1\",%s%s%s" WT_ASAN_ENV "}",
              RINGJOB_SO_PATH, preload[0] ? "\"LD_PRELOAD\":\"" : "", preload,
              preload[0] ? "\"," : "");
 }
@@ -240,49 +145,24 @@ static long long submit_torch(const char *seed, long steps, const char *sizes)
              "\"--seed\",\"%s\",\"--print-every\",\"100\",\"--step-seconds\",\"0.01\"],%s,"
              "\"env\":%s}",
              TRAIN_TORCH_PATH, steps, seed, sizes, env);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
+}
+
+/* A rank of train_torch.py with --seed seed (arg; not mpirun nor orted). */
+static int is_rank(const char *cmd, size_t len, const void *seed)
+{
+    int script = 0, seeded = 0;
+    for (size_t i = 0; i < len; i += strlen(cmd + i) + 1) {
+        script |= strstr(cmd + i, "train_torch.py") != NULL;
+        seeded |= !strcmp(cmd + i, (const char *)seed);
+    }
+    return script && seeded && !strstr(cmd, "mpirun") && !strstr(cmd, "orted");
 }
 
 /* Processes running train_torch.py with --seed seed (the ranks, not mpirun). */
 static int count_ranks(const char *seed)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    char path[300], buf[4096];
-    int n = 0;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-        FILE *f = fopen(path, "r");
-        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        buf[len] = '\0';
-        int script = 0, seeded = 0;
-        for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
-            script |= strstr(buf + i, "train_torch.py") != NULL;
-            seeded |= !strcmp(buf + i, seed);
-        }
-        n += script && seeded && !strstr(buf, "mpirun") && !strstr(buf, "orted");
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
-
-static char *job_log(long long job)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
-    struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
-    cr_assert_eq(r->status, 200);
-    char *text = strdup(r->body);
-    hx_free(r);
-    return text;
+    return wt_count_procs(is_rank, seed);
 }
 
 static void post_job(long long job, const char *what)
@@ -303,7 +183,7 @@ static void start_system(void)
     hx_setup();
     hx_sql_do("UPDATE scheduler_config SET paused = true");
     spawn_worker(0, tcp_btl ? "127.0.0.1" : "sim-t");
-    wait_node(0);
+    wt_wait_node(names[0]);
 }
 
 /* Grows the running one-rank job to two ranks; returns the last step of the one-rank run. */
@@ -312,7 +192,7 @@ static long resize_to_two(long long job)
     wait_steps(job, 40, 1, 90);
     launch(job, "resize", "RESIZING", 1, 2);
     wait_steps(job, 20, 2, 90);
-    wait_state(job, "RUNNING", 30);
+    wt_expect_state(job, "RUNNING", 30, torch_dump);
     long last1 = (long)q(LAST_AT, job, 1);
     long first2 = (long)q(FIRST_AT, job, 2);
     cr_assert_eq(first2, last1 + 1, "the two-rank run continues from the checkpoint");
@@ -325,7 +205,7 @@ static long resize_to_two(long long job)
 static void suspend_and_resume(long long job)
 {
     post_job(job, "suspend");
-    wait_state(job, "SUSPENDED", 30);
+    wt_expect_state(job, "SUSPENDED", 30, torch_dump);
     usleep(300000);
     long a = (long)q(LAST, job);
     cr_assert_lt(a, STEPS, "suspended before the end");
@@ -333,7 +213,7 @@ static void suspend_and_resume(long long job)
     cr_assert_eq((long)q(LAST, job), a, "no step while suspended");
     cr_assert_eq(count_ranks(SEED), 2, "suspended in place: the ranks live on");
     post_job(job, "resume");
-    wait_state(job, "RUNNING", 30);
+    wt_expect_state(job, "RUNNING", 30, torch_dump);
     double end = hx_now() + 30;
     while (q(LAST, job) < a + 20 && hx_now() < end)
         usleep(100000);
@@ -350,13 +230,13 @@ Test(torch, a_pytorch_job_grows_suspends_and_completes_through_the_worker)
     long long job = submit_torch(SEED, STEPS, "\"gpus\":1,\"min_gpus\":1,\"max_gpus\":2,"
                                                   "\"elastic\":true");
     launch(job, "start", "STARTING", 1, 1);
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, torch_dump);
     double t_run = hx_now();
     long last1 = resize_to_two(job);
     double t_resized = hx_now();
     suspend_and_resume(job);
     double t_resumed = hx_now();
-    wait_state(job, "COMPLETED", 120);
+    wt_expect_state(job, "COMPLETED", 120, torch_dump);
     double t_done = hx_now();
     wait_steps(job, STEPS - last1, 2, 10);
     double first = mean_loss(job, 1, 10), end = mean_loss(job, STEPS - 99, STEPS);
@@ -367,14 +247,14 @@ Test(torch, a_pytorch_job_grows_suspends_and_completes_through_the_worker)
                 t_done - t_resumed, hx_sql_num("SELECT 1000 * avg(seconds) FROM job_metrics"),
                 first, end);
     cr_assert_lt(end, 0.5 * first, "the loss fell: %.3f -> %.3f", first, end);
-    char *log = job_log(job);
+    char *log = wt_job_log(job);
     double until = hx_now() + 10;
     char done[32];
     snprintf(done, sizeof(done), "done at step %d", STEPS);
     while (!strstr(log, done) && hx_now() < until) {
         free(log);
         usleep(200000);
-        log = job_log(job);
+        log = wt_job_log(job);
     }
     cr_assert(strstr(log, "restored step"), "the two-rank launch restored the checkpoint");
     cr_assert(strstr(log, "lr scale 2, lr 0.04000"), "the learning rate doubled (eq. 7)");
@@ -383,7 +263,7 @@ Test(torch, a_pytorch_job_grows_suspends_and_completes_through_the_worker)
     cr_assert_eq(q("SELECT count(*) FROM actions WHERE job_id = %lld AND state = 'done'", job),
                  4, "start, resize, suspend and resume are done");
     cr_assert_eq(count_ranks(SEED), 0);
-    cr_assert_eq(stop_worker(0), 0);
+    cr_assert_eq(wt_stop_worker(&workers[0]), 0);
     hx_finish();
 }
 
@@ -399,12 +279,12 @@ Test(torch, a_pytorch_job_spans_two_workers)
     spawn_worker(1, "127.0.0.2");
     long long job = submit_torch(SEED2, 300, "\"gpus\":2");
     launch(job, "start", "STARTING", 2, 1);
-    wait_state(job, "RUNNING", 90);
+    wt_expect_state(job, "RUNNING", 90, torch_dump);
     wait_steps(job, 50, 2, 60);
     cr_assert_eq(count_ranks(SEED2), 2, "two ranks");
-    wait_state(job, "COMPLETED", 120);
+    wt_expect_state(job, "COMPLETED", 120, torch_dump);
     wait_steps(job, 300, 2, 10);
-    long long second = wait_node(1);
+    long long second = wt_wait_node(names[1]);
     cr_assert_eq(q("SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
                    " AND kind = 'exec' AND state = 'done'", job, second),
                  1, "the second worker started mpirun's daemon");
@@ -413,7 +293,7 @@ Test(torch, a_pytorch_job_spans_two_workers)
                 end);
     cr_assert_lt(end, 0.5 * first, "the loss fell: %.3f -> %.3f", first, end);
     cr_assert_eq(count_ranks(SEED2), 0);
-    cr_assert_eq(stop_worker(1), 0);
-    cr_assert_eq(stop_worker(0), 0);
+    cr_assert_eq(wt_stop_worker(&workers[1]), 0);
+    cr_assert_eq(wt_stop_worker(&workers[0]), 0);
     hx_finish();
 }

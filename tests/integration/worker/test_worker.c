@@ -18,9 +18,6 @@
 #include "harness.h"
 #include "wtest.h"
 
-#ifndef WORKER_PATH
-#define WORKER_PATH "build/ringmaster-worker"
-#endif
 #ifndef TRAIN_MLP_PATH
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
@@ -29,77 +26,16 @@ static pid_t worker_pid, worker_b_pid;
 static int tcp_btl; /* workers' MPI may use TCP on loopback (jobs on two "hosts") */
 static long long node_id;
 
-/* Starts a worker named name ("sim-a") with its token, state dir and log in the test's
- * directory. */
-static pid_t spawn_worker(const char *name);
-
+/* Starts a worker named name ("sim-a") with 2 GPUs, its token (made the first time), state
+ * dir and log in the test's directory; MPI over loopback TCP when tcp_btl. */
 static pid_t start_worker(const char *name)
 {
-    char token[128], tfile[320], user[64];
-    snprintf(user, sizeof(user), "%s-worker", name);
-    hx_user(user, "worker", token);
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    FILE *f = fopen(tfile, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "%s\n", token);
-    fclose(f);
-    return spawn_worker(name);
-}
-
-/* Starts again a worker named name whose token file exists. */
-static pid_t spawn_worker(const char *name)
-{
-    char tfile[320], url[64], log[320], dir[320];
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        FILE *o = freopen(log, "a", stdout);
-        dup2(fileno(o), 2);
-        /* Two "hosts" on one machine share /dev/shm, where vader's segments, named by host
-         * name and local rank, would collide: such jobs use TCP on loopback only. */
-        setenv("OMPI_MCA_btl", tcp_btl ? "self,tcp" : "self,vader", 1);
-        if (tcp_btl) {
-            setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
-            setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
-        }
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
-        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", "2", "--heartbeat", "1", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* Stops a worker with SIGTERM; returns its exit status (-1 when it had to be killed). */
-static int stop_pid(pid_t *pid)
-{
-    int status = 0;
-    if (*pid <= 0)
-        return 0;
-    kill(*pid, SIGTERM);
-    double end = hx_now() + 20;
-    while (waitpid(*pid, &status, WNOHANG) == 0) {
-        if (hx_now() > end) {
-            kill(*pid, SIGKILL);
-            waitpid(*pid, &status, 0);
-            *pid = 0;
-            return -1;
-        }
-        usleep(20000);
-    }
-    *pid = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return wt_start_worker(name, &(struct wt_worker){.gpus = 2, .tcp = tcp_btl});
 }
 
 static int stop_worker(void)
 {
-    return stop_pid(&worker_pid);
+    return wt_stop_worker(&worker_pid);
 }
 
 static void dump_worker_log(void)
@@ -118,29 +54,6 @@ static json_t *get_json(const char *path)
     return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
 }
 
-/* Waits (bounded) until the node name registered; returns its id. */
-static long long wait_node(const char *name)
-{
-    double end = hx_now() + 30;
-    long long id = 0;
-    while (!id) {
-        json_t *l = get_json("/api/v1/nodes");
-        json_t *items = json_object_get(l, "items");
-        for (size_t i = 0; i < json_array_size(items); i++) {
-            json_t *n = json_array_get(items, i);
-            if (!strcmp(json_string_value(json_object_get(n, "name")), name))
-                id = json_integer_value(json_object_get(n, "id"));
-        }
-        json_decref(l);
-        if (!id) {
-            cr_assert(hx_now() < end, "worker %s did not register in 30 s", name);
-            usleep(100000);
-        }
-    }
-    return id;
-}
-
-
 /* The tests write the actions themselves, as the scheduler would: the live scheduler (where
  * it is built in) is paused so that it does not place the same jobs too. */
 static void pause_scheduler(void)
@@ -156,12 +69,12 @@ static void setup(void)
     hx_setup();
     pause_scheduler();
     worker_pid = start_worker("sim-a");
-    node_id = wait_node("sim-a");
+    node_id = wt_wait_node("sim-a");
 }
 
 static void teardown(void)
 {
-    if (stop_pid(&worker_b_pid) != 0 || stop_worker() != 0)
+    if (wt_stop_worker(&worker_b_pid) != 0 || stop_worker() != 0)
         dump_worker_log();
     hx_teardown();
 }
@@ -182,30 +95,12 @@ static long long submit_mlp(long steps, int gpus, int seed)
 }
 
 /* What the scheduler writes to start, resize or migrate job onto world GPUs of node to,
- * for the worker of node at: the job's new state, its allocation, and the action, in one
- * transaction. The checkpoint directory is one both workers reach. */
+ * for the worker of node at (wt_write_action; the checkpoint directory is one both workers
+ * reach). */
 static void write_action(long long job, const char *kind, const char *state, long long at,
                          long long to, int world)
 {
-    char sql[2048], slots[256] = "", alloc[256] = "";
-    for (int g = 0; g < world; g++) {
-        snprintf(slots + strlen(slots), sizeof(slots) - strlen(slots),
-                 "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", g ? "," : "", to, g);
-        snprintf(alloc + strlen(alloc), sizeof(alloc) - strlen(alloc), "%s(%lld, %lld, %d)",
-                 g ? "," : "", job, to, g);
-    }
-    snprintf(sql, sizeof(sql),
-             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
-             " DELETE FROM allocations WHERE job_id = %lld;"
-             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
-             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
-             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
-             " jsonb_build_array(%s), 'hosts', jsonb_build_array(jsonb_build_object('node', %lld,"
-             " 'name', (SELECT name FROM nodes WHERE id = %lld), 'slots', %d)), 'checkpoint_dir',"
-             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
-             state, job, job, alloc, at, kind, world, slots, to, to, world, hx.dir, job, world,
-             job);
-    hx_sql_do(sql);
+    wt_write_action(job, kind, state, at, &to, 1, world);
 }
 
 static void write_launch(long long job, const char *kind, const char *state, int world)
@@ -213,31 +108,12 @@ static void write_launch(long long job, const char *kind, const char *state, int
     write_action(job, kind, state, node_id, node_id, world);
 }
 
-static void wait_state(long long job, const char *want, double timeout_s)
-{
-    if (wt_await_state(job, want, timeout_s) == 0)
-        return;
-    dump_worker_log();
-    cr_assert_fail("job %lld: %s, not %s after %.0f s", job, wt_job_state(job), want, timeout_s);
-}
-
-/* The job's metrics (new). */
-static json_t *metrics(long long job)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics?limit=100000", job);
-    json_t *j = get_json(path);
-    json_t *items = json_incref(json_object_get(j, "items"));
-    json_decref(j);
-    return items;
-}
-
 /* Waits until the job reported at least n steps at world size w; returns the last step. */
 static long wait_steps(long long job, int n, int w, double timeout_s)
 {
     double end = hx_now() + timeout_s;
     for (;;) {
-        json_t *m = metrics(job);
+        json_t *m = wt_metrics(job);
         int count = 0;
         long last = -1;
         for (size_t i = 0; i < json_array_size(m); i++) {
@@ -261,7 +137,7 @@ static long wait_steps(long long job, int n, int w, double timeout_s)
 /* Mean loss over the reports of world size w in the step range [lo, hi]. */
 static double mean_loss(long long job, int w, long lo, long hi)
 {
-    json_t *m = metrics(job);
+    json_t *m = wt_metrics(job);
     double sum = 0;
     int n = 0;
     for (size_t i = 0; i < json_array_size(m); i++) {
@@ -284,45 +160,25 @@ static void post_job(long long job, const char *what, long status)
     json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), status));
 }
 
+/* A train-mlp whose "--seed" is *arg (as text), not the worker nor mpirun. */
+static int is_rank(const char *cmd, size_t len, const void *arg)
+{
+    const char *want = arg;
+    int mlp = 0, seeded = 0;
+    for (size_t i = 0; i < len; i += strlen(cmd + i) + 1) {
+        mlp |= strstr(cmd + i, "train-mlp") != NULL;
+        seeded |= i > 0 && !strcmp(cmd + i, want) && !strcmp(cmd + i - 7, "--seed");
+    }
+    return mlp && seeded && strstr(cmd, "ringmaster-worker") == NULL &&
+           strstr(cmd, "mpirun") == NULL;
+}
+
 /* Processes whose command line holds train-mlp and "--seed" seed. */
 static int count_ranks(int seed)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    char want[32], path[300], buf[4096];
-    int n = 0;
+    char want[32];
     snprintf(want, sizeof(want), "%d", seed);
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-        FILE *f = fopen(path, "r");
-        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        int mlp = 0, seeded = 0;
-        for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
-            buf[len] = '\0';
-            mlp |= strstr(buf + i, "train-mlp") != NULL;
-            seeded |= i > 0 && !strcmp(buf + i, want) && !strcmp(buf + i - 7, "--seed");
-        }
-        n += mlp && seeded && strstr(buf, "ringmaster-worker") == NULL &&
-             strstr(buf, "mpirun") == NULL;
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
-
-static char *job_log(long long job)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
-    struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
-    cr_assert_eq(r->status, 200);
-    char *text = strdup(r->body);
-    hx_free(r);
-    return text;
+    return wt_count_procs(is_rank, want);
 }
 
 Test(worker, registers_simulated_gpus_and_heartbeats)
@@ -350,15 +206,15 @@ Test(worker, short_job_completes_and_its_log_is_readable)
 {
     long long job = submit_mlp(1500, 2, 7101);
     write_launch(job, "start", "STARTING", 2);
-    wait_state(job, "COMPLETED", 120);
+    wt_expect_state(job, "COMPLETED", 120, dump_worker_log);
     cr_assert_eq(wait_steps(job, 1500, 2, 10), 1500);
     cr_assert_lt(mean_loss(job, 2, 1400, 1500), 0.5 * mean_loss(job, 2, 1, 20), "the loss fell");
     double end = hx_now() + 10;
-    char *log = job_log(job);
+    char *log = wt_job_log(job);
     while (!strstr(log, "train-mlp: done at step 1500") && hx_now() < end) {
         free(log);
         usleep(200000);
-        log = job_log(job);
+        log = wt_job_log(job);
     }
     cr_assert(strstr(log, "step 500 loss"), "the log has the job's output");
     cr_assert(strstr(log, "train-mlp: done at step 1500"));
@@ -373,25 +229,25 @@ Test(worker, suspend_resume_resize_and_cancel_a_running_job)
 {
     long long job = submit_mlp(100000000, 2, 7102);
     write_launch(job, "start", "STARTING", 2);
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, dump_worker_log);
     wait_steps(job, 200, 2, 60);
     cr_assert_eq(count_ranks(7102), 2, "two ranks run");
 
     post_job(job, "suspend", 202);
-    wait_state(job, "SUSPENDED", 30);
+    wt_expect_state(job, "SUSPENDED", 30, dump_worker_log);
     usleep(300000);
     long a = wait_steps(job, 1, 2, 5);
     usleep(700000);
     cr_assert_eq(wait_steps(job, 1, 2, 5), a, "no step while suspended");
     post_job(job, "resume", 202);
-    wait_state(job, "RUNNING", 30);
+    wt_expect_state(job, "RUNNING", 30, dump_worker_log);
     wait_steps(job, (int)a + 100, 2, 30);
 
     write_launch(job, "resize", "RESIZING", 1);
     wait_steps(job, 100, 1, 60);
-    wait_state(job, "RUNNING", 10);
+    wt_expect_state(job, "RUNNING", 10, dump_worker_log);
     cr_assert_eq(count_ranks(7102), 1, "one rank after the resize");
-    json_t *m = metrics(job);
+    json_t *m = wt_metrics(job);
     long last2 = -1, first1 = -1;
     for (size_t i = 0; i < json_array_size(m); i++) {
         json_t *it = json_array_get(m, i);
@@ -420,7 +276,7 @@ Test(worker, suspend_resume_resize_and_cancel_a_running_job)
     while (db_int(sql) < 5 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(db_int(sql), 5, "start, suspend, resume, resize and cancel are done");
-    char *log = job_log(job);
+    char *log = wt_job_log(job);
     cr_assert(strstr(log, "restored step"), "the restart restored the checkpoint");
     free(log);
     cr_assert_eq(stop_worker(), 0);
@@ -431,7 +287,7 @@ Test(worker, a_server_restart_loses_and_doubles_nothing)
 {
     long long job = submit_mlp(100000000, 2, 7103);
     write_launch(job, "start", "STARTING", 2);
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, dump_worker_log);
     long before = wait_steps(job, 100, 2, 60);
     cr_assert_eq(hx_stop_server(SIGKILL, 10), 128 + SIGKILL);
     usleep(1500000);
@@ -455,10 +311,10 @@ Test(worker, a_server_restart_loses_and_doubles_nothing)
 Test(worker, migrate_moves_the_job_to_the_other_worker)
 {
     worker_b_pid = start_worker("sim-b");
-    long long node_b = wait_node("sim-b");
+    long long node_b = wt_wait_node("sim-b");
     long long job = submit_mlp(100000000, 2, 7104);
     write_launch(job, "start", "STARTING", 2);
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, dump_worker_log);
     long last_a = wait_steps(job, 200, 2, 60);
     write_action(job, "migrate", "MIGRATING", node_id, node_b, 2);
     char sql[256];
@@ -470,16 +326,16 @@ Test(worker, migrate_moves_the_job_to_the_other_worker)
     while (db_int(sql) < 1 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(db_int(sql), 1, "the target worker started the job");
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, dump_worker_log);
     long later = wait_steps(job, (int)last_a + 300, 2, 60);
     cr_assert_gt(later, last_a);
     cr_assert_eq(count_ranks(7104), 2, "two ranks, now under the other worker");
     end = hx_now() + 10;
-    char *log = job_log(job);
+    char *log = wt_job_log(job);
     while (!strstr(log, "restored step") && hx_now() < end) {
         free(log);
         usleep(200000);
-        log = job_log(job);
+        log = wt_job_log(job);
     }
     cr_assert(strstr(log, "checkpointed at step"), "the first worker's part of the log");
     cr_assert(strstr(log, "restored step"), "the second worker's part: restored");
@@ -490,7 +346,7 @@ Test(worker, migrate_moves_the_job_to_the_other_worker)
     while (count_ranks(7104) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7104), 0, "cancel reached the worker that runs it now");
-    cr_assert_eq(stop_pid(&worker_b_pid), 0);
+    cr_assert_eq(wt_stop_worker(&worker_b_pid), 0);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }
@@ -499,7 +355,7 @@ Test(worker, a_stopping_worker_checkpoints_its_jobs)
 {
     long long job = submit_mlp(100000000, 2, 7105);
     write_launch(job, "start", "STARTING", 2);
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, dump_worker_log);
     wait_steps(job, 100, 2, 60);
     cr_assert_eq(stop_worker(), 0, "the worker exits 0 on SIGTERM");
     cr_assert_eq(count_ranks(7105), 0, "no rank outlives its worker");
@@ -513,13 +369,13 @@ Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
 {
     long long job = submit_mlp(100000000, 2, 7106);
     write_launch(job, "start", "STARTING", 2);
-    wait_state(job, "RUNNING", 60);
+    wt_expect_state(job, "RUNNING", 60, dump_worker_log);
     wait_steps(job, 100, 2, 60);
     kill(worker_pid, SIGKILL);
     waitpid(worker_pid, NULL, 0);
     worker_pid = 0;
     cr_assert_eq(count_ranks(7106), 2, "the ranks outlive a worker killed with SIGKILL");
-    worker_pid = spawn_worker("sim-a");
+    worker_pid = start_worker("sim-a"); /* again, with its token */
     double end = hx_now() + 20;
     while (count_ranks(7106) > 0 && hx_now() < end)
         usleep(100000);
@@ -540,7 +396,7 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
     tcp_btl = 1;
     worker_pid = start_worker("127.0.0.1");
     worker_b_pid = start_worker("127.0.0.2");
-    long long a = wait_node("127.0.0.1"), b = wait_node("127.0.0.2");
+    long long a = wt_wait_node("127.0.0.1"), b = wt_wait_node("127.0.0.2");
     long long job = submit_mlp(100000000, 4, 7107);
     char sql[2048];
     snprintf(sql, sizeof(sql),
@@ -557,7 +413,7 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
              " 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', 4) FROM jobs WHERE id = %lld; COMMIT",
              job, job, a, job, a, job, b, job, b, a, a, a, b, b, a, b, hx.dir, job, job);
     hx_sql_do(sql);
-    wait_state(job, "RUNNING", 90);
+    wt_expect_state(job, "RUNNING", 90, dump_worker_log);
     wait_steps(job, 100, 4, 90);
     cr_assert_eq(count_ranks(7107), 4, "four ranks");
     snprintf(sql, sizeof(sql),
@@ -570,7 +426,7 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
     while (count_ranks(7107) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7107), 0, "every rank is gone after cancel");
-    cr_assert_eq(stop_pid(&worker_b_pid), 0);
+    cr_assert_eq(wt_stop_worker(&worker_b_pid), 0);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();
 }

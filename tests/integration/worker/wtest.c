@@ -1,6 +1,7 @@
 #include "wtest.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,18 +16,22 @@
 #define WORKER_PATH "build/ringmaster-worker"
 #endif
 
+long long wt_post_job(const char *body)
+{
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    return id;
+}
+
 long long wt_submit_mlp(long steps, const char *sizes, int seed)
 {
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
-             "\"--print-every\",\"500\"],%s,\"env\":{\"ASAN_OPTIONS\":"
-             "\"detect_leaks=0:protect_shadow_gap=0\"}}",
+             "\"--print-every\",\"500\"],%s,\"env\":{" WT_ASAN_ENV "}}",
              TRAIN_MLP_PATH, steps, seed, sizes);
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
+    return wt_post_job(body);
 }
 
 const char *wt_job_state(long long job)
@@ -51,36 +56,59 @@ int wt_await_state(long long job, const char *want, double timeout_s)
     return 0;
 }
 
-pid_t wt_spawn_worker(const char *name, int gpus)
+/* Writes name's token file tfile, making its worker user, unless the file exists. */
+static void worker_token(const char *name, const char *tfile)
 {
-    char token[128], tfile[320], user[64], url[64], log[320], dir[320], ngpus[8];
+    char token[128], user[64];
+    if (access(tfile, F_OK) == 0)
+        return;
     snprintf(user, sizeof(user), "%s-worker", name);
-    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
-    if (access(tfile, F_OK) != 0) {
-        hx_user(user, "worker", token);
-        FILE *f = fopen(tfile, "w");
-        cr_assert_not_null(f);
-        fprintf(f, "%s\n", token);
-        fclose(f);
+    hx_user(user, "worker", token);
+    FILE *f = fopen(tfile, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s\n", token);
+    fclose(f);
+}
+
+/* In the worker's child: MPI for one machine (vader) or for loopback TCP. */
+static void worker_mpi_env(int tcp)
+{
+    setenv("OMPI_MCA_btl", tcp ? "self,tcp" : "self,vader", 1);
+    if (tcp) {
+        setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1);
+        setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
     }
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+}
+
+pid_t wt_start_worker(const char *name, const struct wt_worker *w)
+{
+    char tfile[320], url[64], log[320], dir[320], ngpus[8];
+    snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
+    worker_token(name, tfile);
     snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
-    snprintf(log, sizeof(log), "%s/worker.log", hx.dir);
-    snprintf(ngpus, sizeof(ngpus), "%d", gpus);
+    snprintf(log, sizeof(log), "%s/%s", hx.dir, w->log ? w->log : "worker.log");
+    snprintf(ngpus, sizeof(ngpus), "%d", w->gpus);
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
-        setenv("OMPI_MCA_btl", "self,vader", 1);
-        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-        setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+        worker_mpi_env(w->tcp);
         execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1", (char *)NULL);
+              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1",
+              w->model ? "--simulate-gpu-model" : (char *)NULL, w->model, (char *)NULL);
         _exit(127);
     }
     return pid;
+}
+
+pid_t wt_spawn_worker(const char *name, int gpus)
+{
+    return wt_start_worker(name, &(struct wt_worker){.gpus = gpus});
 }
 
 int wt_stop_worker(pid_t *pid)
@@ -149,4 +177,117 @@ void wt_dump_logs(void)
              hx.dir, hx.dir, hx.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "no worker log\n");
+}
+
+void wt_expect_state(long long job, const char *want, double timeout_s, void (*dump)(void))
+{
+    if (wt_await_state(job, want, timeout_s) == 0)
+        return;
+    if (dump)
+        dump();
+    cr_assert_fail("job %lld: %s after %.0f s, not %s", job, wt_job_state(job), timeout_s, want);
+}
+
+void wt_scheduler(const char *body)
+{
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, body), 200));
+}
+
+long long wt_db_int(const char *fmt, long long arg)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, arg);
+    return (long long)hx_sql_num(sql);
+}
+
+void wt_cancel(long long job)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", job);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+}
+
+char *wt_job_log(long long job)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log", job);
+    struct hx_resp *r = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
+    cr_assert_eq(r->status, 200);
+    char *text = strdup(r->body);
+    hx_free(r);
+    return text;
+}
+
+void wt_tmp_root(char *buf, size_t len, const char *prefix, const char *sub)
+{
+    snprintf(buf, len, "/tmp/%s-XXXXXX", prefix);
+    cr_assert_not_null(mkdtemp(buf));
+    if (!sub) {
+        setenv("RINGMASTER_CHECKPOINT_ROOT", buf, 1);
+        return;
+    }
+    char ckpt[320];
+    snprintf(ckpt, sizeof(ckpt), "%s/%s", buf, sub);
+    setenv("RINGMASTER_CHECKPOINT_ROOT", ckpt, 1);
+}
+
+void wt_remove_tree(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    char path[300], buf[4096];
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[len] = '\0';
+        n += match(buf, len, arg) != 0;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+#define APPENDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)
+
+void wt_write_action(long long job, const char *kind, const char *state, long long at,
+                     const long long *nodes, int nhosts, int per_host)
+{
+    char sql[8192], slots[1024] = "", alloc[1024] = "", hosts[1024] = "";
+    cr_assert(nhosts >= 1 && nhosts <= 8 && per_host >= 1 && per_host <= 8);
+    for (int h = 0; h < nhosts; h++) {
+        APPENDF(hosts,
+                "%sjsonb_build_object('node', %lld, 'name', (SELECT name FROM nodes WHERE id ="
+                " %lld), 'slots', %d)",
+                h ? "," : "", nodes[h], nodes[h], per_host);
+        for (int g = 0; g < per_host; g++) {
+            APPENDF(slots, "%sjsonb_build_object('node_id', %lld, 'gpu', %d)", h || g ? "," : "",
+                    nodes[h], g);
+            APPENDF(alloc, "%s(%lld, %lld, %d)", h || g ? "," : "", job, nodes[h], g);
+        }
+    }
+    int world = nhosts * per_host;
+    snprintf(sql, sizeof(sql),
+             "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
+             " DELETE FROM allocations WHERE job_id = %lld;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES %s;"
+             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, '%s',"
+             " jsonb_build_object('command', command, 'env', env, 'world_size', %d, 'slots',"
+             " jsonb_build_array(%s), 'hosts', jsonb_build_array(%s), 'checkpoint_dir',"
+             " '%s/ckpt/%lld', 'lr_scale', %d, 'plan', 'dp') FROM jobs WHERE id = %lld; COMMIT",
+             state, job, job, alloc, at, kind, world, slots, hosts, hx.dir, job, world, job);
+    hx_sql_do(sql);
 }
