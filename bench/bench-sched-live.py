@@ -12,63 +12,21 @@ real ringmaster-worker of 4 simulated GPUs, the submit-to-running latency: from 
 a 1-GPU train-mlp job to its RUNNING state (the worker started mpirun and the rank's first
 minibatch report arrived), on an idle node, the job cancelled after each measure.
 Args: BUILD dir. Env: BENCH_JOBS, BENCH_SECONDS, BENCH_RUNNING (jobs timed, default 10)."""
-import json, os, random, shutil, signal, socket, subprocess, sys, tempfile, time
-import urllib.request
+import os, random, subprocess, sys, tempfile, time
+
+import rmbench
+from rmbench import call, pct, stop
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 njobs = int(os.environ.get("BENCH_JOBS", "1000"))
-url = token = None
 
 
 def start_server():
-    """A ringmasterd on a free port with its own state directory; sets url and token."""
-    global url, token
-    state = tempfile.mkdtemp(prefix="rm-bench-sched-")
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-    url = f"http://127.0.0.1:{port}"
-    log = open(os.path.join(state, "ringmasterd.log"), "w")
-    srv = subprocess.Popen([os.path.join(build, "ringmasterd"), "--listen", f"127.0.0.1:{port}",
-                            "--state-dir", state], stdout=log, stderr=log)
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(url + "/api/v1/health", timeout=1)
-            break
-        except Exception:
-            if srv.poll() is not None:
-                sys.exit("ringmasterd exited; see " + log.name)
-            time.sleep(0.2)
-    token = open(os.path.join(state, "admin.token")).read().strip()
-    return srv, state, log
-
-
-def stop(proc, state, log):
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
-    if proc.returncode in (0, -15):
-        shutil.rmtree(state, ignore_errors=True)
-    else:
-        print(os.path.basename(proc.args[0]), "exited with", proc.returncode, "; log in", log.name)
-
-
-def call(method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url + path, data=data, method=method)
-    req.add_header("Authorization", f"Bearer {token}")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read() or b"null")
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
+    return rmbench.start_server(os.path.join(build, "ringmasterd"), "rm-bench-sched-")
 
 
 def rounds_and_scheduled():
-    for n in range(16):
-        call("POST", "/api/v1/nodes", {"name": f"sim-{n}", "cpus": 16, "memory_bytes": 1 << 30,
-             "gpus": [{"index": g, "model": "sim", "memory_bytes": 1 << 30} for g in range(4)]})
+    rmbench.register_sim_nodes()
     # submit-to-scheduled on an idle cluster
     lat = []
     for i in range(20):
@@ -109,7 +67,7 @@ def submit_to_running(n):
     env = dict(os.environ, OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
     wlog = open(os.path.join(wdir, "worker.log"), "w")
-    w = subprocess.Popen([os.path.join(build, "ringmaster-worker"), "--server", url, "--token-file",
+    w = subprocess.Popen([os.path.join(build, "ringmaster-worker"), "--server", rmbench.url, "--token-file",
                           os.path.join(wdir, "token"), "--name", "bench", "--state-dir",
                           os.path.join(wdir, "state"), "--simulate-gpus", "4", "--heartbeat", "1"],
                          env=env, stdout=wlog, stderr=wlog)

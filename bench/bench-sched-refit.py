@@ -8,49 +8,16 @@ runs rounds every 0.2 s for BENCH_SECONDS (default 8) while every job posts 10 n
 per tick (about 4 ticks a second): every round finds new metrics for every job and refits
 its models. Prints p50/p99 of the rounds' duration_us (GET /api/v1/scheduler/rounds).
 Args: [RINGMASTERD]."""
-import json, math, os, shutil, signal, socket, subprocess, sys, tempfile, time
-import urllib.request
+import os, sys, time
+
+import rmbench
+from rmbench import call, pct, stop
 
 binary = sys.argv[1] if len(sys.argv) > 1 else "build/ringmasterd"
 history = int(os.environ.get("BENCH_HISTORY", "5000"))
 seconds = float(os.environ.get("BENCH_SECONDS", "8"))
 njobs = 64
-url = token = None
-
-
-def call(method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url + path, data=data, method=method)
-    req.add_header("Authorization", f"Bearer {token}")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read() or b"null")
-
-
-def start_server():
-    global url, token
-    state = tempfile.mkdtemp(prefix="rm-bench-refit-")
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-    url = f"http://127.0.0.1:{port}"
-    log = open(os.path.join(state, "ringmasterd.log"), "w")
-    srv = subprocess.Popen([binary, "--listen", f"127.0.0.1:{port}", "--state-dir", state],
-                           stdout=log, stderr=log)
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(url + "/api/v1/health", timeout=1)
-            break
-        except Exception:
-            if srv.poll() is not None:
-                sys.exit("ringmasterd exited; see " + log.name)
-            time.sleep(0.2)
-    token = open(os.path.join(state, "admin.token")).read().strip()
-    return srv, state
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
+rmbench.timeout = 60  # the history posts of 1,000 reports each
 
 
 def items(first, n):
@@ -59,9 +26,7 @@ def items(first, n):
 
 
 def run():
-    for n in range(16):
-        call("POST", "/api/v1/nodes", {"name": f"sim-{n}", "cpus": 16, "memory_bytes": 1 << 30,
-             "gpus": [{"index": g, "model": "sim", "memory_bytes": 1 << 30} for g in range(4)]})
+    rmbench.register_sim_nodes()
     ids = [call("POST", "/api/v1/jobs", {"name": f"j{i}", "command": ["true"], "gpus": 1})["id"]
            for i in range(njobs)]
     call("PUT", "/api/v1/scheduler", {"interval_s": 3600})
@@ -86,10 +51,8 @@ def run():
           f"over {len(d)} rounds; {step - history} new reports per job")
 
 
-srv, state = start_server()
+srv, state, log = rmbench.start_server(binary, "rm-bench-refit-")
 try:
     run()
 finally:
-    srv.send_signal(signal.SIGTERM)
-    srv.wait(timeout=60)
-    shutil.rmtree(state, ignore_errors=True)
+    stop(srv, state, log)
