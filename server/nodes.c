@@ -34,17 +34,28 @@ static json_t *row_json(const PGresult *r, int row)
     return j ? j : json_null();
 }
 
-static void respond_node(struct api_call *call, const char *id, unsigned status)
+/* Answers the node; with stop (stolen, may be NULL) as its member "stop". */
+static void respond_node_with(struct api_call *call, const char *id, unsigned status, json_t *stop)
 {
     const char *p[] = {id};
     PGresult *r = db_exec(call->db, "SELECT " NODE_JSON " FROM nodes n WHERE n.id = $1", 1, p);
-    if (!db_ok(r))
+    if (!db_ok(r)) {
         api_db_error(call, r);
-    else if (PQntuples(r) != 1)
+    } else if (PQntuples(r) != 1) {
         problem_respond(call->req, 404, "no node %s", id);
-    else
-        api_respond_json(call, status, row_json(r, 0));
+    } else {
+        json_t *node = row_json(r, 0);
+        if (stop && json_is_object(node))
+            json_object_set(node, "stop", stop);
+        api_respond_json(call, status, node);
+    }
+    json_decref(stop);
     PQclear(r);
+}
+
+static void respond_node(struct api_call *call, const char *id, unsigned status)
+{
+    respond_node_with(call, id, status, NULL);
 }
 
 /* In a transaction: upserts the node, replaces its GPUs. Fills id; *created 1 when new.
@@ -257,6 +268,36 @@ static int requeue_unseen(PGconn *db, const char *node)
     return n;
 }
 
+/* The reported jobs that node $1 must no longer run: none of its jobs (launched, with its
+ * latest start, resize or migrate on it or naming it first slot) and none with an action
+ * pending on it. A job requeued while its node was silent (DOWN, or its worker lost it) and
+ * started elsewhere, or ended meanwhile, is such a stale copy: its reports are refused (403,
+ * "Who may report"), and it would hold the host's GPUs and cores for ever. */
+static const char *const stale_sql =
+    "SELECT DISTINCT r.id FROM unnest($2::bigint[]) AS r(id) WHERE NOT EXISTS (SELECT 1"
+    " FROM jobs j, LATERAL (SELECT l.node_id, (l.spec->'slots'->0->>'node_id')::bigint AS"
+    " first FROM actions l WHERE l.job_id = j.id AND l.kind IN ('start', 'resize', 'migrate')"
+    " AND l.state <> 'superseded' ORDER BY l.id DESC LIMIT 1) l WHERE j.id = r.id"
+    " AND j.state IN " LAUNCHED_STATES " AND (l.node_id = $1 OR l.first = $1))"
+    " AND NOT EXISTS (SELECT 1 FROM actions a WHERE a.job_id = r.id AND a.node_id = $1"
+    " AND a.state = 'pending') ORDER BY r.id";
+
+/* The ids of stale_sql as a JSON array (new), or NULL on a database error. */
+static json_t *stale_jobs(PGconn *db, const char *node, const char *reported)
+{
+    const char *p[] = {node, reported};
+    PGresult *r = db_exec(db, stale_sql, 2, p);
+    json_t *ids = db_ok(r) ? json_array() : NULL;
+    for (int i = 0; ids && i < PQntuples(r); i++) {
+        long long id = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+        log_warn("node %s still runs job %lld, which is no longer its own: told to stop it", node,
+                 id);
+        json_array_append_new(ids, json_integer(id));
+    }
+    PQclear(r);
+    return ids;
+}
+
 /* In a transaction: the heartbeat itself, then (when the worker said what it runs) the
  * reconciliation. Returns the jobs requeued, -1 on a database error, -2 for no such node. */
 static int beat(PGconn *db, const char *node, const char *reported)
@@ -283,8 +324,10 @@ void nodes_heartbeat(struct api_call *call)
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
     int rc = db_command(call->db, "BEGIN") < 0 ? -1 : beat(call->db, ids, reported);
-    if (rc < 0 || db_command(call->db, "COMMIT") < 0) {
+    json_t *stop = rc >= 0 && reported ? stale_jobs(call->db, ids, reported) : NULL;
+    if (rc < 0 || (reported && !stop) || db_command(call->db, "COMMIT") < 0) {
         db_command(call->db, "ROLLBACK");
+        json_decref(stop);
         if (rc == -2)
             problem_respond(call->req, 404, "no node %lld", id);
         else
@@ -292,7 +335,7 @@ void nodes_heartbeat(struct api_call *call)
     } else {
         if (rc > 0)
             sched_wake_signal();
-        respond_node(call, ids, 200);
+        respond_node_with(call, ids, 200, stop);
     }
     free(reported);
 }

@@ -16,7 +16,10 @@ void nodes_register(struct api_call *call);
  * launched there (STARTING, RUNNING, SUSPENDED, RESIZING or MIGRATING, with its latest start,
  * resize or migrate there) that the worker has not reported for longer than the scheduler's
  * node_timeout_s, with no action pending, goes back to PENDING (event "lost: ..."), its GPUs
- * released. A worker may beat only for its own node (403). */
+ * released. The answer then also holds "stop": the reported jobs the node must no longer run
+ * (none of its launched jobs, no action of theirs pending there: a copy left behind by a
+ * requeue), which the worker kills without a checkpoint. A worker may beat only for its own
+ * node (403). */
 void nodes_heartbeat(struct api_call *call);
 
 /* 0 when the caller may act as node: an admin, or the worker user that registered it.

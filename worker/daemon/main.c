@@ -160,6 +160,8 @@ static void heartbeat(struct agent *a)
              (long long)atomic_load(&a->node_id));
     int rc = httpc_request(a->http, "POST", path, body, NULL, &status, &ans, err, sizeof(err));
     json_decref(body);
+    if (rc == 0 && status == 200)
+        wjob_stop_stale(a, json_object_get(ans, "stop"));
     json_decref(ans);
     if (rc < 0 || status == 404 || status >= 500) {
         log_warn("heartbeat: %s", rc < 0 ? err : "refused");

@@ -50,6 +50,7 @@ struct wjob {
     json_t *metrics; /* reports not yet queued */
     double metrics_at;
     int finished;
+    int stale; /* the server no longer has this node run it: killed, nothing more reported */
     struct wjob *next;
 };
 
@@ -123,6 +124,11 @@ static void take_metrics(struct agent *a, struct wjob *j)
     struct jobchan_report r[256];
     size_t n;
     double now = agent_now();
+    if (j->stale) { /* the server refuses them: read and dropped */
+        while (jobchan_take_reports(j->chan, r, 256) > 0)
+            ;
+        return;
+    }
     while ((n = jobchan_take_reports(j->chan, r, 256)) > 0) {
         if (!j->posted_running) {
             post_state(a, j, "RUNNING", "ranks report", -1);
@@ -150,6 +156,8 @@ static void take_metrics(struct agent *a, struct wjob *j)
 static void ship_log(struct agent *a, struct wjob *j)
 {
     static char buf[LOG_CHUNK];
+    if (j->stale)
+        return; /* the server refuses it (403); it stays in the worker's file */
     int fd = open(j->log, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
@@ -364,6 +372,27 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
     return 0;
 }
 
+/* The job's mpirun here is a copy the server no longer has this node run (it requeued the
+ * job while this worker was silent, and may run it elsewhere from its checkpoint): SIGKILL
+ * to mpirun and every rank's group at once, never a checkpoint-exit nor a SIGTERM a job may
+ * answer with a checkpoint, since that checkpoint, in a folder shared between hosts, would
+ * overwrite the one the live copy restarted from or writes. Nothing more is reported for it;
+ * an action for the job waits until this mpirun is reaped. Sent again while it lives. */
+static void kill_stale(struct agent *a, struct wjob *j, const char *why)
+{
+    if (!j->pid)
+        return;
+    if (!j->stale)
+        log_warn("job %lld: %s: killing mpirun %d and its ranks, without a checkpoint", j->id, why,
+                 (int)j->pid);
+    j->stale = 1;
+    j->kill_at = 0;
+    launch_kill(j->pid, SIGKILL);
+    if (j->act)
+        finish(a, j, 0, "this node no longer runs the job");
+    json_array_clear(j->metrics);
+}
+
 /* ---- actions ---- */
 
 static void begin(struct wjob *j, long long act, const char *kind, const json_t *spec,
@@ -380,10 +409,6 @@ static void do_start(struct agent *a, struct wjob *j, long long act, const json_
 {
     char err[512];
     begin(j, act, "start", spec, CONTROL_TIMEOUT_S);
-    if (j->pid) {
-        finish(a, j, 1, "already running");
-        return;
-    }
     /* A start that follows a migrate finds the job MIGRATING: it becomes RUNNING when its
      * ranks report, and STARTING is no state it may pass through on the way. */
     if (!json_object_get(spec, "follows"))
@@ -490,6 +515,12 @@ int wjob_exec_action(struct agent *a, const json_t *action)
         return 0;
     }
     struct wjob *j = find(a, job);
+    /* A start for a job whose mpirun still runs here: that one is a stale copy (the server
+     * requeued the job since, and starts it afresh); it goes first. */
+    if (j && j->pid && !j->stale && kind && !strcmp(kind, "start"))
+        kill_stale(a, j, "a new start for it while an older mpirun runs");
+    if (j && j->stale)
+        return 1;
     if (j && j->act && strcmp(kind ? kind : "", "cancel") != 0)
         return 1;
     if (launches(kind) && suspending(a))
@@ -559,6 +590,12 @@ static void on_exit_status(struct agent *a, struct wjob *j, int status)
     char d[128];
     j->pid = 0;
     remove_pidfile(j);
+    if (j->stale) {
+        log_info("job %lld: its stale mpirun is gone (status %d)", j->id, code);
+        j->stale = 0;
+        j->finished = 1;
+        return;
+    }
     ship_log(a, j);
     log_info("job %lld: mpirun exited with %d%s", j->id, code, ckpt ? " after a checkpoint" : "");
     if (strcmp(j->kind, "cancel") == 0) {
@@ -587,6 +624,8 @@ static void on_exit_status(struct agent *a, struct wjob *j, int status)
 static void follow_channel(struct agent *a, struct wjob *j)
 {
     enum jobchan_state s = jobchan_state(j->chan);
+    if (j->stale)
+        return;
     if (s != j->seen && s == JOBCHAN_SUSPENDED)
         post_state(a, j, "SUSPENDED", "suspended in place", -1);
     if (s != j->seen && s == JOBCHAN_RUNNING &&
@@ -664,6 +703,16 @@ void wjob_handle(struct agent *a, const struct pollfd *fds, int n)
     }
 }
 
+void wjob_stop_stale(struct agent *a, const json_t *ids)
+{
+    for (size_t i = 0; i < json_array_size(ids); i++) {
+        const json_t *id = json_array_get(ids, i);
+        struct wjob *j = json_is_integer(id) ? find(a, json_integer_value(id)) : NULL;
+        if (j && j->pid)
+            kill_stale(a, j, "the server no longer has this node run it");
+    }
+}
+
 json_t *wjob_heartbeat_json(struct agent *a)
 {
     json_t *run = json_array();
@@ -700,7 +749,7 @@ void wjob_stop_all(struct agent *a, double grace_s)
 {
     int asked = 0;
     for (struct wjob *j = a->jobs; j; j = j->next)
-        if (j->pid && jobchan_connected(j->chan))
+        if (j->pid && !j->stale && jobchan_connected(j->chan))
             asked += jobchan_command(j->chan, JOBCHAN_CHECKPOINT_EXIT) == 0;
     if (asked)
         wait_jobs(a, grace_s);

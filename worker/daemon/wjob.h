@@ -30,6 +30,13 @@ void wjob_handle(struct agent *a, const struct pollfd *fds, int n);
  * states, forwards metrics and logs, enforces deadlines. */
 void wjob_tick(struct agent *a);
 
+/* ids (borrowed): the heartbeat answer's "stop", jobs whose mpirun here the server no longer
+ * has this node run (a copy left behind when the job was requeued while this worker was
+ * silent). Kills each with SIGKILL, mpirun and its ranks, without asking for a checkpoint (it
+ * would overwrite the live copy's in a shared folder), and reports nothing more for it;
+ * actions for the job wait until it is reaped. Unknown ids are ignored. */
+void wjob_stop_stale(struct agent *a, const json_t *ids);
+
 /* {"running": [{"job_id", "pid", "world_size"}]}, the heartbeat's body (new). */
 json_t *wjob_heartbeat_json(struct agent *a);
 

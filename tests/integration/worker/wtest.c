@@ -261,6 +261,38 @@ int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), c
     return n;
 }
 
+/* 1 when /proc/<pid>/environ holds the entry want (NUL-terminated). */
+static int environ_has(const char *pid, const char *want)
+{
+    char path[300];
+    static char buf[1 << 17];
+    snprintf(path, sizeof(path), "/proc/%s/environ", pid);
+    FILE *f = fopen(path, "r");
+    size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+        if (!strcmp(buf + i, want))
+            return 1;
+    return 0;
+}
+
+int wt_count_job_procs(const char *worker, long long job)
+{
+    char want[600];
+    snprintf(want, sizeof(want), "RINGJOB_SOCKET=%s/%s/jobs/%lld/chan.sock", hx.dir, worker, job);
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+            n += environ_has(e->d_name, want);
+    if (d)
+        closedir(d);
+    return n;
+}
+
 #define APPENDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)
 
 void wt_write_action(long long job, const char *kind, const char *state, long long at,

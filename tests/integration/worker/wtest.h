@@ -93,6 +93,11 @@ void wt_write_action(long long job, const char *kind, const char *state, long lo
  * NUL-separated (len bytes, NUL-terminated) and arg. */
 int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg);
 
+/* Counts the live processes of the job's launch by the worker named worker (its mpirun and
+ * ranks, found by RINGJOB_SOCKET=<hx.dir>/<worker>/jobs/<job>/chan.sock in their
+ * environment): the copy of one job on one host, told apart from its copy on another. */
+int wt_count_job_procs(const char *worker, long long job);
+
 /* Prints the tail of the workers' log and of the jobs' logs on stderr (after a failure). */
 void wt_dump_logs(void);
 

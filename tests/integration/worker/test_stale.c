@@ -1,0 +1,263 @@
+/* A requeued job's old copy (docs/worker-protocol.md, "Registration and liveness"): a real
+ * ringmasterd (policy fifo), two real workers with one simulated GPU each, a real `mpirun
+ * ... train-mlp` job. Worker A's daemon is frozen (SIGSTOP; its job's ranks keep running)
+ * until its node is DOWN and the job runs again on B; when A comes back, its heartbeat's
+ * answer tells it to stop the job, and it kills the old copy without a checkpoint, while B's
+ * copy runs on and completes. Checkpoints live in one folder both workers reach
+ * (RINGMASTER_CHECKPOINT_ROOT). Every wait is bounded. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "wtest.h"
+
+#ifndef TRAIN_MLP_PATH
+#define TRAIN_MLP_PATH "build/examples/train-mlp"
+#endif
+
+#define STEPS 2500
+
+static pid_t worker_a, worker_b;
+static long long node_a, node_b;
+static char ckpt_root[64];
+
+static void setup(void)
+{
+    wt_tmp_root(ckpt_root, sizeof(ckpt_root), "rm-stale", NULL); /* the server inherits it */
+    hx_setup();
+    wt_scheduler("{\"policy\":\"fifo\",\"interval_s\":1,\"node_timeout_s\":5}");
+    worker_a = wt_spawn_worker("sim-a", 1);
+    node_a = wt_wait_node("sim-a"); /* registered first: the lower id, where fifo starts jobs */
+    worker_b = wt_spawn_worker("sim-b", 1);
+    node_b = wt_wait_node("sim-b");
+}
+
+static void teardown(void)
+{
+    if (worker_a > 0)
+        kill(worker_a, SIGCONT); /* a failed test may leave it frozen */
+    int a = wt_stop_worker(&worker_a), b = wt_stop_worker(&worker_b);
+    if (a != 0 || b != 0)
+        wt_dump_logs();
+    hx_teardown();
+    wt_remove_tree(ckpt_root);
+}
+
+TestSuite(stale, .init = setup, .fini = teardown, .timeout = 300);
+
+static long long allocated_on(long long job)
+{
+    return wt_db_int("SELECT COALESCE(min(node_id), 0) FROM allocations WHERE job_id = %lld", job);
+}
+
+static const char *node_state(long long node)
+{
+    static char state[16];
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", node);
+    json_t *n = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(n, "state")));
+    json_decref(n);
+    return state;
+}
+
+/* Waits (bounded) until cond(x, arg) holds; fails with what (of job) after timeout_s. */
+static void await(int (*cond)(long long, long long), long long x, long long arg, double timeout_s,
+                  const char *what, long long job)
+{
+    double end = hx_now() + timeout_s;
+    while (!cond(x, arg)) {
+        if (hx_now() > end) {
+            wt_dump_logs();
+            cr_assert_fail("job %lld: %s after %.0f s (state %s)", job, what, timeout_s,
+                           wt_job_state(job));
+        }
+        usleep(100000);
+    }
+}
+
+static int node_is_down(long long node, long long down)
+{
+    return !strcmp(node_state(node), down ? "DOWN" : "UP");
+}
+
+static int runs_on(long long job, long long node)
+{
+    return !strcmp(wt_job_state(job), "RUNNING") && allocated_on(job) == node;
+}
+
+static int reported(long long job, long long n)
+{
+    return wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld", job) >= n;
+}
+
+static int procs_of(long long job, long long worker_b_side)
+{
+    return wt_count_job_procs(worker_b_side ? "sim-b" : "sim-a", job);
+}
+
+static int gone_on_a(long long job, long long unused)
+{
+    (void)unused;
+    return procs_of(job, 0) == 0;
+}
+
+/* 1 when the file of the worker's log of the job holds needle. */
+static int log_has(const char *worker, long long job, const char *needle)
+{
+    char path[400], line[1024];
+    int found = 0;
+    snprintf(path, sizeof(path), "%s/%s/jobs/%lld/log", hx.dir, worker, job);
+    FILE *f = fopen(path, "r");
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+Test(stale, a_requeued_jobs_old_copy_is_killed_when_its_worker_comes_back)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"stale\",\"command\":[\"%s\",\"--steps\",\"%d\",\"--seed\",\"7301\","
+             "\"--print-every\",\"100\",\"--sleep-us-per-sample\",\"500\"],\"gpus\":1,"
+             "\"env\":{" WT_ASAN_ENV "}}",
+             TRAIN_MLP_PATH, STEPS);
+    long long job = wt_post_job(body);
+    await(runs_on, job, node_a, 60, "not running on A", job);
+    await(reported, job, 20, 60, "fewer than 20 reports", job);
+
+    /* A's daemon freezes (its job's ranks do not): the node goes DOWN, the job runs on B */
+    double t0 = hx_now();
+    cr_assert_eq(kill(worker_a, SIGSTOP), 0);
+    await(node_is_down, node_a, 1, 30, "node A not DOWN", job);
+    double t_down = hx_now();
+    await(runs_on, job, node_b, 60, "not running on B", job);
+    double t_b = hx_now();
+    cr_assert_geq(procs_of(job, 0), 1, "the old copy still runs under A's frozen worker");
+    cr_assert_geq(procs_of(job, 1), 1, "the new copy runs under B");
+
+    /* A comes back: its old copy goes, B's stays */
+    cr_assert_eq(kill(worker_a, SIGCONT), 0);
+    double t_cont = hx_now();
+    await(gone_on_a, job, 0, 10, "A's old copy still runs", job);
+    double t_gone = hx_now();
+    await(node_is_down, node_a, 0, 30, "node A not UP again", job);
+    cr_assert_str_eq(wt_job_state(job), "RUNNING");
+    cr_assert_eq(allocated_on(job), node_b);
+    cr_assert_geq(procs_of(job, 1), 1, "B's copy runs on");
+    cr_assert(!log_has("sim-a", job, "checkpointed at step"),
+              "the old copy was killed, not asked to checkpoint");
+    char ckpt[400];
+    snprintf(ckpt, sizeof(ckpt), "%s/job-%lld/train-mlp.ckpt", ckpt_root, job);
+    cr_assert_neq(access(ckpt, F_OK), 0, "no checkpoint written over the live copy's folder");
+
+    wt_expect_state(job, "COMPLETED", 150, wt_dump_logs);
+    cr_assert_eq(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", job), STEPS);
+    cr_assert_eq(procs_of(job, 0) + procs_of(job, 1), 0);
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                           " AND event = 'requeue' AND detail LIKE 'node sim-a is down%%'",
+                           job),
+                 1, "requeued once, because node A was down");
+    cr_assert_str_eq(node_state(node_a), "UP");
+    fprintf(stderr,
+            "stale copy: node A down %.1f s after the freeze, the job running on B %.1f s"
+            " after; A's old copy gone %.1f s after A came back\n",
+            t_down - t0, t_b - t_down, t_gone - t_cont);
+    hx_finish();
+}
+
+/* ---- the heartbeat's answer alone, no worker: the states written by hand ---- */
+
+static void api_setup(void)
+{
+    hx_setup();
+    wt_scheduler("{\"paused\":true}");
+}
+
+TestSuite(stale_api, .init = api_setup, .fini = hx_teardown, .timeout = 60);
+
+static long long admin_node(const char *name)
+{
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"%s\",\"cpus\":2,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
+             "\"model\":\"sim\",\"memory_bytes\":1}]}",
+             name);
+    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(n, "id"));
+    json_decref(n);
+    return id;
+}
+
+/* The heartbeat answer's "stop" for node reporting body, as "a,b" ("-" when absent). */
+static const char *stop_of(long long node, const char *body)
+{
+    static char out[256];
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", node);
+    json_t *a = hx_expect_json(hx_json("POST", path, hx.admin, body), 200);
+    json_t *stop = json_object_get(a, "stop");
+    snprintf(out, sizeof(out), "%s", stop ? "" : "-");
+    for (size_t i = 0; i < json_array_size(stop); i++)
+        snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%lld", i ? "," : "",
+                 (long long)json_integer_value(json_array_get(stop, i)));
+    cr_assert_str_eq(json_string_value(json_object_get(a, "state")), "UP");
+    json_decref(a);
+    return out;
+}
+
+/* wt_write_action, less the allocation (only the actions and states matter here, and the
+ * one GPU of a node holds two jobs at most). */
+static void launch(long long job, const char *kind, const char *state, long long at, long long to)
+{
+    wt_write_action(job, kind, state, at, &to, 1, 1);
+    hx_sql_do("DELETE FROM allocations");
+}
+
+Test(stale_api, the_heartbeat_names_the_jobs_its_node_no_longer_runs)
+{
+    long long n1 = admin_node("n1"), n2 = admin_node("n2");
+    long long own = hx_submit(hx.admin, "own", 1), requeued = hx_submit(hx.admin, "requeued", 1);
+    long long moving = hx_submit(hx.admin, "moving", 1), moved = hx_submit(hx.admin, "moved", 1);
+    launch(own, "start", "RUNNING", n1, n1);
+    launch(requeued, "start", "RUNNING", n1, n1);
+    launch(moving, "start", "RUNNING", n1, n1);
+    launch(moved, "start", "RUNNING", n1, n1);
+    hx_sql_do("UPDATE actions SET state = 'done'");
+    /* requeued: back in the queue (as when its node went down), then started on n2 */
+    char sql[512];
+    snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'PENDING' WHERE id = %lld", requeued);
+    hx_sql_do(sql);
+    /* moving: its migration to n2 is under way (n1 checkpoints it); moved: done, n2 runs it */
+    launch(moving, "migrate", "MIGRATING", n1, n2);
+    launch(moved, "migrate", "MIGRATING", n1, n2);
+    snprintf(sql, sizeof(sql), "UPDATE actions SET state = 'done' WHERE job_id = %lld", moved);
+    hx_sql_do(sql);
+    launch(moved, "start", "RUNNING", n2, n2); /* what the migrate's result writes */
+    hx_sql_do(sql);
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"running\":[{\"job_id\":%lld},{\"job_id\":%lld},{\"job_id\":%lld},"
+             "{\"job_id\":%lld},{\"job_id\":4242}]}",
+             own, requeued, moving, moved);
+    char want[128];
+    snprintf(want, sizeof(want), "%lld,%lld,4242", requeued, moved);
+    cr_assert_str_eq(stop_of(n1, body), want, "the requeued, the moved away and the unknown");
+    cr_assert_str_eq(stop_of(n1, "{\"running\":[]}"), "");
+    cr_assert_str_eq(stop_of(n1, NULL), "-", "no list, no verdict");
+    snprintf(body, sizeof(body), "{\"running\":[{\"job_id\":%lld},{\"job_id\":%lld}]}", moving,
+             moved);
+    cr_assert_str_eq(stop_of(n2, body), "", "the migration's target runs both");
+    /* the requeued job started again on n1 itself: that launch is n1's own */
+    launch(requeued, "start", "STARTING", n1, n1);
+    snprintf(body, sizeof(body), "{\"running\":[{\"job_id\":%lld}]}", requeued);
+    cr_assert_str_eq(stop_of(n1, body), "");
+    hx_finish();
+}
