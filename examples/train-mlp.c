@@ -21,6 +21,9 @@
  * data-parallel job (constant work per rank plus an all-reduce that grows with the world
  * size) even when many ranks share a few cores. Default 0: no emulation.
  *
+ * --suspend-delay-ms N makes every rank sleep N ms before it honours a SUSPEND: a job slow to
+ * reach the point where it can suspend, for tests of a suspension that times out (default 0).
+ *
  * --checkpoint-every N makes rank 0 write the same checkpoint every N steps while training
  * goes on, so a job whose host dies restarts from at most N steps back (default 0: only at
  * a planned stop).
@@ -55,6 +58,7 @@ struct options {
     long sleep_us_per_sample;
     long contend_ms; /* --contend: ms per step holding its GPU alone (gpu_hold) */
     long checkpoint_every;
+    long suspend_delay_ms;
 };
 
 /* The training state: theta = [W1 (H x IN), b1 (H), w2 (H), b2]; m, v: Adam moments. */
@@ -406,6 +410,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = parse_long(v, 0, LONG_MAX, &o->checkpoint_every);
         else if (!bad && !strcmp(a, "--contend"))
             bad = parse_long(v, 0, 10000, &o->contend_ms);
+        else if (!bad && !strcmp(a, "--suspend-delay-ms"))
+            bad = parse_long(v, 0, 3600000, &o->suspend_delay_ms);
         else if (!bad && !strcmp(a, "--lr"))
             o->lr = strtod(v, NULL), bad = !(o->lr > 0.0 && o->lr < 10.0);
         else
@@ -413,7 +419,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         if (bad) {
             fprintf(stderr, "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
                             "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
-                            "[--contend MS] [--checkpoint-every N] (bad '%s')\n", a);
+                            "[--contend MS] [--checkpoint-every N] [--suspend-delay-ms N]"
+                            " (bad '%s')\n", a);
             return -1;
         }
         i++;
@@ -485,6 +492,12 @@ static int train(struct model *md, const struct options *o, int rank, int world)
             md->step < o->steps && checkpoint_write(md) < 0)
             fprintf(stderr, "train-mlp: periodic checkpoint at step %ld failed\n", md->step);
         int d = ringjob_poll(md->step);
+        if (d == RINGJOB_SUSPEND && o->suspend_delay_ms > 0) {
+            long ms = o->suspend_delay_ms;
+            struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+        }
         if (d == RINGJOB_SUSPEND)
             d = suspend_in_place(md, rank);
         if (d == RINGJOB_CHECKPOINT_EXIT)

@@ -11,6 +11,7 @@
 #include "job_state.h"
 #include "log.h"
 #include "problem.h"
+#include "sched_slice.h"
 
 #define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define LOG_READ_MAX (1 << 20)
@@ -262,7 +263,9 @@ static int move_job(struct api_call *call, const char *ids, const char *want_nam
     if (ev < 0)
         return -1;
     const char *u[] = {ids, want_name, fromname, job_event_name(ev), call->who.name, detail};
-    if (db_command_params(call->db, state_sql, 6, u) < 0 || db_command(call->db, "COMMIT") < 0) {
+    if (db_command_params(call->db, state_sql, 6, u) < 0 ||
+        (want == JOB_SUSPENDED && sched_slice_suspended_late(call->db, ids) < 0) ||
+        db_command(call->db, "COMMIT") < 0) {
         api_db_error(call, NULL);
         return -1;
     }

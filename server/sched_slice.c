@@ -558,3 +558,41 @@ int sched_slice_suspend_failed(PGconn *c, const char *id)
              why);
     return sched_round_requeue_job(c, strtoll(job, NULL, 10), JOB_RUNNING, detail);
 }
+
+/* The job whose late SUSPENDED sched_slice_suspended_late() handles: SUSPENDED, holding GPUs,
+ * not sliced, and its latest action (but remote daemons) a round's suspend that failed. */
+static const char *const late_sql =
+    "SELECT j.id FROM jobs j JOIN LATERAL (SELECT a.kind, a.state, a.round_id FROM actions a"
+    " WHERE a.job_id = j.id AND a.kind <> 'exec' ORDER BY a.id DESC LIMIT 1) a ON true"
+    " WHERE j.id = $1 AND j.state = 'SUSPENDED' AND a.kind = 'suspend' AND a.state = 'failed'"
+    " AND a.round_id IS NOT NULL AND EXISTS (SELECT 1 FROM allocations x WHERE x.job_id = j.id)"
+    " AND NOT EXISTS (SELECT 1 FROM job_slices s WHERE s.job_id = j.id AND s.sliced)"
+    " FOR UPDATE OF j";
+
+/* Releases the job's GPUs into its job_slices row (sliced, home, run time) with its event. */
+static const char *const late_release_sql =
+    "WITH al AS (DELETE FROM allocations WHERE job_id = $1 RETURNING node_id, gpu_idx, since),"
+    " h AS (SELECT min(node_id) AS node, array_agg(gpu_idx ORDER BY gpu_idx) AS gpus,"
+    " extract(epoch FROM now() - min(since)) AS run FROM al),"
+    " s AS (INSERT INTO job_slices AS s (job_id, sliced, changed_at, run_s, home_node,"
+    " home_gpus) SELECT $1, true, now(), h.run, h.node, h.gpus FROM h"
+    " ON CONFLICT (job_id) DO UPDATE SET sliced = true, changed_at = now(),"
+    " run_s = s.run_s + EXCLUDED.run_s, home_node = EXCLUDED.home_node,"
+    " home_gpus = EXCLUDED.home_gpus, packed_with = NULL, pack_at = NULL)"
+    " INSERT INTO job_events (job_id, from_state, to_state, event, actor, detail)"
+    " SELECT $1, 'SUSPENDED', 'SUSPENDED', 'suspend_late', 'scheduler', format('its"
+    " time-slicing suspension took after it had failed: GPUs %s on node %s released, it waits"
+    " for its turn', array_to_string(h.gpus, ','), h.node) FROM h";
+
+int sched_slice_suspended_late(PGconn *c, const char *id)
+{
+    const char *p[] = {id};
+    PGresult *r = db_exec(c, late_sql, 1, p);
+    int rc = !db_ok(r) ? -1 : PQntuples(r) == 1;
+    PQclear(r);
+    if (rc == 1 && db_command_params(c, late_release_sql, 1, p) < 0)
+        rc = -1;
+    if (rc == 1)
+        log_info("job %s: its failed time-slicing suspension took late: GPUs released", id);
+    return rc;
+}

@@ -97,4 +97,14 @@ int sched_slice_by_scheduler(PGconn *c, const char *id);
  * (sched_round_requeue_job). Anything else: nothing. Returns 0 or -1. */
 int sched_slice_suspend_failed(PGconn *c, const char *id);
 
+/* Inside the transaction that moved job id (decimal text) to SUSPENDED, on its worker's word:
+ * when the job's latest action is a round's suspension that failed (it timed out, so
+ * sched_slice_suspend_failed gave the job its GPUs back) and the job still holds those GPUs,
+ * the suspension took after all, late. The scheduler wanted the job off them, and a
+ * time-sliced job holds no GPU: its allocation is released and its row is sliced again (home:
+ * where it waits, run_s grown by the allocation's age), event "suspend_late"; it waits for its
+ * turn like any time-sliced job instead of holding GPUs until a person resumes it. Returns 1
+ * when it did so, 0 when nothing applied, -1 on a database error. */
+int sched_slice_suspended_late(PGconn *c, const char *id);
+
 #endif

@@ -23,6 +23,7 @@ struct agent {
     struct doneset *done; /* actions carried out */
     struct wjob *jobs;    /* jobs of this node */
     int simulated;        /* the GPUs are simulated (CPU-backed) */
+    double control_s;     /* a suspend or resume fails when not done in this long */
     atomic_llong node_id; /* 0 until registered */
     atomic_int need_register;
     atomic_int stopping;

@@ -5,6 +5,7 @@
  *
  *   ringmaster-worker --server URL --token-file F [--name NAME] [--state-dir DIR]
  *                     [--simulate-gpus N [--simulate-gpu-model NAME]] [--heartbeat S]
+ *                     [--action-timeout S]
  *   ringmaster-worker --rank-exec -- CMD...   (internal: the per-rank wrapper of mpirun)
  */
 #include <curl/curl.h>
@@ -41,6 +42,7 @@ struct config {
     const char *simulate_model; /* NULL: "simulated" */
     int simulate_gpus;
     double heartbeat_s;
+    double action_timeout_s; /* a suspend or resume not done by then fails */
 };
 
 /* Actions fetched by the poller thread, waiting for the main thread. */
@@ -63,8 +65,8 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmaster-worker --server URL --token-file F [--name NAME]"
                  " [--state-dir DIR] [--simulate-gpus N [--simulate-gpu-model NAME]]"
-                 " [--heartbeat SECONDS]\n"
-                 "  defaults: the host name, ./var-worker, real GPUs through CUDA, 5 s;\n"
+                 " [--heartbeat SECONDS] [--action-timeout SECONDS]\n"
+                 "  defaults: the host name, ./var-worker, real GPUs through CUDA, 5 s, 60 s;\n"
                  "  simulated GPUs are of model \"simulated\" unless NAME (e.g. a100, v100)\n");
 }
 
@@ -77,11 +79,13 @@ static int parse_args(int argc, char **argv, struct config *c)
                                          {"simulate-gpus", required_argument, NULL, 'g'},
                                          {"simulate-gpu-model", required_argument, NULL, 'm'},
                                          {"heartbeat", required_argument, NULL, 'b'},
+                                         {"action-timeout", required_argument, NULL, 'a'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    *c = (struct config){.state_dir = "./var-worker", .heartbeat_s = 5.0};
+    *c = (struct config){.state_dir = "./var-worker", .heartbeat_s = 5.0,
+                         .action_timeout_s = 60.0};
     int o;
-    while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:b:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:b:a:h", opts, NULL)) != -1) {
         if (o == 's')
             c->server = optarg;
         else if (o == 't')
@@ -96,11 +100,14 @@ static int parse_args(int argc, char **argv, struct config *c)
             c->simulate_model = optarg;
         else if (o == 'b')
             c->heartbeat_s = atof(optarg);
+        else if (o == 'a')
+            c->action_timeout_s = atof(optarg);
         else
             return usage(o == 'h' ? stdout : stderr), o == 'h' ? 1 : -1;
     }
     if (optind != argc || !c->server || !c->token_file || c->simulate_gpus < 0 ||
         c->simulate_gpus > INVENTORY_MAX_GPUS || c->heartbeat_s < 0.1 ||
+        !(c->action_timeout_s >= 0.1 && c->action_timeout_s <= 86400) ||
         (c->simulate_model && c->simulate_gpus == 0))
         return usage(stderr), -1;
     return 0;
@@ -339,6 +346,7 @@ static int open_agent(struct agent *a, const struct config *cfg, struct inbox *i
     a->token_file = cfg->token_file;
     a->name = cfg->name ? cfg->name : strdup(host);
     a->state_dir = cfg->state_dir;
+    a->control_s = cfg->action_timeout_s;
     atomic_store(&a->need_register, 1);
     ssize_t n = readlink("/proc/self/exe", a->self, sizeof(a->self) - 1);
     if (n <= 0 || read_token(cfg->token_file, a->token, sizeof(a->token)) < 0)

@@ -429,7 +429,7 @@ static void do_control(struct agent *a, struct wjob *j, long long act, const cha
     enum jobchan_cmd cmd = stop                           ? JOBCHAN_CHECKPOINT_EXIT
                            : strcmp(kind, "suspend") == 0 ? JOBCHAN_SUSPEND
                                                           : JOBCHAN_RESUME;
-    begin(j, act, kind, spec, stop ? STOP_TIMEOUT_S : CONTROL_TIMEOUT_S);
+    begin(j, act, kind, spec, stop ? STOP_TIMEOUT_S : a->control_s);
     if (!j->pid) {
         finish(a, j, 0, "the job is not running on this node");
         return;

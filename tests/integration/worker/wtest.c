@@ -98,9 +98,19 @@ pid_t wt_start_worker(const char *name, const struct wt_worker *w)
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
         worker_mpi_env(w->tcp);
-        execl(WORKER_PATH, "ringmaster-worker", "--server", url, "--token-file", tfile, "--name",
-              name, "--state-dir", dir, "--simulate-gpus", ngpus, "--heartbeat", "1",
-              w->model ? "--simulate-gpu-model" : (char *)NULL, w->model, (char *)NULL);
+        const char *argv[24] = {"ringmaster-worker", "--server", url, "--token-file", tfile,
+                                "--name", name, "--state-dir", dir, "--simulate-gpus", ngpus,
+                                "--heartbeat", "1"};
+        int n = 13;
+        if (w->model) {
+            argv[n++] = "--simulate-gpu-model";
+            argv[n++] = w->model;
+        }
+        if (w->action_timeout) {
+            argv[n++] = "--action-timeout";
+            argv[n++] = w->action_timeout;
+        }
+        execv(WORKER_PATH, (char *const *)argv);
         _exit(127);
     }
     return pid;

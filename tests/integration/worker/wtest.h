@@ -33,6 +33,7 @@ struct wt_worker {
     const char *log;   /* file in hx.dir its output is appended to; NULL: "worker.log" */
     int tcp;           /* MPI over TCP on loopback only (two "hosts" on one machine share
                         * /dev/shm, where vader's segments would collide); 0: vader */
+    const char *action_timeout; /* --action-timeout SECONDS; NULL: the daemon's default */
 };
 
 /* Starts ringmaster-worker named name as w says, with a heartbeat every second, its own
