@@ -159,3 +159,95 @@ Test(late_suspend, a_job_suspended_after_its_suspension_failed_gives_its_gpu_bac
             t_suspended - t_failed, events(slow, "suspend_late"), events(slow, "resume"));
     hx_finish();
 }
+
+/* ---- a packing that wins is kept ---- */
+
+static void pack_setup(void)
+{
+    start("{\"policy\":\"gandiva\",\"quantum_s\":3,\"interval_s\":1,"
+          "\"min_resize_interval_s\":0,\"resize_cost_s\":0,\"grace_s\":30}",
+          NULL);
+}
+
+TestSuite(pack_kept, .init = pack_setup, .fini = teardown, .timeout = 240);
+
+#define PACK_STEPS 1500
+
+/* 1 when a and b name each other in job_slices and both hold GPU 0. */
+static int packed(long long a, long long b)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_slices s JOIN allocations x ON x.job_id = s.job_id"
+             " WHERE x.gpu_idx = 0 AND ((s.job_id = %lld AND s.packed_with = %lld) OR"
+             " (s.job_id = %lld AND s.packed_with = %lld))",
+             a, b, b, a);
+    return hx_sql_num(sql) == 2;
+}
+
+/* The reports each job made since the pair's measurement began (the fewer of the two). */
+static long long measured(long long a, long long b)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT min((SELECT count(*) FROM job_metrics m WHERE m.job_id = s.job_id"
+             " AND m.at > s.pack_at)) FROM job_slices s WHERE s.job_id IN (%lld, %lld)"
+             " AND s.pack_at IS NOT NULL HAVING count(*) = 2",
+             a, b);
+    return (long long)hx_sql_num(sql);
+}
+
+/* alone_s / the mean seconds since pack_at, summed over the pair. */
+static double rate_sum(long long a, long long b)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(s.alone_s / (SELECT avg(m.seconds) FROM job_metrics m WHERE"
+             " m.job_id = s.job_id AND m.at > s.pack_at)) FROM job_slices s"
+             " WHERE s.job_id IN (%lld, %lld)",
+             a, b);
+    return hx_sql_num(sql);
+}
+
+Test(pack_kept, two_light_jobs_packed_on_one_gpu_stay_packed)
+{
+    double t0 = hx_now();
+    long long a = submit(PACK_STEPS, 7501, "", "\"model\":{\"gpu_util\":0.4}");
+    long long b = submit(PACK_STEPS, 7502, "", "\"model\":{\"gpu_util\":0.4}");
+    /* they take turns (b is measured alone), then share the GPU */
+    double end = hx_now() + 90;
+    while (!packed(a, b) && hx_now() < end)
+        usleep(100000);
+    if (!packed(a, b))
+        print_events();
+    cr_assert(packed(a, b), "jobs %lld and %lld share GPU 0", a, b);
+    double t_packed = hx_now();
+    /* the measurement (30 reports each after pack_at), and a few rounds after it */
+    end = hx_now() + 60;
+    while (measured(a, b) < 60 && hx_now() < end)
+        usleep(100000);
+    long long nmeasured = measured(a, b);
+    cr_assert_geq(nmeasured, 60, "both measured while packed");
+    double sum = rate_sum(a, b);
+    sleep(3);
+    if (!packed(a, b) || getenv("RINGMASTER_TEST_VERBOSE"))
+        print_events();
+    cr_assert(packed(a, b), "the pair stays packed past its measurement (sum %.2f)", sum);
+    cr_assert_gt(sum, 1.05, "packed, they do more than one job alone: %.2f", sum);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'unpack'"), 0);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_slices WHERE pack_reverted"), 0);
+    cr_assert_eq(events(a, "pack") + events(b, "pack"), 2);
+    /* both progress while packed, and complete */
+    long long sa = wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", a);
+    long long sb = wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", b);
+    sleep(1);
+    cr_assert_gt(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", a), sa);
+    cr_assert_gt(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", b), sb);
+    expect_completed(a, PACK_STEPS);
+    expect_completed(b, PACK_STEPS);
+    fprintf(stderr,
+            "packing kept: packed %.1f s into the test, normalised rates summed %.2f over the"
+            " first %lld packed reports each\n",
+            t_packed - t0, sum, nmeasured);
+    hx_finish();
+}
