@@ -417,10 +417,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         else
             bad = 1;
         if (bad) {
-            fprintf(stderr, "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
-                            "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
-                            "[--contend MS] [--checkpoint-every N] [--suspend-delay-ms N]"
-                            " (bad '%s')\n", a);
+            fprintf(stderr,
+                    "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
+                    "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
+                    "[--contend MS] [--checkpoint-every N] [--suspend-delay-ms N]"
+                    " (bad '%s')\n",
+                    a);
             return -1;
         }
         i++;

@@ -82,8 +82,7 @@ static int parse_args(int argc, char **argv, struct config *c)
                                          {"action-timeout", required_argument, NULL, 'a'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    *c = (struct config){.state_dir = "./var-worker", .heartbeat_s = 5.0,
-                         .action_timeout_s = 60.0};
+    *c = (struct config){.state_dir = "./var-worker", .heartbeat_s = 5.0, .action_timeout_s = 60.0};
     int o;
     while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:b:a:h", opts, NULL)) != -1) {
         if (o == 's')
