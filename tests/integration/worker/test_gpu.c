@@ -8,10 +8,11 @@
  *   least that much GPU memory (the trainer's cudaMemGetInfo before and after, from its log)
  *   and a resume takes it back, the steps going on from where they stopped.
  * - gpu.gandiva_time_slices_and_packs_two_cuda_jobs_on_one_gpu: policy gandiva, quantum
- *   10 s, the worker shown one GPU; two 1-GPU train-cuda jobs declaring gpu_util 0.4 (2 ms of
- *   GPU work and 3 ms on the host a step) take turns, then are packed on the GPU, and the
- *   scheduler keeps or reverts the pair from their measured rates. Prints the rates alone
- *   and packed, the decision, and the latency of every time-slicing action.
+ *   20 s (a first CUDA start must fit in it), the worker shown one GPU; two 1-GPU
+ *   train-cuda jobs declaring gpu_util 0.4 (2 ms of GPU work and 3 ms on the host a step)
+ *   take turns, then are packed on the GPU, and the scheduler keeps or reverts the pair
+ *   from their measured rates. Prints the rates alone and packed, the decision, and the
+ *   latency of every time-slicing action.
  *
  * Both are skipped (counted as skipped, the reason printed) where train-cuda is not built
  * or one step of it exits 77 (no usable CUDA device): CI and the development machine.
@@ -121,9 +122,9 @@ static void lock_gpu(void)
 {
     int fd = open(GPU_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     cr_assert(fd >= 0, "%s: %s", GPU_LOCK, strerror(errno));
-    double end = hx_now() + 600;
+    double end = hx_now() + 300;
     while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        cr_assert(hx_now() < end, "another GPU test held %s for 600 s", GPU_LOCK);
+        cr_assert(hx_now() < end, "another GPU test held %s for 300 s", GPU_LOCK);
         usleep(200000);
     }
 }
@@ -571,7 +572,7 @@ static void expect_progress_packed(const long long job[2], long min)
 Test(gpu, gandiva_time_slices_and_packs_two_cuda_jobs_on_one_gpu)
 {
     skip_without_gpu();
-    long long node = start_system("{\"policy\":\"gandiva\",\"quantum_s\":10,\"interval_s\":1,"
+    long long node = start_system("{\"policy\":\"gandiva\",\"quantum_s\":20,\"interval_s\":1,"
                                   "\"min_resize_interval_s\":0,\"resize_cost_s\":0,"
                                   "\"grace_s\":30}",
                                   "0");
