@@ -99,7 +99,7 @@ static int probe_step(char *out, size_t len)
 }
 
 /* Skips the test, saying why, unless this host can run train-cuda on a GPU; fails it when
- * train-cuda is there and fails otherwise (a broken CUDA setup is a finding, not a skip). */
+ * train-cuda fails in another way (a broken CUDA setup is a finding, not a skip). */
 static void skip_without_gpu(void)
 {
     char out[512];
@@ -557,6 +557,19 @@ static void print_slicing(long long a, long long b)
     PQclear(r);
 }
 
+/* Prints what the job's trainer said of each suspend and resume (its own timings). */
+static void print_trainer_lines(long long job)
+{
+    static const char *const what[] = {"suspended", "resumed"};
+    struct gpu_line l;
+    char *log = wt_job_log(job);
+    for (int w = 0; w < 2; w++)
+        for (int n = 1; parse_line(log, what[w], n, &l); n++)
+            fprintf(stderr, "gpu: job %lld %s at step %ld: copy %.2f ms, whole %.2f ms\n", job,
+                    what[w], l.step, l.copy_ms, l.total_ms);
+    free(log);
+}
+
 /* Asserts that each job made at least min reports since it was packed. */
 static void expect_progress_packed(const long long job[2], long min)
 {
@@ -589,6 +602,8 @@ Test(gpu, gandiva_time_slices_and_packs_two_cuda_jobs_on_one_gpu)
     const char *decision = wait_decision(job, &r, 120);
     expect_progress_packed(job, 30);
     print_slicing(job[0], job[1]);
+    print_trainer_lines(job[0]);
+    print_trainer_lines(job[1]);
     double sum = 0;
     for (int i = 0; i < 2; i++) {
         sum += r.alone[i] > 0 ? r.packed[i] / r.alone[i] : 0;
