@@ -16,8 +16,14 @@ bench-api: deps all
 bench-sched-refit: all
 	@python3 bench/bench-sched-refit.py $(BUILD)/ringmasterd
 
+# Suspend/resume of train-cuda on a real GPU against the host<->device copy floor
+# (docs/benchmarks.md, "GPU suspend/resume"). Where there is no GPU it prints
+# "bench-gpu: skipped: <reason>" in about a second and succeeds.
+bench-gpu: all
+	@python3 bench/bench-gpu.py $(BUILD)
+
 # Every benchmark, one after the other; each prints its figures and the baseline it is
 # measured against in the same run.
-bench: bench-api bench-sched bench-sched-live bench-sched-refit
+bench: bench-api bench-sched bench-sched-live bench-sched-refit bench-gpu
 
-.PHONY: bench bench-sched-refit
+.PHONY: bench bench-sched-refit bench-gpu

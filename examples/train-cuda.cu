@@ -11,6 +11,18 @@
  * --state-mb MiB of extra state standing in for a larger model) to pinned host memory,
  * frees them and the NCCL communicator, prints cudaMemGetInfo before and after and the
  * time of the copy alone (the physical floor) and of the whole suspend; resume reverses it.
+ * Those two lines are also machine-readable (key=value, times in ms, sizes in bytes):
+ *   train-cuda: suspended at step N: bytes=B copy_ms=X suspend_ms=Y pinned_alloc_ms=Z
+ *               gpu_free_before=F0 gpu_free_after=F1
+ *   train-cuda: resumed at step N: bytes=B copy_ms=X resume_ms=Y setup_ms=Z
+ *               gpu_free_before=F0 gpu_free_after=F1
+ * (each on one line; setup = the NCCL communicator and the device buffers).
+ *
+ * A step takes as long as the small model needs unless asked for more: --gpu-ms MS adds a
+ * fixed amount of GPU work per step (a kernel calibrated at start to take MS ms alone, so
+ * it takes longer when another job shares the GPU: a stand-in for a larger model) and
+ * --host-ms MS adds MS ms on the host (a stand-in for data loading, the GPU idle). Both
+ * count in the step time reported to libringjob.
  * CHECKPOINT_EXIT writes a world-size independent checkpoint (train-cuda.ckpt: dims, step,
  * parameters, moments) with an atomic rename; a start restores it at any world size.
  *
@@ -43,7 +55,7 @@
 
 struct options {
     long steps, params, batch, print_every, state_mb;
-    double lr;
+    double lr, gpu_ms, host_ms;
     unsigned long long seed;
 };
 
@@ -53,6 +65,7 @@ struct gpu {
     float *x, *y, *act, *err;    /* device minibatch scratch */
     unsigned char *ballast;      /* device, --state-mb MiB */
     size_t ballast_bytes;
+    long long work_iters;        /* k_work's iterations per step (--gpu-ms), 0: none */
     float *host;                 /* pinned, while suspended */
     ncclComm_t comm;
     int rank, world;
@@ -179,6 +192,17 @@ __global__ void k_adam(float *theta, float *m, float *v, const float *grad, long
     theta[k] -= lr * (m[k] / c1) / (sqrtf(v[k] / c2) + 1e-8f);
 }
 
+/* Fixed GPU work: one warp of dependent multiply-adds, iters long. The store never happens
+ * (a stays small) but keeps the loop from being optimised away; sink needs one float. */
+__global__ void k_work(float *sink, long long iters)
+{
+    float a = (float)threadIdx.x * 1e-3f;
+    for (long long i = 0; i < iters; i++)
+        a = fmaf(a, 0.999999f, 1e-7f);
+    if (a < -1e30f)
+        sink[0] = a;
+}
+
 static unsigned blocks(long n)
 {
     return (unsigned)((n + 255) / 256);
@@ -263,9 +287,33 @@ static double train_step(struct gpu *g, const struct options *o, float lr)
     float c1 = 1.0f - powf(0.9f, (float)g->step), c2 = 1.0f - powf(0.999f, (float)g->step);
     k_adam<<<blocks(g->nparams), 256>>>(g->theta, g->m, g->v, g->grad, g->nparams, lr,
                                         1.0f / (float)g->world, c1, c2);
+    if (g->work_iters > 0)
+        k_work<<<1, 32>>>(g->err, g->work_iters);
     float loss;
     CUDA_OK(cudaMemcpy(&loss, g->grad + g->nparams, sizeof(float), cudaMemcpyDeviceToHost));
     return loss / g->world;
+}
+
+/* k_work's iterations for ms milliseconds of GPU time on this device (alone), from a timed
+ * run after a warm-up; err is scratch the kernel never writes. */
+static long long calibrate_work(float *err, double ms)
+{
+    const long long probe = 1LL << 20;
+    cudaEvent_t e0, e1;
+    float took = 0.0f;
+    CUDA_OK(cudaEventCreate(&e0));
+    CUDA_OK(cudaEventCreate(&e1));
+    k_work<<<1, 32>>>(err, probe / 16);
+    CUDA_OK(cudaEventRecord(e0, 0));
+    k_work<<<1, 32>>>(err, probe);
+    CUDA_OK(cudaEventRecord(e1, 0));
+    CUDA_OK(cudaEventSynchronize(e1));
+    CUDA_OK(cudaEventElapsedTime(&took, e0, e1));
+    CUDA_OK(cudaEventDestroy(e0));
+    CUDA_OK(cudaEventDestroy(e1));
+    double per_ms = (double)probe / (took > 1e-3f ? took : 1e-3f);
+    long long iters = (long long)(per_ms * ms);
+    return iters > 0 ? iters : 1;
 }
 
 static size_t state_floats(const struct gpu *g)
@@ -299,10 +347,11 @@ static void offload(struct gpu *g)
     NCCL_OK(ncclCommDestroy(g->comm));
     CUDA_OK(cudaMemGetInfo(&f1, &total));
     if (g->rank == 0)
-        printf("train-cuda: suspended at step %ld: %.1f MiB to host, copy %.2f ms, suspend "
-               "%.2f ms (pinned alloc %.2f ms); GPU free %.1f -> %.1f MiB\n", g->step,
-               mib(sb + g->ballast_bytes), (t2 - t1) * 1e3, (now_s() - t0) * 1e3,
-               (t1 - t0) * 1e3, mib(f0), mib(f1));
+        printf("train-cuda: suspended at step %ld: bytes=%zu copy_ms=%.3f suspend_ms=%.3f "
+               "pinned_alloc_ms=%.3f gpu_free_before=%zu gpu_free_after=%zu "
+               "(%.1f MiB to host; GPU free %.1f -> %.1f MiB)\n", g->step,
+               sb + g->ballast_bytes, (t2 - t1) * 1e3, (now_s() - t0) * 1e3, (t1 - t0) * 1e3,
+               f0, f1, mib(sb + g->ballast_bytes), mib(f0), mib(f1));
 }
 
 static void restore(struct gpu *g, long batch)
@@ -324,9 +373,11 @@ static void restore(struct gpu *g, long batch)
     g->host = NULL;
     CUDA_OK(cudaMemGetInfo(&f1, &total));
     if (g->rank == 0)
-        printf("train-cuda: resumed at step %ld: copy %.2f ms, resume %.2f ms (NCCL and "
-               "alloc %.2f ms); GPU free %.1f -> %.1f MiB\n", g->step, (t2 - t1) * 1e3,
-               (now_s() - t0) * 1e3, (t1 - t0) * 1e3, mib(f0), mib(f1));
+        printf("train-cuda: resumed at step %ld: bytes=%zu copy_ms=%.3f resume_ms=%.3f "
+               "setup_ms=%.3f gpu_free_before=%zu gpu_free_after=%zu "
+               "(GPU free %.1f -> %.1f MiB)\n", g->step, sb + g->ballast_bytes,
+               (t2 - t1) * 1e3, (now_s() - t0) * 1e3, (t1 - t0) * 1e3, f0, f1, mib(f0),
+               mib(f1));
 }
 
 /* Returns 0 when the ballast survived the round trip through host memory. */
@@ -467,12 +518,29 @@ static int checkpoint_exit(struct gpu *g)
     return RINGJOB_EXIT_PLANNED;
 }
 
+/* --host-ms: the host's part of a step, with the GPU idle. */
+static void host_work(double ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = { (time_t)(ms / 1e3), (long)(fmod(ms, 1e3) * 1e6) };
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
 static int train(struct gpu *g, const struct options *o)
 {
     float lr = (float)(o->lr * ringjob_lr_scale());
+    if (o->gpu_ms > 0) {
+        g->work_iters = calibrate_work(g->err, o->gpu_ms);
+        if (g->rank == 0)
+            printf("train-cuda: --gpu-ms %g: %lld iterations of GPU work per step\n", o->gpu_ms,
+                   g->work_iters);
+    }
     while (g->step < o->steps) {
         double t0 = now_s();
         double loss = train_step(g, o, lr);
+        host_work(o->host_ms);
         if (g->rank == 0 && (g->step % o->print_every == 0 || g->step == o->steps))
             printf("step %ld loss %.6f world %d lr %.5f\n", g->step, loss, g->world, lr);
         ringjob_report(g->step, loss, o->batch * g->world, now_s() - t0);
@@ -492,7 +560,7 @@ static int train(struct gpu *g, const struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
     o->steps = 300, o->params = 8192, o->batch = 32, o->print_every = 10, o->state_mb = 0;
-    o->lr = 0.003, o->seed = 1;
+    o->lr = 0.003, o->seed = 1, o->gpu_ms = 0, o->host_ms = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i];
         char *end;
@@ -506,6 +574,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--seed")) o->seed = (unsigned long long)v;
         else if (!strcmp(a, "--print-every")) o->print_every = v < 1 ? 1 : (long)v;
         else if (!strcmp(a, "--state-mb")) o->state_mb = (long)v;
+        else if (!strcmp(a, "--gpu-ms") && v <= 10000) o->gpu_ms = v;
+        else if (!strcmp(a, "--host-ms") && v <= 10000) o->host_ms = v;
         else return -1;
     }
     return argc % 2 == 1 ? 0 : -1;
@@ -528,7 +598,8 @@ int main(int argc, char **argv)
     struct gpu g;
     if (parse_options(argc, argv, &o) < 0) {
         fprintf(stderr, "usage: train-cuda [--steps N] [--params N] [--batch-per-rank M] "
-                        "[--lr X] [--seed S] [--print-every K] [--state-mb MB]\n");
+                        "[--lr X] [--seed S] [--print-every K] [--state-mb MB] [--gpu-ms MS] "
+                        "[--host-ms MS]\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
