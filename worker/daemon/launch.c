@@ -220,6 +220,15 @@ static void nth_entry(const char *list, int n, char *out, size_t len)
     snprintf(out, len, "%.*s", (int)(k < len ? k : len - 1), p ? p : "");
 }
 
+void launch_note_host_gpus(int simulated)
+{
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    if (!simulated && cvd && *cvd)
+        setenv("RINGMASTER_HOST_GPUS", cvd, 1);
+    else
+        unsetenv("RINGMASTER_HOST_GPUS");
+}
+
 int launch_rank_exec(int argc, char **argv)
 {
     int i = 1;
@@ -231,9 +240,16 @@ int launch_rank_exec(int argc, char **argv)
     }
     const char *gpus = getenv("RINGMASTER_RANK_GPUS");
     const char *lr = getenv("OMPI_COMM_WORLD_RANK");
-    char dev[32];
+    char dev[128];
     if (gpus && *gpus) {
         nth_entry(gpus, lr ? atoi(lr) : 0, dev, sizeof(dev));
+        const char *host = getenv("RINGMASTER_HOST_GPUS");
+        char phys[128];
+        if (host && *host && *dev) {
+            nth_entry(host, atoi(dev), phys, sizeof(phys));
+            if (*phys)
+                snprintf(dev, sizeof(dev), "%s", phys);
+        }
         setenv("CUDA_VISIBLE_DEVICES", dev, 1);
     }
     execvp(argv[i + 1], argv + i + 1);

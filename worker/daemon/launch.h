@@ -47,8 +47,15 @@ void launch_kill(pid_t pid, int sig);
  * is no such process: with the pid it names one process across pid reuse. */
 long long launch_start_time(pid_t pid);
 
+/* Remembers the CUDA_VISIBLE_DEVICES the worker itself was started with (real GPUs only) in
+ * RINGMASTER_HOST_GPUS, which every process it starts inherits: the worker numbers its GPUs
+ * 0..n-1 among those it sees, and a rank must be given the host's own name for that GPU. */
+void launch_note_host_gpus(int simulated);
+
 /* The rank wrapper: argv is "--rank-exec" "--" command...; execs the command with
- * CUDA_VISIBLE_DEVICES set. Returns only on failure (127). */
+ * CUDA_VISIBLE_DEVICES set to the rank's GPU of RINGMASTER_RANK_GPUS (by
+ * OMPI_COMM_WORLD_RANK), mapped through RINGMASTER_HOST_GPUS when that is set. Returns only
+ * on failure (127). */
 int launch_rank_exec(int argc, char **argv);
 
 #endif

@@ -406,6 +406,7 @@ int main(int argc, char **argv)
     }
     if (inv.ngpus == 0)
         log_info("no GPU: %s", inv.cuda_note);
+    launch_note_host_gpus(inv.simulated);
     pthread_t th;
     struct poller p = {&a, &in};
     a.simulated = inv.simulated;
