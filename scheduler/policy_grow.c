@@ -24,7 +24,7 @@ static double inv(double t)
 }
 
 /* Ringmaster's gain of starting job i: its best completion rate per GPU at
- * its base on any class, whether it fits now or not. */
+ * its base on any class, whether it fits now or not (times its weight). */
 static double start_gain(const struct policy_plan *pp, size_t i)
 {
     double g = 0;
@@ -37,7 +37,7 @@ static double start_gain(const struct policy_plan *pp, size_t i)
     }
     if (pp->snap->jobs[i].cur_gpus > 0)
         g *= 1.0 + SCHED_KEEP_MARGIN;
-    return g * age_boost(pp, i);
+    return g * age_boost(pp, i) * pp->weight[i];
 }
 
 int policy_grow_start(struct policy_plan *pp, size_t i, struct policy_want *pw)
@@ -145,7 +145,8 @@ static double start_now(const struct policy_plan *pp, size_t i)
 
     if (c < 0)
         return 0.0;
-    double g = inv(policy_plan_time_at(pp, i, w, (size_t)c)) / w * age_boost(pp, i);
+    double g = inv(policy_plan_time_at(pp, i, w, (size_t)c)) / w * age_boost(pp, i) *
+               pp->weight[i];
     return pp->snap->jobs[i].cur_gpus > 0 ? g * (1.0 + SCHED_KEEP_MARGIN) : g;
 }
 

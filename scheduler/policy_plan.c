@@ -174,6 +174,7 @@ static void pp_fini(struct policy_plan *pp)
     free(pp->rank);
     free(pp->key);
     free(pp->cap);
+    free(pp->weight);
 }
 
 static int pp_init(struct policy_plan *pp, const struct sched_snapshot *snap)
@@ -189,8 +190,9 @@ static int pp_init(struct policy_plan *pp, const struct sched_snapshot *snap)
     pp->rank = malloc(n * sizeof(*pp->rank));
     pp->key = malloc(n * sizeof(*pp->key));
     pp->cap = malloc(n * sizeof(*pp->cap));
+    pp->weight = malloc(n * sizeof(*pp->weight));
     if (!pp->cls || !pp->guarantee || !pp->cls_of || !pp->order || !pp->rank || !pp->key ||
-        !pp->cap || policy_order(snap, pp->order)) {
+        !pp->cap || !pp->weight || policy_order(snap, pp->order)) {
         pp_fini(pp);
         errno = ENOMEM;
         return -1;
@@ -201,6 +203,7 @@ static int pp_init(struct policy_plan *pp, const struct sched_snapshot *snap)
         const struct sched_job *j = &snap->jobs[i];
         pp->cls_of[i] = -1;
         pp->cap[i] = INT_MAX;
+        pp->weight[i] = 1.0;
         if (plan_has_info(&j->plan) && policy_has_speed(j))
             pp->guarantee[i] = plan_requested_rate(&j->speed, &j->plan, j->requested_gpus, 0);
     }

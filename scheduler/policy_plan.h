@@ -56,13 +56,14 @@ struct policy_plan {
     size_t *order, *rank;
     double *key;
     int *cap; /* ringmaster: growth bound of the first greedy pass; INT_MAX: none */
+    double *weight; /* ringmaster: factor on a waiting job's start gain; 1 unless set */
 };
 
 /* A policy's body: fills pw[].gpus (and cls_of) from pp. Returns 0, or -1. */
 typedef int (*policy_plan_body_f)(struct policy_plan *pp, struct policy_want *pw);
 
 /* Sets up pp for snap (classes, guarantees, the policy order in order and
- * rank, no caps), runs body, then policy_plan_finish(). Returns 0, or -1
+ * rank, no caps, weights 1), runs body, then policy_plan_finish(). Returns 0, or -1
  * with errno (ENOMEM, or body's). */
 int policy_plan_allocate(const struct sched_snapshot *snap, struct policy_want *pw,
                          policy_plan_body_f body);

@@ -21,7 +21,9 @@
  * holds and no more. */
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 
+#include "policy_pack.h"
 #include "policy_plan.h"
 
 /* ringmaster starts every job first when all their bases fit in this share
@@ -237,15 +239,189 @@ static int greedy(struct policy_plan *pp, struct policy_want *pw)
     return rc;
 }
 
+/* The second job of a packed pair (it holds nothing in the allocator's view)
+ * already progresses at f = rate_packed / rate_alone of its rate: starting it
+ * on GPUs of its own adds only 1 - f of its completion rate, and nothing
+ * until the pair is measured (a pair is judged on its first measurement). */
+static void weigh_packed(struct policy_plan *pp)
+{
+    for (size_t i = 0; i < pp->snap->njobs; i++) {
+        const struct sched_job *j = &pp->snap->jobs[i];
+        if (!policy_pack_is_second(pp->snap, i))
+            continue;
+        double f = j->rate_alone > 0 && j->rate_packed > 0 ? j->rate_packed / j->rate_alone : 1.0;
+        pp->weight[i] = f < 1.0 ? 1.0 - f : 0.0;
+    }
+}
+
 static int ringmaster_body(struct policy_plan *pp, struct policy_want *pw)
 {
+    weigh_packed(pp);
     order_by_key(pp);
     return greedy(pp, pw);
 }
 
+/* The allocator sees the second job of each packed pair as holding nothing
+ * (the pair's GPU counted once, as placement books it): it may give that job
+ * GPUs of its own (the pair then ends) or nothing (the pair may be kept). */
 int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *pw)
 {
-    return policy_plan_allocate(snap, pw, ringmaster_body);
+    struct sched_snapshot view;
+    struct sched_job *copy;
+
+    if (policy_pack_view(snap, &view, &copy))
+        return -1;
+    int rc = policy_plan_allocate(&view, pw, ringmaster_body);
+    free(copy);
+    return rc;
+}
+
+/* ---- packing -------------------------------------------------------------
+ *
+ * After placement, a job that got nothing and would start on 1 GPU shares
+ * the GPU of a job that runs alone on 1 GPU, on gandiva's conditions
+ * (policy_pack.h): both light, their memory fits, neither reverted before.
+ * Jobs with plan information are never packed (their plan is chosen for
+ * GPUs of their own). */
+
+/* 1 if job j would start on 1 GPU: min_gpus 1 for an elastic job with a
+ * model, else a request of 1 (its base count, without plans). */
+static int one_gpu(const struct sched_job *j)
+{
+    if (plan_has_info(&j->plan))
+        return 0;
+    if (policy_has_speed(j) && j->elastic)
+        return policy_min_gpus(j) == 1;
+    return policy_clamp(j, j->requested_gpus) == 1;
+}
+
+/* 1 if no assignment of d holds GPU s. */
+static int gpu_free(const struct sched_decision *d, struct sched_slot s)
+{
+    for (size_t i = 0; i < d->njobs; i++)
+        for (int g = 0; g < d->assign[i].gpus; g++)
+            if (d->assign[i].slots[g].node == s.node && d->assign[i].slots[g].gpu == s.gpu)
+                return 0;
+    return 1;
+}
+
+/* The allocator gave the pair's GPU to its second job i (1 GPU) and nothing
+ * to its first k: i runs on the pair's GPU (moved back onto it when placement
+ * put it elsewhere and it is still free) and k stays beside it. Returns 1 if
+ * the pair is kept this way. */
+static int keep_swapped(const struct sched_snapshot *snap, struct sched_decision *d, size_t i,
+                        size_t k)
+{
+    struct sched_assignment *b = &d->assign[i];
+    struct sched_slot s = snap->jobs[k].slots[0];
+
+    if (b->slots[0].node != s.node || b->slots[0].gpu != s.gpu) {
+        if (snap->nodes[s.node].gpu_model != snap->nodes[b->slots[0].node].gpu_model ||
+            !gpu_free(d, s))
+            return 0;
+        b->slots[0] = s;
+    }
+    d->nchanged -= b->changed;
+    b->changed = 0;
+    b->reason = "packed: kept, the pair does more work";
+    policy_pack_share(snap, d, k, i, SCHED_PACK_KEEP);
+    return 1;
+}
+
+/* Existing pairs (i the second, k the first, which held the GPU for the
+ * allocator and placement): reverted when the measured rates say the pair
+ * lost; kept when the first stays alone on its GPU and the second got no
+ * GPUs of its own; else the pair ends (NONE): the second runs on its own
+ * GPUs (it moves off the shared GPU) or waits, and the first was resized,
+ * moved or stopped. */
+static void keep_pairs(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    for (size_t i = 0; i < snap->njobs; i++) {
+        long k = policy_pack_partner(snap, i);
+        if (k < 0 || (size_t)k > i)
+            continue;
+        const struct sched_job *a = &snap->jobs[k], *b = &snap->jobs[i];
+        const struct sched_assignment *first = &d->assign[k], *second = &d->assign[i];
+        if (policy_pack_lost(a, b))
+            policy_pack_revert(snap, d, i, (size_t)k);
+        else if (first->gpus == 1 && !first->changed && second->gpus == 0 &&
+                 second->pack == SCHED_PACK_NONE && policy_pack_light(a) &&
+                 policy_pack_light(b) && policy_pack_fits(snap, a, b) && one_gpu(b))
+            policy_pack_share(snap, d, i, (size_t)k, SCHED_PACK_KEEP);
+        else if (first->gpus == 0 && second->gpus == 1 && first->pack == SCHED_PACK_NONE &&
+                 policy_pack_light(a) && policy_pack_light(b) && policy_pack_fits(snap, a, b) &&
+                 one_gpu(a))
+            keep_swapped(snap, d, i, (size_t)k);
+    }
+}
+
+/* The host for waiting job i: a job alone on 1 GPU that may take a partner
+ * (policy_pack_host_ok), without plan information; -1 if none. */
+static long best_host(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i)
+{
+    long best = -1;
+
+    for (size_t h = 0; h < snap->njobs; h++) {
+        const struct sched_job *j = &snap->jobs[h];
+        if (!policy_pack_host_ok(snap, d, i, h) || plan_has_info(&j->plan))
+            continue;
+        if (best < 0 || j->gpu_util < snap->jobs[best].gpu_util)
+            best = (long)h;
+    }
+    return best;
+}
+
+struct waiting {
+    double key;
+    size_t rank, job;
+};
+
+static int waiting_cmp(const void *x, const void *y)
+{
+    const struct waiting *a = x, *b = y;
+
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* New pairs: waiting jobs that would start on 1 GPU, shortest predicted
+ * remaining time (on 1 GPU) first, ties in the policy order. */
+static int new_pairs(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    size_t n = snap->njobs, m = 0;
+    size_t *order = malloc((n + 1) * sizeof(*order));
+    struct waiting *w = malloc((n + 1) * sizeof(*w));
+
+    if (!order || !w || policy_order(snap, order)) {
+        free(order);
+        free(w);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        const struct sched_job *j = &snap->jobs[i];
+        if (d->assign[i].gpus > 0 || d->assign[i].pack != SCHED_PACK_NONE ||
+            !policy_pack_light(j) || !one_gpu(j))
+            continue;
+        double t = policy_time_at(j, 1);
+        w[m++] = (struct waiting){isfinite(t) ? t : HUGE_VAL, k, i};
+    }
+    qsort(w, m, sizeof(*w), waiting_cmp);
+    for (size_t k = 0; k < m; k++) {
+        long h = best_host(snap, d, w[k].job);
+        if (h >= 0)
+            policy_pack_share(snap, d, w[k].job, (size_t)h, SCHED_PACK_PACK);
+    }
+    free(order);
+    free(w);
+    return 0;
+}
+
+static int refine_ringmaster(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    keep_pairs(snap, d);
+    return new_pairs(snap, d);
 }
 
 static int ringmaster_counts(const struct sched_snapshot *snap, int *want)
@@ -258,4 +434,5 @@ const struct sched_policy_ops policy_ringmaster = {
     .summary = "shortest predicted remaining time first with ageing, heSRPT shares, plans, "
                "GPU models, doubling with hysteresis",
     .allocate = ringmaster_counts,
+    .refine = refine_ringmaster,
 };
