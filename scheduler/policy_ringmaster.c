@@ -307,7 +307,7 @@ static int gpu_free(const struct sched_decision *d, struct sched_slot s)
 
 /* The allocator gave the pair's GPU to its second job i (1 GPU) and nothing
  * to its first k: i runs on the pair's GPU (moved back onto it when placement
- * put it elsewhere and it is still free) and k stays beside it. Returns 1 if
+ * put it elsewhere and it is still free and up) and k stays beside it. Returns 1 if
  * the pair is kept this way. */
 static int keep_swapped(const struct sched_snapshot *snap, struct sched_decision *d, size_t i,
                         size_t k)
@@ -316,7 +316,8 @@ static int keep_swapped(const struct sched_snapshot *snap, struct sched_decision
     struct sched_slot s = snap->jobs[k].slots[0];
 
     if (b->slots[0].node != s.node || b->slots[0].gpu != s.gpu) {
-        if (snap->nodes[s.node].gpu_model != snap->nodes[b->slots[0].node].gpu_model ||
+        if (!snap->nodes[s.node].up ||
+            snap->nodes[s.node].gpu_model != snap->nodes[b->slots[0].node].gpu_model ||
             !gpu_free(d, s))
             return 0;
         b->slots[0] = s;
