@@ -145,13 +145,11 @@ static double start_now(const struct policy_plan *pp, size_t i)
 
     if (c < 0)
         return 0.0;
-    double g = inv(policy_plan_time_at(pp, i, w, (size_t)c)) / w * age_boost(pp, i) *
-               pp->weight[i];
+    double g = inv(policy_plan_time_at(pp, i, w, (size_t)c)) / w * age_boost(pp, i) * pp->weight[i];
     return pp->snap->jobs[i].cur_gpus > 0 ? g * (1.0 + SCHED_KEEP_MARGIN) : g;
 }
 
-int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw,
-                     int rm)
+int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw, int rm)
 {
     struct policy_cand c;
 

@@ -47,8 +47,8 @@ int policy_pack_fits(const struct sched_snapshot *snap, const struct sched_job *
              a->gpu_mem_bytes + b->gpu_mem_bytes > snap->gpu_mem_bytes);
 }
 
-int policy_pack_host_ok(const struct sched_snapshot *snap, const struct sched_decision *d,
-                        size_t i, size_t h)
+int policy_pack_host_ok(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i,
+                        size_t h)
 {
     const struct sched_assignment *a = &d->assign[h];
 

@@ -36,8 +36,8 @@ int policy_pack_fits(const struct sched_snapshot *snap, const struct sched_job *
 
 /* 1 if assignment h of decision d may take a partner: it runs alone (pack
  * NONE) on exactly 1 GPU, its job is light, and job i fits beside it. */
-int policy_pack_host_ok(const struct sched_snapshot *snap, const struct sched_decision *d,
-                        size_t i, size_t h);
+int policy_pack_host_ok(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i,
+                        size_t h);
 
 /* Job i shares the GPU of assignment h (already final) with action act
  * (PACK or KEEP): i takes h's slots, both name each other, the decision's

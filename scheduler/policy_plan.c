@@ -52,8 +52,7 @@ double policy_plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,
 
     if (!policy_has_speed(j) || w < 1)
         return 0.0;
-    return plan_best(&j->speed, &j->plan, w, k->speed, k->mem, k->cores, k->host,
-                     out ? out : &tmp);
+    return plan_best(&j->speed, &j->plan, w, k->speed, k->mem, k->cores, k->host, out ? out : &tmp);
 }
 
 double policy_plan_time_at(const struct policy_plan *pp, size_t i, int w, size_t c)

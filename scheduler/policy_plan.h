@@ -55,7 +55,7 @@ struct policy_plan {
     int *cls_of;       /* per job: class index, -1 */
     size_t *order, *rank;
     double *key;
-    int *cap; /* ringmaster: growth bound of the first greedy pass; INT_MAX: none */
+    int *cap;       /* ringmaster: growth bound of the first greedy pass; INT_MAX: none */
     double *weight; /* ringmaster: factor on a waiting job's start gain; 1 unless set */
 };
 
@@ -123,7 +123,6 @@ int policy_grow_push(const struct policy_plan *pp, struct policy_heap *h,
 /* Pops candidates best first and applies them (pushing each job's next step);
  * a gain that fell since it was pushed goes back in at its new value.
  * Returns 0, or -1. */
-int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw,
-                     int rm);
+int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw, int rm);
 
 #endif

@@ -82,8 +82,8 @@ static void order_by_key(struct policy_plan *pp)
 static void use_idle(struct policy_plan *pp, struct policy_want *pw)
 {
     const struct sched_snapshot *snap = pp->snap;
-    double cost = snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s
-                                                                           : 0.0;
+    double cost =
+        snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s : 0.0;
 
     for (size_t k = snap->njobs; k-- > 0;) {
         size_t i = pp->order[k];
@@ -346,8 +346,8 @@ static void keep_pairs(const struct sched_snapshot *snap, struct sched_decision 
         if (policy_pack_lost(a, b))
             policy_pack_revert(snap, d, i, (size_t)k);
         else if (first->gpus == 1 && !first->changed && second->gpus == 0 &&
-                 second->pack == SCHED_PACK_NONE && policy_pack_light(a) &&
-                 policy_pack_light(b) && policy_pack_fits(snap, a, b) && one_gpu(b))
+                 second->pack == SCHED_PACK_NONE && policy_pack_light(a) && policy_pack_light(b) &&
+                 policy_pack_fits(snap, a, b) && one_gpu(b))
             policy_pack_share(snap, d, i, (size_t)k, SCHED_PACK_KEEP);
         else if (first->gpus == 0 && second->gpus == 1 && first->pack == SCHED_PACK_NONE &&
                  policy_pack_light(a) && policy_pack_light(b) && policy_pack_fits(snap, a, b) &&

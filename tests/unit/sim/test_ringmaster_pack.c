@@ -53,10 +53,16 @@ static struct simulate_result *run(double lo, double hi, struct rm_watch *w)
 
     cr_assert_eq(template_get("resnet110", &t, err, sizeof(err)), 0, "%s", err);
     for (int i = 0; i < NJOBS; i++)
-        jobs[i] = (struct simulate_job_spec){
-            .id = i + 1, .submit_time = 30.0 * i, .requested_gpus = 1, .min_gpus = 1,
-            .max_gpus = 4, .elastic = 1, .epochs = 10 + 10 * ((i * 7) % 5), .speed = t.speed,
-            .gpu_util = hi > 0 ? lo + (hi - lo) * (i % 5) / 4.0 : 0.0};
+        jobs[i] =
+            (struct simulate_job_spec){.id = i + 1,
+                                       .submit_time = 30.0 * i,
+                                       .requested_gpus = 1,
+                                       .min_gpus = 1,
+                                       .max_gpus = 4,
+                                       .elastic = 1,
+                                       .epochs = 10 + 10 * ((i * 7) % 5),
+                                       .speed = t.speed,
+                                       .gpu_util = hi > 0 ? lo + (hi - lo) * (i % 5) / 4.0 : 0.0};
     simulate_config_init(&cfg);
     cfg.nodes = &node;
     cfg.nnodes = 1;
