@@ -18,7 +18,11 @@
  * 1 + waited / POLICY_PLAN_AGE_S (ageing); a running job's start and its
  * doublings back to what it holds count (1 + SCHED_KEEP_MARGIN) times, growth
  * past it adds resize_cost_s to T(2w), and a pinned job gets back what it
- * holds and no more. */
+ * holds and no more.
+ *
+ * Packing (see "packing" below): after placement, waiting jobs that would
+ * start on 1 GPU share the GPU of a job alone on 1 GPU when both are light
+ * (gandiva's rules, policy_pack.h); the allocator counts a pair's GPU once. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -433,7 +437,7 @@ static int ringmaster_counts(const struct sched_snapshot *snap, int *want)
 const struct sched_policy_ops policy_ringmaster = {
     .name = "ringmaster",
     .summary = "shortest predicted remaining time first with ageing, heSRPT shares, plans, "
-               "GPU models, doubling with hysteresis",
+               "GPU models, doubling with hysteresis, packing of light 1-GPU jobs",
     .allocate = ringmaster_counts,
     .refine = refine_ringmaster,
 };
