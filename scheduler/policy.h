@@ -26,7 +26,7 @@ extern const struct sched_policy_ops policy_tiresias;
 extern const struct sched_policy_ops policy_rubick;
 extern const struct sched_policy_ops policy_ringmaster;
 
-/* What a plan- and GPU-model-aware policy chooses for a job (policy_plan.c). */
+/* What a plan- and GPU-model-aware policy chooses for a job (policy_plan.h). */
 struct policy_want {
     int gpus;                /* as want[i]: 0 waits */
     int gpu_model;           /* the GPU model all its GPUs must be of; -1: any */
@@ -40,6 +40,11 @@ typedef int (*policy_allocate_ex_f)(const struct sched_snapshot *snap, struct po
 
 /* The richer allocator of policy p, or NULL if p only fills counts. */
 policy_allocate_ex_f policy_allocate_ex_for(const struct sched_policy_ops *p);
+
+/* The richer allocators of rubick (policy_rubick.c) and ringmaster
+ * (policy_ringmaster.c), as policy_allocate_ex_f. */
+int policy_rubick_ex(const struct sched_snapshot *snap, struct policy_want *want);
+int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *want);
 extern const struct sched_policy_ops policy_gandiva;
 
 /* GPUs on nodes that are up. */

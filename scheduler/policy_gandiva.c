@@ -33,6 +33,7 @@
 #include <stdlib.h>
 
 #include "policy.h"
+#include "policy_pack.h"
 
 #define GANDIVA_EPS 1e-6
 
@@ -49,29 +50,6 @@ struct unit {
 static double quantum_of(const struct sched_snapshot *snap)
 {
     return snap->quantum_s > 0.0 ? snap->quantum_s : SCHED_QUANTUM_S;
-}
-
-/* The index of job i's packed partner, or -1. */
-static long partner_of(const struct sched_snapshot *snap, size_t i)
-{
-    const struct sched_job *j = &snap->jobs[i];
-
-    if (!j->packed)
-        return -1;
-    for (size_t k = 0; k < snap->njobs; k++)
-        if (k != i && snap->jobs[k].id == j->packed_with)
-            return (long)k;
-    return -1;
-}
-
-/* 1 if the pair's measured rates say packing lost (or gained too little). */
-static int pair_lost(const struct sched_job *a, const struct sched_job *b)
-{
-    if (!(a->rate_alone > 0.0 && b->rate_alone > 0.0 && a->rate_packed > 0.0 &&
-          b->rate_packed > 0.0))
-        return 0;
-    return a->rate_packed / a->rate_alone + b->rate_packed / b->rate_alone <
-           1.0 + SCHED_PACK_MIN_GAIN;
 }
 
 static void unit_classify(const struct sched_snapshot *snap, struct unit *u)
@@ -121,10 +99,10 @@ static struct unit *units_build(const struct sched_snapshot *snap, size_t *n)
     if (!u)
         return NULL;
     for (size_t i = 0; i < snap->njobs; i++) {
-        long k = partner_of(snap, i);
+        long k = policy_pack_partner(snap, i);
         if (k >= 0 && (size_t)k < i)
             continue;
-        int lost = k >= 0 && pair_lost(&snap->jobs[i], &snap->jobs[k]);
+        int lost = k >= 0 && policy_pack_lost(&snap->jobs[i], &snap->jobs[k]);
         u[*n] = (struct unit){ .job = i, .second = lost ? -1 : k };
         unit_classify(snap, &u[*n]);
         (*n)++;
@@ -159,66 +137,36 @@ static int allocate_gandiva(const struct sched_snapshot *snap, int *want)
     return 0;
 }
 
-/* Job i shares the GPUs of assignment h (already final). */
-static void share(struct sched_decision *d, size_t i, size_t h, enum sched_pack_action act,
-                  const struct sched_snapshot *snap)
-{
-    struct sched_assignment *a = &d->assign[i], *b = &d->assign[h];
-    int was_changed = a->changed;
-
-    a->gpus = b->gpus;
-    a->slots = b->slots;
-    a->pack = b->pack = act;
-    a->packed_with = snap->jobs[h].id;
-    b->packed_with = snap->jobs[i].id;
-    a->changed = act == SCHED_PACK_PACK || b->changed;
-    d->nchanged += a->changed - was_changed;
-    d->packed_gpus += b->gpus;
-    a->reason = act == SCHED_PACK_PACK ? "packed: shares a GPU with a running job"
-                                       : "packed: kept, the pair does more work";
-    if (act == SCHED_PACK_PACK && b->reason && !b->changed)
-        b->reason = "packed: shares its GPU with a waiting job";
-}
-
 /* Existing pairs: kept pairs share the first job's GPUs, reverted ones are
  * marked, pairs suspended together are no longer packed. */
 static void refine_pairs(const struct sched_snapshot *snap, struct sched_decision *d)
 {
     for (size_t i = 0; i < snap->njobs; i++) {
-        long k = partner_of(snap, i);
+        long k = policy_pack_partner(snap, i);
         if (k < 0 || (size_t)k > i)
             continue;
-        if (pair_lost(&snap->jobs[k], &snap->jobs[i])) {
-            d->assign[i].pack = d->assign[k].pack = SCHED_PACK_REVERT;
-            d->assign[i].packed_with = snap->jobs[k].id;
-            d->assign[k].packed_with = snap->jobs[i].id;
-            d->assign[i].reason = "packing reverted: the pair did less work than one job alone";
-        } else if (d->assign[k].gpus > 0) {
-            share(d, i, (size_t)k, SCHED_PACK_KEEP, snap);
-        }
+        if (policy_pack_lost(&snap->jobs[k], &snap->jobs[i]))
+            policy_pack_revert(snap, d, i, (size_t)k);
+        else if (d->assign[k].gpus > 0)
+            policy_pack_share(snap, d, i, (size_t)k, SCHED_PACK_KEEP);
     }
 }
 
-/* 1 if job j may be packed at all. */
+/* 1 if job j may be packed at all: light, and asks for 1 GPU. */
 static int packable(const struct sched_job *j)
 {
-    return j->gpu_util > 0.0 && j->gpu_util <= SCHED_PACK_MAX_UTIL && !j->pack_reverted &&
-           policy_clamp(j, j->requested_gpus) == 1;
+    return policy_pack_light(j) && policy_clamp(j, j->requested_gpus) == 1;
 }
 
 /* The best host for waiting job i: a lone running 1-GPU packable job whose
  * memory fits beside it, least utilisation first; -1 if none. */
 static long best_host(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i)
 {
-    const struct sched_job *g = &snap->jobs[i];
     long best = -1;
 
     for (size_t h = 0; h < snap->njobs; h++) {
         const struct sched_job *j = &snap->jobs[h];
-        const struct sched_assignment *a = &d->assign[h];
-        if (h == i || a->gpus != 1 || a->pack != SCHED_PACK_NONE || !packable(j))
-            continue;
-        if (snap->gpu_mem_bytes > 0.0 && g->gpu_mem_bytes + j->gpu_mem_bytes > snap->gpu_mem_bytes)
+        if (!policy_pack_host_ok(snap, d, i, h) || !packable(j))
             continue;
         if (best < 0 || j->gpu_util < snap->jobs[best].gpu_util)
             best = (long)h;
@@ -241,7 +189,7 @@ static int refine_new_pairs(const struct sched_snapshot *snap, struct sched_deci
             continue;
         long h = best_host(snap, d, i);
         if (h >= 0)
-            share(d, i, (size_t)h, SCHED_PACK_PACK, snap);
+            policy_pack_share(snap, d, i, (size_t)h, SCHED_PACK_PACK);
     }
     free(u);
     return 0;

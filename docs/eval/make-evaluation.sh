@@ -50,3 +50,24 @@ fi
 
 # 7. Idealised (fluid) policies on the paper's extreme scenario, seeds 1-5 (a few seconds).
 ${PYTHON:-python3} $OUT/fluid.py > $OUT/fluid.csv
+
+# 8. Jobs that declare their GPU utilisation (uniform in [0.2, 1), seeded): where
+#    ringmaster and gandiva may pack two 1-GPU jobs on one GPU. The paper's
+#    scenarios (8x8, resnet110) and the Philly slice of section 2, seeds 1-5;
+#    Gandiva's own Philly slice (docs/gandiva.md (c)), seeds 1-3.
+for seed in 1 2 3 4 5; do
+    for s in 250,206 500,114 1000,44; do
+        $SIM run --cluster 8x8 --poisson $s --gpu-util 0.2,1 --seed $seed --policies $P \
+            --format csv
+    done
+done > $OUT/paper-util.csv
+for seed in 1 2 3 4 5; do
+    $SIM run --cluster 4x8 --trace $SHARED/traces/philly_pollux.csv --trace-start 2000000 \
+        --trace-window 86400 --min-duration 60 --max-gpus 16 --gpu-util 0.2,1 --seed $seed \
+        --policies $P --format csv
+done > $OUT/philly-util.csv
+for seed in 1 2 3; do
+    $SIM run --cluster 4x8 --trace $SHARED/traces/philly_pollux.csv --trace-start 3000000 \
+        --trace-window 28800 --min-duration 60 --max-gpus 8 --gpu-util 0.2,1 --seed $seed \
+        --policies $P --format csv
+done > $OUT/gandiva-philly-util.csv

@@ -18,10 +18,14 @@ def h(x):
     return float(x) / 3600.0
 
 
-def paper():
+# `run --poisson` names the paper's scenarios by their arrivals.
+POISSON = {"poisson-250-206": "extreme", "poisson-500-114": "moderate", "poisson-1000-44": "none"}
+
+
+def paper(path="docs/eval/paper-table3.csv"):
     acc = defaultdict(list)
-    for r in rows("docs/eval/paper-table3.csv"):
-        acc[(r["policy"], r["scenario"])].append(h(r["avg_jct_s"]))
+    for r in rows(path):
+        acc[(r["policy"], POISSON.get(r["scenario"], r["scenario"]))].append(h(r["avg_jct_s"]))
     mean = {k: sum(v) / len(v) for k, v in acc.items()}
     scen = ["extreme", "moderate", "none"]
     best = {s: min(mean[(p, s)] for p in ORDER) for s in scen}
@@ -52,6 +56,27 @@ def pair(a, b, la, lb):
         print("| %s | %s |" % (p, " | ".join(cells)))
 
 
+def seeds(paths, labels):
+    """Mean over the seeds in each file (one row per policy and seed)."""
+    means = []
+    for path in paths:
+        acc = defaultdict(lambda: defaultdict(list))
+        for r in rows(path):
+            for k in ("avg_jct_s", "median_jct_s", "p95_jct_s"):
+                acc[r["policy"]][k].append(h(r[k]))
+        means.append({p: {k: sum(v) / len(v) for k, v in d.items()} for p, d in acc.items()})
+    best = [min(m[p]["avg_jct_s"] for p in m) for m in means]
+    print("| policy | " + " | ".join("%s avg | median | p95" % l for l in labels) + " |")
+    print("|---|" + "---|---|---|" * len(labels))
+    for p in ORDER:
+        cells = []
+        for m, b in zip(means, best):
+            v = m[p]["avg_jct_s"]
+            cells += ["**%.2f**" % v if v == b else "%.2f" % v,
+                      "%.2f" % m[p]["median_jct_s"], "%.2f" % m[p]["p95_jct_s"]]
+        print("| %s | %s |" % (p, " | ".join(cells)))
+
+
 def single(path):
     rs = rows(path)
     best = min(h(r["avg_jct_s"]) for r in rs)
@@ -75,3 +100,7 @@ if which in ("plans", "all"):
     pair("docs/eval/plans.csv", "docs/eval/hetero-plans.csv", "8x8", "4x8:a100,4x8:v100")
 if which in ("hetero", "all"):
     pair("docs/eval/hetero-moderate.csv", "docs/eval/hetero-extreme.csv", "moderate", "extreme")
+if which in ("util", "all"):
+    paper("docs/eval/paper-util.csv")
+    seeds(["docs/eval/philly-util.csv", "docs/eval/gandiva-philly-util.csv"],
+          ["Philly (seeds 1-5)", "Gandiva's slice (seeds 1-3)"])

@@ -1,0 +1,128 @@
+/* policy_plan: what the plan-, resource- and GPU-model-aware policies rubick
+ * (policy_rubick.c) and ringmaster (policy_ringmaster.c) share (internal to
+ * scheduler/; docs/plans.md):
+ *
+ * - policy_plan.c: the GPU-model classes, a job's rate and predicted time on
+ *   a class, its base count, where it starts, the final plans;
+ * - policy_grow.c: growth by doublings from a max-heap of candidates, weighed
+ *   by seconds saved (rubick) or by completion rate (ringmaster, which also
+ *   starts jobs from the heap).
+ *
+ * Classes: the up nodes grouped by GPU model; each has a speed, a memory per
+ * GPU, free GPUs, and the host share per GPU that a plan may hold there (the
+ * least cpu_cores / ngpus and host_mem_gb / ngpus of its nodes that advertise
+ * them): plans within that share can never over-commit a node, whatever the
+ * placement (placement_multi refuses the rest as a safety net).
+ *
+ * Rate of job i on w GPUs of class c: plan_best() (the fastest plan it
+ * supports that fits); T = remaining epochs / rate.
+ *
+ * Base count of a job on a class: for a job with plan information the fewest
+ * GPUs (powers of two from min_gpus) whose best plan is at least as fast as
+ * its requested plan on its requested GPUs (the guarantee); for an elastic
+ * job with a speed model min_gpus; else its request. A running job restarts
+ * on the class it holds if its base fits there; a new job goes where its base
+ * runs fastest per GPU (policy_plan_start_class).
+ *
+ * Both policies end the same way (policy_plan_finish): the plan of each job
+ * is the best plan at its final count; a job whose best plan there is slower
+ * than its guarantee waits instead. */
+#ifndef RINGMASTER_POLICY_PLAN_H
+#define RINGMASTER_POLICY_PLAN_H
+
+#include <stddef.h>
+
+#include "policy.h"
+
+/* Ageing: a waiting job's key and gains are multiplied (or its key divided)
+ * by 1 + waited / POLICY_PLAN_AGE_S. */
+#define POLICY_PLAN_AGE_S (4.0 * 3600.0)
+
+struct policy_plan_class {
+    int model;
+    double speed, mem;
+    int cores;   /* per GPU a plan may hold; 0: no limit */
+    double host; /* per GPU; 0: no limit */
+    long free;
+};
+
+/* One round's working state of a plan-aware policy. */
+struct policy_plan {
+    const struct sched_snapshot *snap;
+    struct policy_plan_class *cls;
+    size_t ncls;
+    double *guarantee; /* per job: epochs/s its requested plan gives; 0: none */
+    int *cls_of;       /* per job: class index, -1 */
+    size_t *order, *rank;
+    double *key;
+    int *cap;       /* ringmaster: growth bound of the first greedy pass; INT_MAX: none */
+    double *weight; /* ringmaster: factor on a waiting job's start gain; 1 unless set */
+};
+
+/* A policy's body: fills pw[].gpus (and cls_of) from pp. Returns 0, or -1. */
+typedef int (*policy_plan_body_f)(struct policy_plan *pp, struct policy_want *pw);
+
+/* Sets up pp for snap (classes, guarantees, the policy order in order and
+ * rank, no caps, weights 1), runs body, then policy_plan_finish(). Returns 0, or -1
+ * with errno (ENOMEM, or body's). */
+int policy_plan_allocate(const struct sched_snapshot *snap, struct policy_want *pw,
+                         policy_plan_body_f body);
+
+/* The counts alone of an allocate_ex function, into want[0..njobs). */
+int policy_plan_counts(const struct sched_snapshot *snap, int *want, policy_allocate_ex_f ex);
+
+/* Epochs per second of job i on w GPUs of class c with its best plan (its
+ * plan into *out when out is not NULL); 0 without a speed model. */
+double policy_plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,
+                        struct plan_choice *out);
+
+/* Predicted seconds to finish job i on w GPUs of class c; INFINITY if none. */
+double policy_plan_time_at(const struct policy_plan *pp, size_t i, int w, size_t c);
+
+/* Base count of job i on class c within cap GPUs; 0 if none fits. */
+int policy_plan_base_count(const struct policy_plan *pp, size_t i, size_t c, long cap);
+
+/* The class a running job's GPUs are all of, or -1. */
+long policy_plan_running_class(const struct policy_plan *pp, const struct sched_job *j);
+
+/* The class and base count (*w) job i starts on now (free GPUs), or -1: a
+ * running job restarts on the class it holds if its base fits there (growth
+ * may move it later, paying the restart), a new one where its base runs
+ * fastest per GPU. */
+long policy_plan_start_class(const struct policy_plan *pp, size_t i, int *w);
+
+/* Gives job i its base on the class policy_plan_start_class() picks, if any. */
+void policy_plan_give_base(struct policy_plan *pp, size_t i, struct policy_want *pw);
+
+/* 1 if job i holds a count it may double: elastic, a model, 2w within its
+ * max_gpus and within its cap (pp->cap, when set). */
+int policy_plan_can_grow(const struct policy_plan *pp, size_t i, const struct policy_want *pw);
+
+/* ---- policy_grow.c -------------------------------------------------------
+ *
+ * A job on w GPUs of class c grows to 2w on class c (w more free there) or,
+ * if it is not running yet, moves to 2w on another class `to` (2w free there;
+ * its w on c are freed). rm = 0 weighs a step by the seconds it saves per
+ * added GPU (rubick), rm = 1 by the completion rate it adds per added GPU
+ * (ringmaster, policy_ringmaster.c), where a waiting job's start is also a
+ * candidate. Either way a step back to what a running job holds counts
+ * (1 + SCHED_KEEP_MARGIN) times (rubick also adds the restart it avoids), and
+ * a step that restarts a running job (past what it holds, or to another
+ * class) pays resize_cost_s. */
+
+/* Starts job i if a class has room for its base; a pinned running job then
+ * gets back what it holds. Returns 1 if it started. */
+int policy_grow_start(struct policy_plan *pp, size_t i, struct policy_want *pw);
+
+/* Pushes job i's next step (its start when rm and it waits; else its best
+ * doubling unless it is pinned or cannot grow) if it gains. Returns 0, or -1
+ * with errno ENOSPC. */
+int policy_grow_push(const struct policy_plan *pp, struct policy_heap *h,
+                     const struct policy_want *pw, size_t i, int rm);
+
+/* Pops candidates best first and applies them (pushing each job's next step);
+ * a gain that fell since it was pushed goes back in at its new value.
+ * Returns 0, or -1. */
+int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw, int rm);
+
+#endif

@@ -1,0 +1,443 @@
+/* policy_ringmaster: the ringmaster policy (docs/evaluation.md) on the shared
+ * plan machinery (policy_plan.h).
+ *
+ * Jobs are ordered by predicted remaining time at their base (ties and jobs
+ * it cannot grow: the policy order); then the completion-rate greedy (below)
+ * starts and grows jobs, first each within its heSRPT share of the cluster
+ * (policy_share.c), then with what is left (while all bases fit in
+ * RM_SPARE of the GPUs, every job starts first); then GPUs of a model nobody
+ * could use go to running jobs that gain from moving (use_idle).
+ *
+ * The completion-rate greedy: mean JCT falls fastest when jobs complete
+ * soonest, so ringmaster maximises the cluster's completion rate, the sum over
+ * running jobs of 1 / T_i(w_i), greedily per GPU: starting a waiting job on
+ * its base count b gains 1 / T(b) / b, doubling a job from w gains
+ * (1/T(2w) - 1/T(w)) / w. A short job is thus doubled before a long one
+ * starts (shortest remaining first, with parallelism), and a long job still
+ * gets what nobody shorter can use. Each gain is multiplied by
+ * 1 + waited / POLICY_PLAN_AGE_S (ageing); a running job's start and its
+ * doublings back to what it holds count (1 + SCHED_KEEP_MARGIN) times, growth
+ * past it adds resize_cost_s to T(2w), and a pinned job gets back what it
+ * holds and no more.
+ *
+ * Packing (see "packing" below): after placement, waiting jobs that would
+ * start on 1 GPU share the GPU of a job alone on 1 GPU when both are light
+ * (gandiva's rules, policy_pack.h); the allocator counts a pair's GPU once. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "policy_pack.h"
+#include "policy_plan.h"
+
+/* ringmaster starts every job first when all their bases fit in this share
+ * of the free GPUs (docs/evaluation.md: 0.5 .. 0.75 measured). */
+#define RM_SPARE 0.6
+
+/* Ringmaster's key: predicted remaining seconds at its base on its best class,
+ * shortened by waiting (age) and for running jobs (hysteresis). */
+static double rm_key(const struct policy_plan *pp, size_t i)
+{
+    const struct sched_snapshot *snap = pp->snap;
+    const struct sched_job *j = &snap->jobs[i];
+    double t = INFINITY;
+
+    for (size_t c = 0; c < pp->ncls; c++) {
+        int w = policy_plan_base_count(pp, i, c, LONG_MAX / 4);
+        double tc = w > 0 ? policy_plan_time_at(pp, i, w, c) : INFINITY;
+        if (tc < t)
+            t = tc;
+    }
+    if (!isfinite(t))
+        t = 1e12 + policy_remaining_epochs(j);
+    double waited = snap->now - j->submit_time - j->run_time;
+    if (waited > 0 && isfinite(waited))
+        t /= 1.0 + waited / POLICY_PLAN_AGE_S;
+    if (j->cur_gpus > 0)
+        t /= 1.0 + SCHED_KEEP_MARGIN;
+    return t;
+}
+
+/* Orders by key, ties by the policy order (pp->rank holds it on entry). */
+static void order_by_key(struct policy_plan *pp)
+{
+    size_t n = pp->snap->njobs;
+
+    for (size_t i = 0; i < n; i++)
+        pp->key[i] = rm_key(pp, i);
+    /* Insertion sort, stable over the policy order (ties by its rank). */
+    for (size_t k = 1; k < n; k++) {
+        size_t v = pp->order[k], at = k;
+        while (at > 0 && (pp->key[pp->order[at - 1]] > pp->key[v] ||
+                          (pp->key[pp->order[at - 1]] == pp->key[v] &&
+                           pp->rank[pp->order[at - 1]] > pp->rank[v]))) {
+            pp->order[at] = pp->order[at - 1];
+            at--;
+        }
+        pp->order[at] = v;
+    }
+    policy_ranks(pp->order, n, pp->rank);
+}
+
+/* After the greedy, GPUs of a model that nobody could use are idle: a running
+ * job (longest predicted first) moves onto them when that makes it clearly
+ * faster, at the largest power of two they hold within its bounds. The move
+ * only takes what is left over, so jobs do not hop back and forth. */
+static void use_idle(struct policy_plan *pp, struct policy_want *pw)
+{
+    const struct sched_snapshot *snap = pp->snap;
+    double cost =
+        snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s : 0.0;
+
+    for (size_t k = snap->njobs; k-- > 0;) {
+        size_t i = pp->order[k];
+        const struct sched_job *j = &snap->jobs[i];
+        if (pw[i].gpus == 0 || pp->cls_of[i] < 0 || !j->elastic || !policy_has_speed(j) ||
+            policy_pinned(snap, j))
+            continue;
+        size_t c = (size_t)pp->cls_of[i];
+        double now = policy_plan_time_at(pp, i, pw[i].gpus, c);
+        for (size_t to = 0; to < pp->ncls; to++) {
+            int t = pw[i].gpus;
+            if (to == c || pp->cls[to].free < t)
+                continue;
+            while (2 * t <= pp->cls[to].free && 2 * t <= policy_max_gpus(j))
+                t *= 2;
+            if (!(policy_plan_time_at(pp, i, t, to) + cost < now / (1.0 + SCHED_KEEP_MARGIN)))
+                continue;
+            pp->cls[c].free += pw[i].gpus;
+            pp->cls[to].free -= t;
+            pp->cls_of[i] = (int)to;
+            pw[i].gpus = t;
+            break;
+        }
+    }
+}
+
+/* Speed-up exponent of job i on the class where its base runs fastest per
+ * GPU, between its base b and min(max_gpus, 8b); *base = b (0: none fits). */
+static double exponent(const struct policy_plan *pp, size_t i, int *base)
+{
+    double best = 0;
+    long bc = -1;
+
+    *base = 0;
+    for (size_t c = 0; c < pp->ncls; c++) {
+        int b = policy_plan_base_count(pp, i, c, LONG_MAX / 4);
+        double r = b > 0 ? policy_plan_rate(pp, i, b, c, NULL) / b : 0;
+        if (r > best) {
+            best = r;
+            bc = (long)c;
+            *base = b;
+        }
+    }
+    if (bc < 0)
+        return 0.0;
+    int m = policy_max_gpus(&pp->snap->jobs[i]);
+    if (m / 8 >= *base)
+        m = 8 * *base;
+    return policy_share_exponent(*base, policy_plan_rate(pp, i, *base, (size_t)bc, NULL), m,
+                                 policy_plan_rate(pp, i, m, (size_t)bc, NULL));
+}
+
+/* Free GPUs of all classes. */
+static double free_gpus(const struct policy_plan *pp)
+{
+    double g = 0;
+
+    for (size_t c = 0; c < pp->ncls; c++)
+        g += (double)pp->cls[c].free;
+    return g;
+}
+
+/* Growth bounds of the first greedy pass: the job at position k of the key
+ * order gets its heSRPT share of the free GPUs (policy_share_fraction),
+ * rounded to a power-of-two multiple of its base; a running job keeps at
+ * least what it holds (shrinking it to a share that moves with every arrival
+ * made jobs resize back and forth when nothing contended). */
+static void set_caps(struct policy_plan *pp)
+{
+    size_t n = pp->snap->njobs;
+    double g = free_gpus(pp);
+
+    for (size_t k = 0; k < n; k++) {
+        size_t i = pp->order[k];
+        int b = 0;
+        double p = exponent(pp, i, &b);
+        int cap = policy_share_cap(b, policy_share_fraction(k, n, p) * g);
+        if (pp->snap->jobs[i].cur_gpus > cap)
+            cap = pp->snap->jobs[i].cur_gpus;
+        pp->cap[i] = cap;
+    }
+}
+
+/* Pushes every elastic job with a model (a start or a growth) and runs the greedy. */
+static int greedy_pass(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw)
+{
+    int rc = 0;
+
+    for (size_t k = 0; k < pp->snap->njobs && rc == 0; k++) {
+        size_t i = pp->order[k];
+        const struct sched_job *j = &pp->snap->jobs[i];
+        if (policy_has_speed(j) && j->elastic)
+            rc = policy_grow_push(pp, h, pw, i, 1);
+    }
+    return rc == 0 ? policy_grow_loop(pp, h, pw, 1) : rc;
+}
+
+/* 1 if the base counts of all elastic jobs with a model that hold nothing
+ * yet fit in RM_SPARE of the free GPUs. */
+static int spare(const struct policy_plan *pp, const struct policy_want *pw)
+{
+    double need = 0;
+
+    for (size_t i = 0; i < pp->snap->njobs; i++) {
+        const struct sched_job *j = &pp->snap->jobs[i];
+        int b = 0;
+        if (pw[i].gpus > 0 || !policy_has_speed(j) || !j->elastic)
+            continue;
+        exponent(pp, i, &b);
+        if (b <= 0)
+            return 0;
+        need += b;
+    }
+    return need <= RM_SPARE * free_gpus(pp);
+}
+
+/* Jobs without a model or not elastic get their base in key order. When the
+ * others' bases all fit with room to spare (spare()), every one of them
+ * starts first, in key order: nothing waits while GPUs are plentiful. Then
+ * the completion-rate greedy starts and grows jobs, first each within its
+ * heSRPT bound (set_caps), then, with what is left, without bounds. */
+static int greedy(struct policy_plan *pp, struct policy_want *pw)
+{
+    struct policy_heap h;
+    const struct sched_snapshot *snap = pp->snap;
+    int rc;
+
+    if (policy_heap_init(&h, snap->njobs))
+        return -1;
+    for (size_t k = 0; k < snap->njobs; k++) {
+        size_t i = pp->order[k];
+        const struct sched_job *j = &snap->jobs[i];
+        if (!policy_has_speed(j) || !j->elastic)
+            policy_plan_give_base(pp, i, pw);
+    }
+    if (spare(pp, pw))
+        for (size_t k = 0; k < snap->njobs; k++) {
+            size_t i = pp->order[k];
+            const struct sched_job *j = &snap->jobs[i];
+            if (pw[i].gpus == 0 && policy_has_speed(j) && j->elastic)
+                policy_grow_start(pp, i, pw);
+        }
+    set_caps(pp);
+    rc = greedy_pass(pp, &h, pw);
+    int *cap = pp->cap;
+    pp->cap = NULL;
+    if (rc == 0)
+        rc = greedy_pass(pp, &h, pw);
+    pp->cap = cap;
+    if (rc == 0 && pp->ncls > 1)
+        use_idle(pp, pw);
+    policy_heap_fini(&h);
+    return rc;
+}
+
+/* The second job of a packed pair (it holds nothing in the allocator's view)
+ * already progresses at f = rate_packed / rate_alone of its rate: starting it
+ * on GPUs of its own adds only 1 - f of its completion rate, and nothing
+ * until the pair is measured (a pair is judged on its first measurement). */
+static void weigh_packed(struct policy_plan *pp)
+{
+    for (size_t i = 0; i < pp->snap->njobs; i++) {
+        const struct sched_job *j = &pp->snap->jobs[i];
+        if (!policy_pack_is_second(pp->snap, i))
+            continue;
+        double f = j->rate_alone > 0 && j->rate_packed > 0 ? j->rate_packed / j->rate_alone : 1.0;
+        pp->weight[i] = f < 1.0 ? 1.0 - f : 0.0;
+    }
+}
+
+static int ringmaster_body(struct policy_plan *pp, struct policy_want *pw)
+{
+    weigh_packed(pp);
+    order_by_key(pp);
+    return greedy(pp, pw);
+}
+
+/* The allocator sees the second job of each packed pair as holding nothing
+ * (the pair's GPU counted once, as placement books it): it may give that job
+ * GPUs of its own (the pair then ends) or nothing (the pair may be kept). */
+int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *pw)
+{
+    struct sched_snapshot view;
+    struct sched_job *copy;
+
+    if (policy_pack_view(snap, &view, &copy))
+        return -1;
+    int rc = policy_plan_allocate(&view, pw, ringmaster_body);
+    free(copy);
+    return rc;
+}
+
+/* ---- packing -------------------------------------------------------------
+ *
+ * After placement, a job that got nothing and would start on 1 GPU shares
+ * the GPU of a job that runs alone on 1 GPU, on gandiva's conditions
+ * (policy_pack.h): both light, their memory fits, neither reverted before.
+ * Jobs with plan information are never packed (their plan is chosen for
+ * GPUs of their own). */
+
+/* 1 if job j would start on 1 GPU: min_gpus 1 for an elastic job with a
+ * model, else a request of 1 (its base count, without plans). */
+static int one_gpu(const struct sched_job *j)
+{
+    if (plan_has_info(&j->plan))
+        return 0;
+    if (policy_has_speed(j) && j->elastic)
+        return policy_min_gpus(j) == 1;
+    return policy_clamp(j, j->requested_gpus) == 1;
+}
+
+/* 1 if no assignment of d holds GPU s. */
+static int gpu_free(const struct sched_decision *d, struct sched_slot s)
+{
+    for (size_t i = 0; i < d->njobs; i++)
+        for (int g = 0; g < d->assign[i].gpus; g++)
+            if (d->assign[i].slots[g].node == s.node && d->assign[i].slots[g].gpu == s.gpu)
+                return 0;
+    return 1;
+}
+
+/* The allocator gave the pair's GPU to its second job i (1 GPU) and nothing
+ * to its first k: i runs on the pair's GPU (moved back onto it when placement
+ * put it elsewhere and it is still free and up) and k stays beside it. Returns 1 if
+ * the pair is kept this way. */
+static int keep_swapped(const struct sched_snapshot *snap, struct sched_decision *d, size_t i,
+                        size_t k)
+{
+    struct sched_assignment *b = &d->assign[i];
+    struct sched_slot s = snap->jobs[k].slots[0];
+
+    if (b->slots[0].node != s.node || b->slots[0].gpu != s.gpu) {
+        if (!snap->nodes[s.node].up ||
+            snap->nodes[s.node].gpu_model != snap->nodes[b->slots[0].node].gpu_model ||
+            !gpu_free(d, s))
+            return 0;
+        b->slots[0] = s;
+    }
+    d->nchanged -= b->changed;
+    b->changed = 0;
+    b->reason = "packed: kept, the pair does more work";
+    policy_pack_share(snap, d, k, i, SCHED_PACK_KEEP);
+    return 1;
+}
+
+/* Existing pairs (i the second, k the first, which held the GPU for the
+ * allocator and placement): reverted when the measured rates say the pair
+ * lost; kept when the first stays alone on its GPU and the second got no
+ * GPUs of its own; else the pair ends (NONE): the second runs on its own
+ * GPUs (it moves off the shared GPU) or waits, and the first was resized,
+ * moved or stopped. */
+static void keep_pairs(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    for (size_t i = 0; i < snap->njobs; i++) {
+        long k = policy_pack_partner(snap, i);
+        if (k < 0 || (size_t)k > i)
+            continue;
+        const struct sched_job *a = &snap->jobs[k], *b = &snap->jobs[i];
+        const struct sched_assignment *first = &d->assign[k], *second = &d->assign[i];
+        if (policy_pack_lost(a, b))
+            policy_pack_revert(snap, d, i, (size_t)k);
+        else if (first->gpus == 1 && !first->changed && second->gpus == 0 &&
+                 second->pack == SCHED_PACK_NONE && policy_pack_light(a) && policy_pack_light(b) &&
+                 policy_pack_fits(snap, a, b) && one_gpu(b))
+            policy_pack_share(snap, d, i, (size_t)k, SCHED_PACK_KEEP);
+        else if (first->gpus == 0 && second->gpus == 1 && first->pack == SCHED_PACK_NONE &&
+                 policy_pack_light(a) && policy_pack_light(b) && policy_pack_fits(snap, a, b) &&
+                 one_gpu(a))
+            keep_swapped(snap, d, i, (size_t)k);
+    }
+}
+
+/* The host for waiting job i: a job alone on 1 GPU that may take a partner
+ * (policy_pack_host_ok), without plan information; -1 if none. */
+static long best_host(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i)
+{
+    long best = -1;
+
+    for (size_t h = 0; h < snap->njobs; h++) {
+        const struct sched_job *j = &snap->jobs[h];
+        if (!policy_pack_host_ok(snap, d, i, h) || plan_has_info(&j->plan))
+            continue;
+        if (best < 0 || j->gpu_util < snap->jobs[best].gpu_util)
+            best = (long)h;
+    }
+    return best;
+}
+
+struct waiting {
+    double key;
+    size_t rank, job;
+};
+
+static int waiting_cmp(const void *x, const void *y)
+{
+    const struct waiting *a = x, *b = y;
+
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* New pairs: waiting jobs that would start on 1 GPU, shortest predicted
+ * remaining time (on 1 GPU) first, ties in the policy order. */
+static int new_pairs(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    size_t n = snap->njobs, m = 0;
+    size_t *order = malloc((n + 1) * sizeof(*order));
+    struct waiting *w = malloc((n + 1) * sizeof(*w));
+
+    if (!order || !w || policy_order(snap, order)) {
+        free(order);
+        free(w);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        const struct sched_job *j = &snap->jobs[i];
+        if (d->assign[i].gpus > 0 || d->assign[i].pack != SCHED_PACK_NONE ||
+            !policy_pack_light(j) || !one_gpu(j))
+            continue;
+        double t = policy_time_at(j, 1);
+        w[m++] = (struct waiting){isfinite(t) ? t : HUGE_VAL, k, i};
+    }
+    qsort(w, m, sizeof(*w), waiting_cmp);
+    for (size_t k = 0; k < m; k++) {
+        long h = best_host(snap, d, w[k].job);
+        if (h >= 0)
+            policy_pack_share(snap, d, w[k].job, (size_t)h, SCHED_PACK_PACK);
+    }
+    free(order);
+    free(w);
+    return 0;
+}
+
+static int refine_ringmaster(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    keep_pairs(snap, d);
+    return new_pairs(snap, d);
+}
+
+static int ringmaster_counts(const struct sched_snapshot *snap, int *want)
+{
+    return policy_plan_counts(snap, want, policy_ringmaster_ex);
+}
+
+const struct sched_policy_ops policy_ringmaster = {
+    .name = "ringmaster",
+    .summary = "shortest predicted remaining time first with ageing, heSRPT shares, plans, "
+               "GPU models, doubling with hysteresis, packing of light 1-GPU jobs",
+    .allocate = ringmaster_counts,
+    .refine = refine_ringmaster,
+};
