@@ -385,6 +385,8 @@ static int explore_done(const struct sim *s, const struct sim_job *j)
 /* Minibatches per second of job j alone on its GPUs (or on its request). */
 static double alone_rate(const struct sim_job *j)
 {
+    if (j->alone_rate > 0.0)
+        return j->alone_rate; /* measured: on the GPU model it ran on */
     int w = j->use > 0 ? j->use : j->gpus > 0 ? j->gpus : j->spec->requested_gpus;
     double t = speed_step_time(&j->spec->speed, w);
 
@@ -613,6 +615,8 @@ static void update_use(struct sim *s)
         else
             j->step_rate = f / speed_step_time(&j->spec->speed, u) *
                            (r / speed_epochs_per_second(&j->spec->speed, u));
+        if (j->step_rate > 0.0)
+            j->alone_rate = j->step_rate / f;
     }
 }
 

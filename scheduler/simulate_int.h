@@ -37,6 +37,7 @@ struct sim_job {
     int pack_reverted;
     double packed_run; /* productive seconds since it was packed */
     double step_rate;  /* minibatches per second at use (packing included) */
+    double alone_rate; /* step_rate without packing, on the GPUs it last ran on (0: never ran) */
     double steps_done, first100_time;
     int first100, suspends, packs, migrations;
 };

@@ -43,7 +43,7 @@ static void watch(const struct sched_snapshot *s, const struct sched_decision *d
 
 /* NJOBS elastic resnet110 jobs (1..4 GPUs) on one 4-GPU node, utilisation
  * lo + (hi - lo) * (i % 5) / 4 (0: unknown). */
-static struct simulate_result *run(double lo, double hi, struct rm_watch *w)
+static struct simulate_result *run_on(double lo, double hi, double gpu_speed, struct rm_watch *w)
 {
     static struct simulate_job_spec jobs[NJOBS];
     static struct sched_node node = {.id = 1, .ngpus = NGPUS, .up = 1};
@@ -52,6 +52,7 @@ static struct simulate_result *run(double lo, double hi, struct rm_watch *w)
     char err[256];
 
     cr_assert_eq(template_get("resnet110", &t, err, sizeof(err)), 0, "%s", err);
+    node.gpu_speed = gpu_speed;
     for (int i = 0; i < NJOBS; i++)
         jobs[i] =
             (struct simulate_job_spec){.id = i + 1,
@@ -72,6 +73,11 @@ static struct simulate_result *run(double lo, double hi, struct rm_watch *w)
     struct simulate_result *r = simulate_run(&cfg, jobs, NJOBS, watch, w, err, sizeof(err));
     cr_assert_not_null(r, "%s", err);
     return r;
+}
+
+static struct simulate_result *run(double lo, double hi, struct rm_watch *w)
+{
+    return run_on(lo, hi, 0.0, w);
 }
 
 Test(ringmaster_pack_sim, light_jobs_pack_within_capacity_and_runs_are_deterministic)
@@ -108,4 +114,17 @@ Test(ringmaster_pack_sim, heavy_pairs_are_reverted_and_unknown_utilisation_never
     cr_assert_eq(none->max_jobs_on_gpu, 1);
     cr_assert_eq(w.shared, 0);
     simulate_result_destroy(none);
+}
+
+/* The rates a pair is judged by are both measured on the GPU it runs on: on a GPU twice as
+ * fast as the reference, a losing pair must still lose (it once compared its packed rate on
+ * the fast GPU with its alone rate on the reference one, and kept every pair). */
+Test(ringmaster_pack_sim, heavy_pairs_are_reverted_on_a_faster_gpu_model_too)
+{
+    struct rm_watch w;
+    struct simulate_result *heavy = run_on(0.75, 0.8, 2.0, &w);
+
+    cr_assert_gt(heavy->packs, 0);
+    cr_assert_gt(heavy->pack_reverts, 0, "the pair loses on an A100 as on a V100");
+    simulate_result_destroy(heavy);
 }
