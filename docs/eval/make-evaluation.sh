@@ -71,3 +71,11 @@ for seed in 1 2 3; do
         --trace-window 28800 --min-duration 60 --max-gpus 8 --gpu-util 0.2,1 --seed $seed \
         --policies $P --format csv
 done > $OUT/gandiva-philly-util.csv
+for seed in 1 2 3 4 5; do
+    $SIM run --cluster 4x8:a100,4x8:v100 --poisson 500,114 --gpu-util 0.2,1 --seed $seed \
+        --policies $P --format csv
+done > $OUT/hetero-util-moderate.csv
+for seed in 1 2 3 4 5; do
+    $SIM run --cluster 4x8:a100,4x8:v100 --poisson 250,206 --gpu-util 0.2,1 --seed $seed \
+        --policies $P --format csv
+done > $OUT/hetero-util-extreme.csv

@@ -104,3 +104,5 @@ if which in ("util", "all"):
     paper("docs/eval/paper-util.csv")
     seeds(["docs/eval/philly-util.csv", "docs/eval/gandiva-philly-util.csv"],
           ["Philly (seeds 1-5)", "Gandiva's slice (seeds 1-3)"])
+    seeds(["docs/eval/hetero-util-moderate.csv", "docs/eval/hetero-util-extreme.csv"],
+          ["moderate (seeds 1-5)", "extreme (seeds 1-5)"])
