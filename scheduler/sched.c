@@ -10,6 +10,7 @@
 #include "placement.h"
 #include "placement_multi.h"
 #include "policy.h"
+#include "policy_pack.h"
 #include "sched.h"
 
 /* The policies, in the order sched_policy_list() gives them. */
@@ -111,28 +112,6 @@ static int validate_job(const struct sched_job *j, size_t i, struct msg *m)
     return 0;
 }
 
-/* The index of the job packed with job i (its packed_with), or -1. */
-static long partner_index(const struct sched_snapshot *snap, size_t i)
-{
-    const struct sched_job *j = &snap->jobs[i];
-
-    if (!j->packed)
-        return -1;
-    for (size_t k = 0; k < snap->njobs; k++)
-        if (k != i && snap->jobs[k].id == j->packed_with)
-            return (long)k;
-    return -1;
-}
-
-/* 1 if job i is the second of a packed pair (its partner comes first): it
- * holds its partner's GPUs and books none of its own. */
-static int packed_second(const struct sched_snapshot *snap, size_t i)
-{
-    long k = partner_index(snap, i);
-
-    return k >= 0 && (size_t)k < i;
-}
-
 static int has_slot(const struct sched_job *j, struct sched_slot s)
 {
     for (int k = 0; k < j->cur_gpus; k++)
@@ -145,7 +124,7 @@ static int has_slot(const struct sched_job *j, struct sched_slot s)
 static int validate_pack(const struct sched_snapshot *snap, size_t i, struct msg *m)
 {
     const struct sched_job *j = &snap->jobs[i];
-    long k = partner_index(snap, i);
+    long k = policy_pack_partner(snap, i);
 
     if (k < 0 || !snap->jobs[k].packed || snap->jobs[k].packed_with != j->id)
         return fail(m, "job", (long long)i, "packed with a job that is not packed with it");
@@ -165,7 +144,7 @@ static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, str
         const struct sched_job *j = &snap->jobs[i];
         if (j->packed && validate_pack(snap, i, m))
             return -1;
-        if (j->packed && packed_second(snap, i))
+        if (policy_pack_is_second(snap, i))
             continue;
         for (int k = 0; k < j->cur_gpus; k++) {
             struct sched_slot s = j->slots[k];
@@ -483,33 +462,6 @@ out:
     return p;
 }
 
-/* What placement sees: the snapshot, but the second job of each packed pair
- * holds nothing (its partner's GPUs are booked once). NULL with *copy NULL
- * when nothing is packed (placement then uses snap itself). */
-static int placement_view(const struct sched_snapshot *snap, struct sched_snapshot *view,
-                          struct sched_job **copy)
-{
-    int any = 0;
-
-    *view = *snap;
-    *copy = NULL;
-    for (size_t i = 0; i < snap->njobs && !any; i++)
-        any = snap->jobs[i].packed;
-    if (!any)
-        return 0;
-    *copy = malloc(snap->njobs * sizeof(**copy));
-    if (!*copy)
-        return -1;
-    memcpy(*copy, snap->jobs, snap->njobs * sizeof(**copy));
-    for (size_t i = 0; i < snap->njobs; i++)
-        if (snap->jobs[i].packed && packed_second(snap, i)) {
-            (*copy)[i].cur_gpus = 0;
-            (*copy)[i].slots = NULL;
-        }
-    view->jobs = *copy;
-    return 0;
-}
-
 /* The suspend, resume and migrate flags, once the decision is final. */
 static void mark_moves(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
                        struct sched_decision *d)
@@ -556,7 +508,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     }
     want = calloc(snap->njobs + 1, sizeof(*want));
     pw = calloc(snap->njobs + 1, sizeof(*pw));
-    if (!want || !pw || placement_view(snap, &view, &copy)) {
+    if (!want || !pw || policy_pack_view(snap, &view, &copy)) {
         errno = ENOMEM;
         goto out;
     }
