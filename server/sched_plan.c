@@ -253,12 +253,17 @@ static int on_node_of(const struct sched_slot *sl, int n, int node)
 }
 
 /* Time-slicing (sched_slice.h): a running job the decision leaves without GPUs is suspended
- * in place; a job suspended so resumes in place on the GPUs it left, or moves through its
- * checkpoint (migrate) onto others. CH_KEEP when neither applies. */
+ * in place when the policy time-slices (a->suspended), or when it shares its GPU in a pair
+ * (any packing policy: a reverted or ended pair's job given nothing must leave the shared
+ * GPU; it then waits, time-sliced, for GPUs of its own); a job suspended so resumes in place
+ * on the GPUs it left, or moves through its checkpoint (migrate) onto others. CH_KEEP when
+ * neither applies. */
 static enum change slice_change(const struct sched_plan *p, const struct plan_job *pj,
                                 const struct sched_assignment *a)
 {
-    if (!pj->fixed && a->suspended && pj->sj->state == JOB_RUNNING && pj->sj->cur_gpus > 0)
+    int paired = p->cjobs[pj - p->jobs].packed && a->gpus == 0;
+    if (!pj->fixed && (a->suspended || paired) && pj->sj->state == JOB_RUNNING &&
+        pj->sj->cur_gpus > 0)
         return CH_SUSPEND;
     if (sched_slice_waiting(p->slice, pj->sj) && a->gpus > 0)
         return sched_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME : CH_MIGRATE;
