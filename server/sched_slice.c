@@ -327,6 +327,9 @@ void sched_slice_fill(struct sched_slice *sl, const struct snap_job *sj, struct 
 
 /* ---- recording a round ---- */
 
+/* The event names the job's state as the round left it (a job packed as it starts is
+ * STARTING, not the snapshot's PENDING: an event into PENDING would mean it was queued
+ * again, and its worker's reports would no longer be taken, reports.c). */
 static int event(PGconn *c, const struct snap_job *sj, const char *ev, const char *detail)
 {
     char id[24];
@@ -335,7 +338,8 @@ static int event(PGconn *c, const struct snap_job *sj, const char *ev, const cha
     log_info("job %lld: %s (%s)", (long long)sj->id, ev, detail);
     return db_command_params(c,
                              "INSERT INTO job_events (job_id, from_state, to_state, event, actor,"
-                             " detail) VALUES ($1, $2, $2, $3, 'scheduler', $4)",
+                             " detail) SELECT $1, s, s, $3, 'scheduler', $4 FROM COALESCE("
+                             "(SELECT state FROM jobs WHERE id = $1), $2) s",
                              4, p);
 }
 
