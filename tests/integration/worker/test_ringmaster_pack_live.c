@@ -250,6 +250,8 @@ Test(rm_pack_reverted, contending_jobs_are_unpacked_and_the_second_waits_suspend
     /* the first completes, then the second resumes in its place and completes */
     expect_completed(first, REVERTED_STEPS);
     expect_completed(second, REVERTED_STEPS);
+    if (events(second, "resume") < 1 || getenv("RINGMASTER_TEST_VERBOSE"))
+        print_events();
     cr_assert_geq(events(second, "resume"), 1, "the scheduler resumed it");
     fprintf(stderr,
             "ringmaster packing reverted: packed %.1f s into the test, second suspended %.1f s"
