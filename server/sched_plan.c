@@ -172,6 +172,19 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
     return 0;
 }
 
+/* The packing bound: memory of one GPU in bytes, the smallest of the up nodes whose GPU
+ * memory is known (reported, or their model's; sched_snap.c); 0 when none is (no bound). */
+static double gpu_mem_bound(const struct sched_snap *s)
+{
+    double gb = 0;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        double m = s->nodes[n].gpu_mem_gb;
+        if (s->nodes[n].up && m > 0 && isfinite(m) && (gb <= 0 || m < gb))
+            gb = m;
+    }
+    return gb * 1e9;
+}
+
 static int build_snapshot(struct sched_plan *p, long round_no)
 {
     const struct sched_snap *s = p->s;
@@ -200,6 +213,7 @@ static int build_snapshot(struct sched_plan *p, long round_no)
         .min_resize_interval_s = p->cfg->min_resize_interval_s,
         .explore_stage_s = p->stage_s,
         .quantum_s = p->cfg->quantum_s,
+        .gpu_mem_bytes = gpu_mem_bound(s),
     };
     return 0;
 }

@@ -66,18 +66,26 @@ static void print_events(void)
     wt_dump_logs();
 }
 
-/* A 1-GPU elastic (min 1) train-mlp of steps steps with the resnet110 speed model and
- * gpu_util 0.4; work: its GPU-time arguments (JSON strings). */
-static long long submit(long steps, int seed, const char *work)
+/* A 1-GPU elastic (min 1) train-mlp of steps steps with the resnet110 speed model,
+ * gpu_util 0.4 and GPU memory mem bytes (0: undeclared); work: its GPU-time arguments (JSON
+ * strings). */
+static long long submit_mem(long steps, int seed, const char *work, double mem)
 {
-    char body[1400];
+    char body[1400], m[64] = "";
+    if (mem > 0)
+        snprintf(m, sizeof(m), ",\"gpu_mem_bytes\":%.0f", mem);
     snprintf(body, sizeof(body),
              "{\"name\":\"rmpack\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
              "\"--print-every\",\"100\",%s],\"gpus\":1,\"min_gpus\":1,\"max_gpus\":1,"
              "\"elastic\":true,\"model\":{\"class\":\"resnet110\",\"epochs\":1000,"
-             "\"gpu_util\":0.4},\"env\":{" WT_ASAN_ENV ",\"RINGMASTER_GPU_LOCK_DIR\":\"%s\"}}",
-             TRAIN_MLP_PATH, steps, seed, work, tmp_root);
+             "\"gpu_util\":0.4%s},\"env\":{" WT_ASAN_ENV ",\"RINGMASTER_GPU_LOCK_DIR\":\"%s\"}}",
+             TRAIN_MLP_PATH, steps, seed, work, m, tmp_root);
     return wt_post_job(body);
+}
+
+static long long submit(long steps, int seed, const char *work)
+{
+    return submit_mem(steps, seed, work, 0);
 }
 
 static long long events(long long job, const char *ev)
@@ -206,6 +214,31 @@ Test(rm_pack_kept, two_light_jobs_are_packed_by_ringmaster_and_stay_packed)
             "ringmaster packing kept: packed %.1f s into the test, normalised rates summed %.2f"
             " over the first %lld packed reports each, both done %.1f s into the test\n",
             t_packed - t0, sum, nmeasured, hx_now() - t0);
+    hx_finish();
+}
+
+/* The packing bound is the GPU's memory (an a100: 80 GB): two jobs of 50 GB each are never
+ * packed, the second waits for the first. */
+Test(rm_pack_kept, jobs_whose_memory_does_not_fit_one_gpu_are_not_packed)
+{
+    long long a = submit_mem(100000, 9111, "\"--sleep-us-per-sample\",\"300\"", 5e10);
+    long long b = submit_mem(100000, 9112, "\"--sleep-us-per-sample\",\"300\"", 5e10);
+    double end = hx_now() + 40;
+    while (!(wt_await_state(a, "RUNNING", 0.1) == 0 || wt_await_state(b, "RUNNING", 0.1) == 0) &&
+           hx_now() < end)
+        ;
+    long long first = strcmp(wt_job_state(a), "RUNNING") == 0 ? a : b, second = a + b - first;
+    wt_expect_state(first, "RUNNING", 1, print_events);
+    sleep(5); /* five rounds */
+    if (events(second, "pack") > 0 || getenv("RINGMASTER_TEST_VERBOSE"))
+        print_events();
+    cr_assert_eq(events(a, "pack") + events(b, "pack"), 0, "100 GB do not fit one 80 GB GPU");
+    cr_assert_str_eq(wt_job_state(second), "PENDING");
+    cr_assert_eq(gpus_held(second), 0);
+    wt_cancel(a);
+    wt_cancel(b);
+    wt_expect_state(a, "CANCELLED", 30, print_events);
+    wt_expect_state(b, "CANCELLED", 30, print_events);
     hx_finish();
 }
 
