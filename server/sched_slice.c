@@ -277,8 +277,8 @@ static double predicted_s(const struct sched_slice *sl, const struct slice_row *
     const struct snap_node *n = node >= 0 ? &sl->s->nodes[node] : NULL;
     struct plan_spec none = {0};
     struct plan_choice dp = {0};
-    double t = plan_step_time(&r->speed, &none, &dp, 1, 1, n ? n->gpu_speed : 1.0,
-                              n ? n->gpu_mem_gb : 0);
+    double t =
+        plan_step_time(&r->speed, &none, &dp, 1, 1, n ? n->gpu_speed : 1.0, n ? n->gpu_mem_gb : 0);
     return isfinite(t) && t > 0 ? t : 0;
 }
 
@@ -414,8 +414,8 @@ static int record_pack(const struct sched_slice *sl, PGconn *c, const struct sna
     snprintf(alone, sizeof(alone), "%.9g", s);
     const char *p[] = {id, with, alone};
     snprintf(detail, sizeof(detail),
-             "round %s: packed with job %s on one GPU, %.4f s per minibatch alone (%s) (%s)",
-             round, with, s, measured ? "measured" : "predicted by its speed model", a->reason);
+             "round %s: packed with job %s on one GPU, %.4f s per minibatch alone (%s) (%s)", round,
+             with, s, measured ? "measured" : "predicted by its speed model", a->reason);
     return db_command_params(c,
                              "INSERT INTO job_slices (job_id, packed_with, alone_s)"
                              " VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET"

@@ -60,8 +60,8 @@ static void print_events(void)
                " ORDER BY 1");
     for (int i = 0; i < PQntuples(r); i++)
         fprintf(stderr, "slices: job %s sliced %s with %s alone %s reverted %s\n",
-                PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2),
-                PQgetvalue(r, i, 3), PQgetvalue(r, i, 4));
+                PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3),
+                PQgetvalue(r, i, 4));
     PQclear(r);
     wt_dump_logs();
 }
