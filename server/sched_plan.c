@@ -172,6 +172,19 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
     return 0;
 }
 
+/* The packing bound: memory of one GPU in bytes, the smallest of the up nodes whose GPU
+ * memory is known (reported, or their model's; sched_snap.c); 0 when none is (no bound). */
+static double gpu_mem_bound(const struct sched_snap *s)
+{
+    double gb = 0;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        double m = s->nodes[n].gpu_mem_gb;
+        if (s->nodes[n].up && m > 0 && isfinite(m) && (gb <= 0 || m < gb))
+            gb = m;
+    }
+    return gb * 1e9;
+}
+
 static int build_snapshot(struct sched_plan *p, long round_no)
 {
     const struct sched_snap *s = p->s;
@@ -200,6 +213,7 @@ static int build_snapshot(struct sched_plan *p, long round_no)
         .min_resize_interval_s = p->cfg->min_resize_interval_s,
         .explore_stage_s = p->stage_s,
         .quantum_s = p->cfg->quantum_s,
+        .gpu_mem_bytes = gpu_mem_bound(s),
     };
     return 0;
 }
@@ -253,12 +267,17 @@ static int on_node_of(const struct sched_slot *sl, int n, int node)
 }
 
 /* Time-slicing (sched_slice.h): a running job the decision leaves without GPUs is suspended
- * in place; a job suspended so resumes in place on the GPUs it left, or moves through its
- * checkpoint (migrate) onto others. CH_KEEP when neither applies. */
+ * in place when the policy time-slices (a->suspended), or when it shares its GPU in a pair
+ * (any packing policy: a reverted or ended pair's job given nothing must leave the shared
+ * GPU; it then waits, time-sliced, for GPUs of its own); a job suspended so resumes in place
+ * on the GPUs it left, or moves through its checkpoint (migrate) onto others. CH_KEEP when
+ * neither applies. */
 static enum change slice_change(const struct sched_plan *p, const struct plan_job *pj,
                                 const struct sched_assignment *a)
 {
-    if (!pj->fixed && a->suspended && pj->sj->state == JOB_RUNNING && pj->sj->cur_gpus > 0)
+    int paired = p->cjobs[pj - p->jobs].packed && a->gpus == 0;
+    if (!pj->fixed && (a->suspended || paired) && pj->sj->state == JOB_RUNNING &&
+        pj->sj->cur_gpus > 0)
         return CH_SUSPEND;
     if (sched_slice_waiting(p->slice, pj->sj) && a->gpus > 0)
         return sched_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME : CH_MIGRATE;

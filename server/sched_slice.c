@@ -1,5 +1,6 @@
 #include "sched_slice.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +54,13 @@ struct slice_row {
     double packed_s; /* mean since the pair's measurement began */
     long packed_n;
     int suspend_pending;
+    struct speed_model speed; /* the job's speed model as the core sees it (sched_slice_fill) */
+    int has_speed;
 };
 
 struct sched_slice {
     const struct sched_snap *s;
-    struct slice_row *rows;
+    struct slice_row *rows; /* sched_slice_fill adds each job's speed model */
     size_t n;
 };
 
@@ -265,11 +268,42 @@ static const struct snap_job *partner(const struct sched_slice *sl, const struct
     return p;
 }
 
-void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j)
+/* Seconds per minibatch that r's speed model predicts for it alone on 1 GPU of node (an index
+ * into the snapshot's nodes; < 0: the reference GPU); 0 without a model. */
+static double predicted_s(const struct sched_slice *sl, const struct slice_row *r, int node)
 {
-    const struct slice_row *r = row_of(sl, sj->id);
+    if (!r->has_speed)
+        return 0;
+    const struct snap_node *n = node >= 0 ? &sl->s->nodes[node] : NULL;
+    struct plan_spec none = {0};
+    struct plan_choice dp = {0};
+    double t =
+        plan_step_time(&r->speed, &none, &dp, 1, 1, n ? n->gpu_speed : 1.0, n ? n->gpu_mem_gb : 0);
+    return isfinite(t) && t > 0 ? t : 0;
+}
+
+/* The node whose GPU model a job's alone rate is predicted on: where it runs, else where a
+ * time-sliced job waits, else -1 (the reference GPU). */
+static int alone_node(const struct sched_slice *sl, const struct snap_job *sj)
+{
+    return sj->cur_gpus > 0 ? sj->slots[0].node : sched_slice_home(sl, sj);
+}
+
+/* Seconds per minibatch alone: measured (its latest reports, once there are enough), else
+ * predicted by its speed model on node's GPU model; 0 when neither is known. */
+static double alone_s(const struct sched_slice *sl, const struct slice_row *r, int node)
+{
+    return r->recent_n >= SCHED_SLICE_MIN_ALONE ? r->recent_s : predicted_s(sl, r, node);
+}
+
+void sched_slice_fill(struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j)
+{
+    struct slice_row *r = (struct slice_row *)row_of(sl, sj->id);
     if (!r)
         return;
+    r->has_speed = j->model_source != SCHED_MODEL_NONE && j->speed.fitted;
+    if (r->has_speed)
+        r->speed = j->speed;
     if (sched_slice_waiting(sl, sj)) {
         j->suspended = 1;
         j->last_change_time = r->changed_at;
@@ -278,7 +312,7 @@ void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj, s
     }
     j->run_time += r->run_s;
     const struct snap_job *p = partner(sl, sj);
-    double alone = p ? r->alone_s : r->recent_n >= SCHED_SLICE_MIN_ALONE ? r->recent_s : 0;
+    double alone = p ? r->alone_s : alone_s(sl, r, alone_node(sl, sj));
     j->rate_alone = alone > 0 ? 1.0 / alone : 0;
     j->gpu_util = j->rate_alone > 0 ? r->gpu_util : 0;
     j->gpu_mem_bytes = r->gpu_mem;
@@ -293,6 +327,9 @@ void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj, s
 
 /* ---- recording a round ---- */
 
+/* The event names the job's state as the round left it (a job packed as it starts is
+ * STARTING, not the snapshot's PENDING: an event into PENDING would mean it was queued
+ * again, and its worker's reports would no longer be taken, reports.c). */
 static int event(PGconn *c, const struct snap_job *sj, const char *ev, const char *detail)
 {
     char id[24];
@@ -301,7 +338,8 @@ static int event(PGconn *c, const struct snap_job *sj, const char *ev, const cha
     log_info("job %lld: %s (%s)", (long long)sj->id, ev, detail);
     return db_command_params(c,
                              "INSERT INTO job_events (job_id, from_state, to_state, event, actor,"
-                             " detail) VALUES ($1, $2, $2, $3, 'scheduler', $4)",
+                             " detail) SELECT $1, s, s, $3, 'scheduler', $4 FROM COALESCE("
+                             "(SELECT state FROM jobs WHERE id = $1), $2) s",
                              4, p);
 }
 
@@ -363,14 +401,21 @@ static int record_pack(const struct sched_slice *sl, PGconn *c, const struct sna
                        const struct sched_assignment *a, const char *round)
 {
     const struct slice_row *r = row_of(sl, sj->id);
+    int measured = r && r->recent_n >= SCHED_SLICE_MIN_ALONE;
+    /* measured alone, else predicted on the pair's GPU, else what it measured so far */
+    double s = !r ? 0 : measured ? r->recent_s : predicted_s(sl, r, a->slots[0].node);
+    if (r && s <= 0) {
+        s = r->recent_s;
+        measured = 1;
+    }
     char id[24], with[24], alone[32], detail[320];
     snprintf(id, sizeof(id), "%lld", (long long)sj->id);
     snprintf(with, sizeof(with), "%lld", (long long)a->packed_with);
-    snprintf(alone, sizeof(alone), "%.9g", r ? r->recent_s : 0);
+    snprintf(alone, sizeof(alone), "%.9g", s);
     const char *p[] = {id, with, alone};
     snprintf(detail, sizeof(detail),
-             "round %s: packed with job %s on one GPU, %.4f s per minibatch alone (%s)", round,
-             with, r ? r->recent_s : 0, a->reason);
+             "round %s: packed with job %s on one GPU, %.4f s per minibatch alone (%s) (%s)", round,
+             with, s, measured ? "measured" : "predicted by its speed model", a->reason);
     return db_command_params(c,
                              "INSERT INTO job_slices (job_id, packed_with, alone_s)"
                              " VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET"

@@ -27,8 +27,8 @@
  * packed rate counts, and seconds between both jobs running and the measurement's start. */
 #define SCHED_SLICE_MIN_PACKED 30
 #define SCHED_SLICE_SETTLE_S 2.0
-/* Reports alone needed before a job's declared utilisation is shown to the core (a pair is
- * judged against the rates alone, so a job never measured alone is never packed). */
+/* Reports alone needed before a job's measured rate alone counts (a pair is judged against
+ * the rates alone; before that a job's speed model may predict it, else it is never packed). */
 #define SCHED_SLICE_MIN_ALONE 20
 
 struct sched_slice;
@@ -56,8 +56,12 @@ int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, 
 /* 1 if sj was suspended by the scheduler and now waits, holding nothing. */
 int sched_slice_waiting(const struct sched_slice *sl, const struct snap_job *sj);
 
-/* Fills j's Gandiva fields (j has its other fields already). */
-void sched_slice_fill(const struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j);
+/* Fills j's Gandiva fields (j has its other fields already, its speed model and its source
+ * included). Its rate alone is measured (SCHED_SLICE_MIN_ALONE reports) or, before that,
+ * predicted by its speed model (1 GPU of the model it runs on, or waits on; else the reference
+ * GPU); its declared gpu_util is shown only when one of them is known. Keeps j's speed model
+ * for sched_slice_record (a pack freezes the rate alone predicted on the pair's GPU). */
+void sched_slice_fill(struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j);
 
 /* 1 if a sliced job resuming on these gpus slots finds them exactly where it left them
  * (resume in place); 0 if it must move through its checkpoint. */
