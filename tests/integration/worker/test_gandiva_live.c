@@ -90,29 +90,6 @@ static int all_seen(const long long *jobs)
     return hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'unpack'") >= 1;
 }
 
-static void print_events(void)
-{
-    PGresult *r = hx_sql("SELECT job_id, event, actor, to_state, detail FROM job_events"
-                         " ORDER BY id");
-    for (int i = 0; i < PQntuples(r); i++)
-        fprintf(stderr, "job %s: %s by %s -> %s: %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-                PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4));
-    PQclear(r);
-    r = hx_sql("SELECT s.job_id, s.sliced, s.packed_with, s.pack_at, s.alone_s, s.pack_reverted,"
-               " (SELECT count(*) || ' ' || avg(seconds) FROM job_metrics m WHERE"
-               " m.job_id = s.job_id AND m.at > s.pack_at), now() FROM job_slices s");
-    for (int i = 0; i < PQntuples(r); i++) {
-        for (int k = 0; k < PQnfields(r); k++)
-            fprintf(stderr, "%s | ", PQgetvalue(r, i, k));
-        fprintf(stderr, "\n");
-    }
-    PQclear(r);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "grep -v ' POST \\| GET ' '%s/server.log' | tail -n 40 >&2", hx.dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "no server log\n");
-}
-
 Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reverted)
 {
     long long jobs[NJOBS];
@@ -127,7 +104,7 @@ Test(gandiva_live, three_jobs_share_two_gpus_in_quanta_and_a_losing_pack_is_reve
     while (!all_seen(jobs) && hx_now() < end)
         usleep(500000);
     if (!all_seen(jobs) || getenv("RINGMASTER_TEST_VERBOSE"))
-        print_events();
+        wt_print_events();
     for (int i = 0; i < NJOBS; i++) {
         cr_assert_geq(slice_events(jobs[i], "suspend"), 1, "job %lld was time-sliced out", jobs[i]);
         cr_assert_geq(slice_events(jobs[i], "resume"), 1, "job %lld got its turn back", jobs[i]);

@@ -48,24 +48,6 @@ static void teardown(void)
     wt_remove_tree(tmp_root);
 }
 
-static void print_events(void)
-{
-    PGresult *r = hx_sql("SELECT job_id, event, actor, to_state, detail FROM job_events"
-                         " ORDER BY id");
-    for (int i = 0; i < PQntuples(r); i++)
-        fprintf(stderr, "job %s: %s by %s -> %s: %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-                PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4));
-    PQclear(r);
-    r = hx_sql("SELECT job_id, sliced, packed_with, alone_s, pack_reverted FROM job_slices"
-               " ORDER BY 1");
-    for (int i = 0; i < PQntuples(r); i++)
-        fprintf(stderr, "slices: job %s sliced %s with %s alone %s reverted %s\n",
-                PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3),
-                PQgetvalue(r, i, 4));
-    PQclear(r);
-    wt_dump_logs();
-}
-
 /* A 1-GPU elastic (min 1) train-mlp of steps steps with the resnet110 speed model,
  * gpu_util 0.4 and GPU memory mem bytes (0: undeclared); work: its GPU-time arguments (JSON
  * strings). */
@@ -125,7 +107,7 @@ static void await_packed(long long a, long long b, double timeout_s)
     while (!packed(a, b) && hx_now() < end)
         usleep(100000);
     if (!packed(a, b))
-        print_events();
+        wt_print_events();
     cr_assert(packed(a, b), "jobs %lld and %lld share GPU 0", a, b);
 }
 
@@ -155,7 +137,7 @@ static double rate_sum(long long a, long long b)
 
 static void expect_completed(long long job, long steps)
 {
-    wt_expect_state(job, "COMPLETED", 90, print_events);
+    wt_expect_state(job, "COMPLETED", 90, wt_print_events);
     cr_assert_eq(max_step(job), steps);
 }
 
@@ -191,12 +173,12 @@ Test(rm_pack_kept, two_light_jobs_are_packed_by_ringmaster_and_stay_packed)
         usleep(100000);
     long long nmeasured = measured(a, b);
     if (nmeasured < 35)
-        print_events();
+        wt_print_events();
     cr_assert_geq(nmeasured, 35, "both measured while packed");
     double sum = rate_sum(a, b);
     sleep(3);
     if (!packed(a, b) || getenv("RINGMASTER_TEST_VERBOSE"))
-        print_events();
+        wt_print_events();
     cr_assert(packed(a, b), "the pair stays packed past its measurement (sum %.2f)", sum);
     cr_assert_gt(sum, 1.05, "packed, they do more than one job alone: %.2f", sum);
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_events WHERE event IN"
@@ -228,17 +210,17 @@ Test(rm_pack_kept, jobs_whose_memory_does_not_fit_one_gpu_are_not_packed)
            hx_now() < end)
         ;
     long long first = strcmp(wt_job_state(a), "RUNNING") == 0 ? a : b, second = a + b - first;
-    wt_expect_state(first, "RUNNING", 1, print_events);
+    wt_expect_state(first, "RUNNING", 1, wt_print_events);
     sleep(5); /* five rounds */
     if (events(second, "pack") > 0 || getenv("RINGMASTER_TEST_VERBOSE"))
-        print_events();
+        wt_print_events();
     cr_assert_eq(events(a, "pack") + events(b, "pack"), 0, "100 GB do not fit one 80 GB GPU");
     cr_assert_str_eq(wt_job_state(second), "PENDING");
     cr_assert_eq(gpus_held(second), 0);
     wt_cancel(a);
     wt_cancel(b);
-    wt_expect_state(a, "CANCELLED", 30, print_events);
-    wt_expect_state(b, "CANCELLED", 30, print_events);
+    wt_expect_state(a, "CANCELLED", 30, wt_print_events);
+    wt_expect_state(b, "CANCELLED", 30, wt_print_events);
     hx_finish();
 }
 
@@ -259,14 +241,14 @@ Test(rm_pack_reverted, contending_jobs_are_unpacked_and_the_second_waits_suspend
     while (events(a, "suspend") + events(b, "suspend") == 0 && hx_now() < end)
         usleep(100000);
     if (events(a, "suspend") + events(b, "suspend") != 1)
-        print_events();
+        wt_print_events();
     cr_assert_eq(events(a, "suspend") + events(b, "suspend"), 1, "one job leaves the pair");
     double t_reverted = hx_now();
     long long second = events(a, "suspend") ? a : b, first = second == a ? b : a;
     cr_assert_eq(events(first, "unpack"), 1, "the revert is recorded");
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_slices WHERE pack_reverted"), 2);
     /* the second waits suspended, holding no GPU, while the first runs alone */
-    wt_expect_state(second, "SUSPENDED", 20, print_events);
+    wt_expect_state(second, "SUSPENDED", 20, wt_print_events);
     cr_assert_eq(gpus_held(second), 0, "a suspended job holds no GPU");
     cr_assert_eq(gpus_held(first), 1);
     cr_assert_eq(wt_db_int("SELECT count(*) FROM job_slices WHERE job_id = %lld AND sliced"
@@ -284,7 +266,7 @@ Test(rm_pack_reverted, contending_jobs_are_unpacked_and_the_second_waits_suspend
     expect_completed(first, REVERTED_STEPS);
     expect_completed(second, REVERTED_STEPS);
     if (events(second, "resume") < 1 || getenv("RINGMASTER_TEST_VERBOSE"))
-        print_events();
+        wt_print_events();
     cr_assert_geq(events(second, "resume"), 1, "the scheduler resumed it");
     fprintf(stderr,
             "ringmaster packing reverted: packed %.1f s into the test, second suspended %.1f s"

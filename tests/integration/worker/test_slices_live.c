@@ -46,22 +46,6 @@ static void teardown(void)
     wt_remove_tree(tmp_root);
 }
 
-static void print_events(void)
-{
-    PGresult *r = hx_sql("SELECT job_id, event, actor, to_state, detail FROM job_events"
-                         " ORDER BY id");
-    for (int i = 0; i < PQntuples(r); i++)
-        fprintf(stderr, "job %s: %s by %s -> %s: %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-                PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4));
-    PQclear(r);
-    r = hx_sql("SELECT job_id, node_id, gpu_idx FROM allocations ORDER BY 1");
-    for (int i = 0; i < PQntuples(r); i++)
-        fprintf(stderr, "allocation: job %s on node %s GPU %s\n", PQgetvalue(r, i, 0),
-                PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
-    PQclear(r);
-    wt_dump_logs();
-}
-
 /* A 1-GPU train-mlp of steps steps, sleeping 300 us per example (its "GPU"), with extra
  * (JSON members, may be empty) and extra command arguments args (JSON strings, may be empty). */
 static long long submit(long steps, int seed, const char *args, const char *extra)
@@ -89,7 +73,7 @@ static void await_event(long long job, const char *ev, long long n, double timeo
     double end = hx_now() + timeout_s;
     while (events(job, ev) < n) {
         if (hx_now() > end) {
-            print_events();
+            wt_print_events();
             cr_assert_fail("job %lld: %lld events %s after %.0f s, not %lld (state %s)", job,
                            events(job, ev), ev, timeout_s, n, wt_job_state(job));
         }
@@ -104,7 +88,7 @@ static long long gpus_held(long long job)
 
 static void expect_completed(long long job, long steps)
 {
-    wt_expect_state(job, "COMPLETED", 150, print_events);
+    wt_expect_state(job, "COMPLETED", 150, wt_print_events);
     cr_assert_eq(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", job), steps);
 }
 
@@ -126,18 +110,18 @@ Test(late_suspend, a_job_suspended_after_its_suspension_failed_gives_its_gpu_bac
     /* slow: 2.5 s from SUSPEND to suspended, where its worker waits 1 s */
     long long slow = submit(LATE_STEPS, 7401, "\"--suspend-delay-ms\",\"2500\"", "");
     long long other = submit(LATE_STEPS, 7402, "", "");
-    wt_expect_state(slow, "RUNNING", 60, print_events);
+    wt_expect_state(slow, "RUNNING", 60, wt_print_events);
     /* its quantum ends: the round suspends it and gives its GPU to the other; the worker's
      * suspend times out, so it gets its GPU back (event suspend_failed) ... */
     await_event(slow, "suspend_failed", 1, 60);
     double t_failed = hx_now();
     /* ... and then it suspends after all */
-    wt_expect_state(slow, "SUSPENDED", 20, print_events);
+    wt_expect_state(slow, "SUSPENDED", 20, wt_print_events);
     double t_suspended = hx_now(), end = t_suspended + 5;
     while (gpus_held(slow) > 0 && hx_now() < end)
         usleep(100000);
     if (gpus_held(slow) > 0 || getenv("RINGMASTER_TEST_VERBOSE"))
-        print_events();
+        wt_print_events();
     cr_assert_eq(gpus_held(slow), 0, "a job suspended by the scheduler holds no GPU (state %s)",
                  wt_job_state(slow));
     cr_assert_geq(events(slow, "suspend_late"), 1);
@@ -219,7 +203,7 @@ Test(pack_kept, two_light_jobs_packed_on_one_gpu_stay_packed)
     while (!packed(a, b) && hx_now() < end)
         usleep(100000);
     if (!packed(a, b))
-        print_events();
+        wt_print_events();
     cr_assert(packed(a, b), "jobs %lld and %lld share GPU 0", a, b);
     double t_packed = hx_now();
     /* the measurement (30 reports each after pack_at), and a few rounds after it */
@@ -231,7 +215,7 @@ Test(pack_kept, two_light_jobs_packed_on_one_gpu_stay_packed)
     double sum = rate_sum(a, b);
     sleep(3);
     if (!packed(a, b) || getenv("RINGMASTER_TEST_VERBOSE"))
-        print_events();
+        wt_print_events();
     cr_assert(packed(a, b), "the pair stays packed past its measurement (sum %.2f)", sum);
     cr_assert_gt(sum, 1.05, "packed, they do more than one job alone: %.2f", sum);
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'unpack'"), 0);

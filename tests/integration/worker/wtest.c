@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <libpq-fe.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,31 @@ void wt_dump_logs(void)
              hx.dir, hx.dir, hx.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "no worker log\n");
+}
+
+/* Prints each row of the query's answer, its fields joined by " | ", after label. */
+static void print_rows(const char *label, const char *sql)
+{
+    PGresult *r = hx_sql(sql);
+    for (int i = 0; i < PQntuples(r); i++) {
+        fprintf(stderr, "%s", label);
+        for (int k = 0; k < PQnfields(r); k++)
+            fprintf(stderr, "%s%s", k ? " | " : "", PQgetvalue(r, i, k));
+        fprintf(stderr, "\n");
+    }
+    PQclear(r);
+}
+
+void wt_print_events(void)
+{
+    print_rows("event: ", "SELECT job_id, event, actor, to_state, detail FROM job_events"
+                          " ORDER BY id");
+    print_rows("slices: ",
+               "SELECT s.job_id, s.sliced, s.packed_with, s.pack_at, s.alone_s, s.pack_reverted,"
+               " (SELECT count(*) || ' ' || avg(seconds) FROM job_metrics m WHERE"
+               " m.job_id = s.job_id AND m.at > s.pack_at), now() FROM job_slices s ORDER BY 1");
+    print_rows("allocation: ", "SELECT job_id, node_id, gpu_idx FROM allocations ORDER BY 1");
+    wt_dump_logs();
 }
 
 void wt_expect_state(long long job, const char *want, double timeout_s, void (*dump)(void))

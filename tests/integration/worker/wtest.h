@@ -102,4 +102,8 @@ int wt_count_job_procs(const char *worker, long long job);
 /* Prints the tail of the workers' log and of the jobs' logs on stderr (after a failure). */
 void wt_dump_logs(void);
 
+/* For a failing time-slicing or packing test: every job event, every job_slices row (with the
+ * count and mean time of the reports since its pack), every allocation, then wt_dump_logs. */
+void wt_print_events(void);
+
 #endif
