@@ -96,6 +96,20 @@ static int gone_on_a(long long job, long long unused)
     return wt_count_job_procs("sim-a", job) == 0;
 }
 
+/* 1 when the file of the worker's log of the job holds needle. */
+static int log_has(const char *worker, long long job, const char *needle)
+{
+    char path[400], line[1024];
+    int found = 0;
+    snprintf(path, sizeof(path), "%s/%s/jobs/%lld/log", hx.dir, worker, job);
+    FILE *f = fopen(path, "r");
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
 /* What identifies one write of a checkpoint file (a new file each time: atomic renames). */
 struct ckpt_seen {
     int exists;
@@ -215,6 +229,8 @@ Test(fence, a_stale_copy_cannot_write_over_the_live_copys_checkpoint)
     cr_assert_eq(kill(worker_a, SIGCONT), 0);
     await(gone_on_a, job, 0, 30, "A's stale copy still runs", job);
     struct ckpt_seen a_end = seen(dir_a);
+    cr_assert(log_has("sim-b", job, "train-mlp: restored step"),
+              "B's copy restored the checkpoint copied from g0");
     wt_expect_state(job, "COMPLETED", 180, wt_dump_logs);
     cr_assert_eq(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", job), STEPS);
     cr_assert(same_write(a_end, seen(dir_a)), "nobody writes into generation 0 any more");
