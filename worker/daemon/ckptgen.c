@@ -144,7 +144,8 @@ static int copy_bytes(int in, int out)
     }
 }
 
-/* Copies src/name to dst/name through dst/name.ckptgen.tmp. Returns 0, or -1 with err. */
+/* Copies src/name to dst/name through dst/name.ckptgen.tmp. Returns 1, 0 when src/name is
+ * gone (a writer removed an old file meanwhile), or -1 with err. */
 static int copy_file(const char *src, const char *dst, const char *name, char *err, size_t errlen)
 {
     char from[PATH_MAX], to[PATH_MAX], tmp[PATH_MAX];
@@ -155,6 +156,8 @@ static int copy_file(const char *src, const char *dst, const char *name, char *e
         return -1;
     }
     int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+    if (in < 0 && errno == ENOENT)
+        return 0;
     struct stat st;
     const char *failed = from;
     if (in >= 0 && fstat(in, &st) == 0) {
@@ -162,7 +165,7 @@ static int copy_file(const char *src, const char *dst, const char *name, char *e
         out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
         if (out >= 0 && copy_bytes(in, out) == 0) {
             failed = to;
-            rc = close(out) == 0 && rename(tmp, to) == 0 ? 0 : -1;
+            rc = close(out) == 0 && rename(tmp, to) == 0 ? 1 : -1;
             out = -1;
         }
     }
@@ -187,9 +190,10 @@ static int copy_all(const char *src, const char *dst, char *err, size_t errlen)
         return -1;
     }
     int n = 0;
-    for (struct dirent *e; n >= 0 && (e = readdir(d));)
-        if (is_ckpt_file(dirfd(d), e->d_name))
-            n = copy_file(src, dst, e->d_name, err, errlen) < 0 ? -1 : n + 1;
+    for (struct dirent *e; n >= 0 && (e = readdir(d));) {
+        int c = is_ckpt_file(dirfd(d), e->d_name) ? copy_file(src, dst, e->d_name, err, errlen) : 0;
+        n = c < 0 ? -1 : n + c;
+    }
     closedir(d);
     int dfd = n > 0 ? open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd >= 0) {

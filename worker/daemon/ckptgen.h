@@ -19,10 +19,10 @@ int ckptgen_of(const char *dir);
  * layout before generations; generation -1). A checkpoint file is a regular file at the top
  * of the folder whose name does not end in ".tmp" (a writer's half-written temporary). Each
  * file is copied to <name>.ckptgen.tmp in dir and renamed, so that dir never holds half a
- * file, and a source replaced meanwhile by an atomic rename is read whole. Sets *from to the
- * generation copied from (-1: the parent). Returns the files copied (0: dir is no generation,
- * already holds a checkpoint, or no older one exists), or -1 with text in err (dir may then
- * hold some of the files, never a partial one). */
+ * file, and a source replaced meanwhile by an atomic rename is read whole (one removed
+ * meanwhile is skipped). Sets *from to the generation copied from (-1: the parent). Returns
+ * the files copied (0: dir is no generation, already holds a checkpoint, or no older one
+ * exists), or -1 with text in err (dir may then hold some of the files, never a partial one). */
 int ckptgen_restore(const char *dir, int *from, char *err, size_t errlen);
 
 #endif
