@@ -670,11 +670,12 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
                              (double)pj->gpus, "plan", plan, "from_world_size", sj->cur_gpus,
                              "reason", pj->migrated_by_request ? "migrate requested" : pj->reason);
     /* Checkpoints must be reachable from every node a job may move to: a shared folder the
-     * operator names; without one the worker keeps them in its own state directory. */
+     * operator names; without one the worker keeps them in its own state directory. One
+     * folder per generation (docs/worker-protocol.md, "Checkpoint generations"). */
     const char *root = getenv("RINGMASTER_CHECKPOINT_ROOT");
     if (spec && root && *root) {
         char ckpt[4096];
-        snprintf(ckpt, sizeof(ckpt), "%s/job-%lld", root, (long long)sj->id);
+        snprintf(ckpt, sizeof(ckpt), "%s/job-%lld/g%d", root, (long long)sj->id, sj->ckpt_gen);
         json_object_set_new(spec, "checkpoint_dir", json_string(ckpt));
     }
     if (spec && pj->change != CH_START)

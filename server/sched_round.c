@@ -92,6 +92,8 @@ int sched_round_requeue_job(PGconn *c, long long id, enum job_state from, const 
                                      "UPDATE actions SET state = 'superseded', finished_at = now()"
                                      " WHERE job_id = $1 AND state = 'pending'"
                                      " AND kind IN ('suspend', 'resume')",
+                                     1, p) == 0 &&
+                   db_command_params(c, "UPDATE jobs SET ckpt_gen = ckpt_gen + 1 WHERE id = $1",
                                      1, p) == 0
                ? 0
                : -1;

@@ -59,7 +59,8 @@ int sched_round_move_job(PGconn *c, long long id, enum job_state from, enum job_
 /* Inside a transaction: job id goes back to the queue from `from` (event requeue with detail;
  * no move when it is PENDING or ended already): its allocations dropped, its pending start,
  * resize, migrate, suspend and resume superseded, its time-slicing forgotten
- * (sched_slice_forget), so that it starts afresh from its last checkpoint. Returns 0 or -1. */
+ * (sched_slice_forget), its checkpoint generation (jobs.ckpt_gen) advanced, so that it starts
+ * afresh from its last checkpoint in a folder no copy left behind writes. Returns 0 or -1. */
 int sched_round_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail);
 
 /* Inside a transaction: drops the job's allocations and supersedes its pending start, resize

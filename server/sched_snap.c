@@ -26,7 +26,7 @@ static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
     " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text, j.command::text, j.env::text,"
     " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
-    " s.migrate_to, j.plan_spec::text, j.current_plan"
+    " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
 
@@ -186,6 +186,7 @@ static int fill_jobs(struct sched_snap *s, const PGresult *r)
         j->env = PQgetvalue(r, i, 11);
         j->nmetrics = ll(r, i, 12);
         j->migrate_to = PQgetisnull(r, i, 13) ? -1 : ll(r, i, 13);
+        j->ckpt_gen = (int)ll(r, i, 16);
         job_plans(j, r, i);
     }
     return 0;

@@ -43,6 +43,7 @@ struct snap_job {
     struct plan_spec plan;          /* its declared plans (zero: none, plain data parallel) */
     const char *current_plan;       /* the plan of its latest start/resize/migrate, or NULL */
     struct plan_choice cur_plan;    /* current_plan parsed (dp when NULL) */
+    int ckpt_gen;                   /* its checkpoint generation (jobs.ckpt_gen) */
 };
 
 struct sched_snap {

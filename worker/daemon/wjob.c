@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "ckptgen.h"
 #include "doneset.h"
 #include "jobchan.h"
 #include "launch.h"
@@ -309,6 +310,22 @@ static void remove_pidfile(struct wjob *j)
     unlink(path);
 }
 
+/* A launch into a new checkpoint generation (the job was requeued) starts from the newest
+ * older one's checkpoint, copied in (ckptgen.h). Returns 0, or -1 with err. */
+static int restore_generation(const struct wjob *j, const char *ckpt, char *err, size_t errlen)
+{
+    int from = 0, n = ckptgen_restore(ckpt, &from, err, errlen); /* err names the file */
+    if (n < 0)
+        return -1;
+    char src[24] = "the folder above";
+    if (from >= 0)
+        snprintf(src, sizeof(src), "g%d", from);
+    if (n > 0)
+        log_info("job %lld: new checkpoint generation %s: %d file(s) copied from %s", j->id,
+                 ckpt, n, src);
+    return 0;
+}
+
 static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err, size_t errlen)
 {
     char gpus[1024], ckpt[PATH_LEN], ids[24], hosts[2048];
@@ -340,6 +357,8 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
         snprintf(err, errlen, "checkpoint dir %.300s: %s", ckpt, strerror(errno));
         return -1;
     }
+    if (restore_generation(j, ckpt, err, errlen) < 0)
+        return -1;
     snprintf(ids, sizeof(ids), "%lld", j->id);
     const json_t *lr = json_object_get(spec, "lr_scale");
     char **cmd = strv_of(json_object_get(spec, "command"));

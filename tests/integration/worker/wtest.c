@@ -297,8 +297,8 @@ int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), c
     return n;
 }
 
-/* 1 when /proc/<pid>/environ holds the entry want (NUL-terminated). */
-static int environ_has(const char *pid, const char *want)
+/* Reads /proc/<pid>/environ into buf (static storage, NUL-separated). Returns its length. */
+static size_t read_environ(const char *pid, const char **env)
 {
     char path[300];
     static char buf[1 << 17];
@@ -308,13 +308,28 @@ static int environ_has(const char *pid, const char *want)
     if (f)
         fclose(f);
     buf[len] = '\0';
-    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
-        if (!strcmp(buf + i, want))
-            return 1;
-    return 0;
+    *env = buf;
+    return len;
 }
 
-int wt_count_job_procs(const char *worker, long long job)
+/* The entry of /proc/<pid>/environ that starts with prefix, or NULL (static storage). */
+static const char *environ_find(const char *pid, const char *prefix, int whole)
+{
+    const char *buf;
+    size_t len = read_environ(pid, &buf), n = strlen(prefix);
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+        if (whole ? !strcmp(buf + i, prefix) : !strncmp(buf + i, prefix, n))
+            return buf + i;
+    return NULL;
+}
+
+/* 1 when /proc/<pid>/environ holds the entry want (NUL-terminated). */
+static int environ_has(const char *pid, const char *want)
+{
+    return environ_find(pid, want, 1) != NULL;
+}
+
+int wt_job_pids(const char *worker, long long job, pid_t *pids, int max)
 {
     char want[600];
     snprintf(want, sizeof(want), "RINGJOB_SOCKET=%s/%s/jobs/%lld/chan.sock", hx.dir, worker, job);
@@ -322,11 +337,36 @@ int wt_count_job_procs(const char *worker, long long job)
     struct dirent *e;
     int n = 0;
     while (d && (e = readdir(d)))
-        if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
-            n += environ_has(e->d_name, want);
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && environ_has(e->d_name, want)) {
+            if (n < max)
+                pids[n] = (pid_t)atoi(e->d_name);
+            n++;
+        }
     if (d)
         closedir(d);
     return n;
+}
+
+int wt_count_job_procs(const char *worker, long long job)
+{
+    return wt_job_pids(worker, job, NULL, 0);
+}
+
+int wt_job_env(const char *worker, long long job, const char *name, char *buf, size_t len)
+{
+    pid_t pids[64];
+    char prefix[256], pid[24];
+    int n = wt_job_pids(worker, job, pids, 64);
+    snprintf(prefix, sizeof(prefix), "%s=", name);
+    for (int i = 0; i < n && i < 64; i++) {
+        snprintf(pid, sizeof(pid), "%d", (int)pids[i]);
+        const char *v = environ_find(pid, prefix, 0);
+        if (v) {
+            snprintf(buf, len, "%s", v + strlen(prefix));
+            return 0;
+        }
+    }
+    return -1;
 }
 
 #define APPENDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)

@@ -99,6 +99,14 @@ int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), c
  * environment): the copy of one job on one host, told apart from its copy on another. */
 int wt_count_job_procs(const char *worker, long long job);
 
+/* The pids of the live processes of the job's launch by the worker named worker (as
+ * wt_count_job_procs), at most max of them into pids. Returns how many there are. */
+int wt_job_pids(const char *worker, long long job, pid_t *pids, int max);
+
+/* The value of the environment variable name of the first live process of the job's launch
+ * by worker that has it (RINGJOB_CHECKPOINT_DIR, say), into buf. Returns 0, or -1 when none. */
+int wt_job_env(const char *worker, long long job, const char *name, char *buf, size_t len);
+
 /* Prints the tail of the workers' log and of the jobs' logs on stderr (after a failure). */
 void wt_dump_logs(void);
 
