@@ -155,8 +155,9 @@ Test(stale, a_requeued_jobs_old_copy_is_killed_when_its_worker_comes_back)
     cr_assert(!log_has("sim-a", job, "checkpointed at step"),
               "the old copy was killed, not asked to checkpoint");
     char ckpt[400];
-    snprintf(ckpt, sizeof(ckpt), "%s/job-%lld/train-mlp.ckpt", ckpt_root, job);
-    cr_assert_neq(access(ckpt, F_OK), 0, "no checkpoint written over the live copy's folder");
+    /* the old copy's generation (g0): a checkpoint it was asked for would land there */
+    snprintf(ckpt, sizeof(ckpt), "%s/job-%lld/g0/train-mlp.ckpt", ckpt_root, job);
+    cr_assert_neq(access(ckpt, F_OK), 0, "the old copy wrote no checkpoint");
 
     wt_expect_state(job, "COMPLETED", 150, wt_dump_logs);
     cr_assert_eq(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", job), STEPS);
