@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "twoworkers.h"
 #include "wtest.h"
 
 #ifndef TRAIN_MLP_PATH
@@ -26,89 +27,12 @@
 #define STEPS 3000
 #define EVERY 25 /* --checkpoint-every */
 
-static pid_t worker_a, worker_b;
-static long long node_a, node_b;
-static char ckpt_root[64];
-
 static void setup(void)
 {
-    wt_tmp_root(ckpt_root, sizeof(ckpt_root), "rm-fence", NULL); /* the server inherits it */
-    hx_setup();
-    wt_scheduler("{\"policy\":\"fifo\",\"interval_s\":1,\"node_timeout_s\":5}");
-    worker_a = wt_spawn_worker("sim-a", 1);
-    node_a = wt_wait_node("sim-a"); /* registered first: the lower id, where fifo starts jobs */
-    worker_b = wt_spawn_worker("sim-b", 1);
-    node_b = wt_wait_node("sim-b");
+    tw_setup("rm-fence");
 }
 
-static void teardown(void)
-{
-    if (worker_a > 0)
-        kill(worker_a, SIGCONT); /* a failed test may leave it frozen */
-    int a = wt_stop_worker(&worker_a), b = wt_stop_worker(&worker_b);
-    if (a != 0 || b != 0)
-        wt_dump_logs();
-    hx_teardown();
-    wt_remove_tree(ckpt_root);
-}
-
-TestSuite(fence, .init = setup, .fini = teardown, .timeout = 300);
-
-static long long allocated_on(long long job)
-{
-    return wt_db_int("SELECT COALESCE(min(node_id), 0) FROM allocations WHERE job_id = %lld", job);
-}
-
-/* Waits (bounded) until cond(x, arg) holds; fails with what (of job) after timeout_s. */
-static void await(int (*cond)(long long, long long), long long x, long long arg, double timeout_s,
-                  const char *what, long long job)
-{
-    double end = hx_now() + timeout_s;
-    while (!cond(x, arg)) {
-        if (hx_now() > end) {
-            wt_dump_logs();
-            cr_assert_fail("job %lld: %s after %.0f s (state %s)", job, what, timeout_s,
-                           wt_job_state(job));
-        }
-        usleep(100000);
-    }
-}
-
-static int node_is_down(long long node, long long unused)
-{
-    (void)unused;
-    return wt_db_int("SELECT count(*) FROM nodes WHERE id = %lld AND state = 'DOWN'", node) == 1;
-}
-
-static int runs_on(long long job, long long node)
-{
-    return !strcmp(wt_job_state(job), "RUNNING") && allocated_on(job) == node;
-}
-
-static int reported(long long job, long long n)
-{
-    return wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld", job) >= n;
-}
-
-static int gone_on_a(long long job, long long unused)
-{
-    (void)unused;
-    return wt_count_job_procs("sim-a", job) == 0;
-}
-
-/* 1 when the file of the worker's log of the job holds needle. */
-static int log_has(const char *worker, long long job, const char *needle)
-{
-    char path[400], line[1024];
-    int found = 0;
-    snprintf(path, sizeof(path), "%s/%s/jobs/%lld/log", hx.dir, worker, job);
-    FILE *f = fopen(path, "r");
-    while (f && !found && fgets(line, sizeof(line), f))
-        found = strstr(line, needle) != NULL;
-    if (f)
-        fclose(f);
-    return found;
-}
+TestSuite(fence, .init = setup, .fini = tw_teardown, .timeout = 300);
 
 /* What identifies one write of a checkpoint file (a new file each time: atomic renames). */
 struct ckpt_seen {
@@ -197,16 +121,16 @@ Test(fence, a_stale_copy_cannot_write_over_the_live_copys_checkpoint)
              "\"%d\"],\"gpus\":1,\"env\":{" WT_ASAN_ENV "}}",
              TRAIN_MLP_PATH, STEPS, EVERY);
     long long job = wt_post_job(body);
-    await(runs_on, job, node_a, 60, "not running on A", job);
-    await(reported, job, 2 * EVERY, 60, "too few reports", job);
+    tw_await(tw_runs_on, job, tw.node_a, 60, "not running on A", job);
+    tw_await(tw_reported, job, 2 * EVERY, 60, "too few reports", job);
     char dir_a[512], dir_b[512];
     ckpt_dir_of("sim-a", job, dir_a, sizeof(dir_a));
 
     /* A's daemon freezes for the rest of the check (its job's ranks do not) */
     double t0 = hx_now();
-    cr_assert_eq(kill(worker_a, SIGSTOP), 0);
-    await(node_is_down, node_a, 0, 30, "node A not DOWN", job);
-    await(runs_on, job, node_b, 60, "not running on B", job);
+    cr_assert_eq(kill(tw.worker_a, SIGSTOP), 0);
+    tw_await(tw_node_is, tw.node_a, 1, 30, "node A not DOWN", job);
+    tw_await(tw_runs_on, job, tw.node_b, 60, "not running on B", job);
     double t_b = hx_now();
     ckpt_dir_of("sim-b", job, dir_b, sizeof(dir_b));
     cr_assert_geq(wt_count_job_procs("sim-a", job), 1, "the stale copy runs on under A");
@@ -219,17 +143,17 @@ Test(fence, a_stale_copy_cannot_write_over_the_live_copys_checkpoint)
     steps_only_grow(dir_b, 3);
     cr_assert_gt(seen(dir_b).step, at_b.step, "B's copy checkpoints into %s", dir_b);
     char want[600];
-    snprintf(want, sizeof(want), "%s/job-%lld/g0", ckpt_root, job);
+    snprintf(want, sizeof(want), "%s/job-%lld/g0", tw.ckpt_root, job);
     cr_assert_str_eq(dir_a, want);
-    snprintf(want, sizeof(want), "%s/job-%lld/g1", ckpt_root, job);
+    snprintf(want, sizeof(want), "%s/job-%lld/g1", tw.ckpt_root, job);
     cr_assert_str_eq(dir_b, want, "the requeue started generation 1");
     cr_assert_eq(wt_db_int("SELECT ckpt_gen FROM jobs WHERE id = %lld", job), 1);
 
     /* A comes back: its stale copy is killed; B's copy completes */
-    cr_assert_eq(kill(worker_a, SIGCONT), 0);
-    await(gone_on_a, job, 0, 30, "A's stale copy still runs", job);
+    cr_assert_eq(kill(tw.worker_a, SIGCONT), 0);
+    tw_await(tw_gone_on_a, job, 0, 30, "A's stale copy still runs", job);
     struct ckpt_seen a_end = seen(dir_a);
-    cr_assert(log_has("sim-b", job, "train-mlp: restored step"),
+    cr_assert(tw_log_has("sim-b", job, "train-mlp: restored step"),
               "B's copy restored the checkpoint copied from g0");
     wt_expect_state(job, "COMPLETED", 180, wt_dump_logs);
     cr_assert_eq(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", job), STEPS);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "twoworkers.h"
 #include "wtest.h"
 
 #ifndef TRAIN_MLP_PATH
@@ -22,103 +23,16 @@
 
 #define STEPS 2500
 
-static pid_t worker_a, worker_b;
-static long long node_a, node_b;
-static char ckpt_root[64];
-
 static void setup(void)
 {
-    wt_tmp_root(ckpt_root, sizeof(ckpt_root), "rm-stale", NULL); /* the server inherits it */
-    hx_setup();
-    wt_scheduler("{\"policy\":\"fifo\",\"interval_s\":1,\"node_timeout_s\":5}");
-    worker_a = wt_spawn_worker("sim-a", 1);
-    node_a = wt_wait_node("sim-a"); /* registered first: the lower id, where fifo starts jobs */
-    worker_b = wt_spawn_worker("sim-b", 1);
-    node_b = wt_wait_node("sim-b");
+    tw_setup("rm-stale");
 }
 
-static void teardown(void)
-{
-    if (worker_a > 0)
-        kill(worker_a, SIGCONT); /* a failed test may leave it frozen */
-    int a = wt_stop_worker(&worker_a), b = wt_stop_worker(&worker_b);
-    if (a != 0 || b != 0)
-        wt_dump_logs();
-    hx_teardown();
-    wt_remove_tree(ckpt_root);
-}
-
-TestSuite(stale, .init = setup, .fini = teardown, .timeout = 300);
-
-static long long allocated_on(long long job)
-{
-    return wt_db_int("SELECT COALESCE(min(node_id), 0) FROM allocations WHERE job_id = %lld", job);
-}
-
-static const char *node_state(long long node)
-{
-    static char state[16];
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", node);
-    json_t *n = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-    snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(n, "state")));
-    json_decref(n);
-    return state;
-}
-
-/* Waits (bounded) until cond(x, arg) holds; fails with what (of job) after timeout_s. */
-static void await(int (*cond)(long long, long long), long long x, long long arg, double timeout_s,
-                  const char *what, long long job)
-{
-    double end = hx_now() + timeout_s;
-    while (!cond(x, arg)) {
-        if (hx_now() > end) {
-            wt_dump_logs();
-            cr_assert_fail("job %lld: %s after %.0f s (state %s)", job, what, timeout_s,
-                           wt_job_state(job));
-        }
-        usleep(100000);
-    }
-}
-
-static int node_is_down(long long node, long long down)
-{
-    return !strcmp(node_state(node), down ? "DOWN" : "UP");
-}
-
-static int runs_on(long long job, long long node)
-{
-    return !strcmp(wt_job_state(job), "RUNNING") && allocated_on(job) == node;
-}
-
-static int reported(long long job, long long n)
-{
-    return wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld", job) >= n;
-}
+TestSuite(stale, .init = setup, .fini = tw_teardown, .timeout = 300);
 
 static int procs_of(long long job, long long worker_b_side)
 {
     return wt_count_job_procs(worker_b_side ? "sim-b" : "sim-a", job);
-}
-
-static int gone_on_a(long long job, long long unused)
-{
-    (void)unused;
-    return procs_of(job, 0) == 0;
-}
-
-/* 1 when the file of the worker's log of the job holds needle. */
-static int log_has(const char *worker, long long job, const char *needle)
-{
-    char path[400], line[1024];
-    int found = 0;
-    snprintf(path, sizeof(path), "%s/%s/jobs/%lld/log", hx.dir, worker, job);
-    FILE *f = fopen(path, "r");
-    while (f && !found && fgets(line, sizeof(line), f))
-        found = strstr(line, needle) != NULL;
-    if (f)
-        fclose(f);
-    return found;
 }
 
 Test(stale, a_requeued_jobs_old_copy_is_killed_when_its_worker_comes_back)
@@ -130,33 +44,33 @@ Test(stale, a_requeued_jobs_old_copy_is_killed_when_its_worker_comes_back)
              "\"env\":{" WT_ASAN_ENV "}}",
              TRAIN_MLP_PATH, STEPS);
     long long job = wt_post_job(body);
-    await(runs_on, job, node_a, 60, "not running on A", job);
-    await(reported, job, 20, 60, "fewer than 20 reports", job);
+    tw_await(tw_runs_on, job, tw.node_a, 60, "not running on A", job);
+    tw_await(tw_reported, job, 20, 60, "fewer than 20 reports", job);
 
     /* A's daemon freezes (its job's ranks do not): the node goes DOWN, the job runs on B */
     double t0 = hx_now();
-    cr_assert_eq(kill(worker_a, SIGSTOP), 0);
-    await(node_is_down, node_a, 1, 30, "node A not DOWN", job);
+    cr_assert_eq(kill(tw.worker_a, SIGSTOP), 0);
+    tw_await(tw_node_is, tw.node_a, 1, 30, "node A not DOWN", job);
     double t_down = hx_now();
-    await(runs_on, job, node_b, 60, "not running on B", job);
+    tw_await(tw_runs_on, job, tw.node_b, 60, "not running on B", job);
     double t_b = hx_now();
     cr_assert_geq(procs_of(job, 0), 1, "the old copy still runs under A's frozen worker");
     cr_assert_geq(procs_of(job, 1), 1, "the new copy runs under B");
 
     /* A comes back: its old copy goes, B's stays */
-    cr_assert_eq(kill(worker_a, SIGCONT), 0);
+    cr_assert_eq(kill(tw.worker_a, SIGCONT), 0);
     double t_cont = hx_now();
-    await(gone_on_a, job, 0, 10, "A's old copy still runs", job);
+    tw_await(tw_gone_on_a, job, 0, 10, "A's old copy still runs", job);
     double t_gone = hx_now();
-    await(node_is_down, node_a, 0, 30, "node A not UP again", job);
+    tw_await(tw_node_is, tw.node_a, 0, 30, "node A not UP again", job);
     cr_assert_str_eq(wt_job_state(job), "RUNNING");
-    cr_assert_eq(allocated_on(job), node_b);
+    cr_assert_eq(tw_allocated_on(job), tw.node_b);
     cr_assert_geq(procs_of(job, 1), 1, "B's copy runs on");
-    cr_assert(!log_has("sim-a", job, "checkpointed at step"),
+    cr_assert(!tw_log_has("sim-a", job, "checkpointed at step"),
               "the old copy was killed, not asked to checkpoint");
     char ckpt[400];
     /* the old copy's generation (g0): a checkpoint it was asked for would land there */
-    snprintf(ckpt, sizeof(ckpt), "%s/job-%lld/g0/train-mlp.ckpt", ckpt_root, job);
+    snprintf(ckpt, sizeof(ckpt), "%s/job-%lld/g0/train-mlp.ckpt", tw.ckpt_root, job);
     cr_assert_neq(access(ckpt, F_OK), 0, "the old copy wrote no checkpoint");
 
     wt_expect_state(job, "COMPLETED", 150, wt_dump_logs);
@@ -166,7 +80,7 @@ Test(stale, a_requeued_jobs_old_copy_is_killed_when_its_worker_comes_back)
                            " AND event = 'requeue' AND detail LIKE 'node sim-a is down%%'",
                            job),
                  1, "requeued once, because node A was down");
-    cr_assert_str_eq(node_state(node_a), "UP");
+    cr_assert(tw_node_is(tw.node_a, 0), "node A UP");
     fprintf(stderr,
             "stale copy: node A down %.1f s after the freeze, the job running on B %.1f s"
             " after; A's old copy gone %.1f s after A came back\n",
