@@ -88,51 +88,15 @@ static long long max_step(long long job)
     return wt_db_int("SELECT COALESCE(max(step), 0) FROM job_metrics WHERE job_id = %lld", job);
 }
 
-/* 1 when a and b name each other in job_slices and both hold GPU 0. */
-static int packed(long long a, long long b)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM job_slices s JOIN allocations x ON x.job_id = s.job_id"
-             " WHERE x.gpu_idx = 0 AND ((s.job_id = %lld AND s.packed_with = %lld) OR"
-             " (s.job_id = %lld AND s.packed_with = %lld))",
-             a, b, b, a);
-    return hx_sql_num(sql) == 2;
-}
-
 /* Waits (bounded) until both jobs share GPU 0; fails the test when they do not. */
 static void await_packed(long long a, long long b, double timeout_s)
 {
     double end = hx_now() + timeout_s;
-    while (!packed(a, b) && hx_now() < end)
+    while (!wt_pair_packed(a, b) && hx_now() < end)
         usleep(100000);
-    if (!packed(a, b))
+    if (!wt_pair_packed(a, b))
         wt_print_events();
-    cr_assert(packed(a, b), "jobs %lld and %lld share GPU 0", a, b);
-}
-
-/* The reports each job made since the pair's measurement began (the fewer of the two). */
-static long long measured(long long a, long long b)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql),
-             "SELECT min((SELECT count(*) FROM job_metrics m WHERE m.job_id = s.job_id"
-             " AND m.at > s.pack_at)) FROM job_slices s WHERE s.job_id IN (%lld, %lld)"
-             " AND s.pack_at IS NOT NULL HAVING count(*) = 2",
-             a, b);
-    return (long long)hx_sql_num(sql);
-}
-
-/* alone_s / the mean seconds since pack_at, summed over the pair. */
-static double rate_sum(long long a, long long b)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql),
-             "SELECT sum(s.alone_s / (SELECT avg(m.seconds) FROM job_metrics m WHERE"
-             " m.job_id = s.job_id AND m.at > s.pack_at)) FROM job_slices s"
-             " WHERE s.job_id IN (%lld, %lld)",
-             a, b);
-    return hx_sql_num(sql);
+    cr_assert(wt_pair_packed(a, b), "jobs %lld and %lld share GPU 0", a, b);
 }
 
 static void expect_completed(long long job, long steps)
@@ -169,17 +133,17 @@ Test(rm_pack_kept, two_light_jobs_are_packed_by_ringmaster_and_stay_packed)
     expect_predicted_alone(a, b);
     /* the measurement (30 reports each after pack_at), and a few rounds after it */
     double end = hx_now() + 40;
-    while (measured(a, b) < 35 && hx_now() < end)
+    while (wt_pair_measured(a, b) < 35 && hx_now() < end)
         usleep(100000);
-    long long nmeasured = measured(a, b);
+    long long nmeasured = wt_pair_measured(a, b);
     if (nmeasured < 35)
         wt_print_events();
     cr_assert_geq(nmeasured, 35, "both measured while packed");
-    double sum = rate_sum(a, b);
+    double sum = wt_pair_rate_sum(a, b);
     sleep(3);
-    if (!packed(a, b) || getenv("RINGMASTER_TEST_VERBOSE"))
+    if (!wt_pair_packed(a, b) || getenv("RINGMASTER_TEST_VERBOSE"))
         wt_print_events();
-    cr_assert(packed(a, b), "the pair stays packed past its measurement (sum %.2f)", sum);
+    cr_assert(wt_pair_packed(a, b), "the pair stays packed past its measurement (sum %.2f)", sum);
     cr_assert_gt(sum, 1.05, "packed, they do more than one job alone: %.2f", sum);
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_events WHERE event IN"
                             " ('unpack', 'suspend')"),

@@ -399,3 +399,36 @@ void wt_write_action(long long job, const char *kind, const char *state, long lo
              state, job, job, alloc, at, kind, world, slots, hosts, hx.dir, job, world, job);
     hx_sql_do(sql);
 }
+
+int wt_pair_packed(long long a, long long b)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_slices s JOIN allocations x ON x.job_id = s.job_id"
+             " WHERE x.gpu_idx = 0 AND ((s.job_id = %lld AND s.packed_with = %lld) OR"
+             " (s.job_id = %lld AND s.packed_with = %lld))",
+             a, b, b, a);
+    return hx_sql_num(sql) == 2;
+}
+
+long long wt_pair_measured(long long a, long long b)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT min((SELECT count(*) FROM job_metrics m WHERE m.job_id = s.job_id"
+             " AND m.at > s.pack_at)) FROM job_slices s WHERE s.job_id IN (%lld, %lld)"
+             " AND s.pack_at IS NOT NULL HAVING count(*) = 2",
+             a, b);
+    return (long long)hx_sql_num(sql);
+}
+
+double wt_pair_rate_sum(long long a, long long b)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(s.alone_s / (SELECT avg(m.seconds) FROM job_metrics m WHERE"
+             " m.job_id = s.job_id AND m.at > s.pack_at)) FROM job_slices s"
+             " WHERE s.job_id IN (%lld, %lld)",
+             a, b);
+    return hx_sql_num(sql);
+}

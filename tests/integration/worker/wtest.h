@@ -114,4 +114,11 @@ void wt_dump_logs(void);
  * count and mean time of the reports since its pack), every allocation, then wt_dump_logs. */
 void wt_print_events(void);
 
+/* A packed pair in the live tables: 1 when a and b name each other in job_slices and both
+ * hold GPU 0; the reports each made since the pair's measurement began (the fewer of the
+ * two); alone_s / the mean seconds of the reports since pack_at, summed over the pair. */
+int wt_pair_packed(long long a, long long b);
+long long wt_pair_measured(long long a, long long b);
+double wt_pair_rate_sum(long long a, long long b);
+
 #endif
