@@ -31,6 +31,9 @@ w = subprocess.Popen([B + "/ringmaster-worker", "--server", f"http://127.0.0.1:{
                      stderr=open(ST + "/worker.log", "w"))
 time.sleep(1.5)
 node = [n["id"] for n in call("GET", "/nodes", A)["items"] if n["name"] == "bench"][0]
+# The bench writes the job's actions itself: a scheduler round would start the job too, and
+# the worker kills the first copy when a second start arrives for it (a stale copy).
+call("PUT", "/scheduler", A, {"paused": True})
 job = call("POST", "/jobs", A, {"name": "b", "command": [B + "/examples/train-mlp", "--steps", "100000000", "--print-every", "100000"], "gpus": 2})["id"]
 def launch(kind, state, world):
     slots = ",".join(f"jsonb_build_object('node_id',{node},'gpu',{g})" for g in range(world))
