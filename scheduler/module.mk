@@ -1,6 +1,6 @@
 # scheduler/: the pure scheduling core, built as one static library that the
 # server, the simulator and the tests link.
-SCHED_SRCS := $(wildcard scheduler/*.c)
+SCHED_SRCS := $(wildcard scheduler/*.c scheduler/policies/*.c)
 SCHED_OBJS := $(SCHED_SRCS:%.c=$(BUILD)/%.o)
 SCHED_LIB  := $(BUILD)/lib/libringsched.a
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "placement.h"
-#include "policy.h"
+#include "policies/policy.h"
 
 #define STRIDE SCHED_MAX_GPUS_PER_NODE
 #define NORDERS 7 /* free blocks of 1, 2, 4, ..., 64 GPUs */

@@ -9,8 +9,8 @@
 
 #include "placement.h"
 #include "placement_multi.h"
-#include "policy.h"
-#include "policy_pack.h"
+#include "policies/policy.h"
+#include "policies/pack.h"
 #include "sched.h"
 
 /* The policies, in the order sched_policy_list() gives them. */

@@ -8,7 +8,7 @@ divisible, reallocation is free and instant at every arrival and completion,
 and a job on k GPUs runs at the calibrated ResNet-110 speed-up (1, 1.69, 2.88,
 4.55 at 1, 2, 4, 8 GPUs, linear in between and below 1 GPU, at most 8 GPUs).
 Policies: SRPT with every job on one GPU; SRPT giving the shortest jobs 8 GPUs
-each; heSRPT (the shares of scheduler/policy_share.c, p = 0.73, capped at 8
+each; heSRPT (the shares of scheduler/policies/share.c, p = 0.73, capped at 8
 GPUs, what the caps leave handed out shortest first); and, as a bound no policy
 reaches, SRPT with a linear speed-up up to 8 GPUs.
 

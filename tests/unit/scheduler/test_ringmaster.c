@@ -1,9 +1,9 @@
-/* ringmaster's ordering and bounds: heSRPT shares (policy_share.c), shortest
+/* ringmaster's ordering and bounds: heSRPT shares (policies/share.c), shortest
  * predicted remaining work first, growth within the shares under contention,
  * and ageing as the bound on how long a long job is passed over. */
 #include <math.h>
 
-#include "policy.h"
+#include "policies/policy.h"
 #include "sched_fixture.h"
 
 static struct sched_decision *rm_decide(struct fx *f)

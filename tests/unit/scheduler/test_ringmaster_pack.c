@@ -1,4 +1,4 @@
-/* ringmaster's packing (policy_ringmaster.c, policy_pack.c): a waiting light
+/* ringmaster's packing (policies/ringmaster.c, policies/pack.c): a waiting light
  * job packed onto a lone 1-GPU job, never when a utilisation is unknown or
  * high, after a revert or beyond memory; a losing pair reverted, a winning
  * or unmeasured one kept, never a third job on a GPU; a pair unpacked when

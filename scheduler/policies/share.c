@@ -1,7 +1,7 @@
 /* policy_share: the cluster shares of heSRPT (Berg, Vesilo and Harchol-Balter,
  * "heSRPT: Parallel Scheduling to Minimize Mean Slowdown", and its mean-flow-
  * time companion, 2020), which ringmaster uses to bound how far its greedy
- * grows a job while others wait (policy_ringmaster.c, docs/evaluation.md).
+ * grows a job while others wait (policies/ringmaster.c, docs/evaluation.md).
  *
  * For m jobs whose speed on a fraction x of the cluster is x^p (0 <= p < 1)
  * and no further arrivals, mean completion time is lowest when jobs finish

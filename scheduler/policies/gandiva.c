@@ -33,7 +33,7 @@
 #include <stdlib.h>
 
 #include "policy.h"
-#include "policy_pack.h"
+#include "pack.h"
 
 #define GANDIVA_EPS 1e-6
 

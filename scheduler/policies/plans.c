@@ -1,12 +1,12 @@
 /* policy_plan: the classes, rates, base counts and final plans that rubick
- * and ringmaster share (see policy_plan.h). */
+ * and ringmaster share (see policies/plans.h). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy_plan.h"
+#include "plans.h"
 
 static void class_add_node(struct policy_plan_class *c, const struct sched_node *nd)
 {

@@ -1,9 +1,9 @@
 /* policy_grow: growth by doublings from a heap of candidates, shared by rubick
- * and ringmaster (see policy_plan.h). */
+ * and ringmaster (see policies/plans.h). */
 #include <limits.h>
 #include <math.h>
 
-#include "policy_plan.h"
+#include "plans.h"
 
 struct grow {
     double gain;

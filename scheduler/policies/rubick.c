@@ -1,8 +1,8 @@
 /* policy_rubick: Rubick's plan- and resource-aware allocation (docs/plans.md)
- * on the shared plan machinery (policy_plan.h): in priority, arrival, id order
+ * on the shared plan machinery (policies/plans.h): in priority, arrival, id order
  * every job gets its base; then the doubling heuristic (DESIGN.md) by seconds
  * saved per added GPU with the hysteresis of policy_step_gain(). */
-#include "policy_plan.h"
+#include "plans.h"
 
 /* Pinned running jobs get back what they hold, in order, and no more. */
 static void keep_pinned(struct policy_plan *pp, struct policy_want *pw)

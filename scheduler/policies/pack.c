@@ -1,11 +1,11 @@
 /* policy_pack: the packing pieces gandiva and ringmaster share (see
- * policy_pack.h). */
+ * policies/pack.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
-#include "policy_pack.h"
+#include "pack.h"
 
 long policy_pack_partner(const struct sched_snapshot *snap, size_t i)
 {

@@ -1,10 +1,10 @@
 /* policy_ringmaster: the ringmaster policy (docs/evaluation.md) on the shared
- * plan machinery (policy_plan.h).
+ * plan machinery (policies/plans.h).
  *
  * Jobs are ordered by predicted remaining time at their base (ties and jobs
  * it cannot grow: the policy order); then the completion-rate greedy (below)
  * starts and grows jobs, first each within its heSRPT share of the cluster
- * (policy_share.c), then with what is left (while all bases fit in
+ * (policies/share.c), then with what is left (while all bases fit in
  * RM_SPARE of the GPUs, every job starts first); then GPUs of a model nobody
  * could use go to running jobs that gain from moving (use_idle).
  *
@@ -22,13 +22,13 @@
  *
  * Packing (see "packing" below): after placement, waiting jobs that would
  * start on 1 GPU share the GPU of a job alone on 1 GPU when both are light
- * (gandiva's rules, policy_pack.h); the allocator counts a pair's GPU once. */
+ * (gandiva's rules, policies/pack.h); the allocator counts a pair's GPU once. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
-#include "policy_pack.h"
-#include "policy_plan.h"
+#include "pack.h"
+#include "plans.h"
 
 /* ringmaster starts every job first when all their bases fit in this share
  * of the free GPUs (docs/evaluation.md: 0.5 .. 0.75 measured). */
@@ -284,7 +284,7 @@ int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *
  *
  * After placement, a job that got nothing and would start on 1 GPU shares
  * the GPU of a job that runs alone on 1 GPU, on gandiva's conditions
- * (policy_pack.h): both light, their memory fits, neither reverted before.
+ * (policies/pack.h): both light, their memory fits, neither reverted before.
  * Jobs with plan information are never packed (their plan is chosen for
  * GPUs of their own). */
 

@@ -26,7 +26,7 @@ extern const struct sched_policy_ops policy_tiresias;
 extern const struct sched_policy_ops policy_rubick;
 extern const struct sched_policy_ops policy_ringmaster;
 
-/* What a plan- and GPU-model-aware policy chooses for a job (policy_plan.h). */
+/* What a plan- and GPU-model-aware policy chooses for a job (policies/plans.h). */
 struct policy_want {
     int gpus;                /* as want[i]: 0 waits */
     int gpu_model;           /* the GPU model all its GPUs must be of; -1: any */
@@ -41,8 +41,8 @@ typedef int (*policy_allocate_ex_f)(const struct sched_snapshot *snap, struct po
 /* The richer allocator of policy p, or NULL if p only fills counts. */
 policy_allocate_ex_f policy_allocate_ex_for(const struct sched_policy_ops *p);
 
-/* The richer allocators of rubick (policy_rubick.c) and ringmaster
- * (policy_ringmaster.c), as policy_allocate_ex_f. */
+/* The richer allocators of rubick (policies/rubick.c) and ringmaster
+ * (policies/ringmaster.c), as policy_allocate_ex_f. */
 int policy_rubick_ex(const struct sched_snapshot *snap, struct policy_want *want);
 int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *want);
 extern const struct sched_policy_ops policy_gandiva;
@@ -141,7 +141,7 @@ void policy_give_base(const struct sched_snapshot *snap, const size_t *order, in
 int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int *want,
                     const unsigned char *grow, long *free_gpus);
 
-/* heSRPT's share of the cluster (policy_share.c) for the job with the k-th
+/* heSRPT's share of the cluster (policies/share.c) for the job with the k-th
  * shortest remaining work (k = 0: the shortest) among m jobs whose speed on a
  * fraction x of the cluster grows as x^p: ((m-k)/m)^c - ((m-k-1)/m)^c with
  * c = 1 / (1 - p), p clamped to [0, 0.95]. The m shares sum to 1 and fall

@@ -1,10 +1,10 @@
 /* policy_plan: what the plan-, resource- and GPU-model-aware policies rubick
- * (policy_rubick.c) and ringmaster (policy_ringmaster.c) share (internal to
+ * (policies/rubick.c) and ringmaster (policies/ringmaster.c) share (internal to
  * scheduler/; docs/plans.md):
  *
- * - policy_plan.c: the GPU-model classes, a job's rate and predicted time on
+ * - policies/plans.c: the GPU-model classes, a job's rate and predicted time on
  *   a class, its base count, where it starts, the final plans;
- * - policy_grow.c: growth by doublings from a max-heap of candidates, weighed
+ * - policies/grow.c: growth by doublings from a max-heap of candidates, weighed
  *   by seconds saved (rubick) or by completion rate (ringmaster, which also
  *   starts jobs from the heap).
  *
@@ -98,13 +98,13 @@ void policy_plan_give_base(struct policy_plan *pp, size_t i, struct policy_want 
  * max_gpus and within its cap (pp->cap, when set). */
 int policy_plan_can_grow(const struct policy_plan *pp, size_t i, const struct policy_want *pw);
 
-/* ---- policy_grow.c -------------------------------------------------------
+/* ---- policies/grow.c -------------------------------------------------------
  *
  * A job on w GPUs of class c grows to 2w on class c (w more free there) or,
  * if it is not running yet, moves to 2w on another class `to` (2w free there;
  * its w on c are freed). rm = 0 weighs a step by the seconds it saves per
  * added GPU (rubick), rm = 1 by the completion rate it adds per added GPU
- * (ringmaster, policy_ringmaster.c), where a waiting job's start is also a
+ * (ringmaster, policies/ringmaster.c), where a waiting job's start is also a
  * candidate. Either way a step back to what a running job holds counts
  * (1 + SCHED_KEEP_MARGIN) times (rubick also adds the restart it avoids), and
  * a step that restarts a running job (past what it holds, or to another

@@ -1,5 +1,5 @@
 /* policy_pack: packing two 1-GPU jobs on one GPU, the pieces that gandiva
- * (policy_gandiva.c) and ringmaster (policy_ringmaster_pack.c) share
+ * (policies/gandiva.c) and ringmaster (policy_ringmaster_pack.c) share
  * (internal to scheduler/; docs/gandiva.md).
  *
  * A packed pair is two jobs whose snapshot entries name each other
