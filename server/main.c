@@ -10,17 +10,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "actions.h"
-#include "api.h"
-#include "auth.h"
-#include "db.h"
-#include "http.h"
+#include "api/api.h"
+#include "api/auth.h"
 #include "fsutil.h"
+#include "http/http.h"
+#include "http/router.h"
+#include "live/live.h"
 #include "log.h"
-#include "migrate.h"
 #include "pgcluster.h"
-#include "router.h"
-#include "sched_thread.h"
+#include "store/db.h"
+#include "store/migrate.h"
 
 #define MAX_BODY (1u << 20)
 
@@ -172,7 +171,7 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
 
 static void stop(struct daemon *d)
 {
-    actions_stop_waiting();
+    api_stop_waiting();
     http_destroy(d->http);
     sched_thread_destroy(d->sched);
     api_destroy(d->api);
@@ -203,7 +202,7 @@ int main(int argc, char **argv)
         stop(&d);
         return 1;
     }
-    log_info("listening on http://%s/ (version %s)", cfg.listen, api_version());
+    log_info("listening on http://%s/ (version %s)", cfg.listen, RINGMASTER_VERSION);
     int sig = 0;
     sigdelset(&sigs, SIGPIPE);
     while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))

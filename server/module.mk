@@ -3,26 +3,27 @@
 SERVER_PKGS  := libmicrohttpd jansson libpq
 SERVER_LIBS  := $(shell pkg-config --libs $(SERVER_PKGS)) -lpthread -lm
 
-SERVER_SRCS  := $(filter-out server/main.c,$(wildcard server/*.c))
+SERVER_SRCS  := $(wildcard server/http/*.c server/spec/*.c server/store/*.c server/live/*.c \
+                           server/api/*.c)
 SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/sql_bundle.o $(BUILD)/gen/openapi_doc.o
 SERVER_BIN   := $(BUILD)/ringmasterd
 SQL_FILES    := $(sort $(wildcard sql/[0-9][0-9][0-9]_*.sql))
 
 # The migrations are embedded in the binary: it needs no sql/ directory at run time.
-$(BUILD)/gen/sql_bundle.c: $(SQL_FILES) server/embed-sql.sh
+$(BUILD)/gen/sql_bundle.c: $(SQL_FILES) server/store/embed-sql.sh
 	@mkdir -p $(@D)
-	server/embed-sql.sh $(SQL_FILES) > $@.tmp && mv $@.tmp $@
+	server/store/embed-sql.sh $(SQL_FILES) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/sql_bundle.o: $(BUILD)/gen/sql_bundle.c
-	$(CC) $(CPPFLAGS) -iquote server $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -iquote server/store -iquote server/api $(CFLAGS) -c -o $@ $<
 
 # The OpenAPI document, embedded the same way.
-$(BUILD)/gen/openapi_doc.c: server/openapi.json server/embed-file.sh
+$(BUILD)/gen/openapi_doc.c: server/api/openapi.json server/api/embed-file.sh
 	@mkdir -p $(@D)
-	server/embed-file.sh openapi_doc openapi.h server/openapi.json > $@.tmp && mv $@.tmp $@
+	server/api/embed-file.sh openapi_doc openapi.h server/api/openapi.json > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/openapi_doc.o: $(BUILD)/gen/openapi_doc.c
-	$(CC) $(CPPFLAGS) -iquote server $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -iquote server/store -iquote server/api $(CFLAGS) -c -o $@ $<
 
 $(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
@@ -30,15 +31,18 @@ $(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SCHED_LIB)
 
 BINS += $(SERVER_BIN)
 
+# Inside server/, a file names another folder's header by its folder: "store/db.h".
+$(BUILD)/server/%.o: CPPFLAGS += -iquote server
+
 # Unit tests of the pure parts (validation, JSON mapping, routing, the state machine).
 SERVER_UNIT_SRCS := $(wildcard tests/unit/server/*.c)
 SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
-SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,fieldcheck.o jobspec.o nodespec.o router.o www.o problem.o \
-                      sched_wake.o sched_fit.o)
+SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,spec/fieldcheck.o spec/jobspec.o spec/nodespec.o http/router.o \
+                      http/www.o http/problem.o live/wake.o live/fit.o)
 
 ifneq ($(SERVER_UNIT_SRCS),)
 $(BUILD)/tests/unit/server/%.o: CPPFLAGS += -iquote server
-$(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http.o $(COMMON_LIB) $(SCHED_LIB)
+$(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http/http.o $(COMMON_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(SERVER_LIBS)
 TEST_BINS += $(SERVER_UNIT_BIN)

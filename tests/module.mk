@@ -10,3 +10,6 @@ TEST_BINS += $(PGC_TEST_BIN)
 
 # Fuzz targets and the replay of their corpora (tests/fuzz/module.mk, docs/fuzzing.md).
 include tests/fuzz/module.mk
+
+# server/'s folders: arrows down, public headers only, no circles (docs/layout.md).
+TEST_SCRIPTS += tests/layout/run.sh

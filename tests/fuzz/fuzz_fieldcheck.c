@@ -1,4 +1,4 @@
-/* Fuzz target: the validators' error collector (server/fieldcheck.c). Validators pass it
+/* Fuzz target: the validators' error collector (server/spec/fieldcheck.c). Validators pass it
  * field names cut from the client's JSON keys ("env.%.256s", "%.64s"), so a name may be
  * any bytes, a multi-byte character cut in two included. Input: NUL-separated pairs
  * "field\0message\0...". Every call must add exactly one {field, detail} entry and the

@@ -1,4 +1,4 @@
-/* Fuzz target: the job submission validator (server/jobspec.c), fed a request body as
+/* Fuzz target: the job submission validator (server/spec/jobspec.c), fed a request body as
  * POST /api/v1/jobs reads it. A spec it accepts must meet every documented bound and
  * round-trip through jobspec_to_json(); a spec it rejects must say why, field by field. */
 #include <jansson.h>

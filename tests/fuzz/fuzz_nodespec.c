@@ -1,4 +1,4 @@
-/* Fuzz target: the node registration validator (server/nodespec.c), fed a request body
+/* Fuzz target: the node registration validator (server/spec/nodespec.c), fed a request body
  * as POST /api/v1/nodes reads it. What it accepts must meet nodespec.h's rules, checked
  * here independently; what it rejects must carry errors[] and a detail. */
 #include <jansson.h>

@@ -14,7 +14,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build/fuzz
-FUZZ_INC     := -iquote server -iquote sim -iquote worker -iquote tests/fuzz
+FUZZ_INC     := -iquote server -iquote server/spec -iquote sim -iquote worker -iquote tests/fuzz
 FUZZ_CFLAGS  := -O1 -g -std=c17 -Wall -Wextra -Werror -fno-omit-frame-pointer \
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
                 $(shell pkg-config --cflags jansson 2>/dev/null) -MMD -MP
@@ -22,9 +22,9 @@ FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 FUZZ_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null) -lpthread -lm
 
 # Parser sources each target links, besides the core and common archives.
-FUZZ_SRCS_jobspec    := server/jobspec.c server/fieldcheck.c
-FUZZ_SRCS_nodespec   := server/nodespec.c server/fieldcheck.c
-FUZZ_SRCS_fieldcheck := server/fieldcheck.c
+FUZZ_SRCS_jobspec    := server/spec/jobspec.c server/spec/fieldcheck.c
+FUZZ_SRCS_nodespec   := server/spec/nodespec.c server/spec/fieldcheck.c
+FUZZ_SRCS_fieldcheck := server/spec/fieldcheck.c
 FUZZ_SRCS_decide     := sim/decide.c
 FUZZ_SRCS_trace      := sim/workload.c sim/template.c
 FUZZ_SRCS_jobchan    := worker/jobchan.c
@@ -44,7 +44,7 @@ $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_INC) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_BUILD)/libsched.a: $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard scheduler/*.c))
+$(FUZZ_BUILD)/libsched.a: $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard scheduler/*.c scheduler/policies/*.c))
 	$(AR) rcs $@ $^
 
 $(FUZZ_BUILD)/libcommon.a: $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard common/*.c))

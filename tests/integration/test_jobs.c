@@ -55,7 +55,7 @@ Test(jobs, submit_then_get_returns_every_field)
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld", num(j, "id"));
     json_t *g = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-    /* GET adds the scheduler's view (sched_api.h); the rest is what POST answered */
+    /* GET adds the scheduler's view (server/api/jobview.h); the rest is what POST answered */
     cr_assert(json_is_null(json_object_get(g, "queue_position")) ||
               json_is_integer(json_object_get(g, "queue_position")));
     json_object_del(g, "pending_reason");

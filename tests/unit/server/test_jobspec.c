@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "jobspec.h"
+#include "spec/jobspec.h"
 
 static json_t *load(const char *text)
 {

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "jobspec.h"
+#include "spec/jobspec.h"
 
 #define BASE "\"name\":\"p\",\"command\":[\"train\"],\"gpus\":2"
 

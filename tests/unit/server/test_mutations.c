@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "jobspec.h"
-#include "nodespec.h"
+#include "spec/jobspec.h"
+#include "spec/nodespec.h"
 
 static uint64_t state = 0x9e3779b97f4a7c15ull;
 

@@ -2,10 +2,10 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "nodespec.h"
-#include "problem.h"
-#include "router.h"
-#include "www.h"
+#include "http/problem.h"
+#include "http/router.h"
+#include "http/www.h"
+#include "spec/nodespec.h"
 
 static void h(struct api_call *c)
 {

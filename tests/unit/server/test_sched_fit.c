@@ -5,8 +5,8 @@
 #include <math.h>
 
 #include "convergence.h"
+#include "live/fit.h"
 #include "plan.h"
-#include "sched_fit.h"
 
 #define M 128.0
 

@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sched_wake.h"
+#include "live/wake.h"
 
 static double now_s(void)
 {

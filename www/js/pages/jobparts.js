@@ -1,5 +1,5 @@
 // The data sections of a job's page: loss curve and its fit, throughput and the speed
-// model, allocation history, log. Shapes, as server/reports.c and server/sched_api.c serve
+// model, allocation history, log. Shapes, as server/api/reports.c and server/api/jobview.c serve
 // them (docs/worker-protocol.md, docs/api.md, docs/scheduler.md):
 //
 //   GET /jobs/{id}/metrics?after=STEP  {items: [{step, loss, world_size, samples, step_time_s, time}]}

@@ -1,5 +1,5 @@
 // Scheduler: the active policy and settings (an admin may switch the policy) and its recent
-// rounds (server/sched_api.c, docs/api.md):
+// rounds (server/api/scheduler.c, docs/api.md):
 //   GET /api/v1/scheduler         {policy, interval_s, node_timeout_s, min_resize_interval_s,
 //                                  resize_cost_s, grace_s, quantum_s, explore_stage_s,
 //                                  paused, updated_at,

@@ -1,0 +1,209 @@
+#include "api.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "actions.h"
+#include "call.h"
+#include "health.h"
+#include "history.h"
+#include "http/http.h"
+#include "http/problem.h"
+#include "http/router.h"
+#include "http/www.h"
+#include "job_requests.h"
+#include "jobs.h"
+#include "log.h"
+#include "metrics.h"
+#include "nodes.h"
+#include "openapi.h"
+#include "reports.h"
+#include "scheduler.h"
+#include "store/db.h"
+#include "users.h"
+
+#define ANY_ROLE (AUTH_ADMIN | AUTH_USER | AUTH_WORKER)
+#define PEOPLE (AUTH_ADMIN | AUTH_USER)
+#define MACHINES (AUTH_ADMIN | AUTH_WORKER)
+
+static void metrics_get(struct api_call *call);
+
+struct api {
+    struct db_pool *db;
+    const char *www_dir;
+};
+
+static const struct route routes[] = {
+    {"GET", "/api/v1/health", health_get, 0, 0},
+    {"GET", "/metrics", metrics_get, 0, 0},
+    {"GET", "/api/v1/openapi.json", openapi_get, 0, 0},
+    {"POST", "/api/v1/jobs", jobs_submit, PEOPLE, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/jobs", jobs_list, PEOPLE, 0},
+    {"GET", "/api/v1/jobs/{id}", jobs_get, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/cancel", actions_cancel, PEOPLE, 0},
+    {"GET", "/api/v1/jobs/{id}/events", jobs_events, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/suspend", actions_suspend, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/resume", actions_resume, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/metrics", reports_metrics_post, MACHINES, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/jobs/{id}/metrics", reports_metrics_get, ANY_ROLE, 0},
+    {"POST", "/api/v1/jobs/{id}/state", reports_state, MACHINES, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs/{id}/log", reports_log_post, MACHINES, ROUTE_ANY_BODY},
+    {"POST", "/api/v1/jobs/{id}/remote", actions_remote, MACHINES, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/jobs/{id}/log", reports_log_get, ANY_ROLE, 0},
+    {"POST", "/api/v1/actions/{id}/result", actions_result, MACHINES, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/nodes", nodes_register, MACHINES, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/nodes", nodes_list, ANY_ROLE, 0},
+    {"GET", "/api/v1/nodes/{id}", nodes_get, ANY_ROLE, 0},
+    {"POST", "/api/v1/nodes/{id}/heartbeat", nodes_heartbeat, MACHINES, 0},
+    {"GET", "/api/v1/nodes/{id}/actions", actions_poll, MACHINES, 0},
+    {"POST", "/api/v1/users", users_create, AUTH_ADMIN, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/users", users_list, AUTH_ADMIN, 0},
+    {"GET", "/api/v1/whoami", users_whoami, PEOPLE, 0},
+    /* the scheduler (scheduler.h) */
+    {"GET", "/api/v1/scheduler", scheduler_get, PEOPLE, 0},
+    {"PUT", "/api/v1/scheduler", scheduler_put, AUTH_ADMIN, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/scheduler/rounds", scheduler_rounds, PEOPLE, 0},
+    {"GET", "/api/v1/cluster/history", history_get, PEOPLE, 0},
+    {"GET", "/api/v1/jobs/{id}/model", jobs_model, PEOPLE, 0},
+    {"POST", "/api/v1/jobs/{id}/resize", jobs_resize, PEOPLE, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs/{id}/migrate", jobs_migrate, PEOPLE, 0},
+    {"PATCH", "/api/v1/jobs/{id}/priority", jobs_priority, PEOPLE, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs/{id}/priority", jobs_priority, PEOPLE, ROUTE_JSON_BODY},
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+size_t api_route_count(void)
+{
+    return NROUTES;
+}
+
+const struct route *api_route(size_t i)
+{
+    return i < NROUTES ? &routes[i] : NULL;
+}
+
+void api_stop_waiting(void)
+{
+    actions_stop_waiting();
+}
+
+/* GET /metrics: the exposition that metrics writes. */
+static void metrics_get(struct api_call *call)
+{
+    size_t len = 0;
+    char *text = metrics_text(call->db, &len);
+    if (!text) {
+        http_problem(call->req, 500, "out of memory");
+        return;
+    }
+    http_req_respond(call->req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, NULL);
+    free(text);
+}
+
+struct api *api_create(struct db_pool *db, const char *www_dir)
+{
+    struct api *a = calloc(1, sizeof(*a));
+    if (!a)
+        return NULL;
+    a->db = db;
+    a->www_dir = www_dir;
+    metrics_name_routes(routes, NROUTES);
+    return a;
+}
+
+void api_destroy(struct api *a)
+{
+    free(a);
+}
+
+/* True for application/json, with or without parameters such as charset. */
+static int is_json_type(const char *ct)
+{
+    if (!ct)
+        return 0;
+    while (*ct == ' ')
+        ct++;
+    size_t n = strlen("application/json");
+    return strncasecmp(ct, "application/json", n) == 0 &&
+           (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* 401 when the token is missing or unknown, 403 when its role may not use the route. */
+static int authorize_or_respond(struct api_call *call, const struct route *rt)
+{
+    const char *authz = http_req_header(call->req, "Authorization");
+    int rc = auth_check(call->db, authz, &call->who);
+    static const char *const bearer[] = {"WWW-Authenticate", "Bearer realm=\"ringmaster\"", NULL};
+    if (rc == -2) {
+        api_db_error(call, NULL);
+        return -1;
+    }
+    if (rc < 0) {
+        http_send_problem(call->req, 401, NULL, bearer, "%s",
+                          authz ? "the bearer token is not valid" : "a bearer token is required");
+        return -1;
+    }
+    if (!(rt->roles & call->who.role)) {
+        http_problem(call->req, 403, "role %s may not %s %s", auth_role_name(call->who.role),
+                     http_req_method(call->req), rt->pattern);
+        return -1;
+    }
+    return 0;
+}
+
+static int content_type_or_respond(struct api_call *call, const struct route *rt)
+{
+    size_t len;
+    http_req_body(call->req, &len);
+    if ((!(rt->flags & ROUTE_JSON_BODY) && len == 0) || (rt->flags & ROUTE_ANY_BODY))
+        return 0;
+    const char *ct = http_req_header(call->req, "Content-Type");
+    if (is_json_type(ct))
+        return 0;
+    http_problem(call->req, 415, "expected Content-Type application/json, got %s",
+                 ct ? ct : "none");
+    return -1;
+}
+
+static void dispatch_route(struct api *a, struct http_req *req, const struct router_match *m)
+{
+    struct api_call call = {.api = a, .req = req, .id = m->id};
+    call.db = db_acquire(a->db);
+    if (!call.db && m->route->roles) {
+        http_problem(req, 503, "the database is unavailable");
+        return;
+    }
+    if ((!m->route->roles || authorize_or_respond(&call, m->route) == 0) &&
+        content_type_or_respond(&call, m->route) == 0)
+        m->route->handler(&call);
+    db_release(a->db, call.db);
+}
+
+void api_handle(void *arg, struct http_req *req)
+{
+    struct api *a = arg;
+    const char *path = http_req_path(req);
+    const char *method = http_req_method(req);
+    if (strncmp(path, "/api/", 5) != 0 && strcmp(path, "/api") != 0 &&
+        strcmp(path, "/metrics") != 0) {
+        www_serve(req, a->www_dir);
+        return;
+    }
+    struct router_match m;
+    enum router_result rr = router_match(routes, NROUTES, method, path, &m);
+    if (rr == ROUTER_NOT_FOUND) {
+        http_problem(req, 404, "no route %s", path);
+    } else if (rr == ROUTER_BAD_METHOD) {
+        const char *const allow[] = {"Allow", m.allow, NULL};
+        http_send_problem(req, 405, NULL, allow, "%s is not allowed on %s; allowed: %s", method,
+                          path, m.allow);
+    } else {
+        dispatch_route(a, req, &m);
+    }
+    /* A long-poll asked to be called again is counted when it is answered. */
+    if (http_req_status(req))
+        metrics_http_request(m.route ? (size_t)(m.route - routes) : METRICS_MAX_ROUTES,
+                             http_req_status(req));
+}

@@ -1,0 +1,31 @@
+/* api: ringmasterd's REST API. The route table (method, path, handler, roles) and the dispatch
+ * of every HTTP request: authentication (auth.h), content type, a database connection held
+ * for the call, then the resource's handler (one file per resource: jobs, nodes, users,
+ * actions, reports, scheduler, history, metrics, health, openapi); requests outside /api and
+ * /metrics are the dashboard's static files (http/www.h). The handlers answer with problem
+ * documents (http/problem.h) on every error and share call.h. */
+#ifndef RINGMASTER_API_H
+#define RINGMASTER_API_H
+
+#include <stddef.h>
+
+struct api;
+struct db_pool;
+struct http_req;
+
+/* Borrows db (and www_dir, the dashboard's files, may be NULL). Returns NULL on ENOMEM. */
+struct api *api_create(struct db_pool *db, const char *www_dir);
+void api_destroy(struct api *a);
+
+/* The http_handler_f of the server: arg is the struct api. */
+void api_handle(void *arg, struct http_req *req);
+
+/* Answers every long-poll waiting for actions at once (the server is stopping). */
+void api_stop_waiting(void);
+
+/* The route table: its length, and its entry i (NULL past the end; borrowed, static). */
+struct route;
+size_t api_route_count(void);
+const struct route *api_route(size_t i);
+
+#endif

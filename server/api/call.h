@@ -1,0 +1,43 @@
+/* call: one API request being served, and the helpers every resource handler shares
+ * (answers as JSON, the body as a JSON object, the {id} segment, database errors). A handler
+ * named *_or_respond() has answered when it fails: it returns -1 and the caller returns. */
+#ifndef RINGMASTER_API_CALL_H
+#define RINGMASTER_API_CALL_H
+
+#include <jansson.h>
+#include <libpq-fe.h>
+
+#include "auth.h"
+
+struct api;
+struct http_req;
+
+/* One request being served. */
+struct api_call {
+    struct api *api;
+    struct http_req *req;
+    const char *id;       /* the {id} path segment, or "" */
+    struct auth_user who; /* the caller, when the route needs a token */
+    PGconn *db;           /* held for the call; NULL only for a public route when the
+                             database cannot be reached */
+};
+
+/* Answers with json (stolen) as application/json. */
+void api_respond_json(struct api_call *call, unsigned status, json_t *json);
+
+/* Parses the body as a JSON object into *out (new). Returns 0, or -1 after a 400. */
+int api_body_or_respond(struct api_call *call, json_t **out);
+
+/* Parses call->id as a positive integer. Returns 0, or -1 after a 404 naming what. */
+int api_id_or_respond(struct api_call *call, const char *what, long long *id);
+
+/* Answers 400 with a problem document whose errors name field ("field: what"). Returns -1. */
+int api_field_error(struct api_call *call, const char *field, const char *what);
+
+/* Answers 503 or 500 for a failed statement (logged, counted in metrics). */
+void api_db_error(struct api_call *call, const PGresult *r);
+
+/* The version string reported by health. */
+const char *api_version(void);
+
+#endif

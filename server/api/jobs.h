@@ -1,0 +1,24 @@
+/* jobs: the /api/v1/jobs handlers. Every state change is written with its event in one
+ * transaction and logged on one line. */
+#ifndef RINGMASTER_JOBS_H
+#define RINGMASTER_JOBS_H
+
+struct api_call;
+
+#define JOBS_LIST_DEFAULT 50
+#define JOBS_LIST_MAX 500
+
+/* POST /api/v1/jobs: 201 and the job; with an Idempotency-Key already used by the caller,
+ * 200 and the first job (409 when the key came with a different body). */
+void jobs_submit(struct api_call *call);
+/* GET /api/v1/jobs?state=&user=&limit=&after= : {"items": [...], "next": cursor|null},
+ * oldest first; the cursor is the last item's id as a string. */
+void jobs_list(struct api_call *call);
+/* GET /api/v1/jobs/{id} */
+void jobs_get(struct api_call *call);
+/* POST /api/v1/jobs/{id}/cancel: a user its own jobs, an admin any; 409 when illegal. */
+void jobs_cancel(struct api_call *call);
+/* GET /api/v1/jobs/{id}/events: {"items": [{id, at, from, to, event, actor, detail}]} */
+void jobs_events(struct api_call *call);
+
+#endif

@@ -1,0 +1,251 @@
+#include "jobview.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call.h"
+#include "http/http.h"
+#include "job_state.h"
+#include "live/live.h"
+#include "log.h"
+#include "store/db.h"
+
+static json_t *col_json(const PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col))
+        return json_null();
+    json_t *v = json_loads(PQgetvalue(r, row, col), 0, NULL);
+    return v ? v : json_null();
+}
+
+static long long col_ll(const PGresult *r, int row, int col)
+{
+    return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+/* One row of JOB_COLS as the API's job object (new). */
+json_t *jobview_json(const PGresult *r, int row)
+{
+    json_t *j =
+        json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:b, s:I, s:I, s:s, s:s}", "id",
+                  (json_int_t)col_ll(r, row, C_ID), "user", PQgetvalue(r, row, C_USER), "state",
+                  PQgetvalue(r, row, C_STATE), "name", PQgetvalue(r, row, C_NAME), "command",
+                  col_json(r, row, C_CMD), "env", col_json(r, row, C_ENV), "gpus",
+                  (json_int_t)col_ll(r, row, C_GPUS), "min_gpus", (json_int_t)col_ll(r, row, C_MIN),
+                  "max_gpus", (json_int_t)col_ll(r, row, C_MAX), "elastic",
+                  strcmp(PQgetvalue(r, row, C_ELASTIC), "t") == 0, "priority",
+                  (json_int_t)col_ll(r, row, C_PRIO), "batch_per_gpu",
+                  (json_int_t)col_ll(r, row, C_BATCH), "submitted_at",
+                  PQgetvalue(r, row, C_SUBMITTED), "updated_at", PQgetvalue(r, row, C_UPDATED));
+    if (!j)
+        return NULL;
+    if (!PQgetisnull(r, row, C_MODEL))
+        json_object_set_new(j, "model", col_json(r, row, C_MODEL));
+    json_object_set_new(j, "finished_at",
+                        PQgetisnull(r, row, C_FINISHED)
+                            ? json_null()
+                            : json_string(PQgetvalue(r, row, C_FINISHED)));
+    json_t *plans = col_json(r, row, C_PLAN_SPEC);
+    if (json_is_object(plans))
+        json_object_update(j, plans);
+    json_decref(plans);
+    json_object_set_new(j, "current_plan",
+                        PQgetisnull(r, row, C_CUR_PLAN)
+                            ? json_null()
+                            : json_string(PQgetvalue(r, row, C_CUR_PLAN)));
+    return j;
+}
+
+/* Answers with the job of id: 200, 404 when none. With sched, the scheduler's view is added
+ * (jobview_sched_fields). */
+void jobview_respond(struct api_call *call, long long id, unsigned status, int sched)
+{
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *p[] = {ids};
+    PGresult *r = db_exec(call->db,
+                          "SELECT " JOB_COLS " FROM jobs j JOIN users u"
+                          " ON u.id = j.user_id WHERE j.id = $1",
+                          1, p);
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (PQntuples(r) != 1)
+        http_problem(call->req, 404, "no job %lld", id);
+    else
+        api_respond_json(call, status,
+                         sched ? jobview_sched_fields(call->db, jobview_json(r, 0))
+                               : jobview_json(r, 0));
+    PQclear(r);
+}
+
+/* {"items": rows, "next": the last id when more rows than limit came back}. */
+json_t *jobview_page(const PGresult *r, long long limit)
+{
+    json_t *items = json_array();
+    int n = PQntuples(r);
+    int shown = n > limit ? (int)limit : n;
+    for (int i = 0; i < shown; i++)
+        json_array_append_new(items, jobview_json(r, i));
+    json_t *next = n > limit ? json_string(PQgetvalue(r, shown - 1, C_ID)) : json_null();
+    return json_pack("{s:o, s:o}", "items", items, "next", next);
+}
+
+static json_t *text_or_null(const PGresult *r, int i, int c)
+{
+    return PQgetisnull(r, i, c) ? json_null() : json_string(PQgetvalue(r, i, c));
+}
+
+/* Whether a job in state (a name) is one the rounds predict: waiting, holding GPUs or on
+ * its way to; a SUSPENDED or ended job's row is left from an earlier round. */
+static int predicted_state(const char *state)
+{
+    enum job_state st;
+    return state && job_state_parse(state, &st) == 0 && !job_state_is_terminal(st) &&
+           st != JOB_SUSPENDED;
+}
+
+/* Sets the queue fields of job from row i (or nulls when r is NULL), and predicted_finish. */
+static void queue_fields(json_t *job, const PGresult *r, int i)
+{
+    const char *state = json_string_value(json_object_get(job, "state"));
+    int waiting = r && state && strcmp(state, "PENDING") == 0;
+    json_object_set_new(job, "predicted_finish",
+                        r && predicted_state(state) ? text_or_null(r, i, 5) : json_null());
+    json_object_set_new(job, "pending_reason", waiting ? text_or_null(r, i, 1) : json_null());
+    json_object_set_new(job, "queue_position",
+                        waiting && !PQgetisnull(r, i, 2)
+                            ? json_integer(strtoll(PQgetvalue(r, i, 2), NULL, 10))
+                            : json_null());
+    json_object_set_new(job, "predicted_start", waiting ? text_or_null(r, i, 3) : json_null());
+}
+
+#define SCHED_COLS                                                                                 \
+    "job_id, pending_reason, queue_position, " TS("predicted_start") ", model::text, " TS(         \
+        "predicted_finish")
+
+static const char *const allocs_sql =
+    "SELECT job_id, node_id, string_agg(gpu_idx::text, ' ' ORDER BY gpu_idx), count(*)"
+    " FROM allocations WHERE job_id = ANY($1::bigint[]) GROUP BY job_id, node_id"
+    " ORDER BY job_id, node_id";
+
+/* Sets "allocation" [{node, gpus: [index...]}] and "world_size" of job from the rows of
+ * allocs_sql that belong to it (r may be NULL: none). */
+static void alloc_fields(json_t *job, const PGresult *r)
+{
+    long long id = json_integer_value(json_object_get(job, "id"));
+    json_t *alloc = json_array();
+    long long world = 0;
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        if (strtoll(PQgetvalue(r, i, 0), NULL, 10) != id)
+            continue;
+        json_t *gpus = json_array();
+        for (char *g = PQgetvalue(r, i, 2), *end; *g; g = end) {
+            json_array_append_new(gpus, json_integer(strtol(g, &end, 10)));
+            if (end == g)
+                break;
+        }
+        json_array_append_new(alloc, json_pack("{s:I, s:o}", "node",
+                                               (json_int_t)strtoll(PQgetvalue(r, i, 1), NULL, 10),
+                                               "gpus", gpus));
+        world += strtoll(PQgetvalue(r, i, 3), NULL, 10);
+    }
+    json_object_set_new(job, "allocation", alloc);
+    json_object_set_new(job, "world_size", json_integer(world));
+}
+
+/* "{1,2,3}": the ids of the jobs in items (new text, or NULL). */
+static char *id_array(const json_t *items)
+{
+    size_t n = json_array_size(items);
+    char *ids = malloc(n * 24 + 3);
+    if (!ids)
+        return NULL;
+    size_t o = (size_t)sprintf(ids, "{");
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)sprintf(
+            ids + o, "%s%lld", i ? "," : "",
+            (long long)json_integer_value(json_object_get(json_array_get(items, i), "id")));
+    sprintf(ids + o, "}");
+    return ids;
+}
+
+static PGresult *query_ids(PGconn *c, const char *sql, const char *ids)
+{
+    const char *p[] = {ids};
+    PGresult *r = db_exec(c, sql, 1, p);
+    if (!db_ok(r)) {
+        PQclear(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The job's model object with the scheduler's fields merged in (the scheduler's win). */
+static void merge_model(json_t *job, const char *fit_text)
+{
+    json_t *fit = json_loads(fit_text, 0, NULL);
+    if (!json_is_object(fit)) {
+        json_decref(fit);
+        return;
+    }
+    json_t *model = json_object_get(job, "model");
+    if (!json_is_object(model)) {
+        model = json_object();
+        json_object_set_new(job, "model", model);
+    }
+    json_object_update(model, fit);
+    json_decref(fit);
+}
+
+json_t *jobview_sched_fields(PGconn *c, json_t *job)
+{
+    if (!job)
+        return NULL;
+    json_t *one = json_pack("[O]", job);
+    char *ids = id_array(one);
+    json_decref(one);
+    PGresult *r = ids ? query_ids(c,
+                                  "SELECT " SCHED_COLS " FROM job_sched"
+                                  " WHERE job_id = ANY($1::bigint[])",
+                                  ids)
+                      : NULL;
+    PGresult *a = ids ? query_ids(c, allocs_sql, ids) : NULL;
+    int found = r && PQntuples(r) == 1;
+    queue_fields(job, found ? r : NULL, 0);
+    if (found && !PQgetisnull(r, 0, 4))
+        merge_model(job, PQgetvalue(r, 0, 4));
+    alloc_fields(job, a);
+    PQclear(r);
+    PQclear(a);
+    free(ids);
+    return job;
+}
+
+json_t *jobview_list_fields(PGconn *c, json_t *page)
+{
+    json_t *items = json_object_get(page, "items");
+    char *ids = id_array(items);
+    if (!ids)
+        return page;
+    PGresult *r = query_ids(c,
+                            "SELECT " SCHED_COLS " FROM job_sched"
+                            " WHERE job_id = ANY($1::bigint[]) ORDER BY job_id",
+                            ids);
+    PGresult *a = query_ids(c, allocs_sql, ids);
+    free(ids);
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        json_t *job = json_array_get(items, i);
+        long long id = json_integer_value(json_object_get(job, "id"));
+        int row = -1;
+        for (int k = 0; r && k < PQntuples(r) && row < 0; k++)
+            if (strtoll(PQgetvalue(r, k, 0), NULL, 10) == id)
+                row = k;
+        queue_fields(job, row >= 0 ? r : NULL, row);
+        alloc_fields(job, a);
+    }
+    PQclear(r);
+    PQclear(a);
+    return page;
+}

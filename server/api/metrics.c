@@ -1,0 +1,179 @@
+#include "metrics.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/router.h"
+#include "job_state.h"
+#include "live/live.h"
+#include "store/db.h"
+
+#define STATUS_MIN 100
+#define STATUS_SLOTS 500 /* 100..599 */
+
+/* Zero-initialised; written by any thread with relaxed atomics (they are counts only). */
+static atomic_ulong http_counts[METRICS_MAX_ROUTES + 1][STATUS_SLOTS];
+static atomic_ulong db_errors;
+/* The route table, named once by api_create (metrics_name_routes). */
+static const struct route *route_table;
+static size_t route_count;
+
+void metrics_http_request(size_t route, unsigned status)
+{
+    if (route > METRICS_MAX_ROUTES)
+        route = METRICS_MAX_ROUTES;
+    if (status < STATUS_MIN || status >= STATUS_MIN + STATUS_SLOTS)
+        return;
+    atomic_fetch_add_explicit(&http_counts[route][status - STATUS_MIN], 1, memory_order_relaxed);
+}
+
+void metrics_db_error(void)
+{
+    atomic_fetch_add_explicit(&db_errors, 1, memory_order_relaxed);
+}
+
+void metrics_name_routes(const struct route *table, size_t n)
+{
+    route_table = table;
+    route_count = n;
+}
+
+static void write_http(FILE *f)
+{
+    fputs("# HELP ringmaster_http_requests_total HTTP requests answered, by route pattern and"
+          " status.\n# TYPE ringmaster_http_requests_total counter\n",
+          f);
+    size_t n = route_count;
+    for (size_t r = 0; r <= METRICS_MAX_ROUTES; r++) {
+        const struct route *rt = r < n && r < METRICS_MAX_ROUTES ? &route_table[r] : NULL;
+        if (!rt && r != METRICS_MAX_ROUTES)
+            continue;
+        for (unsigned s = 0; s < STATUS_SLOTS; s++) {
+            unsigned long v = atomic_load_explicit(&http_counts[r][s], memory_order_relaxed);
+            if (v)
+                fprintf(f,
+                        "ringmaster_http_requests_total{method=\"%s\",route=\"%s\","
+                        "status=\"%u\"} %lu\n",
+                        rt ? rt->method : "", rt ? rt->pattern : "unmatched", s + STATUS_MIN, v);
+        }
+    }
+}
+
+static void write_rounds(FILE *f)
+{
+    fputs("# HELP ringmaster_scheduler_round_duration_seconds Duration of the scheduler's"
+          " rounds.\n# TYPE ringmaster_scheduler_round_duration_seconds histogram\n",
+          f);
+    struct sched_round_hist h;
+    sched_round_hist_read(&h);
+    unsigned long cum = 0;
+    for (size_t i = 0; i <= SCHED_ROUND_HIST_BOUNDS; i++) {
+        cum += h.counts[i];
+        if (i < SCHED_ROUND_HIST_BOUNDS)
+            fprintf(f, "ringmaster_scheduler_round_duration_seconds_bucket{le=\"%g\"} %lu\n",
+                    sched_round_hist_bound[i], cum);
+        else
+            fprintf(f, "ringmaster_scheduler_round_duration_seconds_bucket{le=\"+Inf\"} %lu\n",
+                    cum);
+    }
+    fprintf(f, "ringmaster_scheduler_round_duration_seconds_sum %.6f\n", h.sum_s);
+    fprintf(f, "ringmaster_scheduler_round_duration_seconds_count %lu\n", cum);
+}
+
+/* Runs sql; NULL (counted as a database error) when it fails. */
+static PGresult *query(PGconn *db, const char *sql)
+{
+    PGresult *r = db_exec_retry(db, sql, 0, NULL);
+    if (db_ok(r))
+        return r;
+    metrics_db_error();
+    PQclear(r);
+    return NULL;
+}
+
+static void write_jobs(FILE *f, PGconn *db)
+{
+    PGresult *r = query(db, "SELECT state, count(*) FROM jobs GROUP BY state");
+    if (!r)
+        return;
+    fputs("# HELP ringmaster_jobs Jobs by state.\n# TYPE ringmaster_jobs gauge\n", f);
+    for (int s = 0; s < JOB_STATE_COUNT; s++) {
+        const char *name = job_state_name((enum job_state)s);
+        const char *v = "0";
+        for (int i = 0; i < PQntuples(r); i++)
+            if (strcmp(PQgetvalue(r, i, 0), name) == 0)
+                v = PQgetvalue(r, i, 1);
+        fprintf(f, "ringmaster_jobs{state=\"%s\"} %s\n", name, v);
+    }
+    PQclear(r);
+}
+
+/* One unlabelled gauge from a one-value query. */
+static void write_gauge(FILE *f, PGconn *db, const char *name, const char *help, const char *sql)
+{
+    PGresult *r = query(db, sql);
+    if (!r)
+        return;
+    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", name, help, name, name,
+            PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "0");
+    PQclear(r);
+}
+
+static void write_actions(FILE *f, PGconn *db)
+{
+    PGresult *r = query(db, "SELECT kind, state, count(*) FROM actions GROUP BY kind, state"
+                            " ORDER BY kind, state");
+    if (!r)
+        return;
+    fputs("# HELP ringmaster_actions_total Worker actions written, by kind and outcome"
+          " (pending, done, failed, superseded).\n# TYPE ringmaster_actions_total counter\n",
+          f);
+    for (int i = 0; i < PQntuples(r); i++)
+        fprintf(f, "ringmaster_actions_total{kind=\"%s\",outcome=\"%s\"} %s\n", PQgetvalue(r, i, 0),
+                PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+    PQclear(r);
+}
+
+static void write_database(FILE *f, PGconn *db)
+{
+    int up = db && PQstatus(db) == CONNECTION_OK;
+    if (up) {
+        write_jobs(f, db);
+        write_gauge(f, db, "ringmaster_queue_length", "Jobs waiting (PENDING).",
+                    "SELECT count(*) FROM jobs WHERE state = 'PENDING'");
+        write_gauge(f, db, "ringmaster_gpus", "GPUs of the nodes that are UP.",
+                    "SELECT count(*) FROM node_gpus g JOIN nodes n ON n.id = g.node_id"
+                    " WHERE n.state = 'UP'");
+        /* A GPU holding a packed pair is one GPU allocated, not two. */
+        write_gauge(f, db, "ringmaster_gpus_allocated", "GPUs held by jobs.",
+                    "SELECT count(DISTINCT (node_id, gpu_idx)) FROM allocations");
+        write_actions(f, db);
+    }
+    fprintf(f,
+            "# HELP ringmaster_database_up Whether the database answered.\n"
+            "# TYPE ringmaster_database_up gauge\nringmaster_database_up %d\n",
+            up);
+    fprintf(f,
+            "# HELP ringmaster_database_errors_total Failed database statements.\n"
+            "# TYPE ringmaster_database_errors_total counter\n"
+            "ringmaster_database_errors_total %lu\n",
+            atomic_load_explicit(&db_errors, memory_order_relaxed));
+}
+
+char *metrics_text(PGconn *db, size_t *len)
+{
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    if (!f)
+        return NULL;
+    write_database(f, db);
+    write_rounds(f);
+    write_http(f);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

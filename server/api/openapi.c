@@ -1,0 +1,10 @@
+#include "openapi.h"
+
+#include "call.h"
+#include "http/http.h"
+
+void openapi_get(struct api_call *call)
+{
+    http_req_respond(call->req, 200, "application/json", (const char *)openapi_doc, openapi_doc_len,
+                     NULL);
+}

@@ -1,0 +1,60 @@
+#include "etag.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+
+void etag_of(const char *body, size_t len, char tag[ETAG_LEN])
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)body[i];
+        h *= 1099511628211ULL;
+    }
+    snprintf(tag, ETAG_LEN, "\"%016llx\"", (unsigned long long)h);
+}
+
+/* Skips the spaces, tabs and commas between the members of an If-None-Match list. */
+static const char *skip_separators(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == ',')
+        p++;
+    return p;
+}
+
+int etag_matches(const char *header, const char *tag)
+{
+    size_t n = strlen(tag);
+    for (const char *p = header ? skip_separators(header) : ""; *p; p = skip_separators(p)) {
+        if (*p == '*')
+            return 1;
+        if (strncmp(p, "W/", 2) == 0)
+            p += 2;
+        if (strncmp(p, tag, n) == 0 && (p[n] == '\0' || strchr(" \t,", p[n])))
+            return 1;
+        p += strcspn(p, ",");
+    }
+    return 0;
+}
+
+void etag_respond_json(struct http_req *req, json_t *json)
+{
+    char *text = json ? json_dumps(json, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    json_decref(json);
+    if (!text) {
+        http_problem(req, 500, "cannot encode the answer");
+        return;
+    }
+    char tag[ETAG_LEN];
+    size_t len = strlen(text);
+    etag_of(text, len, tag);
+    const char *const headers[] = {"ETag", tag, "Cache-Control", "no-cache", NULL};
+    if (etag_matches(http_req_header(req, "If-None-Match"), tag))
+        http_req_respond(req, 304, NULL, "", 0, headers);
+    else
+        http_req_respond(req, 200, "application/json", text, len, headers);
+    free(text);
+}

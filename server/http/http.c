@@ -1,0 +1,352 @@
+#include "http.h"
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "problem.h"
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    http_handler_f fn;
+    void *arg;
+    size_t max_body;
+    pthread_mutex_t lock;
+    struct http_req *suspended; /* under lock: requests waiting for their retry */
+    pthread_t resumer;
+    int has_resumer;
+    atomic_int stopping;
+};
+
+struct http_req {
+    struct MHD_Connection *conn;
+    const char *method; /* borrowed from MHD, valid for the request's life */
+    const char *path;
+    char *body;
+    size_t len, cap;
+    int too_big;
+    int answered;
+    unsigned status;
+    struct timespec started;
+    double retry_in;        /* > 0: the handler asked to be called again */
+    double retry_at;        /* CLOCK_MONOTONIC seconds, while suspended */
+    struct http_req *snext; /* in the server's suspended list */
+};
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void http_req_retry(struct http_req *r, double delay_s)
+{
+    r->retry_in = delay_s > 0.001 ? delay_s : 0.001;
+}
+
+unsigned http_req_status(const struct http_req *r)
+{
+    return r->answered ? r->status : 0;
+}
+
+double http_req_age(const struct http_req *r)
+{
+    return mono_now() - ((double)r->started.tv_sec + (double)r->started.tv_nsec / 1e9);
+}
+
+/* Suspends r's connection until its retry is due (the resumer thread wakes it). */
+static void suspend_request(struct http_server *s, struct http_req *r)
+{
+    r->retry_at = mono_now() + r->retry_in;
+    r->retry_in = 0;
+    MHD_suspend_connection(r->conn);
+    pthread_mutex_lock(&s->lock);
+    r->snext = s->suspended;
+    s->suspended = r;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Resumes the suspended requests that are due (all of them when all). */
+static void resume_due(struct http_server *s, int all)
+{
+    double now = mono_now();
+    pthread_mutex_lock(&s->lock);
+    for (struct http_req **pp = &s->suspended; *pp;) {
+        struct http_req *r = *pp;
+        if (all || r->retry_at <= now) {
+            *pp = r->snext;
+            MHD_resume_connection(r->conn);
+        } else {
+            pp = &r->snext;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *resumer_main(void *arg)
+{
+    struct http_server *s = arg;
+    while (!atomic_load(&s->stopping)) {
+        usleep(20000);
+        resume_due(s, 0);
+    }
+    return NULL;
+}
+
+const char *http_req_method(const struct http_req *r)
+{
+    return r->method;
+}
+
+const char *http_req_path(const struct http_req *r)
+{
+    return r->path;
+}
+
+const char *http_req_header(const struct http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_req_query(const struct http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_req_body(const struct http_req *r, size_t *len)
+{
+    *len = r->len;
+    return r->body ? r->body : "";
+}
+
+int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
+                     const char *body, size_t len, const char *const *headers)
+{
+    if (r->answered)
+        return -1;
+    r->answered = 1;
+    r->status = status;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return -1;
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+        MHD_add_response_header(resp, headers[i], headers[i + 1]);
+    enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc == MHD_YES ? 0 : -1;
+}
+
+/* Appends a chunk, or marks the request too big and drops the chunk. */
+static void append_body(struct http_req *r, size_t max, const char *data, size_t n)
+{
+    if (r->too_big || r->len + n > max) {
+        r->too_big = 1;
+        return;
+    }
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        while (cap < r->len + n + 1)
+            cap *= 2;
+        char *p = realloc(r->body, cap);
+        if (!p) {
+            r->too_big = 1;
+            return;
+        }
+        r->body = p;
+        r->cap = cap;
+    }
+    memcpy(r->body + r->len, data, n);
+    r->len += n;
+    r->body[r->len] = '\0';
+}
+
+/* First call: set up the request and refuse an announced body over the bound at once. */
+static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connection *conn,
+                                     const char *url, const char *method, void **con_cls)
+{
+    struct http_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return MHD_NO;
+    r->conn = conn;
+    r->method = method;
+    r->path = url;
+    clock_gettime(CLOCK_MONOTONIC, &r->started);
+    *con_cls = r;
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > s->max_body) {
+        r->too_big = 1;
+        http_problem(r, 413, "request body over %zu bytes", s->max_body);
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
+{
+    struct http_server *s = cls;
+    (void)version;
+    if (!*con_cls)
+        return begin_request(s, conn, url, method, con_cls);
+    struct http_req *r = *con_cls;
+    if (*upload_data_size) {
+        append_body(r, s->max_body, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->answered)
+        return MHD_YES;
+    if (r->too_big) {
+        http_problem(r, 413, "request body over %zu bytes", s->max_body);
+        return MHD_YES;
+    }
+    s->fn(s->arg, r);
+    if (!r->answered && r->retry_in > 0 && !atomic_load(&s->stopping))
+        suspend_request(s, r);
+    else if (!r->answered && r->retry_in > 0)
+        http_problem(r, 503, "the server is stopping");
+    else if (!r->answered)
+        http_problem(r, 500, "the handler gave no answer");
+    return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct http_req *r = *con_cls;
+    (void)cls;
+    (void)conn;
+    if (!r)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double ms = (double)(now.tv_sec - r->started.tv_sec) * 1e3 +
+                (double)(now.tv_nsec - r->started.tv_nsec) / 1e6;
+    log_info("%s %s %u %.1fms%s", r->method, r->path, r->status, ms,
+             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+    free(r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+/* Splits "HOST:PORT" or "[V6]:PORT" and resolves it into *res (freeaddrinfo). */
+static int resolve_listen(const char *listen, struct addrinfo **res, char *err, size_t errlen)
+{
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    const char *h = listen;
+    size_t hlen = colon ? (size_t)(colon - listen) : 0;
+    if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') {
+        h++;
+        hlen -= 2;
+    }
+    if (!colon || hlen == 0 || hlen >= sizeof(host) || !colon[1]) {
+        snprintf(err, errlen, "listen: expected HOST:PORT, got '%s'", listen);
+        return -1;
+    }
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+    int rc = getaddrinfo(host, colon + 1, &hints, res);
+    if (rc != 0) {
+        snprintf(err, errlen, "listen %s: %s", listen, gai_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+struct http_server *http_create(const struct http_config *cfg, http_handler_f fn, void *arg,
+                                char *err, size_t errlen)
+{
+    struct addrinfo *ai = NULL;
+    if (resolve_listen(cfg->listen, &ai, err, errlen) < 0)
+        return NULL;
+    struct http_server *s = calloc(1, sizeof(*s));
+    if (!s) {
+        freeaddrinfo(ai);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->fn = fn;
+    s->arg = arg;
+    s->max_body = cfg->max_body;
+    pthread_mutex_init(&s->lock, NULL);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    s->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ai->ai_addr,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned int)cfg->timeout_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->conn_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)cfg->per_ip_limit,
+        MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)on_completed, (void *)s,
+        MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!s->daemon) {
+        snprintf(err, errlen, "cannot listen on %s (address in use or not local?)", cfg->listen);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return NULL;
+    }
+    s->has_resumer = pthread_create(&s->resumer, NULL, resumer_main, s) == 0;
+    if (!s->has_resumer) {
+        snprintf(err, errlen, "cannot start the resumer thread");
+        http_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+void http_destroy(struct http_server *s)
+{
+    if (!s)
+        return;
+    atomic_store(&s->stopping, 1);
+    if (s->has_resumer)
+        pthread_join(s->resumer, NULL);
+    /* Suspended requests are resumed (and answered 503 if they ask again) before the stop:
+     * MHD must not be stopped with suspended connections. */
+    for (int i = 0; i < 100; i++) {
+        resume_due(s, 1);
+        usleep(10000);
+        pthread_mutex_lock(&s->lock);
+        int left = s->suspended != NULL;
+        pthread_mutex_unlock(&s->lock);
+        if (!left)
+            break;
+    }
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+int http_send_problem(struct http_req *r, unsigned status, json_t *errors,
+                      const char *const *headers, const char *fmt, ...)
+{
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+
+    char *text = problem_text(status, errors, detail, http_req_path(r));
+    const char *body = text ? text : "{\"title\":\"Error\"}";
+    int rc = http_req_respond(r, status, "application/problem+json", body, strlen(body), headers);
+    free(text);
+    return rc;
+}

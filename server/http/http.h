@@ -1,0 +1,68 @@
+/* http: the HTTP front door (libmicrohttpd). Collects each request's body up to a bound,
+ * answers 413 past it, calls one handler per complete request and logs one line per request
+ * (method path status duration) when it is done. */
+#ifndef RINGMASTER_HTTP_H
+#define RINGMASTER_HTTP_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct http_server;
+struct http_req;
+
+/* Called once per request, with the complete body, on one of the pool's threads. Must answer
+ * with http_req_respond() (or http_problem()) exactly once. */
+typedef void (*http_handler_f)(void *arg, struct http_req *req);
+
+struct http_config {
+    const char *listen;    /* "HOST:PORT", IPv4 or [IPv6] (borrowed) */
+    unsigned threads;      /* worker threads (thread pool size), >= 1 */
+    unsigned conn_limit;   /* simultaneous connections in all */
+    unsigned per_ip_limit; /* simultaneous connections from one address */
+    unsigned timeout_s;    /* idle connection timeout */
+    size_t max_body;       /* larger bodies get 413 */
+};
+
+/* Starts listening. Returns the server, or NULL with text in err. */
+struct http_server *http_create(const struct http_config *cfg, http_handler_f fn, void *arg,
+                                char *err, size_t errlen);
+
+/* Stops listening, waits for the threads, frees. NULL ok. */
+void http_destroy(struct http_server *s);
+
+/* Request accessors; the strings are borrowed and live until the request is answered. */
+const char *http_req_method(const struct http_req *r);
+const char *http_req_path(const struct http_req *r);
+/* A header by case-insensitive name, or NULL. */
+const char *http_req_header(const struct http_req *r, const char *name);
+/* A query argument (decoded), or NULL when absent or given without "=value". */
+const char *http_req_query(const struct http_req *r, const char *name);
+/* The body (NUL-terminated for convenience) and its length; "" when none. */
+const char *http_req_body(const struct http_req *r, size_t *len);
+
+/* Leaves r unanswered for now: when the handler returns, the connection is suspended (it holds
+ * no thread) and the handler is called again for the same request after delay_s. A server
+ * being destroyed answers such a request 503 instead. For long-polls. */
+void http_req_retry(struct http_req *r, double delay_s);
+
+/* The status the request was answered with, 0 before. */
+unsigned http_req_status(const struct http_req *r);
+
+/* Seconds since the request arrived. */
+double http_req_age(const struct http_req *r);
+
+/* Answers. headers: NULL, or a NULL-terminated list of name, value pairs. The body is copied.
+ * Returns 0, or -1 when the response could not be queued (the connection is then closed). */
+int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
+                     const char *body, size_t len, const char *const *headers);
+
+/* Answers r with a problem document (problem.h) whose detail is the formatted text and whose
+ * instance is the request's path. errors: NULL or an array of {field, detail} (stolen).
+ * headers: as for http_req_respond(). Returns http_req_respond()'s result. */
+int http_send_problem(struct http_req *r, unsigned status, json_t *errors,
+                      const char *const *headers, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#define http_problem(r, status, ...) http_send_problem((r), (status), NULL, NULL, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,257 @@
+/* What of a round's decision may change now (decide.h): every change when no GPU ends up
+ * booked twice, else only what fits in free GPUs; a person's migrate requests. */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "decide.h"
+#include "jobtx.h"
+#include "log.h"
+#include "model.h"
+#include "plan_int.h"
+#include "sched.h"
+#include "slice.h"
+#include "snap.h"
+#include "spec/jobspec.h"
+#include "store/db.h"
+
+/* Marks n slots busy; -1 when one already was. */
+static int mark(uint64_t *busy, const struct sched_slot *sl, int n)
+{
+    for (int k = 0; k < n; k++) {
+        uint64_t bit = 1ULL << sl[k].gpu;
+        if (busy[sl[k].node] & bit)
+            return -1;
+        busy[sl[k].node] |= bit;
+    }
+    return 0;
+}
+
+static void unmark(uint64_t *busy, const struct sched_slot *sl, int n)
+{
+    for (int k = 0; k < n; k++)
+        busy[sl[k].node] &= ~(1ULL << sl[k].gpu);
+}
+
+static int all_free(const uint64_t *busy, const struct sched_slot *sl, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (busy[sl[k].node] & (1ULL << sl[k].gpu))
+            return 0;
+    return 1;
+}
+
+/* True when all n slots are on node. */
+static int on_node_of(const struct sched_slot *sl, int n, int node)
+{
+    for (int k = 0; k < n; k++)
+        if (sl[k].node != node)
+            return 0;
+    return 1;
+}
+
+/* Time-slicing (slice.h): a running job the decision leaves without GPUs is suspended
+ * in place when the policy time-slices (a->suspended), or when it shares its GPU in a pair
+ * (any packing policy: a reverted or ended pair's job given nothing must leave the shared
+ * GPU; it then waits, time-sliced, for GPUs of its own); a job suspended so resumes in place
+ * on the GPUs it left, or moves through its checkpoint (migrate) onto others. CH_KEEP when
+ * neither applies. */
+static enum change slice_change(const struct sched_plan *p, const struct plan_job *pj,
+                                const struct sched_assignment *a)
+{
+    int paired = p->cjobs[pj - p->jobs].packed && a->gpus == 0;
+    if (!pj->fixed && (a->suspended || paired) && pj->sj->state == JOB_RUNNING &&
+        pj->sj->cur_gpus > 0)
+        return CH_SUSPEND;
+    if (sched_slice_waiting(p->slice, pj->sj) && a->gpus > 0)
+        return sched_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME : CH_MIGRATE;
+    return CH_KEEP;
+}
+
+/* 1 if job i shares its GPUs with a packed partner listed before it, which books them. */
+static int second_of_pair(const struct sched_plan *p, size_t i)
+{
+    const struct sched_assignment *a = &p->d->assign[i];
+    if (a->pack != SCHED_PACK_PACK && a->pack != SCHED_PACK_KEEP)
+        return 0;
+    for (size_t k = 0; k < i; k++)
+        if (p->jobs[k].sj->id == a->packed_with)
+            return 1;
+    return 0;
+}
+
+/* What the decision would change for job i, if it is allowed to. A new size or a new plan on
+ * the node where the job runs is a resize (that worker restarts it); anything that leaves the
+ * node is a migration (that worker checkpoints, the first new node starts it, at the new
+ * size). */
+static enum change proposed(const struct sched_plan *p, size_t i)
+{
+    const struct plan_job *pj = &p->jobs[i];
+    const struct sched_assignment *a = &p->d->assign[i];
+    enum change sliced = slice_change(p, pj, a);
+    if (sliced != CH_KEEP)
+        return sliced;
+    if (pj->fixed || a->gpus <= 0)
+        return CH_KEEP;
+    if (pj->sj->state == JOB_PENDING)
+        return CH_START;
+    if (!a->changed)
+        return CH_KEEP;
+    return (a->gpus != pj->sj->cur_gpus || a->plan_changed) &&
+                   on_node_of(a->slots, a->gpus, pj->sj->slots[0].node)
+               ? CH_RESIZE
+               : CH_MIGRATE;
+}
+
+static void keep(struct plan_job *pj)
+{
+    pj->change = CH_KEEP;
+    pj->gpus = pj->sj->cur_gpus;
+    pj->slots = pj->sj->slots;
+}
+
+static void take(struct sched_plan *p, size_t i, enum change ch)
+{
+    p->jobs[i].change = ch;
+    p->jobs[i].gpus = p->d->assign[i].gpus;
+    p->jobs[i].slots = p->d->assign[i].slots;
+}
+
+/* Every change the decision makes, if no GPU ends up booked twice. Returns 0 or -1. */
+static int accept_all(struct sched_plan *p)
+{
+    memset(p->busy, 0, p->s->nnodes * sizeof(*p->busy));
+    for (size_t i = 0; i < p->njobs; i++) {
+        enum change ch = proposed(p, i);
+        if (ch == CH_KEEP)
+            keep(&p->jobs[i]);
+        else
+            take(p, i, ch);
+        if (!second_of_pair(p, i) && mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Running jobs keep their GPUs; a change goes ahead only into GPUs still free. */
+static void accept_safe(struct sched_plan *p)
+{
+    memset(p->busy, 0, p->s->nnodes * sizeof(*p->busy));
+    for (size_t i = 0; i < p->njobs; i++) {
+        keep(&p->jobs[i]);
+        if (!second_of_pair(p, i))
+            mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus);
+    }
+    for (size_t i = 0; i < p->njobs; i++) {
+        enum change ch = proposed(p, i);
+        struct plan_job *pj = &p->jobs[i];
+        const struct sched_assignment *a = &p->d->assign[i];
+        if (ch == CH_KEEP)
+            continue;
+        unmark(p->busy, pj->slots, pj->gpus);
+        if (all_free(p->busy, a->slots, a->gpus))
+            take(p, i, ch);
+        mark(p->busy, pj->slots, pj->gpus);
+    }
+}
+
+/* Up to n free GPUs of node, into out; returns how many were found. */
+static int free_on(const struct sched_plan *p, int node, int n, struct sched_slot *out)
+{
+    int got = 0;
+    for (int g = 0; g < p->s->nodes[node].ngpus && got < n; g++)
+        if (!(p->busy[node] & (1ULL << g)))
+            out[got++] = (struct sched_slot){node, g};
+    return got;
+}
+
+/* A person's migrate request: the same count on one other node with enough free GPUs. */
+static void migrate_requested(struct sched_plan *p, size_t i, struct sched_slot *out)
+{
+    struct plan_job *pj = &p->jobs[i];
+    const struct snap_job *sj = pj->sj;
+    if (sj->migrate_to < 0 || sj->state != JOB_RUNNING || pj->change != CH_KEEP ||
+        sj->cur_gpus == 0)
+        return;
+    for (size_t n = 0; n < p->s->nnodes; n++) {
+        const struct snap_node *node = &p->s->nodes[n];
+        if (!node->up || (int)n == sj->slots[0].node ||
+            (sj->migrate_to > 0 && node->id != sj->migrate_to))
+            continue;
+        if (free_on(p, (int)n, sj->cur_gpus, out) < sj->cur_gpus)
+            continue;
+        unmark(p->busy, pj->slots, pj->gpus);
+        mark(p->busy, out, sj->cur_gpus);
+        pj->change = CH_MIGRATE;
+        pj->slots = out;
+        pj->migrated_by_request = 1;
+        return;
+    }
+}
+
+/* True when slot sl is one of the n in set. */
+static int slot_in(struct sched_slot sl, const struct sched_slot *set, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (set[k].node == sl.node && set[k].gpu == sl.gpu)
+            return 1;
+    return 0;
+}
+
+/* An exploring job holds its largest stage in the decision but runs its current stage
+ * (policy_exploratory.c: "the caller runs it at its current stage's size"): its allocation
+ * is the first GPUs of what the decision gave, those it holds now first. The rest of the
+ * reservation stays free; the core reserves it again in every round of the exploration. */
+static void run_explore_stage(struct sched_plan *p, size_t i)
+{
+    const struct sched_job *j = &p->cjobs[i];
+    const struct snap_job *sj = p->jobs[i].sj;
+    struct sched_assignment *a = &p->d->assign[i];
+    if (!j->elastic || (j->model_source != SCHED_MODEL_NONE && j->speed.fitted) || a->gpus <= 0)
+        return;
+    int w = plan_explore_stage(j, a->gpus, p->stage_s), front = 0;
+    if (w <= 0)
+        return;
+    a->reason = "exploring: runs its current stage of 1, 2, 4, 8 GPUs";
+    if (w >= a->gpus)
+        return;
+    for (int k = 0; k < a->gpus; k++)
+        if (slot_in(a->slots[k], sj->slots, sj->cur_gpus)) {
+            struct sched_slot t = a->slots[front];
+            a->slots[front++] = a->slots[k];
+            a->slots[k] = t;
+        }
+    a->gpus = w;
+    a->changed = !(w == sj->cur_gpus && front >= w);
+}
+
+int plan_apply_decision(struct sched_plan *p)
+{
+    if (strcmp(p->policy, "exploratory") == 0)
+        for (size_t i = 0; i < p->njobs; i++)
+            run_explore_stage(p, i);
+    p->busy = calloc(p->s->nnodes + 1, sizeof(*p->busy));
+    size_t total = 0;
+    for (size_t i = 0; i < p->njobs; i++)
+        total += (size_t)p->jobs[i].sj->cur_gpus;
+    p->moved = calloc(total + 1, sizeof(*p->moved));
+    if (!p->busy || !p->moved)
+        return -1;
+    if (accept_all(p) < 0) {
+        log_info("scheduler: the decision moved a job in transition; keeping running jobs");
+        accept_safe(p);
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < p->njobs; i++) {
+        p->jobs[i].reason = p->d->assign[i].reason;
+        migrate_requested(p, i, p->moved + off);
+        off += (size_t)p->jobs[i].sj->cur_gpus;
+    }
+    return 0;
+}

@@ -1,0 +1,246 @@
+#include "decide.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "jobtx.h"
+#include "log.h"
+#include "model.h"
+#include "plan_int.h"
+#include "sched.h"
+#include "slice.h"
+#include "snap.h"
+#include "spec/jobspec.h"
+#include "store/db.h"
+
+void sched_plan_destroy(struct sched_plan *p)
+{
+    if (!p)
+        return;
+    sched_decision_destroy(p->d);
+    sched_slice_destroy(p->slice);
+    free(p->cnodes);
+    free(p->cjobs);
+    free(p->jobs);
+    free(p->moved);
+    free(p->busy);
+    free(p);
+}
+
+/* The exploring stage length: the setting explore_stage_s (PUT /api/v1/scheduler, 1..86400
+ * s), else the core's default (SCHED_EXPLORE_STAGE_S, the paper's 150 s). */
+static double explore_stage_s(const struct sched_config *cfg)
+{
+    double s = cfg->explore_stage_s;
+    return s > 0 && isfinite(s) ? s : SCHED_EXPLORE_STAGE_S;
+}
+
+/* The size of j's current exploring stage: the first of 1, 2, 4, 8 within its bounds and at
+ * most limit GPUs that has run less than stage_s; 0 when every such stage is done. As in the
+ * core, a job with no time measured at any stage counts its run time, stage after stage. */
+int plan_explore_stage(const struct sched_job *j, int limit, double stage_s)
+{
+    int lo = j->min_gpus > 0 ? j->min_gpus : 1, hi = j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+    int tracked = 0;
+    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
+        tracked |= j->explored_s[k] > 0;
+    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
+        int w = 1 << k;
+        double seen = tracked ? j->explored_s[k] : j->run_time - k * stage_s;
+        if (w >= lo && w <= hi && w <= limit && seen < stage_s)
+            return w;
+    }
+    return 0;
+}
+
+static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
+{
+    struct plan_job *pj = &p->jobs[i];
+    const struct snap_job *sj = pj->sj;
+    const struct sched_model *m = pj->model;
+    struct sched_job *j = &p->cjobs[i];
+    *j = (struct sched_job){.id = sj->id,
+                            .submit_time = sj->submit,
+                            .priority = sj->priority,
+                            .requested_gpus = sj->gpus,
+                            .min_gpus = sj->min_gpus,
+                            .max_gpus = sj->max_gpus,
+                            .elastic = sj->elastic,
+                            .cur_gpus = sj->cur_gpus,
+                            .slots = sj->slots,
+                            .model_source = m->source,
+                            .speed = m->speed,
+                            .conv = m->conv,
+                            .epochs_done = m->epochs_done,
+                            .plan = sj->plan};
+    if (sj->cur_gpus > 0) {
+        j->last_change_time = sj->since_last;
+        j->run_time = s->now - sj->since_first;
+        j->cur_plan = sj->cur_plan;
+    }
+    j->remaining_epochs = sched_model_remaining_epochs(m, sj->cur_gpus > 0 ? sj->cur_gpus : 1);
+    memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
+    /* A job fitted from its own steps explores every stage first (the paper's Exploratory):
+     * until then the core sees no model, as the simulator shows it none. */
+    if (j->elastic && !m->class_name[0] && m->source == SCHED_MODEL_FITTED &&
+        plan_explore_stage(j, p->capacity, p->stage_s) > 0)
+        j->model_source = SCHED_MODEL_NONE;
+    sched_slice_fill(p->slice, sj, j);
+    if (pj->fixed) {
+        j->priority = FIXED_PRIORITY;
+        j->elastic = 0;
+        j->requested_gpus = j->min_gpus = j->max_gpus = sj->cur_gpus;
+    }
+}
+
+/* Which jobs the core sees: every job but a SUSPENDED one holding nothing, and a job in
+ * transition that lost its allocation. */
+static int wanted(const struct snap_job *sj)
+{
+    int moving = sj->state != JOB_PENDING && sj->state != JOB_RUNNING;
+    return !(moving && sj->cur_gpus == 0);
+}
+
+static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_no, PGconn *c)
+{
+    const struct sched_snap *s = p->s;
+    p->jobs = calloc(s->njobs + 1, sizeof(*p->jobs));
+    p->cjobs = calloc(s->njobs + 1, sizeof(*p->cjobs));
+    if (!p->jobs || !p->cjobs)
+        return -1;
+    p->stage_s = explore_stage_s(p->cfg);
+    for (size_t n = 0; n < s->nnodes; n++)
+        p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
+    for (size_t k = 0; k < s->njobs; k++) {
+        const struct snap_job *sj = &s->jobs[k];
+        if (!sched_slice_wanted(p->slice, sj, wanted(sj)))
+            continue;
+        struct plan_job *pj = &p->jobs[p->njobs];
+        pj->sj = sj;
+        pj->model = sched_models_get(ms, sj->id, sj->model, sj->batch_per_gpu, round_no);
+        if (!pj->model)
+            return -1;
+        if (sched_model_refresh(pj->model, c, sj->nmetrics) < 0)
+            log_error("scheduler: job %lld: cannot read its metrics", (long long)sj->id);
+        pj->fixed = sj->state != JOB_PENDING && sj->state != JOB_RUNNING &&
+                    !sched_slice_waiting(p->slice, sj);
+        pj->predicted_start = pj->predicted_finish = -1;
+        core_job(p, p->njobs++, s);
+    }
+    return 0;
+}
+
+/* The packing bound: memory of one GPU in bytes, the smallest of the up nodes whose GPU
+ * memory is known (reported, or their model's; sched_snap.c); 0 when none is (no bound). */
+static double gpu_mem_bound(const struct sched_snap *s)
+{
+    double gb = 0;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        double m = s->nodes[n].gpu_mem_gb;
+        if (s->nodes[n].up && m > 0 && isfinite(m) && (gb <= 0 || m < gb))
+            gb = m;
+    }
+    return gb * 1e9;
+}
+
+static int build_snapshot(struct sched_plan *p, long round_no)
+{
+    const struct sched_snap *s = p->s;
+    p->cnodes = calloc(s->nnodes + 1, sizeof(*p->cnodes));
+    if (!p->cnodes)
+        return -1;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        const struct snap_node *sn = &s->nodes[n];
+        p->cnodes[n] = (struct sched_node){.id = sn->id,
+                                           .ngpus = sn->ngpus,
+                                           .up = sn->up,
+                                           .cpu_cores = sn->cpu_cores,
+                                           .host_mem_gb = sn->host_mem_gb,
+                                           .gpu_model = sn->gpu_model,
+                                           .gpu_speed = sn->gpu_speed,
+                                           .gpu_mem_gb = sn->gpu_mem_gb};
+    }
+    p->snap = (struct sched_snapshot){
+        .now = s->now,
+        .seed = (uint64_t)round_no,
+        .nodes = p->cnodes,
+        .nnodes = s->nnodes,
+        .jobs = p->cjobs,
+        .njobs = p->njobs,
+        .resize_cost_s = s->resize_cost_s >= 0 ? s->resize_cost_s : p->cfg->resize_cost_s,
+        .min_resize_interval_s = p->cfg->min_resize_interval_s,
+        .explore_stage_s = p->stage_s,
+        .quantum_s = p->cfg->quantum_s,
+        .gpu_mem_bytes = gpu_mem_bound(s),
+    };
+    return 0;
+}
+
+/* The configured policy, or "exploratory" when precompute meets a job without a model. */
+static const struct sched_policy_ops *choose_policy(struct sched_plan *p)
+{
+    const char *name = p->cfg->policy;
+    if (strcmp(name, "precompute") == 0)
+        for (size_t i = 0; i < p->njobs; i++)
+            if (p->cjobs[i].elastic && p->cjobs[i].model_source == SCHED_MODEL_NONE)
+                name = "exploratory";
+    snprintf(p->policy, sizeof(p->policy), "%s", name);
+    const struct sched_policy_ops *ops = sched_policy_find(name);
+    return ops ? ops : sched_policy_find("precompute");
+}
+
+/* Time-sliced jobs resume on the very GPUs they left when the decision allows it
+ * (sched_slice_prefer_home). Returns 0, or -1 with errno ENOMEM. */
+static int prefer_home(struct sched_plan *p)
+{
+    const struct snap_job **sjs = calloc(p->njobs + 1, sizeof(*sjs));
+    if (!sjs)
+        return -1;
+    for (size_t i = 0; i < p->njobs; i++)
+        sjs[i] = p->jobs[i].sj;
+    sched_slice_prefer_home(p->slice, sjs, p->d->assign, p->njobs);
+    free(sjs);
+    return 0;
+}
+
+struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_models *ms,
+                                     const struct sched_config *cfg, long round_no, PGconn *c,
+                                     char *err, size_t errlen)
+{
+    struct sched_plan *p = calloc(1, sizeof(*p));
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->s = s;
+    p->cfg = cfg;
+    p->slice = sched_slice_read(c, s, err, errlen);
+    if (!p->slice)
+        goto error;
+    if (build_jobs(p, ms, round_no, c) < 0 || build_snapshot(p, round_no) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto error;
+    }
+    char why[256] = "";
+    if (sched_validate(&p->snap, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "inconsistent snapshot: %s", why);
+        goto error;
+    }
+    p->d = sched_decide(choose_policy(p), &p->snap);
+    if (!p->d || prefer_home(p) < 0 || plan_apply_decision(p) < 0) {
+        snprintf(err, errlen, "deciding: %s", strerror(errno));
+        goto error;
+    }
+    plan_explain_waiting(p);
+    return p;
+error:
+    sched_plan_destroy(p);
+    return NULL;
+}

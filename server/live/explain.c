@@ -1,0 +1,134 @@
+/* Why waiting jobs wait: the reason, the queue position and the predicted start. */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "decide.h"
+#include "jobtx.h"
+#include "log.h"
+#include "model.h"
+#include "plan_int.h"
+#include "sched.h"
+#include "slice.h"
+#include "snap.h"
+#include "spec/jobspec.h"
+#include "store/db.h"
+
+/* ---- why waiting jobs wait ---- */
+
+static int job_need(const struct snap_job *sj)
+{
+    return sj->elastic && sj->min_gpus > 0 ? sj->min_gpus : sj->gpus;
+}
+
+static void explain(const struct sched_plan *p, struct plan_job *pj, int nfree, int most, int up,
+                    int capacity)
+{
+    int need = job_need(pj->sj);
+    char *out = pj->pending_reason;
+    size_t len = sizeof(pj->pending_reason);
+    if (up == 0)
+        snprintf(out, len, "needs %d GPUs, no node is up", need);
+    else if (need > capacity)
+        snprintf(out, len, "needs %d GPUs, the cluster has %d on up nodes", need, capacity);
+    else if (nfree < need && up == 1)
+        snprintf(out, len, "needs %d GPUs, %d free on one node", need, nfree);
+    else if (nfree < need)
+        snprintf(out, len, "needs %d GPUs, %d free (at most %d on one node)", need, nfree, most);
+    else
+        snprintf(out, len, "needs %d GPUs, %d free: %s", need, nfree, pj->reason);
+    (void)p;
+}
+
+static int cmp_queue(const void *a, const void *b)
+{
+    const struct plan_job *x = *(struct plan_job *const *)a, *y = *(struct plan_job *const *)b;
+    if (x->sj->priority != y->sj->priority)
+        return x->sj->priority > y->sj->priority ? -1 : 1;
+    if (x->sj->submit != y->sj->submit)
+        return x->sj->submit < y->sj->submit ? -1 : 1;
+    return x->sj->id < y->sj->id ? -1 : x->sj->id > y->sj->id;
+}
+
+struct release {
+    double at;
+    int gpus;
+};
+
+static int cmp_release(const void *a, const void *b)
+{
+    const struct release *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Predicted start of each waiting job in queue order: GPUs free now, then the GPUs of
+ * running jobs as their models predict them to finish; a waiting job predicted to start
+ * takes its GPUs and gives them back when its own model says it ends. Unknown (-1) from
+ * the first job whose start cannot be predicted. */
+static void predict_starts(struct sched_plan *p, struct plan_job **q, size_t nq, int nfree)
+{
+    size_t cap = p->njobs * 2 + 2, n = 0;
+    struct release *rel = calloc(cap, sizeof(*rel));
+    if (!rel)
+        return;
+    rel[n++] = (struct release){p->s->now, nfree};
+    for (size_t i = 0; i < p->njobs; i++) {
+        double left = sched_model_remaining_s(p->jobs[i].model, p->jobs[i].gpus);
+        if (p->jobs[i].gpus > 0 && left >= 0)
+            rel[n++] = (struct release){p->s->now + left, p->jobs[i].gpus};
+    }
+    for (size_t k = 0; k < nq; k++) {
+        qsort(rel, n, sizeof(*rel), cmp_release);
+        int need = job_need(q[k]->sj), got = 0;
+        size_t used = 0;
+        while (used < n && got < need)
+            got += rel[used++].gpus;
+        if (got < need)
+            break;
+        double start = rel[used - 1].at;
+        rel[used - 1].gpus = got - need;
+        memmove(rel, rel + used - 1, (n - used + 1) * sizeof(*rel));
+        n -= used - 1;
+        q[k]->predicted_start = start;
+        double left = sched_model_remaining_s(q[k]->model, need);
+        if (left < 0)
+            break;
+        q[k]->predicted_finish = start + left;
+        rel[n++] = (struct release){start + left, need};
+    }
+    free(rel);
+}
+
+void plan_explain_waiting(struct sched_plan *p)
+{
+    int nfree = 0, most = 0, up = 0, capacity = 0;
+    for (size_t n = 0; n < p->s->nnodes; n++) {
+        if (!p->s->nodes[n].up)
+            continue;
+        int f = p->s->nodes[n].ngpus - __builtin_popcountll(p->busy[n]);
+        nfree += f;
+        most = f > most ? f : most;
+        capacity += p->s->nodes[n].ngpus;
+        up++;
+    }
+    struct plan_job **q = calloc(p->njobs + 1, sizeof(*q));
+    size_t nq = 0;
+    for (size_t i = 0; q && i < p->njobs; i++)
+        if (p->jobs[i].sj->state == JOB_PENDING && p->jobs[i].change == CH_KEEP)
+            q[nq++] = &p->jobs[i];
+    if (!q)
+        return;
+    qsort(q, nq, sizeof(*q), cmp_queue);
+    for (size_t k = 0; k < nq; k++) {
+        q[k]->queue_position = (int)k + 1;
+        explain(p, q[k], nfree, most, up, capacity);
+    }
+    predict_starts(p, q, nq, nfree);
+    free(q);
+}

@@ -1,0 +1,96 @@
+/* live: ringmasterd's live scheduler, everything the scheduler thread owns. A round reads a
+ * snapshot of the cluster from the database (snap.c), refits each job's models from its
+ * reports (model.c, fit.c), decides with the pure core of scheduler/ (decide.c: the policy
+ * runs outside any lock or transaction), keeps what may change now (accept.c), explains the
+ * waiting jobs (explain.c), and writes its decisions back in one transaction (plan_write.c):
+ * allocations, actions for the workers, job moves (jobtx.c), time-slicing and packing
+ * (slice*.c). It answers no HTTP request: the API calls down into this header.
+ *
+ * Errors: functions returning int answer 0 (or a count) on success and -1 on failure (a
+ * database error, after which the caller's transaction must roll back), as each says;
+ * sched_thread_create() writes its reason into err. Every name here is prefixed sched_ (the
+ * scheduler thread). */
+#ifndef RINGMASTER_LIVE_H
+#define RINGMASTER_LIVE_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+#include "job_state.h"
+
+/* ---- the thread ---- */
+
+/* The scheduler thread: a round every interval_s of the scheduler's settings (config.h), and
+ * at once after sched_wake_signal() or a database notification; at least every
+ * node_timeout_s / 2 so that silent nodes are noticed. It has its own database connection
+ * and takes no lock an HTTP thread waits on. */
+struct sched_thread;
+
+/* Connects to conninfo and starts the thread. Returns it, or NULL with text in err. */
+struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t errlen);
+
+/* Stops the thread (waiting for a round in progress to end), closes its connection. NULL ok. */
+void sched_thread_destroy(struct sched_thread *t);
+
+/* Asks for a round as soon as possible (a submission, a cancellation, a node registered, a
+ * settings change, a person's request). Safe from any thread, never blocks; a no-op while no
+ * thread runs. */
+void sched_wake_signal(void);
+
+/* ---- what the API changes inside its own transactions ---- */
+
+/* Inside a transaction: job id goes back to the queue from `from` (event requeue with detail;
+ * no move when it is PENDING or ended already): its allocations dropped, its pending start,
+ * resize, migrate, suspend and resume superseded, its time-slicing forgotten, its checkpoint
+ * generation (jobs.ckpt_gen) advanced, so that it starts afresh from its last checkpoint in a
+ * folder no copy left behind writes. Returns 0 or -1. */
+int sched_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail);
+
+/* 1 if job id (decimal text) was suspended by the scheduler to time-slice its GPUs and waits
+ * for its turn (a person's resume would run it outside any allocation), 0 if not, -1 on a
+ * database error. */
+int sched_slice_by_scheduler(PGconn *c, const char *id);
+
+/* Inside the transaction that finished action id (decimal text) as failed: when it was a
+ * round's suspension of a job that still RUNNING (the job did not take it, so it still runs
+ * on the GPUs it was to leave), gives the job those GPUs back (allocation restored, no
+ * longer sliced, event "suspend_failed"), or, when they already hold two jobs, requeues it
+ * (sched_requeue_job). Anything else: nothing. Returns 0 or -1. */
+int sched_slice_suspend_failed(PGconn *c, const char *id);
+
+/* Inside the transaction that moved job id (decimal text) to SUSPENDED, on its worker's word:
+ * when the job's latest action is a round's suspension that failed (it timed out, so
+ * sched_slice_suspend_failed gave the job its GPUs back) and the job still holds those GPUs,
+ * the suspension took after all, late. The scheduler wanted the job off them, and a
+ * time-sliced job holds no GPU: its allocation is released and its row is sliced again (home:
+ * where it waits, run_s grown by the allocation's age), event "suspend_late"; it waits for its
+ * turn like any time-sliced job instead of holding GPUs until a person resumes it. Returns 1
+ * when it did so, 0 when nothing applied, -1 on a database error. */
+int sched_slice_suspended_late(PGconn *c, const char *id);
+
+/* ---- the cluster's history (live/sampler.c writes it, GET /api/v1/cluster/history reads it) ----
+ */
+
+#define HISTORY_PERIOD_S 5 /* at most one sample per this many seconds */
+#define HISTORY_BUSY_S 30  /* a GPU is busy when its job reported within this (or */
+                           /* three of its mean step times, when longer) */
+
+/* ---- the rounds' durations, for GET /metrics ---- */
+
+#define SCHED_ROUND_HIST_BOUNDS 12
+
+/* The histogram's upper bounds in seconds (0.001 .. 5), ascending. */
+extern const double sched_round_hist_bound[SCHED_ROUND_HIST_BOUNDS];
+
+struct sched_round_hist {
+    unsigned long counts[SCHED_ROUND_HIST_BOUNDS + 1]; /* per bucket, not cumulative; last: +Inf */
+    double sum_s;
+};
+
+/* Counts one round that took seconds (the thread, after each round that ran). */
+void sched_round_hist_observe(double seconds);
+
+/* A copy of the counts so far. Safe from any thread. */
+void sched_round_hist_read(struct sched_round_hist *h);
+
+#endif

@@ -1,0 +1,65 @@
+/* plan_int: the inside of a round's plan, shared by the files that build it (decide.c),
+ * check what of the decision may change now (accept.c), explain the waiting jobs
+ * (explain.c) and write it (plan_write.c). Private to live/. */
+#ifndef RINGMASTER_LIVE_PLAN_INT_H
+#define RINGMASTER_LIVE_PLAN_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+#define FIXED_PRIORITY (INT_MAX / 2) /* jobs in transition rank before every other */
+
+struct sched_snap;
+struct snap_job;
+struct sched_config;
+struct sched_model;
+
+/* CH_SUSPEND and CH_RESUME: time-slicing (slice.h). */
+enum change { CH_KEEP, CH_START, CH_RESIZE, CH_MIGRATE, CH_SUSPEND, CH_RESUME };
+
+struct plan_job {
+    const struct snap_job *sj;
+    struct sched_model *model;
+    int fixed;                      /* may not change this round */
+    int gpus;                       /* what it holds after the round */
+    const struct sched_slot *slots; /* gpus entries: the decision's or its current ones */
+    enum change change;
+    const char *reason;
+    int migrated_by_request;
+    char pending_reason[192];
+    int queue_position;      /* 1.. among waiting jobs; 0 when not waiting */
+    double predicted_start;  /* epoch seconds; < 0 unknown */
+    double predicted_finish; /* of a waiting job, epoch seconds; < 0 unknown */
+};
+
+struct sched_plan {
+    const struct sched_snap *s;
+    const struct sched_config *cfg;
+    struct sched_node *cnodes;
+    struct sched_job *cjobs;
+    struct sched_snapshot snap;
+    struct sched_decision *d;
+    struct sched_slice *slice;
+    struct plan_job *jobs;
+    size_t njobs;
+    struct sched_slot *moved; /* slots of migrations a person asked for */
+    uint64_t *busy;           /* per node: GPUs held after the round */
+    double stage_s;           /* exploring stage length */
+    int capacity;             /* GPUs on up nodes */
+    char policy[32];
+};
+
+/* The size of j's current exploring stage: the first of 1, 2, 4, 8 within its bounds and at
+ * most limit GPUs that has run less than stage_s; 0 when every such stage is done. */
+int plan_explore_stage(const struct sched_job *j, int limit, double stage_s);
+
+/* Keeps from the decision what may change now (decide.h), and each job's reason. Returns 0,
+ * or -1 with errno ENOMEM. */
+int plan_apply_decision(struct sched_plan *p);
+
+/* Why each waiting job waits, its queue position and predicted start. */
+void plan_explain_waiting(struct sched_plan *p);
+
+#endif

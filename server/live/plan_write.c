@@ -1,0 +1,338 @@
+/* Writing a round's plan in one transaction (sched_plan_write, decide.h). */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "decide.h"
+#include "jobtx.h"
+#include "log.h"
+#include "model.h"
+#include "plan_int.h"
+#include "sched.h"
+#include "slice.h"
+#include "snap.h"
+#include "spec/jobspec.h"
+#include "store/db.h"
+
+/* ---- writing the round ---- */
+
+static const char *const kind_name[] = {"keep", "start", "resize", "migrate", "suspend", "resume"};
+
+/* The plan job i runs with after the round: the decision's for a change it takes, the one
+ * it runs with for a migration a person asked for ("dp" for a job without plans). */
+static void plan_after(const struct sched_plan *p, const struct plan_job *pj, char *buf, size_t len)
+{
+    const struct snap_job *sj = pj->sj;
+    if (pj->migrated_by_request)
+        jobspec_plan_name(&sj->cur_plan, buf, len);
+    else
+        jobspec_plan_name(&p->d->assign[pj - p->jobs].plan, buf, len);
+}
+
+/* The spec of a start, resize or migrate action (new), per docs/worker-protocol.md. */
+static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj)
+{
+    char plan[JOBSPEC_PLAN_MAX];
+    plan_after(p, pj, plan, sizeof(plan));
+    const struct snap_job *sj = pj->sj;
+    json_t *slots = json_array(), *hosts = json_array(), *last = NULL;
+    int last_node = -1;
+    for (int k = 0; k < pj->gpus; k++) {
+        const struct snap_node *n = &p->s->nodes[pj->slots[k].node];
+        json_array_append_new(slots, json_pack("{s:I, s:i}", "node_id", (json_int_t)n->id, "gpu",
+                                               n->gpu_index[pj->slots[k].gpu]));
+        if (pj->slots[k].node != last_node) {
+            last = json_pack("{s:I, s:s, s:i}", "node", (json_int_t)n->id, "name", n->name, "slots",
+                             0);
+            json_array_append_new(hosts, last);
+            last_node = pj->slots[k].node;
+        }
+        json_object_set_new(last, "slots",
+                            json_integer(json_integer_value(json_object_get(last, "slots")) + 1));
+    }
+    json_t *spec = json_pack("{s:o, s:o, s:i, s:o, s:o, s:f, s:s, s:i, s:s}", "command",
+                             json_loads(sj->command, 0, NULL), "env", json_loads(sj->env, 0, NULL),
+                             "world_size", pj->gpus, "slots", slots, "hosts", hosts, "lr_scale",
+                             (double)pj->gpus, "plan", plan, "from_world_size", sj->cur_gpus,
+                             "reason", pj->migrated_by_request ? "migrate requested" : pj->reason);
+    /* Checkpoints must be reachable from every node a job may move to: a shared folder the
+     * operator names; without one the worker keeps them in its own state directory. One
+     * folder per generation (docs/worker-protocol.md, "Checkpoint generations"). */
+    const char *root = getenv("RINGMASTER_CHECKPOINT_ROOT");
+    if (spec && root && *root) {
+        char ckpt[4096];
+        snprintf(ckpt, sizeof(ckpt), "%s/job-%lld/g%d", root, (long long)sj->id, sj->ckpt_gen);
+        json_object_set_new(spec, "checkpoint_dir", json_string(ckpt));
+    }
+    if (spec && pj->change != CH_START)
+        json_object_set_new(spec, "grace_s", json_real(p->cfg->grace_s));
+    return spec;
+}
+
+static void ids_array(char *buf, size_t len, const struct sched_plan *p, const struct plan_job *pj,
+                      int nodes)
+{
+    size_t o = 0;
+    buf[o++] = '{';
+    for (int k = 0; k < pj->gpus && o + 24 < len; k++)
+        o += (size_t)snprintf(
+            buf + o, len - o, "%s%lld", k ? "," : "",
+            nodes ? (long long)p->s->nodes[pj->slots[k].node].id
+                  : (long long)p->s->nodes[pj->slots[k].node].gpu_index[pj->slots[k].gpu]);
+    snprintf(buf + o, len - o, "}");
+}
+
+static int insert_allocation(PGconn *c, const struct sched_plan *p, const struct plan_job *pj)
+{
+    char id[24], nodes[64 * 24 + 8], gpus[64 * 24 + 8];
+    snprintf(id, sizeof(id), "%lld", (long long)pj->sj->id);
+    ids_array(nodes, sizeof(nodes), p, pj, 1);
+    ids_array(gpus, sizeof(gpus), p, pj, 0);
+    const char *prm[] = {id, nodes, gpus};
+    return db_command_params(c,
+                             "INSERT INTO allocations (job_id, node_id, gpu_idx)"
+                             " SELECT $1, unnest($2::bigint[]), unnest($3::int[])",
+                             3, prm);
+}
+
+/* The node index an action goes to: a start's or resume's first GPU; else where the job runs
+ * now, which checkpoints it (the spec says where it goes next), or where a time-sliced job's
+ * state waits. */
+static int action_node(const struct sched_plan *p, const struct plan_job *pj)
+{
+    int home = sched_slice_home(p->slice, pj->sj);
+    if (pj->change == CH_START || pj->change == CH_RESUME)
+        return pj->slots[0].node;
+    if (pj->sj->cur_gpus > 0)
+        return pj->sj->slots[0].node;
+    return home >= 0 ? home : pj->slots[0].node;
+}
+
+/* Start, resume, suspend: to action_node(); resize and migrate likewise. */
+static int insert_action(PGconn *c, const struct sched_plan *p, const struct plan_job *pj,
+                         const char *round)
+{
+    int at = action_node(p, pj);
+    char node[24], job[24];
+    snprintf(node, sizeof(node), "%lld", (long long)p->s->nodes[at].id);
+    snprintf(job, sizeof(job), "%lld", (long long)pj->sj->id);
+    json_t *sj =
+        pj->change == CH_SUSPEND ? json_pack("{s:s}", "reason", pj->reason) : action_spec(p, pj);
+    char *spec = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
+    json_decref(sj);
+    const char *prm[] = {node, job, kind_name[pj->change], spec, round};
+    /* The job's current_plan is the spec's: written with the action, in its transaction. */
+    int rc = spec ? db_command_params(c,
+                                      "WITH a AS (INSERT INTO actions (node_id, job_id, kind,"
+                                      " spec, round_id) VALUES ($1, $2, $3, $4::jsonb, $5)"
+                                      " RETURNING job_id, spec->>'plan' AS plan)"
+                                      " UPDATE jobs j SET current_plan = a.plan FROM a"
+                                      " WHERE j.id = a.job_id",
+                                      5, prm)
+                  : -1;
+    free(spec);
+    return rc;
+}
+
+static const enum job_event change_event[] = {JOB_EV_START,   JOB_EV_START,   JOB_EV_RESIZE,
+                                              JOB_EV_MIGRATE, JOB_EV_SUSPEND, JOB_EV_RESUME};
+
+/* Suspend and resume leave the job's state to its worker (it says SUSPENDED or RUNNING once
+ * the job took it); sched_slice writes their events. */
+static int moves_state(enum change ch)
+{
+    return ch != CH_SUSPEND && ch != CH_RESUME;
+}
+
+static enum slice_move slice_move_of(const struct sched_plan *p, const struct plan_job *pj)
+{
+    if (pj->change == CH_SUSPEND)
+        return SLICE_OUT;
+    if (pj->change == CH_RESUME ||
+        (pj->change == CH_MIGRATE && sched_slice_waiting(p->slice, pj->sj)))
+        return SLICE_IN;
+    return SLICE_STAY;
+}
+
+/* What time-slicing and packing did to each job (job_slices, events). A change the plan
+ * did not take leaves the pack fields alone. Returns 0 or -1. */
+static int write_slices(struct sched_plan *p, PGconn *c, const char *round)
+{
+    for (size_t i = 0; i < p->njobs; i++) {
+        const struct plan_job *pj = &p->jobs[i];
+        const struct sched_assignment *a = &p->d->assign[i];
+        int taken = pj->change != CH_KEEP || !a->changed;
+        if (sched_slice_record(p->slice, c, pj->sj, taken ? a : NULL, slice_move_of(p, pj), round) <
+            0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Moves, releases, allocations, actions. Returns actions written, or -1. */
+static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
+{
+    int n = 0;
+    for (size_t i = 0; i < p->njobs; i++) {
+        struct plan_job *pj = &p->jobs[i];
+        if (pj->change == CH_KEEP)
+            continue;
+        char detail[256];
+        snprintf(detail, sizeof(detail), "round %s: %d -> %d GPUs (%s)", round, pj->sj->cur_gpus,
+                 pj->gpus, pj->reason);
+        if ((moves_state(pj->change) &&
+             sched_move_job(c, pj->sj->id, pj->sj->state, change_event[pj->change], detail) < 0) ||
+            sched_release_job(c, pj->sj->id) < 0)
+            return -1;
+    }
+    /* Suspensions first: a worker holds a launch while a suspension on its node is under
+     * way, so the GPUs a suspended job frees are free when the next job starts on them. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < p->njobs; i++) {
+            struct plan_job *pj = &p->jobs[i];
+            if (pj->change == CH_KEEP || (pj->change == CH_SUSPEND) != (pass == 0))
+                continue;
+            if ((pj->gpus > 0 && insert_allocation(c, p, pj) < 0) ||
+                insert_action(c, p, pj, round) < 0)
+                return -1;
+            n++;
+        }
+    return write_slices(p, c, round) < 0 ? -1 : n;
+}
+
+/* When pj is predicted to end, epoch seconds (< 0 unknown): a job holding GPUs after the
+ * round ends when its model says at that size, a waiting one as predict_starts() found. */
+static double predicted_finish(const struct sched_plan *p, const struct plan_job *pj)
+{
+    if (pj->gpus <= 0)
+        return pj->predicted_finish;
+    double left = sched_model_remaining_s(pj->model, pj->gpus);
+    return left >= 0 && isfinite(left) ? p->s->now + left : -1;
+}
+
+/* One element of the job_sched upsert (new). */
+static json_t *job_sched_json(const struct sched_plan *p, const struct plan_job *pj)
+{
+    double finish = predicted_finish(p, pj);
+    json_t *e = json_pack("{s:I, s:I}", "id", (json_int_t)pj->sj->id, "metrics",
+                          (json_int_t)pj->model->metrics_seen);
+    if (pj->queue_position > 0) {
+        json_object_set_new(e, "reason", json_string(pj->pending_reason));
+        json_object_set_new(e, "pos", json_integer(pj->queue_position));
+    }
+    if (pj->predicted_start >= 0)
+        json_object_set_new(e, "start", json_real(pj->predicted_start));
+    if (finish >= 0)
+        json_object_set_new(e, "finish", json_real(finish));
+    if (pj->model->changed || pj->change != CH_KEEP)
+        json_object_set_new(e, "model", sched_model_json(pj->model, pj->gpus));
+    if (pj->migrated_by_request)
+        json_object_set_new(e, "migrated", json_true());
+    return e;
+}
+
+static int write_job_sched(struct sched_plan *p, PGconn *c)
+{
+    json_t *all = json_array();
+    for (size_t i = 0; i < p->njobs; i++)
+        json_array_append_new(all, job_sched_json(p, &p->jobs[i]));
+    char *text = json_dumps(all, JSON_COMPACT);
+    json_decref(all);
+    const char *prm[] = {text};
+    int rc = text
+                 ? db_command_params(
+                       c,
+                       "INSERT INTO job_sched AS s (job_id, model, metrics_seen, pending_reason,"
+                       " queue_position, predicted_start, predicted_finish, migrate_to, updated_at)"
+                       " SELECT (e->>'id')::bigint, e->'model', (e->>'metrics')::bigint,"
+                       " e->>'reason', (e->>'pos')::int, to_timestamp((e->>'start')::float8),"
+                       " to_timestamp((e->>'finish')::float8),"
+                       " CASE WHEN e ? 'migrated' THEN -1 END, now()"
+                       " FROM jsonb_array_elements($1::jsonb) e"
+                       " ON CONFLICT (job_id) DO UPDATE SET"
+                       " model = COALESCE(EXCLUDED.model, s.model),"
+                       " metrics_seen = EXCLUDED.metrics_seen,"
+                       " pending_reason = EXCLUDED.pending_reason,"
+                       " queue_position = EXCLUDED.queue_position,"
+                       " predicted_start = EXCLUDED.predicted_start,"
+                       " predicted_finish = EXCLUDED.predicted_finish, updated_at = now(),"
+                       " migrate_to = CASE WHEN EXCLUDED.migrate_to = -1 THEN NULL"
+                       " ELSE s.migrate_to END",
+                       1, prm)
+                 : -1;
+    free(text);
+    return rc;
+}
+
+static long long usec_since(long long t0)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000 - t0;
+}
+
+static int begin_round(struct sched_plan *p, PGconn *c, char *round, size_t len)
+{
+    char jobs[16];
+    snprintf(jobs, sizeof(jobs), "%zu", p->njobs);
+    const char *prm[] = {p->policy, jobs};
+    PGresult *r = db_command(c, "BEGIN") == 0
+                      ? db_exec(c,
+                                "INSERT INTO sched_rounds (policy, duration_us, jobs, decisions,"
+                                " actions) VALUES ($1, 0, $2, 0, 0) RETURNING id",
+                                2, prm)
+                      : NULL;
+    int ok = r && db_ok(r) && PQntuples(r) == 1;
+    if (ok)
+        snprintf(round, len, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return ok && db_command(c, "DELETE FROM allocations a USING jobs j WHERE a.job_id = j.id"
+                               " AND j.state IN ('COMPLETED', 'FAILED', 'CANCELLED')") == 0
+               ? 0
+               : -1;
+}
+
+static int end_round(struct sched_plan *p, PGconn *c, const char *round, long long t0,
+                     struct sched_round_result *out)
+{
+    char us[24], dec[16], act[16], down[16];
+    out->duration_us = usec_since(t0);
+    out->decisions = p->d->nchanged;
+    snprintf(us, sizeof(us), "%lld", out->duration_us);
+    snprintf(dec, sizeof(dec), "%d", out->decisions);
+    snprintf(act, sizeof(act), "%d", out->actions);
+    snprintf(down, sizeof(down), "%d", out->nodes_down);
+    const char *prm[] = {round, us, dec, act, down};
+    return db_command_params(c,
+                             "UPDATE sched_rounds SET duration_us = $2, decisions = $3,"
+                             " actions = $4, nodes_down = $5 WHERE id = $1",
+                             5, prm) == 0 &&
+                   db_command(c, "COMMIT") == 0
+               ? 0
+               : -1;
+}
+
+int sched_plan_write(struct sched_plan *p, PGconn *c, long long t0_us,
+                     struct sched_round_result *out, char *err, size_t errlen)
+{
+    char round[24] = "";
+    snprintf(out->policy, sizeof(out->policy), "%s", p->policy);
+    out->jobs = (int)p->njobs;
+    if (begin_round(p, c, round, sizeof(round)) < 0 ||
+        (out->actions = write_changes(p, c, round)) < 0 || write_job_sched(p, c) < 0 ||
+        end_round(p, c, round, t0_us, out) < 0) {
+        snprintf(err, errlen, "writing round: %s", PQerrorMessage(c));
+        db_command(c, "ROLLBACK");
+        return -1;
+    }
+    out->round_id = strtoll(round, NULL, 10);
+    for (size_t i = 0; i < p->njobs; i++)
+        p->jobs[i].model->changed = 0;
+    return 0;
+}

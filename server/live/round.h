@@ -1,0 +1,31 @@
+/* round: one round of the live scheduler. Marks nodes whose heartbeat is too old DOWN
+ * (their jobs, and the time-sliced jobs waiting on them, go back to PENDING, allocations
+ * dropped, events written); reads a snapshot
+ * (snap.h); refits the models of jobs with new metrics (model.h); runs the active
+ * policy of the core outside any lock or transaction; diffs the decision against the current
+ * allocations; and writes, in ONE transaction, the round's audit row, the new allocations,
+ * the actions for the workers (start, resize, migrate, suspend, resume; spec per
+ * docs/worker-protocol.md), the job state transitions (through job_state_next) with their
+ * events, what time-slicing and packing did (job_slices, slice.h), and each job's model
+ * and queue explanation (job_sched). A job changed by someone else meanwhile makes the round
+ * roll back and the next one try again. */
+#ifndef RINGMASTER_LIVE_ROUND_H
+#define RINGMASTER_LIVE_ROUND_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+#include "decide.h"
+
+struct sched_config;
+struct sched_models;
+
+/* Runs one round. round_no counts the thread's rounds (model cache pruning, the core's
+ * seed). The policy is cfg->policy, except that "precompute" with an elastic job that has
+ * no model (no known class, not yet measured at two sizes) runs "exploratory", which is the
+ * doubling heuristic for the jobs with models and explores the others. Returns 0, or -1
+ * with text in err (the database state is then unchanged but for nodes marked DOWN). */
+int sched_round_run(PGconn *c, struct sched_models *ms, const struct sched_config *cfg,
+                    long round_no, struct sched_round_result *out, char *err, size_t errlen);
+
+#endif

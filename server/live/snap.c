@@ -1,0 +1,268 @@
+#include "snap.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec/jobspec.h"
+#include "store/db.h"
+
+#define ACTIVE_STATES "('PENDING', 'STARTING', 'RUNNING', 'SUSPENDED', 'RESIZING', 'MIGRATING')"
+
+static const char *const nodes_sql =
+    "SELECT n.id, n.name, n.state = 'UP', count(g.idx),"
+    " COALESCE(array_to_string(array_agg(g.idx ORDER BY g.idx) FILTER (WHERE g.idx IS NOT NULL),"
+    " ' '), ''), n.cpus, n.memory_bytes, n.simulated, COALESCE(min(g.model), ''),"
+    " COALESCE(min(g.memory_bytes), 0)"
+    " FROM nodes n LEFT JOIN node_gpus g ON g.node_id = n.id GROUP BY n.id ORDER BY n.id";
+
+static const char *const meta_sql =
+    "SELECT extract(epoch FROM now()), (SELECT avg(extract(epoch FROM finished_at - created_at))"
+    " FROM actions WHERE kind = 'resize' AND state = 'done')";
+
+static const char *const jobs_sql =
+    "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
+    " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text, j.command::text, j.env::text,"
+    " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
+    " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen"
+    " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
+    " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
+
+static const char *const allocs_sql =
+    "SELECT a.job_id, a.node_id, a.gpu_idx, extract(epoch FROM a.since)"
+    " FROM allocations a JOIN jobs j ON j.id = a.job_id"
+    " WHERE j.state IN " ACTIVE_STATES " ORDER BY a.job_id, a.node_id, a.gpu_idx";
+
+void sched_snap_destroy(struct sched_snap *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < sizeof(s->res) / sizeof(s->res[0]); i++)
+        PQclear(s->res[i]);
+    free(s->nodes);
+    free(s->jobs);
+    free(s->slot_pool);
+    free(s);
+}
+
+int sched_snap_gpu_position(const struct snap_node *n, int idx)
+{
+    for (int k = 0; k < n->ngpus; k++)
+        if (n->gpu_index[k] == idx)
+            return k;
+    return -1;
+}
+
+int sched_snap_node_index(const struct sched_snap *s, int64_t id)
+{
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].id == id)
+            return (int)i;
+    return -1;
+}
+
+static long long ll(const PGresult *r, int i, int c)
+{
+    return strtoll(PQgetvalue(r, i, c), NULL, 10);
+}
+
+static double dbl(const PGresult *r, int i, int c)
+{
+    return strtod(PQgetvalue(r, i, c), NULL);
+}
+
+static const char *str_or_null(const PGresult *r, int i, int c)
+{
+    return PQgetisnull(r, i, c) ? NULL : PQgetvalue(r, i, c);
+}
+
+/* The simulator's GPU models (sim/options.c), by the word that names them. */
+static const struct {
+    const char *word;
+    int index;
+    double speed, mem_gb;
+} gpu_models[] = {
+    {"v100", 1, 1.0, 32}, {"a100", 2, 2.0, 80}, {"h100", 3, 3.0, 80}, {"t4", 4, 0.4, 16}};
+
+int sched_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb)
+{
+    for (const char *p = name; p && *p;) {
+        size_t n = 0;
+        while (isalnum((unsigned char)p[n]))
+            n++;
+        for (size_t k = 0; n > 0 && k < sizeof(gpu_models) / sizeof(gpu_models[0]); k++)
+            if (strlen(gpu_models[k].word) == n && strncasecmp(p, gpu_models[k].word, n) == 0) {
+                *index = gpu_models[k].index;
+                *speed = gpu_models[k].speed;
+                *mem_gb = gpu_models[k].mem_gb;
+                return 1;
+            }
+        p += n ? n : 1;
+    }
+    return 0;
+}
+
+/* A node's hardware for the core: its GPU model (an unknown name gets 100 + the number of
+ * distinct unknown names before it), memory per GPU (reported, else the model's), and its
+ * host resources unless it is simulated (its CPUs are the test host's, shared). */
+static void node_hardware(struct sched_snap *s, size_t i, const PGresult *r)
+{
+    struct snap_node *node = &s->nodes[i];
+    double mem_gb = 0, reported = dbl(r, (int)i, 9) / 1e9;
+    node->gpu_name = PQgetvalue(r, (int)i, 8);
+    node->gpu_speed = 1.0;
+    if (!sched_snap_gpu_model(node->gpu_name, &node->gpu_model, &node->gpu_speed, &mem_gb)) {
+        int unknown = 0;
+        node->gpu_model = -1;
+        for (size_t k = 0; k < i && node->gpu_model < 0; k++) {
+            if (strcmp(s->nodes[k].gpu_name, node->gpu_name) == 0)
+                node->gpu_model = s->nodes[k].gpu_model;
+            unknown += s->nodes[k].gpu_model >= 100;
+        }
+        if (node->gpu_model < 0)
+            node->gpu_model = 100 + unknown;
+    }
+    node->gpu_mem_gb = reported > 0 ? reported : mem_gb;
+    if (strcmp(PQgetvalue(r, (int)i, 7), "t") != 0) {
+        node->cpu_cores = (int)ll(r, (int)i, 5);
+        node->host_mem_gb = dbl(r, (int)i, 6) / 1e9;
+    }
+}
+
+static int fill_nodes(struct sched_snap *s, const PGresult *r)
+{
+    s->nnodes = (size_t)PQntuples(r);
+    s->nodes = calloc(s->nnodes + 1, sizeof(*s->nodes));
+    if (!s->nodes)
+        return -1;
+    for (int i = 0; i < PQntuples(r); i++) {
+        int n = (int)ll(r, i, 3);
+        struct snap_node *node = &s->nodes[i];
+        node->id = ll(r, i, 0);
+        node->name = PQgetvalue(r, i, 1);
+        node->up = strcmp(PQgetvalue(r, i, 2), "t") == 0;
+        node->ngpus = n > SCHED_MAX_GPUS_PER_NODE ? SCHED_MAX_GPUS_PER_NODE : n;
+        const char *idx = PQgetvalue(r, i, 4);
+        for (int k = 0; k < node->ngpus; k++)
+            node->gpu_index[k] = (int)strtol(idx, (char **)&idx, 10);
+        node_hardware(s, (size_t)i, r);
+    }
+    return 0;
+}
+
+/* The job's declared plans and the plan it runs with. */
+static void job_plans(struct snap_job *j, const PGresult *r, int i)
+{
+    json_t *decl = PQgetisnull(r, i, 14) ? NULL : json_loads(PQgetvalue(r, i, 14), 0, NULL);
+    jobspec_plans_read(decl, &j->plan);
+    json_decref(decl);
+    j->current_plan = str_or_null(r, i, 15);
+    if (!j->current_plan || jobspec_plan_parse(j->current_plan, &j->cur_plan) < 0)
+        jobspec_plan_parse("dp", &j->cur_plan);
+}
+
+static int fill_jobs(struct sched_snap *s, const PGresult *r)
+{
+    s->njobs = (size_t)PQntuples(r);
+    s->jobs = calloc(s->njobs + 1, sizeof(*s->jobs));
+    if (!s->jobs)
+        return -1;
+    for (int i = 0; i < PQntuples(r); i++) {
+        struct snap_job *j = &s->jobs[i];
+        j->id = ll(r, i, 0);
+        if (job_state_parse(PQgetvalue(r, i, 1), &j->state) < 0)
+            j->state = JOB_PENDING;
+        j->submit = dbl(r, i, 2);
+        j->priority = (int)ll(r, i, 3);
+        j->gpus = (int)ll(r, i, 4);
+        j->min_gpus = (int)ll(r, i, 5);
+        j->max_gpus = (int)ll(r, i, 6);
+        j->elastic = strcmp(PQgetvalue(r, i, 7), "t") == 0;
+        j->batch_per_gpu = (int)ll(r, i, 8);
+        j->model = str_or_null(r, i, 9);
+        j->command = PQgetvalue(r, i, 10);
+        j->env = PQgetvalue(r, i, 11);
+        j->nmetrics = ll(r, i, 12);
+        j->migrate_to = PQgetisnull(r, i, 13) ? -1 : ll(r, i, 13);
+        j->ckpt_gen = (int)ll(r, i, 16);
+        job_plans(j, r, i);
+    }
+    return 0;
+}
+
+/* The job of id (jobs are sorted by id), or NULL. */
+static struct snap_job *job_by_id(struct sched_snap *s, int64_t id)
+{
+    size_t lo = 0, hi = s->njobs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->jobs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->njobs && s->jobs[lo].id == id ? &s->jobs[lo] : NULL;
+}
+
+/* Allocations come sorted by job: each job's slots are contiguous in the pool. */
+static int fill_allocs(struct sched_snap *s, const PGresult *r)
+{
+    s->slot_pool = calloc((size_t)PQntuples(r) + 1, sizeof(*s->slot_pool));
+    if (!s->slot_pool)
+        return -1;
+    size_t k = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        struct snap_job *j = job_by_id(s, ll(r, i, 0));
+        int node = sched_snap_node_index(s, ll(r, i, 1));
+        int gpu = node < 0 ? -1 : sched_snap_gpu_position(&s->nodes[node], (int)ll(r, i, 2));
+        if (!j || gpu < 0)
+            continue;
+        double since = dbl(r, i, 3);
+        if (j->cur_gpus == 0) {
+            j->slots = &s->slot_pool[k];
+            j->since_first = j->since_last = since;
+        }
+        s->slot_pool[k++] = (struct sched_slot){node, gpu};
+        j->cur_gpus++;
+        j->since_first = since < j->since_first ? since : j->since_first;
+        j->since_last = since > j->since_last ? since : j->since_last;
+    }
+    return 0;
+}
+
+struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen)
+{
+    struct sched_snap *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    const char *const sql[] = {nodes_sql, jobs_sql, allocs_sql, meta_sql};
+    int ok = db_command(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") == 0;
+    for (int i = 0; ok && i < 4; i++) {
+        s->res[i] = db_exec(c, sql[i], 0, NULL);
+        ok = db_ok(s->res[i]);
+        if (!ok)
+            snprintf(err, errlen, "snapshot: %s", PQresultErrorMessage(s->res[i]));
+    }
+    if (ok && db_command(c, "COMMIT") < 0) {
+        snprintf(err, errlen, "snapshot: commit failed");
+        ok = 0;
+    }
+    if (!ok) {
+        db_command(c, "ROLLBACK");
+        sched_snap_destroy(s);
+        return NULL;
+    }
+    s->now = dbl(s->res[3], 0, 0);
+    s->resize_cost_s = PQgetisnull(s->res[3], 0, 1) ? -1 : dbl(s->res[3], 0, 1);
+    if (fill_nodes(s, s->res[0]) < 0 || fill_jobs(s, s->res[1]) < 0 ||
+        fill_allocs(s, s->res[2]) < 0) {
+        snprintf(err, errlen, "out of memory");
+        sched_snap_destroy(s);
+        return NULL;
+    }
+    return s;
+}

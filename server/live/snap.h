@@ -1,0 +1,78 @@
+/* snap: the live scheduler's view of the cluster, read from the database in one
+ * read-only repeatable-read transaction: up and down nodes with their GPUs, the jobs that
+ * wait or hold GPUs, their current allocations, and the measured cost of a resize. Owned by
+ * the scheduler thread; strings point into the query results it keeps. */
+#ifndef RINGMASTER_LIVE_SNAP_H
+#define RINGMASTER_LIVE_SNAP_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "job_state.h"
+#include "sched.h"
+
+struct snap_node {
+    int64_t id;
+    const char *name;
+    int up;
+    int ngpus;
+    int gpu_index[SCHED_MAX_GPUS_PER_NODE]; /* the core's GPU k is the node's GPU gpu_index[k] */
+    /* What the core needs of its hardware (sched_node's fields; see sched_snap_gpu_model). */
+    const char *gpu_name; /* the model its GPUs report ("" with none) */
+    int gpu_model;        /* the core's model index: 1..4 for the known models, else 100.. */
+    double gpu_speed;     /* relative to the reference GPU (v100); 1 when unknown */
+    double gpu_mem_gb;    /* per GPU; 0: unknown (the core's default) */
+    int cpu_cores;        /* host cores; 0 for simulated nodes (not counted) */
+    double host_mem_gb;   /* host memory; 0 for simulated nodes (not counted) */
+};
+
+struct snap_job {
+    int64_t id;
+    enum job_state state;
+    int gpus, min_gpus, max_gpus, elastic, priority, batch_per_gpu;
+    double submit;     /* epoch seconds */
+    const char *model; /* the job's model object as text, or NULL */
+    const char *command, *env;
+    long long nmetrics; /* job_metrics rows */
+    int64_t migrate_to; /* -1: no request; 0: anywhere; else a node id */
+    /* Current allocation: cur_gpus slots from slots[], node = index into nodes. */
+    int cur_gpus;
+    struct sched_slot *slots;
+    double since_first, since_last; /* epoch seconds of its oldest and newest allocation row */
+    struct plan_spec plan;          /* its declared plans (zero: none, plain data parallel) */
+    const char *current_plan;       /* the plan of its latest start/resize/migrate, or NULL */
+    struct plan_choice cur_plan;    /* current_plan parsed (dp when NULL) */
+    int ckpt_gen;                   /* its checkpoint generation (jobs.ckpt_gen) */
+};
+
+struct sched_snap {
+    double now;           /* the database's clock, epoch seconds */
+    double resize_cost_s; /* mean of finished resizes, or < 0 when none measured */
+    struct snap_node *nodes;
+    size_t nnodes;
+    struct snap_job *jobs;
+    size_t njobs;
+    struct sched_slot *slot_pool;
+    PGresult *res[4];
+};
+
+/* Reads a snapshot. Returns a new one, or NULL with text in err (database error, ENOMEM). */
+struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen);
+
+/* Frees; NULL is a no-op. */
+void sched_snap_destroy(struct sched_snap *s);
+
+/* The core's position of the node's GPU of index idx, or -1 when it has none such. */
+int sched_snap_gpu_position(const struct snap_node *n, int idx);
+
+/* The known GPU model whose name is a word of name ("NVIDIA A100-SXM4-80GB": a100), case
+ * insensitive: v100 (1, speed 1, the reference), a100 (2, 2.0), h100 (3, 3.0), t4 (4, 0.4),
+ * as the simulator's models. Fills index, speed and memory per GPU (GB) and returns 1; 0 and
+ * nothing filled when none matches. */
+int sched_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb);
+
+/* Index of node id in s->nodes, or -1. */
+int sched_snap_node_index(const struct sched_snap *s, int64_t id);
+
+#endif

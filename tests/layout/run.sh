@@ -1,0 +1,3 @@
+#!/bin/bash
+# server/'s layout (docs/layout.md) as one test program for tests/run-tests.sh.
+exec python3 "$(dirname "$0")/check.py"
