@@ -31,6 +31,7 @@ struct jobchan {
     int world;
     int bye;
     unsigned long dropped;
+    long total_steps; /* the job's TOTAL, 0 until it says */
     char job_id[64];
     struct jobchan_report *reports; /* ring of JOBCHAN_REPORT_CAP */
     size_t rhead;
@@ -69,7 +70,7 @@ static void set_state(struct jobchan *jc, enum jobchan_state state)
 
 static int listen_on(struct jobchan *jc, const char *path)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof(sa.sun_path))
         return jc_fail(jc, "socket path: longer than %zu bytes", sizeof(sa.sun_path) - 1);
     strcpy(sa.sun_path, path);
@@ -143,10 +144,10 @@ int jobchan_pollfds(const struct jobchan *jc, struct pollfd *fds, int max)
 {
     int n = 0;
     if (n < max && jc->lfd >= 0)
-        fds[n++] = (struct pollfd){ .fd = jc->lfd, .events = POLLIN };
+        fds[n++] = (struct pollfd){.fd = jc->lfd, .events = POLLIN};
     if (n < max && jc->cfd >= 0) {
         short ev = POLLIN | (jc->out_len ? POLLOUT : 0);
-        fds[n++] = (struct pollfd){ .fd = jc->cfd, .events = ev };
+        fds[n++] = (struct pollfd){.fd = jc->cfd, .events = ev};
     }
     return n;
 }
@@ -284,8 +285,14 @@ static int on_line(struct jobchan *jc, char *line)
         return on_report(jc, args);
     if (!strcmp(line, "HELLO"))
         return on_hello(jc, args);
-    static const char *const acks[] = { "SUSPENDED", "RESUMED", "CHECKPOINTED", "DROPPED",
-                                        "BYE" };
+    if (!strcmp(line, "TOTAL")) {
+        long v;
+        if (sscanf(args, "%ld", &v) != 1 || v < 1)
+            return jc_fail(jc, "bad TOTAL record '%s'", args);
+        jc->total_steps = v;
+        return 0;
+    }
+    static const char *const acks[] = {"SUSPENDED", "RESUMED", "CHECKPOINTED", "DROPPED", "BYE"};
     for (size_t i = 0; i < sizeof(acks) / sizeof(acks[0]); i++) {
         if (!strcmp(line, acks[i]))
             return on_ack(jc, acks[i], args);
@@ -480,4 +487,9 @@ int jobchan_said_bye(const struct jobchan *jc)
 const char *jobchan_error(const struct jobchan *jc)
 {
     return jc->err;
+}
+
+long jobchan_total_steps(const struct jobchan *jc)
+{
+    return jc->total_steps;
 }

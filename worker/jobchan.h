@@ -109,4 +109,7 @@ int jobchan_said_bye(const struct jobchan *jc);
 /* Text of the last error (borrowed, never NULL). */
 const char *jobchan_error(const struct jobchan *jc);
 
+/* The steps the job said it runs in all (TOTAL), 0 until it says. */
+long jobchan_total_steps(const struct jobchan *jc);
+
 #endif

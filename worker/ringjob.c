@@ -33,13 +33,13 @@ struct ringjob {
     char job_id[64];
     char plan[64];
     char ckdir[PATH_MAX];
-    int fd;          /* -1: standalone, or not rank 0, or worker gone */
-    int pending;     /* decision the worker asked for and the job has not taken yet */
-    int resumed;     /* a RESUME arrived while suspended */
-    int welcomed;    /* the worker answered HELLO */
-    int withdrawn;   /* a suspend was withdrawn: RESUMED is owed */
+    int fd;        /* -1: standalone, or not rank 0, or worker gone */
+    int pending;   /* decision the worker asked for and the job has not taken yet */
+    int resumed;   /* a RESUME arrived while suspended */
+    int welcomed;  /* the worker answered HELLO */
+    int withdrawn; /* a suspend was withdrawn: RESUMED is owed */
     long last_step;
-    double last_flush; /* CLOCK_MONOTONIC seconds of the last batch sent */
+    double last_flush;          /* CLOCK_MONOTONIC seconds of the last batch sent */
     unsigned long dropped;      /* reports dropped for want of room */
     unsigned long dropped_told; /* of which the worker was told */
     size_t out_len;
@@ -51,7 +51,7 @@ struct ringjob {
     char err[256];
 };
 
-static struct ringjob rj = { .fd = -1 };
+static struct ringjob rj = {.fd = -1};
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -159,7 +159,7 @@ static int flush_out(int block)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd p = { .fd = rj.fd, .events = POLLOUT };
+            struct pollfd p = {.fd = rj.fd, .events = POLLOUT};
             if (block && poll(&p, 1, RJ_CONTROL_TIMEOUT_MS) > 0)
                 continue;
             if (!block)
@@ -215,7 +215,7 @@ static int await_welcome(void)
 
 static int connect_worker(const char *path)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof(sa.sun_path))
         return fail("RINGJOB_SOCKET: path longer than %zu bytes", sizeof(sa.sun_path) - 1);
     strcpy(sa.sun_path, path);
@@ -228,8 +228,8 @@ static int connect_worker(const char *path)
         return -1;
     }
     rj.fd = fd;
-    queue_line("HELLO 1 %s %d %ld %s\n", rj.job_id[0] ? rj.job_id : "-", rj.world,
-               (long)getpid(), rj.plan);
+    queue_line("HELLO 1 %s %d %ld %s\n", rj.job_id[0] ? rj.job_id : "-", rj.world, (long)getpid(),
+               rj.plan);
     if (flush_out(1) < 0)
         return -1;
     return await_welcome();
@@ -277,6 +277,22 @@ void ringjob_set_broadcast(ringjob_broadcast_f fn, void *ctx)
     rj.bctx = ctx;
 }
 
+int ringjob_set_total_steps(long total)
+{
+    if (!rj.initialized)
+        return fail("ringjob_set_total_steps: not initialized");
+    if (total < 1)
+        return fail("ringjob_set_total_steps: %ld is not a step count", total);
+    if (rj.fd < 0)
+        return 0;
+    if (queue_line("TOTAL %ld\n", total) < 0) {
+        flush_out(0);
+        if (queue_line("TOTAL %ld\n", total) < 0)
+            return fail("ringjob_set_total_steps: no room to send it");
+    }
+    return 0;
+}
+
 int ringjob_report(long step, double loss, long samples, double seconds)
 {
     if (!rj.initialized)
@@ -318,7 +334,7 @@ static void apply_command(const char *line)
  * Returns 0, or -1 when the channel closed. */
 static int read_commands(int timeout_ms)
 {
-    struct pollfd p = { .fd = rj.fd, .events = POLLIN };
+    struct pollfd p = {.fd = rj.fd, .events = POLLIN};
     if (rj.fd < 0)
         return -1;
     int r = timeout_ms ? poll(&p, 1, timeout_ms) : 1; /* 0: one recv, no poll */

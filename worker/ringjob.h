@@ -64,6 +64,12 @@ void ringjob_finalize(void);
  * Without one, each rank decides alone, which is only right for a single process. */
 void ringjob_set_broadcast(ringjob_broadcast_f fn, void *ctx);
 
+/* Says how many steps the job will run in all (its length, counted as ringjob_report()'s
+ * steps), so that the scheduler plans on it instead of guessing from the loss curve
+ * (docs/scheduler.md, "Estimates"). Call after ringjob_init(), on rank 0, again when it
+ * changes. Returns 0, or -1 for total < 1 or before ringjob_init(). */
+int ringjob_set_total_steps(long total);
+
 /* Records one minibatch: its step number, loss, samples processed (over all ranks) and
  * wall seconds. Only rank 0's reports are kept (others return 0 at once). Reports are
  * batched (sent without blocking by a poll once 4 KiB or 50 ms old); while the

@@ -59,6 +59,7 @@ static const struct route routes[] = {
     {"GET", "/api/v1/nodes/{id}/actions", actions_poll, MACHINES, 0},
     {"POST", "/api/v1/users", users_create, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/users", users_list, AUTH_ADMIN, 0},
+    {"PATCH", "/api/v1/users/{id}", users_patch, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/whoami", users_whoami, PEOPLE, 0},
     /* the scheduler (scheduler.h) */
     {"GET", "/api/v1/scheduler", scheduler_get, PEOPLE, 0},

@@ -40,6 +40,7 @@ static int idempotency_key_or_respond(struct api_call *call, const char **key)
 struct insert_params {
     char uid[24], gpus[12], min[12], max[12], prio[12], batch[12];
     char *command, *env, *model, *canonical, *plans;
+    char *length; /* {total_steps, epochs, stop_at_convergence, stop_at_loss}, as declared */
 };
 
 static void insert_params_free(struct insert_params *ip)
@@ -49,13 +50,17 @@ static void insert_params_free(struct insert_params *ip)
     free(ip->model);
     free(ip->canonical);
     free(ip->plans);
+    free(ip->length);
 }
 
 static const char *const insert_sql =
     "WITH ins AS (INSERT INTO jobs (user_id, name, command, env, model, gpus, min_gpus,"
-    " max_gpus, elastic, priority, batch_per_gpu, idempotency_key, request_hash, plan_spec)"
+    " max_gpus, elastic, priority, batch_per_gpu, idempotency_key, request_hash, plan_spec,"
+    " total_steps, epochs, stop_at_convergence, stop_at_loss)"
     " VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::jsonb, $6, $7, $8, $9, $10, $11, $12,"
-    " sha256(convert_to($13, 'UTF8')), $15::jsonb)"
+    " sha256(convert_to($13, 'UTF8')), $15::jsonb, ($16::jsonb->>'total_steps')::bigint,"
+    " ($16::jsonb->>'epochs')::float8, COALESCE(($16::jsonb->>'stop_at_convergence')::bool,"
+    " false), ($16::jsonb->>'stop_at_loss')::float8)"
     " ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING *),"
     " ev AS (INSERT INTO job_events (job_id, from_state, to_state, event, actor)"
     " SELECT id, NULL, 'PENDING', 'submit', $14 FROM ins)"
@@ -87,8 +92,9 @@ static void insert_job(struct api_call *call, const struct jobspec *s, struct in
                        ip->env,       ip->model,      ip->gpus,
                        ip->min,       ip->max,        s->elastic ? "true" : "false",
                        ip->prio,      ip->batch,      key,
-                       ip->canonical, call->who.name, ip->plans};
-    PGresult *r = db_exec(call->db, insert_sql, 15, p);
+                       ip->canonical, call->who.name, ip->plans,
+                       ip->length};
+    PGresult *r = db_exec(call->db, insert_sql, 16, p);
     if (!db_ok(r)) {
         api_db_error(call, r);
     } else if (PQntuples(r) == 0) {
@@ -100,6 +106,23 @@ static void insert_job(struct api_call *call, const struct jobspec *s, struct in
         sched_wake_signal();
     }
     PQclear(r);
+}
+
+/* The declared length as the insert's $16 (new text; NULL on ENOMEM). */
+static char *length_json(const struct jobspec *s)
+{
+    json_t *o = json_object();
+    if (s->total_steps > 0)
+        json_object_set_new(o, "total_steps", json_integer(s->total_steps));
+    if (s->epochs > 0)
+        json_object_set_new(o, "epochs", json_real(s->epochs));
+    if (s->stop_at_convergence)
+        json_object_set_new(o, "stop_at_convergence", json_true());
+    if (s->has_stop_loss)
+        json_object_set_new(o, "stop_at_loss", json_real(s->stop_at_loss));
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
 }
 
 void jobs_submit(struct api_call *call)
@@ -123,6 +146,7 @@ void jobs_submit(struct api_call *call)
     };
     json_t *plans = jobspec_plans_json(&spec);
     ip.plans = plans ? json_dumps(plans, JSON_COMPACT) : NULL;
+    ip.length = length_json(&spec);
     snprintf(ip.uid, sizeof(ip.uid), "%lld", call->who.id);
     snprintf(ip.gpus, sizeof(ip.gpus), "%d", spec.gpus);
     snprintf(ip.min, sizeof(ip.min), "%d", spec.min_gpus);
@@ -130,7 +154,7 @@ void jobs_submit(struct api_call *call)
     snprintf(ip.prio, sizeof(ip.prio), "%d", spec.priority);
     snprintf(ip.batch, sizeof(ip.batch), "%d", spec.batch_per_gpu);
     if (!ip.command || !ip.env || !ip.canonical || (spec.model && !ip.model) ||
-        (plans && !ip.plans))
+        (plans && !ip.plans) || !ip.length)
         http_problem(call->req, 500, "out of memory");
     else
         insert_job(call, &spec, &ip, key);

@@ -25,6 +25,37 @@ static long long col_ll(const PGresult *r, int row, int col)
     return strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
 
+/* Cell c of row as a JSON integer, real or string, or null. */
+static json_t *cell_int(const PGresult *r, int row, int c)
+{
+    return PQgetisnull(r, row, c) ? json_null() : json_integer(col_ll(r, row, c));
+}
+
+static json_t *cell_real(const PGresult *r, int row, int c)
+{
+    return PQgetisnull(r, row, c) ? json_null() : json_real(strtod(PQgetvalue(r, row, c), NULL));
+}
+
+/* The declared length (total_steps, epochs, stop_at_convergence, stop_at_loss), the total
+ * the job reported it will run, and, once it completed, how far off the scheduler's
+ * predictions of its finish were: "estimate": {error, samples, source} (docs/scheduler.md,
+ * "Estimates"). */
+static void length_fields(json_t *j, const PGresult *r, int row)
+{
+    json_object_set_new(j, "total_steps", cell_int(r, row, C_TOTAL_STEPS));
+    json_object_set_new(j, "epochs", cell_real(r, row, C_EPOCHS));
+    json_object_set_new(j, "stop_at_convergence",
+                        json_boolean(strcmp(PQgetvalue(r, row, C_STOP_CONV), "t") == 0));
+    json_object_set_new(j, "stop_at_loss", cell_real(r, row, C_STOP_LOSS));
+    json_object_set_new(j, "reported_total_steps", cell_int(r, row, C_REPORTED_TOTAL));
+    json_object_set_new(j, "estimate",
+                        PQgetisnull(r, row, C_EST_ERROR)
+                            ? json_null()
+                            : json_pack("{s:o, s:o, s:s}", "error", cell_real(r, row, C_EST_ERROR),
+                                        "samples", cell_int(r, row, C_EST_SAMPLES), "source",
+                                        PQgetvalue(r, row, C_EST_SOURCE)));
+}
+
 /* One row of JOB_COLS as the API's job object (new). */
 json_t *jobview_json(const PGresult *r, int row)
 {
@@ -55,6 +86,7 @@ json_t *jobview_json(const PGresult *r, int row)
                         PQgetisnull(r, row, C_CUR_PLAN)
                             ? json_null()
                             : json_string(PQgetvalue(r, row, C_CUR_PLAN)));
+    length_fields(j, r, row);
     return j;
 }
 

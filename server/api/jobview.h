@@ -14,7 +14,11 @@ struct api_call;
 #define JOB_COLS                                                                                   \
     "j.id, u.name, j.state, j.name, j.command, j.env, j.model, j.gpus, j.min_gpus,"                \
     " j.max_gpus, j.elastic, j.priority, j.batch_per_gpu, " TS("j.submitted_at") ", " TS(          \
-        "j.updated_at") ", " TS("j.finished_at") ", j.plan_spec, j.current_plan"
+        "j.updated_at") ", " TS("j.finished_at") ", j.plan_spec, j.current_plan, j.total_steps,"   \
+                                                 " j.epochs, j.stop_at_convergence, "              \
+                                                 "j.stop_at_loss, j.reported_total_steps,"         \
+                                                 " j.estimate_error, j.estimate_samples, "         \
+                                                 "j.estimate_source"
 enum {
     C_ID,
     C_USER,
@@ -34,6 +38,14 @@ enum {
     C_FINISHED,
     C_PLAN_SPEC,
     C_CUR_PLAN,
+    C_TOTAL_STEPS,
+    C_EPOCHS,
+    C_STOP_CONV,
+    C_STOP_LOSS,
+    C_REPORTED_TOTAL,
+    C_EST_ERROR,
+    C_EST_SAMPLES,
+    C_EST_SOURCE,
     C_NCOLS
 };
 

@@ -131,6 +131,30 @@ static int items_or_respond(struct api_call *call, const json_t *body, const jso
     return 0;
 }
 
+/* The body's "total_steps" (the job's TOTAL through its worker): 0 when absent, -1 after a
+ * 400 when it is not a step count. */
+static long long total_or_respond(struct api_call *call, const json_t *body)
+{
+    const json_t *v = json_object_get(body, "total_steps");
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 1)
+        return api_field_error(call, "total_steps", "expected an integer >= 1");
+    return json_integer_value(v);
+}
+
+/* Keeps the total the job says it runs (jobs.reported_total_steps). Returns 0 or -1. */
+static int store_total(struct api_call *call, const char *ids, long long total)
+{
+    char t[24];
+    snprintf(t, sizeof(t), "%lld", total);
+    const char *p[] = {ids, t};
+    return db_command_params(call->db,
+                             "UPDATE jobs SET reported_total_steps = $2::bigint WHERE id = $1"
+                             " AND reported_total_steps IS DISTINCT FROM $2::bigint",
+                             2, p);
+}
+
 static void store_metrics(struct api_call *call, const char *ids, const json_t *items)
 {
     char *text = json_dumps(items, JSON_COMPACT);
@@ -169,9 +193,14 @@ void reports_metrics_post(struct api_call *call)
     if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
-    if (items_or_respond(call, body, &items) == 0 &&
-        reports_claim_or_respond(call, id, REPORTS_RUNS) == 0)
-        store_metrics(call, ids, items);
+    long long total = 0;
+    if (items_or_respond(call, body, &items) == 0 && (total = total_or_respond(call, body)) >= 0 &&
+        reports_claim_or_respond(call, id, REPORTS_RUNS) == 0) {
+        if (total > 0 && store_total(call, ids, total) < 0)
+            api_db_error(call, NULL);
+        else
+            store_metrics(call, ids, items);
+    }
     json_decref(body);
 }
 

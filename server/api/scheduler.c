@@ -31,13 +31,15 @@ static const struct setting {
     {"grace_s", 0, 3600},
     {"quantum_s", 1, 86400},
     {"explore_stage_s", 1, 86400},
+    {"max_wait_s", 1, 2592000},
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 /* clang-format off */
 static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, c.quantum_s, c.explore_stage_s, " TS("c.updated_at") ", r.id, " TS("r.at") ","
+    " c.grace_s, c.quantum_s, c.explore_stage_s, c.max_wait_s, " TS("c.updated_at") ", r.id, "
+    TS("r.at") ","
     " r.policy,"
     " r.duration_us, r.jobs, r.actions, c.paused FROM scheduler_config c"
     " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
@@ -143,7 +145,8 @@ void scheduler_put(struct api_call *call)
             " grace_s = COALESCE($6::float8, grace_s),"
             " quantum_s = COALESCE($7::float8, quantum_s),"
             " explore_stage_s = COALESCE($8::float8, explore_stage_s),"
-            " paused = COALESCE($9::boolean, paused),"
+            " max_wait_s = COALESCE($9::float8, max_wait_s),"
+            " paused = COALESCE($10::boolean, paused),"
             " updated_at = now() WHERE id = 1",
             2 + NSETTINGS, params);
         if (rc < 0) {

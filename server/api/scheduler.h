@@ -9,7 +9,8 @@ struct api_call;
 /* GET /api/v1/scheduler: the settings, the policies one may choose, the last round. */
 void scheduler_get(struct api_call *call);
 /* PUT /api/v1/scheduler (admin): any of policy, interval_s, node_timeout_s,
- * min_resize_interval_s, resize_cost_s, grace_s, quantum_s, explore_stage_s, paused; 400
+ * min_resize_interval_s, resize_cost_s, grace_s, quantum_s, explore_stage_s, max_wait_s,
+ * paused; 400
  * naming a bad or unknown field (and a number's bounds). Answers as GET. */
 void scheduler_put(struct api_call *call);
 /* GET /api/v1/scheduler/rounds?limit=N (1..500, default 50): newest first. */

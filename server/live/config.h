@@ -16,6 +16,7 @@ struct sched_config {
     double grace_s;               /* a job losing GPUs gets this long to checkpoint */
     double quantum_s;             /* time-slice length of policy gandiva (docs/gandiva.md) */
     double explore_stage_s;       /* seconds an exploring job runs at each of 1, 2, 4, 8 GPUs */
+    double max_wait_s;            /* a job that fits gets GPUs within this of being runnable */
     int paused;                   /* 1: no rounds (nodes are not marked DOWN either) */
 };
 

@@ -1,5 +1,6 @@
 #include "jobspec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,19 @@ static int get_int(struct fieldcheck *c, const json_t *body, const char *key, lo
         return def;
     }
     return (int)x;
+}
+
+/* An optional boolean; missing or null gives false. */
+static bool get_bool(struct fieldcheck *c, const json_t *body, const char *key)
+{
+    const json_t *v = json_object_get(body, key);
+    if (!v || json_is_null(v))
+        return false;
+    if (!json_is_boolean(v)) {
+        fieldcheck_fail(c, key, "expected true or false, got %s", type_name(v));
+        return false;
+    }
+    return json_is_true(v);
 }
 
 /* Code points of valid UTF-8 (jansson guarantees validity); -1 on a control character. */
@@ -341,12 +355,60 @@ static void check_plans(struct fieldcheck *c, const json_t *body, struct jobspec
     check_requested(c, body, spec);
 }
 
+/* The declared length: total_steps (1..JOBSPEC_MAX_STEPS) or epochs, not both; whether it
+ * stops at convergence or at a loss; and hold. */
+static void check_length(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
+{
+    const json_t *v = json_object_get(body, "total_steps");
+    if (v && !json_is_null(v)) {
+        if (!json_is_integer(v))
+            fieldcheck_fail(c, "total_steps", "expected an integer, got %s", type_name(v));
+        else if (json_integer_value(v) < 1 || json_integer_value(v) > JOBSPEC_MAX_STEPS)
+            fieldcheck_fail(c, "total_steps", "expected 1..%lld, got %lld", JOBSPEC_MAX_STEPS,
+                            (long long)json_integer_value(v));
+        else
+            spec->total_steps = json_integer_value(v);
+    }
+    spec->epochs = get_num(c, body, "epochs", 0, 0, JOBSPEC_MAX_EPOCHS, 0);
+    if (spec->total_steps > 0 && spec->epochs > 0)
+        fieldcheck_fail(c, "epochs", "declare total_steps or epochs, not both");
+    spec->stop_at_convergence = get_bool(c, body, "stop_at_convergence");
+    v = json_object_get(body, "stop_at_loss");
+    if (v && !json_is_null(v)) {
+        double x = json_number_value(v);
+        if (!json_is_number(v) || !isfinite(x))
+            fieldcheck_fail(c, "stop_at_loss", "expected a number, got %s", type_name(v));
+        else {
+            spec->has_stop_loss = true;
+            spec->stop_at_loss = x;
+        }
+    }
+    spec->hold = get_bool(c, body, "hold");
+}
+
 static void check_unknown(struct fieldcheck *c, const json_t *body)
 {
-    static const char *const known[] = {"name",     "command", "gpus",       "min_gpus",
-                                        "max_gpus", "elastic", "priority",   "batch_per_gpu",
-                                        "model",    "env",     "model_size", "activation_gb",
-                                        "plans",    "plan",    "max_tp",     "max_pp"};
+    static const char *const known[] = {"name",
+                                        "command",
+                                        "gpus",
+                                        "min_gpus",
+                                        "max_gpus",
+                                        "elastic",
+                                        "priority",
+                                        "batch_per_gpu",
+                                        "model",
+                                        "env",
+                                        "model_size",
+                                        "activation_gb",
+                                        "plans",
+                                        "plan",
+                                        "max_tp",
+                                        "max_pp",
+                                        "total_steps",
+                                        "epochs",
+                                        "stop_at_convergence",
+                                        "stop_at_loss",
+                                        "hold"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -373,6 +435,7 @@ int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, cha
     check_env(&c, body, spec);
     check_model(&c, body, spec);
     check_plans(&c, body, spec);
+    check_length(&c, body, spec);
     check_unknown(&c, body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
         json_decref(c.errors);
@@ -407,6 +470,16 @@ json_t *jobspec_to_json(const struct jobspec *spec)
     if (o && plans)
         json_object_update(o, plans);
     json_decref(plans);
+    if (o && spec->total_steps > 0)
+        json_object_set_new(o, "total_steps", json_integer(spec->total_steps));
+    if (o && spec->epochs > 0)
+        json_object_set_new(o, "epochs", json_real(spec->epochs));
+    if (o && spec->stop_at_convergence)
+        json_object_set_new(o, "stop_at_convergence", json_true());
+    if (o && spec->has_stop_loss)
+        json_object_set_new(o, "stop_at_loss", json_real(spec->stop_at_loss));
+    if (o && spec->hold)
+        json_object_set_new(o, "hold", json_true());
     return o;
 }
 

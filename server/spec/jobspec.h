@@ -23,6 +23,8 @@
 #define JOBSPEC_MAX_MODEL_SIZE 100000.0 /* billions of parameters */
 #define JOBSPEC_MAX_ACTIVATION_GB 100000.0
 #define JOBSPEC_PLAN_MAX 32 /* bytes of a plan's name, NUL included */
+#define JOBSPEC_MAX_STEPS 1000000000000LL /* total_steps */
+#define JOBSPEC_MAX_EPOCHS 1000000.0
 
 struct jobspec {
     char *name;
@@ -39,6 +41,15 @@ struct jobspec {
     unsigned plans;              /* bit (1u << enum plan_kind) per plan it supports */
     char plan[JOBSPEC_PLAN_MAX]; /* the plan it asks for (default: the first of plans) */
     int max_tp, max_pp;          /* largest degrees it accepts (default: the plan's) */
+    /* Its length, when declared (docs/scheduler.md, "Estimates"): steps or epochs it runs
+     * (0: not declared), whether it stops once its loss converges (the fit may then shorten
+     * the declared length), the loss it stops at (has_stop_loss). */
+    long long total_steps;
+    double epochs;
+    bool stop_at_convergence;
+    bool has_stop_loss;
+    double stop_at_loss;
+    bool hold; /* accepted even when it cannot fit the cluster registered now */
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors
@@ -52,8 +63,9 @@ int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, cha
 void jobspec_clear(struct jobspec *spec);
 
 /* The spec's fields as a new object (name, command, gpus, min_gpus, max_gpus, elastic,
- * priority, batch_per_gpu, env, model when set, and the plan fields when model_size is
- * set): the form jobspec_parse() accepts. */
+ * priority, batch_per_gpu, env, model when set, the plan fields when model_size is set, and
+ * total_steps, epochs, stop_at_convergence, stop_at_loss and hold when declared): the form
+ * jobspec_parse() accepts. */
 json_t *jobspec_to_json(const struct jobspec *spec);
 
 /* The plan declaration as a new object {model_size, activation_gb, plans, plan, max_tp,

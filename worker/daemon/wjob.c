@@ -16,9 +16,9 @@
 #include "agent.h"
 #include "ckptgen.h"
 #include "doneset.h"
+#include "fsutil.h"
 #include "jobchan.h"
 #include "launch.h"
-#include "fsutil.h"
 #include "log.h"
 #include "outbox.h"
 
@@ -102,7 +102,11 @@ static void flush_metrics(struct agent *a, struct wjob *j)
         return;
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
-    outbox_push_json(a->out, "POST", path, json_pack("{s:o}", "items", j->metrics), 1);
+    json_t *body = json_pack("{s:o}", "items", j->metrics);
+    long total = jobchan_total_steps(j->chan);
+    if (body && total > 0)
+        json_object_set_new(body, "total_steps", json_integer(total));
+    outbox_push_json(a->out, "POST", path, body, 1);
     j->metrics = json_array();
     j->metrics_at = agent_now();
 }
@@ -321,8 +325,8 @@ static int restore_generation(const struct wjob *j, const char *ckpt, char *err,
     if (from >= 0)
         snprintf(src, sizeof(src), "g%d", from);
     if (n > 0)
-        log_info("job %lld: new checkpoint generation %s: %d file(s) copied from %s", j->id,
-                 ckpt, n, src);
+        log_info("job %lld: new checkpoint generation %s: %d file(s) copied from %s", j->id, ckpt,
+                 n, src);
     return 0;
 }
 

@@ -61,6 +61,7 @@ _SIGNATURES = {
     "ringjob_report": (ctypes.c_int, [ctypes.c_long, ctypes.c_double, ctypes.c_long,
                                       ctypes.c_double]),
     "ringjob_poll": (ctypes.c_int, [ctypes.c_long]),
+    "ringjob_set_total_steps": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_suspended_wait": (ctypes.c_int, []),
     "ringjob_checkpoint_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                                ctypes.c_size_t]),
@@ -128,6 +129,11 @@ def set_broadcast(fn):
 def report(step, loss, samples, seconds):
     """Records one minibatch (rank 0 sends, batched, without blocking)."""
     _check(_lib.ringjob_report(int(step), float(loss), int(samples), float(seconds)))
+
+
+def set_total_steps(total):
+    """Says how many steps the job runs in all, so that the scheduler plans on it."""
+    _check(_lib.ringjob_set_total_steps(int(total)))
 
 
 def poll(step):

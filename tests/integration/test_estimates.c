@@ -1,0 +1,138 @@
+/* What the scheduler is told to plan on (docs/scheduler.md, "Estimates", "Guarantees",
+ * "Fair shares"): a job's declared length, the total a job reports through its worker, the
+ * max_wait_s setting, and each user's share and quota. */
+#include <criterion/criterion.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+TestSuite(estimates, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
+
+Test(estimates, a_declared_length_is_kept_and_checked)
+{
+    json_t *j = hx_expect_json(
+        hx_json("POST", "/api/v1/jobs", hx.admin,
+                "{\"name\":\"sweep\",\"command\":[\"train\"],\"gpus\":1,\"total_steps\":5000,"
+                "\"stop_at_convergence\":true,\"stop_at_loss\":0.25}"),
+        201);
+    cr_assert_eq(json_integer_value(json_object_get(j, "total_steps")), 5000);
+    cr_assert(json_is_null(json_object_get(j, "epochs")));
+    cr_assert(json_is_true(json_object_get(j, "stop_at_convergence")));
+    cr_assert_float_eq(json_real_value(json_object_get(j, "stop_at_loss")), 0.25, 1e-12);
+    cr_assert(json_is_null(json_object_get(j, "estimate")));
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    cr_assert_eq(json_integer_value(json_object_get(j, "total_steps")), 5000);
+    json_decref(j);
+
+    j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                               "{\"name\":\"ep\",\"command\":[\"t\"],\"gpus\":1,\"epochs\":90}"),
+                       201);
+    cr_assert_float_eq(json_real_value(json_object_get(j, "epochs")), 90, 1e-12);
+    cr_assert(json_is_false(json_object_get(j, "stop_at_convergence")));
+    json_decref(j);
+
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":1,\"total_steps\":0}"),
+                      400, "total_steps");
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":1,\"total_steps\":10,"
+                              "\"epochs\":2}"),
+                      400, "epochs");
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":1,"
+                              "\"stop_at_convergence\":1}"),
+                      400, "stop_at_convergence");
+    hx_finish();
+}
+
+Test(estimates, max_wait_is_a_persisted_setting)
+{
+    json_t *s = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    cr_assert_float_eq(json_number_value(json_object_get(s, "max_wait_s")), 3600, 1e-9);
+    json_decref(s);
+    s = hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"max_wait_s\":20}"), 200);
+    cr_assert_float_eq(json_number_value(json_object_get(s, "max_wait_s")), 20, 1e-9);
+    json_decref(s);
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"max_wait_s\":0}"), 400,
+                      "max_wait_s");
+    cr_assert_float_eq(hx_sql_num("SELECT max_wait_s FROM scheduler_config"), 20, 1e-9);
+    hx_finish();
+}
+
+Test(estimates, shares_and_quotas_are_set_by_an_admin)
+{
+    char alice[128];
+    hx_user("alice", "user", alice);
+    json_t *u = hx_expect_json(
+        hx_json("PATCH", "/api/v1/users/alice", hx.admin, "{\"share\":3,\"max_gpus\":8}"), 200);
+    cr_assert_str_eq(json_string_value(json_object_get(u, "name")), "alice");
+    cr_assert_float_eq(json_number_value(json_object_get(u, "share")), 3, 1e-12);
+    cr_assert_eq(json_integer_value(json_object_get(u, "max_gpus")), 8);
+    long long id = json_integer_value(json_object_get(u, "id"));
+    json_decref(u);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/users/%lld", id);
+    u = hx_expect_json(hx_json("PATCH", path, hx.admin, "{\"max_gpus\":null}"), 200);
+    cr_assert(json_is_null(json_object_get(u, "max_gpus")));
+    cr_assert_float_eq(json_number_value(json_object_get(u, "share")), 3, 1e-12);
+    json_decref(u);
+
+    hx_submit(alice, "a1", 2);
+    json_t *list = hx_expect_json(hx_json("GET", "/api/v1/users", hx.admin, NULL), 200);
+    json_t *it;
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(list, "items"), i, it)
+    {
+        if (strcmp(json_string_value(json_object_get(it, "name")), "alice") != 0)
+            continue;
+        seen = 1;
+        cr_assert_eq(json_integer_value(json_object_get(it, "jobs_pending")), 1);
+        cr_assert_eq(json_integer_value(json_object_get(it, "gpus_held")), 0);
+    }
+    cr_assert(seen);
+    json_decref(list);
+
+    hx_expect_problem(hx_json("PATCH", "/api/v1/users/alice", alice, "{\"share\":100}"), 403,
+                      NULL);
+    hx_expect_problem(hx_json("PATCH", "/api/v1/users/alice", hx.admin, "{\"share\":0}"), 400,
+                      "share");
+    hx_expect_problem(hx_json("PATCH", "/api/v1/users/alice", hx.admin, "{\"max_gpus\":0}"), 400,
+                      "max_gpus");
+    hx_expect_problem(hx_json("PATCH", "/api/v1/users/alice", hx.admin, "{\"weight\":2}"), 400,
+                      "weight");
+    hx_expect_problem(hx_json("PATCH", "/api/v1/users/nobody", hx.admin, "{\"share\":2}"), 404,
+                      NULL);
+    hx_finish();
+}
+
+/* A worker's report may carry the total its job says it runs (libringjob's TOTAL); the admin
+ * may post reports as a worker does. */
+Test(estimates, a_reported_total_is_kept)
+{
+    long long id = hx_submit(hx.admin, "t", 1);
+    char path[96], sql[128];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin,
+                "{\"items\":[{\"step\":1,\"loss\":2.0,\"samples\":32,\"seconds\":0.1,"
+                "\"world_size\":1}],\"total_steps\":1200}"),
+        200));
+    snprintf(sql, sizeof(sql), "SELECT reported_total_steps FROM jobs WHERE id = %lld", id);
+    cr_assert_float_eq(hx_sql_num(sql), 1200, 1e-9);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    cr_assert_eq(json_integer_value(json_object_get(j, "reported_total_steps")), 1200);
+    json_decref(j);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    hx_expect_problem(hx_json("POST", path, hx.admin, "{\"items\":[],\"total_steps\":-5}"), 400,
+                      "total_steps");
+    hx_finish();
+}
