@@ -51,7 +51,9 @@
 
 /* No starvation (sched_decide, every policy): a job that fits the cluster and
  * has waited, runnable, longer than sched_snapshot.max_wait_s gets GPUs in
- * the decision whatever the policy chose (docs/scheduler.md "Guarantees"). */
+ * the decision whatever the policy chose (docs/scheduler.md "Guarantees").
+ * SCHED_MAX_WAIT_S is the default a caller sets (the server's setting); a
+ * zero-initialised snapshot has the guarantee off, as before it existed. */
 #define SCHED_MAX_WAIT_S 3600.0
 
 /* Where a job's remaining work (sched_job.remaining_epochs, what every policy
@@ -196,8 +198,9 @@ struct sched_snapshot {
     double gpu_mem_bytes;      /* memory of one GPU, bounds packing; 0 unknown (no bound) */
 
     /* Guarantees every policy goes through (appended; docs/scheduler.md). */
-    double max_wait_s;         /* no starvation: 0 means SCHED_MAX_WAIT_S, < 0 or
-                                * infinite: off */
+    double max_wait_s;         /* no starvation: the longest a runnable job waits
+                                * (callers: SCHED_MAX_WAIT_S); <= 0 or infinite:
+                                * off */
     const struct sched_user *users; /* nusers entries: shares and quotas */
     size_t nusers;
     const double *finished_run_s;   /* run times (seconds holding GPUs) of a sample
