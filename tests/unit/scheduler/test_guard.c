@@ -190,3 +190,46 @@ Test(guard, a_quota_caps_a_users_gpus)
     cr_assert_eq(d->assign[1].gpus, 0, "over its quota of 4");
     sched_decision_destroy(d);
 }
+
+Test(guard, a_waiting_job_is_explained_by_who_holds_the_gpus)
+{
+    static struct fx f;
+    char text[256];
+
+    fx_init(&f, 1, 8);
+    struct sched_job *big = rigid(&f, 12, 8, 0);
+    big->remaining_epochs = 1;
+    big->remaining_source = SCHED_EST_FIT;
+    rigid(&f, 13, 2, -1);
+    struct sched_decision *d = decide(&f, "fifo");
+    size_t n = sched_explain(&f.snap, d, 1, text, sizeof(text));
+    cr_assert_eq(n, strlen(text));
+    cr_assert(strstr(text, "needs 2 GPUs, 0 free"), "%s", text);
+    cr_assert(strstr(text, "job 12 holds 8 GPUs: predicted to finish in "), "%s", text);
+    cr_assert(strstr(text, "(fit)"), "%s", text);
+    /* Truncated, still terminated, and the needed length returned. */
+    char small[8];
+    cr_assert_eq(sched_explain(&f.snap, d, 1, small, sizeof(small)), n);
+    cr_assert_eq(strlen(small), sizeof(small) - 1);
+    /* A running job: its reason. */
+    sched_explain(&f.snap, d, 0, text, sizeof(text));
+    cr_assert_str_eq(text, d->assign[0].reason);
+    sched_decision_destroy(d);
+}
+
+Test(guard, the_explanation_names_a_quota)
+{
+    static struct fx f;
+    static const struct sched_user users[] = {{.id = 5, .max_gpus = 4}};
+    char text[256];
+
+    fx_init(&f, 1, 8);
+    rigid(&f, 1, 4, -1)->user_id = 5;
+    rigid(&f, 2, 4, -1)->user_id = 5;
+    f.snap.users = users;
+    f.snap.nusers = 1;
+    struct sched_decision *d = decide(&f, "fifo");
+    sched_explain(&f.snap, d, 1, text, sizeof(text));
+    cr_assert(strstr(text, "user 5 holds 4 of its quota of 4 GPUs"), "%s", text);
+    sched_decision_destroy(d);
+}
