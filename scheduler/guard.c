@@ -242,15 +242,22 @@ static void apply_quotas(struct guard *g)
     }
 }
 
-/* Each user's demand: what it holds in want plus its waiting jobs' base
- * counts, within its quota. */
+/* The most GPUs job j can use: its request when rigid, else its maximum
+ * (within the cluster). */
+static int usable_count(const struct guard *g, const struct sched_job *j)
+{
+    int m = j->elastic ? policy_max_gpus(j) : j->requested_gpus;
+
+    return m < g->capacity ? m : (int)g->capacity;
+}
+
+/* Each user's demand: what its jobs could use, within its quota. */
 static void user_demands(const struct guard *g, double *demand)
 {
     for (size_t i = 0; i < g->snap->njobs; i++) {
         const struct sched_job *j = &g->snap->jobs[i];
-        int w = g->want[i] > 0 ? g->want[i] : base_count(j);
-        if (w <= g->capacity)
-            demand[g->uidx[i]] += w;
+        if (base_count(j) <= g->capacity)
+            demand[g->uidx[i]] += usable_count(g, j);
     }
     for (size_t u = 0; u < g->nusers; u++) {
         int q = guard_user_quota(g->snap, user_id_of(g, u));
@@ -296,8 +303,35 @@ static void water_fill(struct guard *g, const double *demand, const double *weig
     free(done);
 }
 
+/* Grows user u's running elastic jobs, in rank order, by doublings that
+ * stay within its share, with GPUs taken from users over their share. */
+static void grow_within_share(struct guard *g, size_t u, int *saved)
+{
+    for (size_t k = 0; k < g->snap->njobs; k++) {
+        size_t i = g->order[k];
+        const struct sched_job *j = &g->snap->jobs[i];
+        if (g->uidx[i] != u || !j->elastic || g->want[i] <= 0)
+            continue;
+        for (;;) {
+            int next = 2 * g->want[i] <= policy_max_gpus(j) ? 2 * g->want[i] : 0;
+            long delta = next - g->want[i];
+            if (next <= 0 || g->alloc[u] + delta > g->entitled[u] + 1e-9)
+                break;
+            memcpy(saved, g->want, g->snap->njobs * sizeof(*saved));
+            if (!make_room(g, delta, (long)u, saved))
+                break;
+            g->want[i] = next;
+            g->alloc[u] += delta;
+            g->used += delta;
+            if (!g->forced[i])
+                g->forced[i] = 2;
+        }
+    }
+}
+
 /* 2. Fair share: a user below its share with a waiting job that fits in it
- * gets that job started, with GPUs taken from users over their share. */
+ * gets that job started, with GPUs taken from users over their share; then
+ * its elastic jobs grow toward its share the same way. */
 static int apply_shares(struct guard *g)
 {
     double *demand = calloc(g->nusers + 1, sizeof(*demand));
@@ -330,6 +364,9 @@ static int apply_shares(struct guard *g)
                 g->forced[i] = 2;
             }
         }
+        for (size_t u = 0; u < g->nusers; u++)
+            if (g->alloc[u] < g->entitled[u] - 1e-9)
+                grow_within_share(g, u, saved);
     }
     free(demand);
     free(weight);
