@@ -100,7 +100,6 @@ static int fairness(const struct workload *w, const struct options_cluster *c,
             return -1;
         }
         double ratio = user_mean_jct(row->result, ids[u]) / alone;
-        if (getenv("RM_DEBUG_FAIR")) fprintf(stderr, "user %lld shared %.1f alone %.1f\n", (long long)ids[u], user_mean_jct(row->result, ids[u]), alone);
         if (isnan(row->fairness) || ratio > row->fairness) {
             row->fairness = ratio;
             row->worst_user = ids[u];
