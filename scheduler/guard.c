@@ -403,8 +403,12 @@ static int apply_max_wait(struct guard *g)
     }
     for (size_t i = 0; i < n && isfinite(max_wait); i++) {
         double w = guard_waited(g->snap, &g->snap->jobs[i]);
-        if (g->want[i] == 0 && w >= max_wait - GUARD_WAIT_EPS)
+        if (w < max_wait - GUARD_WAIT_EPS)
+            continue;
+        if (g->want[i] == 0)
             k[m++] = (struct wkey){w, g->rank[i], i};
+        else if (!g->forced[i])
+            g->forced[i] = 1; /* the policy starts it: no other starving job takes that */
     }
     qsort(k, m, sizeof(*k), cmp_wkey);
     for (size_t s = 0; s < m; s++) {

@@ -233,3 +233,24 @@ Test(guard, the_explanation_names_a_quota)
     cr_assert(strstr(text, "user 5 holds 4 of its quota of 4 GPUs"), "%s", text);
     sched_decision_destroy(d);
 }
+
+Test(guard, a_starving_job_the_policy_starts_is_not_taken_by_another)
+{
+    static struct fx f;
+
+    /* fifo starts the first of two starving 1-GPU jobs on the only free GPU;
+     * the second must not take that start away: it gets the busy GPU. */
+    fx_init(&f, 1, 2);
+    rigid(&f, 1, 1, 0)->run_time = 500;
+    struct sched_job *a = rigid(&f, 2, 1, -1), *b = rigid(&f, 3, 1, -1);
+    a->submit_time = f.snap.now - 3700;
+    b->submit_time = f.snap.now - 3650;
+    a->priority = 1; /* fifo serves a first */
+    b->priority = 0;
+    f.snap.max_wait_s = 3600;
+    struct sched_decision *d = decide(&f, "fifo");
+    cr_assert_eq(d->assign[1].gpus, 1);
+    cr_assert_eq(d->assign[2].gpus, 1);
+    cr_assert_eq(d->assign[0].gpus, 0);
+    sched_decision_destroy(d);
+}
