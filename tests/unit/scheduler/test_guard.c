@@ -254,3 +254,25 @@ Test(guard, a_starving_job_the_policy_starts_is_not_taken_by_another)
     cr_assert_eq(d->assign[0].gpus, 0);
     sched_decision_destroy(d);
 }
+
+Test(guard, a_users_elastic_job_grows_to_its_share)
+{
+    static struct fx f;
+
+    /* User 1 holds all 8 GPUs with rigid jobs; user 2's elastic job (up to 4)
+     * gets its share of 4, not just its minimum of 1. */
+    fx_init(&f, 1, 8);
+    for (int k = 0; k < 4; k++)
+        rigid(&f, 1 + k, 2, 2 * k)->user_id = 1;
+    struct sched_job *e = fx_job(&f, 10, 1);
+    e->max_gpus = 4;
+    e->user_id = 2;
+    struct sched_decision *d = decide(&f, "fifo");
+    cr_assert_eq(d->assign[4].gpus, 4, "got %d", d->assign[4].gpus);
+    cr_assert_eq(d->assign[4].forced, 2);
+    int u1 = 0;
+    for (int k = 0; k < 4; k++)
+        u1 += d->assign[k].gpus;
+    cr_assert_eq(u1, 4);
+    sched_decision_destroy(d);
+}
