@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "placement.h"
 #include "placement_multi.h"
 #include "policies/policy.h"
@@ -378,9 +379,17 @@ static void assign_plan(const struct sched_snapshot *snap, size_t i,
     }
 }
 
+/* The reason of a job the guard served (guard.h). */
+static const char *reason_forced(unsigned char forced)
+{
+    return forced == 1 ? "started: it had waited longer than max_wait_s"
+                       : "started: its user's fair share of the GPUs";
+}
+
 static struct sched_decision *decision_build(const struct sched_snapshot *snap,
                                              struct placement_plan *p, const int *want,
-                                             const struct policy_want *pw, int capacity)
+                                             const struct policy_want *pw, int capacity,
+                                             const unsigned char *forced)
 {
     struct sched_decision *d = calloc(1, sizeof(*d));
 
@@ -403,6 +412,9 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
         a->wanted = want[i];
         a->slots = d->slot_pool + p->off[i];
         a->reason = reason_for(snap, i, p, want[i], capacity, a);
+        a->forced = forced[i];
+        if (forced[i] && a->gpus > 0 && a->changed)
+            a->reason = reason_forced(forced[i]);
         assign_plan(snap, i, pw, a);
         d->used += a->gpus;
         d->nchanged += a->changed;
@@ -500,6 +512,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     struct policy_want *pw = NULL;
     struct sched_snapshot view;
     struct sched_job *copy = NULL;
+    unsigned char *forced = NULL;
     int *want, capacity;
 
     if (!policy || !policy->allocate || sched_validate(snap, NULL, 0)) {
@@ -508,7 +521,8 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     }
     want = calloc(snap->njobs + 1, sizeof(*want));
     pw = calloc(snap->njobs + 1, sizeof(*pw));
-    if (!want || !pw || policy_pack_view(snap, &view, &copy)) {
+    forced = calloc(snap->njobs + 1, 1);
+    if (!want || !pw || !forced || policy_pack_view(snap, &view, &copy)) {
         errno = ENOMEM;
         goto out;
     }
@@ -516,10 +530,12 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         goto out;
     capacity = policy_capacity(snap);
     sanitize_want(want, snap->njobs, capacity);
+    if (guard_apply(snap, want, forced))
+        goto out;
     p = place(&view, want, pw);
     if (!p)
         goto out;
-    d = decision_build(snap, p, want, pw, capacity);
+    d = decision_build(snap, p, want, pw, capacity, forced);
     if (!d) {
         errno = ENOMEM;
         goto out;
@@ -535,6 +551,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
 out:
     placement_destroy(p);
     free(copy);
+    free(forced);
     free(want);
     free(pw);
     return d;

@@ -49,6 +49,26 @@
 #define SCHED_PACK_MAX_UTIL 0.8
 #define SCHED_PACK_MIN_GAIN 0.05
 
+/* No starvation (sched_decide, every policy): a job that fits the cluster and
+ * has waited, runnable, longer than sched_snapshot.max_wait_s gets GPUs in
+ * the decision whatever the policy chose (docs/scheduler.md "Guarantees").
+ * SCHED_MAX_WAIT_S is the default a caller sets (the server's setting); a
+ * zero-initialised snapshot has the guarantee off, as before it existed. */
+#define SCHED_MAX_WAIT_S 3600.0
+
+/* Where a job's remaining work (sched_job.remaining_epochs, what every policy
+ * reads) comes from. SCHED_EST_GIVEN, the zero value, is the caller's number as
+ * it stands (the simulator's oracle); the others are set by
+ * sched_estimate_apply() from the job's evidence. */
+enum sched_estimate_source {
+    SCHED_EST_GIVEN,    /* remaining_epochs as the caller filled it */
+    SCHED_EST_DECLARED, /* the declared length less the epochs done */
+    SCHED_EST_FIT,      /* the convergence fit of the job's losses */
+    SCHED_EST_PRIOR,    /* finished jobs' lengths given the service attained:
+                         * E[D - t | D > t] (Gittins / Tiresias) */
+    SCHED_EST_ELAPSED,  /* nothing better: as long again as it has run */
+};
+
 /* What a decision does to a packed pair (sched_assignment.pack). */
 enum sched_pack_action {
     SCHED_PACK_NONE,   /* not packed */
@@ -134,6 +154,25 @@ struct sched_job {
                            * index into snapshot.nodes); resuming there is cheap,
                            * elsewhere it migrates through its checkpoint */
     int home_node;
+
+    /* Estimates from evidence (appended; sched_estimate_apply()). */
+    double declared_epochs;   /* > 0: the length the job declared (total epochs) */
+    int stops_at_convergence; /* 1: it stops when its loss converges, maybe early */
+    int has_fit;              /* 1: fit_remaining_epochs holds the convergence fit's
+                               * epochs to go (0 means the fit says "now") */
+    double fit_remaining_epochs;
+    enum sched_estimate_source remaining_source; /* where remaining_epochs came from */
+
+    /* Fair share (appended): the user the job belongs to (sched_snapshot.users). */
+    int64_t user_id;
+};
+
+/* A user's weight and quota (sched_snapshot.users). A user not listed has
+ * share 1 and no quota. */
+struct sched_user {
+    int64_t id;
+    double share;  /* weight of its fair share of the GPUs; <= 0: 1 */
+    int max_gpus;  /* quota: the most GPUs its jobs hold at once; <= 0: none */
 };
 
 struct sched_snapshot {
@@ -157,6 +196,17 @@ struct sched_snapshot {
     /* Gandiva (appended). */
     double quantum_s;          /* time-slice length; <= 0 means SCHED_QUANTUM_S */
     double gpu_mem_bytes;      /* memory of one GPU, bounds packing; 0 unknown (no bound) */
+
+    /* Guarantees every policy goes through (appended; docs/scheduler.md). */
+    double max_wait_s;         /* no starvation: the longest a runnable job waits
+                                * (callers: SCHED_MAX_WAIT_S); <= 0 or infinite:
+                                * off */
+    const struct sched_user *users; /* nusers entries: shares and quotas */
+    size_t nusers;
+    const double *finished_run_s;   /* run times (seconds holding GPUs) of a sample
+                                     * of finished jobs: the prior of
+                                     * sched_estimate_apply() */
+    size_t nfinished;
 };
 
 /* A job's part of a decision, in snapshot order. */
@@ -190,6 +240,9 @@ struct sched_assignment {
                                * restart there */
     enum sched_pack_action pack;
     int64_t packed_with;      /* the partner when pack is PACK, KEEP or REVERT */
+    /* Appended for the guarantees. */
+    int forced;               /* 1: the max-wait guard gave it GPUs (2: the fair
+                               * share did), whatever the policy chose */
 };
 
 struct sched_decision {
@@ -251,5 +304,39 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
                                     const struct sched_snapshot *snap);
 
 void sched_decision_destroy(struct sched_decision *d);
+
+/* The prior of remaining work: over the finished jobs' run times d[0..n) that
+ * exceed t, the mean of d - t (expected remaining seconds of a job that has run
+ * t seconds). Returns it, or -1 when none ran longer than t. */
+double sched_estimate_prior_s(const double *d, size_t n, double t);
+
+/* Remaining epochs of job j from its evidence, and their source in *src (may
+ * be NULL):
+ *  - a declared length: declared_epochs - epochs_done (DECLARED); the fit may
+ *    shorten it only when the job stops at convergence (FIT, when 0 < fit <
+ *    declared remaining);
+ *  - no declared length (or outlived it): the fit when it says > 0 (FIT);
+ *  - else (the fit says "now" though the job still runs, or no fit): never 0,
+ *    the prior over finished[0..nfinished) given run_time, converted to epochs
+ *    at the job's rate (PRIOR), else max(epochs_done, 1) (ELAPSED).
+ * Always > 0 and finite for a job that still runs. */
+double sched_estimate_remaining(const struct sched_job *j, const double *finished,
+                                size_t nfinished, enum sched_estimate_source *src);
+
+/* Sets j->remaining_epochs and j->remaining_source by
+ * sched_estimate_remaining() over the snapshot's finished_run_s. The server
+ * calls it for each job after filling its evidence. */
+void sched_estimate_apply(struct sched_job *j, const struct sched_snapshot *snap);
+
+/* Short name of a source: "given", "declared", "fit", "prior", "elapsed". */
+const char *sched_estimate_source_name(enum sched_estimate_source s);
+
+/* Why job i waits: which jobs hold the GPUs it needs and why, e.g. "needs 8
+ * GPUs; job 12 holds 8 GPUs: predicted to finish in 3 min (fit); job 4 holds
+ * 2 GPUs: user 3 within its share". Writes at most len bytes into buf (always
+ * terminated when len > 0) and returns the length the text needed. For a job
+ * that runs, its assignment's reason. */
+size_t sched_explain(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i,
+                     char *buf, size_t len);
 
 #endif

@@ -47,6 +47,7 @@ void simulate_config_init(struct simulate_config *cfg)
     cfg->quantum_s = SCHED_QUANTUM_S;
     cfg->suspend_cost_s = 1.0;
     cfg->pack_kappa = 0.25;
+    cfg->loss_noise = 0.03;
 }
 
 double simulate_pack_factor(double util_a, double util_b, double kappa)
@@ -107,8 +108,10 @@ static int check_config(struct sim *s, const struct simulate_config *c)
     if (!(c->suspend_cost_s >= 0.0) || !(c->pack_kappa >= 0.0) || !(c->gpu_mem_bytes >= 0.0) ||
         !isfinite(c->quantum_s))
         return simulate__fail(s, EINVAL, "suspend_cost_s, pack_kappa, gpu_mem_bytes >= 0", -1);
-    if (!(c->noise >= 0.0 && c->noise <= 0.5))
-        return simulate__fail(s, EINVAL, "noise must be within 0..0.5", -1);
+    if (!(c->noise >= 0.0 && c->noise <= 0.5) || !(c->loss_noise >= 0.0 && c->loss_noise <= 0.5))
+        return simulate__fail(s, EINVAL, "noise and loss_noise must be within 0..0.5", -1);
+    if (!(c->estimate_error >= 0.0) || !isfinite(c->estimate_error) || isnan(c->max_wait_s))
+        return simulate__fail(s, EINVAL, "estimate_error must be finite and >= 0", -1);
     for (size_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i].ngpus < 0 || c->nodes[i].ngpus > SCHED_MAX_GPUS_PER_NODE)
             return simulate__fail(s, EINVAL, "node GPU count out of range", (long long)i);
@@ -156,6 +159,7 @@ static void sim_free(struct sim *s)
     free(s->cores);
     free(s->mem);
     free(s->snap_jobs);
+    free(s->finished_run_s);
 }
 
 static int sim_init(struct sim *s, const struct simulate_config *cfg,
@@ -172,11 +176,12 @@ static int sim_init(struct sim *s, const struct simulate_config *cfg,
     s->order = calloc(n ? n : 1, sizeof(*s->order));
     s->active = calloc(n ? n : 1, sizeof(*s->active));
     s->snap_jobs = calloc(n ? n : 1, sizeof(*s->snap_jobs));
+    s->finished_run_s = calloc(n ? n : 1, sizeof(*s->finished_run_s));
     s->node_off = calloc(cfg->nnodes + 1, sizeof(*s->node_off));
     s->cores = calloc(cfg->nnodes + 1, sizeof(*s->cores));
     s->mem = calloc(cfg->nnodes + 1, sizeof(*s->mem));
     if (!s->jobs || !s->order || !s->active || !s->snap_jobs || !s->node_off || !s->cores ||
-        !s->mem)
+        !s->mem || !s->finished_run_s)
         return simulate__fail(s, ENOMEM, "out of memory", -1);
     for (size_t i = 0; i < cfg->nnodes; i++)
         s->node_off[i + 1] = s->node_off[i] + cfg->nodes[i].ngpus;
@@ -188,6 +193,7 @@ static int sim_init(struct sim *s, const struct simulate_config *cfg,
         s->jobs[i].spec = &specs[i];
         s->jobs[i].seen = specs[i].speed;
         s->jobs[i].partner = -1;
+        simulate__estimate_init(s, &s->jobs[i]);
     }
     return sort_arrivals(s, specs, n);
 }
@@ -224,6 +230,9 @@ static double next_event(const struct sim *s, double next_periodic)
         t = s->jobs[s->order[s->next_arrival]].spec->submit_time;
     if (s->nactive > 0 && next_periodic < t)
         t = next_periodic;
+    double deadline = simulate__next_deadline(s);
+    if (deadline < t)
+        t = deadline;
     for (size_t a = 0; a < s->nactive; a++) {
         const struct sim_job *j = &s->jobs[s->active[a]];
         double f = finish_time_of(s, j), e = explore_time_of(s, j);
@@ -337,6 +346,7 @@ static void retire_completed(struct sim *s)
             j->gpus = 0;
             j->use = 0;
             j->rate = 0.0;
+            s->finished_run_s[s->nfinished++] = j->run_time;
             s->ncompleted++;
             continue;
         }
@@ -422,6 +432,7 @@ static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job
     o->min_gpus = sp->min_gpus;
     o->max_gpus = sp->max_gpus;
     o->elastic = sp->elastic;
+    o->user_id = sp->user;
     o->cur_gpus = j->gpus;
     o->slots = j->slots;
     o->last_change_time = j->last_change;
@@ -503,6 +514,10 @@ static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched
         free(ns);
         return 0;
     }
+    if (j->gpus == 0 && as->gpus > 0)
+        j->max_wait = fmax(j->max_wait, s->now - j->wait_since);
+    else if (j->gpus > 0 && as->gpus == 0)
+        j->wait_since = s->now;
     if (j->started) {
         charge_change(s, j, as, ns);
     } else if (as->gpus > 0) {
@@ -623,8 +638,10 @@ static void update_use(struct sim *s)
 /* One round; returns the GPUs in use after it, or -1. */
 static int run_round(struct sim *s)
 {
-    for (size_t a = 0; a < s->nactive; a++)
+    for (size_t a = 0; a < s->nactive; a++) {
         fill_snapshot_job(s, &s->jobs[s->active[a]], &s->snap_jobs[a]);
+        simulate__estimate_fill(s, &s->jobs[s->active[a]], &s->snap_jobs[a]);
+    }
     struct sched_snapshot snap = {
         .now = s->now,
         .seed = s->cfg->seed,
@@ -637,6 +654,11 @@ static int run_round(struct sim *s)
         .min_resize_interval_s = s->cfg->min_resize_interval_s,
         .quantum_s = s->cfg->quantum_s,
         .gpu_mem_bytes = s->cfg->gpu_mem_bytes,
+        .max_wait_s = s->cfg->max_wait_s,
+        .users = s->cfg->users,
+        .nusers = s->cfg->nusers,
+        .finished_run_s = s->finished_run_s,
+        .nfinished = s->nfinished,
     };
     struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
     if (!d)
@@ -669,6 +691,7 @@ static int sim_loop(struct sim *s)
     int idle_rounds = 0;
     while (s->ncompleted < s->njobs) {
         double t = next_event(s, next_periodic);
+        double deadline = simulate__next_deadline(s);
         if (!isfinite(t))
             return simulate__fail(s, EPROTO, "no event left but jobs unfinished: policy stuck", -1);
         if (t < s->now)
@@ -676,7 +699,7 @@ static int sim_loop(struct sim *s)
         int events = advance(s, t);
         retire_completed(s);
         events += admit_arrivals(s);
-        int due = events > 0 || t >= next_periodic - SIM_EPS;
+        int due = events > 0 || t >= next_periodic - SIM_EPS || t >= deadline - SIM_EPS;
         for (size_t a = 0; !due && a < s->nactive; a++)
             due = explore_time_of(s, &s->jobs[s->active[a]]) <= t + SIM_EPS;
         if (!due || s->nactive == 0)

@@ -37,6 +37,8 @@ struct simulate_job_spec {
      * and used by the packing interference model (simulate_pack_factor). */
     double gpu_util;
     double gpu_mem_bytes;
+    /* Appended for fair share: the user it belongs to (sched_job.user_id). */
+    int64_t user;
 };
 
 /* What the policy is shown of each job's speed. */
@@ -73,6 +75,21 @@ struct simulate_config {
                                job's state to host memory and back over PCIe) */
     double pack_kappa;      /* interference of a packed pair (0.25) */
     double gpu_mem_bytes;   /* memory of one GPU, passed to the policy (0: unknown) */
+    /* Appended: what the policies know of remaining work (docs/simulator.md
+     * "Imperfect knowledge"), and the guarantees of guard.h. The truth stays
+     * in the engine; only the snapshot's remaining_epochs changes. */
+    double estimate_error;  /* sigma >= 0: each job's remaining work as shown is
+                               the truth times exp(N(0, sigma)), one factor per
+                               job and seed (simulate_estimate_factor); 0: truth */
+    int estimate_live;      /* 1: remaining work from a convergence fit of the
+                               losses the job reported so far, through
+                               sched_estimate_remaining() (prior of the run's
+                               finished jobs, elapsed); estimate_error unused */
+    double loss_noise;      /* live: relative noise of a reported loss (0.03) */
+    double max_wait_s;      /* passed in every snapshot; 0: off; the engine also
+                               runs a round when a waiting job reaches it */
+    const struct sched_user *users; /* passed in every snapshot */
+    size_t nusers;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
@@ -97,6 +114,10 @@ struct simulate_job_result {
     int suspends;       /* times suspended in place (time-slicing) */
     int packs;          /* times packed with another job */
     int migrations;     /* moves at the same count (checkpoint-restart) */
+    /* Appended. */
+    int64_t user;
+    double max_wait_s;  /* its longest runnable wait: from submission or from
+                           losing its GPUs to getting GPUs again */
 };
 
 struct simulate_result {
@@ -115,6 +136,9 @@ struct simulate_result {
     double jobs_per_hour;    /* jobs / makespan */
     long suspends, packs, pack_reverts, migrations; /* packs, reverts: pairs */
     int max_jobs_on_gpu;     /* the most jobs on one GPU at once: 1, or 2 packed */
+    /* Appended. */
+    double p99_jct_s;
+    double max_queue_s;      /* the longest runnable wait of any job (max_wait_s) */
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is
@@ -138,6 +162,17 @@ void simulate_result_destroy(struct simulate_result *r);
  * With kappa 0.25 the pair's normalised rates sum to 1.74 at U = 0.6, 1.60 at
  * 1.0, 1.28 at 1.2 and 0.89 at 1.6 (a loss). */
 double simulate_pack_factor(double util_a, double util_b, double kappa);
+
+/* The factor on job id's remaining work under estimate_error sigma:
+ * exp(sigma * z), z standard normal drawn from (seed, id); 1 when sigma <= 0. */
+double simulate_estimate_factor(uint64_t seed, int64_t id, double sigma);
+
+/* The true loss curve of a job under estimate_live (epochs as steps): b0, b1,
+ * b2 drawn from (seed, id) so that one more epoch improves the loss by
+ * exactly *tol at epochs (the job's length); the fit then predicts the end
+ * from the reported points. */
+void simulate_loss_curve(uint64_t seed, int64_t id, double epochs, struct conv_model *m,
+                         double *tol);
 
 /* Deterministic PRNG (splitmix64) for workloads and tie-breaks. */
 uint64_t simulate_rng_next(uint64_t *state);

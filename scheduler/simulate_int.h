@@ -40,6 +40,14 @@ struct sim_job {
     double alone_rate; /* step_rate without packing, on the GPUs it last ran on (0: never ran) */
     double steps_done, first100_time;
     int first100, suspends, packs, migrations;
+    /* Imperfect knowledge and waits (simulate_estimate.c). */
+    double wait_since;   /* when it last became runnable without GPUs */
+    double max_wait;     /* its longest wait so far */
+    double est_factor;   /* estimate_error's factor */
+    struct conv_model curve; /* live: the true loss curve */
+    double tol;              /* live: its convergence tolerance per epoch */
+    struct conv_model fit;   /* live: the fit of its reported losses */
+    double fit_epochs;       /* epochs done when fit was made (0: none) */
 };
 
 struct sim {
@@ -60,6 +68,8 @@ struct sim {
     unsigned char *used; /* total_gpus entries */
     double *cores, *mem; /* per node: host use of a decision */
     struct sched_job *snap_jobs;
+    double *finished_run_s; /* run times of the jobs completed so far */
+    size_t nfinished;
     simulate_round_f on_round;
     void *arg;
     char *err;
@@ -77,6 +87,16 @@ int simulate__is_shared(const struct sched_assignment *as);
  * inside the cluster on nodes that are up, no GPU given twice except to a
  * packed pair, GPU models and host resources respected. Returns 0 or -1. */
 int simulate__check_decision(struct sim *s, const struct sched_decision *d);
+
+/* Sets up job i's estimate state (factor, loss curve, wait). */
+void simulate__estimate_init(struct sim *s, struct sim_job *j);
+
+/* Replaces the snapshot job's remaining work by what the configuration lets
+ * the policy know (estimate_error, estimate_live); the truth when neither. */
+void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job *o);
+
+/* The next time a waiting job reaches max_wait_s after now (INFINITY: none). */
+double simulate__next_deadline(const struct sim *s);
 
 /* Fills r's totals (average, median, p95 JCT, makespan, queueing, utilisation,
  * counts) and per-job figures from the finished run. Returns 0 or -1. */

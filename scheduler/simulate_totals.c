@@ -43,6 +43,9 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
         o->suspends = j->suspends;
         o->packs = j->packs;
         o->migrations = j->migrations;
+        o->user = j->spec->user;
+        o->max_wait_s = j->max_wait;
+        r->max_queue_s = fmax(r->max_queue_s, j->max_wait);
         r->avg_first100_s += o->first100_s / (double)s->njobs;
         r->steps_per_s += o->steps;
         jct[i] = o->jct_s;
@@ -57,6 +60,7 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
         r->avg_jct_s = sum_jct / (double)s->njobs;
         r->median_jct_s = percentile(jct, s->njobs, 0.5);
         r->p95_jct_s = percentile(jct, s->njobs, 0.95);
+        r->p99_jct_s = percentile(jct, s->njobs, 0.99);
         r->avg_queue_s = sum_q / (double)s->njobs;
         r->makespan_s = last - first;
         if (r->makespan_s > 0.0 && s->total_gpus > 0)

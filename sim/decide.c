@@ -18,6 +18,8 @@ struct decide_input {
     struct sched_node *nodes;
     struct sched_job *jobs;
     struct sched_slot **slots;
+    struct sched_user *users;
+    double *finished;
     size_t njobs;
     int total_gpus;
     const char *policy; /* borrowed from the JSON document */
@@ -33,6 +35,8 @@ void decide_input_destroy(struct decide_input *in)
     for (size_t i = 0; in->slots && i < in->njobs; i++)
         free(in->slots[i]);
     free(in->slots);
+    free(in->users);
+    free(in->finished);
     free(in->jobs);
     free(in->nodes);
     json_decref(in->root);
@@ -270,14 +274,15 @@ static int read_loss(struct decide_input *in, json_t *o, const char *path, struc
         return 0;
     if (conv_fit(steps, loss, n, &job->conv))
         return bad(in, path, "loss_observations: need at least 3 usable points to fit");
-    if (remaining_given)
-        return 0;
     double spe = job->speed.dataset_size /
                  (job->speed.batch_per_gpu * (job->cur_gpus > 0 ? job->cur_gpus : 1));
     double k = job->epochs_done * spe;
     double left = target >= 0 ? conv_steps_to_loss(&job->conv, k, target)
                               : conv_steps_to_converge(&job->conv, k, spe, tol);
-    job->remaining_epochs = isfinite(left) ? left / spe : -1;
+    job->has_fit = isfinite(left);
+    job->fit_remaining_epochs = isfinite(left) ? left / spe : 0;
+    if (!remaining_given)
+        job->remaining_epochs = isfinite(left) ? left / spe : -1;
     return 0;
 }
 
@@ -463,6 +468,26 @@ static int read_gandiva(struct decide_input *in, json_t *o, const char *path,
     return 0;
 }
 
+/* The evidence of sched_estimate_apply(): user, declared_epochs,
+ * stops_at_convergence. A job that declares either and gives no
+ * remaining_epochs gets its remaining work by the core's estimate rules. */
+static int read_evidence(struct decide_input *in, json_t *o, const char *path,
+                         struct sched_job *job, int remaining_given)
+{
+    long long user;
+    int conv;
+
+    if (get_int(in, o, path, "user", INT64_MIN, INT64_MAX, 0, &user) ||
+        get_num(in, o, path, "declared_epochs", 0, 1e15, 0, &job->declared_epochs) ||
+        get_bool(in, o, path, "stops_at_convergence", 0, &conv))
+        return -1;
+    job->user_id = user;
+    job->stops_at_convergence = conv;
+    if (!remaining_given && (conv || job->declared_epochs > 0))
+        sched_estimate_apply(job, &in->snap);
+    return 0;
+}
+
 static int read_job(struct decide_input *in, json_t *o, size_t j)
 {
     char path[64];
@@ -474,9 +499,64 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
     if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
         read_speed(in, o, path, job) || read_loss(in, o, path, job, remaining_given) ||
         read_explored(in, o, path, job) || read_gandiva(in, o, path, job) ||
-        read_plan(in, o, path, job))
+        read_plan(in, o, path, job) || read_model_source(in, o, path, job))
         return -1;
-    return read_model_source(in, o, path, job);
+    return read_evidence(in, o, path, job, remaining_given);
+}
+
+/* "users": [{"id", "share", "max_gpus"}]. */
+static int read_users(struct decide_input *in, json_t *root)
+{
+    json_t *arr;
+    char p[64];
+
+    if (get_array(in, root, "$", "users", 100000, &arr))
+        return -1;
+    in->snap.nusers = arr ? json_array_size(arr) : 0;
+    in->users = calloc(in->snap.nusers + 1, sizeof(*in->users));
+    if (!in->users)
+        return bad(in, "$.users", "out of memory");
+    for (size_t u = 0; u < in->snap.nusers; u++) {
+        json_t *o = json_array_get(arr, u);
+        long long id, max;
+        snprintf(p, sizeof(p), "$.users[%zu]", u);
+        if (!json_is_object(o))
+            return bad(in, p, "expected {\"id\": ID, \"share\": W, \"max_gpus\": N}");
+        if (get_int(in, o, p, "id", INT64_MIN, INT64_MAX, LLONG_MIN, &id) ||
+            get_num(in, o, p, "share", 0, 1e9, 1, &in->users[u].share) ||
+            get_int(in, o, p, "max_gpus", 0, INT_MAX, 0, &max))
+            return -1;
+        if (id == LLONG_MIN)
+            return bad(in, p, "member id is required");
+        in->users[u].id = id;
+        in->users[u].max_gpus = (int)max;
+    }
+    in->snap.users = in->users;
+    return 0;
+}
+
+/* "finished_run_s": [seconds, ...], the prior of the estimate rules. */
+static int read_finished(struct decide_input *in, json_t *root)
+{
+    json_t *arr;
+    char p[64];
+
+    if (get_array(in, root, "$", "finished_run_s", 1000000, &arr))
+        return -1;
+    in->snap.nfinished = arr ? json_array_size(arr) : 0;
+    in->finished = calloc(in->snap.nfinished + 1, sizeof(*in->finished));
+    if (!in->finished)
+        return bad(in, "$.finished_run_s", "out of memory");
+    for (size_t k = 0; k < in->snap.nfinished; k++) {
+        json_t *v = json_array_get(arr, k);
+        snprintf(p, sizeof(p), "$.finished_run_s[%zu]", k);
+        if (!json_is_number(v) || !(json_number_value(v) >= 0) ||
+            !isfinite(json_number_value(v)))
+            return bad(in, p, "expected a number of seconds >= 0");
+        in->finished[k] = json_number_value(v);
+    }
+    in->snap.finished_run_s = in->finished;
+    return 0;
 }
 
 static int read_input(struct decide_input *in, json_t *root)
@@ -493,7 +573,9 @@ static int read_input(struct decide_input *in, json_t *root)
                 &in->snap.min_resize_interval_s) ||
         get_num(in, root, "$", "quantum_s", 0, 1e9, 0, &in->snap.quantum_s) ||
         get_num(in, root, "$", "gpu_mem_bytes", 0, 1e15, 0, &in->snap.gpu_mem_bytes) ||
-        read_nodes(in, root) || get_array(in, root, "$", "jobs", 1000000, &arr))
+        get_num(in, root, "$", "max_wait_s", 0, 1e15, 0, &in->snap.max_wait_s) ||
+        read_users(in, root) || read_finished(in, root) || read_nodes(in, root) ||
+        get_array(in, root, "$", "jobs", 1000000, &arr))
         return -1;
     in->snap.seed = (uint64_t)seed;
     if ((pol = json_object_get(root, "policy")) && !json_is_string(pol))
@@ -516,8 +598,30 @@ static int read_input(struct decide_input *in, json_t *root)
 
 static const char *const pack_names[] = { "none", "pack", "keep", "revert" };
 
+static const char *const forced_names[] = {NULL, "max_wait", "fair_share"};
+
+/* The guarantee that served job i, its estimate's source, and why it waits. */
+static void add_guarantees(json_t *o, const struct sched_snapshot *snap,
+                           const struct sched_decision *d, size_t i)
+{
+    const struct sched_assignment *a = &d->assign[i];
+    char why[512];
+
+    if (!o)
+        return;
+    json_object_set_new(o, "remaining_source",
+                        json_string(sched_estimate_source_name(snap->jobs[i].remaining_source)));
+    if (a->forced > 0 && a->forced < 3)
+        json_object_set_new(o, "forced", json_string(forced_names[a->forced]));
+    if (a->gpus == 0) {
+        sched_explain(snap, d, i, why, sizeof(why));
+        json_object_set_new(o, "explanation", json_string(why));
+    }
+}
+
 /* A new JSON text for the decision. */
-static char *decision_text(const struct sched_policy_ops *p, const struct sched_decision *d)
+static char *decision_text(const struct sched_policy_ops *p, const struct sched_snapshot *snap,
+                           const struct sched_decision *d)
 {
     json_t *jobs = json_array();
     for (size_t i = 0; jobs && i < d->njobs; i++) {
@@ -542,6 +646,7 @@ static char *decision_text(const struct sched_policy_ops *p, const struct sched_
                                                 a->gpu_model, "plan_changed", a->plan_changed));
         else
             json_decref(plan);
+        add_guarantees(o, snap, d, i);
         json_array_append_new(jobs, o);
     }
     json_t *root = json_pack("{s:s, s:f, s:o}", "policy", p->name, "fragmentation",
@@ -602,7 +707,7 @@ int decide_json(const char *text, size_t len, const struct sched_policy_ops *p, 
         snprintf(err, errlen, "the core refused the snapshot: %s", strerror(errno));
         goto done;
     }
-    *out = decision_text(p, d);
+    *out = decision_text(p, &in->snap, d);
     sched_decision_destroy(d);
     rc = *out ? 0 : -1;
     if (rc)

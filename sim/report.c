@@ -2,11 +2,110 @@
 #include "report.h"
 
 #include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum simulate_view report_view_for(const struct sched_policy_ops *p)
 {
     return strcmp(p->name, "exploratory") ? SIMULATE_VIEW_PROFILE : SIMULATE_VIEW_EXPLORED;
+}
+
+int report_subcluster(const struct options_cluster *c, int gpus, struct options_cluster *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->nodes = calloc(c->nnodes + 1, sizeof(*out->nodes));
+    if (!out->nodes)
+        return -1;
+    for (size_t n = 0; n < c->nnodes && out->total_gpus < gpus; n++) {
+        struct sched_node nd = c->nodes[n];
+        int left = gpus - out->total_gpus;
+        if (nd.ngpus > left)
+            nd.ngpus = left;
+        out->nodes[out->nnodes++] = nd;
+        out->total_gpus += nd.ngpus;
+    }
+    return 0;
+}
+
+/* Mean JCT of user's jobs in r; NAN when it has none. */
+static double user_mean_jct(const struct simulate_result *r, int64_t user)
+{
+    double sum = 0;
+    size_t n = 0;
+
+    for (size_t k = 0; k < r->njobs; k++)
+        if (r->jobs[k].user == user) {
+            sum += r->jobs[k].jct_s;
+            n++;
+        }
+    return n ? sum / (double)n : NAN;
+}
+
+/* The user's jobs alone on gpus GPUs of c (bounds cut to them): mean JCT. */
+static double alone_mean_jct(const struct workload *w, const struct options_cluster *c,
+                             const struct simulate_config *base, int64_t user, int gpus,
+                             char *why, size_t len)
+{
+    struct options_cluster sub;
+    struct simulate_job_spec *jobs = calloc(w->njobs + 1, sizeof(*jobs));
+    size_t n = 0;
+    double mean = NAN;
+
+    if (!jobs || report_subcluster(c, gpus, &sub)) {
+        free(jobs);
+        snprintf(why, len, "out of memory");
+        return NAN;
+    }
+    for (size_t i = 0; i < w->njobs; i++) {
+        if (w->jobs[i].user != user)
+            continue;
+        struct simulate_job_spec *j = &jobs[n++];
+        *j = w->jobs[i];
+        j->max_gpus = j->max_gpus < gpus ? j->max_gpus : gpus;
+        j->requested_gpus = j->requested_gpus < j->max_gpus ? j->requested_gpus : j->max_gpus;
+        j->min_gpus = j->min_gpus < j->requested_gpus ? j->min_gpus : j->requested_gpus;
+    }
+    struct simulate_config cfg = *base;
+    cfg.nodes = sub.nodes;
+    cfg.nnodes = sub.nnodes;
+    struct simulate_result *r = simulate_run(&cfg, jobs, n, NULL, NULL, why, len);
+    if (r)
+        mean = user_mean_jct(r, user);
+    simulate_result_destroy(r);
+    options_cluster_free(&sub);
+    free(jobs);
+    return mean;
+}
+
+#define REPORT_MAX_USERS 256
+
+/* row->fairness (see report.h), equal shares: each user alone on 1/K. */
+static int fairness(const struct workload *w, const struct options_cluster *c,
+                    const struct simulate_config *cfg, struct report_row *row, char *err,
+                    size_t errlen)
+{
+    int64_t ids[REPORT_MAX_USERS];
+    size_t k = workload_users(w, ids, REPORT_MAX_USERS);
+    char why[256];
+
+    row->fairness = NAN;
+    if (k < 2)
+        return 0;
+    int gpus = c->total_gpus / (int)k > 0 ? c->total_gpus / (int)k : 1;
+    for (size_t u = 0; u < k; u++) {
+        double alone = alone_mean_jct(w, c, cfg, ids[u], gpus, why, sizeof(why));
+        if (isnan(alone)) {
+            snprintf(err, errlen, "%s: user %lld alone: %s", w->name, (long long)ids[u], why);
+            return -1;
+        }
+        double ratio = user_mean_jct(row->result, ids[u]) / alone;
+        if (isnan(row->fairness) || ratio > row->fairness) {
+            row->fairness = ratio;
+            row->worst_user = ids[u];
+        }
+    }
+    return 0;
 }
 
 int report_run(const struct workload *w, const struct options_cluster *c,
@@ -15,6 +114,9 @@ int report_run(const struct workload *w, const struct options_cluster *c,
 {
     struct simulate_config cfg;
     simulate_config_init(&cfg);
+    cfg.estimate_error = prm->estimate_error;
+    cfg.estimate_live = prm->estimate_live;
+    cfg.max_wait_s = prm->max_wait_s;
     cfg.nodes = c->nodes;
     cfg.nnodes = c->nnodes;
     cfg.policy = p;
@@ -36,7 +138,7 @@ int report_run(const struct workload *w, const struct options_cluster *c,
         snprintf(err, errlen, "%s under %s: %s", w->name, p->name, why);
         return -1;
     }
-    return 0;
+    return fairness(w, c, &cfg, row, err, errlen);
 }
 
 void report_row_clear(struct report_row *row)
@@ -47,15 +149,17 @@ void report_row_clear(struct report_row *row)
 
 static void print_table(FILE *out, const struct report_row *rows, size_t n)
 {
-    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s %10s\n", "scenario", "policy",
-            "avg_jct_h", "median_h", "p95_h", "makespan_h", "queue_h", "util", "resizes",
-            "first100_m");
+    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s %10s %9s %11s %6s\n", "scenario",
+            "policy", "avg_jct_h", "median_h", "p95_h", "makespan_h", "queue_h", "util",
+            "resizes", "first100_m", "p99_h", "max_queue_h", "fair");
     for (size_t i = 0; i < n; i++) {
         const struct simulate_result *r = rows[i].result;
-        fprintf(out, "%-24s %-12s %9.2f %9.2f %9.2f %10.2f %9.2f %6.3f %8ld %10.2f\n",
+        fprintf(out,
+                "%-24s %-12s %9.2f %9.2f %9.2f %10.2f %9.2f %6.3f %8ld %10.2f %9.2f %11.2f %6.2f\n",
                 rows[i].scenario, rows[i].policy, r->avg_jct_s / 3600, r->median_jct_s / 3600,
                 r->p95_jct_s / 3600, r->makespan_s / 3600, r->avg_queue_s / 3600, r->utilization,
-                r->resizes, r->avg_first100_s / 60);
+                r->resizes, r->avg_first100_s / 60, r->p99_jct_s / 3600, r->max_queue_s / 3600,
+                rows[i].fairness);
     }
 }
 
@@ -64,9 +168,12 @@ static void print_csv(FILE *out, const struct report_row *rows, size_t n)
     fprintf(out, "%s\n", REPORT_CSV_HEADER);
     for (size_t i = 0; i < n; i++) {
         const struct simulate_result *r = rows[i].result;
-        fprintf(out, "%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%ld\n", rows[i].scenario, rows[i].policy,
-                r->avg_jct_s, r->median_jct_s, r->p95_jct_s, r->makespan_s, r->avg_queue_s,
-                r->utilization, r->resizes);
+        fprintf(out, "%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%ld,%.1f,%.1f,", rows[i].scenario,
+                rows[i].policy, r->avg_jct_s, r->median_jct_s, r->p95_jct_s, r->makespan_s,
+                r->avg_queue_s, r->utilization, r->resizes, r->p99_jct_s, r->max_queue_s);
+        if (!isnan(rows[i].fairness))
+            fprintf(out, "%.4f", rows[i].fairness);
+        fputc('\n', out);
     }
 }
 
@@ -87,6 +194,12 @@ static json_t *row_json(const struct report_row *row)
     if (o && g)
         json_object_update(o, g);
     json_decref(g);
+    if (o) {
+        json_object_set_new(o, "p99_jct_s", json_real(r->p99_jct_s));
+        json_object_set_new(o, "max_queue_s", json_real(r->max_queue_s));
+        json_object_set_new(o, "fairness",
+                            isnan(row->fairness) ? json_null() : json_real(row->fairness));
+    }
     return o;
 }
 
@@ -118,10 +231,11 @@ void report_print_jobs(FILE *out, const struct report_row *rows, size_t n)
         const struct simulate_result *r = rows[i].result;
         for (size_t k = 0; k < r->njobs; k++) {
             const struct simulate_job_result *j = &r->jobs[k];
-            fprintf(out, "%s,%s,%lld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%d,%d,%d\n",
+            fprintf(out, "%s,%s,%lld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%d,%d,%d,%lld,%.1f\n",
                     rows[i].scenario, rows[i].policy, (long long)j->id, j->submit_time,
                     j->start_time, j->finish_time, j->jct_s, j->queue_s, j->gpu_seconds,
-                    j->resizes, j->first100_s, j->suspends, j->packs, j->migrations);
+                    j->resizes, j->first100_s, j->suspends, j->packs, j->migrations,
+                    (long long)j->user, j->max_wait_s);
         }
     }
 }

@@ -1,6 +1,6 @@
 /* report: runs workloads under policies and prints the figures as a table,
  * CSV (header: scenario,policy,avg_jct_s,median_jct_s,p95_jct_s,makespan_s,
- * avg_queue_s,utilization,resizes) or JSON. */
+ * avg_queue_s,utilization,resizes,p99_jct_s,max_queue_s,fairness) or JSON. */
 #ifndef RINGMASTER_SIM_REPORT_H
 #define RINGMASTER_SIM_REPORT_H
 
@@ -12,7 +12,8 @@
 #include "workload.h"
 
 #define REPORT_CSV_HEADER                                                                          \
-    "scenario,policy,avg_jct_s,median_jct_s,p95_jct_s,makespan_s,avg_queue_s,utilization,resizes"
+    "scenario,policy,avg_jct_s,median_jct_s,p95_jct_s,makespan_s,avg_queue_s,utilization,"      \
+    "resizes,p99_jct_s,max_queue_s,fairness"
 
 struct report_params {
     double interval_s;
@@ -22,12 +23,22 @@ struct report_params {
     double quantum_s;             /* time-slice length; <= 0: the engine's default */
     double suspend_cost_s;        /* used when suspend_cost_set */
     int suspend_cost_set;
+    /* Imperfect knowledge and the guarantees (simulate_config). */
+    double estimate_error;
+    int estimate_live;
+    double max_wait_s;
 };
 
 struct report_row {
     char scenario[128];
     char policy[32];
     struct simulate_result *result; /* owned by the row */
+    /* Finish-time fairness (Themis): over the users, the worst ratio of a
+     * user's mean JCT to its mean JCT alone on its share of the cluster (a
+     * second simulation of its jobs alone on that many GPUs); NAN with
+     * fewer than two users. */
+    double fairness;
+    int64_t worst_user;
 };
 
 /* The view of job speeds a policy gets: EXPLORED for "exploratory", else PROFILE. */
@@ -40,12 +51,16 @@ int report_run(const struct workload *w, const struct options_cluster *c,
 
 void report_row_clear(struct report_row *row);
 
+/* The first nodes of c holding gpus GPUs in all (the last one cut), into a
+ * new array out (free with options_cluster_free). Returns 0, or -1. */
+int report_subcluster(const struct options_cluster *c, int gpus, struct options_cluster *out);
+
 /* Prints rows in the format (CSV: the header, then one line per row). */
 void report_print(FILE *out, enum options_format f, const struct report_row *rows, size_t n);
 
 #define REPORT_JOBS_HEADER                                                                         \
     "scenario,policy,job_id,submit_s,start_s,finish_s,jct_s,queue_s,gpu_seconds,resizes,"          \
-    "first100_s,suspends,packs,migrations"
+    "first100_s,suspends,packs,migrations,user,max_wait_s"
 
 /* Writes every job of every row as CSV (header REPORT_JOBS_HEADER). */
 void report_print_jobs(FILE *out, const struct report_row *rows, size_t n);

@@ -22,6 +22,8 @@ static const char usage[] =
     "           [--template NAME] [--format table|csv|json]\n"
     "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
     "           [--max-gpus G] [--skip-bad-rows]\n"
+    "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
+    "           [--users K [--user-mix W1,...,WK]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
     "  --cluster SPEC      NxG (N nodes of G GPUs), or groups NxG:MODEL[:CORES:MEMGB]\n"
@@ -51,6 +53,17 @@ static const char usage[] =
     "  --suspend-cost S    seconds a suspended job pays to resume on its node (default 1)\n"
     "  --gpu-util LO,HI    each job's GPU utilisation uniform in [LO, HI) (default: unknown,\n"
     "                      so gandiva packs nothing)\n"
+    "  --estimate-error SIGMA  the policies see each job's remaining work times\n"
+    "                      exp(N(0, SIGMA)), fixed per job and seed (default 0: the truth)\n"
+    "  --estimate MODE     oracle (default: the truth, or --estimate-error) or live:\n"
+    "                      remaining work from a convergence fit of the job's losses so\n"
+    "                      far, else the prior of finished jobs, else elapsed time\n"
+    "  --max-wait S        a job that fits waits at most S seconds whatever the policy\n"
+    "                      (the core's guarantee; default 0: off, the server uses 3600)\n"
+    "  --users K           jobs without a user (trace column 'user') get users 1..K,\n"
+    "                      round-robin; prints fairness (worst user's mean JCT / its mean\n"
+    "                      JCT alone on 1/K of the cluster)\n"
+    "  --user-mix W,...    with --users: users drawn with these relative job counts\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -65,6 +78,9 @@ struct run_args {
     int timing;
     const char *per_job;
     double util_lo, util_hi; /* util_hi > 0: --gpu-util given */
+    int users;               /* --users K; 0: as the workload says */
+    double mix[64];
+    size_t nmix;
 };
 
 enum {
@@ -81,7 +97,12 @@ enum {
     OPT_PER_JOB,
     OPT_QUANTUM,
     OPT_SUSPEND,
-    OPT_GPU_UTIL
+    OPT_GPU_UTIL,
+    OPT_EST_ERROR,
+    OPT_ESTIMATE,
+    OPT_MAX_WAIT,
+    OPT_USERS,
+    OPT_USER_MIX
 };
 
 static const struct option longopts[] = {
@@ -107,6 +128,11 @@ static const struct option longopts[] = {
     {"quantum", required_argument, NULL, OPT_QUANTUM},
     {"suspend-cost", required_argument, NULL, OPT_SUSPEND},
     {"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
+    {"estimate-error", required_argument, NULL, OPT_EST_ERROR},
+    {"estimate", required_argument, NULL, OPT_ESTIMATE},
+    {"max-wait", required_argument, NULL, OPT_MAX_WAIT},
+    {"users", required_argument, NULL, OPT_USERS},
+    {"user-mix", required_argument, NULL, OPT_USER_MIX},
     {NULL, 0, NULL, 0},
 };
 
@@ -125,6 +151,58 @@ static int parse_util(const char *v, struct run_args *a, char *err, size_t len)
         options_double(comma + 1, a->util_lo, 1, &a->util_hi, "--gpu-util HI", err, len))
         return -1;
     return 0;
+}
+
+/* "W1,W2,..." with each W > 0. */
+static int parse_mix(const char *v, struct run_args *a, char *err, size_t len)
+{
+    char spec[512];
+
+    snprintf(spec, sizeof(spec), "%s", v);
+    a->nmix = 0;
+    for (char *tok = strtok(spec, ","); tok; tok = strtok(NULL, ",")) {
+        if (a->nmix == sizeof(a->mix) / sizeof(a->mix[0])) {
+            snprintf(err, len, "--user-mix: at most 64 weights");
+            return -1;
+        }
+        if (options_double(tok, 1e-9, 1e9, &a->mix[a->nmix++], "--user-mix", err, len))
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_estimate(const char *v, struct run_args *a, char *err, size_t len)
+{
+    if (strcmp(v, "live") && strcmp(v, "oracle")) {
+        snprintf(err, len, "--estimate: expected oracle or live, got '%s'", v);
+        return -1;
+    }
+    a->prm.estimate_live = !strcmp(v, "live");
+    return 0;
+}
+
+/* The options of issue 17 (estimates, waits, users). */
+static int take_estimate_option(int c, const char *v, struct run_args *a, char *err, size_t len)
+{
+    long long n;
+    switch (c) {
+    case OPT_EST_ERROR:
+        return options_double(v, 0, 10, &a->prm.estimate_error, "--estimate-error", err, len);
+    case OPT_ESTIMATE:
+        return parse_estimate(v, a, err, len);
+    case OPT_MAX_WAIT:
+        return options_double(v, 0, 1e12, &a->prm.max_wait_s, "--max-wait", err, len);
+    case OPT_USERS:
+        if (options_long(v, 1, 64, &n, "--users", err, len))
+            return -1;
+        a->users = (int)n;
+        return 0;
+    case OPT_USER_MIX:
+        return parse_mix(v, a, err, len);
+    default:
+        snprintf(err, len, "unknown option (see --help)");
+        return -1;
+    }
 }
 
 /* One option into a; returns 0, 1 for --help, or -1 with err. */
@@ -197,8 +275,7 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
     case OPT_GPU_UTIL:
         return parse_util(v, a, err, len);
     default:
-        snprintf(err, len, "unknown option (see --help)");
-        return -1;
+        return take_estimate_option(c, v, a, err, len);
     }
 }
 
@@ -223,6 +300,14 @@ static int parse_args(int argc, char **argv, struct run_args *a, char *err, size
         snprintf(err, len, "need --cluster and exactly one of --trace, --poisson");
         return -1;
     }
+    if (a->prm.estimate_live && a->prm.estimate_error > 0) {
+        snprintf(err, len, "--estimate live and --estimate-error exclude each other");
+        return -1;
+    }
+    if (a->nmix && (size_t)a->users != a->nmix) {
+        snprintf(err, len, "--user-mix needs --users K and K weights");
+        return -1;
+    }
     return 0;
 }
 
@@ -230,6 +315,8 @@ static struct workload *with_util(const struct run_args *a, struct workload *w)
 {
     if (w && a->util_hi > 0)
         workload_draw_gpu_util(w, a->util_lo, a->util_hi, a->prm.seed);
+    if (w && a->users > 0)
+        workload_assign_users(w, a->users, a->mix, a->nmix, a->prm.seed);
     return w;
 }
 

@@ -73,7 +73,7 @@ struct workload *workload_poisson(const struct template *templates, size_t ntemp
 
 /* ---- traces ------------------------------------------------------------ */
 
-enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS };
+enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS, COL_USER = NCOLS };
 #define TRACE_MIN_DURATION_S 1e-3 /* seconds */
 #define TRACE_MAX_DURATION_S 1e12
 static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus", "duration_s"};
@@ -98,6 +98,10 @@ static int parse_header(char *line, int *col, char *err, size_t errlen)
 {
     char *f[64];
     size_t n = split(line, f, 64);
+    col[COL_USER] = -1; /* optional */
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(f[i], "user"))
+            col[COL_USER] = (int)i;
     for (int c = 0; c < NCOLS; c++) {
         col[c] = -1;
         for (size_t i = 0; i < n; i++)
@@ -129,7 +133,42 @@ struct trace_row {
     double submit, duration;
     int gpus;
     int never_ran;
+    const char *user; /* "" when the trace names none (points into the line) */
 };
+
+/* The users a trace names, numbered 1, 2, ... in order of first appearance. */
+struct user_names {
+    char **names;
+    size_t n, cap;
+};
+
+static void user_names_free(struct user_names *u)
+{
+    for (size_t i = 0; i < u->n; i++)
+        free(u->names[i]);
+    free(u->names);
+}
+
+/* The number of user name (0 for ""); -1 when out of memory. */
+static int64_t user_number(struct user_names *u, const char *name)
+{
+    if (!name || !*name)
+        return 0;
+    for (size_t i = 0; i < u->n; i++)
+        if (!strcmp(u->names[i], name))
+            return (int64_t)i + 1;
+    if (u->n == u->cap) {
+        size_t ncap = u->cap ? 2 * u->cap : 16;
+        char **p = realloc(u->names, ncap * sizeof(*p));
+        if (!p)
+            return -1;
+        u->names = p;
+        u->cap = ncap;
+    }
+    if (!(u->names[u->n] = strdup(name)))
+        return -1;
+    return (int64_t)++u->n;
+}
 
 /* Parses one data row; returns 0 or -1 with the reason in why. */
 static int parse_row(char *line, const int *col, struct trace_row *r, char *why, size_t len)
@@ -143,6 +182,7 @@ static int parse_row(char *line, const int *col, struct trace_row *r, char *why,
             return -1;
         }
     memset(r, 0, sizeof(*r));
+    r->user = col[COL_USER] >= 0 && (size_t)col[COL_USER] < n ? f[col[COL_USER]] : "";
     if (parse_double(f[col[COL_SUBMIT]], &r->submit) || r->submit < 0) {
         snprintf(why, len, "submit_time_s '%s' is not a number >= 0", f[col[COL_SUBMIT]]);
         return -1;
@@ -220,6 +260,7 @@ static int read_rows(FILE *in, struct workload *w, const int *col,
     size_t len = 0, cap = 1024, lineno = 1;
     int rc = 0;
     struct trace_row r;
+    struct user_names users = {0};
     while (rc == 0 && getline(&line, &len, in) > 0) {
         lineno++;
         if (line[strspn(line, " \t\r\n")] == '\0')
@@ -246,9 +287,15 @@ static int read_rows(FILE *in, struct workload *w, const int *col,
             break;
         }
         trace_job(&w->jobs[w->njobs], &r, (int64_t)w->njobs + 1, t, cluster_gpus);
+        if ((w->jobs[w->njobs].user = user_number(&users, r.user)) < 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
         w->njobs++;
     }
     free(line);
+    user_names_free(&users);
     return rc;
 }
 
@@ -266,7 +313,7 @@ struct workload *workload_trace_read(FILE *in, const char *name,
 {
     char *line = NULL;
     size_t len = 0;
-    int col[NCOLS];
+    int col[NCOLS + 1];
     struct workload *w = workload_create(1024, err, errlen);
     if (!w)
         return NULL;
@@ -320,4 +367,46 @@ void workload_draw_gpu_util(struct workload *w, double lo, double hi, uint64_t s
 
     for (size_t i = 0; i < w->njobs; i++)
         w->jobs[i].gpu_util = lo + (hi - lo) * simulate_rng_uniform(&rng);
+}
+
+int workload_assign_users(struct workload *w, int k, const double *mix, size_t nmix,
+                          uint64_t seed)
+{
+    uint64_t rng = seed ^ 0x3c6ef372fe94f82bULL;
+    double total = 0;
+
+    if (k < 1 || (nmix && nmix != (size_t)k))
+        return -1;
+    for (size_t u = 0; u < nmix; u++)
+        total += mix[u] > 0 ? mix[u] : 0;
+    if (nmix && !(total > 0))
+        return -1;
+    for (size_t i = 0, next = 0; i < w->njobs; i++) {
+        if (w->jobs[i].user)
+            continue;
+        if (!nmix) {
+            w->jobs[i].user = (int64_t)(next++ % (size_t)k) + 1;
+            continue;
+        }
+        double x = simulate_rng_uniform(&rng) * total;
+        size_t u = 0;
+        while (u + 1 < nmix && (x -= (mix[u] > 0 ? mix[u] : 0)) >= 0)
+            u++;
+        w->jobs[i].user = (int64_t)u + 1;
+    }
+    return 0;
+}
+
+size_t workload_users(const struct workload *w, int64_t *ids, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < w->njobs; i++) {
+        size_t k = 0;
+        while (k < n && ids[k] != w->jobs[i].user)
+            k++;
+        if (k == n && n < max)
+            ids[n++] = w->jobs[i].user;
+    }
+    return n;
 }

@@ -40,7 +40,9 @@ struct workload_trace_opts {
 };
 
 /* Reads a CSV trace with header columns job_id, submit_time_s, num_gpus and
- * duration_s (any order, extra columns ignored, no quoted fields). A row with an
+ * duration_s (any order, extra columns ignored, no quoted fields); an optional
+ * column user names each job's user (numbered 1, 2, ... by first appearance;
+ * empty: user 0, none). A row with an
  * empty duration (a job that never ran) is skipped. Each kept job trains
  * t->epochs epochs with the template's speed model scaled so that its run time
  * at num_gpus equals duration_s; it may use 1..max(num_gpus, t->max_gpus) GPUs
@@ -57,6 +59,17 @@ struct workload *workload_trace_read(FILE *in, const char *name,
 struct workload *workload_trace_load(const char *path, const struct workload_trace_opts *o,
                                      const struct template *t, int cluster_gpus, FILE *bad,
                                      char *err, size_t errlen);
+
+/* Gives every job the trace did not give a user (user 0) one of users 1..k:
+ * round-robin in submission order when nmix is 0, else drawn from seed with
+ * probabilities proportional to mix[0..k) (so user 1 of mix 10,1 submits
+ * about 10 times the jobs of user 2). Returns 0, or -1 for bad arguments. */
+int workload_assign_users(struct workload *w, int k, const double *mix, size_t nmix,
+                          uint64_t seed);
+
+/* The distinct user ids of w's jobs (at most max, in order of appearance) into
+ * ids; returns how many. */
+size_t workload_users(const struct workload *w, int64_t *ids, size_t max);
 
 /* Gives every job a GPU utilisation drawn uniformly in [lo, hi) from seed
  * (for gandiva's packing; the templates carry none, 0 means unknown). */

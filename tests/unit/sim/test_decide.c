@@ -228,3 +228,54 @@ Test(decide, gandiva_members_round_trip)
     json_decref(d);
     free(out);
 }
+
+/* Issue 17's members: max_wait_s, users, finished_run_s, and per job user,
+ * declared_epochs, stops_at_convergence; out: forced, remaining_source and
+ * the explanation of a waiting job. */
+static const char guard_snapshot[] =
+    "{\"now\": 10000, \"policy\": \"fifo\", \"max_wait_s\": 3600,\n"
+    " \"users\": [{\"id\": 7, \"share\": 1, \"max_gpus\": 9}],\n"
+    " \"finished_run_s\": [600, 3600, 7200],\n"
+    " \"nodes\": [{\"gpus\": 8}],\n"
+    " \"jobs\": [\n"
+    "  {\"id\": 1, \"requested_gpus\": 8, \"elastic\": false, \"submit_time\": 0, \"user\": 7,\n"
+    "   \"allocation\": [{\"node\": 0, \"gpu\": 0}, {\"node\": 0, \"gpu\": 1},\n"
+    "                  {\"node\": 0, \"gpu\": 2}, {\"node\": 0, \"gpu\": 3},\n"
+    "                  {\"node\": 0, \"gpu\": 4}, {\"node\": 0, \"gpu\": 5},\n"
+    "                  {\"node\": 0, \"gpu\": 6}, {\"node\": 0, \"gpu\": 7}],\n"
+    "   \"run_time\": 1800, \"epochs_done\": 18, \"stops_at_convergence\": true},\n"
+    "  {\"id\": 2, \"requested_gpus\": 1, \"elastic\": false, \"submit_time\": 5000,\n"
+    "   \"declared_epochs\": 10, \"user\": 7},\n"
+    "  {\"id\": 3, \"requested_gpus\": 1, \"elastic\": false, \"submit_time\": 9000,\n"
+    "   \"user\": 7}\n"
+    " ]}\n";
+
+Test(decide, guarantees_estimates_and_explanations)
+{
+    char *out = NULL, err[256];
+    cr_assert_eq(decide_json(guard_snapshot, strlen(guard_snapshot), NULL, &out, err,
+                             sizeof(err)),
+                 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    cr_assert_not_null(d);
+    json_t *jobs = json_object_get(d, "jobs");
+    json_t *j1 = json_array_get(jobs, 0), *j2 = json_array_get(jobs, 1),
+           *j3 = json_array_get(jobs, 2);
+    /* Job 2 waited 5,000 s > 3,600: served, job 1 yields (rigid, no other way). */
+    cr_assert_eq(json_integer_value(json_object_get(j2, "gpus")), 1, "%s", out);
+    cr_assert_str_eq(json_string_value(json_object_get(j2, "forced")), "max_wait");
+    cr_assert_str_eq(json_string_value(json_object_get(j2, "remaining_source")), "declared");
+    /* Job 1: no fit, prior of the finished jobs longer than its 1,800 s. */
+    cr_assert_str_eq(json_string_value(json_object_get(j1, "remaining_source")), "prior");
+    cr_assert_str_eq(json_string_value(json_object_get(j3, "remaining_source")), "given");
+    const char *why = json_string_value(json_object_get(j3, "explanation"));
+    cr_assert_not_null(why, "%s", out);
+    cr_assert(strstr(why, "needs 1 GPU"), "%s", why);
+    json_decref(d);
+    free(out);
+    /* Bad members are refused with their path. */
+    expect_refused("{\"nodes\": [{\"gpus\": 1}], \"jobs\": [], \"users\": [{\"share\": 1}]}",
+                   "$.users[0]");
+    expect_refused("{\"nodes\": [{\"gpus\": 1}], \"jobs\": [], \"finished_run_s\": [-1]}",
+                   "$.finished_run_s[0]");
+}

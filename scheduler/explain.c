@@ -1,0 +1,169 @@
+/* sched_explain: why a job waits, in words a dashboard can show (see
+ * sched.h). Built without stdio (the core is pure): text and integers only. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guard.h"
+#include "policies/policy.h"
+#include "sched.h"
+
+/* Holders named in an explanation, the largest first. */
+#define EXPLAIN_HOLDERS 3
+
+struct text {
+    char *buf;
+    size_t len, cap; /* len counts what was needed, even past cap */
+};
+
+static void put(struct text *t, const char *s)
+{
+    for (; *s; s++, t->len++)
+        if (t->len + 1 < t->cap)
+            t->buf[t->len] = *s;
+    if (t->cap)
+        t->buf[t->len < t->cap ? t->len : t->cap - 1] = '\0';
+}
+
+static void put_long(struct text *t, long long v)
+{
+    char tmp[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    if (v < 0)
+        put(t, "-");
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    char out[24];
+    for (int k = 0; k < n; k++)
+        out[k] = tmp[n - 1 - k];
+    out[n] = '\0';
+    put(t, out);
+}
+
+/* "45 s", "3 min", "2 h 10 min". */
+static void put_duration(struct text *t, double s)
+{
+    long long v = (long long)llround(s);
+
+    if (v < 120) {
+        put_long(t, v);
+        put(t, " s");
+    } else if (v < 7200) {
+        put_long(t, (v + 30) / 60);
+        put(t, " min");
+    } else {
+        put_long(t, v / 3600);
+        put(t, " h ");
+        put_long(t, (v % 3600) / 60);
+        put(t, " min");
+    }
+}
+
+/* One holder: "job 12 holds 8 GPUs: predicted to finish in 3 min (fit)". */
+static void put_holder(struct text *t, const struct sched_job *j, const struct sched_assignment *a)
+{
+    put(t, "job ");
+    put_long(t, (long long)j->id);
+    put(t, " holds ");
+    put_long(t, a->gpus);
+    put(t, a->gpus == 1 ? " GPU: " : " GPUs: ");
+    if (a->forced == 1) {
+        put(t, "it had waited longer than max_wait_s");
+        return;
+    }
+    if (a->forced == 2) {
+        put(t, "its user's fair share");
+        return;
+    }
+    double left = policy_time_at(j, a->gpus);
+    if (isfinite(left)) {
+        put(t, "predicted to finish in ");
+        put_duration(t, left);
+        put(t, " (");
+        put(t, sched_estimate_source_name(j->remaining_source));
+        put(t, ")");
+    } else {
+        put(t, "no prediction yet (no speed model)");
+    }
+}
+
+/* The count the job needs to start: min_gpus when elastic, else its request. */
+static int need_of(const struct sched_job *j)
+{
+    return j->elastic ? policy_min_gpus(j) : j->requested_gpus;
+}
+
+/* The EXPLAIN_HOLDERS assignments holding the most GPUs, into pick. */
+static size_t pick_holders(const struct sched_decision *d, size_t skip, size_t *pick)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < d->njobs; i++) {
+        if (i == skip || d->assign[i].gpus <= 0)
+            continue;
+        size_t k = n < EXPLAIN_HOLDERS ? n++ : EXPLAIN_HOLDERS;
+        if (k == EXPLAIN_HOLDERS && d->assign[i].gpus <= d->assign[pick[k - 1]].gpus)
+            continue;
+        if (k == EXPLAIN_HOLDERS)
+            k--;
+        while (k > 0 && d->assign[pick[k - 1]].gpus < d->assign[i].gpus) {
+            pick[k] = pick[k - 1];
+            k--;
+        }
+        pick[k] = i;
+    }
+    return n;
+}
+
+/* "; user 3 holds 8 of its quota of 8 GPUs" when the quota stops the job. */
+static void put_quota(struct text *t, const struct sched_snapshot *snap,
+                      const struct sched_decision *d, const struct sched_job *j)
+{
+    int quota = guard_user_quota(snap, j->user_id);
+    long held = 0;
+
+    for (size_t k = 0; k < d->njobs && k < snap->njobs; k++)
+        if (snap->jobs[k].user_id == j->user_id)
+            held += d->assign[k].gpus;
+    if (held + need_of(j) <= quota)
+        return;
+    put(t, "; user ");
+    put_long(t, (long long)j->user_id);
+    put(t, " holds ");
+    put_long(t, held);
+    put(t, " of its quota of ");
+    put_long(t, quota);
+    put(t, " GPUs");
+}
+
+size_t sched_explain(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i,
+                     char *buf, size_t len)
+{
+    struct text t = {buf, 0, buf ? len : 0};
+    size_t pick[EXPLAIN_HOLDERS + 1];
+
+    put(&t, "");
+    if (!snap || !d || i >= d->njobs || i >= snap->njobs)
+        return 0;
+    const struct sched_job *j = &snap->jobs[i];
+    if (d->assign[i].gpus > 0) {
+        put(&t, d->assign[i].reason);
+        return t.len;
+    }
+    put(&t, "needs ");
+    put_long(&t, need_of(j));
+    put(&t, need_of(j) == 1 ? " GPU, " : " GPUs, ");
+    put_long(&t, d->capacity - d->used);
+    put(&t, " free");
+    put_quota(&t, snap, d, j);
+    size_t n = pick_holders(d, i, pick);
+    for (size_t k = 0; k < n; k++) {
+        put(&t, "; ");
+        put_holder(&t, &snap->jobs[pick[k]], &d->assign[pick[k]]);
+    }
+    return t.len;
+}
