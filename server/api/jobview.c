@@ -151,11 +151,13 @@ static void queue_fields(json_t *job, const PGresult *r, int i)
                             ? json_integer(strtoll(PQgetvalue(r, i, 2), NULL, 10))
                             : json_null());
     json_object_set_new(job, "predicted_start", waiting ? text_or_null(r, i, 3) : json_null());
+    json_object_set_new(job, "remaining_source",
+                        r && predicted_state(state) ? text_or_null(r, i, 6) : json_null());
 }
 
 #define SCHED_COLS                                                                                 \
     "job_id, pending_reason, queue_position, " TS("predicted_start") ", model::text, " TS(         \
-        "predicted_finish")
+        "predicted_finish") ", remaining_source"
 
 static const char *const allocs_sql =
     "SELECT job_id, node_id, string_agg(gpu_idx::text, ' ' ORDER BY gpu_idx), count(*)"
@@ -248,6 +250,9 @@ json_t *jobview_sched_fields(PGconn *c, json_t *job)
     queue_fields(job, found ? r : NULL, 0);
     if (found && !PQgetisnull(r, 0, 4))
         merge_model(job, PQgetvalue(r, 0, 4));
+    json_t *model = json_object_get(job, "model");
+    if (json_is_object(model) && json_object_get(job, "remaining_source"))
+        json_object_set(model, "remaining_source", json_object_get(job, "remaining_source"));
     alloc_fields(job, a);
     PQclear(r);
     PQclear(a);

@@ -62,7 +62,9 @@ void jobview_respond(struct api_call *call, long long id, unsigned status, int s
 /* Adds to job (a job object, stolen; returned): "pending_reason", "queue_position" and
  * "predicted_start" (null unless the job is PENDING and a round explained it),
  * "predicted_finish" (the last round's, null when unknown or the job is SUSPENDED or has
- * ended), "allocation" [{node, gpus: [index...]}] and "world_size" (GPUs held now), and the
+ * ended), "remaining_source" (where the last round's estimate of its remaining work came
+ * from: declared, fit, prior, elapsed; null when it had none), "allocation"
+ * [{node, gpus: [index...]}] and "world_size" (GPUs held now), and the
  * scheduler's model of the job merged into its "model" object (declared fields stay unless
  * the scheduler has a field of that name; a `model` object is made when the job declared
  * none). */

@@ -60,6 +60,36 @@ int plan_explore_stage(const struct sched_job *j, int limit, double stage_s)
     return 0;
 }
 
+/* The epochs a job declared: epochs, else its model's "epochs" (or its class's), else its
+ * total steps (declared or reported) at the samples per step it has run so far (its batch
+ * at w GPUs before it ran); 0 when none. */
+static double declared_epochs(const struct snap_job *sj, const struct sched_model *m, int w)
+{
+    if (sj->declared_epochs > 0)
+        return sj->declared_epochs;
+    if (m->target_epochs > 0)
+        return m->target_epochs;
+    if (sj->declared_steps <= 0 || !(m->dataset_size > 0))
+        return 0;
+    double per_step = m->last_step > 0 && m->epochs_done > 0
+                          ? m->epochs_done / m->last_step
+                          : (double)w * sj->batch_per_gpu / m->dataset_size;
+    return m->epochs_done + fmax(0, (double)sj->declared_steps - m->last_step) * per_step;
+}
+
+/* What the core's estimate needs (sched_estimate_apply): the declared length, whether the
+ * job may stop at convergence, the fit's epochs to go, and its user. */
+static void evidence(struct sched_job *j, const struct snap_job *sj, const struct sched_model *m,
+                     int w)
+{
+    j->user_id = sj->user_id;
+    j->declared_epochs = declared_epochs(sj, m, w);
+    j->stops_at_convergence = sj->stops_at_convergence;
+    double fit = sched_model_fit_epochs(m, w);
+    j->has_fit = fit >= 0;
+    j->fit_remaining_epochs = fit >= 0 ? fit : 0;
+}
+
 static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
 {
     struct plan_job *pj = &p->jobs[i];
@@ -85,7 +115,10 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
         j->run_time = s->now - sj->since_first;
         j->cur_plan = sj->cur_plan;
     }
-    j->remaining_epochs = sched_model_remaining_epochs(m, sj->cur_gpus > 0 ? sj->cur_gpus : 1);
+    int w = sj->cur_gpus > 0 ? sj->cur_gpus : 1;
+    pj->model->has_estimate = 0;
+    j->remaining_epochs = sched_model_remaining_epochs(m, w);
+    evidence(j, sj, m, w);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
     /* A job fitted from its own steps explores every stage first (the paper's Exploratory):
      * until then the core sees no model, as the simulator shows it none. */
@@ -150,6 +183,23 @@ static double gpu_mem_bound(const struct sched_snap *s)
     return gb * 1e9;
 }
 
+/* Each job's remaining work from its evidence (the core's sched_estimate_apply), kept in its
+ * model so that its answer and predicted finish say the same. A job without a speed model
+ * yet keeps none: it explores first. */
+static void estimate(struct sched_plan *p)
+{
+    for (size_t i = 0; i < p->njobs; i++) {
+        struct sched_job *j = &p->cjobs[i];
+        struct sched_model *m = p->jobs[i].model;
+        if (j->model_source == SCHED_MODEL_NONE && m->source == SCHED_MODEL_NONE)
+            continue;
+        sched_estimate_apply(j, &p->snap);
+        m->has_estimate = 1;
+        m->estimate_epochs = j->remaining_epochs;
+        m->estimate_source = j->remaining_source;
+    }
+}
+
 static int build_snapshot(struct sched_plan *p, long round_no)
 {
     const struct sched_snap *s = p->s;
@@ -179,7 +229,13 @@ static int build_snapshot(struct sched_plan *p, long round_no)
         .explore_stage_s = p->stage_s,
         .quantum_s = p->cfg->quantum_s,
         .gpu_mem_bytes = gpu_mem_bound(s),
+        .max_wait_s = p->cfg->max_wait_s > 0 ? p->cfg->max_wait_s : SCHED_MAX_WAIT_S,
+        .users = s->users,
+        .nusers = s->nusers,
+        .finished_run_s = s->finished_run_s,
+        .nfinished = s->nfinished,
     };
+    estimate(p);
     return 0;
 }
 

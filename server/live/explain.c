@@ -27,6 +27,23 @@ static int job_need(const struct snap_job *sj)
     return sj->elastic && sj->min_gpus > 0 ? sj->min_gpus : sj->gpus;
 }
 
+/* "needs 4 GPUs, 0 free; job 12 holds 8 GPUs: predicted to finish in 3 min (prior)": the jobs
+ * that hold the GPUs and why the policy keeps them there (the core's sched_explain), after
+ * what is free (most: on one node, or -1 for a single node). */
+static void holders(const struct sched_plan *p, struct plan_job *pj, int need, int nfree, int most)
+{
+    char *out = pj->pending_reason;
+    size_t len = sizeof(pj->pending_reason);
+    int n = most < 0 ? snprintf(out, len, "needs %d GPUs, %d free on one node", need, nfree)
+                     : snprintf(out, len, "needs %d GPUs, %d free (at most %d on one node)", need,
+                                nfree, most);
+    char why[sizeof(pj->pending_reason)];
+    sched_explain(&p->snap, p->d, (size_t)(pj - p->jobs), why, sizeof(why));
+    const char *held = strchr(why, ';'); /* the core's text after its own "needs N, M free" */
+    if (held && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "%s", held);
+}
+
 static void explain(const struct sched_plan *p, struct plan_job *pj, int nfree, int most, int up,
                     int capacity)
 {
@@ -37,13 +54,10 @@ static void explain(const struct sched_plan *p, struct plan_job *pj, int nfree, 
         snprintf(out, len, "needs %d GPUs, no node is up", need);
     else if (need > capacity)
         snprintf(out, len, "needs %d GPUs, the cluster has %d on up nodes", need, capacity);
-    else if (nfree < need && up == 1)
-        snprintf(out, len, "needs %d GPUs, %d free on one node", need, nfree);
     else if (nfree < need)
-        snprintf(out, len, "needs %d GPUs, %d free (at most %d on one node)", need, nfree, most);
+        holders(p, pj, need, nfree, up == 1 ? -1 : most);
     else
         snprintf(out, len, "needs %d GPUs, %d free: %s", need, nfree, pj->reason);
-    (void)p;
 }
 
 static int cmp_queue(const void *a, const void *b)

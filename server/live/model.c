@@ -302,8 +302,19 @@ int sched_model_refresh(struct sched_model *m, PGconn *c, long long nmetrics)
     return 1;
 }
 
+double sched_model_fit_epochs(const struct sched_model *m, int w)
+{
+    if (!m->conv.fitted || w < 1)
+        return -1;
+    double spe = m->dataset_size / (w * m->speed.batch_per_gpu);
+    double steps = conv_steps_to_converge(&m->conv, m->last_step, spe, LOSS_TOLERANCE);
+    return isfinite(steps) ? steps / spe : -1;
+}
+
 double sched_model_remaining_epochs(const struct sched_model *m, int w)
 {
+    if (m->has_estimate)
+        return m->estimate_epochs;
     if (m->target_epochs > 0)
         return fmax(0, m->target_epochs - m->epochs_done);
     if (!m->conv.fitted || w < 1)
@@ -410,6 +421,10 @@ json_t *sched_model_json(const struct sched_model *m, int cur_gpus)
         return NULL;
     if (m->class_name[0])
         json_object_set_new(j, "class", json_string(m->class_name));
+    json_object_set_new(j, "remaining_source",
+                        m->has_estimate
+                            ? json_string(sched_estimate_source_name(m->estimate_source))
+                            : json_null());
     json_object_set_new(j, "speed", m->source != SCHED_MODEL_NONE ? speed_json(m) : json_null());
     json_object_set_new(j, "convergence", m->conv.fitted ? conv_json(m, w) : json_null());
     return j;

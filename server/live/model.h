@@ -44,8 +44,14 @@ struct sched_model {
     char measured_on[64];           /* GPU models the step times came from ("a100 v100"; "" none) */
     long long points_read;          /* (step, loss) points read from job_metrics so far */
     struct sched_fit_series points; /* those points, bounded and downsampled (fit.h) */
-    long round;                     /* the last round that saw the job (for pruning) */
-    int changed;                    /* refitted (or new) in this round: its JSON must be written */
+    /* The remaining work every policy reads, estimated from the job's evidence this round
+     * (sched_estimate_apply: declared, fit, prior or elapsed); has_estimate 0: none (no
+     * speed model yet: the job explores). */
+    int has_estimate;
+    double estimate_epochs;
+    enum sched_estimate_source estimate_source;
+    long round;  /* the last round that saw the job (for pruning) */
+    int changed; /* refitted (or new) in this round: its JSON must be written */
 };
 
 struct sched_models;
@@ -67,7 +73,13 @@ void sched_models_prune(struct sched_models *ms, long round);
  * Returns 1 when refitted, 0 when nothing was new, -1 on a database error. */
 int sched_model_refresh(struct sched_model *m, PGconn *c, long long nmetrics);
 
-/* Remaining epochs as the scheduler sees them (< 0 when unknown), at world size w. */
+/* Epochs to go by the convergence fit of its losses alone at world size w (0: the fit says
+ * converged), or -1 without a fit. */
+double sched_model_fit_epochs(const struct sched_model *m, int w);
+
+/* Remaining epochs as the scheduler sees them (< 0 when unknown), at world size w: this
+ * round's estimate when there is one, else its declared epochs less those done, else the
+ * fit's. */
 double sched_model_remaining_epochs(const struct sched_model *m, int w);
 
 /* Predicted seconds to finish at w GPUs, or -1 when unknown. */

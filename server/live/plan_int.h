@@ -28,7 +28,7 @@ struct plan_job {
     enum change change;
     const char *reason;
     int migrated_by_request;
-    char pending_reason[192];
+    char pending_reason[384];
     int queue_position;      /* 1.. among waiting jobs; 0 when not waiting */
     double predicted_start;  /* epoch seconds; < 0 unknown */
     double predicted_finish; /* of a waiting job, epoch seconds; < 0 unknown */

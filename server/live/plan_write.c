@@ -234,8 +234,22 @@ static json_t *job_sched_json(const struct sched_plan *p, const struct plan_job 
         json_object_set_new(e, "model", sched_model_json(pj->model, pj->gpus));
     if (pj->migrated_by_request)
         json_object_set_new(e, "migrated", json_true());
+    if (pj->model->has_estimate) {
+        json_object_set_new(e, "src",
+                            json_string(sched_estimate_source_name(pj->model->estimate_source)));
+        double left = sched_model_remaining_s(pj->model, pj->gpus > 0 ? pj->gpus : 1);
+        if (left >= 0 && isfinite(left))
+            json_object_set_new(e, "rem", json_real(left));
+    }
     return e;
 }
+
+/* The upsert keeps this round's prediction of a job's finish (for its error at completion,
+ * sql/014) when it has one and the last kept is older than max(60 s, the first's age / 32). */
+#define ESTIMATE_DUE                                                                               \
+    "(EXCLUDED.estimate_at IS NOT NULL AND (s.estimate_at IS NULL OR extract(epoch FROM now() -"   \
+    " s.estimate_at) >= greatest(60, (extract(epoch FROM now()) - COALESCE((s.estimates->0->>0)"   \
+    "::float8, extract(epoch FROM now()))) / 32)))"
 
 static int write_job_sched(struct sched_plan *p, PGconn *c)
 {
@@ -249,11 +263,15 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
                  ? db_command_params(
                        c,
                        "INSERT INTO job_sched AS s (job_id, model, metrics_seen, pending_reason,"
-                       " queue_position, predicted_start, predicted_finish, migrate_to, updated_at)"
+                       " queue_position, predicted_start, predicted_finish, migrate_to, updated_at,"
+                       " remaining_source, remaining_s, estimates, estimate_at)"
                        " SELECT (e->>'id')::bigint, e->'model', (e->>'metrics')::bigint,"
                        " e->>'reason', (e->>'pos')::int, to_timestamp((e->>'start')::float8),"
                        " to_timestamp((e->>'finish')::float8),"
-                       " CASE WHEN e ? 'migrated' THEN -1 END, now()"
+                       " CASE WHEN e ? 'migrated' THEN -1 END, now(), e->>'src',"
+                       " (e->>'rem')::float8, CASE WHEN e ? 'finish' THEN jsonb_build_array("
+                       " jsonb_build_array(extract(epoch FROM now()), (e->>'finish')::float8,"
+                       " e->>'src')) ELSE '[]' END, CASE WHEN e ? 'finish' THEN now() END"
                        " FROM jsonb_array_elements($1::jsonb) e"
                        " ON CONFLICT (job_id) DO UPDATE SET"
                        " model = COALESCE(EXCLUDED.model, s.model),"
@@ -262,8 +280,15 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
                        " queue_position = EXCLUDED.queue_position,"
                        " predicted_start = EXCLUDED.predicted_start,"
                        " predicted_finish = EXCLUDED.predicted_finish, updated_at = now(),"
+                       " remaining_source = EXCLUDED.remaining_source,"
+                       " remaining_s = EXCLUDED.remaining_s,"
                        " migrate_to = CASE WHEN EXCLUDED.migrate_to = -1 THEN NULL"
-                       " ELSE s.migrate_to END",
+                       " ELSE s.migrate_to END,"
+                       /* a prediction kept at most every max(60 s, its age / 32) */
+                       " estimates = CASE WHEN " ESTIMATE_DUE " THEN s.estimates ||"
+                       " EXCLUDED.estimates ELSE s.estimates END,"
+                       " estimate_at = CASE WHEN " ESTIMATE_DUE " THEN now() ELSE s.estimate_at"
+                       " END",
                        1, prm)
                  : -1;
     free(text);

@@ -26,9 +26,26 @@ static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
     " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text, j.command::text, j.env::text,"
     " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
-    " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen"
+    " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen, j.user_id,"
+    " COALESCE(j.total_steps, j.reported_total_steps, 0), COALESCE(j.epochs, 0),"
+    " j.stop_at_convergence OR j.stop_at_loss IS NOT NULL"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
+
+/* The users with a share or a quota of their own (the others count as share 1, no quota). */
+static const char *const users_sql =
+    "SELECT id, share, COALESCE(max_gpus, 0) FROM users WHERE share <> 1 OR max_gpus IS NOT NULL"
+    " ORDER BY id";
+
+/* How long this cluster's latest completed jobs ran (first RUNNING to finish): the prior of
+ * the remaining work of a job that declared no length (docs/scheduler.md, "Estimates"). */
+static const char *const finished_sql =
+    "SELECT extract(epoch FROM j.finished_at - r.at) FROM (SELECT id, finished_at FROM jobs"
+    " WHERE state = 'COMPLETED' AND finished_at IS NOT NULL ORDER BY finished_at DESC "
+    "LIMIT " SNAP_FINISHED_MAX
+    ") j CROSS JOIN LATERAL (SELECT min(e.at) AS at FROM job_events e WHERE"
+    " e.job_id = j.id AND e.to_state = 'RUNNING') r WHERE r.at IS NOT NULL AND j.finished_at > "
+    "r.at";
 
 static const char *const allocs_sql =
     "SELECT a.job_id, a.node_id, a.gpu_idx, extract(epoch FROM a.since)"
@@ -44,6 +61,8 @@ void sched_snap_destroy(struct sched_snap *s)
     free(s->nodes);
     free(s->jobs);
     free(s->slot_pool);
+    free(s->users);
+    free(s->finished_run_s);
     free(s);
 }
 
@@ -187,6 +206,10 @@ static int fill_jobs(struct sched_snap *s, const PGresult *r)
         j->nmetrics = ll(r, i, 12);
         j->migrate_to = PQgetisnull(r, i, 13) ? -1 : ll(r, i, 13);
         j->ckpt_gen = (int)ll(r, i, 16);
+        j->user_id = ll(r, i, 17);
+        j->declared_steps = ll(r, i, 18);
+        j->declared_epochs = dbl(r, i, 19);
+        j->stops_at_convergence = strcmp(PQgetvalue(r, i, 20), "t") == 0;
         job_plans(j, r, i);
     }
     return 0;
@@ -232,6 +255,29 @@ static int fill_allocs(struct sched_snap *s, const PGresult *r)
     return 0;
 }
 
+static int fill_users(struct sched_snap *s, const PGresult *r)
+{
+    s->nusers = (size_t)PQntuples(r);
+    s->users = calloc(s->nusers + 1, sizeof(*s->users));
+    if (!s->users)
+        return -1;
+    for (size_t i = 0; i < s->nusers; i++)
+        s->users[i] = (struct sched_user){
+            .id = ll(r, (int)i, 0), .share = dbl(r, (int)i, 1), .max_gpus = (int)ll(r, (int)i, 2)};
+    return 0;
+}
+
+static int fill_finished(struct sched_snap *s, const PGresult *r)
+{
+    s->nfinished = (size_t)PQntuples(r);
+    s->finished_run_s = calloc(s->nfinished + 1, sizeof(*s->finished_run_s));
+    if (!s->finished_run_s)
+        return -1;
+    for (size_t i = 0; i < s->nfinished; i++)
+        s->finished_run_s[i] = dbl(r, (int)i, 0);
+    return 0;
+}
+
 struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen)
 {
     struct sched_snap *s = calloc(1, sizeof(*s));
@@ -239,9 +285,9 @@ struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    const char *const sql[] = {nodes_sql, jobs_sql, allocs_sql, meta_sql};
+    const char *const sql[] = {nodes_sql, jobs_sql, allocs_sql, meta_sql, users_sql, finished_sql};
     int ok = db_command(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") == 0;
-    for (int i = 0; ok && i < 4; i++) {
+    for (int i = 0; ok && i < 6; i++) {
         s->res[i] = db_exec(c, sql[i], 0, NULL);
         ok = db_ok(s->res[i]);
         if (!ok)
@@ -259,7 +305,8 @@ struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen)
     s->now = dbl(s->res[3], 0, 0);
     s->resize_cost_s = PQgetisnull(s->res[3], 0, 1) ? -1 : dbl(s->res[3], 0, 1);
     if (fill_nodes(s, s->res[0]) < 0 || fill_jobs(s, s->res[1]) < 0 ||
-        fill_allocs(s, s->res[2]) < 0) {
+        fill_allocs(s, s->res[2]) < 0 || fill_users(s, s->res[4]) < 0 ||
+        fill_finished(s, s->res[5]) < 0) {
         snprintf(err, errlen, "out of memory");
         sched_snap_destroy(s);
         return NULL;

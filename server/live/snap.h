@@ -12,6 +12,9 @@
 #include "job_state.h"
 #include "sched.h"
 
+/* Completed jobs whose run times make the prior of remaining work (a text, for the SQL). */
+#define SNAP_FINISHED_MAX "500"
+
 struct snap_node {
     int64_t id;
     const char *name;
@@ -44,6 +47,10 @@ struct snap_job {
     const char *current_plan;       /* the plan of its latest start/resize/migrate, or NULL */
     struct plan_choice cur_plan;    /* current_plan parsed (dp when NULL) */
     int ckpt_gen;                   /* its checkpoint generation (jobs.ckpt_gen) */
+    int64_t user_id;                /* whose it is (fair shares) */
+    long long declared_steps;       /* total_steps, else the total it reported; 0: none */
+    double declared_epochs;         /* epochs it declared; 0: none */
+    int stops_at_convergence;       /* it may stop early (stop_at_convergence, stop_at_loss) */
 };
 
 struct sched_snap {
@@ -54,7 +61,11 @@ struct sched_snap {
     struct snap_job *jobs;
     size_t njobs;
     struct sched_slot *slot_pool;
-    PGresult *res[4];
+    struct sched_user *users; /* nusers with a share or quota of their own */
+    size_t nusers;
+    double *finished_run_s; /* run times of the latest completed jobs (the estimates' prior) */
+    size_t nfinished;
+    PGresult *res[6];
 };
 
 /* Reads a snapshot. Returns a new one, or NULL with text in err (database error, ENOMEM). */

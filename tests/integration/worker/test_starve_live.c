@@ -1,0 +1,119 @@
+/* No starvation on a wrong estimate (docs/scheduler.md, "Estimates", "Guarantees"): the
+ * scenario of issue 17, live. One worker of 4 simulated GPUs, policy precompute, max_wait_s
+ * 20 s. Job A (elastic 1..4, a long train-mlp whose loss flattens within seconds) explores 1,
+ * 2, 4 GPUs and keeps all 4: the convergence fit of its losses soon says it is finishing
+ * "now". Job C (rigid, 1 GPU) then arrives. Before the guarantee, C waited as long as A ran
+ * (A, "finishing now", was never shrunk). Now:
+ *  - while C waits (if it waits a round at all), its pending reason names A and why A keeps
+ *    the GPUs;
+ *  - A's remaining estimate is not "now" once it outlived the fit: its source is the prior of
+ *    the cluster's finished jobs or its elapsed time, and its predicted finish is ahead;
+ *  - C runs within max_wait_s of its submission (A shrinks to make room). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "wtest.h"
+
+#ifndef TRAIN_MLP_PATH
+#define TRAIN_MLP_PATH "build/examples/train-mlp"
+#endif
+
+#define MAX_WAIT_S 20.0
+
+static pid_t worker;
+
+static void setup(void)
+{
+    hx_setup();
+    wt_scheduler("{\"policy\":\"precompute\",\"interval_s\":1,\"min_resize_interval_s\":0,"
+                 "\"resize_cost_s\":0,\"grace_s\":30,\"explore_stage_s\":4,\"max_wait_s\":20}");
+    worker = wt_spawn_worker("w1", 4);
+}
+
+static void teardown(void)
+{
+    wt_stop_worker(&worker);
+    hx_teardown();
+}
+
+TestSuite(starve_live, .init = setup, .fini = teardown, .timeout = 300);
+
+static long long held(long long job)
+{
+    return wt_db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job);
+}
+
+/* The job's field as a string ("" when null; static storage). */
+static const char *field(long long job, const char *name)
+{
+    static char out[512];
+    json_t *j = wt_job(job);
+    const char *v = json_string_value(json_object_get(j, name));
+    snprintf(out, sizeof(out), "%s", v ? v : "");
+    json_decref(j);
+    return out;
+}
+
+/* 1 when the job's remaining estimate comes from the prior or its elapsed time: its fit
+ * says it is done, yet it runs. */
+static int outlived_fit(long long job)
+{
+    const char *src = field(job, "remaining_source");
+    return strcmp(src, "prior") == 0 || strcmp(src, "elapsed") == 0;
+}
+
+Test(starve_live, a_job_that_fits_runs_within_max_wait_whatever_the_model_says)
+{
+    long long a = wt_post_job("{\"name\":\"a\",\"command\":[\"" TRAIN_MLP_PATH "\",\"--steps\","
+                              "\"2000000\",\"--print-every\",\"5000\",\"--sleep-us-per-sample\","
+                              "\"100\"],\"gpus\":1,\"min_gpus\":1,\"max_gpus\":4,"
+                              "\"elastic\":true,\"env\":{" WT_ASAN_ENV "}}");
+    double end = hx_now() + 90;
+    while (held(a) < 4 && hx_now() < end)
+        usleep(200000);
+    cr_assert_eq(held(a), 4, "A explores 1, 2, 4 and keeps the 4 GPUs");
+    /* its loss flattens: the convergence fit says "converged", which before the estimates
+     * made its remaining work 0; now the rounds estimate it from elsewhere */
+    end = hx_now() + 60;
+    while (!outlived_fit(a) && hx_now() < end)
+        usleep(200000);
+    fprintf(stderr, "starve_live: A's remaining work from %s\n", field(a, "remaining_source"));
+    cr_assert(outlived_fit(a), "A's fit never said converged (remaining from %s)",
+              field(a, "remaining_source"));
+
+    long long c = wt_submit_mlp(400, "\"gpus\":1", 3);
+    double submitted = hx_now();
+    char holds[64];
+    snprintf(holds, sizeof(holds), "job %lld holds 4 GPUs", a);
+    char unnamed[512] = "";
+    end = submitted + MAX_WAIT_S + 25;
+    while (held(c) == 0 && hx_now() < end) {
+        const char *why = field(c, "pending_reason");
+        if (why[0] && !strstr(why, holds))
+            snprintf(unnamed, sizeof(unnamed), "%s", why);
+        usleep(200000);
+    }
+    double waited = hx_now() - submitted;
+    cr_assert(!unnamed[0], "while C waits its pending reason names A: %s", unnamed);
+    cr_assert_gt(held(c), 0, "C got a GPU (waited %.1f s)", waited);
+    /* the round that forces C runs within a round interval of max_wait_s; its start action
+     * then reaches the worker */
+    cr_assert_leq(waited, MAX_WAIT_S + 8, "C waited %.1f s", waited);
+    fprintf(stderr, "starve_live: C got a GPU %.1f s after its submission; A holds %lld\n",
+            waited, held(a));
+    wt_expect_state(c, "RUNNING", 30, NULL);
+
+    /* A outlived the fit's "now": its estimate lies ahead (from the prior or its elapsed
+     * time, or the fit again once it says more than 0 at A's new size), never 0 */
+    json_t *j = wt_job(a);
+    double rem = json_number_value(json_object_get(json_object_get(j, "model"), "remaining_epochs"));
+    cr_assert_gt(rem, 0, "A's remaining epochs are not 0");
+    json_decref(j);
+    wt_cancel(a);
+    wt_expect_state(c, "COMPLETED", 120, NULL);
+    hx_finish();
+}
