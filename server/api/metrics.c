@@ -150,6 +150,17 @@ static void write_database(FILE *f, PGconn *db)
         write_gauge(f, db, "ringmaster_gpus_allocated", "GPUs held by jobs.",
                     "SELECT count(DISTINCT (node_id, gpu_idx)) FROM allocations");
         write_actions(f, db);
+        /* How far off the scheduler's predictions of finishes were (sql/014), over the jobs
+         * completed in the last 30 days that had any. */
+        write_gauge(f, db, "ringmaster_estimate_error_mean",
+                    "Mean relative error of the predicted finishes of the jobs completed in the"
+                    " last 30 days.",
+                    "SELECT COALESCE(avg(estimate_error), 0) FROM jobs WHERE state = 'COMPLETED'"
+                    " AND estimate_error IS NOT NULL AND finished_at > now() - interval '30 days'");
+        write_gauge(f, db, "ringmaster_estimate_jobs",
+                    "Jobs completed in the last 30 days with a recorded estimate error.",
+                    "SELECT count(*) FROM jobs WHERE state = 'COMPLETED' AND estimate_error IS NOT"
+                    " NULL AND finished_at > now() - interval '30 days'");
     }
     fprintf(f,
             "# HELP ringmaster_database_up Whether the database answered.\n"

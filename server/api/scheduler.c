@@ -81,13 +81,43 @@ static json_t *config_json(const PGresult *r)
     return j;
 }
 
+/* The cluster's record of estimates (sql/014): over the jobs completed in the last 30 days,
+ * how many have an error recorded, its mean and median, and per source of the estimates. */
+static const char *const estimates_sql =
+    "SELECT count(*), avg(estimate_error), percentile_cont(0.5) WITHIN GROUP (ORDER BY"
+    " estimate_error), COALESCE((SELECT json_object_agg(src, n) FROM (SELECT estimate_source AS"
+    " src, count(*) AS n FROM jobs WHERE state = 'COMPLETED' AND estimate_error IS NOT NULL AND"
+    " finished_at > now() - interval '30 days' GROUP BY 1) s)::text, '{}')"
+    " FROM jobs WHERE state = 'COMPLETED' AND estimate_error IS NOT NULL"
+    " AND finished_at > now() - interval '30 days'";
+
+static json_t *estimates_json(PGconn *c)
+{
+    PGresult *r = db_exec(c, estimates_sql, 0, NULL);
+    json_t *e = json_null();
+    if (db_ok(r) && PQntuples(r) == 1) {
+        json_t *by = json_loads(PQgetvalue(r, 0, 3), 0, NULL);
+        e = json_pack(
+            "{s:I, s:o, s:o, s:o}", "jobs", col_int(r, 0), "mean_error",
+            PQgetisnull(r, 0, 1) ? json_null() : json_real(strtod(PQgetvalue(r, 0, 1), NULL)),
+            "median_error",
+            PQgetisnull(r, 0, 2) ? json_null() : json_real(strtod(PQgetvalue(r, 0, 2), NULL)),
+            "by_source", by ? by : json_object());
+    }
+    PQclear(r);
+    return e;
+}
+
 void scheduler_get(struct api_call *call)
 {
     PGresult *r = db_exec(call->db, config_sql, 0, NULL);
-    if (!db_ok(r) || PQntuples(r) != 1)
+    if (!db_ok(r) || PQntuples(r) != 1) {
         api_db_error(call, r);
-    else
-        api_respond_json(call, 200, config_json(r));
+    } else {
+        json_t *j = config_json(r);
+        json_object_set_new(j, "estimates", estimates_json(call->db));
+        api_respond_json(call, 200, j);
+    }
     PQclear(r);
 }
 

@@ -136,3 +136,44 @@ Test(estimates, a_reported_total_is_kept)
                       "total_steps");
     hx_finish();
 }
+
+/* When a job completes, the mean relative error of the predictions of its finish that the
+ * rounds kept is recorded with it, and summed up for the cluster (GET /api/v1/scheduler,
+ * /metrics). */
+Test(estimates, the_error_of_the_predictions_is_recorded_at_completion)
+{
+    json_decref(
+        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":true}"), 200));
+    long long id = hx_submit(hx.admin, "t", 1);
+    char sql[640];
+    /* two predictions: 200 s before the end, 100 s early (error 100/200); 100 s before the
+     * end, 100 s late (error 100/100): mean 0.75 */
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_sched (job_id, estimates) SELECT %lld, jsonb_build_array("
+             "jsonb_build_array(e - 200, e - 100, 'fit'), jsonb_build_array(e - 100, e + 100,"
+             " 'fit')) FROM (SELECT extract(epoch FROM now()) AS e) t;"
+             " UPDATE jobs SET state = 'COMPLETED', finished_at = now() WHERE id = %lld",
+             id, id);
+    hx_sql_do(sql);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    json_t *e = json_object_get(j, "estimate");
+    cr_assert(json_is_object(e), "the job has its estimate error");
+    cr_assert_float_eq(json_number_value(json_object_get(e, "error")), 0.75, 1e-3);
+    cr_assert_eq(json_integer_value(json_object_get(e, "samples")), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(e, "source")), "fit");
+    json_decref(j);
+    json_t *s = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    json_t *est = json_object_get(s, "estimates");
+    cr_assert_eq(json_integer_value(json_object_get(est, "jobs")), 1);
+    cr_assert_float_eq(json_number_value(json_object_get(est, "mean_error")), 0.75, 1e-3);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(est, "by_source"), "fit")), 1);
+    json_decref(s);
+    struct hx_resp *m = hx_call("GET", "/metrics", NULL, NULL, NULL, 0, NULL);
+    cr_assert_eq(m->status, 200);
+    cr_assert(strstr(m->body, "ringmaster_estimate_jobs 1\n"), "%s", m->body);
+    cr_assert(strstr(m->body, "ringmaster_estimate_error_mean 0.75"), "%s", m->body);
+    hx_free(m);
+    hx_finish();
+}
