@@ -56,17 +56,30 @@ static int on_node_of(const struct sched_slot *sl, int n, int node)
     return 1;
 }
 
+/* 1 when a guarantee of the core (max wait, fair share: sched_assignment.forced) gives a job
+ * GPUs in this decision: the running jobs it leaves without GPUs yield them. */
+static int guaranteed(const struct sched_plan *p)
+{
+    for (size_t i = 0; i < p->njobs; i++)
+        if (p->d->assign[i].forced)
+            return 1;
+    return 0;
+}
+
 /* Time-slicing (slice.h): a running job the decision leaves without GPUs is suspended
  * in place when the policy time-slices (a->suspended), or when it shares its GPU in a pair
  * (any packing policy: a reverted or ended pair's job given nothing must leave the shared
- * GPU; it then waits, time-sliced, for GPUs of its own); a job suspended so resumes in place
+ * GPU; it then waits, time-sliced, for GPUs of its own), or when a guarantee of the core
+ * gives its GPUs to a job that waited too long or is below its user's share (any policy: it
+ * yields, suspended in place, and waits for GPUs again); a job suspended so resumes in place
  * on the GPUs it left, or moves through its checkpoint (migrate) onto others. CH_KEEP when
  * neither applies. */
 static enum change slice_change(const struct sched_plan *p, const struct plan_job *pj,
                                 const struct sched_assignment *a)
 {
     int paired = p->cjobs[pj - p->jobs].packed && a->gpus == 0;
-    if (!pj->fixed && (a->suspended || paired) && pj->sj->state == JOB_RUNNING &&
+    int yields = a->gpus == 0 && guaranteed(p);
+    if (!pj->fixed && (a->suspended || paired || yields) && pj->sj->state == JOB_RUNNING &&
         pj->sj->cur_gpus > 0)
         return CH_SUSPEND;
     if (sched_slice_waiting(p->slice, pj->sj) && a->gpus > 0)

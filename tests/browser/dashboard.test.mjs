@@ -161,6 +161,12 @@ test("the scheduler page shows the live policy and its rounds; the admin switche
   await expectText(page.locator("#policy-name"), /^fifo$/);
   assert.equal((await call(server, "GET", "/scheduler")).body.policy, "fifo");
   await expectText(page.locator("#rounds-table tbody tr").first(), /fifo/, 20000);
+  // the longest wait, the cluster's record of estimates, and each user against its share
+  await expectText(page.locator("#sched-policy"), /longest wait \(every policy\)\s*1 h/);
+  await expectText(page.locator("#sched-estimates"), /No completed job has a recorded estimate yet/);
+  assert.equal((await call(server, "PATCH", "/users/admin", { share: 2, max_gpus: 3 })).status, 200);
+  await expectText(page.locator('#users-table tr[data-user="admin"]'), /admin\s*2\s*3/, 20000);
+  assert.equal((await call(server, "PATCH", "/users/admin", { share: 1, max_gpus: null })).status, 200);
   await screenshot(page, "scheduler-1280");
 });
 

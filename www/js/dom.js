@@ -8,6 +8,7 @@ export function h(tag, props, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k === "class") el.className = v;
     else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style" && typeof v === "object") Object.assign(el.style, v); // CSSOM: allowed by a strict CSP
     else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
     else if (k === "value" || k === "checked" || k === "disabled") el[k] = v;
     else el.setAttribute(k, v === true ? "" : String(v));
