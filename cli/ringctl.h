@@ -17,7 +17,8 @@ enum ringctl_exit {
 
 struct ringctl {
     struct httpc *http;
-    int json; /* --json: print the server's JSON as is */
+    int json; /* --json, -o json: print the server's JSON as is */
+    int wide; /* --wide, -o wide: more columns */
 };
 
 /* Sends the request; on a 2xx answer stores it in *out (new reference, may be

@@ -295,3 +295,54 @@ Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
     json_decref(acts);
     hx_finish();
 }
+
+Test(ringctl, global_options_anywhere_and_help)
+{
+    long long id = hx_submit(hx.admin, "anywhere", 1);
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *forms[][4] = {{"list", "--json", NULL},
+                              {"--json", "list", NULL},
+                              {"list", "-o", "json", NULL},
+                              {"-o", "json", "list", NULL},
+                              {"list", "-o=json", NULL}};
+    for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++) {
+        struct ctl_run *r = ctl_as(hx.admin, forms[k][0], forms[k][1], forms[k][2], NULL);
+        cr_assert_eq(r->code, 0, "form %zu: %s", k, r->err);
+        json_t *j = out_json(r);
+        cr_assert_eq(json_array_size(j), 1, "form %zu", k);
+        json_decref(j);
+    }
+    struct ctl_run *r = ctl("show", ids, "--json");
+    json_t *j = out_json(r);
+    cr_assert_eq(json_integer_value(json_object_get(j, "id")), id);
+    json_decref(j);
+    cr_assert_eq(ctl("list", "-o", "xml")->code, 2);
+
+    /* --server after the command wins over RINGMASTER_URL (which points nowhere). */
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    char *argv[] = {"ringctl", "health", "--server", url, NULL};
+    struct ctl_run u;
+    ctl_argv(&u, "http://127.0.0.1:1", hx.admin, argv);
+    cr_assert_eq(u.code, 0, "%s", u.err);
+    cr_assert(strstr(u.out, "status ok"), "%s", u.out);
+
+    /* Help needs no server, goes to stdout, shows the usage and an example, and exits 0. */
+    const char *helps[][3] = {{"help", NULL}, {"--help", NULL}, {"help", "list"},
+                              {"list", "--help"}, {"cancel", "-h"}, {"--help", "resize"}};
+    for (size_t k = 0; k < sizeof(helps) / sizeof(helps[0]); k++) {
+        char *hv[] = {"ringctl", (char *)helps[k][0], (char *)helps[k][1], NULL};
+        ctl_argv(&u, "http://127.0.0.1:1", NULL, hv);
+        cr_assert_eq(u.code, 0, "help form %zu: %s", k, u.err);
+        cr_assert(strstr(u.out, "usage: ringctl") && strstr(u.out, "example: ringctl"),
+                  "help form %zu: %s", k, u.out);
+    }
+    char *hv[] = {"ringctl", "help", "resize", NULL};
+    ctl_argv(&u, "http://127.0.0.1:1", NULL, hv);
+    cr_assert(strstr(u.out, "usage: ringctl resize JOB_ID GPUS"), "%s", u.out);
+    char *bad[] = {"ringctl", "help", "nope", NULL};
+    ctl_argv(&u, "http://127.0.0.1:1", NULL, bad);
+    cr_assert_eq(u.code, 2);
+    hx_finish();
+}
