@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ringctl.h"
 
@@ -31,9 +32,14 @@ static const struct command commands[] = {
      "Submit a job; prints its id.",
      "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- train.py --steps 2000"},
     {"list", ringctl_cmd_list,
-     "list [--state S] [--user U] [--limit N] [--all]",
-     "List jobs.",
-     "ringctl list --state PENDING"},
+     "list [--state S] [--user U] [--limit N] [--all] [--wide|-o wide]\n"
+     "         [--watch [--interval S] [--count N] [--timeout S]]",
+     "List jobs like squeue: ID, NAME, USER, STATE, GPUS, TIME (run time, D-HH:MM:SS) and\n"
+     "  REASON/FINISH (why a pending job waits and its predicted start; a running job's\n"
+     "  predicted finish; an ended job's finish). --wide adds NODE[GPUS] and SUBMITTED.\n"
+     "  --watch redraws every --interval seconds (2) until Ctrl-C, --count redraws or\n"
+     "  --timeout seconds. --all reads every page.",
+     "ringctl list --state PENDING --wide"},
     {"show", ringctl_cmd_show, "show JOB_ID",
      "A job in full: state, times, why it waits, queue position, allocation, model.",
      "ringctl show 1"},
@@ -188,6 +194,33 @@ int ringctl_job_path(const char *id, const char *suffix, char *buf, size_t len)
         return -1;
     snprintf(buf, len, "/api/v1/jobs/%lld%s", v, suffix);
     return 0;
+}
+
+int ringctl_parse_seconds(const char *flag, const char *s, double *v)
+{
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || *end || !(x >= 0 && x <= 86400 * 365)) {
+        fprintf(stderr, "ringctl: %s: expected seconds, got '%s'\n", flag, s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+double ringctl_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void ringctl_sleep(double s)
+{
+    if (s <= 0)
+        return;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
 }
 
 void ringctl_print_json(json_t *v)

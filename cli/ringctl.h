@@ -34,6 +34,15 @@ int ringctl_parse_int(const char *flag, const char *s, long long lo, long long h
  * positive integer. */
 int ringctl_job_path(const char *id, const char *suffix, char *buf, size_t len);
 
+/* Parses s as seconds 0..1 year into *v. Returns 0, or -1 after printing why (naming flag). */
+int ringctl_parse_seconds(const char *flag, const char *s, double *v);
+
+/* Seconds on the monotonic clock. */
+double ringctl_mono_s(void);
+
+/* Sleeps s seconds (s <= 0: not at all). */
+void ringctl_sleep(double s);
+
 /* Prints v as indented JSON on stdout. */
 void ringctl_print_json(json_t *v);
 

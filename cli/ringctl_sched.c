@@ -81,33 +81,14 @@ struct watch {
     json_t *seen; /* job id -> the last line printed */
 };
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int parse_seconds(const char *flag, const char *s, double *v)
-{
-    char *end;
-    double x = strtod(s, &end);
-    if (end == s || *end || !(x >= 0 && x <= 86400 * 365)) {
-        fprintf(stderr, "ringctl: %s: expected seconds, got '%s'\n", flag, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
 static int watch_args(struct watch *w, int argc, char **argv)
 {
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-            if (parse_seconds("--timeout", argv[++i], &w->timeout_s) < 0)
+            if (ringctl_parse_seconds("--timeout", argv[++i], &w->timeout_s) < 0)
                 return -1;
         } else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
-            if (parse_seconds("--interval", argv[++i], &w->interval_s) < 0)
+            if (ringctl_parse_seconds("--interval", argv[++i], &w->interval_s) < 0)
                 return -1;
         } else if (argv[i][0] != '-' && !w->job) {
             if (ringctl_parse_int("JOB_ID", argv[i], 1, 1LL << 53, &w->job) < 0)
@@ -184,19 +165,17 @@ int ringctl_cmd_watch(struct ringctl *ctl, int argc, char **argv)
     if (watch_args(&w, argc, argv) < 0)
         return RINGCTL_USAGE;
     w.seen = json_object();
-    double start = mono_s();
+    double start = ringctl_mono_s();
     int rc;
     while ((rc = watch_poll(ctl, &w)) == RINGCTL_OK) {
-        double left = w.timeout_s > 0 ? w.timeout_s - (mono_s() - start) : w.interval_s;
+        double left = w.timeout_s > 0 ? w.timeout_s - (ringctl_mono_s() - start) : w.interval_s;
         if (left <= 0) {
             fprintf(stderr, "ringctl: watch: %.1f s passed%s\n", w.timeout_s,
                     w.job ? " before the job ended" : "");
             rc = w.job ? RINGCTL_API_ERROR : RINGCTL_OK;
             break;
         }
-        double nap = left < w.interval_s ? left : w.interval_s;
-        struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
-        nanosleep(&ts, NULL);
+        ringctl_sleep(left < w.interval_s ? left : w.interval_s);
     }
     json_decref(w.seen);
     return rc < 0 ? RINGCTL_OK : rc;
@@ -242,7 +221,7 @@ static int policy_args(json_t *body, int argc, char **argv)
         while (k < 2 && strcmp(argv[i], secs[k][0]))
             k++;
         if (k < 2 && i + 1 < argc) {
-            if (parse_seconds(secs[k][0], argv[++i], &s) < 0)
+            if (ringctl_parse_seconds(secs[k][0], argv[++i], &s) < 0)
                 return -1;
             json_object_set_new(body, secs[k][1], json_real(s));
         } else if (!strcmp(argv[i], "--paused") && i + 1 < argc) {

@@ -104,7 +104,10 @@ Test(ringctl, jobs_from_submit_to_cancel)
     r = ctl("list");
     cr_assert_eq(r->code, 0);
     cr_assert(strstr(r->out, "NAME") && strstr(r->out, "train"), "%s", r->out);
-    cr_assert(strstr(r->out, "FINISH") && strstr(r->out, " -"), "no finish predicted: %s", r->out);
+    cr_assert(strstr(r->out, "REASON/FINISH") && strstr(r->out, "TIME") && strstr(r->out, "USER"),
+              "%s", r->out);
+    cr_assert(strstr(r->out, "PENDING") && strstr(r->out, " 0:00 ") && strstr(r->out, " ("),
+              "a pending job has not run and says why it waits: %s", r->out);
     r = ctl("--json", "list", "--all");
     json_t *j = out_json(r);
     cr_assert_eq(json_array_size(j), 1);
@@ -134,6 +137,10 @@ Test(ringctl, jobs_from_submit_to_cancel)
     r = ctl("cancel", ids);
     cr_assert_eq(r->code, 1);
     cr_assert(strstr(r->err, "409"), "the problem is printed: %s", r->err);
+
+    r = ctl("list");
+    cr_assert(strstr(r->out, "CANCELLED") && strstr(r->out, "finished "),
+              "an ended job shows its finish: %s", r->out);
 
     r = ctl("events", ids);
     cr_assert_eq(r->code, 0);
@@ -344,5 +351,76 @@ Test(ringctl, global_options_anywhere_and_help)
     char *bad[] = {"ringctl", "help", "nope", NULL};
     ctl_argv(&u, "http://127.0.0.1:1", NULL, bad);
     cr_assert_eq(u.code, 2);
+    hx_finish();
+}
+
+/* Registers node h1 with two GPUs as a new worker; copies its token into w (128 bytes). */
+static void one_node(char *w)
+{
+    hx_user("w1", "worker", w);
+    json_decref(hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", w,
+                "{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
+                "\"model\":\"V100\",\"memory_bytes\":1},{\"index\":1,\"model\":\"V100\","
+                "\"memory_bytes\":1}]}"),
+        201));
+}
+
+Test(ringctl, list_reads_like_squeue_and_watches)
+{
+    char w[128], path[64];
+    one_node(w);
+    long long run = running_job(w, "runs");
+    long long done = running_job(w, "ends");
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", done);
+    sleep(1);
+    json_decref(hx_expect_json(hx_json("POST", path, w, "{\"state\":\"COMPLETED\"}"), 200));
+    long long wait = hx_submit(hx.admin, "waits", 2);
+    (void)run;
+    (void)wait;
+
+    struct ctl_run *r = ctl("list");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    const char *heads[] = {"ID", "NAME", "USER", "STATE", "GPUS", "TIME", "REASON/FINISH"};
+    for (size_t k = 0; k < sizeof(heads) / sizeof(heads[0]); k++)
+        cr_assert(strstr(r->out, heads[k]), "no %s: %s", heads[k], r->out);
+    cr_assert(!strstr(r->out, "SUBMITTED"), "not wide: %s", r->out);
+    const char *line = strstr(r->out, "ends");
+    cr_assert(line && strstr(line, "COMPLETED") && strstr(line, " 0:0") &&
+                  strstr(line, "finished "),
+              "a completed job shows its run time and finish: %s", r->out);
+    line = strstr(r->out, "runs");
+    cr_assert(line && strstr(line, "RUNNING") && strstr(line, " 0:0"), "%s", r->out);
+    line = strstr(r->out, "waits");
+    cr_assert(line && strstr(line, "PENDING") && strstr(line, "("), "%s", r->out);
+
+    const char *wides[][3] = {{"list", "--wide", NULL}, {"list", "-o", "wide"}, {"-o", "wide", "list"}};
+    for (size_t k = 0; k < 3; k++) {
+        r = ctl_as(hx.admin, wides[k][0], wides[k][1], wides[k][2], NULL);
+        cr_assert_eq(r->code, 0, "%s", r->err);
+        cr_assert(strstr(r->out, "NODE[GPUS]") && strstr(r->out, "SUBMITTED"), "%s", r->out);
+        line = strstr(r->out, "runs");
+        cr_assert(line && strstr(line, "1[0]"), "the allocation per node: %s", r->out);
+    }
+
+    r = ctl("--json", "list");
+    json_t *j = out_json(r);
+    const char *fin = json_string_value(json_object_get(json_array_get(j, 1), "finished_at"));
+    cr_assert(fin && strlen(fin) > 20 && fin[strlen(fin) - 1] == 'Z',
+              "JSON keeps the server's timestamps: %s", fin);
+    json_decref(j);
+
+    double t0 = hx_now();
+    r = ctl("list", "--watch", "--interval", "0.2", "--count", "3");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    int draws = 0;
+    for (const char *p = r->out; (p = strstr(p, "Every 0.2s: ringctl list")); p++)
+        draws++;
+    cr_assert_eq(draws, 3, "%s", r->out);
+    r = ctl("list", "--watch", "--interval", "0.2", "--timeout", "1");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "REASON/FINISH"), "%s", r->out);
+    cr_assert_lt(hx_now() - t0, 10);
+    cr_assert_eq(ctl("list", "--watch", "--count", "0")->code, 2);
     hx_finish();
 }
