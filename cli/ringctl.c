@@ -23,7 +23,7 @@ struct command {
     const char *example; /* one command line */
 };
 
-#define WAIT_OPTS ""
+#define WAIT_OPTS " [--wait [--timeout S]]"
 
 static const struct command commands[] = {
     {"submit", ringctl_cmd_submit,
@@ -44,16 +44,20 @@ static const struct command commands[] = {
      "A job in full: state, times, why it waits, queue position, allocation, model.",
      "ringctl show 1"},
     {"suspend", ringctl_cmd_suspend, "suspend JOB_ID" WAIT_OPTS,
-     "Suspend a running job in place.",
-     "ringctl suspend 1"},
+     "Suspend a running job in place; says which action was written. --wait blocks until it\n"
+     "  is suspended (or cannot be), printing each step; --timeout S gives up after S s.",
+     "ringctl suspend 1 --wait --timeout 60"},
     {"resume", ringctl_cmd_resume, "resume JOB_ID" WAIT_OPTS,
-     "Resume a suspended job.", "ringctl resume 1"},
+     "Resume a suspended job. --wait blocks until it runs again.",
+     "ringctl resume 1 --wait"},
     {"resize", ringctl_cmd_resize, "resize JOB_ID GPUS" WAIT_OPTS,
-     "Request another size (elastic: within min..max); the scheduler applies it at a round.",
-     "ringctl resize 1 4"},
+     "Request another size (elastic: within min..max); the scheduler considers it at its next\n"
+     "  round. --wait blocks until the job runs at that size (a waiting job: at once).",
+     "ringctl resize 1 4 --wait --timeout 120"},
     {"migrate", ringctl_cmd_migrate, "migrate JOB_ID [NODE_ID]" WAIT_OPTS,
-     "Move a running job elsewhere (or to NODE_ID) at the next round.",
-     "ringctl migrate 1 2"},
+     "Move a running job elsewhere (or to NODE_ID) at the scheduler's next round. --wait\n"
+     "  blocks until it runs there.",
+     "ringctl migrate 1 2 --wait"},
     {"watch", ringctl_cmd_watch, "watch [JOB_ID] [--timeout S] [--interval S]",
      "Print each change of a job (or of every job) until it ends (exit 1 on --timeout).",
      "ringctl watch 1 --timeout 600"},

@@ -95,25 +95,24 @@ done:
     return rc;
 }
 
-static int job_call(struct ringctl *ctl, int argc, char **argv, const char *method,
-                    const char *suffix, const char *usage)
+int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
 {
     char path[128];
     if (argc != 1) {
-        fprintf(stderr, "usage: ringctl %s\n", usage);
+        fprintf(stderr, "usage: ringctl cancel JOB_ID\n");
         return RINGCTL_USAGE;
     }
-    if (ringctl_job_path(argv[0], suffix, path, sizeof(path)) < 0)
+    if (ringctl_job_path(argv[0], "/cancel", path, sizeof(path)) < 0)
         return RINGCTL_USAGE;
     json_t *out;
-    int rc = ringctl_call(ctl, method, path, NULL, NULL, &out);
-    if (rc == RINGCTL_OK && out)
+    int rc = ringctl_call(ctl, "POST", path, NULL, NULL, &out);
+    const char *state = json_string_value(json_object_get(out, "state"));
+    if (rc == RINGCTL_OK && ctl->json)
         ringctl_print_json(out);
+    else if (rc == RINGCTL_OK && state && strcmp(state, "CANCELLED"))
+        printf("job %s: cancel requested, state %s\n", argv[0], state);
+    else if (rc == RINGCTL_OK)
+        printf("job %s cancelled\n", argv[0]);
     json_decref(out);
     return rc;
-}
-
-int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
-{
-    return job_call(ctl, argc, argv, "POST", "/cancel", "cancel JOB_ID");
 }

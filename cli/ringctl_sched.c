@@ -1,4 +1,5 @@
-/* ringctl's scheduler commands: suspend, resume, resize, migrate, watch, policy. */
+/* ringctl's scheduler commands: watch, policy (suspend, resume, resize, migrate:
+ * ringctl_act.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,69 +9,10 @@
 #include "ringctl.h"
 #include "table.h"
 
-/* POSTs body (stolen, may be NULL) to the job's suffix; prints the answer (JSON with --json,
- * else what, the job and its state). */
-static int post_job(struct ringctl *ctl, const char *id, const char *suffix, json_t *body,
-                    const char *what)
-{
-    char path[128];
-    if (ringctl_job_path(id, suffix, path, sizeof(path)) < 0) {
-        json_decref(body);
-        return RINGCTL_USAGE;
-    }
-    json_t *out;
-    int rc = ringctl_call(ctl, "POST", path, body, NULL, &out);
-    json_decref(body);
-    if (rc == RINGCTL_OK && ctl->json)
-        ringctl_print_json(out);
-    else if (rc == RINGCTL_OK)
-        printf("job %s: %s requested%s%s\n", id, what,
-               json_string_value(json_object_get(out, "state")) ? ", state " : "",
-               json_string_value(json_object_get(out, "state"))
-                   ? json_string_value(json_object_get(out, "state"))
-                   : "");
-    json_decref(out);
-    return rc;
-}
-
 static int usage_error(const char *usage)
 {
     fprintf(stderr, "usage: ringctl %s\n", usage);
     return RINGCTL_USAGE;
-}
-
-int ringctl_cmd_suspend(struct ringctl *ctl, int argc, char **argv)
-{
-    return argc == 1 ? post_job(ctl, argv[0], "/suspend", NULL, "suspend")
-                     : usage_error("suspend JOB_ID");
-}
-
-int ringctl_cmd_resume(struct ringctl *ctl, int argc, char **argv)
-{
-    return argc == 1 ? post_job(ctl, argv[0], "/resume", NULL, "resume")
-                     : usage_error("resume JOB_ID");
-}
-
-int ringctl_cmd_resize(struct ringctl *ctl, int argc, char **argv)
-{
-    long long gpus;
-    if (argc != 2)
-        return usage_error("resize JOB_ID GPUS");
-    if (ringctl_parse_int("GPUS", argv[1], 1, 1024, &gpus) < 0)
-        return RINGCTL_USAGE;
-    return post_job(ctl, argv[0], "/resize", json_pack("{s:I}", "gpus", (json_int_t)gpus),
-                    "resize");
-}
-
-int ringctl_cmd_migrate(struct ringctl *ctl, int argc, char **argv)
-{
-    long long node;
-    if (argc < 1 || argc > 2)
-        return usage_error("migrate JOB_ID [NODE_ID]");
-    if (argc == 2 && ringctl_parse_int("NODE_ID", argv[1], 1, 1LL << 53, &node) < 0)
-        return RINGCTL_USAGE;
-    json_t *body = argc == 2 ? json_pack("{s:I}", "node", (json_int_t)node) : NULL;
-    return post_job(ctl, argv[0], "/migrate", body, "migration");
 }
 
 /* ---- watch ---- */

@@ -32,9 +32,9 @@ static void read_file(const char *path, char *buf, size_t len)
         fclose(f);
 }
 
-/* Runs ringctl argv (NULL-terminated) with RINGMASTER_URL=url and RINGMASTER_TOKEN=token
- * (each unset when NULL); kills it after 30 s. */
-static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char **argv)
+/* Starts ringctl argv (NULL-terminated) with RINGMASTER_URL=url and RINGMASTER_TOKEN=token
+ * (each unset when NULL), its output into the test's ctl.out and ctl.err. Returns its pid. */
+static pid_t ctl_spawn(const char *url, const char *token, char **argv)
 {
     char outp[300], errp[300];
     snprintf(outp, sizeof(outp), "%s/ctl.out", hx.dir);
@@ -51,6 +51,15 @@ static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char
         execv(RINGCTL_PATH, argv);
         _exit(127);
     }
+    return pid;
+}
+
+/* Waits for the ringctl of ctl_spawn (killing it after 30 s) and reads what it did. */
+static void ctl_reap(struct ctl_run *r, pid_t pid)
+{
+    char outp[300], errp[300];
+    snprintf(outp, sizeof(outp), "%s/ctl.out", hx.dir);
+    snprintf(errp, sizeof(errp), "%s/ctl.err", hx.dir);
     int st = 0;
     for (int i = 0; i < 3000 && waitpid(pid, &st, WNOHANG) == 0; i++)
         usleep(10000);
@@ -61,6 +70,12 @@ static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char
     r->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     read_file(outp, r->out, sizeof(r->out));
     read_file(errp, r->err, sizeof(r->err));
+}
+
+/* Runs ringctl argv (NULL-terminated) as ctl_spawn does and waits for it. */
+static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char **argv)
+{
+    ctl_reap(r, ctl_spawn(url, token, argv));
 }
 
 /* ringctl with the test server's URL and token, and the arguments up to NULL. */
@@ -124,6 +139,8 @@ Test(ringctl, jobs_from_submit_to_cancel)
 
     r = ctl("resize", ids, "3");
     cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "now asks for 3 GPUs") && !strchr(strchr(r->out, '\n') + 1, '\n'),
+              "one line: %s", r->out);
     j = hx_expect_json(hx_json("GET", "/api/v1/jobs/1", hx.admin, NULL), 200);
     cr_assert_eq(json_integer_value(json_object_get(j, "gpus")), 3);
     json_decref(j);
@@ -134,6 +151,9 @@ Test(ringctl, jobs_from_submit_to_cancel)
 
     r = ctl("cancel", ids);
     cr_assert_eq(r->code, 0, "%s", r->err);
+    char line[64];
+    snprintf(line, sizeof(line), "job %s cancelled\n", ids);
+    cr_assert_str_eq(r->out, line);
     r = ctl("cancel", ids);
     cr_assert_eq(r->code, 1);
     cr_assert(strstr(r->err, "409"), "the problem is printed: %s", r->err);
@@ -289,7 +309,8 @@ Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
               "%s", r->out);
     r = ctl("suspend", ids);
     cr_assert_eq(r->code, 0, "%s", r->err);
-    cr_assert(strstr(r->out, "suspend requested"), "%s", r->out);
+    cr_assert(strstr(r->out, "suspend action ") && strstr(r->out, " pending on node 1"), "%s",
+              r->out);
     r = ctl("--json", "migrate", ids2);
     cr_assert_eq(r->code, 0, "%s", r->err);
     json_decref(out_json(r));
@@ -422,5 +443,100 @@ Test(ringctl, list_reads_like_squeue_and_watches)
     cr_assert(strstr(r->out, "REASON/FINISH"), "%s", r->out);
     cr_assert_lt(hx_now() - t0, 10);
     cr_assert_eq(ctl("list", "--watch", "--count", "0")->code, 2);
+    hx_finish();
+}
+
+/* Posts the job's state as the worker w (as its worker reports it). */
+static void report(const char *w, long long id, const char *state)
+{
+    char path[64], body[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", id);
+    snprintf(body, sizeof(body), "{\"state\":\"%s\"}", state);
+    json_decref(hx_expect_json(hx_json("POST", path, w, body), 200));
+}
+
+/* Starts ringctl with the test server and the admin token, arguments up to NULL. */
+static pid_t ctl_bg(const char *first, ...)
+{
+    static char url[64];
+    char *argv[32] = {"ringctl", (char *)first};
+    int n = 2;
+    va_list ap;
+    va_start(ap, first);
+    for (char *a; n < 31 && (a = va_arg(ap, char *)); n++)
+        argv[n] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    return ctl_spawn(url, hx.admin, argv);
+}
+
+Test(ringctl, requests_say_what_next_and_wait_until_applied)
+{
+    char w[128], ids[32];
+    one_node(w);
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"interval_s\": 1}"),
+                               200));
+    long long id = running_job(w, "r1");
+    snprintf(ids, sizeof(ids), "%lld", id);
+    struct ctl_run r;
+
+    /* resize: the scheduler's next round gives it the second GPU; the worker reports it. */
+    pid_t pid = ctl_bg("resize", ids, "2", "--wait", "--timeout", "25", NULL);
+    json_decref(wait_state(id, "RESIZING"));
+    report(w, id, "RUNNING");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "asks for 2 GPUs; the scheduler considers it at its next round"
+                            " (every 1 s)"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "RUNNING -> RESIZING") && strstr(r.out, "RESIZING -> RUNNING"),
+              "each step: %s", r.out);
+    cr_assert(strstr(r.out, "runs on 2 GPUs"), "%s", r.out);
+
+    /* suspend and resume: the worker applies them. */
+    pid = ctl_bg("suspend", ids, "--wait", "--timeout", "20", NULL);
+    usleep(500000);
+    report(w, id, "SUSPENDED");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "suspend action ") && strstr(r.out, "RUNNING -> SUSPENDED") &&
+                  strstr(r.out, "suspended\n"),
+              "%s", r.out);
+    pid = ctl_bg("resume", ids, "--wait", "--timeout", "20", "--json", NULL);
+    usleep(500000);
+    report(w, id, "RUNNING");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    json_t *j = out_json(&r);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "state")), "RUNNING",
+                     "--json: the job as it is at the end");
+    json_decref(j);
+
+    /* migrate: no other node, so it is not applied within the timeout (exit 1). */
+    double t0 = hx_now();
+    r = *ctl("migrate", ids, "--wait", "--timeout", "1");
+    cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "migration to another node requested; the scheduler moves it at its"
+                            " next round"),
+              "%s", r.out);
+    cr_assert(strstr(r.err, "not applied after 1 s"), "%s", r.err);
+    cr_assert_lt(hx_now() - t0, 10);
+
+    /* A job that ends while a request waits: refused (exit 1). */
+    pid = ctl_bg("suspend", ids, "--wait", NULL);
+    usleep(500000);
+    report(w, id, "COMPLETED");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "ended (COMPLETED) before its suspend was applied"), "%s", r.err);
+
+    /* Refused at once: the server's problem, no waiting. */
+    r = *ctl("suspend", ids, "--wait");
+    cr_assert_eq(r.code, 1);
+    cr_assert(strstr(r.err, "409"), "%s", r.err);
+    cr_assert_eq(ctl("suspend", ids, "--timeout", "x")->code, 2);
+    cr_assert_eq(ctl("suspend", ids, "--bogus")->code, 2);
     hx_finish();
 }
