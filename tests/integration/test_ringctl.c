@@ -98,6 +98,8 @@ static struct ctl_run *ctl_as(const char *token, ...)
 
 #define ctl(...) ctl_as(hx.admin, __VA_ARGS__, NULL)
 
+static void one_node(char *w);
+
 /* Parses the run's stdout as JSON (new), failing the test otherwise. */
 static json_t *out_json(const struct ctl_run *r)
 {
@@ -237,6 +239,15 @@ Test(ringctl, users_nodes_tokens_and_exit_codes)
     cr_assert_eq(r->code, 0, "%s", r->err);
     r = ctl("--json", "nodes");
     json_decref(out_json(r));
+    char w[128];
+    one_node(w);
+    r = ctl("nodes", "1");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "LAST_HEARTBEAT") && strstr(r->out, "h1"), "a table: %s", r->out);
+    r = ctl("nodes", "1", "--json");
+    json_t *n = out_json(r);
+    cr_assert_str_eq(json_string_value(json_object_get(n, "name")), "h1");
+    json_decref(n);
 
     r = ctl_as("not-a-token", "list", NULL);
     cr_assert_eq(r->code, 1);
