@@ -142,8 +142,8 @@ static void print_events(json_t *items)
     json_t *e;
     json_array_foreach(items, i, e)
     {
-        char id[32];
-        const char *row[] = {num(e, "id", id, sizeof(id), ""), str_or(e, "at", ""),
+        char id[32], at[64];
+        const char *row[] = {num(e, "id", id, sizeof(id), ""), when(e, "at", at, sizeof(at), ""),
                              str_or(e, "from", "-"),           str_or(e, "to", ""),
                              str_or(e, "event", ""),           str_or(e, "actor", ""),
                              str_or(e, "detail", "")};
