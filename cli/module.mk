@@ -18,3 +18,7 @@ $(CLI_UNIT_BIN): $(CLI_UNIT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/timefmt.o
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion
 
 TEST_BINS += $(CLI_UNIT_BIN)
+
+# The integration tests source the bash completion script from the tree.
+$(BUILD)/tests/integration/test_ringctl.o: CPPFLAGS += \
+    -DRINGCTL_COMPLETION='"$(abspath packaging/bash-completion/ringctl)"'

@@ -551,3 +551,43 @@ Test(ringctl, requests_say_what_next_and_wait_until_applied)
     cr_assert_eq(ctl("suspend", ids, "--bogus")->code, 2);
     hx_finish();
 }
+
+/* What the bash completion offers for the words (the last one being completed), with the test
+ * server as RINGMASTER_URL and the built ringctl first on PATH. Into out. */
+static void complete_words(const char *words, char *out, size_t len)
+{
+    char dir[512], cmd[2048];
+    snprintf(dir, sizeof(dir), "%s", RINGCTL_PATH);
+    *strrchr(dir, '/') = '\0';
+    snprintf(cmd, sizeof(cmd),
+             "PATH='%s':\"$PATH\" RINGMASTER_URL=http://127.0.0.1:%d RINGMASTER_TOKEN='%s' bash -c '"
+             "source %s; COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _ringctl;"
+             " echo \"${COMPREPLY[*]}\"'",
+             dir, hx.port, hx.admin, RINGCTL_COMPLETION, words);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    pclose(p);
+}
+
+Test(ringctl, bash_completion_offers_commands_options_and_job_ids)
+{
+    char out[4096];
+    long long a = hx_submit(hx.admin, "a", 1), b = hx_submit(hx.admin, "b", 1);
+    complete_words("ringctl li", out, sizeof(out));
+    cr_assert_str_eq(out, "list\n");
+    complete_words("ringctl list --st", out, sizeof(out));
+    cr_assert_str_eq(out, "--state\n");
+    complete_words("ringctl list -o w", out, sizeof(out));
+    cr_assert_str_eq(out, "wide\n");
+    complete_words("ringctl --json resize 1 --wa", out, sizeof(out));
+    cr_assert_str_eq(out, "--wait\n");
+    complete_words("ringctl help sub", out, sizeof(out));
+    cr_assert_str_eq(out, "submit\n");
+    complete_words("ringctl show \"\"", out, sizeof(out));
+    char want[64];
+    snprintf(want, sizeof(want), "%lld %lld\n", a, b);
+    cr_assert_str_eq(out, want, "the job ids from the server");
+    hx_finish();
+}
