@@ -19,6 +19,7 @@ $(CLI_UNIT_BIN): $(CLI_UNIT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/timefmt.o
 
 TEST_BINS += $(CLI_UNIT_BIN)
 
-# The integration tests source the bash completion script from the tree.
+# The integration tests source the bash completion script and read the man page from the tree.
 $(BUILD)/tests/integration/test_ringctl.o: CPPFLAGS += \
-    -DRINGCTL_COMPLETION='"$(abspath packaging/bash-completion/ringctl)"'
+    -DRINGCTL_COMPLETION='"$(abspath packaging/bash-completion/ringctl)"' \
+    -DRINGCTL_MAN='"$(abspath docs/man/ringctl.1)"'

@@ -30,7 +30,7 @@ static const struct command commands[] = {
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
      "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] -- COMMAND [ARGS...]",
      "Submit a job; prints its id.",
-     "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- train.py --steps 2000"},
+     "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
     {"list", ringctl_cmd_list,
      "list [--state S] [--user U] [--limit N] [--all] [--wide|-o wide]\n"
      "         [--watch [--interval S] [--count N] [--timeout S]]",

@@ -591,3 +591,49 @@ Test(ringctl, bash_completion_offers_commands_options_and_job_ids)
     cr_assert_str_eq(out, want, "the job ids from the server");
     hx_finish();
 }
+
+/* Every command and every option that ringctl's help names is in the man page and in the
+ * bash completion (the man page's "\-" read as "-"). */
+Test(ringctl, man_page_and_completion_name_every_command_and_option)
+{
+    static char man[65536], comp[16384], help[16384];
+    read_file(RINGCTL_MAN, man, sizeof(man));
+    read_file(RINGCTL_COMPLETION, comp, sizeof(comp));
+    char *w = man;
+    for (const char *r = man; *r; r++)
+        if (!(r[0] == '\\' && r[1] == '-'))
+            *w++ = *r;
+    *w = '\0';
+    struct ctl_run u;
+    char *hv[] = {"ringctl", "help", NULL};
+    ctl_argv(&u, "http://127.0.0.1:1", NULL, hv);
+    snprintf(help, sizeof(help), "%s", u.out);
+    const char *cmds[] = {"submit", "list",   "show",   "suspend", "resume", "resize", "migrate",
+                          "watch",  "policy", "cancel", "events",  "nodes",  "user",   "health",
+                          "help"};
+    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+        char line[64], word[64];
+        snprintf(line, sizeof(line), "\n  %s", cmds[k]);
+        cr_assert(strstr(help, line), "help lists %s", cmds[k]);
+        snprintf(line, sizeof(line), "\n\\fB%s", cmds[k]);
+        snprintf(word, sizeof(word), ".BI %s", cmds[k]);
+        cr_assert(strstr(man, line) || strstr(man, word) || strstr(man, cmds[k]),
+                  "the man page names %s", cmds[k]);
+        snprintf(word, sizeof(word), " %s", cmds[k]);
+        cr_assert(strstr(comp, word), "the completion offers %s", cmds[k]);
+        char *cv[] = {"ringctl", "help", (char *)cmds[k], NULL};
+        ctl_argv(&u, "http://127.0.0.1:1", NULL, cv);
+        size_t n = strlen(help);
+        snprintf(help + n, sizeof(help) - n, "%s", u.out);
+    }
+    for (const char *p = help; (p = strstr(p, "--")); p += 2) {
+        char opt[64];
+        size_t n = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+        if (n == 2 || n >= sizeof(opt))
+            continue;
+        snprintf(opt, sizeof(opt), "%.*s", (int)n, p);
+        cr_assert(strstr(man, opt), "the man page names %s", opt);
+        cr_assert(strstr(comp, opt), "the completion offers %s", opt);
+    }
+    hx_finish();
+}
