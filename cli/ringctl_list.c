@@ -2,6 +2,7 @@
  * REASON/FINISH; --wide adds the allocation and the submit time), once or every --interval
  * seconds with --watch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,17 +232,23 @@ static void print_jobs(struct ringctl *ctl, json_t *items)
     table_destroy(t);
 }
 
-static int list_once(struct ringctl *ctl, const struct list_opts *o)
+/* One listing: a table, the JSON array indented, or (compact) the array on one line. */
+static int list_once(struct ringctl *ctl, const struct list_opts *o, int compact)
 {
     json_t *items;
     int rc = fetch_jobs(ctl, o, &items);
-    if (rc == RINGCTL_OK)
+    char *s = rc == RINGCTL_OK && compact ? json_dumps(items, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (s)
+        puts(s);
+    else if (rc == RINGCTL_OK)
         ctl->json ? ringctl_print_json(items) : print_jobs(ctl, items);
+    free(s);
     json_decref(items);
     return rc;
 }
 
-/* --watch: redraws (clearing a terminal first) until Ctrl-C, --count or --timeout. */
+/* --watch: redraws (clearing a terminal first) until Ctrl-C, --count or --timeout; with
+ * --json, one JSON array a line and no heading. */
 static int list_watch(struct ringctl *ctl, struct list_opts *o)
 {
     double start = ringctl_mono_s(), iv = o->interval_s > 0 ? o->interval_s : 2.0;
@@ -250,12 +257,13 @@ static int list_watch(struct ringctl *ctl, struct list_opts *o)
         time_t now = time(NULL);
         char at[32];
         strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S", localtime(&now));
-        printf("%sEvery %gs: ringctl list    %s\n\n",
-               tty     ? "\033[H\033[2J"
-               : n > 1 ? "\n"
-                       : "",
-               iv, at);
-        int rc = list_once(ctl, o);
+        if (!ctl->json)
+            printf("%sEvery %gs: ringctl list    %s\n\n",
+                   tty     ? "\033[H\033[2J"
+                   : n > 1 ? "\n"
+                           : "",
+                   iv, at);
+        int rc = list_once(ctl, o, ctl->json);
         fflush(stdout);
         if (rc != RINGCTL_OK)
             return rc;
@@ -271,5 +279,5 @@ int ringctl_cmd_list(struct ringctl *ctl, int argc, char **argv)
     struct list_opts o = {.interval_s = 2.0};
     if (list_args(&o, argc, argv) < 0)
         return RINGCTL_USAGE;
-    return o.watch ? list_watch(ctl, &o) : list_once(ctl, &o);
+    return o.watch ? list_watch(ctl, &o) : list_once(ctl, &o, 0);
 }

@@ -454,6 +454,14 @@ Test(ringctl, list_reads_like_squeue_and_watches)
     cr_assert(strstr(r->out, "REASON/FINISH"), "%s", r->out);
     cr_assert_lt(hx_now() - t0, 10);
     cr_assert_eq(ctl("list", "--watch", "--count", "0")->code, 2);
+    r = ctl("list", "--watch", "--interval", "0.1", "--count", "2", "--json");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    char *second = strchr(r->out, '\n');
+    cr_assert(second && second[1], "one JSON array a line: %s", r->out);
+    *second = '\0';
+    j = out_json(r);
+    cr_assert_eq(json_array_size(j), 3, "%s", r->out);
+    json_decref(j);
     hx_finish();
 }
 
