@@ -74,11 +74,12 @@ static void say_next(struct ringctl *ctl, const struct ringctl_wait *w, json_t *
     int elastic = json_is_true(json_object_get(out, "elastic"));
     next_round(ctl, elastic && w->goal == RINGCTL_GOAL_SIZE, when, sizeof(when));
     if (w->goal == RINGCTL_GOAL_SIZE && state && !strcmp(state, "PENDING"))
-        printf("job %lld now asks for %lld GPUs; it waits in the queue and starts at that size\n",
-               w->job, w->gpus);
+        printf("job %lld now asks for %lld GPU%s; it waits in the queue and starts at that size\n",
+               w->job, w->gpus, w->gpus == 1 ? "" : "s");
     else if (w->goal == RINGCTL_GOAL_SIZE)
-        printf("job %lld (%s%s) asks for %lld GPUs; the scheduler considers it %s\n", w->job,
-               state ? state : "?", elastic ? ", elastic" : "", w->gpus, when);
+        printf("job %lld (%s%s) asks for %lld GPU%s; the scheduler considers it %s\n", w->job,
+               state ? state : "?", elastic ? ", elastic" : "", w->gpus, w->gpus == 1 ? "" : "s",
+               when);
     else
         printf("job %lld (%s): migration %s requested; the scheduler moves it %s, once %s has"
                " the GPUs free\n",

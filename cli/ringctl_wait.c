@@ -125,9 +125,11 @@ static int outcome(const struct ringctl_wait *w, json_t *job, char *msg, size_t 
             return -1;
         }
         if (st == JOB_PENDING)
-            snprintf(msg, len, "job %lld waits in the queue for %lld GPUs", w->job, w->gpus);
+            snprintf(msg, len, "job %lld waits in the queue for %lld GPU%s", w->job, w->gpus,
+                     w->gpus == 1 ? "" : "s");
         else
-            snprintf(msg, len, "job %lld runs on %lld GPUs", w->job, w->gpus);
+            snprintf(msg, len, "job %lld runs on %lld GPU%s", w->job, w->gpus,
+                     w->gpus == 1 ? "" : "s");
         return st == JOB_PENDING || (running && held == w->gpus);
     case RINGCTL_GOAL_MOVED:
         snprintf(msg, len, "job %lld runs on node %lld", w->job, first_node(job));

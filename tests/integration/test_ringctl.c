@@ -543,6 +543,15 @@ Test(ringctl, requests_say_what_next_and_wait_until_applied)
     cr_assert(strstr(r.err, "not applied after 1 s"), "%s", r.err);
     cr_assert_lt(hx_now() - t0, 10);
 
+    /* A paused scheduler: the answer says so. */
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"paused\": true}"),
+                               200));
+    r = *ctl("resize", ids, "1");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "asks for 1 GPU; the scheduler considers it once it is unpaused"),
+              "%s", r.out);
+
     /* A job that ends while a request waits: refused (exit 1). */
     pid = ctl_bg("suspend", ids, "--wait", NULL);
     usleep(500000);
