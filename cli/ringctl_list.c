@@ -21,6 +21,7 @@ struct list_opts {
     int all, watch;
     double interval_s, timeout_s; /* --watch: between redraws; 0: until Ctrl-C */
     long long count;              /* --watch: redraws, 0: until Ctrl-C */
+    json_t *starts;               /* job id -> its start (epoch s), read once for --watch */
 };
 
 static const char *str(json_t *o, const char *k)
@@ -125,6 +126,28 @@ static int start_time(struct ringctl *ctl, json_t *job, time_t *t)
     return rc;
 }
 
+/* start_time, remembered in o->starts while the job does not go back to the queue. */
+static int cached_start(struct ringctl *ctl, struct list_opts *o, json_t *job, time_t *t)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT,
+             json_integer_value(json_object_get(job, "id")));
+    const char *state = str(job, "state");
+    if (state && !strcmp(state, "PENDING")) {
+        json_object_del(o->starts, key);
+        return -1;
+    }
+    json_t *v = json_object_get(o->starts, key);
+    if (json_is_integer(v)) {
+        *t = (time_t)json_integer_value(v);
+        return 0;
+    }
+    if (start_time(ctl, job, t) < 0)
+        return -1;
+    json_object_set_new(o->starts, key, json_integer((json_int_t)*t));
+    return 0;
+}
+
 static int terminal(const char *state)
 {
     enum job_state st;
@@ -132,11 +155,12 @@ static int terminal(const char *state)
 }
 
 /* TIME: how long the job has run (since its start; an ended one, start to finish). */
-static void fmt_elapsed(struct ringctl *ctl, json_t *job, time_t now, char *buf, size_t len)
+static void fmt_elapsed(struct ringctl *ctl, struct list_opts *o, json_t *job, time_t now,
+                        char *buf, size_t len)
 {
     const char *state = str(job, "state");
     time_t start, end = now;
-    if (!state || !strcmp(state, "PENDING") || start_time(ctl, job, &start) < 0) {
+    if (!state || cached_start(ctl, o, job, &start) < 0) {
         snprintf(buf, len, terminal(state) || (state && !strcmp(state, "PENDING")) ? "0:00" : "?");
         return;
     }
@@ -200,7 +224,7 @@ static void fmt_alloc(json_t *job, char *buf, size_t len)
         snprintf(buf, len, "-");
 }
 
-static void print_jobs(struct ringctl *ctl, json_t *items)
+static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
 {
     static const char *const head[] = {"ID",   "NAME",          "USER",       "STATE",    "GPUS",
                                        "TIME", "REASON/FINISH", "NODE[GPUS]", "SUBMITTED"};
@@ -214,7 +238,7 @@ static void print_jobs(struct ringctl *ctl, json_t *items)
         snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_object_get(j, "id")));
         fmt_gpus(j, gpus, sizeof(gpus));
-        fmt_elapsed(ctl, j, now, el, sizeof(el));
+        fmt_elapsed(ctl, o, j, now, el, sizeof(el));
         fmt_reason(j, now, why, sizeof(why));
         fmt_alloc(j, alloc, sizeof(alloc));
         const char *row[] = {id,
@@ -233,7 +257,7 @@ static void print_jobs(struct ringctl *ctl, json_t *items)
 }
 
 /* One listing: a table, the JSON array indented, or (compact) the array on one line. */
-static int list_once(struct ringctl *ctl, const struct list_opts *o, int compact)
+static int list_once(struct ringctl *ctl, struct list_opts *o, int compact)
 {
     json_t *items;
     int rc = fetch_jobs(ctl, o, &items);
@@ -241,7 +265,7 @@ static int list_once(struct ringctl *ctl, const struct list_opts *o, int compact
     if (s)
         puts(s);
     else if (rc == RINGCTL_OK)
-        ctl->json ? ringctl_print_json(items) : print_jobs(ctl, items);
+        ctl->json ? ringctl_print_json(items) : print_jobs(ctl, o, items);
     free(s);
     json_decref(items);
     return rc;
@@ -279,5 +303,8 @@ int ringctl_cmd_list(struct ringctl *ctl, int argc, char **argv)
     struct list_opts o = {.interval_s = 2.0};
     if (list_args(&o, argc, argv) < 0)
         return RINGCTL_USAGE;
-    return o.watch ? list_watch(ctl, &o) : list_once(ctl, &o, 0);
+    o.starts = json_object();
+    int rc = o.watch ? list_watch(ctl, &o) : list_once(ctl, &o, 0);
+    json_decref(o.starts);
+    return rc;
 }

@@ -398,6 +398,19 @@ static void one_node(char *w)
         201));
 }
 
+/* How many lines of the server's log (one per request) hold what. */
+static int server_log_count(const char *what)
+{
+    static char log[1 << 20];
+    char path[300];
+    snprintf(path, sizeof(path), "%s/server.log", hx.dir);
+    read_file(path, log, sizeof(log));
+    int n = 0;
+    for (const char *p = log; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
 Test(ringctl, list_reads_like_squeue_and_watches)
 {
     char w[128], path[64];
@@ -443,8 +456,11 @@ Test(ringctl, list_reads_like_squeue_and_watches)
     json_decref(j);
 
     double t0 = hx_now();
+    int events_before = server_log_count("/events 200");
     r = ctl("list", "--watch", "--interval", "0.2", "--count", "3");
     cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert_eq(server_log_count("/events 200") - events_before, 2,
+                 "the two started jobs' events are read once, not at each redraw");
     int draws = 0;
     for (const char *p = r->out; (p = strstr(p, "Every 0.2s: ringctl list")); p++)
         draws++;
