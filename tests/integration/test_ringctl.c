@@ -490,6 +490,32 @@ static void report(const char *w, long long id, const char *state)
     json_decref(hx_expect_json(hx_json("POST", path, w, body), 200));
 }
 
+/* As the worker w of node 1: waits (bounded) for the job's pending action of kind, which a
+ * ringctl running beside the test asks for, and posts it done. */
+static void take_action(const char *w, long long id, const char *kind)
+{
+    for (double t0 = hx_now(); hx_now() - t0 < 15; usleep(50000)) {
+        json_t *a = hx_expect_json(hx_json("GET", "/api/v1/nodes/1/actions?wait=1", w, NULL), 200);
+        size_t k;
+        json_t *it;
+        json_array_foreach(json_object_get(a, "items"), k, it)
+        {
+            if (json_integer_value(json_object_get(it, "job_id")) != id ||
+                strcmp(json_string_value(json_object_get(it, "kind")), kind))
+                continue;
+            char path[64];
+            snprintf(path, sizeof(path), "/api/v1/actions/%" JSON_INTEGER_FORMAT "/result",
+                     json_integer_value(json_object_get(it, "id")));
+            json_decref(a);
+            json_decref(hx_expect_json(
+                hx_json("POST", path, w, "{\"outcome\":\"ok\",\"detail\":\"test\"}"), 200));
+            return;
+        }
+        json_decref(a);
+    }
+    cr_assert_fail("no %s action for job %lld", kind, id);
+}
+
 /* Starts ringctl with the test server and the admin token, arguments up to NULL. */
 static pid_t ctl_bg(const char *first, ...)
 {
@@ -532,7 +558,7 @@ Test(ringctl, requests_say_what_next_and_wait_until_applied)
 
     /* suspend and resume: the worker applies them. */
     pid = ctl_bg("suspend", ids, "--wait", "--timeout", "20", NULL);
-    usleep(500000);
+    take_action(w, id, "suspend");
     report(w, id, "SUSPENDED");
     ctl_reap(&r, pid);
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
@@ -540,7 +566,7 @@ Test(ringctl, requests_say_what_next_and_wait_until_applied)
                   strstr(r.out, "suspended\n"),
               "%s", r.out);
     pid = ctl_bg("resume", ids, "--wait", "--timeout", "20", "--json", NULL);
-    usleep(500000);
+    take_action(w, id, "resume");
     report(w, id, "RUNNING");
     ctl_reap(&r, pid);
     cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
@@ -570,7 +596,7 @@ Test(ringctl, requests_say_what_next_and_wait_until_applied)
 
     /* A job that ends while a request waits: refused (exit 1). */
     pid = ctl_bg("suspend", ids, "--wait", NULL);
-    usleep(500000);
+    take_action(w, id, "suspend");
     report(w, id, "COMPLETED");
     ctl_reap(&r, pid);
     cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
