@@ -1,6 +1,6 @@
 /* ringctl: the command-line client of ringmasterd's REST API.
  *
- *   ringctl [--server URL] [--token-file F] [--json] [-o json|wide] COMMAND [ARGS]
+ *   ringctl [--server URL] [--token-file F] [--json] [-o json|wide|id] COMMAND [ARGS]
  *
  * The global options may stand before or after the command (up to a "--").
  * The server comes from --server, else $RINGMASTER_URL, else
@@ -84,6 +84,7 @@ static const char global_help[] =
     "  --token-file F    the token (else $RINGMASTER_TOKEN, else ./var/admin.token)\n"
     "  --json, -o json   the server's JSON instead of text\n"
     "  --wide, -o wide   more columns (list)\n"
+    "  -o id             the job ids alone, one a line (list)\n"
     "  -h, --help        help (with a command: that command's)\n"
     "exit codes: 0 ok, 1 the server refused (problem printed), 2 usage, 3 server unreachable\n";
 
@@ -254,15 +255,17 @@ static const char *opt_value(const char *opt, int argc, char **argv, int *i)
     return NULL;
 }
 
-/* -o json|wide. Returns 0, or -1 after printing why. */
+/* -o json|wide|id. Returns 0, or -1 after printing why. */
 static int output_format(struct ringctl *ctl, const char *v)
 {
     if (!strcmp(v, "json"))
         ctl->json = 1;
     else if (!strcmp(v, "wide"))
         ctl->wide = 1;
+    else if (!strcmp(v, "id"))
+        ctl->ids = 1;
     else {
-        fprintf(stderr, "ringctl: -o: expected json or wide, got '%s'\n", v);
+        fprintf(stderr, "ringctl: -o: expected json, wide or id, got '%s'\n", v);
         return -1;
     }
     return 0;

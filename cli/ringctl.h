@@ -19,6 +19,7 @@ struct ringctl {
     struct httpc *http;
     int json; /* --json, -o json: print the server's JSON as is */
     int wide; /* --wide, -o wide: more columns */
+    int ids;  /* -o id: the ids alone, one a line (list) */
 };
 
 /* Sends the request; on a 2xx answer stores it in *out (new reference, may be

@@ -262,8 +262,13 @@ static int list_once(struct ringctl *ctl, struct list_opts *o, int compact)
     json_t *items;
     int rc = fetch_jobs(ctl, o, &items);
     char *s = rc == RINGCTL_OK && compact ? json_dumps(items, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    size_t i;
+    json_t *j;
     if (s)
         puts(s);
+    else if (rc == RINGCTL_OK && ctl->ids && !ctl->json)
+        json_array_foreach(items, i, j)
+            printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(j, "id")));
     else if (rc == RINGCTL_OK)
         ctl->json ? ringctl_print_json(items) : print_jobs(ctl, o, items);
     free(s);

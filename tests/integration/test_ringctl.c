@@ -357,6 +357,11 @@ Test(ringctl, global_options_anywhere_and_help)
     cr_assert_eq(json_integer_value(json_object_get(j, "id")), id);
     json_decref(j);
     cr_assert_eq(ctl("list", "-o", "xml")->code, 2);
+    r = ctl("list", "-o", "id");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    char want[40];
+    snprintf(want, sizeof(want), "%lld\n", id);
+    cr_assert_str_eq(r->out, want, "-o id: the ids alone");
 
     /* --server after the command wins over RINGMASTER_URL (which points nowhere). */
     char url[64];
@@ -619,7 +624,8 @@ static void complete_words(const char *words, char *out, size_t len)
     snprintf(dir, sizeof(dir), "%s", RINGCTL_PATH);
     *strrchr(dir, '/') = '\0';
     snprintf(cmd, sizeof(cmd),
-             "PATH='%s':\"$PATH\" RINGMASTER_URL=http://127.0.0.1:%d RINGMASTER_TOKEN='%s' bash -c '"
+             "PATH='%s':\"$PATH\" RINGMASTER_URL=http://127.0.0.1:%d RINGMASTER_TOKEN='%s'"
+             " RINGCTL_COMPLETION_TIMEOUT=30 bash -c '"
              "source %s; COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _ringctl;"
              " echo \"${COMPREPLY[*]}\"'",
              dir, hx.port, hx.admin, RINGCTL_COMPLETION, words);
