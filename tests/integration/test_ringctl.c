@@ -702,3 +702,30 @@ Test(ringctl, man_page_and_completion_name_every_command_and_option)
     }
     hx_finish();
 }
+
+Test(ringctl, an_elastic_resize_says_when_the_scheduler_considers_it)
+{
+    char w[128], ids[32];
+    one_node(w);
+    struct ctl_run *r = ctl("submit", "--name", "el", "--gpus", "1", "--elastic", "--max-gpus",
+                            "2", "--", "true");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    long long id = atoll(r->out);
+    snprintf(ids, sizeof(ids), "%lld", id);
+    json_decref(wait_state(id, "STARTING"));
+    json_t *s = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    char want[160];
+    snprintf(want, sizeof(want),
+             "(STARTING, elastic) asks for 2 GPUs; the scheduler considers it at its next round"
+             " (every %g s); it resizes a job at most every %g s",
+             json_number_value(json_object_get(s, "interval_s")),
+             json_number_value(json_object_get(s, "min_resize_interval_s")));
+    json_decref(s);
+    r = ctl("resize", ids, "2");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, want), "%s\nwanted: %s", r->out, want);
+    r = ctl("resize", ids, "3");
+    cr_assert_eq(r->code, 1, "beyond max_gpus: refused");
+    cr_assert(strstr(r->err, "gpus"), "%s", r->err);
+    hx_finish();
+}
