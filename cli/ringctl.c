@@ -86,7 +86,8 @@ static const char global_help[] =
     "  --wide, -o wide   more columns (list)\n"
     "  -o id             the job ids alone, one a line (list)\n"
     "  -h, --help        help (with a command: that command's)\n"
-    "exit codes: 0 ok, 1 the server refused (problem printed), 2 usage, 3 server unreachable\n";
+    "exit codes: 0 ok, 1 the server refused (problem printed) or --wait ended unapplied,\n"
+    "  2 usage, 3 server unreachable\n";
 
 static void usage(FILE *f)
 {
