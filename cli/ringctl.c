@@ -1,7 +1,8 @@
 /* ringctl: the command-line client of ringmasterd's REST API.
  *
- *   ringctl [--server URL] [--token-file F] [--json] COMMAND [ARGS]
+ *   ringctl [--server URL] [--token-file F] [--json] [-o json|wide|id] COMMAND [ARGS]
  *
+ * The global options may stand before or after the command (up to a "--").
  * The server comes from --server, else $RINGMASTER_URL, else
  * http://127.0.0.1:8080; the token from --token-file, else $RINGMASTER_TOKEN,
  * else ./var/admin.token when readable. */
@@ -10,44 +11,122 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ringctl.h"
 
 struct command {
     const char *name;
     int (*run)(struct ringctl *ctl, int argc, char **argv);
-    const char *usage;
+    const char *usage;   /* after "ringctl " */
+    const char *summary; /* one line */
+    const char *example; /* one command line */
 };
+
+#define WAIT_OPTS " [--wait [--timeout S]]"
 
 static const struct command commands[] = {
     {"submit", ringctl_cmd_submit,
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
-     "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] -- COMMAND [ARGS...]"},
-    {"list", ringctl_cmd_list, "list [--state S] [--user U] [--limit N] [--all]"},
-    {"show", ringctl_cmd_show, "show JOB_ID"},
-    {"suspend", ringctl_cmd_suspend, "suspend JOB_ID"},
-    {"resume", ringctl_cmd_resume, "resume JOB_ID"},
-    {"resize", ringctl_cmd_resize, "resize JOB_ID GPUS"},
-    {"migrate", ringctl_cmd_migrate, "migrate JOB_ID [NODE_ID]"},
-    {"watch", ringctl_cmd_watch, "watch [JOB_ID] [--timeout S] [--interval S]"},
+     "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] -- COMMAND [ARGS...]",
+     "Submit a job; prints its id.",
+     "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
+    {"list", ringctl_cmd_list,
+     "list [--state S] [--user U] [--limit N] [--all] [--wide|-o wide]\n"
+     "         [--watch [--interval S] [--count N] [--timeout S]]",
+     "List jobs like squeue: ID, NAME, USER, STATE, GPUS, TIME (run time, D-HH:MM:SS) and\n"
+     "  REASON/FINISH (why a pending job waits and its predicted start; a running job's\n"
+     "  predicted finish; an ended job's finish). --wide adds NODE[GPUS] and SUBMITTED.\n"
+     "  --watch redraws every --interval seconds (2) until Ctrl-C, --count redraws or\n"
+     "  --timeout seconds. --all reads every page.",
+     "ringctl list --state PENDING --wide"},
+    {"show", ringctl_cmd_show, "show JOB_ID",
+     "A job in full: state, times, why it waits, queue position, allocation, model.",
+     "ringctl show 1"},
+    {"suspend", ringctl_cmd_suspend, "suspend JOB_ID" WAIT_OPTS,
+     "Suspend a running job in place; says which action was written. --wait blocks until it\n"
+     "  is suspended (or cannot be), printing each step; --timeout S gives up after S s.",
+     "ringctl suspend 1 --wait --timeout 60"},
+    {"resume", ringctl_cmd_resume, "resume JOB_ID" WAIT_OPTS,
+     "Resume a suspended job. --wait blocks until it runs again.",
+     "ringctl resume 1 --wait"},
+    {"resize", ringctl_cmd_resize, "resize JOB_ID GPUS" WAIT_OPTS,
+     "Request another size (elastic: within min..max); the scheduler considers it at its next\n"
+     "  round. --wait blocks until the job runs at that size (a waiting job: at once).",
+     "ringctl resize 1 4 --wait --timeout 120"},
+    {"migrate", ringctl_cmd_migrate, "migrate JOB_ID [NODE_ID]" WAIT_OPTS,
+     "Move a running job elsewhere (or to NODE_ID) at the scheduler's next round. --wait\n"
+     "  blocks until it runs there.",
+     "ringctl migrate 1 2 --wait"},
+    {"watch", ringctl_cmd_watch, "watch [JOB_ID] [--timeout S] [--interval S]",
+     "Print each change of a job (or of every job) until it ends (exit 1 on --timeout).",
+     "ringctl watch 1 --timeout 600"},
     {"policy", ringctl_cmd_policy,
-     "policy [NAME] [--interval S] [--explore-stage S]"
-     " [--paused true|false]"},
-    {"cancel", ringctl_cmd_cancel, "cancel JOB_ID"},
-    {"events", ringctl_cmd_events, "events JOB_ID"},
-    {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]"},
-    {"user", ringctl_cmd_user, "user create NAME [--role admin|user|worker]"},
-    {"health", ringctl_cmd_health, "health"},
+     "policy [NAME] [--interval S] [--explore-stage S] [--paused true|false]",
+     "Show the scheduler's policy and the ones to choose from; set them (admin).",
+     "ringctl policy optimus --interval 5"},
+    {"cancel", ringctl_cmd_cancel, "cancel JOB_ID", "Cancel a job.", "ringctl cancel 1"},
+    {"events", ringctl_cmd_events, "events JOB_ID", "A job's history of state changes.",
+     "ringctl events 1"},
+    {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]", "Nodes and their GPUs.", "ringctl nodes"},
+    {"user", ringctl_cmd_user, "user create NAME [--role admin|user|worker]",
+     "Make a user and print its token, once (admin).", "ringctl user create alice"},
+    {"health", ringctl_cmd_health, "health", "The server's and its database's health.",
+     "ringctl health"},
+    {"help", NULL, "help [COMMAND]", "This help, or one command's.", "ringctl help list"},
 };
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char global_help[] =
+    "global options, before or after the command:\n"
+    "  --server URL      the server (else $RINGMASTER_URL, else http://127.0.0.1:8080)\n"
+    "  --token-file F    the token (else $RINGMASTER_TOKEN, else ./var/admin.token)\n"
+    "  --json, -o json   the server's JSON instead of text\n"
+    "  --wide, -o wide   more columns (list)\n"
+    "  -o id             the job ids alone, one a line (list)\n"
+    "  -h, --help        help (with a command: that command's)\n"
+    "exit codes: 0 ok, 1 the server refused (problem printed) or --wait ended unapplied,\n"
+    "  2 usage, 3 server unreachable\n";
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ringctl [--server URL] [--token-file F] [--json] COMMAND [ARGS]\n"
-               "commands:\n");
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(f, "usage: ringctl [OPTIONS] COMMAND [ARGS]\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %s\n", commands[i].usage);
-    fprintf(f, "exit codes: 0 ok, 1 the server refused (problem printed), 2 usage, "
-               "3 server unreachable\n");
+    fputs(global_help, f);
+    fprintf(f, "example: ringctl list --json; ringctl help COMMAND for more\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t k = 0; k < NCOMMANDS; k++)
+        if (!strcmp(name, commands[k].name))
+            return &commands[k];
+    return NULL;
+}
+
+static void command_help(const struct command *c)
+{
+    printf("usage: ringctl %s\n  %s\nexample: %s\n", c->usage, c->summary, c->example);
+    fputs(global_help, stdout);
+}
+
+/* ringctl help [COMMAND]. */
+static int help(int argc, char **argv)
+{
+    if (argc == 0) {
+        usage(stdout);
+        return RINGCTL_OK;
+    }
+    const struct command *c = argc == 1 ? find_command(argv[0]) : NULL;
+    if (!c) {
+        fprintf(stderr, "ringctl: help: no command '%s'\n", argv[0]);
+        usage(stderr);
+        return RINGCTL_USAGE;
+    }
+    command_help(c);
+    return RINGCTL_OK;
 }
 
 static char *read_token_file(const char *path, int must_exist)
@@ -123,6 +202,33 @@ int ringctl_job_path(const char *id, const char *suffix, char *buf, size_t len)
     return 0;
 }
 
+int ringctl_parse_seconds(const char *flag, const char *s, double *v)
+{
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || *end || !(x >= 0 && x <= 86400 * 365)) {
+        fprintf(stderr, "ringctl: %s: expected seconds, got '%s'\n", flag, s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+double ringctl_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void ringctl_sleep(double s)
+{
+    if (s <= 0)
+        return;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
 void ringctl_print_json(json_t *v)
 {
     char *s = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -131,54 +237,122 @@ void ringctl_print_json(json_t *v)
     free(s);
 }
 
+/* The options every command takes, wherever they stand before a "--". */
+struct globals {
+    const char *server, *token_file;
+    int help;
+};
+
+/* Takes a value for a global option (--opt VALUE or --opt=VALUE); NULL when it is not opt. */
+static const char *opt_value(const char *opt, int argc, char **argv, int *i)
+{
+    size_t n = strlen(opt);
+    if (strncmp(argv[*i], opt, n))
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == '\0' && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+/* -o json|wide|id. Returns 0, or -1 after printing why. */
+static int output_format(struct ringctl *ctl, const char *v)
+{
+    if (!strcmp(v, "json"))
+        ctl->json = 1;
+    else if (!strcmp(v, "wide"))
+        ctl->wide = 1;
+    else if (!strcmp(v, "id"))
+        ctl->ids = 1;
+    else {
+        fprintf(stderr, "ringctl: -o: expected json, wide or id, got '%s'\n", v);
+        return -1;
+    }
+    return 0;
+}
+
+/* Consumes argv[*i] when it is a global option. Returns 1 if it was, 0 if not, -1 on a bad
+ * value (printed). */
+static int global_option(struct ringctl *ctl, struct globals *g, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    if (!strcmp(a, "--json"))
+        ctl->json = 1;
+    else if (!strcmp(a, "--wide"))
+        ctl->wide = 1;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+        g->help = 1;
+    else if ((v = opt_value("--server", argc, argv, i)))
+        g->server = v;
+    else if ((v = opt_value("--token-file", argc, argv, i)))
+        g->token_file = v;
+    else if ((v = opt_value("-o", argc, argv, i)))
+        return output_format(ctl, v) < 0 ? -1 : 1;
+    else
+        return 0;
+    return 1;
+}
+
+/* Moves the global options out of argv (up to a "--") into ctl and g; *argc becomes the
+ * count of what is left, argv[0] included. Returns 0, or -1 after printing why. */
+static int take_globals(struct ringctl *ctl, struct globals *g, int *argc, char **argv)
+{
+    int n = 1, i = 1;
+    for (; i < *argc && strcmp(argv[i], "--"); i++) {
+        int k = i, rc = global_option(ctl, g, *argc, argv, &k);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            argv[n++] = argv[i];
+        i = k;
+    }
+    for (; i < *argc; i++)
+        argv[n++] = argv[i];
+    argv[n] = NULL;
+    *argc = n;
+    return 0;
+}
+
+static char *read_token(const struct globals *g)
+{
+    if (g->token_file)
+        return read_token_file(g->token_file, 1);
+    if (getenv("RINGMASTER_TOKEN"))
+        return strdup(getenv("RINGMASTER_TOKEN"));
+    return read_token_file("var/admin.token", 0);
+}
+
 int main(int argc, char **argv)
 {
-    const char *server = getenv("RINGMASTER_URL");
-    const char *token_file = NULL;
+    struct globals g = {.server = getenv("RINGMASTER_URL")};
     struct ringctl ctl = {0};
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "--server") && i + 1 < argc)
-            server = argv[++i];
-        else if (!strcmp(argv[i], "--token-file") && i + 1 < argc)
-            token_file = argv[++i];
-        else if (!strcmp(argv[i], "--json"))
-            ctl.json = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return RINGCTL_OK;
-        } else {
-            usage(stderr);
-            return RINGCTL_USAGE;
-        }
-    }
-    if (i >= argc) {
-        usage(stderr);
+    if (take_globals(&ctl, &g, &argc, argv) < 0)
         return RINGCTL_USAGE;
+    if (argc < 2) {
+        usage(g.help ? stdout : stderr);
+        return g.help ? RINGCTL_OK : RINGCTL_USAGE;
     }
-    const struct command *cmd = NULL;
-    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-        if (!strcmp(argv[i], commands[k].name))
-            cmd = &commands[k];
+    const struct command *cmd = find_command(argv[1]);
     if (!cmd) {
-        fprintf(stderr, "ringctl: unknown command '%s'\n", argv[i]);
+        fprintf(stderr, "ringctl: unknown command '%s'\n", argv[1]);
         usage(stderr);
         return RINGCTL_USAGE;
     }
-    char *token = NULL;
-    if (token_file)
-        token = read_token_file(token_file, 1);
-    else if (getenv("RINGMASTER_TOKEN"))
-        token = strdup(getenv("RINGMASTER_TOKEN"));
-    else
-        token = read_token_file("var/admin.token", 0);
-    if (token_file && !token)
+    if (!cmd->run)
+        return help(argc - 2, argv + 2);
+    if (g.help) {
+        command_help(cmd);
+        return RINGCTL_OK;
+    }
+    char *token = read_token(&g);
+    if (g.token_file && !token)
         return RINGCTL_USAGE;
-    ctl.http = httpc_create(server ? server : "http://127.0.0.1:8080", token);
+    ctl.http = httpc_create(g.server ? g.server : "http://127.0.0.1:8080", token);
     free(token);
     if (!ctl.http)
         return RINGCTL_UNREACHABLE;
-    int rc = cmd->run(&ctl, argc - i - 1, argv + i + 1);
+    int rc = cmd->run(&ctl, argc - 2, argv + 2);
     httpc_destroy(ctl.http);
     return rc;
 }

@@ -17,7 +17,9 @@ enum ringctl_exit {
 
 struct ringctl {
     struct httpc *http;
-    int json; /* --json: print the server's JSON as is */
+    int json; /* --json, -o json: print the server's JSON as is */
+    int wide; /* --wide, -o wide: more columns */
+    int ids;  /* -o id: the ids alone, one a line (list) */
 };
 
 /* Sends the request; on a 2xx answer stores it in *out (new reference, may be
@@ -33,8 +35,45 @@ int ringctl_parse_int(const char *flag, const char *s, long long lo, long long h
  * positive integer. */
 int ringctl_job_path(const char *id, const char *suffix, char *buf, size_t len);
 
+/* Parses s as seconds 0..1 year into *v. Returns 0, or -1 after printing why (naming flag). */
+int ringctl_parse_seconds(const char *flag, const char *s, double *v);
+
+/* Seconds on the monotonic clock. */
+double ringctl_mono_s(void);
+
+/* Sleeps s seconds (s <= 0: not at all). */
+void ringctl_sleep(double s);
+
 /* Prints v as indented JSON on stdout. */
 void ringctl_print_json(json_t *v);
+
+/* What --wait waits for after a request. */
+enum ringctl_goal {
+    RINGCTL_GOAL_SUSPENDED, /* suspend: the job is SUSPENDED */
+    RINGCTL_GOAL_RUNNING,   /* resume: RUNNING again */
+    RINGCTL_GOAL_SIZE,      /* resize: RUNNING on gpus GPUs (or PENDING asking for them) */
+    RINGCTL_GOAL_MOVED,     /* migrate: RUNNING after a migration (or on another node) */
+};
+
+struct ringctl_wait {
+    long long job;
+    const char *kind; /* "suspend", "resize", ... for the messages */
+    enum ringctl_goal goal;
+    long long gpus;         /* RINGCTL_GOAL_SIZE */
+    double timeout_s;       /* 0: until Ctrl-C */
+    long long after_event;  /* events up to this id are old (ringctl_wait_prepare) */
+    long long from_node;    /* the job's first node before the request */
+    int moved;              /* a MIGRATING -> RUNNING event came */
+};
+
+/* Before the request: notes the job's latest event and its node in w. Returns RINGCTL_OK or
+ * an exit code (the problem printed). */
+int ringctl_wait_prepare(struct ringctl *ctl, struct ringctl_wait *w);
+
+/* After the request: polls the job and its events, printing each new event (text), until the
+ * request is applied (prints the outcome, or the job with --json; RINGCTL_OK), the job ended
+ * or another request replaced it, or w->timeout_s passed (RINGCTL_API_ERROR, why on stderr). */
+int ringctl_wait_run(struct ringctl *ctl, struct ringctl_wait *w);
 
 /* Commands: argc/argv start after the command name. */
 int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv);

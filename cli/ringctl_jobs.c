@@ -1,4 +1,5 @@
-/* ringctl's job commands: submit, list, cancel (show and events: ringctl_show.c). */
+/* ringctl's job commands: submit, cancel (list: ringctl_list.c; show and events:
+ * ringctl_show.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -6,53 +7,6 @@
 #include <string.h>
 
 #include "ringctl.h"
-#include "table.h"
-
-static const char *str(json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
-static void fmt_int(json_t *o, const char *k, char *buf, size_t len)
-{
-    json_t *v = json_object_get(o, k);
-    if (json_is_integer(v))
-        snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    else
-        buf[0] = '\0';
-}
-
-/* The job's predicted_finish to the second ("2026-01-01T12:10:00Z"), or "-" when the
- * scheduler cannot tell (or the job waits no more). */
-static void fmt_finish(json_t *o, char *buf, size_t len)
-{
-    const char *f = str(o, "predicted_finish");
-    if (f && strlen(f) >= 19)
-        snprintf(buf, len, "%.19sZ", f);
-    else
-        snprintf(buf, len, "-");
-}
-
-static void print_jobs(json_t *items)
-{
-    static const char *const head[] = {"ID",   "NAME",      "STATE", "USER",
-                                       "GPUS", "SUBMITTED", "FINISH"};
-    struct table *t = table_create(7, head);
-    size_t i;
-    json_t *j;
-    json_array_foreach(items, i, j)
-    {
-        char id[32], gpus[32], fin[32];
-        fmt_int(j, "id", id, sizeof(id));
-        fmt_int(j, "gpus", gpus, sizeof(gpus));
-        fmt_finish(j, fin, sizeof(fin));
-        const char *row[] = {
-            id, str(j, "name"), str(j, "state"), str(j, "user"), gpus, str(j, "submitted_at"), fin};
-        table_add(t, row);
-    }
-    table_print(t, stdout);
-    table_destroy(t);
-}
 
 struct submit_opts {
     json_t *job;
@@ -141,74 +95,24 @@ done:
     return rc;
 }
 
-int ringctl_cmd_list(struct ringctl *ctl, int argc, char **argv)
-{
-    char query[512] = "", path[1024];
-    int all = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--all")) {
-            all = 1;
-            continue;
-        }
-        const char *key = !strcmp(argv[i], "--state") ? "state"
-                          : !strcmp(argv[i], "--user") ? "user"
-                          : !strcmp(argv[i], "--limit") ? "limit"
-                                                        : NULL;
-        if (!key || i + 1 >= argc || strpbrk(argv[i + 1], "&?#= /")) {
-            fprintf(stderr, "usage: ringctl list [--state S] [--user U] [--limit N] [--all]\n");
-            return RINGCTL_USAGE;
-        }
-        size_t n = strlen(query);
-        snprintf(query + n, sizeof(query) - n, "&%s=%s", key, argv[++i]);
-    }
-    json_t *items = json_array();
-    char cursor[128] = "";
-    int rc;
-    do {
-        snprintf(path, sizeof(path), "/api/v1/jobs?%s%s%s", query + (query[0] ? 1 : 0),
-                 cursor[0] ? "&after=" : "", cursor);
-        json_t *out;
-        rc = ringctl_call(ctl, "GET", path, NULL, NULL, &out);
-        if (rc != RINGCTL_OK)
-            break;
-        json_array_extend(items, json_object_get(out, "items"));
-        json_t *next = json_object_get(out, "next");
-        cursor[0] = '\0';
-        if (json_is_string(next))
-            snprintf(cursor, sizeof(cursor), "%s", json_string_value(next));
-        else if (json_is_integer(next))
-            snprintf(cursor, sizeof(cursor), "%" JSON_INTEGER_FORMAT, json_integer_value(next));
-        json_decref(out);
-    } while (all && cursor[0]);
-    if (rc == RINGCTL_OK) {
-        if (ctl->json)
-            ringctl_print_json(items);
-        else
-            print_jobs(items);
-    }
-    json_decref(items);
-    return rc;
-}
-
-static int job_call(struct ringctl *ctl, int argc, char **argv, const char *method,
-                    const char *suffix, const char *usage)
+int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
 {
     char path[128];
     if (argc != 1) {
-        fprintf(stderr, "usage: ringctl %s\n", usage);
+        fprintf(stderr, "usage: ringctl cancel JOB_ID\n");
         return RINGCTL_USAGE;
     }
-    if (ringctl_job_path(argv[0], suffix, path, sizeof(path)) < 0)
+    if (ringctl_job_path(argv[0], "/cancel", path, sizeof(path)) < 0)
         return RINGCTL_USAGE;
     json_t *out;
-    int rc = ringctl_call(ctl, method, path, NULL, NULL, &out);
-    if (rc == RINGCTL_OK && out)
+    int rc = ringctl_call(ctl, "POST", path, NULL, NULL, &out);
+    const char *state = json_string_value(json_object_get(out, "state"));
+    if (rc == RINGCTL_OK && ctl->json)
         ringctl_print_json(out);
+    else if (rc == RINGCTL_OK && state && strcmp(state, "CANCELLED"))
+        printf("job %s: cancel requested, state %s\n", argv[0], state);
+    else if (rc == RINGCTL_OK)
+        printf("job %s cancelled\n", argv[0]);
     json_decref(out);
     return rc;
-}
-
-int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
-{
-    return job_call(ctl, argc, argv, "POST", "/cancel", "cancel JOB_ID");
 }

@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ringctl.h"
 #include "table.h"
+#include "timefmt.h"
 
 static void print_nodes(json_t *items)
 {
@@ -25,7 +27,9 @@ static void print_nodes(json_t *items)
                  json_integer_value(json_object_get(n, "cpus")));
         snprintf(mem, sizeof(mem), "%.1f",
                  (double)json_integer_value(json_object_get(n, "memory_bytes")) / (1 << 30));
-        const char *hb = json_string_value(json_object_get(n, "last_heartbeat_at"));
+        char when[64];
+        const char *hb = timefmt_when_text(json_string_value(json_object_get(n, "last_heartbeat_at")),
+                                           time(NULL), when, sizeof(when), "-");
         const char *row[] = {id, json_string_value(json_object_get(n, "name")),
                              json_string_value(json_object_get(n, "state")), gpus, cpus, mem,
                              hb};
@@ -54,11 +58,13 @@ int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv)
     json_t *out;
     int rc = ringctl_call(ctl, "GET", path, NULL, NULL, &out);
     if (rc == RINGCTL_OK) {
-        json_t *items = json_is_array(out) ? out : json_object_get(out, "items");
-        if (ctl->json || argc == 1 || !items)
+        json_t *one = argc == 1 ? json_pack("[O]", out) : NULL;
+        json_t *items = one ? one : json_is_array(out) ? out : json_object_get(out, "items");
+        if (ctl->json || !items)
             ringctl_print_json(out);
         else
             print_nodes(items);
+        json_decref(one);
     }
     json_decref(out);
     return rc;

@@ -1,4 +1,5 @@
-/* ringctl's scheduler commands: suspend, resume, resize, migrate, watch, policy. */
+/* ringctl's scheduler commands: watch, policy (suspend, resume, resize, migrate:
+ * ringctl_act.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,69 +9,10 @@
 #include "ringctl.h"
 #include "table.h"
 
-/* POSTs body (stolen, may be NULL) to the job's suffix; prints the answer (JSON with --json,
- * else what, the job and its state). */
-static int post_job(struct ringctl *ctl, const char *id, const char *suffix, json_t *body,
-                    const char *what)
-{
-    char path[128];
-    if (ringctl_job_path(id, suffix, path, sizeof(path)) < 0) {
-        json_decref(body);
-        return RINGCTL_USAGE;
-    }
-    json_t *out;
-    int rc = ringctl_call(ctl, "POST", path, body, NULL, &out);
-    json_decref(body);
-    if (rc == RINGCTL_OK && ctl->json)
-        ringctl_print_json(out);
-    else if (rc == RINGCTL_OK)
-        printf("job %s: %s requested%s%s\n", id, what,
-               json_string_value(json_object_get(out, "state")) ? ", state " : "",
-               json_string_value(json_object_get(out, "state"))
-                   ? json_string_value(json_object_get(out, "state"))
-                   : "");
-    json_decref(out);
-    return rc;
-}
-
 static int usage_error(const char *usage)
 {
     fprintf(stderr, "usage: ringctl %s\n", usage);
     return RINGCTL_USAGE;
-}
-
-int ringctl_cmd_suspend(struct ringctl *ctl, int argc, char **argv)
-{
-    return argc == 1 ? post_job(ctl, argv[0], "/suspend", NULL, "suspend")
-                     : usage_error("suspend JOB_ID");
-}
-
-int ringctl_cmd_resume(struct ringctl *ctl, int argc, char **argv)
-{
-    return argc == 1 ? post_job(ctl, argv[0], "/resume", NULL, "resume")
-                     : usage_error("resume JOB_ID");
-}
-
-int ringctl_cmd_resize(struct ringctl *ctl, int argc, char **argv)
-{
-    long long gpus;
-    if (argc != 2)
-        return usage_error("resize JOB_ID GPUS");
-    if (ringctl_parse_int("GPUS", argv[1], 1, 1024, &gpus) < 0)
-        return RINGCTL_USAGE;
-    return post_job(ctl, argv[0], "/resize", json_pack("{s:I}", "gpus", (json_int_t)gpus),
-                    "resize");
-}
-
-int ringctl_cmd_migrate(struct ringctl *ctl, int argc, char **argv)
-{
-    long long node;
-    if (argc < 1 || argc > 2)
-        return usage_error("migrate JOB_ID [NODE_ID]");
-    if (argc == 2 && ringctl_parse_int("NODE_ID", argv[1], 1, 1LL << 53, &node) < 0)
-        return RINGCTL_USAGE;
-    json_t *body = argc == 2 ? json_pack("{s:I}", "node", (json_int_t)node) : NULL;
-    return post_job(ctl, argv[0], "/migrate", body, "migration");
 }
 
 /* ---- watch ---- */
@@ -81,33 +23,14 @@ struct watch {
     json_t *seen; /* job id -> the last line printed */
 };
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int parse_seconds(const char *flag, const char *s, double *v)
-{
-    char *end;
-    double x = strtod(s, &end);
-    if (end == s || *end || !(x >= 0 && x <= 86400 * 365)) {
-        fprintf(stderr, "ringctl: %s: expected seconds, got '%s'\n", flag, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
 static int watch_args(struct watch *w, int argc, char **argv)
 {
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-            if (parse_seconds("--timeout", argv[++i], &w->timeout_s) < 0)
+            if (ringctl_parse_seconds("--timeout", argv[++i], &w->timeout_s) < 0)
                 return -1;
         } else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
-            if (parse_seconds("--interval", argv[++i], &w->interval_s) < 0)
+            if (ringctl_parse_seconds("--interval", argv[++i], &w->interval_s) < 0)
                 return -1;
         } else if (argv[i][0] != '-' && !w->job) {
             if (ringctl_parse_int("JOB_ID", argv[i], 1, 1LL << 53, &w->job) < 0)
@@ -184,19 +107,17 @@ int ringctl_cmd_watch(struct ringctl *ctl, int argc, char **argv)
     if (watch_args(&w, argc, argv) < 0)
         return RINGCTL_USAGE;
     w.seen = json_object();
-    double start = mono_s();
+    double start = ringctl_mono_s();
     int rc;
     while ((rc = watch_poll(ctl, &w)) == RINGCTL_OK) {
-        double left = w.timeout_s > 0 ? w.timeout_s - (mono_s() - start) : w.interval_s;
+        double left = w.timeout_s > 0 ? w.timeout_s - (ringctl_mono_s() - start) : w.interval_s;
         if (left <= 0) {
             fprintf(stderr, "ringctl: watch: %.1f s passed%s\n", w.timeout_s,
                     w.job ? " before the job ended" : "");
             rc = w.job ? RINGCTL_API_ERROR : RINGCTL_OK;
             break;
         }
-        double nap = left < w.interval_s ? left : w.interval_s;
-        struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
-        nanosleep(&ts, NULL);
+        ringctl_sleep(left < w.interval_s ? left : w.interval_s);
     }
     json_decref(w.seen);
     return rc < 0 ? RINGCTL_OK : rc;
@@ -242,7 +163,7 @@ static int policy_args(json_t *body, int argc, char **argv)
         while (k < 2 && strcmp(argv[i], secs[k][0]))
             k++;
         if (k < 2 && i + 1 < argc) {
-            if (parse_seconds(secs[k][0], argv[++i], &s) < 0)
+            if (ringctl_parse_seconds(secs[k][0], argv[++i], &s) < 0)
                 return -1;
             json_object_set_new(body, secs[k][1], json_real(s));
         } else if (!strcmp(argv[i], "--paused") && i + 1 < argc) {

@@ -1,9 +1,11 @@
 /* ringctl's human views of one job: show (a summary) and events (a table). */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ringctl.h"
 #include "table.h"
+#include "timefmt.h"
 
 static const char *str_or(json_t *o, const char *k, const char *def)
 {
@@ -34,16 +36,23 @@ static void print_command(json_t *job)
     printf("\n");
 }
 
+/* The server's timestamp k of o for people ("in 3m12s", "13:02:03"), or def. */
+static const char *when(json_t *o, const char *k, char *buf, size_t len, const char *def)
+{
+    return timefmt_when_text(json_string_value(json_object_get(o, k)), time(NULL), buf, len,
+                             def);
+}
+
 static void print_pending(json_t *job)
 {
-    char pos[32];
+    char pos[32], at[64];
     if (json_is_null(json_object_get(job, "pending_reason")) ||
         !json_object_get(job, "pending_reason"))
         return;
     printf("  pending:   %s\n", str_or(job, "pending_reason", ""));
     printf("  queue:     position %s, predicted start %s\n",
            num(job, "queue_position", pos, sizeof(pos), "?"),
-           str_or(job, "predicted_start", "unknown"));
+           when(job, "predicted_start", at, sizeof(at), "unknown"));
 }
 
 static void print_allocation(json_t *job)
@@ -90,8 +99,11 @@ static void print_job(json_t *job)
            num(job, "min_gpus", lo, sizeof(lo), "?"), num(job, "max_gpus", hi, sizeof(hi), "?"),
            json_is_true(json_object_get(job, "elastic")) ? ", elastic" : "");
     print_command(job);
-    printf("  submitted: %s, updated %s, finished %s\n", str_or(job, "submitted_at", "?"),
-           str_or(job, "updated_at", "?"), str_or(job, "finished_at", "-"));
+    char sub[64], upd[64], fin[64];
+    printf("  submitted: %s, updated %s, finished %s\n", when(job, "submitted_at", sub, 64, "?"),
+           when(job, "updated_at", upd, 64, "?"), when(job, "finished_at", fin, 64, "-"));
+    if (when(job, "predicted_finish", fin, sizeof(fin), NULL))
+        printf("  finish:    predicted %s\n", fin);
     print_pending(job);
     print_allocation(job);
     print_model(job);
@@ -130,8 +142,8 @@ static void print_events(json_t *items)
     json_t *e;
     json_array_foreach(items, i, e)
     {
-        char id[32];
-        const char *row[] = {num(e, "id", id, sizeof(id), ""), str_or(e, "at", ""),
+        char id[32], at[64];
+        const char *row[] = {num(e, "id", id, sizeof(id), ""), when(e, "at", at, sizeof(at), ""),
                              str_or(e, "from", "-"),           str_or(e, "to", ""),
                              str_or(e, "event", ""),           str_or(e, "actor", ""),
                              str_or(e, "detail", "")};

@@ -32,9 +32,9 @@ static void read_file(const char *path, char *buf, size_t len)
         fclose(f);
 }
 
-/* Runs ringctl argv (NULL-terminated) with RINGMASTER_URL=url and RINGMASTER_TOKEN=token
- * (each unset when NULL); kills it after 30 s. */
-static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char **argv)
+/* Starts ringctl argv (NULL-terminated) with RINGMASTER_URL=url and RINGMASTER_TOKEN=token
+ * (each unset when NULL), its output into the test's ctl.out and ctl.err. Returns its pid. */
+static pid_t ctl_spawn(const char *url, const char *token, char **argv)
 {
     char outp[300], errp[300];
     snprintf(outp, sizeof(outp), "%s/ctl.out", hx.dir);
@@ -51,6 +51,15 @@ static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char
         execv(RINGCTL_PATH, argv);
         _exit(127);
     }
+    return pid;
+}
+
+/* Waits for the ringctl of ctl_spawn (killing it after 30 s) and reads what it did. */
+static void ctl_reap(struct ctl_run *r, pid_t pid)
+{
+    char outp[300], errp[300];
+    snprintf(outp, sizeof(outp), "%s/ctl.out", hx.dir);
+    snprintf(errp, sizeof(errp), "%s/ctl.err", hx.dir);
     int st = 0;
     for (int i = 0; i < 3000 && waitpid(pid, &st, WNOHANG) == 0; i++)
         usleep(10000);
@@ -61,6 +70,12 @@ static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char
     r->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     read_file(outp, r->out, sizeof(r->out));
     read_file(errp, r->err, sizeof(r->err));
+}
+
+/* Runs ringctl argv (NULL-terminated) as ctl_spawn does and waits for it. */
+static void ctl_argv(struct ctl_run *r, const char *url, const char *token, char **argv)
+{
+    ctl_reap(r, ctl_spawn(url, token, argv));
 }
 
 /* ringctl with the test server's URL and token, and the arguments up to NULL. */
@@ -83,6 +98,8 @@ static struct ctl_run *ctl_as(const char *token, ...)
 
 #define ctl(...) ctl_as(hx.admin, __VA_ARGS__, NULL)
 
+static void one_node(char *w);
+
 /* Parses the run's stdout as JSON (new), failing the test otherwise. */
 static json_t *out_json(const struct ctl_run *r)
 {
@@ -104,7 +121,10 @@ Test(ringctl, jobs_from_submit_to_cancel)
     r = ctl("list");
     cr_assert_eq(r->code, 0);
     cr_assert(strstr(r->out, "NAME") && strstr(r->out, "train"), "%s", r->out);
-    cr_assert(strstr(r->out, "FINISH") && strstr(r->out, " -"), "no finish predicted: %s", r->out);
+    cr_assert(strstr(r->out, "REASON/FINISH") && strstr(r->out, "TIME") && strstr(r->out, "USER"),
+              "%s", r->out);
+    cr_assert(strstr(r->out, "PENDING") && strstr(r->out, " 0:00 ") && strstr(r->out, " ("),
+              "a pending job has not run and says why it waits: %s", r->out);
     r = ctl("--json", "list", "--all");
     json_t *j = out_json(r);
     cr_assert_eq(json_array_size(j), 1);
@@ -121,6 +141,8 @@ Test(ringctl, jobs_from_submit_to_cancel)
 
     r = ctl("resize", ids, "3");
     cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "now asks for 3 GPUs") && !strchr(strchr(r->out, '\n') + 1, '\n'),
+              "one line: %s", r->out);
     j = hx_expect_json(hx_json("GET", "/api/v1/jobs/1", hx.admin, NULL), 200);
     cr_assert_eq(json_integer_value(json_object_get(j, "gpus")), 3);
     json_decref(j);
@@ -131,9 +153,16 @@ Test(ringctl, jobs_from_submit_to_cancel)
 
     r = ctl("cancel", ids);
     cr_assert_eq(r->code, 0, "%s", r->err);
+    char line[64];
+    snprintf(line, sizeof(line), "job %s cancelled\n", ids);
+    cr_assert_str_eq(r->out, line);
     r = ctl("cancel", ids);
     cr_assert_eq(r->code, 1);
     cr_assert(strstr(r->err, "409"), "the problem is printed: %s", r->err);
+
+    r = ctl("list");
+    cr_assert(strstr(r->out, "CANCELLED") && strstr(r->out, "finished "),
+              "an ended job shows its finish: %s", r->out);
 
     r = ctl("events", ids);
     cr_assert_eq(r->code, 0);
@@ -210,6 +239,15 @@ Test(ringctl, users_nodes_tokens_and_exit_codes)
     cr_assert_eq(r->code, 0, "%s", r->err);
     r = ctl("--json", "nodes");
     json_decref(out_json(r));
+    char w[128];
+    one_node(w);
+    r = ctl("nodes", "1");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "LAST_HEARTBEAT") && strstr(r->out, "h1"), "a table: %s", r->out);
+    r = ctl("nodes", "1", "--json");
+    json_t *n = out_json(r);
+    cr_assert_str_eq(json_string_value(json_object_get(n, "name")), "h1");
+    json_decref(n);
 
     r = ctl_as("not-a-token", "list", NULL);
     cr_assert_eq(r->code, 1);
@@ -282,7 +320,8 @@ Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
               "%s", r->out);
     r = ctl("suspend", ids);
     cr_assert_eq(r->code, 0, "%s", r->err);
-    cr_assert(strstr(r->out, "suspend requested"), "%s", r->out);
+    cr_assert(strstr(r->out, "suspend action ") && strstr(r->out, " pending on node 1"), "%s",
+              r->out);
     r = ctl("--json", "migrate", ids2);
     cr_assert_eq(r->code, 0, "%s", r->err);
     json_decref(out_json(r));
@@ -293,5 +332,400 @@ Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
     cr_assert(strstr(text, "\"suspend\""), "%s", text);
     free(text);
     json_decref(acts);
+    hx_finish();
+}
+
+Test(ringctl, global_options_anywhere_and_help)
+{
+    long long id = hx_submit(hx.admin, "anywhere", 1);
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    const char *forms[][4] = {{"list", "--json", NULL},
+                              {"--json", "list", NULL},
+                              {"list", "-o", "json", NULL},
+                              {"-o", "json", "list", NULL},
+                              {"list", "-o=json", NULL}};
+    for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++) {
+        struct ctl_run *r = ctl_as(hx.admin, forms[k][0], forms[k][1], forms[k][2], NULL);
+        cr_assert_eq(r->code, 0, "form %zu: %s", k, r->err);
+        json_t *j = out_json(r);
+        cr_assert_eq(json_array_size(j), 1, "form %zu", k);
+        json_decref(j);
+    }
+    struct ctl_run *r = ctl("show", ids, "--json");
+    json_t *j = out_json(r);
+    cr_assert_eq(json_integer_value(json_object_get(j, "id")), id);
+    json_decref(j);
+    cr_assert_eq(ctl("list", "-o", "xml")->code, 2);
+    r = ctl("list", "-o", "id");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    char want[40];
+    snprintf(want, sizeof(want), "%lld\n", id);
+    cr_assert_str_eq(r->out, want, "-o id: the ids alone");
+
+    /* --server after the command wins over RINGMASTER_URL (which points nowhere). */
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    char *argv[] = {"ringctl", "health", "--server", url, NULL};
+    struct ctl_run u;
+    ctl_argv(&u, "http://127.0.0.1:1", hx.admin, argv);
+    cr_assert_eq(u.code, 0, "%s", u.err);
+    cr_assert(strstr(u.out, "status ok"), "%s", u.out);
+
+    /* Help needs no server, goes to stdout, shows the usage and an example, and exits 0. */
+    const char *helps[][3] = {{"help", NULL}, {"--help", NULL}, {"help", "list"},
+                              {"list", "--help"}, {"cancel", "-h"}, {"--help", "resize"}};
+    for (size_t k = 0; k < sizeof(helps) / sizeof(helps[0]); k++) {
+        char *hv[] = {"ringctl", (char *)helps[k][0], (char *)helps[k][1], NULL};
+        ctl_argv(&u, "http://127.0.0.1:1", NULL, hv);
+        cr_assert_eq(u.code, 0, "help form %zu: %s", k, u.err);
+        cr_assert(strstr(u.out, "usage: ringctl") && strstr(u.out, "example: ringctl"),
+                  "help form %zu: %s", k, u.out);
+    }
+    char *hv[] = {"ringctl", "help", "resize", NULL};
+    ctl_argv(&u, "http://127.0.0.1:1", NULL, hv);
+    cr_assert(strstr(u.out, "usage: ringctl resize JOB_ID GPUS"), "%s", u.out);
+    char *bad[] = {"ringctl", "help", "nope", NULL};
+    ctl_argv(&u, "http://127.0.0.1:1", NULL, bad);
+    cr_assert_eq(u.code, 2);
+    hx_finish();
+}
+
+/* Registers node h1 with two GPUs as a new worker; copies its token into w (128 bytes). */
+static void one_node(char *w)
+{
+    hx_user("w1", "worker", w);
+    json_decref(hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", w,
+                "{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
+                "\"model\":\"V100\",\"memory_bytes\":1},{\"index\":1,\"model\":\"V100\","
+                "\"memory_bytes\":1}]}"),
+        201));
+}
+
+/* How many lines of the server's log (one per request) hold what. */
+static int server_log_count(const char *what)
+{
+    static char log[1 << 20];
+    char path[300];
+    snprintf(path, sizeof(path), "%s/server.log", hx.dir);
+    read_file(path, log, sizeof(log));
+    int n = 0;
+    for (const char *p = log; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
+Test(ringctl, list_reads_like_squeue_and_watches)
+{
+    char w[128], path[64];
+    one_node(w);
+    long long run = running_job(w, "runs");
+    long long done = running_job(w, "ends");
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", done);
+    sleep(1);
+    json_decref(hx_expect_json(hx_json("POST", path, w, "{\"state\":\"COMPLETED\"}"), 200));
+    long long wait = hx_submit(hx.admin, "waits", 2);
+    (void)run;
+    (void)wait;
+
+    struct ctl_run *r = ctl("list");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    const char *heads[] = {"ID", "NAME", "USER", "STATE", "GPUS", "TIME", "REASON/FINISH"};
+    for (size_t k = 0; k < sizeof(heads) / sizeof(heads[0]); k++)
+        cr_assert(strstr(r->out, heads[k]), "no %s: %s", heads[k], r->out);
+    cr_assert(!strstr(r->out, "SUBMITTED"), "not wide: %s", r->out);
+    const char *line = strstr(r->out, "ends");
+    cr_assert(line && strstr(line, "COMPLETED") && strstr(line, " 0:0") &&
+                  strstr(line, "finished "),
+              "a completed job shows its run time and finish: %s", r->out);
+    line = strstr(r->out, "runs");
+    cr_assert(line && strstr(line, "RUNNING") && strstr(line, " 0:0"), "%s", r->out);
+    line = strstr(r->out, "waits");
+    cr_assert(line && strstr(line, "PENDING") && strstr(line, "("), "%s", r->out);
+
+    const char *wides[][3] = {{"list", "--wide", NULL}, {"list", "-o", "wide"}, {"-o", "wide", "list"}};
+    for (size_t k = 0; k < 3; k++) {
+        r = ctl_as(hx.admin, wides[k][0], wides[k][1], wides[k][2], NULL);
+        cr_assert_eq(r->code, 0, "%s", r->err);
+        cr_assert(strstr(r->out, "NODE[GPUS]") && strstr(r->out, "SUBMITTED"), "%s", r->out);
+        line = strstr(r->out, "runs");
+        cr_assert(line && strstr(line, "1[0]"), "the allocation per node: %s", r->out);
+    }
+
+    r = ctl("--json", "list");
+    json_t *j = out_json(r);
+    const char *fin = json_string_value(json_object_get(json_array_get(j, 1), "finished_at"));
+    cr_assert(fin && strlen(fin) > 20 && fin[strlen(fin) - 1] == 'Z',
+              "JSON keeps the server's timestamps: %s", fin);
+    json_decref(j);
+
+    double t0 = hx_now();
+    int events_before = server_log_count("/events 200");
+    r = ctl("list", "--watch", "--interval", "0.2", "--count", "3");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert_eq(server_log_count("/events 200") - events_before, 2,
+                 "the two started jobs' events are read once, not at each redraw");
+    int draws = 0;
+    for (const char *p = r->out; (p = strstr(p, "Every 0.2s: ringctl list")); p++)
+        draws++;
+    cr_assert_eq(draws, 3, "%s", r->out);
+    r = ctl("list", "--watch", "--interval", "0.2", "--timeout", "1");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "REASON/FINISH"), "%s", r->out);
+    cr_assert_lt(hx_now() - t0, 10);
+    cr_assert_eq(ctl("list", "--watch", "--count", "0")->code, 2);
+    r = ctl("list", "--watch", "--interval", "0.1", "--count", "2", "--json");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    char *second = strchr(r->out, '\n');
+    cr_assert(second && second[1], "one JSON array a line: %s", r->out);
+    *second = '\0';
+    j = out_json(r);
+    cr_assert_eq(json_array_size(j), 3, "%s", r->out);
+    json_decref(j);
+    hx_finish();
+}
+
+/* Posts the job's state as the worker w (as its worker reports it). */
+static void report(const char *w, long long id, const char *state)
+{
+    char path[64], body[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", id);
+    snprintf(body, sizeof(body), "{\"state\":\"%s\"}", state);
+    json_decref(hx_expect_json(hx_json("POST", path, w, body), 200));
+}
+
+/* As the worker w of node 1: waits (bounded) for the job's pending action of kind, which a
+ * ringctl running beside the test asks for, and posts it done. */
+static void take_action(const char *w, long long id, const char *kind)
+{
+    for (double t0 = hx_now(); hx_now() - t0 < 15; usleep(50000)) {
+        json_t *a = hx_expect_json(hx_json("GET", "/api/v1/nodes/1/actions?wait=1", w, NULL), 200);
+        size_t k;
+        json_t *it;
+        json_array_foreach(json_object_get(a, "items"), k, it)
+        {
+            if (json_integer_value(json_object_get(it, "job_id")) != id ||
+                strcmp(json_string_value(json_object_get(it, "kind")), kind))
+                continue;
+            char path[64];
+            snprintf(path, sizeof(path), "/api/v1/actions/%" JSON_INTEGER_FORMAT "/result",
+                     json_integer_value(json_object_get(it, "id")));
+            json_decref(a);
+            json_decref(hx_expect_json(
+                hx_json("POST", path, w, "{\"outcome\":\"ok\",\"detail\":\"test\"}"), 200));
+            return;
+        }
+        json_decref(a);
+    }
+    cr_assert_fail("no %s action for job %lld", kind, id);
+}
+
+/* Starts ringctl with the test server and the admin token, arguments up to NULL. */
+static pid_t ctl_bg(const char *first, ...)
+{
+    static char url[64];
+    char *argv[32] = {"ringctl", (char *)first};
+    int n = 2;
+    va_list ap;
+    va_start(ap, first);
+    for (char *a; n < 31 && (a = va_arg(ap, char *)); n++)
+        argv[n] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    return ctl_spawn(url, hx.admin, argv);
+}
+
+Test(ringctl, requests_say_what_next_and_wait_until_applied)
+{
+    char w[128], ids[32];
+    one_node(w);
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"interval_s\": 1}"),
+                               200));
+    long long id = running_job(w, "r1");
+    snprintf(ids, sizeof(ids), "%lld", id);
+    struct ctl_run r;
+
+    /* resize: the scheduler's next round gives it the second GPU; the worker reports it. */
+    pid_t pid = ctl_bg("resize", ids, "2", "--wait", "--timeout", "25", NULL);
+    json_decref(wait_state(id, "RESIZING"));
+    report(w, id, "RUNNING");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "asks for 2 GPUs; the scheduler considers it at its next round"
+                            " (every 1 s)"),
+              "%s", r.out);
+    cr_assert(strstr(r.out, "RUNNING -> RESIZING") && strstr(r.out, "RESIZING -> RUNNING"),
+              "each step: %s", r.out);
+    cr_assert(strstr(r.out, "runs on 2 GPUs"), "%s", r.out);
+
+    /* suspend and resume: the worker applies them. */
+    pid = ctl_bg("suspend", ids, "--wait", "--timeout", "20", NULL);
+    take_action(w, id, "suspend");
+    report(w, id, "SUSPENDED");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "suspend action ") && strstr(r.out, "RUNNING -> SUSPENDED") &&
+                  strstr(r.out, "suspended\n"),
+              "%s", r.out);
+    pid = ctl_bg("resume", ids, "--wait", "--timeout", "20", "--json", NULL);
+    take_action(w, id, "resume");
+    report(w, id, "RUNNING");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    json_t *j = out_json(&r);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "state")), "RUNNING",
+                     "--json: the job as it is at the end");
+    json_decref(j);
+
+    /* migrate: no other node, so it is not applied within the timeout (exit 1). */
+    double t0 = hx_now();
+    r = *ctl("migrate", ids, "--wait", "--timeout", "1");
+    cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "migration to another node requested; the scheduler moves it at its"
+                            " next round"),
+              "%s", r.out);
+    cr_assert(strstr(r.err, "not applied after 1 s"), "%s", r.err);
+    cr_assert_lt(hx_now() - t0, 10);
+
+    /* A paused scheduler: the answer says so. */
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"paused\": true}"),
+                               200));
+    r = *ctl("resize", ids, "1");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "asks for 1 GPU; the scheduler considers it once it is unpaused"),
+              "%s", r.out);
+
+    /* A job that ends while a request waits: refused (exit 1). */
+    pid = ctl_bg("suspend", ids, "--wait", NULL);
+    take_action(w, id, "suspend");
+    report(w, id, "COMPLETED");
+    ctl_reap(&r, pid);
+    cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
+    cr_assert(strstr(r.err, "ended (COMPLETED) before its suspend was applied"), "%s", r.err);
+
+    /* Refused at once: the server's problem, no waiting. */
+    r = *ctl("suspend", ids, "--wait");
+    cr_assert_eq(r.code, 1);
+    cr_assert(strstr(r.err, "409"), "%s", r.err);
+    cr_assert_eq(ctl("suspend", ids, "--timeout", "x")->code, 2);
+    cr_assert_eq(ctl("suspend", ids, "--bogus")->code, 2);
+    hx_finish();
+}
+
+/* What the bash completion offers for the words (the last one being completed), with the test
+ * server as RINGMASTER_URL and the built ringctl first on PATH. Into out. */
+static void complete_words(const char *words, char *out, size_t len)
+{
+    char dir[512], cmd[2048];
+    snprintf(dir, sizeof(dir), "%s", RINGCTL_PATH);
+    *strrchr(dir, '/') = '\0';
+    snprintf(cmd, sizeof(cmd),
+             "PATH='%s':\"$PATH\" RINGMASTER_URL=http://127.0.0.1:%d RINGMASTER_TOKEN='%s'"
+             " RINGCTL_COMPLETION_TIMEOUT=30 bash -c '"
+             "source %s; COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _ringctl;"
+             " echo \"${COMPREPLY[*]}\"'",
+             dir, hx.port, hx.admin, RINGCTL_COMPLETION, words);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    pclose(p);
+}
+
+Test(ringctl, bash_completion_offers_commands_options_and_job_ids)
+{
+    char out[4096];
+    long long a = hx_submit(hx.admin, "a", 1), b = hx_submit(hx.admin, "b", 1);
+    complete_words("ringctl li", out, sizeof(out));
+    cr_assert_str_eq(out, "list\n");
+    complete_words("ringctl list --st", out, sizeof(out));
+    cr_assert_str_eq(out, "--state\n");
+    complete_words("ringctl list -o w", out, sizeof(out));
+    cr_assert_str_eq(out, "wide\n");
+    complete_words("ringctl --json resize 1 --wa", out, sizeof(out));
+    cr_assert_str_eq(out, "--wait\n");
+    complete_words("ringctl help sub", out, sizeof(out));
+    cr_assert_str_eq(out, "submit\n");
+    complete_words("ringctl show \"\"", out, sizeof(out));
+    char want[64];
+    snprintf(want, sizeof(want), "%lld %lld\n", a, b);
+    cr_assert_str_eq(out, want, "the job ids from the server");
+    hx_finish();
+}
+
+/* Every command and every option that ringctl's help names is in the man page and in the
+ * bash completion (the man page's "\-" read as "-"). */
+Test(ringctl, man_page_and_completion_name_every_command_and_option)
+{
+    static char man[65536], comp[16384], help[16384];
+    read_file(RINGCTL_MAN, man, sizeof(man));
+    read_file(RINGCTL_COMPLETION, comp, sizeof(comp));
+    char *w = man;
+    for (const char *r = man; *r; r++)
+        if (!(r[0] == '\\' && r[1] == '-'))
+            *w++ = *r;
+    *w = '\0';
+    struct ctl_run u;
+    char *hv[] = {"ringctl", "help", NULL};
+    ctl_argv(&u, "http://127.0.0.1:1", NULL, hv);
+    snprintf(help, sizeof(help), "%s", u.out);
+    const char *cmds[] = {"submit", "list",   "show",   "suspend", "resume", "resize", "migrate",
+                          "watch",  "policy", "cancel", "events",  "nodes",  "user",   "health",
+                          "help"};
+    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+        char line[64], word[64];
+        snprintf(line, sizeof(line), "\n  %s", cmds[k]);
+        cr_assert(strstr(help, line), "help lists %s", cmds[k]);
+        snprintf(line, sizeof(line), "\n\\fB%s", cmds[k]);
+        snprintf(word, sizeof(word), ".BI %s", cmds[k]);
+        cr_assert(strstr(man, line) || strstr(man, word) || strstr(man, cmds[k]),
+                  "the man page names %s", cmds[k]);
+        snprintf(word, sizeof(word), " %s", cmds[k]);
+        cr_assert(strstr(comp, word), "the completion offers %s", cmds[k]);
+        char *cv[] = {"ringctl", "help", (char *)cmds[k], NULL};
+        ctl_argv(&u, "http://127.0.0.1:1", NULL, cv);
+        size_t n = strlen(help);
+        snprintf(help + n, sizeof(help) - n, "%s", u.out);
+    }
+    for (const char *p = help; (p = strstr(p, "--")); p += 2) {
+        char opt[64];
+        size_t n = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+        if (n == 2 || n >= sizeof(opt))
+            continue;
+        snprintf(opt, sizeof(opt), "%.*s", (int)n, p);
+        cr_assert(strstr(man, opt), "the man page names %s", opt);
+        cr_assert(strstr(comp, opt), "the completion offers %s", opt);
+    }
+    hx_finish();
+}
+
+Test(ringctl, an_elastic_resize_says_when_the_scheduler_considers_it)
+{
+    char w[128], ids[32];
+    one_node(w);
+    struct ctl_run *r = ctl("submit", "--name", "el", "--gpus", "1", "--elastic", "--max-gpus",
+                            "2", "--", "true");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    long long id = atoll(r->out);
+    snprintf(ids, sizeof(ids), "%lld", id);
+    json_decref(wait_state(id, "STARTING"));
+    json_t *s = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    char want[160];
+    snprintf(want, sizeof(want),
+             "(STARTING, elastic) asks for 2 GPUs; the scheduler considers it at its next round"
+             " (every %g s); it resizes a job at most every %g s",
+             json_number_value(json_object_get(s, "interval_s")),
+             json_number_value(json_object_get(s, "min_resize_interval_s")));
+    json_decref(s);
+    r = ctl("resize", ids, "2");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, want), "%s\nwanted: %s", r->out, want);
+    r = ctl("resize", ids, "3");
+    cr_assert_eq(r->code, 1, "beyond max_gpus: refused");
+    cr_assert(strstr(r->err, "gpus"), "%s", r->err);
     hx_finish();
 }

@@ -61,7 +61,8 @@ fi
 for f in /usr/sbin/ringmasterd /usr/bin/ringctl /usr/bin/ringmaster-sim /usr/sbin/ringmaster-worker \
          /usr/share/ringmaster/www/index.html /etc/ringmaster/ringmasterd.conf \
          /lib/systemd/system/ringmasterd.service /lib/systemd/system/ringmaster-worker.service \
-         /usr/include/ringjob.h /usr/lib/x86_64-linux-gnu/pkgconfig/ringjob.pc; do
+         /usr/include/ringjob.h /usr/lib/x86_64-linux-gnu/pkgconfig/ringjob.pc \
+         /usr/share/bash-completion/completions/ringctl; do
     [ -e "$f" ] || { bad "installed file $f"; }
 done
 getent passwd ringmaster >/dev/null && ok "system user ringmaster exists" || bad "system user"

@@ -1,0 +1,76 @@
+#include "timefmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int timefmt_parse(const char *s, time_t *t)
+{
+    struct tm tm = {0};
+    int n = 0;
+    if (!s ||
+        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+        n != 19)
+        return -1;
+    const char *rest = s + n;
+    if (*rest == '.')
+        rest += 1 + strspn(rest + 1, "0123456789");
+    if (strcmp(rest, "Z") && strcmp(rest, "+00:00"))
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    *t = timegm(&tm);
+    return 0;
+}
+
+/* d seconds (>= 0) as "45s", "3m12s" or "59m59s". */
+static void short_span(long long d, char *buf, size_t len)
+{
+    if (d < 60)
+        snprintf(buf, len, "%llds", d);
+    else
+        snprintf(buf, len, "%lldm%02llds", d / 60, d % 60);
+}
+
+void timefmt_when(time_t t, time_t now, char *buf, size_t len)
+{
+    long long d = (long long)t - (long long)now;
+    char span[32];
+    if (d == 0) {
+        snprintf(buf, len, "now");
+        return;
+    }
+    if (d > -3600 && d < 3600) {
+        short_span(d < 0 ? -d : d, span, sizeof(span));
+        snprintf(buf, len, d > 0 ? "in %s" : "%s ago", span);
+        return;
+    }
+    struct tm lt, ln;
+    localtime_r(&t, &lt);
+    localtime_r(&now, &ln);
+    int today = lt.tm_year == ln.tm_year && lt.tm_yday == ln.tm_yday;
+    strftime(buf, len, today ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &lt);
+}
+
+void timefmt_elapsed(long long s, char *buf, size_t len)
+{
+    if (s < 0)
+        s = 0;
+    long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+    if (d)
+        snprintf(buf, len, "%lld-%02lld:%02lld:%02lld", d, h, m, sec);
+    else if (h)
+        snprintf(buf, len, "%lld:%02lld:%02lld", h, m, sec);
+    else
+        snprintf(buf, len, "%lld:%02lld", m, sec);
+}
+
+const char *timefmt_when_text(const char *s, time_t now, char *buf, size_t len, const char *def)
+{
+    time_t t;
+    if (timefmt_parse(s, &t) < 0)
+        return def;
+    timefmt_when(t, now, buf, len);
+    return buf;
+}

@@ -1,0 +1,23 @@
+/* timefmt: the times ringctl prints for people, to the second: relative when near ("in 3m12s",
+ * "2m05s ago"), else local time; elapsed times like squeue's TIME ("1-02:03:04"). */
+#ifndef RINGMASTER_TIMEFMT_H
+#define RINGMASTER_TIMEFMT_H
+
+#include <stddef.h>
+#include <time.h>
+
+/* Parses the server's UTC timestamps ("2026-01-01T12:10:00.123456Z", fraction optional) into
+ * *t (seconds, the fraction dropped). Returns 0, or -1 when s is NULL or not one. */
+int timefmt_parse(const char *s, time_t *t);
+
+/* t seen from now: "now", "in 45s", "in 3m12s", "2m05s ago" within an hour; else the local
+ * time "13:02:03" when on now's local day, or "2026-11-24 13:02:03". */
+void timefmt_when(time_t t, time_t now, char *buf, size_t len);
+
+/* Seconds as elapsed time: "0:05", "3:12", "1:02:03", "1-02:03:04" (negative counts as 0). */
+void timefmt_elapsed(long long s, char *buf, size_t len);
+
+/* timefmt_when of the server's timestamp s, or def when s is not one. Returns buf or def. */
+const char *timefmt_when_text(const char *s, time_t now, char *buf, size_t len, const char *def);
+
+#endif

@@ -1,0 +1,71 @@
+/* timefmt: the server's timestamps read back, and the human forms ringctl prints. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "timefmt.h"
+
+static void utc(void)
+{
+    setenv("TZ", "UTC", 1);
+    tzset();
+}
+
+TestSuite(timefmt, .init = utc);
+
+Test(timefmt, parses_the_servers_timestamps)
+{
+    time_t t;
+    cr_assert_eq(timefmt_parse("2026-01-01T12:10:00.123456Z", &t), 0);
+    cr_assert_eq((long long)t, 1767269400LL);
+    cr_assert_eq(timefmt_parse("2026-01-01T12:10:00Z", &t), 0);
+    cr_assert_eq((long long)t, 1767269400LL);
+    cr_assert_eq(timefmt_parse("2026-01-01T12:10:00+00:00", &t), 0);
+    cr_assert_eq(timefmt_parse(NULL, &t), -1);
+    cr_assert_eq(timefmt_parse("", &t), -1);
+    cr_assert_eq(timefmt_parse("2026-01-01 12:10:00", &t), -1);
+    cr_assert_eq(timefmt_parse("2026-01-01T12:10:00.5", &t), -1, "no zone: not UTC");
+}
+
+Test(timefmt, near_times_are_relative_to_the_second)
+{
+    char b[64];
+    time_t now = 1767269400;
+    timefmt_when(now, now, b, sizeof(b));
+    cr_assert_str_eq(b, "now");
+    timefmt_when(now + 45, now, b, sizeof(b));
+    cr_assert_str_eq(b, "in 45s");
+    timefmt_when(now + 192, now, b, sizeof(b));
+    cr_assert_str_eq(b, "in 3m12s");
+    timefmt_when(now - 125, now, b, sizeof(b));
+    cr_assert_str_eq(b, "2m05s ago");
+    timefmt_when(now + 3599, now, b, sizeof(b));
+    cr_assert_str_eq(b, "in 59m59s");
+}
+
+Test(timefmt, far_times_are_local_times)
+{
+    char b[64];
+    time_t now = 1767269400; /* 2026-01-01 12:10:00 UTC */
+    timefmt_when(now + 7200, now, b, sizeof(b));
+    cr_assert_str_eq(b, "14:10:00");
+    timefmt_when(now - 86400, now, b, sizeof(b));
+    cr_assert_str_eq(b, "2025-12-31 12:10:00");
+    cr_assert_str_eq(timefmt_when_text("2026-01-01T16:00:01Z", now, b, sizeof(b), "-"), "16:00:01");
+    cr_assert_str_eq(timefmt_when_text(NULL, now, b, sizeof(b), "-"), "-");
+}
+
+Test(timefmt, elapsed_like_squeue)
+{
+    char b[64];
+    timefmt_elapsed(0, b, sizeof(b));
+    cr_assert_str_eq(b, "0:00");
+    timefmt_elapsed(192, b, sizeof(b));
+    cr_assert_str_eq(b, "3:12");
+    timefmt_elapsed(3723, b, sizeof(b));
+    cr_assert_str_eq(b, "1:02:03");
+    timefmt_elapsed(93784, b, sizeof(b));
+    cr_assert_str_eq(b, "1-02:03:04");
+    timefmt_elapsed(-5, b, sizeof(b));
+    cr_assert_str_eq(b, "0:00");
+}
