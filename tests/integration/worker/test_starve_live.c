@@ -124,3 +124,39 @@ Test(starve_live, a_job_that_fits_runs_within_max_wait_whatever_the_model_says)
     wt_expect_state(c, "COMPLETED", 120, NULL);
     hx_finish();
 }
+
+/* A rigid job holds every GPU and is not finishing: the job that waited max_wait_s gets GPUs
+ * all the same. The holder yields, suspended in place, and resumes when the GPUs are free
+ * again. Before the guarantee, the newcomer waited as long as the holder ran. */
+Test(starve_live, a_rigid_holder_yields_to_a_job_that_waited_max_wait)
+{
+    long long a = wt_post_job("{\"name\":\"a\",\"command\":[\"" TRAIN_MLP_PATH "\",\"--steps\","
+                              "\"2000000\",\"--print-every\",\"5000\",\"--sleep-us-per-sample\","
+                              "\"300\"],\"gpus\":4,\"env\":{" WT_ASAN_ENV "}}");
+    wt_expect_state(a, "RUNNING", 60, NULL);
+    long long c = wt_submit_mlp(300, "\"gpus\":1", 5);
+    double submitted = hx_now();
+    char holds[64];
+    snprintf(holds, sizeof(holds), "job %lld holds 4 GPUs", a);
+    int named = 0;
+    double end = submitted + MAX_WAIT_S + 30;
+    while (held(c) == 0 && hx_now() < end) {
+        named |= strstr(field(c, "pending_reason"), holds) != NULL;
+        usleep(200000);
+    }
+    double waited = hx_now() - submitted;
+    cr_assert(named, "while C waits its pending reason names A; last: %s",
+              field(c, "pending_reason"));
+    cr_assert_gt(held(c), 0, "C got a GPU (waited %.1f s)", waited);
+    cr_assert_geq(waited, MAX_WAIT_S - 2, "C started only at its max wait (%.1f s)", waited);
+    cr_assert_leq(waited, MAX_WAIT_S + 8, "C waited %.1f s", waited);
+    fprintf(stderr, "starve_live: rigid A yielded; C got a GPU %.1f s after its submission\n",
+            waited);
+    wt_expect_state(a, "SUSPENDED", 30, NULL);
+    wt_expect_state(c, "COMPLETED", 120, NULL);
+    wt_expect_state(a, "RUNNING", 60, NULL);
+    cr_assert_eq(held(a), 4, "A resumed on its 4 GPUs");
+    wt_cancel(a);
+    hx_finish();
+}
+
