@@ -69,8 +69,13 @@ static const struct command commands[] = {
     {"events", ringctl_cmd_events, "events JOB_ID", "A job's history of state changes.",
      "ringctl events 1"},
     {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]", "Nodes and their GPUs.", "ringctl nodes"},
-    {"user", ringctl_cmd_user, "user create NAME [--role admin|user|worker]",
-     "Make a user and print its token, once (admin).", "ringctl user create alice"},
+    {"user", ringctl_cmd_user,
+     "user create NAME [--role admin|user|worker]\n"
+     "       user set NAME [--share W] [--max-gpus Q|none]\n"
+     "       user list",
+     "Make a user and print its token, once; set a user's fair share and GPU quota; list the"
+     " users with their shares and the GPUs they hold (admin).",
+     "ringctl user create alice; ringctl user set alice --share 2 --max-gpus 16"},
     {"health", ringctl_cmd_health, "health", "The server's and its database's health.",
      "ringctl health"},
     {"help", NULL, "help [COMMAND]", "This help, or one command's.", "ringctl help list"},

@@ -70,17 +70,18 @@ int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv)
     return rc;
 }
 
-int ringctl_cmd_user(struct ringctl *ctl, int argc, char **argv)
+#define USER_USAGE                                                                                 \
+    "usage: ringctl user create NAME [--role admin|user|worker]\n"                                \
+    "       ringctl user set NAME [--share W] [--max-gpus Q|none]\n"                              \
+    "       ringctl user list\n"
+
+static int user_create(struct ringctl *ctl, int argc, char **argv)
 {
     const char *role = "user";
-    if (argc < 2 || strcmp(argv[0], "create")) {
-        fprintf(stderr, "usage: ringctl user create NAME [--role admin|user|worker]\n");
-        return RINGCTL_USAGE;
-    }
     if (argc == 4 && !strcmp(argv[2], "--role"))
         role = argv[3];
     else if (argc != 2) {
-        fprintf(stderr, "usage: ringctl user create NAME [--role admin|user|worker]\n");
+        fputs(USER_USAGE, stderr);
         return RINGCTL_USAGE;
     }
     json_t *body = json_pack("{s:s, s:s}", "name", argv[1], "role", role);
@@ -95,6 +96,103 @@ int ringctl_cmd_user(struct ringctl *ctl, int argc, char **argv)
     json_decref(out);
     json_decref(body);
     return rc;
+}
+
+/* One user as a line: "alice: share 2, quota 8 GPUs, holds 3 GPUs, 1 job waiting". */
+static void print_user(const json_t *u)
+{
+    json_t *q = json_object_get(u, "max_gpus");
+    char quota[32] = "no quota";
+    if (json_is_integer(q))
+        snprintf(quota, sizeof(quota), "quota %lld GPUs", (long long)json_integer_value(q));
+    printf("%s (%s): share %g, %s, holds %lld GPUs, %lld jobs waiting\n",
+           json_string_value(json_object_get(u, "name")),
+           json_string_value(json_object_get(u, "role")),
+           json_number_value(json_object_get(u, "share")), quota,
+           (long long)json_integer_value(json_object_get(u, "gpus_held")),
+           (long long)json_integer_value(json_object_get(u, "jobs_pending")));
+}
+
+/* user set NAME --share W --max-gpus Q|none: the user's weight in fair sharing and its
+ * quota (admin). */
+static int user_set(struct ringctl *ctl, int argc, char **argv)
+{
+    if (argc < 4 || argc % 2) {
+        fputs(USER_USAGE, stderr);
+        return RINGCTL_USAGE;
+    }
+    json_t *body = json_object();
+    for (int i = 2; i + 1 < argc; i += 2) {
+        char *end;
+        if (!strcmp(argv[i], "--share")) {
+            double w = strtod(argv[i + 1], &end);
+            if (*end || end == argv[i + 1]) {
+                fprintf(stderr, "ringctl: --share: expected a number, got '%s'\n", argv[i + 1]);
+                json_decref(body);
+                return RINGCTL_USAGE;
+            }
+            json_object_set_new(body, "share", json_real(w));
+        } else if (!strcmp(argv[i], "--max-gpus")) {
+            if (!strcmp(argv[i + 1], "none")) {
+                json_object_set_new(body, "max_gpus", json_null());
+                continue;
+            }
+            long long q = strtoll(argv[i + 1], &end, 10);
+            if (*end || end == argv[i + 1]) {
+                fprintf(stderr, "ringctl: --max-gpus: expected a count or none, got '%s'\n",
+                        argv[i + 1]);
+                json_decref(body);
+                return RINGCTL_USAGE;
+            }
+            json_object_set_new(body, "max_gpus", json_integer(q));
+        } else {
+            fputs(USER_USAGE, stderr);
+            json_decref(body);
+            return RINGCTL_USAGE;
+        }
+    }
+    char path[256];
+    snprintf(path, sizeof(path), "/api/v1/users/%s", argv[1]);
+    json_t *out;
+    int rc = ringctl_call(ctl, "PATCH", path, body, NULL, &out);
+    if (rc == RINGCTL_OK) {
+        if (ctl->json)
+            ringctl_print_json(out);
+        else
+            print_user(out);
+    }
+    json_decref(out);
+    json_decref(body);
+    return rc;
+}
+
+static int user_list(struct ringctl *ctl)
+{
+    json_t *out;
+    int rc = ringctl_call(ctl, "GET", "/api/v1/users", NULL, NULL, &out);
+    if (rc == RINGCTL_OK) {
+        if (ctl->json) {
+            ringctl_print_json(out);
+        } else {
+            size_t i;
+            json_t *u;
+            json_array_foreach(json_object_get(out, "items"), i, u) print_user(u);
+        }
+    }
+    json_decref(out);
+    return rc;
+}
+
+int ringctl_cmd_user(struct ringctl *ctl, int argc, char **argv)
+{
+    if (argc >= 1 && !strcmp(argv[0], "create") && argc >= 2)
+        return user_create(ctl, argc, argv);
+    if (argc >= 1 && !strcmp(argv[0], "set") && argc >= 2)
+        return user_set(ctl, argc, argv);
+    if (argc == 1 && !strcmp(argv[0], "list"))
+        return user_list(ctl);
+    fputs(USER_USAGE, stderr);
+    return RINGCTL_USAGE;
 }
 
 int ringctl_cmd_health(struct ringctl *ctl, int argc, char **argv)

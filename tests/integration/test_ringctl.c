@@ -235,6 +235,28 @@ Test(ringctl, users_nodes_tokens_and_exit_codes)
     cr_assert_eq(r->code, 1);
     cr_assert(strstr(r->err, "403"), "%s", r->err);
 
+    /* an admin sets carol's fair share and quota; the answer is one line */
+    r = ctl("user", "set", "carol", "--share", "2.5", "--max-gpus", "16");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "carol (user): share 2.5, quota 16 GPUs"), "%s", r->out);
+    r = ctl("user", "set", "carol", "--max-gpus", "none", "--json");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    j = out_json(r);
+    cr_assert(json_is_null(json_object_get(j, "max_gpus")));
+    cr_assert_float_eq(json_number_value(json_object_get(j, "share")), 2.5, 1e-12);
+    json_decref(j);
+    r = ctl("user", "list");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "carol (user): share 2.5, no quota, holds 0 GPUs, 1 jobs waiting"),
+              "%s", r->out);
+    r = ctl("user", "set", "carol", "--share", "lots");
+    cr_assert_eq(r->code, 2, "%s", r->err);
+    r = ctl("user", "set", "carol", "--share", "0");
+    cr_assert_eq(r->code, 1, "the server refuses it: %s", r->err);
+    r = ctl_as(carol, "user", "set", "carol", "--share", "100", NULL);
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "403"), "%s", r->err);
+
     r = ctl("nodes");
     cr_assert_eq(r->code, 0, "%s", r->err);
     r = ctl("--json", "nodes");
