@@ -108,6 +108,38 @@ static void insert_job(struct api_call *call, const struct jobspec *s, struct in
     PQclear(r);
 }
 
+/* A job that can never fit the cluster registered now is refused (unless it holds): its
+ * min_gpus above the GPUs of the nodes up. A cluster with no node up yet is not known, and
+ * refuses nothing. Returns 0, or -1 after answering (422 with the cluster's size, or 503). */
+static int fits_or_respond(struct api_call *call, const struct jobspec *s)
+{
+    if (s->hold)
+        return 0;
+    PGresult *r = db_exec(call->db,
+                          "SELECT count(DISTINCT n.id), count(g.idx) FROM nodes n"
+                          " JOIN node_gpus g ON g.node_id = n.id WHERE n.state = 'UP'",
+                          0, NULL);
+    int rc = 0;
+    if (!db_ok(r) || PQntuples(r) != 1) {
+        api_db_error(call, r);
+        rc = -1;
+    } else {
+        long nodes = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+        long gpus = strtol(PQgetvalue(r, 0, 1), NULL, 10);
+        if (nodes > 0 && s->min_gpus > gpus) {
+            json_t *errs = json_pack("[{s:s, s:s}]", "field", s->elastic ? "min_gpus" : "gpus",
+                                     "detail", "more GPUs than the cluster has");
+            http_send_problem(call->req, 422, errs, NULL,
+                              "the job needs %d GPUs; the cluster has %ld on %ld node%s up"
+                              " (submit with \"hold\": true to wait for nodes still to come)",
+                              s->min_gpus, gpus, nodes, nodes == 1 ? "" : "s");
+            rc = -1;
+        }
+    }
+    PQclear(r);
+    return rc;
+}
+
 /* The declared length as the insert's $16 (new text; NULL on ENOMEM). */
 static char *length_json(const struct jobspec *s)
 {
@@ -156,7 +188,7 @@ void jobs_submit(struct api_call *call)
     if (!ip.command || !ip.env || !ip.canonical || (spec.model && !ip.model) ||
         (plans && !ip.plans) || !ip.length)
         http_problem(call->req, 500, "out of memory");
-    else
+    else if (fits_or_respond(call, &spec) == 0)
         insert_job(call, &spec, &ip, key);
     insert_params_free(&ip);
     json_decref(plans);

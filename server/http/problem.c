@@ -17,6 +17,7 @@ static const struct {
     {409, "conflict", "Conflict"},
     {413, "payload-too-large", "Content Too Large"},
     {415, "unsupported-media-type", "Unsupported Media Type"},
+    {422, "unprocessable", "Unprocessable Content"},
     {500, "internal-error", "Internal Server Error"},
     {503, "unavailable", "Service Unavailable"},
 };

@@ -177,3 +177,38 @@ Test(estimates, the_error_of_the_predictions_is_recorded_at_completion)
     hx_free(m);
     hx_finish();
 }
+
+/* A job that can never fit the cluster registered now is refused with its size, unless it
+ * holds (issue 16: answers that tell the truth early). */
+Test(estimates, a_job_larger_than_the_cluster_is_refused_unless_it_holds)
+{
+    /* no node up yet: the cluster is not known, nothing is refused */
+    hx_submit(hx.admin, "early", 64);
+    char w[128];
+    hx_user("w1", "worker", w);
+    json_decref(hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", w,
+                "{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1000000000,\"gpus\":["
+                "{\"index\":0,\"model\":\"V100\",\"memory_bytes\":1000000000},"
+                "{\"index\":1,\"model\":\"V100\",\"memory_bytes\":1000000000}]}"),
+        201));
+    struct hx_resp *r = hx_json("POST", "/api/v1/jobs", hx.admin,
+                                "{\"name\":\"big\",\"command\":[\"t\"],\"gpus\":3}");
+    cr_assert_eq(r->status, 422, "%s", r->body);
+    cr_assert(strstr(r->body, "needs 3 GPUs; the cluster has 2 on 1 node up"), "%s", r->body);
+    hx_free(r);
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"big\",\"command\":[\"t\"],\"gpus\":4,"
+                              "\"min_gpus\":3,\"max_gpus\":8,\"elastic\":true}"),
+                      422, "min_gpus");
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"held\",\"command\":[\"t\"],\"gpus\":3,"
+                                       "\"hold\":true}"),
+                               201);
+    json_decref(j);
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"fits\",\"command\":[\"t\"],\"gpus\":1,"
+                                       "\"min_gpus\":1,\"max_gpus\":8,\"elastic\":true}"),
+                               201));
+    hx_finish();
+}
