@@ -430,6 +430,20 @@ static int apply_max_wait(struct guard *g)
     return 0;
 }
 
+/* 1 when no guarantee can act: max wait off, no quotas, one user. */
+static int nothing_to_guard(const struct sched_snapshot *snap)
+{
+    if (isfinite(guard_max_wait(snap)))
+        return 0;
+    for (size_t u = 0; snap->users && u < snap->nusers; u++)
+        if (snap->users[u].max_gpus > 0)
+            return 0;
+    for (size_t i = 1; i < snap->njobs; i++)
+        if (snap->jobs[i].user_id != snap->jobs[0].user_id)
+            return 0;
+    return 1;
+}
+
 int guard_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced)
 {
     size_t n = snap->njobs;
@@ -437,6 +451,8 @@ int guard_apply(const struct sched_snapshot *snap, int *want, unsigned char *for
     int rc = -1;
 
     memset(forced, 0, n);
+    if (nothing_to_guard(snap))
+        return 0;
     g.capacity = policy_capacity(snap);
     g.order = malloc((n + 1) * sizeof(*g.order));
     g.rank = malloc((n + 1) * sizeof(*g.rank));

@@ -84,7 +84,10 @@ struct simulate_config {
     int estimate_live;      /* 1: remaining work from a convergence fit of the
                                losses the job reported so far, through
                                sched_estimate_remaining() (prior of the run's
-                               finished jobs, elapsed); estimate_error unused */
+                               finished jobs, elapsed); estimate_error unused.
+                               SIMULATE_LIVE_NAIVE: the fit's number as it is
+                               (0 once it says "now"), unknown (-1) without a
+                               fit: what a server without those rules shows */
     double loss_noise;      /* live: relative noise of a reported loss (0.03) */
     double max_wait_s;      /* passed in every snapshot; 0: off; the engine also
                                runs a round when a waiting job reaches it */
@@ -167,12 +170,16 @@ double simulate_pack_factor(double util_a, double util_b, double kappa);
  * exp(sigma * z), z standard normal drawn from (seed, id); 1 when sigma <= 0. */
 double simulate_estimate_factor(uint64_t seed, int64_t id, double sigma);
 
+#define SIMULATE_LIVE_NAIVE 2
+
 /* The true loss curve of a job under estimate_live (epochs as steps): b0, b1,
  * b2 drawn from (seed, id) so that one more epoch improves the loss by
- * exactly *tol at epochs (the job's length); the fit then predicts the end
- * from the reported points. */
+ * exactly *tol at epoch *conv_at, drawn uniformly in [0.4, 1] of epochs (the
+ * job's length): a job's loss flattens before it ends (it trains a fixed
+ * schedule it did not declare), and a fit of its losses then says "now"
+ * while it still runs, as live fits do. */
 void simulate_loss_curve(uint64_t seed, int64_t id, double epochs, struct conv_model *m,
-                         double *tol);
+                         double *tol, double *conv_at);
 
 /* Deterministic PRNG (splitmix64) for workloads and tie-breaks. */
 uint64_t simulate_rng_next(uint64_t *state);

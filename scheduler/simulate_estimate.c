@@ -4,8 +4,9 @@
  * snapshot's remaining_epochs is replaced.
  *
  * Live: each job has a true loss curve l(e) = 1/(b0*e + b1) + b2 over epochs
- * e, drawn so that its last epoch is the first to improve the loss by less
- * than its tolerance (it stops at convergence, as a job declaring so would).
+ * e that converges (one more epoch improves it by less than its tolerance)
+ * somewhere between 40 % of its length and its end; the job trains its whole
+ * length, which it did not declare.
  * At a round the job has reported LIVE_POINTS losses evenly over the epochs
  * it has done, each with a relative noise; conv_fit() fits them and
  * conv_steps_to_converge() predicts the epochs left; sched_estimate_remaining()
@@ -17,6 +18,8 @@
 #define LIVE_POINTS 24
 /* Refit only when the job has done this much more (fits are not free). */
 #define LIVE_REFIT_GROWTH 1.1
+/* A job's loss converges between this fraction of its length and its end. */
+#define LIVE_CONV_MIN 0.4
 
 double simulate_estimate_factor(uint64_t seed, int64_t id, double sigma)
 {
@@ -30,18 +33,19 @@ double simulate_estimate_factor(uint64_t seed, int64_t id, double sigma)
 }
 
 void simulate_loss_curve(uint64_t seed, int64_t id, double epochs, struct conv_model *m,
-                         double *tol)
+                         double *tol, double *conv_at)
 {
     uint64_t st = seed ^ ((uint64_t)id * 0xbf58476d1ce4e5b9ULL) ^ 0x10551055ULL;
     double c = 3.0 + 6.0 * simulate_rng_uniform(&st); /* loss falls (c+1)-fold */
 
-    m->b0 = c / epochs;
-    m->b1 = 1.0;
     m->b2 = 0.1 + 0.4 * simulate_rng_uniform(&st);
+    *conv_at = epochs * (LIVE_CONV_MIN + (1.0 - LIVE_CONV_MIN) * simulate_rng_uniform(&st));
+    m->b0 = c / *conv_at;
+    m->b1 = 1.0;
     m->rmse = 0;
     m->npoints = 0;
     m->fitted = 1;
-    *tol = conv_loss(m, epochs) - conv_loss(m, epochs + 1.0);
+    *tol = conv_loss(m, *conv_at) - conv_loss(m, *conv_at + 1.0);
 }
 
 void simulate__estimate_init(struct sim *s, struct sim_job *j)
@@ -50,8 +54,11 @@ void simulate__estimate_init(struct sim *s, struct sim_job *j)
 
     j->wait_since = j->spec->submit_time;
     j->est_factor = simulate_estimate_factor(c->seed, j->spec->id, c->estimate_error);
+    double conv_at;
+
     if (c->estimate_live)
-        simulate_loss_curve(c->seed, j->spec->id, j->spec->epochs, &j->curve, &j->tol);
+        simulate_loss_curve(c->seed, j->spec->id, j->spec->epochs, &j->curve, &j->tol,
+                            &conv_at);
 }
 
 /* The loss job j reports at epoch e, point k: the curve with relative noise. */
@@ -89,10 +96,16 @@ void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job 
     const struct simulate_config *c = s->cfg;
 
     if (c->estimate_live) {
-        o->stops_at_convergence = 1;
         o->has_fit = live_fit(s, j);
         o->fit_remaining_epochs =
             o->has_fit ? conv_steps_to_converge(&j->fit, j->epochs_done, 1.0, j->tol) : 0.0;
+        if (c->estimate_live == SIMULATE_LIVE_NAIVE) {
+            o->remaining_epochs = o->has_fit && isfinite(o->fit_remaining_epochs)
+                                      ? o->fit_remaining_epochs
+                                      : -1.0;
+            o->remaining_source = SCHED_EST_FIT;
+            return;
+        }
         o->remaining_epochs = sched_estimate_remaining(o, s->finished_run_s, s->nfinished,
                                                        &o->remaining_source);
         return;

@@ -57,7 +57,8 @@ static const char usage[] =
     "                      exp(N(0, SIGMA)), fixed per job and seed (default 0: the truth)\n"
     "  --estimate MODE     oracle (default: the truth, or --estimate-error) or live:\n"
     "                      remaining work from a convergence fit of the job's losses so\n"
-    "                      far, else the prior of finished jobs, else elapsed time\n"
+    "                      far, else the prior of finished jobs, else elapsed time;\n"
+    "                      live-naive: the fit's number as it is (0 once it says now)\n"
     "  --max-wait S        a job that fits waits at most S seconds whatever the policy\n"
     "                      (the core's guarantee; default 0: off, the server uses 3600)\n"
     "  --users K           jobs without a user (trace column 'user') get users 1..K,\n"
@@ -173,11 +174,12 @@ static int parse_mix(const char *v, struct run_args *a, char *err, size_t len)
 
 static int parse_estimate(const char *v, struct run_args *a, char *err, size_t len)
 {
-    if (strcmp(v, "live") && strcmp(v, "oracle")) {
-        snprintf(err, len, "--estimate: expected oracle or live, got '%s'", v);
+    if (strcmp(v, "live") && strcmp(v, "live-naive") && strcmp(v, "oracle")) {
+        snprintf(err, len, "--estimate: expected oracle, live or live-naive, got '%s'", v);
         return -1;
     }
-    a->prm.estimate_live = !strcmp(v, "live");
+    a->prm.estimate_live = !strcmp(v, "live") ? 1 : !strcmp(v, "live-naive") ? SIMULATE_LIVE_NAIVE
+                                                                              : 0;
     return 0;
 }
 

@@ -5,7 +5,7 @@ import collections
 import csv
 import sys
 
-MODES = ["0", "0.5", "1", "2", "live"]
+MODES = ["0", "0.5", "1", "2", "live", "live-naive"]
 POLICIES = ["fifo", "tiresias", "optimus", "precompute", "exploratory", "one", "two", "four",
             "eight", "gandiva", "rubick", "ringmaster"]
 NAMES = {"poisson-250-206": "paper extreme", "poisson-500-114": "paper moderate",
@@ -41,7 +41,8 @@ def collect(path, slices=None):
 
 def table(d, sc):
     print(f"\n{sc}: mean / p99 JCT (h), mean of seeds; lowest mean per column in bold\n")
-    print("| policy | " + " | ".join(f"σ={m}" if m != "live" else "live" for m in MODES) + " |")
+    print("| policy | " + " | ".join(m if m.startswith("live") else f"σ={m}" for m in MODES)
+          + " |")
     print("|---" * (len(MODES) + 1) + "|")
     best = {m: min(mean([float(r["avg_jct_s"]) for r in d[(sc, m, p)]]) for p in POLICIES)
             for m in MODES}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regenerates the figures of docs/evaluation.md section 6, "Scheduling on what
 # is actually known": every policy under imperfect knowledge of remaining work
-# (--estimate-error SIGMA for SIGMA in 0, 0.5, 1, 2, and --estimate live), with
+# (--estimate-error SIGMA for SIGMA in 0, 0.5, 1, 2, --estimate live, and
+# --estimate live-naive: the fit as it is, without the core's rules), with
 # the core's max wait at its server default (3600 s), and two users of 10:1
 # load for fair share. Run from the repository root after `make`:
 #   sh docs/eval/make-estimates.sh [SHARED_DIR]      (about 10 minutes, 1 core)
@@ -15,8 +16,8 @@ PHILLY="--cluster 4x8 --trace $SHARED/traces/philly_pollux.csv --trace-window 86
 
 # One run per knowledge mode; each CSV row is prefixed with the mode.
 modes() { # ARGS...
-    for e in 0 0.5 1 2 live; do
-        if [ $e = live ]; then k="--estimate live"; else k="--estimate-error $e"; fi
+    for e in 0 0.5 1 2 live live-naive; do
+        case $e in live*) k="--estimate $e" ;; *) k="--estimate-error $e" ;; esac
         $SIM run "$@" --max-wait 3600 $k --policies $P --format csv | sed "s/^/$e,/"
     done
 }

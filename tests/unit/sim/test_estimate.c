@@ -114,14 +114,34 @@ Test(sim_estimate, live_estimates_come_from_the_fit_and_never_say_now)
     workload_destroy(w);
 }
 
-Test(sim_estimate, a_loss_curve_converges_at_the_jobs_length)
+Test(sim_estimate, a_loss_curve_flattens_before_the_job_ends)
 {
     struct conv_model m;
-    double tol;
+    double tol, at, lo = 1e9, hi = 0;
 
-    simulate_loss_curve(1, 5, 146, &m, &tol);
-    cr_assert_float_eq(conv_steps_to_converge(&m, 0, 1.0, tol), 146.0, 1.0);
-    cr_assert_float_eq(conv_steps_to_converge(&m, 100, 1.0, tol), 46.0, 1.0);
+    for (int id = 0; id < 200; id++) {
+        simulate_loss_curve(1, id, 146, &m, &tol, &at);
+        cr_assert_float_eq(conv_steps_to_converge(&m, 0, 1.0, tol), at, 1.0);
+        cr_assert_float_eq(conv_steps_to_converge(&m, at, 1.0, tol), 0.0, 1.0);
+        lo = at < lo ? at : lo;
+        hi = at > hi ? at : hi;
+    }
+    cr_assert(lo >= 0.4 * 146 && lo < 0.5 * 146, "earliest %f", lo);
+    cr_assert(hi <= 146 && hi > 0.9 * 146, "latest %f", hi);
+}
+
+Test(sim_estimate, naive_live_estimates_say_now_the_rules_do_not)
+{
+    struct workload *w = poisson(300, 40, 3);
+    struct simulate_config cfg;
+    struct seen v = {0};
+
+    simulate_config_init(&cfg);
+    cfg.estimate_live = SIMULATE_LIVE_NAIVE;
+    struct simulate_result *r = run(w, "ringmaster", &cfg, &v);
+    cr_assert_gt(v.zero_while_running, 0, "the flattened fits say now");
+    simulate_result_destroy(r);
+    workload_destroy(w);
 }
 
 Test(sim_estimate, no_runnable_wait_exceeds_max_wait)
