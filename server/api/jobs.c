@@ -203,7 +203,7 @@ void jobs_get(struct api_call *call)
         jobview_respond(call, id, 200, 1);
 }
 
-/* Parses limit= (1..500, default 50) and after= (an id >= 0, default 0). */
+/* Parses limit= (1..JOBS_LIST_MAX, default 50) and after= (an id >= 0, default 0). */
 static int paging_or_respond(struct api_call *call, long long *limit, long long *after)
 {
     const char *l = http_req_query(call->req, "limit");
@@ -214,7 +214,7 @@ static int paging_or_respond(struct api_call *call, long long *limit, long long 
     if (l &&
         (strlen(l) > 4 || (*limit = strtoll(l, &end, 10)) < 1 || *end || *limit > JOBS_LIST_MAX)) {
         http_send_problem(call->req, 400,
-                          json_pack("[{s:s, s:s}]", "field", "limit", "detail", "expected 1..500"),
+                          json_pack("[{s:s, s:s}]", "field", "limit", "detail", "expected 1..1000"),
                           NULL, "limit: expected 1..%d, got '%.40s'", JOBS_LIST_MAX, l);
         return -1;
     }
@@ -229,11 +229,17 @@ static int paging_or_respond(struct api_call *call, long long *limit, long long 
     return 0;
 }
 
-static int filters_or_respond(struct api_call *call, const char **state, const char **user)
+static int filters_or_respond(struct api_call *call, const char **state, const char **user,
+                              const char **prefix)
 {
     enum job_state s;
     *state = http_req_query(call->req, "state");
     *user = http_req_query(call->req, "user");
+    *prefix = http_req_query(call->req, "name_prefix");
+    if (*prefix && strlen(*prefix) > 4 * JOBSPEC_MAX_NAME) {
+        http_problem(call->req, 400, "name_prefix: longer than a job's name may be");
+        return -1;
+    }
     if (*state && job_state_parse(*state, &s) < 0) {
         http_send_problem(call->req, 400,
                           json_pack("[{s:s, s:s}]", "field", "state", "detail", "not a job state"),
@@ -250,19 +256,21 @@ static int filters_or_respond(struct api_call *call, const char **state, const c
 void jobs_list(struct api_call *call)
 {
     long long limit, after;
-    const char *state, *user;
-    if (paging_or_respond(call, &limit, &after) < 0 || filters_or_respond(call, &state, &user) < 0)
+    const char *state, *user, *prefix;
+    if (paging_or_respond(call, &limit, &after) < 0 ||
+        filters_or_respond(call, &state, &user, &prefix) < 0)
         return;
     char lim[24], aft[24];
     snprintf(lim, sizeof(lim), "%lld", limit + 1);
     snprintf(aft, sizeof(aft), "%lld", after);
-    const char *p[] = {state, user, aft, lim};
+    const char *p[] = {state, user, aft, lim, prefix};
     PGresult *r = db_exec(call->db,
                           "SELECT " JOB_COLS " FROM jobs j JOIN users u"
                           " ON u.id = j.user_id WHERE ($1::text IS NULL OR j.state = $1)"
                           " AND ($2::text IS NULL OR u.name = $2) AND j.id > $3"
+                          " AND ($5::text IS NULL OR starts_with(j.name, $5))"
                           " ORDER BY j.id LIMIT $4",
-                          4, p);
+                          5, p);
     if (!db_ok(r))
         api_db_error(call, r);
     else

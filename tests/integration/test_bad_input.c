@@ -70,7 +70,7 @@ Test(bad_input, negative_and_huge_numbers_are_400)
     post_job("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"batch_per_gpu\":-5}", 400,
              "batch_per_gpu");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=0", hx.admin, NULL), 400, "limit");
-    hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=501", hx.admin, NULL), 400, "limit");
+    hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=1001", hx.admin, NULL), 400, "limit");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=-1", hx.admin, NULL), 400, "limit");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?after=-3", hx.admin, NULL), 400, "after");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?after=99999999999999999999999", hx.admin, NULL),

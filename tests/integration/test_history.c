@@ -198,7 +198,11 @@ Test(history, samples_tell_busy_from_allocated_and_count_the_queue)
     long long idle = hx_submit(hx.admin, "silent", 2);
     wait_allocated(busy, 2);
     wait_allocated(idle, 2);
-    hx_submit(hx.admin, "too-big", 8);
+    /* waits for nodes still to come (hold: the 4 GPUs up could never run it) */
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"too-big\",\"command\":[\"true\"],"
+                                       "\"gpus\":8,\"hold\":true}"),
+                               201));
     /* only the first job reports minibatches (as its worker would forward them) */
     char sql[256];
     snprintf(sql, sizeof(sql),

@@ -62,6 +62,7 @@ Test(jobs, submit_then_get_returns_every_field)
     json_object_del(g, "queue_position");
     json_object_del(g, "predicted_start");
     json_object_del(g, "predicted_finish");
+    json_object_del(g, "remaining_source");
     cr_assert_eq(num(json_object_get(g, "model"), "bytes"), 1000, "declared fields stay");
     cr_assert_eq(num(g, "world_size"), 0);
     json_object_del(g, "allocation");
@@ -117,6 +118,23 @@ Test(jobs, list_pages_by_cursor_and_filters)
     json_decref(j);
     j = hx_expect_json(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 200);
     cr_assert_eq(json_array_size(json_object_get(j, "items")), 7, "default limit is 50");
+    json_decref(j);
+    /* a name prefix (a sweep's jobs), with the other filters and up to 1,000 a page */
+    hx_submit(hx.admin, "sweep-lr%_1", 1);
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs?name_prefix=job-&limit=1000", hx.admin, NULL),
+                       200);
+    cr_assert_eq(json_array_size(json_object_get(j, "items")), 7);
+    json_decref(j);
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs?name_prefix=job-&user=carol", hx.admin, NULL),
+                       200);
+    cr_assert_eq(json_array_size(json_object_get(j, "items")), 3);
+    json_decref(j);
+    /* the prefix is text, not a pattern: % and _ match themselves */
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs?name_prefix=sweep-lr%25_", hx.admin, NULL), 200);
+    cr_assert_eq(json_array_size(json_object_get(j, "items")), 1);
+    json_decref(j);
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs?name_prefix=sweep-lrx", hx.admin, NULL), 200);
+    cr_assert_eq(json_array_size(json_object_get(j, "items")), 0);
     json_decref(j);
     hx_finish();
 }
