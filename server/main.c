@@ -1,6 +1,7 @@
 /* ringmasterd: the Ringmaster appliance's server. Creates its parts in order (state
- * directory, database, schema, admin, pool, API, HTTP), waits for SIGTERM or SIGINT, and
- * destroys them in reverse, stopping the embedded PostgreSQL it started. */
+ * directory, database, schema, admin, pool, the embedded PostgreSQL's supervisor, API,
+ * HTTP, scheduler), waits for SIGTERM or SIGINT, and destroys them in reverse, stopping the
+ * embedded PostgreSQL it started. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -18,6 +19,7 @@
 #include "live/live.h"
 #include "log.h"
 #include "pgcluster.h"
+#include "pgsup.h"
 #include "store/db.h"
 #include "store/migrate.h"
 
@@ -33,6 +35,7 @@ struct config {
 
 struct daemon {
     struct pgcluster *cluster; /* the embedded PostgreSQL, when no URL is given */
+    struct pgsup *sup;         /* its supervisor: restarts it when it dies */
     struct db_pool *db;
     struct api *api;
     struct http_server *http;
@@ -115,6 +118,8 @@ static const char *open_database(const struct config *cfg, struct daemon *d, cha
 {
     if (cfg->database_url)
         return cfg->database_url;
+    if (pgsup_adopt() < 0)
+        log_warn("cannot become the postmaster's parent (%s); relying on its pid", strerror(errno));
     d->cluster = pgcluster_create(cfg->state_dir, err, errlen);
     if (!d->cluster || pgcluster_start(d->cluster, err, errlen) < 0)
         return NULL;
@@ -139,6 +144,16 @@ static int prepare_database(const char *conninfo, const char *state_dir, char *e
     return rc;
 }
 
+/* The supervisor's news (from its thread): the pool stops trying while the cluster
+ * restarts and remakes every connection once it runs; the scheduler rounds at once. */
+static void on_cluster(void *arg, enum pgsup_event ev)
+{
+    struct daemon *d = arg;
+    db_set_restarting(d->db, ev == PGSUP_DOWN);
+    if (ev == PGSUP_UP)
+        sched_wake_signal();
+}
+
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
 {
     if (fsutil_mkdir_p(cfg->state_dir, 0700) < 0) {
@@ -150,6 +165,8 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
         return -1;
     d->db = db_create(conninfo, cfg->threads + 1, err, errlen);
     if (!d->db)
+        return -1;
+    if (d->cluster && !(d->sup = pgsup_create(d->cluster, on_cluster, d, err, errlen)))
         return -1;
     d->api = api_create(d->db, cfg->www_dir);
     if (!d->api) {
@@ -171,6 +188,7 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
 
 static void stop(struct daemon *d)
 {
+    pgsup_destroy(d->sup); /* first: stopping the cluster is no death to repair */
     api_stop_waiting();
     http_destroy(d->http);
     sched_thread_destroy(d->sched);
