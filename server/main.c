@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ struct daemon {
     struct db_pool *db;
     struct api *api;
     struct http_server *http;
-    struct sched_thread *sched;
+    struct sched_thread *_Atomic sched; /* read by the supervisor's thread too */
 };
 
 static void usage(FILE *out)
@@ -144,14 +145,16 @@ static int prepare_database(const char *conninfo, const char *state_dir, char *e
     return rc;
 }
 
-/* The supervisor's news (from its thread): the pool stops trying while the cluster
- * restarts and remakes every connection once it runs; the scheduler rounds at once. */
+/* The supervisor's news (from its thread): the pools stop trying while the cluster
+ * restarts and remake every connection once it runs; the scheduler rounds at once. The
+ * scheduler thread is made after the supervisor: until then its pool is not told. */
 static void on_cluster(void *arg, enum pgsup_event ev)
 {
     struct daemon *d = arg;
     db_set_restarting(d->db, ev == PGSUP_DOWN);
-    if (ev == PGSUP_UP)
-        sched_wake_signal();
+    struct sched_thread *t = atomic_load(&d->sched);
+    if (t)
+        sched_thread_db_restarting(t, ev == PGSUP_DOWN);
 }
 
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
@@ -182,8 +185,9 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     if (!d->http)
         return -1;
-    d->sched = sched_thread_create(conninfo, err, errlen);
-    return d->sched ? 0 : -1;
+    struct sched_thread *t = sched_thread_create(conninfo, err, errlen);
+    atomic_store(&d->sched, t);
+    return t ? 0 : -1;
 }
 
 static void stop(struct daemon *d)

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct sched_thread {
     int lost;            /* notifications may have been missed: a round at once */
     double listen_at;    /* no reconnect attempt before this (monotonic seconds) */
     double listen_wait;  /* the back-off after the next failed attempt */
+    atomic_int db_back;  /* set by sched_thread_db_restarting(t, 0): retry without waiting */
     struct sched_models *models;
     pthread_t tid;
     int started;
@@ -104,6 +106,10 @@ static int listen_connect(struct sched_thread *t)
  * meanwhile is lost, so a round runs at once. */
 static int listen_fd(struct sched_thread *t, int *round)
 {
+    if (atomic_exchange(&t->db_back, 0)) {
+        t->listen_at = 0;
+        t->listen_wait = DB_RETRY_MIN_S;
+    }
     if (t->listening && PQstatus(t->listen) == CONNECTION_OK)
         return PQsocket(t->listen);
     if (t->listening) {
@@ -194,6 +200,15 @@ struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t
 error:
     sched_thread_destroy(t);
     return NULL;
+}
+
+void sched_thread_db_restarting(struct sched_thread *t, int restarting)
+{
+    db_set_restarting(t->db, restarting);
+    if (!restarting) {
+        atomic_store(&t->db_back, 1);
+        sched_wake_signal();
+    }
 }
 
 void sched_thread_destroy(struct sched_thread *t)
