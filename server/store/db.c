@@ -46,8 +46,9 @@ PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
     /* Later keywords win, so what conninfo says overrides these defaults. */
     const char *const keys[] = {"connect_timeout",     "keepalives_idle",
                                 "keepalives_interval", "keepalives_count",
-                                "fallback_application_name", "dbname", NULL};
-    const char *const vals[] = {"5", "10", "5", "3", "ringmasterd", conninfo, NULL};
+                                "tcp_user_timeout",    "fallback_application_name",
+                                "dbname",              NULL};
+    const char *const vals[] = {"5", "10", "5", "3", "30000", "ringmasterd", conninfo, NULL};
     PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c || PQstatus(c) != CONNECTION_OK) {
         snprintf(err, errlen, "database: %s", c ? PQerrorMessage(c) : "out of memory");

@@ -16,7 +16,9 @@ struct db_pool;
 #define DB_RETRY_MAX_S 2.0 /* the retry interval: the back-off stops growing here */
 
 /* Opens one connection to conninfo (a conninfo string or a URL) with the pool's settings:
- * connect_timeout 5 s and TCP keepalives unless conninfo says otherwise, notices quiet.
+ * connect_timeout 5 s, TCP keepalives (10 s idle, 5 s apart, 3 probes) and tcp_user_timeout
+ * 30 s (a statement sent into a dead network fails then) unless conninfo says otherwise;
+ * notices quiet.
  * Returns it (new; PQfinish it), or NULL with text in err. */
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
 
