@@ -1,16 +1,23 @@
 /* When the database dies, ringmasterd brings it back (docs/operations.md, "When the database
  * dies"): kill -9 of the embedded postmaster under load, a fast stop and start of an outside
- * cluster, and kill -9 of ringmasterd itself under load. Nothing answered 201 is lost, and a
+ * cluster, a network blip on the way to it (a TCP proxy that drops every connection and
+ * refuses new ones for a while), and kill -9 of ringmasterd itself under load. Nothing answered 201 is lost, and a
  * retried Idempotency-Key makes no second job. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -441,5 +448,165 @@ Test(recovery, kill_9_of_ringmasterd_under_load_loses_nothing, .init = hx_setup,
             total_acked(ls, 8), replayed);
     expect_acked_kept(ls, 8);
     expect_rounds_whole();
+    hx_finish();
+}
+
+/* --- a network blip, through a TCP proxy ---------------------------------------------------- */
+
+#define MAX_PAIRS 64
+
+/* Forwards loopback TCP connections to the outside cluster's unix socket; cut() drops every
+ * connection and refuses new ones until mend(). */
+struct proxy {
+    int port;
+    char upstream[100]; /* fits sun_path */
+    pthread_t tid;
+    atomic_int stop, cut;
+    int lfd;
+    int pair[MAX_PAIRS][2]; /* client side, server side; -1 when free */
+};
+
+static int proxy_listen(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 64) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void proxy_accept(struct proxy *p)
+{
+    int c = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC), s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", p->upstream);
+    int i = 0;
+    while (i < MAX_PAIRS && p->pair[i][0] >= 0)
+        i++;
+    if (c < 0 || i == MAX_PAIRS || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        close(c);
+        close(s);
+        return;
+    }
+    p->pair[i][0] = c;
+    p->pair[i][1] = s;
+}
+
+static void proxy_close(struct proxy *p, int i)
+{
+    close(p->pair[i][0]);
+    close(p->pair[i][1]);
+    p->pair[i][0] = p->pair[i][1] = -1;
+}
+
+/* Moves what fd of pair i has to the other side; closes the pair at the end of either. */
+static void proxy_pump(struct proxy *p, int i, int side)
+{
+    char buf[16384];
+    ssize_t n = read(p->pair[i][side], buf, sizeof(buf));
+    for (ssize_t off = 0; n > 0 && off < n;) {
+        ssize_t w = write(p->pair[i][!side], buf + off, (size_t)(n - off));
+        if (w <= 0)
+            n = 0;
+        off += w > 0 ? w : 0;
+    }
+    if (n <= 0)
+        proxy_close(p, i);
+}
+
+static void proxy_step(struct proxy *p)
+{
+    struct pollfd fds[1 + 2 * MAX_PAIRS];
+    fds[0] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
+    for (int i = 0; i < MAX_PAIRS; i++)
+        for (int side = 0; side < 2; side++)
+            fds[1 + 2 * i + side] = (struct pollfd){.fd = p->pair[i][side], .events = POLLIN};
+    if (poll(fds, 1 + 2 * MAX_PAIRS, 20) <= 0)
+        return;
+    if (fds[0].revents)
+        proxy_accept(p);
+    for (int i = 0; i < MAX_PAIRS; i++)
+        for (int side = 0; side < 2; side++)
+            if (p->pair[i][0] >= 0 && fds[1 + 2 * i + side].revents)
+                proxy_pump(p, i, side);
+}
+
+static void *proxy_run(void *arg)
+{
+    struct proxy *p = arg;
+    while (!atomic_load(&p->stop)) {
+        if (atomic_load(&p->cut) && p->lfd >= 0) {
+            for (int i = 0; i < MAX_PAIRS; i++)
+                if (p->pair[i][0] >= 0)
+                    proxy_close(p, i);
+            close(p->lfd);
+            p->lfd = -1;
+        } else if (!atomic_load(&p->cut) && p->lfd < 0) {
+            p->lfd = proxy_listen(p->port);
+        }
+        proxy_step(p);
+    }
+    for (int i = 0; i < MAX_PAIRS; i++)
+        if (p->pair[i][0] >= 0)
+            proxy_close(p, i);
+    if (p->lfd >= 0)
+        close(p->lfd);
+    return NULL;
+}
+
+static struct proxy blip;
+
+static void blip_cleanup(void)
+{
+    atomic_store(&blip.stop, 1);
+    if (blip.tid)
+        pthread_join(blip.tid, NULL);
+    own_cleanup();
+}
+
+Test(recovery, outside_cluster_behind_a_network_blip, .fini = blip_cleanup)
+{
+    outside_setup(); /* ringmasterd on the socket; restarted below on the proxy */
+    cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
+    memset(&blip, 0, sizeof(blip));
+    memset(blip.pair, -1, sizeof(blip.pair));
+    snprintf(blip.upstream, sizeof(blip.upstream), "%s/.s.PGSQL.5432",
+             pgcluster_datadir(outside));
+    blip.port = hx_free_port();
+    blip.lfd = proxy_listen(blip.port);
+    cr_assert(blip.lfd >= 0);
+    cr_assert_eq(pthread_create(&blip.tid, NULL, proxy_run, &blip), 0);
+    snprintf(hx.conninfo, sizeof(hx.conninfo),
+             "host=127.0.0.1 port=%d user=ringmaster dbname=ringmaster", blip.port);
+    hx_start_server();
+    expect_all_submissions_pass(8, 3);
+
+    atomic_store(&blip.cut, 1); /* every connection dropped, new ones refused */
+    usleep(100000);
+    hx_expect_problem(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 503, NULL);
+    char during[32];
+    health_status(during, sizeof(during));
+    sleep(3);
+    atomic_store(&blip.cut, 0);
+    double t0 = hx_now(), took = -1;
+    while (took < 0 && hx_now() < t0 + 3 * RETRY_INTERVAL_S) {
+        struct hx_resp *r = hx_json("GET", "/api/v1/health", NULL, NULL);
+        if (r->status == 200)
+            took = hx_now() - t0;
+        hx_free(r);
+        usleep(20000);
+    }
+    fprintf(stderr, "recovery: network blip mended -> health 200 after %.2f s\n", took);
+    cr_assert(took >= 0 && took <= RETRY_INTERVAL_S + 0.5,
+              "not healthy within one retry interval (%.1f s) of the network's return: %.2f s",
+              RETRY_INTERVAL_S, took);
+    usleep((useconds_t)(RETRY_INTERVAL_S * 1e6));
+    expect_new_round(2, "SELECT 1 FROM pg_notify('ringmaster_sched', 'test')");
+    expect_all_submissions_pass(8, 3);
+    cr_assert_str_eq(during, "recovering", "health while the network was down");
     hx_finish();
 }
