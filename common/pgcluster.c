@@ -7,6 +7,7 @@
 #include <libpq-fe.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,11 +332,14 @@ static int server_running(const struct pgcluster *c)
 
 static int server_start(struct pgcluster *c, char *err, size_t errlen)
 {
+    /* recovery_init_sync_method=syncfs: after a crash, PostgreSQL syncs the data directory
+     * before it replays the WAL; file by file (the default) took ~5 s of a 9 s restart on a
+     * small cluster, one syncfs() takes a fraction of that. */
     char opts[PATH_MAX + 512];
     const char *extra = getenv("RINGMASTER_PG_OPTIONS");
     snprintf(opts, sizeof(opts),
              "-c listen_addresses='' -c port=" PG_PORT " -c unix_socket_directories='%.4000s'"
-             " -c unix_socket_permissions=0700 %s",
+             " -c unix_socket_permissions=0700 -c recovery_init_sync_method=syncfs %s",
              c->datadir, extra ? extra : "");
     char *argv[] = {"pg_ctl", "start", "-w", "-t", START_TIMEOUT_S, "-D", c->datadir,
                     "-o",     opts,    NULL};
@@ -393,10 +397,27 @@ int pgcluster_start(struct pgcluster *c, char *err, size_t errlen)
     return ensure_database(c, err, errlen);
 }
 
+long pgcluster_postmaster_pid(const struct pgcluster *c)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%.4000s/postmaster.pid", c->datadir);
+    FILE *f = fopen(path, "re");
+    long pid = 0;
+    if (f && fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    /* EPERM: alive, and owned by the cluster's user. */
+    if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
+        return 0;
+    return pid;
+}
+
 int pgcluster_stop(struct pgcluster *c)
 {
     if (server_running(c) != 0)
         return 0;
+    long pid = pgcluster_postmaster_pid(c);
     char *argv[] = {"pg_ctl", "stop", "-w", "-t", START_TIMEOUT_S, "-m", "fast", "-D",
                     c->datadir, NULL};
     int rc = run_pg(c, "pg_ctl", argv);
@@ -405,5 +426,8 @@ int pgcluster_stop(struct pgcluster *c)
         return -1;
     }
     log_info("pgcluster: stopped PostgreSQL on %s", c->datadir);
+    /* Reap it when it is our child (we were its subreaper); else ECHILD at once. */
+    while (pid > 0 && waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
+        ;
     return 0;
 }

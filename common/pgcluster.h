@@ -36,6 +36,10 @@ int pgcluster_conninfo_db(const struct pgcluster *c, const char *dbname, char *b
 /* The data directory (borrowed). */
 const char *pgcluster_datadir(const struct pgcluster *c);
 
+/* The postmaster's pid from DATADIR/postmaster.pid, or 0 when there is no such file or it
+ * names no live process (a server killed with -9 leaves its file behind). */
+long pgcluster_postmaster_pid(const struct pgcluster *c);
+
 /* Stops the server (fast shutdown: sessions are ended, committed data kept).
  * Returns 0 (also when it was not running), or -1. */
 int pgcluster_stop(struct pgcluster *c);

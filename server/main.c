@@ -1,10 +1,12 @@
 /* ringmasterd: the Ringmaster appliance's server. Creates its parts in order (state
- * directory, database, schema, admin, pool, API, HTTP), waits for SIGTERM or SIGINT, and
- * destroys them in reverse, stopping the embedded PostgreSQL it started. */
+ * directory, database, schema, admin, pool, the embedded PostgreSQL's supervisor, API,
+ * HTTP, scheduler), waits for SIGTERM or SIGINT, and destroys them in reverse, stopping the
+ * embedded PostgreSQL it started. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "live/live.h"
 #include "log.h"
 #include "pgcluster.h"
+#include "pgsup.h"
 #include "store/db.h"
 #include "store/migrate.h"
 
@@ -33,10 +36,11 @@ struct config {
 
 struct daemon {
     struct pgcluster *cluster; /* the embedded PostgreSQL, when no URL is given */
+    struct pgsup *sup;         /* its supervisor: restarts it when it dies */
     struct db_pool *db;
     struct api *api;
     struct http_server *http;
-    struct sched_thread *sched;
+    struct sched_thread *_Atomic sched; /* read by the supervisor's thread too */
 };
 
 static void usage(FILE *out)
@@ -115,6 +119,8 @@ static const char *open_database(const struct config *cfg, struct daemon *d, cha
 {
     if (cfg->database_url)
         return cfg->database_url;
+    if (pgsup_adopt() < 0)
+        log_warn("cannot become the postmaster's parent (%s); relying on its pid", strerror(errno));
     d->cluster = pgcluster_create(cfg->state_dir, err, errlen);
     if (!d->cluster || pgcluster_start(d->cluster, err, errlen) < 0)
         return NULL;
@@ -139,6 +145,18 @@ static int prepare_database(const char *conninfo, const char *state_dir, char *e
     return rc;
 }
 
+/* The supervisor's news (from its thread): the pools stop trying while the cluster
+ * restarts and remake every connection once it runs; the scheduler rounds at once. The
+ * scheduler thread is made after the supervisor: until then its pool is not told. */
+static void on_cluster(void *arg, enum pgsup_event ev)
+{
+    struct daemon *d = arg;
+    db_set_restarting(d->db, ev == PGSUP_DOWN);
+    struct sched_thread *t = atomic_load(&d->sched);
+    if (t)
+        sched_thread_db_restarting(t, ev == PGSUP_DOWN);
+}
+
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
 {
     if (fsutil_mkdir_p(cfg->state_dir, 0700) < 0) {
@@ -150,6 +168,8 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
         return -1;
     d->db = db_create(conninfo, cfg->threads + 1, err, errlen);
     if (!d->db)
+        return -1;
+    if (d->cluster && !(d->sup = pgsup_create(d->cluster, on_cluster, d, err, errlen)))
         return -1;
     d->api = api_create(d->db, cfg->www_dir);
     if (!d->api) {
@@ -165,12 +185,14 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     if (!d->http)
         return -1;
-    d->sched = sched_thread_create(conninfo, err, errlen);
-    return d->sched ? 0 : -1;
+    struct sched_thread *t = sched_thread_create(conninfo, err, errlen);
+    atomic_store(&d->sched, t);
+    return t ? 0 : -1;
 }
 
 static void stop(struct daemon *d)
 {
+    pgsup_destroy(d->sup); /* first: stopping the cluster is no death to repair */
     api_stop_waiting();
     http_destroy(d->http);
     sched_thread_destroy(d->sched);

@@ -34,6 +34,11 @@ struct api {
     const char *www_dir;
 };
 
+struct db_pool *api_pool(const struct api_call *call)
+{
+    return call->api->db;
+}
+
 static const struct route routes[] = {
     {"GET", "/api/v1/health", health_get, 0, 0},
     {"GET", "/metrics", metrics_get, 0, 0},

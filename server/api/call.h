@@ -37,6 +37,9 @@ int api_field_error(struct api_call *call, const char *field, const char *what);
 /* Answers 503 or 500 for a failed statement (logged, counted in metrics). */
 void api_db_error(struct api_call *call, const PGresult *r);
 
+/* The pool the call's connection came from (borrowed), for what it knows of the database. */
+struct db_pool *api_pool(const struct api_call *call);
+
 /* The version string reported by health. */
 const char *api_version(void);
 

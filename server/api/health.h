@@ -4,8 +4,11 @@
 
 struct api_call;
 
-/* 200 {"status":"ok","database":"ok","version"} when the database answers; else 503 with
- * "status":"degraded","database":"unavailable". */
+/* 200 {"status":"ok","database":"ok","version"} when the database answers. Else 503 with
+ * "database":"unavailable" and "status" "recovering" while ringmasterd brings the database
+ * back (it restarts its embedded cluster, or retries a lost connection with back-off; then
+ * also "reason", "down_s" and "retries"), "degraded" when it answers errors to a working
+ * connection. docs/api.md. */
 void health_get(struct api_call *call);
 
 #endif

@@ -32,6 +32,11 @@ struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t
 /* Stops the thread (waiting for a round in progress to end), closes its connection. NULL ok. */
 void sched_thread_destroy(struct sched_thread *t);
 
+/* The owner of the database (ringmasterd's supervisor of the embedded cluster) restarts it
+ * (1) or it runs again (0): the thread's connection makes no attempt meanwhile; after, it and
+ * the LISTEN connection are remade at once and a round runs. Safe from any thread. */
+void sched_thread_db_restarting(struct sched_thread *t, int restarting);
+
 /* Asks for a round as soon as possible (a submission, a cancellation, a node registered, a
  * settings change, a person's request). Safe from any thread, never blocks; a no-op while no
  * thread runs. */

@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "log.h"
@@ -18,9 +20,13 @@
 
 struct sched_thread {
     struct db_pool *db;
-    PGconn *listen;   /* LISTEN ringmaster_sched; NULL or broken: the timer only */
-    int listening;    /* LISTEN done on the current connection */
-    int listen_retry; /* rounds to skip before reconnecting it */
+    char *conninfo;
+    PGconn *listen;      /* LISTEN ringmaster_sched; NULL or broken: the timer only */
+    int listening;       /* LISTEN done on the current connection */
+    int lost;            /* notifications may have been missed: a round at once */
+    double listen_at;    /* no reconnect attempt before this (monotonic seconds) */
+    double listen_wait;  /* the back-off after the next failed attempt */
+    atomic_int db_back;  /* set by sched_thread_db_restarting(t, 0): retry without waiting */
     struct sched_models *models;
     pthread_t tid;
     int started;
@@ -60,26 +66,72 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
     return cfg->node_timeout_s / 2 < wait ? cfg->node_timeout_s / 2 : wait;
 }
 
-/* The listening connection's socket, (re)connecting it when needed; -1 when down. */
-static int listen_fd(struct sched_thread *t)
+static double now_s(void)
 {
-    if (t->listening && PQstatus(t->listen) == CONNECTION_OK)
-        return PQsocket(t->listen);
-    t->listening = 0;
-    if (t->listen_retry-- > 0)
-        return -1;
-    t->listen_retry = 10;
-    if (t->listen && PQstatus(t->listen) != CONNECTION_OK)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* (Re)connects the listening connection and runs LISTEN. Returns 0, or -1 after a failed
+ * attempt, with the next one set DB_RETRY_MIN_S doubling to DB_RETRY_MAX_S later. */
+static int listen_connect(struct sched_thread *t)
+{
+    char err[256] = "";
+    if (t->listen)
         PQreset(t->listen);
+    else
+        t->listen = db_connect(t->conninfo, err, sizeof(err));
     PGresult *r = NULL;
     if (t->listen && PQstatus(t->listen) == CONNECTION_OK)
         r = PQexec(t->listen, "LISTEN ringmaster_sched");
     int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
-    if (!ok)
+    if (ok) {
+        if (t->lost)
+            log_info("scheduler: listening again");
+        t->listen_wait = DB_RETRY_MIN_S;
+        return 0;
+    }
+    if (!t->lost)
+        log_warn("scheduler: lost its LISTEN connection; reconnecting with back-off");
+    t->lost = 1;
+    t->listen_at = now_s() + t->listen_wait;
+    t->listen_wait = t->listen_wait * 2 > DB_RETRY_MAX_S ? DB_RETRY_MAX_S : t->listen_wait * 2;
+    return -1;
+}
+
+/* The listening connection's socket, (re)connecting it when its back-off allows; -1 when
+ * down. The first time it works again after a loss, *round is set: what was notified
+ * meanwhile is lost, so a round runs at once. */
+static int listen_fd(struct sched_thread *t, int *round)
+{
+    if (atomic_exchange(&t->db_back, 0)) {
+        t->listen_at = 0;
+        t->listen_wait = DB_RETRY_MIN_S;
+    }
+    if (t->listening && PQstatus(t->listen) == CONNECTION_OK)
+        return PQsocket(t->listen);
+    if (t->listening) {
+        t->listening = 0;
+        t->lost = 1;
+        t->listen_at = 0;
+    }
+    if (now_s() < t->listen_at || listen_connect(t) < 0)
         return -1;
     t->listening = 1;
+    *round = *round || t->lost;
+    t->lost = 0;
     return PQsocket(t->listen);
+}
+
+/* The wait before the next round, shortened to the listening connection's next attempt. */
+static double wait_for(const struct sched_thread *t, double wait)
+{
+    if (t->listening)
+        return wait;
+    double until = t->listen_at - now_s();
+    return until < 0.01 ? 0.01 : until < wait ? until : wait;
 }
 
 /* Reads and forgets the notifications that arrived. */
@@ -96,12 +148,24 @@ static void *run(void *arg)
 {
     struct sched_thread *t = arg;
     struct sched_config cfg;
-    double wait = 0;
-    int rc;
-    while ((rc = sched_wake_wait(wait, listen_fd(t))) >= 0) {
-        if (rc == 2)
-            drain(t);
+    double wait = 0, left = 0, due = now_s();
+    int rc = 1, round = 1;
+    for (;;) {
+        int fd = listen_fd(t, &round);
+        if (!round) {
+            left = due - now_s();
+            rc = sched_wake_wait(left > 0 ? wait_for(t, left) : 0, fd);
+            if (rc < 0)
+                break;
+            round = rc > 0 || now_s() >= due;
+            if (rc == 2)
+                drain(t);
+            if (!round)
+                continue; /* woken to reconnect the listening connection */
+        }
         wait = one_round(t, &cfg);
+        due = now_s() + wait;
+        round = 0;
     }
     return NULL;
 }
@@ -119,9 +183,10 @@ struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t
         return NULL;
     }
     t->db = db_create(conninfo, 1, err, errlen);
-    t->listen = PQconnectdb(conninfo);
+    t->conninfo = strdup(conninfo);
+    t->listen_wait = DB_RETRY_MIN_S;
     t->models = sched_models_create();
-    if (!t->db || !t->models) {
+    if (!t->db || !t->models || !t->conninfo) {
         if (t->db)
             snprintf(err, errlen, "out of memory");
         goto error;
@@ -137,6 +202,15 @@ error:
     return NULL;
 }
 
+void sched_thread_db_restarting(struct sched_thread *t, int restarting)
+{
+    db_set_restarting(t->db, restarting);
+    if (!restarting) {
+        atomic_store(&t->db_back, 1);
+        sched_wake_signal();
+    }
+}
+
 void sched_thread_destroy(struct sched_thread *t)
 {
     if (!t)
@@ -148,6 +222,7 @@ void sched_thread_destroy(struct sched_thread *t)
     sched_models_destroy(t->models);
     db_destroy(t->db);
     PQfinish(t->listen);
+    free(t->conninfo);
     sched_wake_close();
     free(t);
 }

@@ -1,9 +1,11 @@
 #include "db.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -12,8 +14,18 @@ struct db_pool {
     pthread_cond_t freed;
     unsigned size;
     unsigned nfree;
-    PGconn **conns; /* all connections */
-    PGconn **idle;  /* the free ones, a stack of nfree */
+    PGconn **conns;  /* all connections */
+    unsigned *gens;  /* the generation each of conns was (re)made in */
+    PGconn **idle;   /* the free ones, a stack of nfree */
+    unsigned gen;    /* advanced when every connection must be remade */
+    /* The reconnect state, under lock: */
+    bool up;         /* the last connection made or checked worked */
+    bool restarting; /* the owner restarts the server: no attempt until it says */
+    bool trying;     /* one thread is reconnecting while down; the others fail at once */
+    double down_at;  /* when the loss was noticed */
+    double retry_at; /* no attempt before this while down */
+    double backoff;  /* the next wait after a failed attempt */
+    unsigned retries;
 };
 
 static void quiet_notice(void *arg, const char *msg)
@@ -22,9 +34,22 @@ static void quiet_notice(void *arg, const char *msg)
     (void)msg;
 }
 
-static PGconn *open_conn(const char *conninfo, char *err, size_t errlen)
+static double now_s(void)
 {
-    PGconn *c = PQconnectdb(conninfo);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
+{
+    /* Later keywords win, so what conninfo says overrides these defaults. */
+    const char *const keys[] = {"connect_timeout",     "keepalives_idle",
+                                "keepalives_interval", "keepalives_count",
+                                "tcp_user_timeout",    "fallback_application_name",
+                                "dbname",              NULL};
+    const char *const vals[] = {"5", "10", "5", "3", "30000", "ringmasterd", conninfo, NULL};
+    PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c || PQstatus(c) != CONNECTION_OK) {
         snprintf(err, errlen, "database: %s", c ? PQerrorMessage(c) : "out of memory");
         err[strcspn(err, "\n")] = '\0';
@@ -41,14 +66,17 @@ struct db_pool *db_create(const char *conninfo, unsigned size, char *err, size_t
     if (!p || size == 0)
         goto nomem;
     p->conns = calloc(size, sizeof(*p->conns));
+    p->gens = calloc(size, sizeof(*p->gens));
     p->idle = calloc(size, sizeof(*p->idle));
-    if (!p->conns || !p->idle)
+    if (!p->conns || !p->gens || !p->idle)
         goto nomem;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->freed, NULL);
     p->size = size;
+    p->up = true;
+    p->backoff = DB_RETRY_MIN_S;
     for (unsigned i = 0; i < size; i++) {
-        p->conns[i] = open_conn(conninfo, err, errlen);
+        p->conns[i] = db_connect(conninfo, err, errlen);
         if (!p->conns[i]) {
             db_destroy(p);
             return NULL;
@@ -60,6 +88,7 @@ nomem:
     snprintf(err, errlen, "database pool: out of memory or size 0");
     if (p) {
         free(p->conns);
+        free(p->gens);
         free(p->idle);
     }
     free(p);
@@ -75,8 +104,92 @@ void db_destroy(struct db_pool *p)
     pthread_cond_destroy(&p->freed);
     pthread_mutex_destroy(&p->lock);
     free(p->conns);
+    free(p->gens);
     free(p->idle);
     free(p);
+}
+
+/* The slot of c in p->conns (under lock or not: conns never changes). */
+static unsigned slot_of(const struct db_pool *p, const PGconn *c)
+{
+    unsigned i = 0;
+    while (i + 1 < p->size && p->conns[i] != c)
+        i++;
+    return i;
+}
+
+/* Under lock: the database was found gone; every connection is suspect. */
+static void mark_down(struct db_pool *p, double now)
+{
+    if (p->up) {
+        p->up = false;
+        p->down_at = now;
+        p->retries = 0;
+        p->backoff = DB_RETRY_MIN_S;
+        p->retry_at = now;
+    }
+    p->gen++;
+}
+
+/* False when c is broken, or the server closed it while it sat idle (a restart, a
+ * terminated backend): what arrived is read without waiting, twice, since a FATAL
+ * message may come just before the end of the stream. */
+static bool idle_conn_alive(PGconn *c)
+{
+    for (int i = 0; i < 2 && PQstatus(c) == CONNECTION_OK; i++) {
+        struct pollfd pfd = {.fd = PQsocket(c), .events = POLLIN};
+        if (pfd.fd < 0 || poll(&pfd, 1, 0) <= 0)
+            break;
+        if (!PQconsumeInput(c))
+            return false;
+    }
+    return PQstatus(c) == CONNECTION_OK;
+}
+
+/* Under lock: a failed attempt; the next one waits twice as long, up to the retry interval. */
+static void attempt_failed(struct db_pool *p, PGconn *c, double now)
+{
+    mark_down(p, now);
+    p->retries++;
+    p->retry_at = now + p->backoff;
+    log_warn("database reconnect failed (attempt %u, down %.1f s, next in %.1f s): %.200s",
+             p->retries, now - p->down_at, p->backoff, PQerrorMessage(c));
+    p->backoff = p->backoff * 2 > DB_RETRY_MAX_S ? DB_RETRY_MAX_S : p->backoff * 2;
+}
+
+/* Resets c unless the back-off says wait (or the owner restarts the server, or another
+ * thread is trying already). Returns 0 when c works again, -1 when not. */
+static int reconnect(struct db_pool *p, PGconn *c)
+{
+    pthread_mutex_lock(&p->lock);
+    double now = now_s();
+    bool gated = !p->up && (p->restarting || p->trying || now < p->retry_at);
+    bool claim = !gated && !p->up;
+    p->trying = p->trying || claim;
+    pthread_mutex_unlock(&p->lock);
+    if (gated)
+        return -1;
+    PQreset(c);
+    bool ok = PQstatus(c) == CONNECTION_OK;
+    if (ok)
+        PQsetNoticeProcessor(c, quiet_notice, NULL);
+    pthread_mutex_lock(&p->lock);
+    now = now_s();
+    if (claim)
+        p->trying = false;
+    if (!ok) {
+        attempt_failed(p, c, now);
+    } else {
+        p->gens[slot_of(p, c)] = p->gen;
+        if (!p->up && !p->restarting)
+            log_info("database reconnected after %.1f s (%u failed attempts)", now - p->down_at,
+                     p->retries);
+        p->up = p->up || !p->restarting;
+        p->retries = 0;
+        p->backoff = DB_RETRY_MIN_S;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ok ? 0 : -1;
 }
 
 PGconn *db_acquire(struct db_pool *p)
@@ -85,18 +198,34 @@ PGconn *db_acquire(struct db_pool *p)
     while (p->nfree == 0)
         pthread_cond_wait(&p->freed, &p->lock);
     PGconn *c = p->idle[--p->nfree];
+    bool stale = p->gens[slot_of(p, c)] != p->gen;
     pthread_mutex_unlock(&p->lock);
-    if (PQstatus(c) != CONNECTION_OK) {
-        log_warn("database connection lost; reconnecting");
-        PQreset(c);
-        if (PQstatus(c) != CONNECTION_OK) {
-            log_error("database reconnect failed: %s", PQerrorMessage(c));
-            db_release(p, c);
-            return NULL;
-        }
-        PQsetNoticeProcessor(c, quiet_notice, NULL);
-    }
-    return c;
+    if (!stale && idle_conn_alive(c))
+        return c;
+    if (reconnect(p, c) == 0)
+        return c;
+    db_release(p, c);
+    return NULL;
+}
+
+void db_status(struct db_pool *p, struct db_status *out)
+{
+    pthread_mutex_lock(&p->lock);
+    out->up = p->up;
+    out->restarting = p->restarting;
+    out->down_s = p->up ? 0 : now_s() - p->down_at;
+    out->retries = p->retries;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void db_set_restarting(struct db_pool *p, bool restarting)
+{
+    pthread_mutex_lock(&p->lock);
+    mark_down(p, now_s());
+    p->restarting = restarting;
+    p->backoff = DB_RETRY_MIN_S;
+    p->retry_at = 0;
+    pthread_mutex_unlock(&p->lock);
 }
 
 void db_release(struct db_pool *p, PGconn *c)
@@ -106,6 +235,8 @@ void db_release(struct db_pool *p, PGconn *c)
     if (PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) != PQTRANS_IDLE)
         db_command(c, "ROLLBACK");
     pthread_mutex_lock(&p->lock);
+    if (PQstatus(c) != CONNECTION_OK)
+        mark_down(p, now_s());
     p->idle[p->nfree++] = c;
     pthread_cond_signal(&p->freed);
     pthread_mutex_unlock(&p->lock);

@@ -1,5 +1,9 @@
 /* db: a fixed pool of libpq connections shared by the HTTP threads. Every statement is
- * parameterised (PQexecParams); a broken connection is reset (PQreset) when next taken. */
+ * parameterised (PQexecParams). A connection is checked when taken (a socket the server
+ * closed is noticed then) and a broken one is reset (PQreset); while the database cannot be
+ * reached the pool retries with back-off (DB_RETRY_MIN_S doubling to DB_RETRY_MAX_S, one
+ * attempt at a time) and db_acquire() fails at once in between, so that callers answer 503
+ * quickly. docs/operations.md, "When the database dies". */
 #ifndef RINGMASTER_DB_H
 #define RINGMASTER_DB_H
 
@@ -8,6 +12,16 @@
 
 struct db_pool;
 
+#define DB_RETRY_MIN_S 0.1 /* the first reconnect attempt after a loss */
+#define DB_RETRY_MAX_S 2.0 /* the retry interval: the back-off stops growing here */
+
+/* Opens one connection to conninfo (a conninfo string or a URL) with the pool's settings:
+ * connect_timeout 5 s, TCP keepalives (10 s idle, 5 s apart, 3 probes) and tcp_user_timeout
+ * 30 s (a statement sent into a dead network fails then) unless conninfo says otherwise;
+ * notices quiet.
+ * Returns it (new; PQfinish it), or NULL with text in err. */
+PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
+
 /* Opens size connections to conninfo. Returns the pool, or NULL with text in err (the
  * first connection's error). */
 struct db_pool *db_create(const char *conninfo, unsigned size, char *err, size_t errlen);
@@ -15,12 +29,27 @@ struct db_pool *db_create(const char *conninfo, unsigned size, char *err, size_t
 /* Closes every connection and frees. All connections must have been released. NULL ok. */
 void db_destroy(struct db_pool *p);
 
-/* Takes a connection, waiting while all are busy; resets it when broken. Returns NULL when
- * the database cannot be reached (nothing is then held). */
+/* Takes a connection, waiting while all are busy; resets it when broken (or made before the
+ * last db_set_restarting(p, false)). Returns NULL when the database cannot be reached, or
+ * while the pool waits out its back-off (nothing is then held). */
 PGconn *db_acquire(struct db_pool *p);
 
 /* Gives a connection back, rolling back any transaction left open. NULL ok. */
 void db_release(struct db_pool *p, PGconn *c);
+
+/* What the pool knows of the database, for the health answer. */
+struct db_status {
+    bool up;          /* the last connection made or checked worked */
+    bool restarting;  /* db_set_restarting(p, true): the server is being brought back */
+    double down_s;    /* seconds since the loss was noticed (0 when up) */
+    unsigned retries; /* failed reconnect attempts since then */
+};
+void db_status(struct db_pool *p, struct db_status *out);
+
+/* The owner of the database (ringmasterd's supervisor of the embedded cluster) says it is
+ * restarting it (true), or that it runs again (false): every connection made before is then
+ * reset when next taken, and the back-off starts over, so the next request reconnects. */
+void db_set_restarting(struct db_pool *p, bool restarting);
 
 /* Runs sql with n text parameters (NULL for SQL NULL); text results. Never NULL: on an
  * allocation failure the result reports PGRES_FATAL_ERROR. The caller PQclear()s. */
