@@ -28,8 +28,11 @@ struct command {
 static const struct command commands[] = {
     {"submit", ringctl_cmd_submit,
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
-     "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] -- COMMAND [ARGS...]",
-     "Submit a job; prints its id.",
+     "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] [--array FIRST-LAST]\n"
+     "         -- COMMAND [ARGS...]",
+     "Submit a job; prints its id. --array submits one job per index (at most 1,000, in one"
+     " transaction), named NAME[i] with RINGJOB_ARRAY_INDEX=i in its environment, and prints"
+     " their ids.",
      "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
     {"list", ringctl_cmd_list,
      "list [--state S] [--user U] [--limit N] [--all] [--wide|-o wide]\n"

@@ -12,7 +12,28 @@ struct submit_opts {
     json_t *job;
     json_t *env;
     const char *idem;
+    long first, last; /* --array FIRST-LAST (or N); last < first: not an array */
 };
+
+#define ARRAY_MAX 1000 /* elements of one array: one batch request */
+
+/* --array FIRST-LAST or --array N (0..N-1 would be "0-N-1"; N alone means just N). */
+static int array_flag(struct submit_opts *s, const char *v)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(v, &end, 10), b = a;
+    if (*end == '-')
+        b = strtol(end + 1, &end, 10);
+    if (errno || *end || a < 0 || b < a || b - a + 1 > ARRAY_MAX) {
+        fprintf(stderr, "ringctl: --array: expected FIRST-LAST (at most %d elements), got '%s'\n",
+                ARRAY_MAX, v);
+        return -1;
+    }
+    s->first = a;
+    s->last = b;
+    return 0;
+}
 
 static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
 {
@@ -33,6 +54,8 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
     }
     if (!strcmp(flag, "--name"))
         return json_object_set_new(s->job, "name", json_string(v));
+    if (!strcmp(flag, "--array"))
+        return array_flag(s, v);
     if (!strcmp(flag, "--idempotency-key")) {
         s->idem = v;
         return 0;
@@ -52,9 +75,41 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
     return -1;
 }
 
+/* A job array: one job per index, named NAME[i] with RINGJOB_ARRAY_INDEX=i in its
+ * environment, all in one batch (POST /api/v1/jobs:batch). Prints the ids, a line each. */
+static int submit_array(struct ringctl *ctl, struct submit_opts *s, const char *header)
+{
+    json_t *jobs = json_array();
+    const char *name = json_string_value(json_object_get(s->job, "name"));
+    for (long i = s->first; i <= s->last; i++) {
+        json_t *one = json_deep_copy(s->job);
+        json_t *env = json_deep_copy(s->env);
+        char idx[24], nm[160];
+        snprintf(idx, sizeof(idx), "%ld", i);
+        snprintf(nm, sizeof(nm), "%.120s[%ld]", name ? name : "job", i);
+        json_object_set_new(env, "RINGJOB_ARRAY_INDEX", json_string(idx));
+        json_object_set_new(one, "env", env);
+        json_object_set_new(one, "name", json_string(nm));
+        json_array_append_new(jobs, one);
+    }
+    json_t *body = json_pack("{s:o}", "jobs", jobs), *out;
+    int rc = ringctl_call(ctl, "POST", "/api/v1/jobs:batch", body, header, &out);
+    if (rc == RINGCTL_OK && ctl->json) {
+        ringctl_print_json(out);
+    } else if (rc == RINGCTL_OK) {
+        size_t k;
+        json_t *it;
+        json_array_foreach(json_object_get(out, "items"), k, it)
+            printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(it, "id")));
+    }
+    json_decref(out);
+    json_decref(body);
+    return rc;
+}
+
 int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv)
 {
-    struct submit_opts s = {json_object(), json_object(), NULL};
+    struct submit_opts s = {json_object(), json_object(), NULL, 0, -1};
     int i = 0, rc = RINGCTL_USAGE;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         if (!strcmp(argv[i], "--elastic")) {
@@ -80,6 +135,10 @@ int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv)
     char header[300];
     if (s.idem)
         snprintf(header, sizeof(header), "Idempotency-Key: %s", s.idem);
+    if (s.last >= s.first) {
+        rc = submit_array(ctl, &s, s.idem ? header : NULL);
+        goto done;
+    }
     json_t *out;
     rc = ringctl_call(ctl, "POST", "/api/v1/jobs", s.job, s.idem ? header : NULL, &out);
     if (rc == RINGCTL_OK) {

@@ -20,6 +20,7 @@
 #include "openapi.h"
 #include "reports.h"
 #include "scheduler.h"
+#include "submit.h"
 #include "store/db.h"
 #include "users.h"
 
@@ -44,6 +45,7 @@ static const struct route routes[] = {
     {"GET", "/metrics", metrics_get, 0, 0},
     {"GET", "/api/v1/openapi.json", openapi_get, 0, 0},
     {"POST", "/api/v1/jobs", jobs_submit, PEOPLE, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs:batch", jobs_submit_batch, PEOPLE, ROUTE_JSON_BODY},
     {"GET", "/api/v1/jobs", jobs_list, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}", jobs_get, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/cancel", actions_cancel, PEOPLE, 0},

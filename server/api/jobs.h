@@ -8,9 +8,6 @@ struct api_call;
 #define JOBS_LIST_DEFAULT 50
 #define JOBS_LIST_MAX 1000
 
-/* POST /api/v1/jobs: 201 and the job; with an Idempotency-Key already used by the caller,
- * 200 and the first job (409 when the key came with a different body). */
-void jobs_submit(struct api_call *call);
 /* GET /api/v1/jobs?state=&user=&name_prefix=&limit=&after= : {"items": [...], "next":
  * cursor|null}, oldest first; the cursor is the last item's id as a string. */
 void jobs_list(struct api_call *call);

@@ -1,0 +1,24 @@
+/* submit: storing submissions, one job (POST /api/v1/jobs) or many in one transaction
+ * (POST /api/v1/jobs:batch): validation (spec/jobspec.h), the admission check (a job that can
+ * never fit the cluster up is refused, unless it holds), the Idempotency-Key that makes a
+ * retry safe, and one wake-up of the scheduler. */
+#ifndef RINGMASTER_API_SUBMIT_H
+#define RINGMASTER_API_SUBMIT_H
+
+struct api_call;
+
+#define JOBS_BATCH_MAX 1000
+
+/* POST /api/v1/jobs: 201 and the job; with an Idempotency-Key already used by the caller,
+ * 200 and the first job (409 when the key came with a different body); 422 when it can never
+ * fit the cluster up and does not hold. */
+void jobs_submit(struct api_call *call);
+
+/* POST /api/v1/jobs:batch {"jobs": [submission, ...]} (1..1000): all stored in one
+ * transaction, or none: 201 {"items": [job...]} in their order; 400 naming jobs[i].field for
+ * every broken field; 422 for the first that cannot fit. An Idempotency-Key covers the whole
+ * batch (each job's key is KEY#i): a retry answers 200 and the jobs the first try made, 409
+ * when it came with other jobs. */
+void jobs_submit_batch(struct api_call *call);
+
+#endif
