@@ -158,9 +158,13 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
     }
     struct http_config hc = {.listen = cfg->listen,
                              .threads = cfg->threads,
-                             .conn_limit = 512,
+                             .conn_limit = 1024,
                              .per_ip_limit = 256,
                              .timeout_s = 30,
+                             .header_s = 10,
+                             .body_s = 30,
+                             .max_target = 8192,
+                             .max_header = 16384,
                              .max_body = MAX_BODY};
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     if (!d->http)

@@ -1,6 +1,8 @@
 /* http: the HTTP front door (libmicrohttpd). Collects each request's body up to a bound,
  * answers 413 past it, calls one handler per complete request and logs one line per request
- * (method path status duration) when it is done. */
+ * (method path status duration) when it is done. Guards its connections against slow and
+ * hostile clients (deadlines for a request's header and body, a budget that slow clients
+ * cannot fill: guard.h) and refuses over-long request targets (414) and headers (431). */
 #ifndef RINGMASTER_HTTP_H
 #define RINGMASTER_HTTP_H
 
@@ -17,9 +19,16 @@ typedef void (*http_handler_f)(void *arg, struct http_req *req);
 struct http_config {
     const char *listen;    /* "HOST:PORT", IPv4 or [IPv6] (borrowed) */
     unsigned threads;      /* worker threads (thread pool size), >= 1 */
-    unsigned conn_limit;   /* simultaneous connections in all */
-    unsigned per_ip_limit; /* simultaneous connections from one address */
-    unsigned timeout_s;    /* idle connection timeout */
+    unsigned conn_limit;   /* connections served at once; a request past it gets 503 with
+                            * Retry-After; from conn_limit - conn_limit/16 on, each new
+                            * connection closes the oldest one still waiting for its header */
+    unsigned per_ip_limit; /* simultaneous connections from one address (more: closed at once) */
+    unsigned timeout_s;    /* idle timeout of a connection (also while answering) */
+    unsigned header_s;     /* a request's header must be complete this long after the
+                            * connection opened or answered its previous request */
+    unsigned body_s;       /* and its body this long after its header */
+    size_t max_target;     /* longer request targets (path and query) get 414 */
+    size_t max_header;     /* larger request lines and headers get 431 */
     size_t max_body;       /* larger bodies get 413 */
 };
 

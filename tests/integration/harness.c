@@ -357,10 +357,29 @@ static void copy_header_value(char *dst, size_t dlen, const char *line, size_t n
     snprintf(dst, dlen, "%.*s", (int)(end - v), line + v);
 }
 
+const char *hx_source;
+
+const char *hx_header(const struct hx_resp *r, const char *name, char *buf, size_t len)
+{
+    size_t n = strlen(name);
+    for (const char *l = r->headers; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        if (strncasecmp(l, name, n) == 0 && l[n] == ':') {
+            copy_header_value(buf, len, l, strcspn(l, "\n"), n + 1);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
 static size_t on_header(char *line, size_t size, size_t n, void *arg)
 {
     struct hx_resp *r = arg;
     size_t len = size * n;
+    size_t have = strlen(r->headers);
+    if (have + len < sizeof(r->headers)) {
+        memcpy(r->headers + have, line, len);
+        r->headers[have + len] = '\0';
+    }
     if (len > 13 && strncasecmp(line, "Content-Type:", 13) == 0)
         copy_header_value(r->content_type, sizeof(r->content_type), line, len, 13);
     if (len > 6 && strncasecmp(line, "Allow:", 6) == 0)
@@ -408,8 +427,9 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
     struct hx_resp *r = calloc(1, sizeof(*r));
     struct buf b = {NULL, 0};
     struct upload up = {body, len == (size_t)-1 && body ? strlen(body) : len, 0};
-    char url[2048];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", hx.port, path);
+    size_t ulen = strlen(path) + 64;
+    char *url = malloc(ulen);
+    snprintf(url, ulen, "http://127.0.0.1:%d%s", hx.port, path);
     CURL *c = curl_easy_init();
     struct curl_slist *h = headers_for(token, content_type, extra_header, len == (size_t)-1);
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -421,6 +441,8 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    if (hx_source)
+        curl_easy_setopt(c, CURLOPT_INTERFACE, hx_source);
     if (body) {
         curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
@@ -432,6 +454,7 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
+    free(url);
     cr_assert(rc == CURLE_OK || r->status != 0, "%s %s: %s", method, path, curl_easy_strerror(rc));
     r->body = b.data ? b.data : strdup("");
     r->json = json_loads(r->body, 0, NULL);
