@@ -134,6 +134,18 @@ const char *http_req_body(const struct http_req *r, size_t *len)
     return r->body ? r->body : "";
 }
 
+/* On every answer. The dashboard (www/) has no inline script or style and loads nothing
+ * from elsewhere; nothing is to be framed, sniffed or told where the user came from. */
+static const char *const security_headers[] = {
+    "Content-Security-Policy",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
+    "X-Content-Type-Options", "nosniff",
+    "Referrer-Policy", "no-referrer",
+    "X-Frame-Options", "DENY",
+    NULL};
+
 int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
                      const char *body, size_t len, const char *const *headers)
 {
@@ -147,6 +159,8 @@ int http_req_respond(struct http_req *r, unsigned status, const char *content_ty
         return -1;
     if (content_type)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    for (size_t i = 0; security_headers[i]; i += 2)
+        MHD_add_response_header(resp, security_headers[i], security_headers[i + 1]);
     for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
         MHD_add_response_header(resp, headers[i], headers[i + 1]);
     enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);

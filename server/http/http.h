@@ -2,7 +2,9 @@
  * answers 413 past it, calls one handler per complete request and logs one line per request
  * (method path status duration) when it is done. Guards its connections against slow and
  * hostile clients (deadlines for a request's header and body, a budget that slow clients
- * cannot fill: guard.h) and refuses over-long request targets (414) and headers (431). */
+ * cannot fill: guard.h), refuses over-long request targets (414) and headers (431) and puts
+ * the security headers (Content-Security-Policy, nosniff, no referrer, no framing) on every
+ * answer. */
 #ifndef RINGMASTER_HTTP_H
 #define RINGMASTER_HTTP_H
 
