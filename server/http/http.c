@@ -146,6 +146,24 @@ static const char *const security_headers[] = {
     "X-Frame-Options", "DENY",
     NULL};
 
+int http_req_peer(const struct http_req *r, char *buf, size_t len)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    socklen_t salen = !sa                          ? 0
+                      : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                  : sizeof(struct sockaddr_in);
+    if (len)
+        buf[0] = '\0';
+    if (!sa || getnameinfo(sa, salen, buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST) != 0) {
+        if (len)
+            buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
                      const char *body, size_t len, const char *const *headers)
 {

@@ -56,6 +56,10 @@ const char *http_req_body(const struct http_req *r, size_t *len);
  * being destroyed answers such a request 503 instead. For long-polls. */
 void http_req_retry(struct http_req *r, double delay_s);
 
+/* The client's address as numeric text ("127.0.0.1", "::1") into buf. Returns 0, or -1
+ * (buf is then ""). */
+int http_req_peer(const struct http_req *r, char *buf, size_t len);
+
 /* The status the request was answered with, 0 before. */
 unsigned http_req_status(const struct http_req *r);
 

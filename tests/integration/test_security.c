@@ -1,6 +1,6 @@
 /* What keeps the appliance safe (docs/api.md, "Security"): the security headers on every
- * answer, tokens stored only as hashes, the admin token's file readable by its owner
- * only. */
+ * answer, bad tokens refused per address after a few, tokens stored only as hashes, the
+ * admin token's file readable by its owner only. */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -45,6 +45,52 @@ Test(security, every_answer_carries_the_security_headers)
         expect_security_headers(r, cases[i].path);
         hx_free(r);
     }
+    hx_finish();
+}
+
+/* A well-formed token that no one holds. */
+static const char *const guess = "rm_0000000000000000000000000000000000000000000000000000000000000000";
+
+static long whoami_as(const char *token)
+{
+    struct hx_resp *r = hx_json("GET", "/api/v1/whoami", token, NULL);
+    long status = r->status;
+    hx_free(r);
+    return status;
+}
+
+Test(security, bad_tokens_are_refused_per_address)
+{
+    hx_source = "127.0.0.2";
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(whoami_as(guess), 401, "guess %d", i + 1);
+    struct hx_resp *r = hx_json("GET", "/api/v1/whoami", guess, NULL);
+    char retry[32];
+    cr_assert_not_null(hx_header(r, "Retry-After", retry, sizeof(retry)), "no Retry-After");
+    cr_assert(atoi(retry) >= 1 && atoi(retry) <= 60, "Retry-After %s", retry);
+    expect_security_headers(r, "429");
+    hx_expect_problem(r, 429, NULL);
+    /* refused whatever it presents, so a guess that happens to be right tells nothing */
+    cr_assert_eq(whoami_as(hx.admin), 429);
+
+    /* other addresses are unaffected */
+    hx_source = "127.0.0.3";
+    cr_assert_eq(whoami_as(hx.admin), 200);
+    cr_assert_eq(whoami_as(guess), 401);
+    hx_source = NULL;
+    cr_assert_eq(whoami_as(hx.admin), 200);
+    /* a missing token is no guess: it is not counted */
+    for (int i = 0; i < 12; i++)
+        cr_assert_eq(whoami_as(NULL), 401);
+    cr_assert_eq(whoami_as(hx.admin), 200);
+
+    /* a success in between does not wipe an address's failures */
+    hx_source = "127.0.0.4";
+    for (int i = 0; i < 9; i++)
+        cr_assert_eq(whoami_as(guess), 401);
+    cr_assert_eq(whoami_as(hx.admin), 200);
+    cr_assert_eq(whoami_as(guess), 401, "the tenth failure is still answered");
+    cr_assert_eq(whoami_as(guess), 429, "and then the address is refused");
     hx_finish();
 }
 
