@@ -218,6 +218,8 @@ double hx_sql_num(const char *sql)
     return v;
 }
 
+const char *hx_server_args[8];
+
 static pid_t spawn_server(void)
 {
     char listen[64], www[300], log[300];
@@ -225,6 +227,14 @@ static pid_t spawn_server(void)
     snprintf(www, sizeof(www), "%s/www", hx.dir);
     snprintf(log, sizeof(log), "%s/server.log", hx.dir);
     const char *bin = getenv("RINGMASTERD") ? getenv("RINGMASTERD") : RINGMASTERD_PATH;
+    const char *argv[16] = {bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www};
+    int argc = 7;
+    if (hx.conninfo[0]) {
+        argv[argc++] = "--database-url";
+        argv[argc++] = hx.conninfo;
+    }
+    for (int i = 0; hx_server_args[i] && argc < 15; i++)
+        argv[argc++] = hx_server_args[i];
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
@@ -232,12 +242,7 @@ static pid_t spawn_server(void)
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         dup2(fd, STDERR_FILENO);
         dup2(fd, STDOUT_FILENO);
-        if (hx.conninfo[0])
-            execl(bin, bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www,
-                  "--database-url", hx.conninfo, (char *)NULL);
-        else
-            execl(bin, bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www,
-                  (char *)NULL);
+        execv(bin, (char *const *)argv);
         _exit(127);
     }
     return pid;

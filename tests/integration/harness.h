@@ -55,6 +55,9 @@ int hx_free_port(void);
  * reads the admin token. Sets hx.pid. */
 void hx_start_server(void);
 
+/* More options for ringmasterd (NULL-terminated), for the next hx_start_server(). */
+extern const char *hx_server_args[8];
+
 /* Sends sig to the server and waits up to timeout_s. Returns the exit status (128+signal
  * when killed by one), or -1 when it did not end in time (it is then killed). */
 int hx_stop_server(int sig, double timeout_s);

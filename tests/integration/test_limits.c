@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -278,5 +279,58 @@ Test(limits, memory_stays_flat_over_many_requests, .timeout = 600)
 #if !defined(__SANITIZE_ADDRESS__)
     cr_assert_leq(after, before + before / 10, "RSS grew from %ld to %ld KiB", before, after);
 #endif
+    hx_finish();
+}
+
+/* A connection from 127.0.0.1 that sent a whole request (the caller reads or closes it). */
+static int send_request(const char *request)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons((uint16_t)hx.port)};
+    dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&dst, sizeof(dst)), 0);
+    cr_assert_eq(send(fd, request, strlen(request), MSG_NOSIGNAL), (ssize_t)strlen(request));
+    return fd;
+}
+
+Test(limits, past_the_connection_limit_requests_get_503_with_retry_after)
+{
+    cr_assert_eq(hx_stop_server(SIGTERM, 10), 0);
+    hx_server_args[0] = "--max-connections";
+    hx_server_args[1] = "16";
+    hx_start_server();
+    json_t *node = hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", hx.admin,
+                "{\"name\":\"n1\",\"cpus\":4,\"memory_bytes\":1073741824,\"gpus\":[]}"),
+        201);
+    long long id = json_integer_value(json_object_get(node, "id"));
+    json_decref(node);
+    /* 17 long-polls hold 17 connections busy (a handler has them: no deadline, no eviction) */
+    char req[512];
+    snprintf(req, sizeof(req),
+             "GET /api/v1/nodes/%lld/actions?wait=5 HTTP/1.1\r\nHost: x\r\n"
+             "Authorization: Bearer %s\r\n\r\n",
+             id, hx.admin);
+    int fds[17];
+    for (int i = 0; i < 17; i++) {
+        fds[i] = send_request(req);
+        usleep(100000);
+    }
+    struct hx_resp *r = hx_json("GET", "/api/v1/health", NULL, NULL);
+    char retry[16];
+    cr_assert_not_null(hx_header(r, "Retry-After", retry, sizeof(retry)), "%ld %s", r->status,
+                       r->body);
+    cr_assert_str_eq(retry, "1");
+    hx_expect_problem(r, 503, NULL);
+    for (int i = 0; i < 17; i++)
+        close(fds[i]);
+    /* once the long-polls end, there is room again */
+    long status = 0;
+    for (double t0 = hx_now(); status != 200 && hx_now() - t0 < 15; usleep(200000)) {
+        r = hx_json("GET", "/api/v1/health", NULL, NULL);
+        status = r->status;
+        hx_free(r);
+    }
+    cr_assert_eq(status, 200);
     hx_finish();
 }
