@@ -76,8 +76,12 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                          {"routes", no_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    *cfg = (struct config){"127.0.0.1:8080", "./var", env_or("RINGMASTER_DATABASE_URL", NULL),
-                           env_or("RINGMASTER_WWW_DIR", "./www"), 8, 1024};
+    *cfg = (struct config){.listen = "127.0.0.1:8080",
+                           .state_dir = "./var",
+                           .database_url = env_or("RINGMASTER_DATABASE_URL", NULL),
+                           .www_dir = env_or("RINGMASTER_WWW_DIR", "./www"),
+                           .threads = 8,
+                           .max_connections = 1024};
     int c;
     while ((c = getopt_long(argc, argv, "l:s:d:w:t:m:rh", opts, NULL)) != -1) {
         switch (c) {
@@ -182,9 +186,8 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
     struct http_config hc = {.listen = cfg->listen,
                              .threads = cfg->threads,
                              .conn_limit = cfg->max_connections,
-                             .per_ip_limit = cfg->max_connections / 4 > 64
-                                                 ? cfg->max_connections / 4
-                                                 : 64,
+                             .per_ip_limit =
+                                 cfg->max_connections / 4 > 64 ? cfg->max_connections / 4 : 64,
                              .timeout_s = 30,
                              .header_s = 10,
                              .body_s = 30,

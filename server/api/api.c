@@ -163,8 +163,8 @@ static int not_refused_or_respond(struct api_call *call, const char *peer)
     char secs[16];
     snprintf(secs, sizeof(secs), "%u", wait);
     const char *const retry[] = {"Retry-After", secs, NULL};
-    http_send_problem(call->req, 429, NULL, retry,
-                      "too many bad tokens from %s: try again in %u s", peer, wait);
+    http_send_problem(call->req, 429, NULL, retry, "too many bad tokens from %s: try again in %u s",
+                      peer, wait);
     return -1;
 }
 

@@ -26,8 +26,8 @@ struct guard_limits {
 
 /* Counters since the start, for the logs and tests. */
 struct guard_stats {
-    unsigned open;             /* connections open now */
-    unsigned long long late;   /* closed for missing a deadline */
+    unsigned open;              /* connections open now */
+    unsigned long long late;    /* closed for missing a deadline */
     unsigned long long evicted; /* closed to make room (high water) */
 };
 

@@ -33,7 +33,7 @@ struct http_server {
 struct http_req {
     struct MHD_Connection *conn;
     struct guard_conn *gc; /* the connection's place in the guard, or NULL */
-    const char *method; /* borrowed from MHD, valid for the request's life */
+    const char *method;    /* borrowed from MHD, valid for the request's life */
     const char *path;
     char *body;
     size_t len, cap;
@@ -141,9 +141,12 @@ static const char *const security_headers[] = {
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'",
-    "X-Content-Type-Options", "nosniff",
-    "Referrer-Policy", "no-referrer",
-    "X-Frame-Options", "DENY",
+    "X-Content-Type-Options",
+    "nosniff",
+    "Referrer-Policy",
+    "no-referrer",
+    "X-Frame-Options",
+    "DENY",
     NULL};
 
 int http_req_peer(const struct http_req *r, char *buf, size_t len)
@@ -151,7 +154,7 @@ int http_req_peer(const struct http_req *r, char *buf, size_t len)
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-    socklen_t salen = !sa                          ? 0
+    socklen_t salen = !sa                         ? 0
                       : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                   : sizeof(struct sockaddr_in);
     if (len)

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,8 +225,8 @@ static long server_rss_kib(void)
  * kept alive on one connection and on a new one every 50th request. */
 static void request_mix(long n)
 {
-    static const char *const paths[] = {"/api/v1/health", "/api/v1/jobs?limit=5",
-                                        "/api/v1/nowhere", "/", "/api/v1/whoami"};
+    static const char *const paths[] = {"/api/v1/health", "/api/v1/jobs?limit=5", "/api/v1/nowhere",
+                                        "/", "/api/v1/whoami"};
     char url[128], authz[160];
     snprintf(authz, sizeof(authz), "Authorization: Bearer %s", hx.admin);
     struct curl_slist *h = curl_slist_append(NULL, authz);

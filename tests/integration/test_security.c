@@ -34,13 +34,17 @@ Test(security, every_answer_carries_the_security_headers)
         int auth;
         long status;
     } cases[] = {
-        {"/", 0, 200},           {"/index.html", 0, 200},    {"/missing.js", 0, 404},
-        {"/api/v1/health", 0, 200}, {"/api/v1/jobs", 1, 200}, {"/api/v1/jobs", 0, 401},
-        {"/api/v1/nowhere", 0, 404}, {"/metrics", 0, 200},
+        {"/", 0, 200},
+        {"/index.html", 0, 200},
+        {"/missing.js", 0, 404},
+        {"/api/v1/health", 0, 200},
+        {"/api/v1/jobs", 1, 200},
+        {"/api/v1/jobs", 0, 401},
+        {"/api/v1/nowhere", 0, 404},
+        {"/metrics", 0, 200},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct hx_resp *r =
-            hx_json("GET", cases[i].path, cases[i].auth ? hx.admin : NULL, NULL);
+        struct hx_resp *r = hx_json("GET", cases[i].path, cases[i].auth ? hx.admin : NULL, NULL);
         cr_assert_eq(r->status, cases[i].status, "%s: %ld", cases[i].path, r->status);
         expect_security_headers(r, cases[i].path);
         hx_free(r);
@@ -49,7 +53,8 @@ Test(security, every_answer_carries_the_security_headers)
 }
 
 /* A well-formed token that no one holds. */
-static const char *const guess = "rm_0000000000000000000000000000000000000000000000000000000000000000";
+static const char *const guess =
+    "rm_0000000000000000000000000000000000000000000000000000000000000000";
 
 static long whoami_as(const char *token)
 {
