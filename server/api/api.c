@@ -102,7 +102,9 @@ void api_stop_waiting(void)
 static void metrics_get(struct api_call *call)
 {
     size_t len = 0;
-    char *text = metrics_text(call->db, &len);
+    struct http_stats hs;
+    http_req_stats(call->req, &hs);
+    char *text = metrics_text(call->db, &hs, &len);
     if (!text) {
         http_problem(call->req, 500, "out of memory");
         return;
@@ -160,6 +162,7 @@ static int not_refused_or_respond(struct api_call *call, const char *peer)
     unsigned wait = authlimit_check(call->api->failures, peer, mono_now());
     if (!wait)
         return 0;
+    metrics_auth_refused();
     char secs[16];
     snprintf(secs, sizeof(secs), "%u", wait);
     const char *const retry[] = {"Retry-After", secs, NULL};
@@ -171,6 +174,7 @@ static int not_refused_or_respond(struct api_call *call, const char *peer)
 /* Counts a bad token (not a missing one: that is no guess) against the client's address. */
 static void count_failure(struct api_call *call, const char *peer)
 {
+    metrics_auth_failure();
     unsigned wait = authlimit_fail(call->api->failures, peer, mono_now());
     if (wait)
         log_info("auth: %s refused for %u s after %d bad tokens", peer, wait, AUTH_MAX_FAILURES);

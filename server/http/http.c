@@ -31,6 +31,7 @@ struct http_server {
 };
 
 struct http_req {
+    struct http_server *server;
     struct MHD_Connection *conn;
     struct guard_conn *gc; /* the connection's place in the guard, or NULL */
     const char *method;    /* borrowed from MHD, valid for the request's life */
@@ -56,6 +57,13 @@ static double mono_now(void)
 void http_req_retry(struct http_req *r, double delay_s)
 {
     r->retry_in = delay_s > 0.001 ? delay_s : 0.001;
+}
+
+void http_req_stats(const struct http_req *r, struct http_stats *out)
+{
+    struct guard_stats g;
+    guard_get_stats(r->server->guard, &g);
+    *out = (struct http_stats){g.open, g.late, g.evicted};
 }
 
 unsigned http_req_status(const struct http_req *r)
@@ -262,6 +270,7 @@ static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connectio
     struct http_req *r = calloc(1, sizeof(*r));
     if (!r)
         return MHD_NO;
+    r->server = s;
     r->conn = conn;
     r->method = method;
     r->path = url;

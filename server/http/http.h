@@ -60,6 +60,16 @@ void http_req_retry(struct http_req *r, double delay_s);
  * (buf is then ""). */
 int http_req_peer(const struct http_req *r, char *buf, size_t len);
 
+/* The front door's counters, for /metrics. */
+struct http_stats {
+    unsigned connections;            /* open now */
+    unsigned long long cut_late;     /* closed: a request past its header or body deadline */
+    unsigned long long cut_for_room; /* closed: the oldest waiting one, to make room */
+};
+
+/* Fills *out with the counters of the server that received r. */
+void http_req_stats(const struct http_req *r, struct http_stats *out);
+
 /* The status the request was answered with, 0 before. */
 unsigned http_req_status(const struct http_req *r);
 
