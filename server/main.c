@@ -31,6 +31,7 @@ struct config {
     const char *www_dir;
     unsigned threads;
     unsigned max_connections;
+    unsigned header_timeout, body_timeout;
 };
 
 struct daemon {
@@ -45,10 +46,11 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
                  " [--database-url URL] [--www-dir DIR] [--threads N]"
-                 " [--max-connections N] [--routes]\n"
+                 " [--max-connections N] [--header-timeout S] [--body-timeout S] [--routes]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
                  " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads,"
-                 " 1024 connections (16..65536)\n");
+                 " 1024 connections (16..65536), 10 s for a request's header and 30 s for its"
+                 " body (1..3600)\n");
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -73,6 +75,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                          {"www-dir", required_argument, NULL, 'w'},
                                          {"threads", required_argument, NULL, 't'},
                                          {"max-connections", required_argument, NULL, 'm'},
+                                         {"header-timeout", required_argument, NULL, 'H'},
+                                         {"body-timeout", required_argument, NULL, 'B'},
                                          {"routes", no_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -81,9 +85,11 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                            .database_url = env_or("RINGMASTER_DATABASE_URL", NULL),
                            .www_dir = env_or("RINGMASTER_WWW_DIR", "./www"),
                            .threads = 8,
-                           .max_connections = 1024};
+                           .max_connections = 1024,
+                           .header_timeout = 10,
+                           .body_timeout = 30};
     int c;
-    while ((c = getopt_long(argc, argv, "l:s:d:w:t:m:rh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "l:s:d:w:t:m:H:B:rh", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
             cfg->listen = optarg;
@@ -103,6 +109,12 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         case 'm':
             cfg->max_connections = (unsigned)strtoul(optarg, NULL, 10);
             break;
+        case 'H':
+            cfg->header_timeout = (unsigned)strtoul(optarg, NULL, 10);
+            break;
+        case 'B':
+            cfg->body_timeout = (unsigned)strtoul(optarg, NULL, 10);
+            break;
         case 'r':
             print_routes();
             return 1;
@@ -115,7 +127,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         }
     }
     if (optind != argc || cfg->threads < 1 || cfg->threads > 64 || cfg->max_connections < 16 ||
-        cfg->max_connections > 65536) {
+        cfg->max_connections > 65536 || cfg->header_timeout < 1 || cfg->header_timeout > 3600 ||
+        cfg->body_timeout < 1 || cfg->body_timeout > 3600) {
         usage(stderr);
         return -1;
     }
@@ -189,8 +202,8 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
                              .per_ip_limit =
                                  cfg->max_connections / 4 > 64 ? cfg->max_connections / 4 : 64,
                              .timeout_s = 30,
-                             .header_s = 10,
-                             .body_s = 30,
+                             .header_s = cfg->header_timeout,
+                             .body_s = cfg->body_timeout,
                              .max_target = 8192,
                              .max_header = 16384,
                              .max_body = MAX_BODY};

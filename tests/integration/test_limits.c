@@ -353,3 +353,39 @@ Test(limits, past_the_connection_limit_requests_get_503_with_retry_after)
     cr_assert_eq(status, 200);
     hx_finish();
 }
+
+/* Seconds until the server ends fd's connection while fd sends a byte every half second
+ * (so never idle); 0 when it is still open after limit_s. */
+static double seconds_until_cut(int fd, double limit_s)
+{
+    double t0 = hx_now();
+    while (hx_now() - t0 < limit_s) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        char buf[512];
+        if (poll(&p, 1, 500) > 0 && recv(fd, buf, sizeof(buf), 0) <= 0)
+            return hx_now() - t0;
+        if (send(fd, "x", 1, MSG_NOSIGNAL) < 0)
+            return hx_now() - t0;
+    }
+    return 0;
+}
+
+Test(limits, a_body_trickling_in_is_cut_at_its_body_deadline)
+{
+    cr_assert_eq(hx_stop_server(SIGTERM, 10), 0);
+    hx_server_args[0] = "--body-timeout";
+    hx_server_args[1] = "3";
+    hx_start_server();
+    char req[512];
+    snprintf(req, sizeof(req),
+             "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+             hx.admin);
+    int fd = send_request(req);
+    double took = seconds_until_cut(fd, 10);
+    close(fd);
+    cr_assert(took >= 2.5 && took <= 5.0, "cut after %.1f s, want the 3 s body deadline", took);
+    /* a body that arrives in time is taken */
+    hx_submit(hx.admin, "in-time", 1);
+    hx_finish();
+}
