@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "api/api.h"
@@ -32,6 +33,8 @@ struct config {
     const char *database_url;
     const char *www_dir;
     unsigned threads;
+    unsigned max_connections;
+    unsigned header_timeout, body_timeout;
 };
 
 struct daemon {
@@ -46,9 +49,12 @@ struct daemon {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
-                 " [--database-url URL] [--www-dir DIR] [--threads N] [--routes]\n"
+                 " [--database-url URL] [--www-dir DIR] [--threads N]"
+                 " [--max-connections N] [--header-timeout S] [--body-timeout S] [--routes]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
-                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads\n");
+                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads,"
+                 " 1024 connections (16..65536), 10 s for a request's header and 30 s for its"
+                 " body (1..3600)\n");
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -72,13 +78,22 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                          {"database-url", required_argument, NULL, 'd'},
                                          {"www-dir", required_argument, NULL, 'w'},
                                          {"threads", required_argument, NULL, 't'},
+                                         {"max-connections", required_argument, NULL, 'm'},
+                                         {"header-timeout", required_argument, NULL, 'H'},
+                                         {"body-timeout", required_argument, NULL, 'B'},
                                          {"routes", no_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    *cfg = (struct config){"127.0.0.1:8080", "./var", env_or("RINGMASTER_DATABASE_URL", NULL),
-                           env_or("RINGMASTER_WWW_DIR", "./www"), 8};
+    *cfg = (struct config){.listen = "127.0.0.1:8080",
+                           .state_dir = "./var",
+                           .database_url = env_or("RINGMASTER_DATABASE_URL", NULL),
+                           .www_dir = env_or("RINGMASTER_WWW_DIR", "./www"),
+                           .threads = 8,
+                           .max_connections = 1024,
+                           .header_timeout = 10,
+                           .body_timeout = 30};
     int c;
-    while ((c = getopt_long(argc, argv, "l:s:d:w:t:rh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "l:s:d:w:t:m:H:B:rh", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
             cfg->listen = optarg;
@@ -95,6 +110,15 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         case 't':
             cfg->threads = (unsigned)atoi(optarg);
             break;
+        case 'm':
+            cfg->max_connections = (unsigned)strtoul(optarg, NULL, 10);
+            break;
+        case 'H':
+            cfg->header_timeout = (unsigned)strtoul(optarg, NULL, 10);
+            break;
+        case 'B':
+            cfg->body_timeout = (unsigned)strtoul(optarg, NULL, 10);
+            break;
         case 'r':
             print_routes();
             return 1;
@@ -106,7 +130,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             return -1;
         }
     }
-    if (optind != argc || cfg->threads < 1 || cfg->threads > 64) {
+    if (optind != argc || cfg->threads < 1 || cfg->threads > 64 || cfg->max_connections < 16 ||
+        cfg->max_connections > 65536 || cfg->header_timeout < 1 || cfg->header_timeout > 3600 ||
+        cfg->body_timeout < 1 || cfg->body_timeout > 3600) {
         usage(stderr);
         return -1;
     }
@@ -157,6 +183,20 @@ static void on_cluster(void *arg, enum pgsup_event ev)
         sched_thread_db_restarting(t, ev == PGSUP_DOWN);
 }
 
+/* Every connection is a descriptor: raises the soft limit on them towards the hard one so
+ * that the connection limit, and not EMFILE, is what refuses clients. */
+static void raise_fd_limit(unsigned connections)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)connections + connections / 16 + 512;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
+        log_info("descriptors limited to %llu: fewer than %u connections may be served",
+                 (unsigned long long)rl.rlim_cur, connections);
+}
+
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
 {
     if (fsutil_mkdir_p(cfg->state_dir, 0700) < 0) {
@@ -178,10 +218,16 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
     }
     struct http_config hc = {.listen = cfg->listen,
                              .threads = cfg->threads,
-                             .conn_limit = 512,
-                             .per_ip_limit = 256,
+                             .conn_limit = cfg->max_connections,
+                             .per_ip_limit =
+                                 cfg->max_connections / 4 > 64 ? cfg->max_connections / 4 : 64,
                              .timeout_s = 30,
+                             .header_s = cfg->header_timeout,
+                             .body_s = cfg->body_timeout,
+                             .max_target = 8192,
+                             .max_header = 16384,
                              .max_body = MAX_BODY};
+    raise_fd_limit(cfg->max_connections);
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     if (!d->http)
         return -1;

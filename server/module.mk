@@ -38,11 +38,12 @@ $(BUILD)/server/%.o: CPPFLAGS += -iquote server
 SERVER_UNIT_SRCS := $(wildcard tests/unit/server/*.c)
 SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
 SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,spec/fieldcheck.o spec/jobspec.o spec/nodespec.o http/router.o \
-                      http/www.o http/problem.o live/wake.o live/fit.o)
+                      http/www.o http/problem.o live/wake.o live/fit.o api/authlimit.o)
 
 ifneq ($(SERVER_UNIT_SRCS),)
 $(BUILD)/tests/unit/server/%.o: CPPFLAGS += -iquote server
-$(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http/http.o $(COMMON_LIB) $(SCHED_LIB)
+$(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http/http.o \
+                    $(BUILD)/server/http/guard.o $(COMMON_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(SERVER_LIBS)
 TEST_BINS += $(SERVER_UNIT_BIN)

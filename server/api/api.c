@@ -1,10 +1,13 @@
 #include "api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "actions.h"
+#include "authlimit.h"
 #include "call.h"
 #include "health.h"
 #include "history.h"
@@ -30,9 +33,15 @@
 
 static void metrics_get(struct api_call *call);
 
+/* Bad tokens: this many from one address within the window refuse it for the block. */
+#define AUTH_MAX_FAILURES 10
+#define AUTH_WINDOW_S 60
+#define AUTH_BLOCK_S 60
+
 struct api {
     struct db_pool *db;
     const char *www_dir;
+    struct authlimit *failures;
 };
 
 struct db_pool *api_pool(const struct api_call *call)
@@ -101,7 +110,9 @@ void api_stop_waiting(void)
 static void metrics_get(struct api_call *call)
 {
     size_t len = 0;
-    char *text = metrics_text(call->db, &len);
+    struct http_stats hs;
+    http_req_stats(call->req, &hs);
+    char *text = metrics_text(call->db, &hs, &len);
     if (!text) {
         http_problem(call->req, 500, "out of memory");
         return;
@@ -117,12 +128,20 @@ struct api *api_create(struct db_pool *db, const char *www_dir)
         return NULL;
     a->db = db;
     a->www_dir = www_dir;
+    a->failures = authlimit_create(AUTH_MAX_FAILURES, AUTH_WINDOW_S, AUTH_BLOCK_S);
+    if (!a->failures) {
+        free(a);
+        return NULL;
+    }
     metrics_name_routes(routes, NROUTES);
     return a;
 }
 
 void api_destroy(struct api *a)
 {
+    if (!a)
+        return;
+    authlimit_destroy(a->failures);
     free(a);
 }
 
@@ -138,12 +157,50 @@ static int is_json_type(const char *ct)
            (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
-/* 401 when the token is missing or unknown, 403 when its role may not use the route. */
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 429 with Retry-After while the client's address is refused for its bad tokens. */
+static int not_refused_or_respond(struct api_call *call, const char *peer)
+{
+    unsigned wait = authlimit_check(call->api->failures, peer, mono_now());
+    if (!wait)
+        return 0;
+    metrics_auth_refused();
+    char secs[16];
+    snprintf(secs, sizeof(secs), "%u", wait);
+    const char *const retry[] = {"Retry-After", secs, NULL};
+    http_send_problem(call->req, 429, NULL, retry, "too many bad tokens from %s: try again in %u s",
+                      peer, wait);
+    return -1;
+}
+
+/* Counts a bad token (not a missing one: that is no guess) against the client's address. */
+static void count_failure(struct api_call *call, const char *peer)
+{
+    metrics_auth_failure();
+    unsigned wait = authlimit_fail(call->api->failures, peer, mono_now());
+    if (wait)
+        log_info("auth: %s refused for %u s after %d bad tokens", peer, wait, AUTH_MAX_FAILURES);
+}
+
+/* 429 while the address is refused for bad tokens, 401 when the token is missing or
+ * unknown, 403 when its role may not use the route. */
 static int authorize_or_respond(struct api_call *call, const struct route *rt)
 {
+    char peer[64];
+    http_req_peer(call->req, peer, sizeof(peer));
+    if (not_refused_or_respond(call, peer) < 0)
+        return -1;
     const char *authz = http_req_header(call->req, "Authorization");
     int rc = auth_check(call->db, authz, &call->who);
     static const char *const bearer[] = {"WWW-Authenticate", "Bearer realm=\"ringmaster\"", NULL};
+    if (rc == -1 && authz)
+        count_failure(call, peer);
     if (rc == -2) {
         api_db_error(call, NULL);
         return -1;

@@ -16,6 +16,7 @@
 /* Zero-initialised; written by any thread with relaxed atomics (they are counts only). */
 static atomic_ulong http_counts[METRICS_MAX_ROUTES + 1][STATUS_SLOTS];
 static atomic_ulong db_errors;
+static atomic_ulong auth_failures, auth_refused;
 /* The route table, named once by api_create (metrics_name_routes). */
 static const struct route *route_table;
 static size_t route_count;
@@ -32,6 +33,16 @@ void metrics_http_request(size_t route, unsigned status)
 void metrics_db_error(void)
 {
     atomic_fetch_add_explicit(&db_errors, 1, memory_order_relaxed);
+}
+
+void metrics_auth_failure(void)
+{
+    atomic_fetch_add_explicit(&auth_failures, 1, memory_order_relaxed);
+}
+
+void metrics_auth_refused(void)
+{
+    atomic_fetch_add_explicit(&auth_refused, 1, memory_order_relaxed);
 }
 
 void metrics_name_routes(const struct route *table, size_t n)
@@ -173,7 +184,33 @@ static void write_database(FILE *f, PGconn *db)
             atomic_load_explicit(&db_errors, memory_order_relaxed));
 }
 
-char *metrics_text(PGconn *db, size_t *len)
+/* The connections (guard.h) and the refusals of bad tokens (authlimit.h). */
+static void write_guards(FILE *f, const struct http_stats *h)
+{
+    fprintf(f,
+            "# HELP ringmaster_http_connections HTTP connections open.\n"
+            "# TYPE ringmaster_http_connections gauge\n"
+            "ringmaster_http_connections %u\n"
+            "# HELP ringmaster_http_connections_cut_total HTTP connections the server closed: a"
+            " request past its header or body deadline, or the oldest one waiting for its header"
+            " to make room.\n"
+            "# TYPE ringmaster_http_connections_cut_total counter\n"
+            "ringmaster_http_connections_cut_total{reason=\"deadline\"} %llu\n"
+            "ringmaster_http_connections_cut_total{reason=\"room\"} %llu\n",
+            h->connections, h->cut_late, h->cut_for_room);
+    fprintf(f,
+            "# HELP ringmaster_auth_failures_total Bad bearer tokens presented.\n"
+            "# TYPE ringmaster_auth_failures_total counter\n"
+            "ringmaster_auth_failures_total %lu\n"
+            "# HELP ringmaster_auth_refused_total Requests refused (429) because their address"
+            " presented too many bad tokens.\n"
+            "# TYPE ringmaster_auth_refused_total counter\n"
+            "ringmaster_auth_refused_total %lu\n",
+            atomic_load_explicit(&auth_failures, memory_order_relaxed),
+            atomic_load_explicit(&auth_refused, memory_order_relaxed));
+}
+
+char *metrics_text(PGconn *db, const struct http_stats *http, size_t *len)
 {
     char *text = NULL;
     FILE *f = open_memstream(&text, len);
@@ -182,6 +219,7 @@ char *metrics_text(PGconn *db, size_t *len)
     write_database(f, db);
     write_rounds(f);
     write_http(f);
+    write_guards(f, http);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

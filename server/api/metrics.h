@@ -9,6 +9,8 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
+#include "http/http.h"
+
 struct route;
 
 /* The most routes counted one by one; larger route indexes count as "unmatched". */
@@ -25,8 +27,13 @@ void metrics_http_request(size_t route, unsigned status);
 /* Counts one failed database statement. */
 void metrics_db_error(void);
 
+/* Counts one bad bearer token presented; one request refused (429) for its address's. */
+void metrics_auth_failure(void);
+void metrics_auth_refused(void);
+
 /* The whole exposition as text (new; free()) with its length in *len, or NULL on ENOMEM. db
- * may be NULL (the database gauges are then left out and ringmaster_database_up is 0). */
-char *metrics_text(PGconn *db, size_t *len);
+ * may be NULL (the database gauges are then left out and ringmaster_database_up is 0); http:
+ * the front door's counters. */
+char *metrics_text(PGconn *db, const struct http_stats *http, size_t *len);
 
 #endif

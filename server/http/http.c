@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "log.h"
 #include "problem.h"
 
@@ -19,7 +20,9 @@ struct http_server {
     struct MHD_Daemon *daemon;
     http_handler_f fn;
     void *arg;
-    size_t max_body;
+    struct guard *guard;
+    unsigned conn_limit;
+    size_t max_target, max_header, max_body;
     pthread_mutex_t lock;
     struct http_req *suspended; /* under lock: requests waiting for their retry */
     pthread_t resumer;
@@ -28,8 +31,10 @@ struct http_server {
 };
 
 struct http_req {
+    struct http_server *server;
     struct MHD_Connection *conn;
-    const char *method; /* borrowed from MHD, valid for the request's life */
+    struct guard_conn *gc; /* the connection's place in the guard, or NULL */
+    const char *method;    /* borrowed from MHD, valid for the request's life */
     const char *path;
     char *body;
     size_t len, cap;
@@ -52,6 +57,13 @@ static double mono_now(void)
 void http_req_retry(struct http_req *r, double delay_s)
 {
     r->retry_in = delay_s > 0.001 ? delay_s : 0.001;
+}
+
+void http_req_stats(const struct http_req *r, struct http_stats *out)
+{
+    struct guard_stats g;
+    guard_get_stats(r->server->guard, &g);
+    *out = (struct http_stats){g.open, g.late, g.evicted};
 }
 
 unsigned http_req_status(const struct http_req *r)
@@ -99,6 +111,7 @@ static void *resumer_main(void *arg)
     while (!atomic_load(&s->stopping)) {
         usleep(20000);
         resume_due(s, 0);
+        guard_sweep(s->guard);
     }
     return NULL;
 }
@@ -129,6 +142,39 @@ const char *http_req_body(const struct http_req *r, size_t *len)
     return r->body ? r->body : "";
 }
 
+/* On every answer. The dashboard (www/) has no inline script or style and loads nothing
+ * from elsewhere; nothing is to be framed, sniffed or told where the user came from. */
+static const char *const security_headers[] = {
+    "Content-Security-Policy",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
+    "X-Content-Type-Options",
+    "nosniff",
+    "Referrer-Policy",
+    "no-referrer",
+    "X-Frame-Options",
+    "DENY",
+    NULL};
+
+int http_req_peer(const struct http_req *r, char *buf, size_t len)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    socklen_t salen = !sa                         ? 0
+                      : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                  : sizeof(struct sockaddr_in);
+    if (len)
+        buf[0] = '\0';
+    if (!sa || getnameinfo(sa, salen, buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST) != 0) {
+        if (len)
+            buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
                      const char *body, size_t len, const char *const *headers)
 {
@@ -142,6 +188,8 @@ int http_req_respond(struct http_req *r, unsigned status, const char *content_ty
         return -1;
     if (content_type)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    for (size_t i = 0; security_headers[i]; i += 2)
+        MHD_add_response_header(resp, security_headers[i], security_headers[i + 1]);
     for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
         MHD_add_response_header(resp, headers[i], headers[i + 1]);
     enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
@@ -173,24 +221,68 @@ static void append_body(struct http_req *r, size_t max, const char *data, size_t
     r->body[r->len] = '\0';
 }
 
-/* First call: set up the request and refuse an announced body over the bound at once. */
+static enum MHD_Result add_arg_len(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    size_t *n = cls;
+    (void)kind;
+    *n += 2 + strlen(key) + (value ? strlen(value) : 0);
+    return MHD_YES;
+}
+
+/* The request target's length: the path, and the query's arguments as decoded. */
+static size_t target_len(struct http_req *r)
+{
+    size_t n = strlen(r->path);
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg_len, &n);
+    return n;
+}
+
+/* Answers a request that breaks a limit at once: 503 when the server is full, 414, 431,
+ * 413 for an announced body over the bound. */
+static void refuse_early(struct http_server *s, struct http_req *r)
+{
+    static const char *const busy[] = {"Retry-After", "1", "Connection", "close", NULL};
+    const union MHD_ConnectionInfo *hs =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    const char *cl =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    size_t tlen = target_len(r);
+    if (guard_open_count(s->guard) > s->conn_limit) {
+        http_send_problem(r, 503, NULL, busy, "over %u connections: try again shortly",
+                          s->conn_limit);
+    } else if (tlen > s->max_target) {
+        http_problem(r, 414, "request target of %zu bytes, over %zu", tlen, s->max_target);
+    } else if (hs && hs->header_size > s->max_header) {
+        http_problem(r, 431, "request header of %zu bytes, over %zu", hs->header_size,
+                     s->max_header);
+    } else if (cl && strtoull(cl, NULL, 10) > s->max_body) {
+        r->too_big = 1;
+        http_problem(r, 413, "request body over %zu bytes", s->max_body);
+    }
+}
+
+/* First call (the header is complete): set up the request and refuse it at once when it
+ * breaks a limit. */
 static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connection *conn,
                                      const char *url, const char *method, void **con_cls)
 {
     struct http_req *r = calloc(1, sizeof(*r));
     if (!r)
         return MHD_NO;
+    r->server = s;
     r->conn = conn;
     r->method = method;
     r->path = url;
     clock_gettime(CLOCK_MONOTONIC, &r->started);
+    const union MHD_ConnectionInfo *sc =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    r->gc = sc ? sc->socket_context : NULL;
     *con_cls = r;
-    const char *cl =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > s->max_body) {
-        r->too_big = 1;
-        http_problem(r, 413, "request body over %zu bytes", s->max_body);
-    }
+    guard_header_done(s->guard, r->gc);
+    refuse_early(s, r);
+    if (r->answered)
+        guard_busy(s->guard, r->gc);
     return MHD_YES;
 }
 
@@ -210,6 +302,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     }
     if (r->answered)
         return MHD_YES;
+    guard_busy(s->guard, r->gc);
     if (r->too_big) {
         http_problem(r, 413, "request body over %zu bytes", s->max_body);
         return MHD_YES;
@@ -227,11 +320,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    struct http_server *s = cls;
     struct http_req *r = *con_cls;
-    (void)cls;
     (void)conn;
     if (!r)
         return;
+    guard_idle(s->guard, r->gc);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double ms = (double)(now.tv_sec - r->started.tv_sec) * 1e3 +
@@ -241,6 +335,21 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     free(r->body);
     free(r);
     *con_cls = NULL;
+}
+
+/* Gives each connection its place in the guard, and takes it back when it closes. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct http_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? guard_open(s->guard, ci->connect_fd) : NULL;
+    } else {
+        guard_close(s->guard, *socket_context);
+        *socket_context = NULL;
+    }
 }
 
 /* Splits "HOST:PORT" or "[V6]:PORT" and resolves it into *res (freeaddrinfo). */
@@ -269,6 +378,28 @@ static int resolve_listen(const char *listen, struct addrinfo **res, char *err, 
     return 0;
 }
 
+/* libmicrohttpd's own limits sit above ours, so that ours answer first: its connection
+ * limit (past which it stops accepting) leaves room for the 503s, and its memory per
+ * connection (past which it answers 414 or 431 itself, with an HTML page that cannot be
+ * changed in 0.9.75) holds a header twice our bound. */
+static struct MHD_Daemon *start_daemon(struct http_server *s, const struct http_config *cfg,
+                                       const struct sockaddr *sa, int ipv6)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    if (ipv6)
+        flags |= MHD_USE_IPv6;
+    unsigned hard_limit = cfg->conn_limit + cfg->conn_limit / 16 + cfg->threads;
+    size_t pool = 2 * (cfg->max_header + cfg->max_target) + 16384;
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned int)cfg->threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout_s,
+        MHD_OPTION_CONNECTION_LIMIT, hard_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned int)cfg->per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+        MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)on_completed, (void *)s,
+        MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)on_connection, (void *)s,
+        MHD_OPTION_END);
+}
+
 struct http_server *http_create(const struct http_config *cfg, http_handler_f fn, void *arg,
                                 char *err, size_t errlen)
 {
@@ -283,21 +414,19 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     }
     s->fn = fn;
     s->arg = arg;
+    s->conn_limit = cfg->conn_limit;
+    s->max_target = cfg->max_target;
+    s->max_header = cfg->max_header;
     s->max_body = cfg->max_body;
     pthread_mutex_init(&s->lock, NULL);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-    if (ai->ai_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ai->ai_addr,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)cfg->timeout_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->conn_limit,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)cfg->per_ip_limit,
-        MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)on_completed, (void *)s,
-        MHD_OPTION_END);
+    struct guard_limits gl = {cfg->header_s, cfg->body_s, cfg->conn_limit - cfg->conn_limit / 16};
+    s->guard = guard_create(&gl);
+    if (s->guard)
+        s->daemon = start_daemon(s, cfg, ai->ai_addr, ai->ai_family == AF_INET6);
     freeaddrinfo(ai);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not local?)", cfg->listen);
+        guard_destroy(s->guard);
         pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
@@ -331,6 +460,7 @@ void http_destroy(struct http_server *s)
     }
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
+    guard_destroy(s->guard);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

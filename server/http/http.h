@@ -1,6 +1,10 @@
 /* http: the HTTP front door (libmicrohttpd). Collects each request's body up to a bound,
  * answers 413 past it, calls one handler per complete request and logs one line per request
- * (method path status duration) when it is done. */
+ * (method path status duration) when it is done. Guards its connections against slow and
+ * hostile clients (deadlines for a request's header and body, a budget that slow clients
+ * cannot fill: guard.h), refuses over-long request targets (414) and headers (431) and puts
+ * the security headers (Content-Security-Policy, nosniff, no referrer, no framing) on every
+ * answer. */
 #ifndef RINGMASTER_HTTP_H
 #define RINGMASTER_HTTP_H
 
@@ -17,9 +21,16 @@ typedef void (*http_handler_f)(void *arg, struct http_req *req);
 struct http_config {
     const char *listen;    /* "HOST:PORT", IPv4 or [IPv6] (borrowed) */
     unsigned threads;      /* worker threads (thread pool size), >= 1 */
-    unsigned conn_limit;   /* simultaneous connections in all */
-    unsigned per_ip_limit; /* simultaneous connections from one address */
-    unsigned timeout_s;    /* idle connection timeout */
+    unsigned conn_limit;   /* connections served at once; a request past it gets 503 with
+                            * Retry-After; from conn_limit - conn_limit/16 on, each new
+                            * connection closes the oldest one still waiting for its header */
+    unsigned per_ip_limit; /* simultaneous connections from one address (more: closed at once) */
+    unsigned timeout_s;    /* idle timeout of a connection (also while answering) */
+    unsigned header_s;     /* a request's header must be complete this long after the
+                            * connection opened or answered its previous request */
+    unsigned body_s;       /* and its body this long after its header */
+    size_t max_target;     /* longer request targets (path and query) get 414 */
+    size_t max_header;     /* larger request lines and headers get 431 */
     size_t max_body;       /* larger bodies get 413 */
 };
 
@@ -44,6 +55,20 @@ const char *http_req_body(const struct http_req *r, size_t *len);
  * no thread) and the handler is called again for the same request after delay_s. A server
  * being destroyed answers such a request 503 instead. For long-polls. */
 void http_req_retry(struct http_req *r, double delay_s);
+
+/* The client's address as numeric text ("127.0.0.1", "::1") into buf. Returns 0, or -1
+ * (buf is then ""). */
+int http_req_peer(const struct http_req *r, char *buf, size_t len);
+
+/* The front door's counters, for /metrics. */
+struct http_stats {
+    unsigned connections;            /* open now */
+    unsigned long long cut_late;     /* closed: a request past its header or body deadline */
+    unsigned long long cut_for_room; /* closed: the oldest waiting one, to make room */
+};
+
+/* Fills *out with the counters of the server that received r. */
+void http_req_stats(const struct http_req *r, struct http_stats *out);
 
 /* The status the request was answered with, 0 before. */
 unsigned http_req_status(const struct http_req *r);

@@ -16,8 +16,11 @@ static const struct {
     {405, "method-not-allowed", "Method Not Allowed"},
     {409, "conflict", "Conflict"},
     {413, "payload-too-large", "Content Too Large"},
+    {414, "uri-too-long", "URI Too Long"},
     {415, "unsupported-media-type", "Unsupported Media Type"},
     {422, "unprocessable", "Unprocessable Content"},
+    {429, "too-many-requests", "Too Many Requests"},
+    {431, "request-header-fields-too-large", "Request Header Fields Too Large"},
     {500, "internal-error", "Internal Server Error"},
     {503, "unavailable", "Service Unavailable"},
 };

@@ -453,6 +453,28 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
   assert.deepEqual(got.gpu1, [[7, 8], true, true]);
 });
 
+test("the dashboard runs under its Content-Security-Policy without a violation", T, async () => {
+  await page.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener("securitypolicyviolation", (e) =>
+      window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline")));
+  });
+  const resp = await fetch(server.url + "/");
+  const hdr = Object.fromEntries(resp.headers);
+  await page.goto(server.url + "/?csp#/cluster"); // a full load, which runs the init script
+  assert.match(hdr["content-security-policy"] || "", /default-src 'self'/);
+  assert.match(hdr["content-security-policy"] || "", /frame-ancestors 'none'/);
+  assert.doesNotMatch(hdr["content-security-policy"] || "", /unsafe-inline/);
+  assert.equal(hdr["x-content-type-options"], "nosniff");
+  assert.equal(hdr["referrer-policy"], "no-referrer");
+  await page.locator("#gpu-map .gpu").first().waitFor();
+  for (const view of ["#/jobs", `#/jobs/${mlpId || jobId}`, "#/scheduler", "#/cluster"]) {
+    await page.goto(server.url + "/?csp" + view);
+    await page.waitForTimeout(500);
+  }
+  assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
+});
+
 test("no script errors in the browser console", T, async () => {
   // The browser logs every non-2xx answer (the 400 and 401 above are expected); only
   // script errors and other console errors count.

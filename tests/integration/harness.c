@@ -218,6 +218,8 @@ double hx_sql_num(const char *sql)
     return v;
 }
 
+const char *hx_server_args[8];
+
 static pid_t spawn_server(void)
 {
     char listen[64], www[300], log[300];
@@ -225,6 +227,14 @@ static pid_t spawn_server(void)
     snprintf(www, sizeof(www), "%s/www", hx.dir);
     snprintf(log, sizeof(log), "%s/server.log", hx.dir);
     const char *bin = getenv("RINGMASTERD") ? getenv("RINGMASTERD") : RINGMASTERD_PATH;
+    const char *argv[16] = {bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www};
+    int argc = 7;
+    if (hx.conninfo[0]) {
+        argv[argc++] = "--database-url";
+        argv[argc++] = hx.conninfo;
+    }
+    for (int i = 0; hx_server_args[i] && argc < 15; i++)
+        argv[argc++] = hx_server_args[i];
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
@@ -232,12 +242,7 @@ static pid_t spawn_server(void)
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         dup2(fd, STDERR_FILENO);
         dup2(fd, STDOUT_FILENO);
-        if (hx.conninfo[0])
-            execl(bin, bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www,
-                  "--database-url", hx.conninfo, (char *)NULL);
-        else
-            execl(bin, bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www,
-                  (char *)NULL);
+        execv(bin, (char *const *)argv);
         _exit(127);
     }
     return pid;
@@ -357,10 +362,29 @@ static void copy_header_value(char *dst, size_t dlen, const char *line, size_t n
     snprintf(dst, dlen, "%.*s", (int)(end - v), line + v);
 }
 
+const char *hx_source;
+
+const char *hx_header(const struct hx_resp *r, const char *name, char *buf, size_t len)
+{
+    size_t n = strlen(name);
+    for (const char *l = r->headers; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        if (strncasecmp(l, name, n) == 0 && l[n] == ':') {
+            copy_header_value(buf, len, l, strcspn(l, "\n"), n + 1);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
 static size_t on_header(char *line, size_t size, size_t n, void *arg)
 {
     struct hx_resp *r = arg;
     size_t len = size * n;
+    size_t have = strlen(r->headers);
+    if (have + len < sizeof(r->headers)) {
+        memcpy(r->headers + have, line, len);
+        r->headers[have + len] = '\0';
+    }
     if (len > 13 && strncasecmp(line, "Content-Type:", 13) == 0)
         copy_header_value(r->content_type, sizeof(r->content_type), line, len, 13);
     if (len > 6 && strncasecmp(line, "Allow:", 6) == 0)
@@ -408,8 +432,9 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
     struct hx_resp *r = calloc(1, sizeof(*r));
     struct buf b = {NULL, 0};
     struct upload up = {body, len == (size_t)-1 && body ? strlen(body) : len, 0};
-    char url[2048];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", hx.port, path);
+    size_t ulen = strlen(path) + 64;
+    char *url = malloc(ulen);
+    snprintf(url, ulen, "http://127.0.0.1:%d%s", hx.port, path);
     CURL *c = curl_easy_init();
     struct curl_slist *h = headers_for(token, content_type, extra_header, len == (size_t)-1);
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -421,6 +446,8 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    if (hx_source)
+        curl_easy_setopt(c, CURLOPT_INTERFACE, hx_source);
     if (body) {
         curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
@@ -432,6 +459,7 @@ struct hx_resp *hx_call(const char *method, const char *path, const char *token,
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
+    free(url);
     cr_assert(rc == CURLE_OK || r->status != 0, "%s %s: %s", method, path, curl_easy_strerror(rc));
     r->body = b.data ? b.data : strdup("");
     r->json = json_loads(r->body, 0, NULL);

@@ -55,6 +55,9 @@ int hx_free_port(void);
  * reads the admin token. Sets hx.pid. */
 void hx_start_server(void);
 
+/* More options for ringmasterd (NULL-terminated), for the next hx_start_server(). */
+extern const char *hx_server_args[8];
+
 /* Sends sig to the server and waits up to timeout_s. Returns the exit status (128+signal
  * when killed by one), or -1 when it did not end in time (it is then killed). */
 int hx_stop_server(int sig, double timeout_s);
@@ -63,6 +66,7 @@ struct hx_resp {
     long status;
     char content_type[128];
     char allow[128];
+    char headers[4096]; /* every header line as received (cut at its size) */
     char *body;   /* NUL-terminated, "" when empty */
     json_t *json; /* the body decoded, or NULL */
 };
@@ -73,6 +77,13 @@ struct hx_resp {
 struct hx_resp *hx_call(const char *method, const char *path, const char *token,
                         const char *content_type, const char *body, size_t len,
                         const char *extra_header);
+
+/* The source address of hx_call's requests: NULL (the default) or a local address such as
+ * "127.0.0.2" (any 127.0.0.0/8 address works on Linux loopback). */
+extern const char *hx_source;
+
+/* The value of header name (case-insensitive) of r into buf; NULL when absent. */
+const char *hx_header(const struct hx_resp *r, const char *name, char *buf, size_t len);
 
 /* Shorthand: JSON body (or NULL), application/json, the given token. */
 struct hx_resp *hx_json(const char *method, const char *path, const char *token, const char *body);

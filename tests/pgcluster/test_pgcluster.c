@@ -67,6 +67,13 @@ Test(pgcluster, lifecycle_reuse_and_crash_restart, .timeout = 180)
     cr_assert_eq(pgcluster_start(c, err, sizeof(err)), 0, "first start: %s", err);
 
     PGconn *conn = connect_ok(c);
+    /* Reachable only through its unix socket, and that only by its owner. */
+    PGresult *r = PQexec(conn, "SELECT current_setting('listen_addresses'),"
+                               " current_setting('unix_socket_permissions')");
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    cr_assert_str_eq(PQgetvalue(r, 0, 0), "", "no TCP address");
+    cr_assert_str_eq(PQgetvalue(r, 0, 1), "0700");
+    PQclear(r);
     exec_ok(conn, "CREATE TABLE kept (v text)");
     exec_ok(conn, "INSERT INTO kept VALUES ('one'), ('two')");
     PQfinish(conn);

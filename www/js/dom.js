@@ -11,6 +11,9 @@ export function h(tag, props, ...children) {
     else if (k === "style" && typeof v === "object") Object.assign(el.style, v); // CSSOM: allowed by a strict CSP
     else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
     else if (k === "value" || k === "checked" || k === "disabled") el[k] = v;
+    // Through the CSSOM: the Content-Security-Policy (style-src 'self') refuses style
+    // attributes, set by markup or setAttribute, but not the element's style object.
+    else if (k === "style") el.style.cssText = String(v);
     else el.setAttribute(k, v === true ? "" : String(v));
   }
   append(el, children);
