@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,8 @@ pid_t wt_start_worker(const char *name, const struct wt_worker *w)
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
+        /* a test process killed (its bound, ^C) takes its workers and their jobs along */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
         worker_mpi_env(w->tcp);
