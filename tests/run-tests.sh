@@ -35,8 +35,9 @@ declare -A parts=(
 
 # The order programs start in (longest first, so that the last to end is a short one): these
 # (file name, or file name:first suite of a part), then the others as given.
-longest_first=(integration-worker:worker integration-worker:chain integration-worker:sched_live
-               package/run.sh browser/run.sh integration-server integration-worker:gandiva_live
+longest_first=(package/run.sh integration-worker:worker integration-worker:chain
+               integration-worker:sched_live browser/run.sh integration-server
+               integration-worker:gandiva_live
                integration-worker:rm_pack_kept integration-worker:late_suspend unit-sim)
 
 # Programs of which at most one runs at a time: their real mpirun jobs compute flat out, and
