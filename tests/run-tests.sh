@@ -28,7 +28,7 @@ max_jobs=${RINGMASTER_TEST_JOBS:-3}
 # ";", the suites of a group by spaces. The suites that measure speeds (sched_live, packing,
 # slicing) are spread over groups.
 declare -A parts=(
-    [integration-worker]="worker; chain fence; sched_live; gandiva_live gandiva_edges torch;
+    [integration-worker]="worker; chain fence; torch; sched_live; gandiva_live gandiva_edges;
                           rm_pack_kept rm_pack_reverted stale stale_api;
                           late_suspend pack_kept sched_e2e plans_live worker_api"
 )
@@ -36,14 +36,17 @@ declare -A parts=(
 # The order programs start in (longest first, so that the last to end is a short one): these
 # (file name, or file name:first suite of a part), then the others as given.
 longest_first=(package/run.sh integration-worker:worker integration-worker:chain
-               integration-worker:sched_live browser/run.sh integration-server
+               integration-worker:torch integration-worker:sched_live browser/run.sh
+               integration-server
                integration-worker:gandiva_live
                integration-worker:rm_pack_kept integration-worker:late_suspend unit-sim)
 
-# Programs of which at most one runs at a time: their real mpirun jobs compute flat out, and
-# two of them at once on 2 cores starve each other's jobs past their bounds (chain's jobs
-# did not complete in 120 s beside the worker suite). Others run beside them meanwhile.
-exclusive=(integration-worker:worker integration-worker:chain)
+# Programs of which at most one runs at a time: their real mpirun jobs compute flat out (torch:
+# PyTorch ranks, each import of torch alone seconds of CPU), and two of them at once on 2
+# cores starve each other's jobs past their bounds (chain's jobs did not complete in 120 s
+# beside the worker suite; torch's first test hit its 240 s bound beside gandiva_live and
+# the package build). Others run beside them meanwhile.
+exclusive=(integration-worker:worker integration-worker:chain integration-worker:torch)
 
 names=()   # what is printed for each program (its command line is the array cmd_<i>)
 keys=()    # its key in longest_first
