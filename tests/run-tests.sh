@@ -1,26 +1,149 @@
 #!/bin/bash
-# Runs every test program given, each bounded in time, and prints one closing
-# line with the totals: "tests: N passed, N failed". A program is a Criterion
-# binary (its "Synthesis:" line is read) or a script running node's test
-# runner (its "# pass N" and "# fail N" lines are read).
+# Runs every test program given, several at a time, each bounded in time, and prints
+# one closing line with the totals: "tests: N passed, N failed". A program is a Criterion
+# binary (its "Synthesis:" line is read) or a script running node's test runner (its
+# "# pass N" and "# fail N" lines are read).
+#
+# The programs share nothing that would make them collide: every integration harness
+# starts its own PostgreSQL in a fresh temporary directory (unix socket only), its servers
+# on free loopback ports, its workers with state under the test's own directory. So they
+# run side by side, RINGMASTER_TEST_JOBS at a time (default 3: the machine this suite is
+# sized for has 2 cores, and more programs at once starve the timing-minded worker tests).
+# The long Criterion binaries named in `parts` below run as several programs, one per group
+# of suites (--filter), each with its own cluster; the suites a table does not name run as
+# one more program, so that no test is left out. The longest programs start first.
+#
+# A line says when each program starts; its output is printed as a block when it ends
+# ("=== NAME" ... "=== NAME: N s"), then the time of every program again, longest first,
+# and the closing line.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 per_binary_limit=${RINGMASTER_TEST_TIMEOUT:-900}
+max_jobs=${RINGMASTER_TEST_JOBS:-3}
+[[ "$max_jobs" =~ ^[1-9][0-9]*$ ]] || max_jobs=1
+
+# Criterion binaries (by file name) run as several programs: groups of suites separated by
+# ";", the suites of a group by spaces. The suites that measure speeds (sched_live, packing,
+# slicing) are spread over groups.
+declare -A parts=(
+    [integration-worker]="worker; chain fence; torch; sched_live; gandiva_live gandiva_edges;
+                          rm_pack_kept rm_pack_reverted stale stale_api;
+                          late_suspend pack_kept sched_e2e plans_live worker_api"
+)
+
+# The order programs start in (longest first, so that the last to end is a short one): these
+# (file name, or file name:first suite of a part), then the others as given.
+longest_first=(package/run.sh integration-worker:worker integration-worker:chain
+               integration-worker:torch integration-worker:sched_live browser/run.sh
+               integration-server
+               integration-worker:gandiva_live
+               integration-worker:rm_pack_kept integration-worker:late_suspend unit-sim)
+
+# Programs of which at most one runs at a time: their real mpirun jobs compute flat out (torch:
+# PyTorch ranks, each import of torch alone seconds of CPU), and two of them at once on 2
+# cores starve each other's jobs past their bounds (chain's jobs did not complete in 120 s
+# beside the worker suite; torch's first test hit its 240 s bound beside gandiva_live and
+# the package build). Others run beside them meanwhile.
+exclusive=(integration-worker:worker integration-worker:chain integration-worker:torch)
+
+names=()   # what is printed for each program (its command line is the array cmd_<i>)
+keys=()    # its key in longest_first
+
+add_program() { # key name command...
+    local i=${#names[@]}
+    keys+=("$1")
+    names+=("$2")
+    shift 2
+    local -n c="cmd_$i"
+    c=("$@")
+}
+
+criterion_args=(--color=never --short-filename)
+for bin in "$@"; do
+    base=$(basename "$bin")
+    case "$bin" in
+    *.sh)
+        add_program "$(basename "$(dirname "$bin")")/$base" "$bin" "$bin"
+        continue
+        ;;
+    esac
+    if [ -z "${parts[$base]:-}" ]; then
+        add_program "$base" "$bin" "$bin" "${criterion_args[@]}"
+        continue
+    fi
+    # The suites of the binary, from its --list ("suite: N tests" lines).
+    mapfile -t suites < <("$bin" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\): [0-9]* tests\{0,1\}$/\1/p')
+    declare -A named=()
+    IFS=';' read -ra groups <<<"${parts[$base]//$'\n'/ }"
+    for g in "${groups[@]}"; do
+        read -ra members <<<"$g"
+        [ ${#members[@]} -gt 0 ] || continue
+        for s in "${members[@]}"; do named[$s]=1; done
+        pattern=$(IFS='|'; echo "${members[*]}")
+        add_program "$base:${members[0]}" "$bin [${members[*]}]" \
+            "$bin" "${criterion_args[@]}" --filter "@($pattern)/*"
+    done
+    rest=()
+    for s in "${suites[@]}"; do [ -n "${named[$s]:-}" ] || rest+=("$s"); done
+    if [ ${#rest[@]} -gt 0 ]; then
+        pattern=$(IFS='|'; echo "${rest[*]}")
+        add_program "$base:${rest[0]}" "$bin [${rest[*]}]" \
+            "$bin" "${criterion_args[@]}" --filter "@($pattern)/*"
+    fi
+    unset named
+done
+
+# The start order: longest_first's programs in its order, then the others as given.
+order=()
+declare -A placed=()
+for k in "${longest_first[@]}"; do
+    for i in "${!keys[@]}"; do
+        if [ -z "${placed[$i]:-}" ] && [ "${keys[$i]}" = "$k" ]; then
+            order+=("$i")
+            placed[$i]=1
+        fi
+    done
+done
+for i in "${!keys[@]}"; do [ -n "${placed[$i]:-}" ] || order+=("$i"); done
+
+logdir=$(mktemp -d)
+declare -A pid_of=() started=()
+running=0
 passed=0
 failed=0
-bad_bins=()
+bad=()
+times=()
 
-for bin in "$@"; do
-    echo "=== $bin"
-    log=$(mktemp)
-    args=()
-    case "$bin" in *.sh) ;; *) args=(--color=never --short-filename) ;; esac
-    started=$SECONDS
-    timeout --kill-after=10 "$per_binary_limit" "$bin" "${args[@]}" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    echo "=== $bin: $((SECONDS - started)) s"
+stop_all() {
+    for i in "${!pid_of[@]}"; do kill -TERM "${pid_of[$i]}" 2>/dev/null; done
+    wait
+    rm -rf "$logdir"
+    exit 130
+}
+trap stop_all INT TERM
+
+start() { # index
+    local i=$1
+    local -n cmd="cmd_$i"
+    started[$i]=$SECONDS
+    echo "--- started ${names[$i]}"
+    timeout --kill-after=10 "$per_binary_limit" "${cmd[@]}" >"$logdir/$i.log" 2>&1 &
+    pid_of[$i]=$!
+    running=$((running + 1))
+}
+
+# Reads the finished program i's log (its exit status rc): prints it and counts.
+finish() { # index rc
+    local i=$1 rc=$2 name=${names[$1]} log="$logdir/$1.log" took line p f c
+    took=$((SECONDS - started[$i]))
+    unset "pid_of[$i]"
+    running=$((running - 1))
+    echo "=== $name"
+    cat "$log"
+    echo "=== $name: $took s"
+    times+=("$(printf '%5d s  %s' "$took" "$name")")
     line=$(grep -a 'Synthesis:' "$log" | tail -n 1)
     if [ -z "$line" ] && grep -aq '^# pass ' "$log"; then
         p=$(grep -a '^# pass ' "$log" | tail -n 1 | awk '{print $3}')
@@ -29,10 +152,10 @@ for bin in "$@"; do
     fi
     rm -f "$log"
     if [ -z "$line" ]; then
-        echo "run-tests: $bin printed no synthesis (exit $rc)"
+        echo "run-tests: $name printed no synthesis (exit $rc)"
         failed=$((failed + 1))
-        bad_bins+=("$bin")
-        continue
+        bad+=("$name")
+        return
     fi
     p=$(sed -n 's/.*Passing: *\([0-9]*\).*/\1/p' <<<"$line")
     f=$(sed -n 's/.*Failing: *\([0-9]*\).*/\1/p' <<<"$line")
@@ -40,10 +163,58 @@ for bin in "$@"; do
     passed=$((passed + p))
     failed=$((failed + f + c))
     if [ "$rc" -ne 0 ] || [ $((f + c)) -ne 0 ]; then
-        bad_bins+=("$bin")
+        bad+=("$name")
     fi
+}
+
+# Which program a finished pid was.
+index_of() {
+    local i
+    for i in "${!pid_of[@]}"; do
+        [ "${pid_of[$i]}" = "$1" ] && { echo "$i"; return; }
+    done
+}
+
+declare -A is_exclusive=()
+for i in "${!keys[@]}"; do
+    for k in "${exclusive[@]}"; do [ "${keys[$i]}" != "$k" ] || is_exclusive[$i]=1; done
 done
 
-[ ${#bad_bins[@]} -eq 0 ] || echo "failing binaries: ${bad_bins[*]}"
+# The first program of pending (in order) that may start now, removed from it; "" if none.
+pick() {
+    local i j busy=0 rest=()
+    for j in "${!pid_of[@]}"; do [ -z "${is_exclusive[$j]:-}" ] || busy=1; done
+    picked=""
+    for i in "${pending[@]}"; do
+        if [ -z "$picked" ] && { [ "$busy" -eq 0 ] || [ -z "${is_exclusive[$i]:-}" ]; }; then
+            picked=$i
+        else
+            rest+=("$i")
+        fi
+    done
+    pending=("${rest[@]}")
+}
+
+t0=$SECONDS
+echo "run-tests: ${#order[@]} programs, $max_jobs at a time"
+pending=("${order[@]}")
+while [ ${#pending[@]} -gt 0 ] || [ "$running" -gt 0 ]; do
+    while [ "$running" -lt "$max_jobs" ] && [ ${#pending[@]} -gt 0 ]; do
+        pick
+        [ -n "$picked" ] || break
+        start "$picked"
+    done
+    done_pid=""
+    wait -n -p done_pid
+    rc=$?
+    [ -n "$done_pid" ] || continue
+    i=$(index_of "$done_pid")
+    [ -n "$i" ] && finish "$i" "$rc"
+done
+rmdir "$logdir" 2>/dev/null
+
+echo "=== per-program times (longest first; $((SECONDS - t0)) s in all, $max_jobs at a time):"
+printf '%s\n' "${times[@]}" | sort -rn
+[ ${#bad[@]} -eq 0 ] || echo "failing binaries: ${bad[*]}"
 echo "tests: $passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ ${#bad_bins[@]} -eq 0 ]
+[ "$failed" -eq 0 ] && [ ${#bad[@]} -eq 0 ]

@@ -86,7 +86,9 @@ Test(observe, metrics_count_gpus_and_actions)
     for (int i = 0; i < 100; i++) {
         free(m);
         m = scrape();
-        if (sample(m, "ringmaster_gpus_allocated") == 1)
+        /* the gauges are not all updated at once: wait for the round's whole effect */
+        if (sample(m, "ringmaster_gpus_allocated") == 1 &&
+            sample(m, "ringmaster_queue_length") == 0)
             break;
         usleep(100000);
     }

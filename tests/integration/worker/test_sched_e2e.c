@@ -49,7 +49,7 @@ TestSuite(sched_e2e, .init = setup, .fini = teardown, .timeout = 240);
 
 Test(sched_e2e, a_submitted_job_is_scheduled_run_and_completed)
 {
-    long long job = wt_submit_mlp(1500, "\"gpus\":2", 7301);
+    long long job = wt_submit_mlp(600, "\"gpus\":2", 7301); /* scheduled, run to its end */
     wt_expect_state(job, "RUNNING", 60, NULL);
     cr_assert_eq(wt_db_int("SELECT count(*) FROM allocations WHERE job_id = %lld", job), 2);
     wt_expect_state(job, "COMPLETED", 120, NULL);

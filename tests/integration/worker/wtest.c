@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,8 @@ pid_t wt_start_worker(const char *name, const struct wt_worker *w)
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
+        /* a test process killed (its bound, ^C) takes its workers and their jobs along */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
         worker_mpi_env(w->tcp);
@@ -275,28 +278,6 @@ void wt_remove_tree(const char *dir)
         fprintf(stderr, "cannot remove %s\n", dir);
 }
 
-int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    char path[300], buf[4096];
-    int n = 0;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-        FILE *f = fopen(path, "r");
-        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        buf[len] = '\0';
-        n += match(buf, len, arg) != 0;
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
-
 /* Reads /proc/<pid>/environ into buf (static storage, NUL-separated). Returns its length. */
 static size_t read_environ(const char *pid, const char **env)
 {
@@ -321,6 +302,31 @@ static const char *environ_find(const char *pid, const char *prefix, int whole)
         if (whole ? !strcmp(buf + i, prefix) : !strncmp(buf + i, prefix, n))
             return buf + i;
     return NULL;
+}
+
+int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    char path[300], buf[4096], ours[300];
+    int n = 0;
+    /* Only this test's launches: other test programs (run beside this one, or another
+     * checkout's suite on the same machine) start the same commands with the same seeds. */
+    snprintf(ours, sizeof(ours), "RINGJOB_SOCKET=%s/", hx.dir);
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[len] = '\0';
+        n += match(buf, len, arg) != 0 && environ_find(e->d_name, ours, 0) != NULL;
+    }
+    if (d)
+        closedir(d);
+    return n;
 }
 
 /* 1 when /proc/<pid>/environ holds the entry want (NUL-terminated). */

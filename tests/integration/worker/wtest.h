@@ -90,7 +90,8 @@ void wt_remove_tree(const char *dir);
 void wt_write_action(long long job, const char *kind, const char *state, long long at,
                      const long long *nodes, int nhosts, int per_host);
 
-/* Counts the live processes whose command line match accepts: match gets the arguments
+/* Counts the live processes of this test's job launches (RINGJOB_SOCKET under hx.dir in
+ * their environment) whose command line match accepts: match gets the arguments
  * NUL-separated (len bytes, NUL-terminated) and arg. */
 int wt_count_procs(int (*match)(const char *cmd, size_t len, const void *arg), const void *arg);
 
