@@ -22,6 +22,7 @@ cd "$stage"
 # A release build whatever called us: `make check SANITIZER=...` passes its variables to
 # every sub-make through MAKEFLAGS, which would build the packages with the sanitizers.
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u SANITIZER -u BUILD \
+    DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}" \
     dpkg-buildpackage -us -uc -b 2>&1 | tail -n 25
 cd "$out"
 ls -1 ./*.deb

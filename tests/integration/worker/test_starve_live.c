@@ -108,8 +108,8 @@ Test(starve_live, a_job_that_fits_runs_within_max_wait_whatever_the_model_says)
     cr_assert(!unnamed[0], "while C waits its pending reason names A: %s", unnamed);
     cr_assert_gt(held(c), 0, "C got a GPU (waited %.1f s)", waited);
     /* the round that forces C runs within a round interval of max_wait_s; its start action
-     * then reaches the worker */
-    cr_assert_leq(waited, MAX_WAIT_S + 8, "C waited %.1f s", waited);
+     * then reaches the worker (slack for a loaded machine) */
+    cr_assert_leq(waited, MAX_WAIT_S + 20, "C waited %.1f s", waited);
     fprintf(stderr, "starve_live: C got a GPU %.1f s after its submission; A holds %lld\n",
             waited, held(a));
     wt_expect_state(c, "RUNNING", 30, NULL);
@@ -139,7 +139,7 @@ Test(starve_live, a_rigid_holder_yields_to_a_job_that_waited_max_wait)
     char holds[64];
     snprintf(holds, sizeof(holds), "job %lld holds 4 GPUs", a);
     int named = 0;
-    double end = submitted + MAX_WAIT_S + 30;
+    double end = submitted + MAX_WAIT_S + 40;
     while (held(c) == 0 && hx_now() < end) {
         named |= strstr(field(c, "pending_reason"), holds) != NULL;
         usleep(200000);
@@ -149,7 +149,7 @@ Test(starve_live, a_rigid_holder_yields_to_a_job_that_waited_max_wait)
               field(c, "pending_reason"));
     cr_assert_gt(held(c), 0, "C got a GPU (waited %.1f s)", waited);
     cr_assert_geq(waited, MAX_WAIT_S - 2, "C started only at its max wait (%.1f s)", waited);
-    cr_assert_leq(waited, MAX_WAIT_S + 8, "C waited %.1f s", waited);
+    cr_assert_leq(waited, MAX_WAIT_S + 20, "C waited %.1f s", waited);
     fprintf(stderr, "starve_live: rigid A yielded; C got a GPU %.1f s after its submission\n",
             waited);
     wt_expect_state(a, "SUSPENDED", 30, NULL);
