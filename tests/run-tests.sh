@@ -47,10 +47,7 @@ longest_first=(package/run.sh integration-worker:worker integration-worker:chain
 # cores starve each other's jobs past their bounds (chain's jobs did not complete in 120 s
 # beside the worker suite; torch's first test hit its 240 s bound beside gandiva_live and
 # the package build). Others run beside them meanwhile.
-# rm_pack_reverted judges a packed pair by its measured rates; beside one of those it lost
-# its pair's measurement in 3 of 4 parallel runs, alone it passed.
-exclusive=(integration-worker:worker integration-worker:chain integration-worker:torch
-           integration-worker:rm_pack_kept)
+exclusive=(integration-worker:worker integration-worker:chain integration-worker:torch)
 
 names=()   # what is printed for each program (its command line is the array cmd_<i>)
 keys=()    # its key in longest_first
