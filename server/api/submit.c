@@ -121,18 +121,10 @@ static int fits_size_or_respond(struct api_call *call, const struct jobspec *s, 
     return -1;
 }
 
-/* A job that can never fit the cluster registered now is refused (unless it holds): its
- * min_gpus above the GPUs of the nodes up. A cluster with no node up yet is not known, and
- * refuses nothing. fresh: read the cluster's size (else the size the last call on this thread
- * read, within one batch). Returns 0, or -1 after answering (422 with the cluster's size, or
- * 503). */
-static int fits_or_respond(struct api_call *call, const struct jobspec *s, int fresh)
+/* The cluster registered now: its nodes up and their GPUs, into *nodes and *gpus. Returns 0,
+ * or -1 after a 503 or 500. */
+static int cluster_or_respond(struct api_call *call, long *nodes, long *gpus)
 {
-    static __thread long nodes = -1, gpus = -1; /* the cluster's size, read once a request */
-    if (s->hold)
-        return 0;
-    if (!fresh && nodes >= 0)
-        return fits_size_or_respond(call, s, nodes, gpus);
     PGresult *r = db_exec(call->db,
                           "SELECT count(DISTINCT n.id), count(g.idx) FROM nodes n"
                           " JOIN node_gpus g ON g.node_id = n.id WHERE n.state = 'UP'",
@@ -141,12 +133,24 @@ static int fits_or_respond(struct api_call *call, const struct jobspec *s, int f
     if (!db_ok(r) || PQntuples(r) != 1) {
         api_db_error(call, r);
     } else {
-        nodes = strtol(PQgetvalue(r, 0, 0), NULL, 10);
-        gpus = strtol(PQgetvalue(r, 0, 1), NULL, 10);
-        rc = fits_size_or_respond(call, s, nodes, gpus);
+        *nodes = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+        *gpus = strtol(PQgetvalue(r, 0, 1), NULL, 10);
+        rc = 0;
     }
     PQclear(r);
     return rc;
+}
+
+/* A job that can never fit the cluster registered now is refused (unless it holds): its
+ * min_gpus above the GPUs of the nodes up. A cluster with no node up yet is not known, and
+ * refuses nothing. Returns 0, or -1 after answering (422 with the cluster's size, or 503). */
+static int fits_or_respond(struct api_call *call, const struct jobspec *s)
+{
+    long nodes, gpus;
+    if (s->hold)
+        return 0;
+    return cluster_or_respond(call, &nodes, &gpus) < 0 ? -1
+                                                       : fits_size_or_respond(call, s, nodes, gpus);
 }
 
 /* The declared length as the insert's $16 (new text; NULL on ENOMEM). */
@@ -208,7 +212,7 @@ void jobs_submit(struct api_call *call)
     struct insert_params ip;
     if (params_of(call, &spec, body, &ip) < 0)
         http_problem(call->req, 500, "out of memory");
-    else if (fits_or_respond(call, &spec, 1) == 0)
+    else if (fits_or_respond(call, &spec) == 0)
         insert_job(call, &spec, &ip, key);
     insert_params_free(&ip);
     jobspec_clear(&spec);
@@ -333,9 +337,11 @@ void jobs_submit_batch(struct api_call *call)
         return;
     }
     json_t *items = json_array();
-    int ok = batch_or_respond(call, body, specs, &n) == 0;
+    long nodes = 0, gpus = 0; /* the cluster's size, read once for the whole batch */
+    int ok = batch_or_respond(call, body, specs, &n) == 0 &&
+             cluster_or_respond(call, &nodes, &gpus) == 0;
     for (size_t i = 0; ok && i < n; i++)
-        ok = fits_or_respond(call, &specs[i], i == 0) == 0;
+        ok = specs[i].hold || fits_size_or_respond(call, &specs[i], nodes, gpus) == 0;
     if (ok && db_command(call->db, "BEGIN") < 0) {
         api_db_error(call, NULL);
         ok = 0;

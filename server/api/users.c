@@ -18,12 +18,6 @@ static int name_ok(const char *s)
            strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
-static void field_error(struct api_call *call, const char *field, const char *msg)
-{
-    http_send_problem(call->req, 400, json_pack("[{s:s, s:s}]", "field", field, "detail", msg),
-                      NULL, "%s: %s", field, msg);
-}
-
 /* Checks the body; returns 0 with name and role, or -1 after a 400. */
 static int user_body_or_respond(struct api_call *call, json_t *body, const char **name,
                                 enum auth_role *role)
@@ -33,19 +27,16 @@ static int user_body_or_respond(struct api_call *call, json_t *body, const char 
     json_object_foreach(body, k, v)
     {
         if (strcmp(k, "name") != 0 && strcmp(k, "role") != 0) {
-            field_error(call, strlen(k) > 64 ? "(long name)" : k, "unknown field");
-            return -1;
+            return api_field_error(call, strlen(k) > 64 ? "(long name)" : k, "unknown field");
         }
     }
     json_t *n = json_object_get(body, "name");
     json_t *r = json_object_get(body, "role");
     if (!json_is_string(n) || !name_ok(json_string_value(n))) {
-        field_error(call, "name", "expected 1..64 of A-Z a-z 0-9 . _ -");
-        return -1;
+        return api_field_error(call, "name", "expected 1..64 of A-Z a-z 0-9 . _ -");
     }
     if (!json_is_string(r) || auth_role_parse(json_string_value(r), role) < 0) {
-        field_error(call, "role", "expected admin, user or worker");
-        return -1;
+        return api_field_error(call, "role", "expected admin, user or worker");
     }
     *name = json_string_value(n);
     return 0;
@@ -54,7 +45,7 @@ static int user_body_or_respond(struct api_call *call, json_t *body, const char 
 void users_create(struct api_call *call)
 {
     json_t *body;
-    const char *name;
+    const char *name = NULL;
     enum auth_role role;
     char token[AUTH_TOKEN_LEN + 1];
     long long id;

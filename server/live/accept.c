@@ -56,16 +56,6 @@ static int on_node_of(const struct sched_slot *sl, int n, int node)
     return 1;
 }
 
-/* 1 when a guarantee of the core (max wait, fair share: sched_assignment.forced) gives a job
- * GPUs in this decision: the running jobs it leaves without GPUs yield them. */
-static int guaranteed(const struct sched_plan *p)
-{
-    for (size_t i = 0; i < p->njobs; i++)
-        if (p->d->assign[i].forced)
-            return 1;
-    return 0;
-}
-
 /* Time-slicing (slice.h): a running job the decision leaves without GPUs is suspended
  * in place when the policy time-slices (a->suspended), or when it shares its GPU in a pair
  * (any packing policy: a reverted or ended pair's job given nothing must leave the shared
@@ -78,7 +68,7 @@ static enum change slice_change(const struct sched_plan *p, const struct plan_jo
                                 const struct sched_assignment *a)
 {
     int paired = p->cjobs[pj - p->jobs].packed && a->gpus == 0;
-    int yields = a->gpus == 0 && guaranteed(p);
+    int yields = a->gpus == 0 && p->guaranteed;
     if (!pj->fixed && (a->suspended || paired || yields) && pj->sj->state == JOB_RUNNING &&
         pj->sj->cur_gpus > 0)
         return CH_SUSPEND;
@@ -246,6 +236,10 @@ static void run_explore_stage(struct sched_plan *p, size_t i)
 
 int plan_apply_decision(struct sched_plan *p)
 {
+    /* a guarantee of the core (max wait, fair share) gave a job GPUs: the running jobs the
+     * decision leaves without GPUs yield them (slice_change) */
+    for (size_t i = 0; i < p->njobs && !p->guaranteed; i++)
+        p->guaranteed = p->d->assign[i].forced != 0;
     if (strcmp(p->policy, "exploratory") == 0)
         for (size_t i = 0; i < p->njobs; i++)
             run_explore_stage(p, i);

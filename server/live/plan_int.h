@@ -48,6 +48,7 @@ struct sched_plan {
     uint64_t *busy;           /* per node: GPUs held after the round */
     double stage_s;           /* exploring stage length */
     int capacity;             /* GPUs on up nodes */
+    int guaranteed;           /* a guarantee of the core gave a job GPUs (some assign forced) */
     char policy[32];
 };
 
