@@ -151,6 +151,12 @@ finish() { # index rc
         f=$(grep -a '^# fail ' "$log" | tail -n 1 | awk '{print $3}')
         line="Synthesis: Passing: ${p:-0} | Failing: ${f:-0} | Crashing: 0"
     fi
+    if [ "$rc" -ne 0 ] || ! grep -aq 'Failing: 0 | Crashing: 0' <<<"${line:-x}"; then
+        # Kept for the closing summary: CI shows only the tail of the output.
+        { echo "--- $name (exit $rc):"
+          grep -a -E '\[(FAIL|----)\]|Assertion|ERROR|Sanitizer|runtime error|Timeout|CRASH' "$log" | tail -n 40
+        } >>"$logdir/failures"
+    fi
     rm -f "$log"
     if [ -z "$line" ]; then
         echo "run-tests: $name printed no synthesis (exit $rc)"
@@ -212,10 +218,16 @@ while [ ${#pending[@]} -gt 0 ] || [ "$running" -gt 0 ]; do
     i=$(index_of "$done_pid")
     [ -n "$i" ] && finish "$i" "$rc"
 done
+failures=""
+[ -f "$logdir/failures" ] && failures=$(cat "$logdir/failures") && rm -f "$logdir/failures"
 rmdir "$logdir" 2>/dev/null
 
 echo "=== per-program times (longest first; $((SECONDS - t0)) s in all, $max_jobs at a time):"
 printf '%s\n' "${times[@]}" | sort -rn
+if [ -n "$failures" ]; then
+    echo "=== what the failing programs said (their whole output is above):"
+    printf '%s\n' "$failures"
+fi
 [ ${#bad[@]} -eq 0 ] || echo "failing binaries: ${bad[*]}"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ ${#bad[@]} -eq 0 ]
