@@ -1,9 +1,9 @@
 /* policy_ringmaster: the ringmaster policy (docs/evaluation.md) on the shared
  * plan machinery (policies/plans.h).
  *
- * Jobs are ordered by predicted remaining time at their base (ties and jobs
- * it cannot grow: the policy order); then the completion-rate greedy (below)
- * starts and grows jobs, first each within its heSRPT share of the cluster
+ * Jobs are ordered by priority, then by predicted remaining time at their
+ * base (ties and jobs it cannot grow: the policy order); then the
+ * completion-rate greedy (below) starts and grows jobs, first each within its heSRPT share of the cluster
  * (policies/share.c), then with what is left (while all bases fit in
  * RM_SPARE of the GPUs, every job starts first); then GPUs of a model nobody
  * could use go to running jobs that gain from moving (use_idle).
@@ -58,7 +58,21 @@ static double rm_key(const struct policy_plan *pp, size_t i)
     return t;
 }
 
-/* Orders by key, ties by the policy order (pp->rank holds it on entry). */
+/* 1 if job u goes after job v: a lower priority, or at the same priority a
+ * longer key, or an equal key and a later place in the policy order. */
+static int rm_after(const struct policy_plan *pp, size_t u, size_t v)
+{
+    int pu = pp->snap->jobs[u].priority, pv = pp->snap->jobs[v].priority;
+
+    if (pu != pv)
+        return pu < pv;
+    if (pp->key[u] != pp->key[v])
+        return pp->key[u] > pp->key[v];
+    return pp->rank[u] > pp->rank[v];
+}
+
+/* Orders by priority (an admin's word comes first), then by key, ties by the
+ * policy order (pp->rank holds it on entry). */
 static void order_by_key(struct policy_plan *pp)
 {
     size_t n = pp->snap->njobs;
@@ -68,9 +82,7 @@ static void order_by_key(struct policy_plan *pp)
     /* Insertion sort, stable over the policy order (ties by its rank). */
     for (size_t k = 1; k < n; k++) {
         size_t v = pp->order[k], at = k;
-        while (at > 0 && (pp->key[pp->order[at - 1]] > pp->key[v] ||
-                          (pp->key[pp->order[at - 1]] == pp->key[v] &&
-                           pp->rank[pp->order[at - 1]] > pp->rank[v]))) {
+        while (at > 0 && rm_after(pp, pp->order[at - 1], v)) {
             pp->order[at] = pp->order[at - 1];
             at--;
         }

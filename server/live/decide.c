@@ -239,17 +239,20 @@ static int build_snapshot(struct sched_plan *p, long round_no)
     return 0;
 }
 
-/* The configured policy, or "exploratory" when precompute meets a job without a model. */
+/* The configured policy, or "exploratory" when a policy that reads speed models (precompute,
+ * ringmaster) meets an elastic job without one: such a job explores 1, 2, 4, 8 GPUs first,
+ * since its model is fitted from its own steps at several sizes, and without it these
+ * policies would never grow it past its base. */
 static const struct sched_policy_ops *choose_policy(struct sched_plan *p)
 {
     const char *name = p->cfg->policy;
-    if (strcmp(name, "precompute") == 0)
+    if (strcmp(name, "precompute") == 0 || strcmp(name, "ringmaster") == 0)
         for (size_t i = 0; i < p->njobs; i++)
             if (p->cjobs[i].elastic && p->cjobs[i].model_source == SCHED_MODEL_NONE)
                 name = "exploratory";
     snprintf(p->policy, sizeof(p->policy), "%s", name);
     const struct sched_policy_ops *ops = sched_policy_find(name);
-    return ops ? ops : sched_policy_find("precompute");
+    return ops ? ops : sched_policy_find("ringmaster");
 }
 
 /* Time-sliced jobs resume on the very GPUs they left when the decision allows it

@@ -21,9 +21,9 @@ struct sched_config;
 struct sched_models;
 
 /* Runs one round. round_no counts the thread's rounds (model cache pruning, the core's
- * seed). The policy is cfg->policy, except that "precompute" with an elastic job that has
- * no model (no known class, not yet measured at two sizes) runs "exploratory", which is the
- * doubling heuristic for the jobs with models and explores the others. Returns 0, or -1
+ * seed). The policy is cfg->policy, except that "precompute" or "ringmaster" with an elastic
+ * job that has no model (no known class, not yet measured at two sizes) runs "exploratory",
+ * which is the doubling heuristic for the jobs with models and explores the others. Returns 0, or -1
  * with text in err (the database state is then unchanged but for nodes marked DOWN). */
 int sched_round_run(PGconn *c, struct sched_models *ms, const struct sched_config *cfg,
                     long round_no, struct sched_round_result *out, char *err, size_t errlen);

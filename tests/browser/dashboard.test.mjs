@@ -144,7 +144,7 @@ test("the job page cancels only after the confirmation and shows CANCELLED", T, 
 test("the scheduler page shows the live policy and its rounds; the admin switches to fifo", T, async () => {
   await page.click('#nav a[data-nav="scheduler"]');
   await page.waitForURL(/#\/scheduler$/);
-  await expectText(page.locator("#sched-policy"), /active policy\s*precompute/);
+  await expectText(page.locator("#sched-policy"), /active policy\s*ringmaster/);
   await expectText(page.locator("#sched-policy"), /round every\s*10 s/);
   await expectText(page.locator("#sched-policy"), /exploring stage \(per GPU count\)\s*2 min 30 s/);
   // the submissions above woke the scheduler: its rounds are listed, newest first
@@ -152,7 +152,7 @@ test("the scheduler page shows the live policy and its rounds; the admin switche
   const first = Number(await page.locator("#rounds-table tbody tr").first().getAttribute("data-round"));
   const rounds = (await call(server, "GET", "/scheduler/rounds?limit=1")).body.items;
   assert.ok(first >= 1 && first <= rounds[0].id, `round ${first} shown, ${rounds[0].id} the newest`);
-  await expectText(page.locator("#rounds-table tbody tr").first(), /precompute\s*[\d.]+ ms/);
+  await expectText(page.locator("#rounds-table tbody tr").first(), /ringmaster\s*[\d.]+ ms/);
   assert.equal(await page.locator("#policy-select option").count(), (await call(server, "GET", "/scheduler")).body.policies.length);
   // fifo gives a job the GPUs it asks for, so the resize below is carried out at once
   await page.selectOption("#policy-select", "fifo");

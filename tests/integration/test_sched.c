@@ -263,6 +263,42 @@ Test(sched, policy_switch_survives_a_restart_and_rounds_are_listed)
     hx_finish();
 }
 
+/* sql/015: a new installation runs ringmaster; one that has scheduled before the upgrade
+ * keeps the policy it ran (here precompute, the old default), and one that never ran a round
+ * gets ringmaster too. The upgrade is replayed: 015 forgotten, the old state put back. */
+static const char *policy_after_upgrade(int rounds_ran)
+{
+    static char out[64];
+    cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
+    hx_sql_do("DELETE FROM schema_migrations WHERE version LIKE '015%'");
+    hx_sql_do("ALTER TABLE scheduler_config ALTER COLUMN policy SET DEFAULT 'precompute'");
+    hx_sql_do("UPDATE scheduler_config SET policy = 'precompute'");
+    hx_sql_do("DELETE FROM sched_rounds");
+    if (rounds_ran)
+        hx_sql_do("INSERT INTO sched_rounds (policy, duration_us, jobs, decisions, actions)"
+                  " VALUES ('precompute', 10, 0, 0, 0)");
+    hx_start_server();
+    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(j, "policy")));
+    json_decref(j);
+    return out;
+}
+
+Test(sched, ringmaster_is_the_default_of_a_new_installation_only)
+{
+    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), "ringmaster");
+    json_decref(j);
+    put_scheduler("{\"paused\":true}"); /* no round of its own between the steps */
+    cr_assert_str_eq(policy_after_upgrade(1), "precompute", "it scheduled: its policy stays");
+    cr_assert_str_eq(policy_after_upgrade(0), "ringmaster", "it never scheduled: the new default");
+    PGresult *r = hx_sql("SELECT column_default FROM information_schema.columns"
+                         " WHERE table_name = 'scheduler_config' AND column_name = 'policy'");
+    cr_assert(strstr(PQgetvalue(r, 0, 0), "ringmaster"), "default %s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    hx_finish();
+}
+
 Test(sched, silent_node_goes_down_and_its_jobs_return_to_pending)
 {
     put_scheduler("{\"node_timeout_s\":1,\"interval_s\":0.2}");

@@ -103,6 +103,34 @@ Test(ringmaster, shortest_predicted_remaining_work_runs_first)
     sched_decision_destroy(d);
 }
 
+/* An admin's priority comes before the predicted remaining work: of two rigid
+ * jobs of 4 GPUs on 4, the long one with the higher priority runs, with or
+ * without a model (unmodelled jobs once tied and ran in arrival order). */
+Test(ringmaster, a_higher_priority_runs_before_a_shorter_job)
+{
+    static struct fx f;
+
+    for (int modelled = 0; modelled < 2; modelled++) {
+        fx_init(&f, 1, 4);
+        struct sched_job *a = fx_job(&f, 1, 4), *b = fx_job(&f, 2, 4);
+        a->elastic = b->elastic = 0;
+        a->remaining_epochs = 5;
+        b->remaining_epochs = 500;
+        b->priority = 9;
+        if (!modelled)
+            a->model_source = b->model_source = SCHED_MODEL_NONE;
+        struct sched_decision *d = rm_decide(&f);
+        cr_assert_eq(d->assign[1].gpus, 4, "modelled %d: b, priority 9, runs", modelled);
+        cr_assert_eq(d->assign[0].gpus, 0, "modelled %d: a waits", modelled);
+        sched_decision_destroy(d);
+        b->priority = 0;
+        d = rm_decide(&f);
+        cr_assert_eq(d->assign[0].gpus, 4, "modelled %d: at equal priority a "
+                     "(shorter, or first in arrival order) runs", modelled);
+        sched_decision_destroy(d);
+    }
+}
+
 Test(ringmaster, growth_stays_within_the_shares_under_contention)
 {
     static struct fx f;
