@@ -1,5 +1,5 @@
 /* ringctl list: the jobs as a table like squeue's (ID, NAME, USER, STATE, GPUS, TIME,
- * REASON/FINISH; --wide adds the allocation and the submit time), once or every --interval
+ * PROGRESS, REASON/FINISH; --wide adds the allocation and the submit time), once or every --interval
  * seconds with --watch. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +193,18 @@ static void fmt_reason(json_t *job, time_t now, char *buf, size_t len)
     }
 }
 
+/* PROGRESS: "45%" of the steps the job declared or reported (its "progress"), "-" when its
+ * length in steps is unknown. */
+static void fmt_progress(json_t *job, char *buf, size_t len)
+{
+    json_t *p = json_object_get(job, "progress");
+    json_t *pct = json_object_get(p, "percent");
+    if (json_is_number(pct))
+        snprintf(buf, len, "%d%%", (int)json_number_value(pct));
+    else
+        snprintf(buf, len, "-");
+}
+
 /* GPUS: those held ("2"), the size asked for when it holds none, or both while they differ
  * ("2->4"). */
 static void fmt_gpus(json_t *job, char *buf, size_t len)
@@ -226,19 +238,22 @@ static void fmt_alloc(json_t *job, char *buf, size_t len)
 
 static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
 {
-    static const char *const head[] = {"ID",   "NAME",          "USER",       "STATE",    "GPUS",
-                                       "TIME", "REASON/FINISH", "NODE[GPUS]", "SUBMITTED"};
-    struct table *t = table_create(ctl->wide ? 9 : 7, head);
+    static const char *const head[] = {"ID",       "NAME",          "USER",
+                                       "STATE",    "GPUS",          "TIME",
+                                       "PROGRESS", "REASON/FINISH", "NODE[GPUS]",
+                                       "SUBMITTED"};
+    struct table *t = table_create(ctl->wide ? 10 : 8, head);
     time_t now = time(NULL);
     size_t i;
     json_t *j;
     json_array_foreach(items, i, j)
     {
-        char id[32], gpus[32], el[32], why[512], alloc[512], sub[64];
+        char id[32], gpus[32], el[32], prog[16], why[512], alloc[512], sub[64];
         snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_object_get(j, "id")));
         fmt_gpus(j, gpus, sizeof(gpus));
         fmt_elapsed(ctl, o, j, now, el, sizeof(el));
+        fmt_progress(j, prog, sizeof(prog));
         fmt_reason(j, now, why, sizeof(why));
         fmt_alloc(j, alloc, sizeof(alloc));
         const char *row[] = {id,
@@ -247,6 +262,7 @@ static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
                              str(j, "state"),
                              gpus,
                              el,
+                             prog,
                              why,
                              alloc,
                              timefmt_when_text(str(j, "submitted_at"), now, sub, sizeof(sub), "?")};

@@ -75,6 +75,18 @@ static void print_allocation(json_t *job)
     printf("\n");
 }
 
+/* "progress:  4500 of 10000 steps (45.0%, declared)" when the job's length is known. */
+static void print_progress(json_t *job)
+{
+    json_t *p = json_object_get(job, "progress");
+    char done[32], total[32];
+    if (!json_is_object(p))
+        return;
+    printf("  progress:  %s of %s steps (%.1f%%, %s)\n", num(p, "steps_done", done, 32, "?"),
+           num(p, "total_steps", total, 32, "?"),
+           json_number_value(json_object_get(p, "percent")), str_or(p, "of", "?"));
+}
+
 static void print_model(json_t *job)
 {
     json_t *m = json_object_get(job, "model");
@@ -104,6 +116,7 @@ static void print_job(json_t *job)
            when(job, "updated_at", upd, 64, "?"), when(job, "finished_at", fin, 64, "-"));
     if (when(job, "predicted_finish", fin, sizeof(fin), NULL))
         printf("  finish:    predicted %s\n", fin);
+    print_progress(job);
     print_pending(job);
     print_allocation(job);
     print_model(job);

@@ -27,6 +27,9 @@
  * --checkpoint-every N makes rank 0 write the same checkpoint every N steps while training
  * goes on, so a job whose host dies restarts from at most N steps back (default 0: only at
  * a planned stop).
+ *
+ * --report-total tells the scheduler the job's length, --steps, through
+ * ringjob_set_total_steps(): its estimates then use it and its progress is shown.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +62,7 @@ struct options {
     long contend_ms; /* --contend: ms per step holding its GPU alone (gpu_hold) */
     long checkpoint_every;
     long suspend_delay_ms;
+    int report_total; /* --report-total: tell the scheduler the job runs --steps steps */
 };
 
 /* The training state: theta = [W1 (H x IN), b1 (H), w2 (H), b2]; m, v: Adam moments. */
@@ -394,6 +398,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n = 0;
         int bad = !v;
+        if (!strcmp(a, "--report-total")) {
+            o->report_total = 1;
+            continue;
+        }
         if (!bad && !strcmp(a, "--steps"))
             bad = parse_long(v, 0, LONG_MAX / 2, &o->steps);
         else if (!bad && !strcmp(a, "--params"))
@@ -420,7 +428,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             fprintf(stderr,
                     "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
                     "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
-                    "[--contend MS] [--checkpoint-every N] [--suspend-delay-ms N]"
+                    "[--contend MS] [--checkpoint-every N] [--suspend-delay-ms N] [--report-total]"
                     " (bad '%s')\n",
                     a);
             return -1;
@@ -550,6 +558,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     ringjob_set_broadcast(bcast_cb, NULL);
+    if (o.report_total && o.steps > 0 && ringjob_set_total_steps(o.steps) < 0)
+        fprintf(stderr, "train-mlp: rank %d: %s\n", rank, ringjob_error());
     int status = run(&o, rank, world);
     ringjob_finalize();
     MPI_Finalize();

@@ -56,6 +56,30 @@ static void length_fields(json_t *j, const PGresult *r, int row)
                                         PQgetvalue(r, row, C_EST_SOURCE)));
 }
 
+/* "progress": {step, total_steps, percent, of} when the job's length in steps is known: the
+ * latest step it reported (0 before its first report) of its declared total_steps ("of":
+ * "declared"), else of the total it reported through libringjob ("reported"); null when
+ * neither is known (a job that declares only epochs or a loss to stop at has no step total). */
+static json_t *progress_json(const PGresult *r, int row)
+{
+    int declared = !PQgetisnull(r, row, C_TOTAL_STEPS);
+    int col = declared ? C_TOTAL_STEPS : C_REPORTED_TOTAL;
+    if (PQgetisnull(r, row, col))
+        return json_null();
+    long long total = col_ll(r, row, col);
+    if (total < 1)
+        return json_null();
+    /* the step of a report is the count done, as the total counts them (ringjob.h) */
+    long long done = PQgetisnull(r, row, C_STEP) ? 0 : col_ll(r, row, C_STEP);
+    if (done < 0)
+        done = 0;
+    if (done > total)
+        done = total;
+    double pct = floor(1000.0 * (double)done / (double)total) / 10.0;
+    return json_pack("{s:I, s:I, s:f, s:s}", "steps_done", (json_int_t)done, "total_steps",
+                     (json_int_t)total, "percent", pct, "of", declared ? "declared" : "reported");
+}
+
 /* One row of JOB_COLS as the API's job object (new). */
 json_t *jobview_json(const PGresult *r, int row)
 {
@@ -87,6 +111,7 @@ json_t *jobview_json(const PGresult *r, int row)
                             ? json_null()
                             : json_string(PQgetvalue(r, row, C_CUR_PLAN)));
     length_fields(j, r, row);
+    json_object_set_new(j, "progress", progress_json(r, row));
     return j;
 }
 

@@ -18,7 +18,9 @@ struct api_call;
                                                  " j.epochs, j.stop_at_convergence, "              \
                                                  "j.stop_at_loss, j.reported_total_steps,"         \
                                                  " j.estimate_error, j.estimate_samples, "         \
-                                                 "j.estimate_source"
+                                                 "j.estimate_source,"                       \
+                                                 " (SELECT l.step FROM job_last_report l"   \
+                                                 " WHERE l.job_id = j.id)"
 enum {
     C_ID,
     C_USER,
@@ -46,6 +48,7 @@ enum {
     C_EST_ERROR,
     C_EST_SAMPLES,
     C_EST_SOURCE,
+    C_STEP,
     C_NCOLS
 };
 

@@ -196,7 +196,7 @@ test("a real worker registers its four simulated GPUs and the cluster page shows
 test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log, suspend, resume, cancel", { timeout: 150000 }, async () => {
   await page.click('#nav a[data-nav="submit"]');
   await page.fill("#f-name", "browser-mlp");
-  await page.fill("#f-command", `${TRAIN_MLP} --steps 100000000 --params 50000 --print-every 50`);
+  await page.fill("#f-command", `${TRAIN_MLP} --steps 100000000 --params 50000 --print-every 50 --report-total`);
   await page.fill("#f-gpus", "2");
   await page.fill("#f-min_gpus", "1");
   await page.fill("#f-max_gpus", "4");
@@ -226,6 +226,11 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   await expectText(page.locator("#sec-alloc .alloc-row"), /2 GPUs/);
   await expectText(page.locator("#sec-log"), /train-mlp: .*world size 2/);
   await expectText(page.locator("#sec-log"), /step \d+ loss [\d.]+ world 2/);
+  // its length, reported through libringjob (--report-total): a progress bar with the figures
+  await expectText(page.locator("#sec-details"), /progress\s*[\d.]+% · [\d,]+ of 100,000,000 steps/);
+  const bar = page.locator("#sec-details .progress progress");
+  assert.equal(await bar.getAttribute("max"), "100000000");
+  assert.ok(Number(await bar.evaluate((el) => el.value)) >= 60, "the bar's value is the steps done");
   await screenshot(page, "job-running-1280");
 
   // the GPU map colours the job's two GPUs
@@ -263,6 +268,8 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   await page.click('#nav a[data-nav="jobs"]');
   const finish = page.locator(`#jobs-table tr[data-job-id="${mlpId}"] td.finish`);
   await expectText(finish, /\d{1,2}[:.]\d{2}/, 30000);
+  await expectText(page.locator(`#jobs-table tr[data-job-id="${mlpId}"] .progress`), /[\d.]+% · [\d,]+ of 100,000,000 steps/);
+  assert.equal(await page.locator(`#jobs-table tr[data-job-id="${jobId}"] .progress`).count(), 0, "no length, no bar");
   assert.equal((await page.locator(`#jobs-table tr[data-job-id="${jobId}"] td.finish`).textContent()).trim(), "—");
   await page.unroute(MODEL_URL);
   await screenshot(page, "jobs-predicted-finish-1280");

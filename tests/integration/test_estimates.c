@@ -137,6 +137,73 @@ Test(estimates, a_reported_total_is_kept)
     hx_finish();
 }
 
+static json_t *progress_of(long long id, const char *from)
+{
+    char path[96];
+    if (from)
+        snprintf(path, sizeof(path), "/api/v1/jobs?name_prefix=%s", from);
+    else
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    json_t *job = from ? json_array_get(json_object_get(j, "items"), 0) : j;
+    json_t *p = json_incref(json_object_get(job, "progress"));
+    json_decref(j);
+    return p;
+}
+
+static void post_step(long long id, long step, const char *extra)
+{
+    char path[96], body[256];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    snprintf(body, sizeof(body),
+             "{\"items\":[{\"step\":%ld,\"loss\":1.0,\"samples\":32,\"seconds\":0.1,"
+             "\"world_size\":1}]%s}",
+             step, extra);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, body), 200));
+}
+
+/* Progress: the latest step reported of the declared total, else of the reported one; none
+ * without a length in steps. In the job, in the list, and after a report of an older step
+ * (a restart from a checkpoint) the latest report counts. */
+Test(estimates, progress_counts_the_steps_of_the_known_length)
+{
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"decl\",\"command\":[\"t\"],\"gpus\":1,"
+                                       "\"total_steps\":1000}"),
+                               201);
+    long long decl = json_integer_value(json_object_get(j, "id"));
+    json_t *p = json_object_get(j, "progress");
+    cr_assert_eq(json_integer_value(json_object_get(p, "steps_done")), 0, "none reported yet");
+    cr_assert_eq(json_integer_value(json_object_get(p, "total_steps")), 1000);
+    json_decref(j);
+    post_step(decl, 250, "");
+    post_step(decl, 333, "");
+    p = progress_of(decl, NULL);
+    cr_assert_eq(json_integer_value(json_object_get(p, "steps_done")), 333);
+    cr_assert_float_eq(json_number_value(json_object_get(p, "percent")), 33.3, 1e-9);
+    cr_assert_str_eq(json_string_value(json_object_get(p, "of")), "declared");
+    json_decref(p);
+    /* a total reported by the job does not override the declared one */
+    post_step(decl, 340, ",\"total_steps\":5000");
+    p = progress_of(0, "decl");
+    cr_assert_eq(json_integer_value(json_object_get(p, "total_steps")), 1000, "in the list too");
+    cr_assert_eq(json_integer_value(json_object_get(p, "steps_done")), 340);
+    json_decref(p);
+
+    long long rep = hx_submit(hx.admin, "rep", 1);
+    p = progress_of(rep, NULL);
+    cr_assert(json_is_null(p), "no length, no progress");
+    json_decref(p);
+    post_step(rep, 900, ",\"total_steps\":1200");
+    post_step(rep, 600, ""); /* restarted from its checkpoint of step 600 */
+    p = progress_of(rep, NULL);
+    cr_assert_eq(json_integer_value(json_object_get(p, "steps_done")), 600, "the latest report");
+    cr_assert_float_eq(json_number_value(json_object_get(p, "percent")), 50.0, 1e-9);
+    cr_assert_str_eq(json_string_value(json_object_get(p, "of")), "reported");
+    json_decref(p);
+    hx_finish();
+}
+
 /* When a job completes, the mean relative error of the predictions of its finish that the
  * rounds kept is recorded with it, and summed up for the cluster (GET /api/v1/scheduler,
  * /metrics). */

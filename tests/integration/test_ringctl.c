@@ -448,12 +448,19 @@ Test(ringctl, list_reads_like_squeue_and_watches)
     sleep(1);
     json_decref(hx_expect_json(hx_json("POST", path, w, "{\"state\":\"COMPLETED\"}"), 200));
     long long wait = hx_submit(hx.admin, "waits", 2);
-    (void)run;
     (void)wait;
+    /* "runs" reports its length (libringjob's ringjob_set_total_steps) and step 100 */
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", run);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, w,
+                "{\"items\":[{\"step\":100,\"loss\":1.0,\"samples\":32,\"seconds\":0.1,"
+                "\"world_size\":1}],\"total_steps\":400}"),
+        200));
 
     struct ctl_run *r = ctl("list");
     cr_assert_eq(r->code, 0, "%s", r->err);
-    const char *heads[] = {"ID", "NAME", "USER", "STATE", "GPUS", "TIME", "REASON/FINISH"};
+    const char *heads[] = {"ID",   "NAME",     "USER",         "STATE",
+                           "GPUS", "TIME",     "PROGRESS",     "REASON/FINISH"};
     for (size_t k = 0; k < sizeof(heads) / sizeof(heads[0]); k++)
         cr_assert(strstr(r->out, heads[k]), "no %s: %s", heads[k], r->out);
     cr_assert(!strstr(r->out, "SUBMITTED"), "not wide: %s", r->out);
@@ -462,9 +469,14 @@ Test(ringctl, list_reads_like_squeue_and_watches)
                   strstr(line, "finished "),
               "a completed job shows its run time and finish: %s", r->out);
     line = strstr(r->out, "runs");
-    cr_assert(line && strstr(line, "RUNNING") && strstr(line, " 0:0"), "%s", r->out);
+    cr_assert(line && strstr(line, "RUNNING") && strstr(line, " 0:0") && strstr(line, " 25% "),
+              "%s", r->out);
     line = strstr(r->out, "waits");
     cr_assert(line && strstr(line, "PENDING") && strstr(line, "("), "%s", r->out);
+    char runs[32];
+    snprintf(runs, sizeof(runs), "%lld", run);
+    r = ctl("show", runs); /* (ctl's answer is one static: r is reused) */
+    cr_assert(strstr(r->out, "progress:  100 of 400 steps (25.0%, reported)"), "%s", r->out);
 
     const char *wides[][3] = {{"list", "--wide", NULL}, {"list", "-o", "wide"}, {"-o", "wide", "list"}};
     for (size_t k = 0; k < 3; k++) {

@@ -93,6 +93,17 @@ export function bytes(n) {
 }
 
 // A stable colour for a job id (used on the GPU map and in its legend).
+// A job's progress ({steps_done, total_steps, percent, of}: the API's "progress") as a bar
+// with its figures ("45% · 4,500 of 10,000 steps"), or null when its length is unknown.
+export function progressBar(p) {
+  if (!p || !(p.total_steps > 0)) return null;
+  const text = p.percent.toFixed(p.percent < 10 ? 1 : 0) + "% · " + p.steps_done.toLocaleString("en") +
+    " of " + p.total_steps.toLocaleString("en") + " steps";
+  return h("div", { class: "progress", title: "length " + (p.of === "declared" ? "declared at submission" : "reported by the job") },
+    h("progress", { max: String(p.total_steps), value: String(p.steps_done), "aria-label": "progress " + text }),
+    h("span", { class: "small muted" }, text));
+}
+
 export function jobColour(id) {
   const hue = (Number(id) * 137.508) % 360;
   return "hsl(" + hue.toFixed(0) + " 58% 38%)";

@@ -2,7 +2,7 @@
 // confirmation, with a visible result) and its data sections (jobparts.js).
 
 import { api, itemsOf } from "../api.js";
-import { h, fill, loading, empty, failure, fields, stateBadge, when, fromNow, duration, FINAL_STATES } from "../dom.js";
+import { h, fill, loading, empty, failure, fields, stateBadge, progressBar, when, fromNow, duration, FINAL_STATES } from "../dom.js";
 import { jobSections, fetchParts, metricsFeed, logFeed } from "./jobparts.js";
 import { gpusNow } from "./jobs.js";
 
@@ -96,7 +96,7 @@ function details(job) {
   const model = Object.keys(declared).length ? JSON.stringify(declared) : "";
   const env = job.env && Object.keys(job.env).length ? Object.entries(job.env).map(([k, v]) => k + "=" + v).join("\n") : "";
   return fields([
-    ["state", stateBadge(job.state)], ["user", job.user],
+    ["state", stateBadge(job.state)], ["progress", progressBar(job.progress)], ["user", job.user],
     ["command", h("code", { class: "argv" }, (job.command || []).map((a) => /[\s"']/.test(a) ? JSON.stringify(a) : a).join(" "))],
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
     ["allocation", Array.isArray(job.allocation) && job.allocation.length

@@ -5,7 +5,7 @@
 // scheduler's last round predicted; null when it cannot tell).
 
 import { listAll } from "../api.js";
-import { h, fill, loading, empty, failure, stateBadge, duration, secondsSince, when, fromNow, ALL_STATES, ACTIVE_STATES } from "../dom.js";
+import { h, fill, loading, empty, failure, stateBadge, progressBar, duration, secondsSince, when, fromNow, ALL_STATES, ACTIVE_STATES } from "../dom.js";
 
 const WITH_FINISH = ["PENDING", "STARTING", "RUNNING", "RESIZING", "MIGRATING"];
 
@@ -58,7 +58,8 @@ function row(j, showPredicted, now) {
   return h("tr", { dataset: { jobId: String(j.id), state: j.state } },
     h("td", { class: "num" }, h("a", { href: link }, String(j.id))),
     h("td", { class: "name" }, h("a", { href: link }, j.name || "(unnamed)")),
-    h("td", null, stateBadge(j.state), j.pending_reason ? h("div", { class: "muted small" }, j.pending_reason) : null),
+    h("td", null, stateBadge(j.state), j.pending_reason ? h("div", { class: "muted small" }, j.pending_reason) : null,
+      progressBar(j.progress)),
     h("td", { class: "opt" }, j.user),
     h("td", null, gpuCell(j)),
     h("td", { class: "num opt" }, String(j.priority ?? "")),
