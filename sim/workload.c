@@ -73,7 +73,10 @@ struct workload *workload_poisson(const struct template *templates, size_t ntemp
 
 /* ---- traces ------------------------------------------------------------ */
 
-enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS, COL_USER = NCOLS };
+enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS };
+/* Optional columns, after the required ones in the col arrays. */
+enum { COL_USER = NCOLS, COL_ELASTIC, COL_MIN, COL_MAX, COL_ALL };
+static const char *const opt_names[COL_ALL - NCOLS] = {"user", "elastic", "min_gpus", "max_gpus"};
 #define TRACE_MIN_DURATION_S 1e-3 /* seconds */
 #define TRACE_MAX_DURATION_S 1e12
 static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus", "duration_s"};
@@ -98,10 +101,12 @@ static int parse_header(char *line, int *col, char *err, size_t errlen)
 {
     char *f[64];
     size_t n = split(line, f, 64);
-    col[COL_USER] = -1; /* optional */
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(f[i], "user"))
-            col[COL_USER] = (int)i;
+    for (int c = NCOLS; c < COL_ALL; c++) {
+        col[c] = -1; /* optional */
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(f[i], opt_names[c - NCOLS]))
+                col[c] = (int)i;
+    }
     for (int c = 0; c < NCOLS; c++) {
         col[c] = -1;
         for (size_t i = 0; i < n; i++)
@@ -133,6 +138,8 @@ struct trace_row {
     double submit, duration;
     int gpus;
     int never_ran;
+    int elastic;           /* -1: not given (elastic within the template's bounds) */
+    int min_gpus, max_gpus; /* 0: not given */
     const char *user; /* "" when the trace names none (points into the line) */
 };
 
@@ -192,6 +199,31 @@ static int parse_row(char *line, const int *col, struct trace_row *r, char *why,
         return -1;
     }
     r->gpus = (int)g;
+    r->elastic = -1;
+    if (col[COL_ELASTIC] >= 0 && (size_t)col[COL_ELASTIC] < n && f[col[COL_ELASTIC]][0]) {
+        const char *e = f[col[COL_ELASTIC]];
+        if (strcmp(e, "0") && strcmp(e, "1")) {
+            snprintf(why, len, "elastic '%s' is not 0 or 1", e);
+            return -1;
+        }
+        r->elastic = e[0] == '1';
+    }
+    static const char *const bound[2] = {"min_gpus", "max_gpus"};
+    int *out[2] = {&r->min_gpus, &r->max_gpus};
+    for (int b = 0; b < 2; b++) {
+        int c = col[COL_MIN + b];
+        if (c < 0 || (size_t)c >= n || !f[c][0])
+            continue;
+        if (parse_double(f[c], &g) || g < 1 || g > 1e6 || g != floor(g)) {
+            snprintf(why, len, "%s '%s' is not a whole number >= 1", bound[b], f[c]);
+            return -1;
+        }
+        *out[b] = (int)g;
+    }
+    if ((r->min_gpus && r->min_gpus > r->gpus) || (r->max_gpus && r->max_gpus < r->gpus)) {
+        snprintf(why, len, "num_gpus %d is outside min_gpus..max_gpus", r->gpus);
+        return -1;
+    }
     if (f[col[COL_DURATION]][0] == '\0') {
         r->never_ran = 1;
         return 0;
@@ -236,6 +268,17 @@ static void trace_job(struct simulate_job_spec *j, const struct trace_row *r, in
     j->min_gpus = 1;
     j->max_gpus = min_int(r->gpus > t->max_gpus ? r->gpus : t->max_gpus, cluster_gpus);
     j->elastic = 1;
+    if (r->elastic == 0) { /* rigid: exactly its GPUs */
+        j->elastic = 0;
+        j->min_gpus = j->max_gpus = r->gpus;
+        return;
+    }
+    if (r->min_gpus)
+        j->min_gpus = r->min_gpus;
+    if (r->max_gpus)
+        j->max_gpus = min_int(r->max_gpus, cluster_gpus);
+    if (j->max_gpus < j->requested_gpus)
+        j->max_gpus = j->requested_gpus;
 }
 
 static int grow(struct workload *w, size_t *cap)
@@ -313,7 +356,7 @@ struct workload *workload_trace_read(FILE *in, const char *name,
 {
     char *line = NULL;
     size_t len = 0;
-    int col[NCOLS + 1];
+    int col[COL_ALL];
     struct workload *w = workload_create(1024, err, errlen);
     if (!w)
         return NULL;

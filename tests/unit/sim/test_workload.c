@@ -60,6 +60,42 @@ Test(trace, good_rows_in_any_column_order)
     workload_destroy(w);
 }
 
+/* The optional columns of ringmasterd's what-if export: a rigid job runs on exactly its
+ * GPUs, an elastic one within its own bounds; empty cells keep the defaults. */
+Test(trace, elastic_and_bounds_columns)
+{
+    const char *csv = "job_id,submit_time_s,num_gpus,duration_s,elastic,min_gpus,max_gpus\n"
+                      "r,0,2,100,0,,\n"
+                      "e,1,2,100,1,2,4\n"
+                      "d,2,2,100,,,\n";
+    struct workload_trace_opts o = {0};
+    char err[256];
+    struct workload *w = read_text(csv, &o, err, sizeof(err), NULL);
+    cr_assert_not_null(w, "%s", err);
+    cr_assert_eq(w->njobs, 3);
+    cr_assert_eq(w->jobs[0].elastic, 0);
+    cr_assert_eq(w->jobs[0].min_gpus, 2);
+    cr_assert_eq(w->jobs[0].max_gpus, 2);
+    cr_assert_eq(w->jobs[1].elastic, 1);
+    cr_assert_eq(w->jobs[1].min_gpus, 2);
+    cr_assert_eq(w->jobs[1].max_gpus, 4);
+    cr_assert_eq(w->jobs[2].elastic, 1);
+    cr_assert_eq(w->jobs[2].min_gpus, 1, "the default bounds");
+    workload_destroy(w);
+
+    const char *bad[] = {
+        "job_id,submit_time_s,num_gpus,duration_s,elastic\na,0,1,100,yes\n",
+        "job_id,submit_time_s,num_gpus,duration_s,min_gpus\na,0,1,100,2\n",
+        "job_id,submit_time_s,num_gpus,duration_s,max_gpus\na,0,4,100,2\n",
+        "job_id,submit_time_s,num_gpus,duration_s,max_gpus\na,0,1,100,1.5\n",
+    };
+    static const char *const says[] = {"elastic", "outside", "outside", "max_gpus"};
+    for (size_t k = 0; k < 4; k++) {
+        cr_assert_null(read_text(bad[k], &o, err, sizeof(err), NULL), "row %zu", k);
+        cr_assert(strstr(err, "t:2:") && strstr(err, says[k]), "%s", err);
+    }
+}
+
 Test(trace, bad_row_is_an_error_with_its_line)
 {
     const char *csv = "job_id,submit_time_s,num_gpus,duration_s\n"
