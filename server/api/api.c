@@ -26,6 +26,8 @@
 #include "submit.h"
 #include "store/db.h"
 #include "users.h"
+#include "whatif.h"
+#include "whatif_run.h"
 
 #define ANY_ROLE (AUTH_ADMIN | AUTH_USER | AUTH_WORKER)
 #define PEOPLE (AUTH_ADMIN | AUTH_USER)
@@ -42,11 +44,17 @@ struct api {
     struct db_pool *db;
     const char *www_dir;
     struct authlimit *failures;
+    struct whatif_runner *whatif;
 };
 
 struct db_pool *api_pool(const struct api_call *call)
 {
     return call->api->db;
+}
+
+struct whatif_runner *api_whatif(const struct api_call *call)
+{
+    return call->api->whatif;
 }
 
 static const struct route routes[] = {
@@ -87,6 +95,11 @@ static const struct route routes[] = {
     {"POST", "/api/v1/jobs/{id}/migrate", jobs_migrate, PEOPLE, 0},
     {"PATCH", "/api/v1/jobs/{id}/priority", jobs_priority, PEOPLE, ROUTE_JSON_BODY},
     {"POST", "/api/v1/jobs/{id}/priority", jobs_priority, PEOPLE, ROUTE_JSON_BODY},
+    /* what if the cluster's history had run under another policy (whatif.h) */
+    {"POST", "/api/v1/whatif", whatif_create, PEOPLE, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/whatif", whatif_list, PEOPLE, 0},
+    {"GET", "/api/v1/whatif/{id}", whatif_get, PEOPLE, 0},
+    {"GET", "/api/v1/whatif/{id}/trace", whatif_trace, PEOPLE, 0},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -129,7 +142,9 @@ struct api *api_create(struct db_pool *db, const char *www_dir)
     a->db = db;
     a->www_dir = www_dir;
     a->failures = authlimit_create(AUTH_MAX_FAILURES, AUTH_WINDOW_S, AUTH_BLOCK_S);
-    if (!a->failures) {
+    a->whatif = a->failures ? whatif_runner_create(db) : NULL;
+    if (!a->whatif) {
+        authlimit_destroy(a->failures);
         free(a);
         return NULL;
     }
@@ -141,6 +156,7 @@ void api_destroy(struct api *a)
 {
     if (!a)
         return;
+    whatif_runner_destroy(a->whatif);
     authlimit_destroy(a->failures);
     free(a);
 }

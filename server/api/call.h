@@ -40,6 +40,9 @@ void api_db_error(struct api_call *call, const PGresult *r);
 /* The pool the call's connection came from (borrowed), for what it knows of the database. */
 struct db_pool *api_pool(const struct api_call *call);
 
+/* The what-if runner of the server (borrowed; whatif_run.h). */
+struct whatif_runner *api_whatif(const struct api_call *call);
+
 /* The version string reported by health. */
 const char *api_version(void);
 
