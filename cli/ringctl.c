@@ -79,6 +79,14 @@ static const struct command commands[] = {
      "Make a user and print its token, once; set a user's fair share and GPU quota; list the"
      " users with their shares and the GPUs they hold (admin).",
      "ringctl user create alice; ringctl user set alice --share 2 --max-gpus 16"},
+    {"whatif", ringctl_cmd_whatif,
+     "whatif [--since D] [--policies all|a,b,...] [--no-wait] [--timeout S]\n"
+     "       whatif show RUN_ID | whatif list",
+     "Replay the jobs that completed in the last D (7d, 12h, 30m or seconds; default 7d)\n"
+     "  under every policy (or those named) on the server's simulator, follow it, and print\n"
+     "  each policy's mean and p99 JCT, mean queueing and utilisation beside what the jobs\n"
+     "  measured, the policy in force marked. --no-wait prints the run's id and returns.",
+     "ringctl whatif --since 1d --policies fifo,tiresias,ringmaster"},
     {"health", ringctl_cmd_health, "health", "The server's and its database's health.",
      "ringctl health"},
     {"help", NULL, "help [COMMAND]", "This help, or one command's.", "ringctl help list"},

@@ -90,5 +90,6 @@ int ringctl_cmd_migrate(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_watch(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_policy(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_health(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_whatif(struct ringctl *ctl, int argc, char **argv);
 
 #endif

@@ -763,3 +763,46 @@ Test(ringctl, an_elastic_resize_says_when_the_scheduler_considers_it)
     cr_assert(strstr(r->err, "gpus"), "%s", r->err);
     hx_finish();
 }
+
+/* ringctl whatif: the completed jobs replayed on the server's simulator, followed to the end,
+ * a row per policy beside the measured figures; list and show; a bad period is a usage
+ * error. */
+Test(ringctl, whatif_replays_and_prints_a_row_per_policy)
+{
+    char w[128], path[64];
+    one_node(w);
+    for (int k = 0; k < 2; k++) {
+        long long id = running_job(w, k ? "second" : "first");
+        usleep(300000);
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", id);
+        json_decref(hx_expect_json(hx_json("POST", path, w, "{\"state\":\"COMPLETED\"}"), 200));
+    }
+    struct ctl_run *r = ctl("whatif", "--since", "5x");
+    cr_assert_eq(r->code, 2, "%s", r->err);
+    cr_assert(strstr(r->err, "--since"), "%s", r->err);
+    r = ctl("whatif", "--since", "1h", "--policies", "fifo,ringmaster", "--timeout", "60");
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    cr_assert(strstr(r->out, "2 jobs completed since") && strstr(r->out, "1x2:v100"), "%s",
+              r->out);
+    cr_assert(strstr(r->out, "measured: mean JCT"), "%s", r->out);
+    cr_assert(strstr(r->out, "POLICY") && strstr(r->out, "VS MEASURED"), "%s", r->out);
+    const char *fifo = strstr(r->out, "\nfifo "), *rm = strstr(r->out, "\nringmaster (in force)");
+    cr_assert(fifo && rm && fifo < rm, "a row each, in order, ringmaster in force: %s", r->out);
+    cr_assert(strstr(r->err, "replaying:"), "progress on stderr: %s", r->err);
+
+    r = ctl("whatif", "list");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "done") && strstr(r->out, "2/2"), "%s", r->out);
+    json_t *runs = hx_expect_json(hx_json("GET", "/api/v1/whatif", hx.admin, NULL), 200);
+    char id[24];
+    snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
+             json_integer_value(json_object_get(json_array_get(json_object_get(runs, "items"), 0),
+                                                "id")));
+    json_decref(runs);
+    r = ctl("whatif", "show", id, "--json");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    json_t *j = out_json(r);
+    cr_assert_eq(json_array_size(json_object_get(j, "results")), 2);
+    json_decref(j);
+    hx_finish();
+}
