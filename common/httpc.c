@@ -7,9 +7,12 @@
 
 #define MAX_ANSWER (64u << 20) /* answers above this are refused */
 
+#define MAX_BASES 8
+
 struct httpc {
     CURL *curl;
-    char *base;
+    char *bases[MAX_BASES]; /* the servers, in the order given */
+    int nbases, cur;        /* requests go to bases[cur] until it cannot be reached */
     char *auth; /* "Authorization: Bearer ..." or NULL */
     long timeout;
 };
@@ -51,13 +54,20 @@ struct httpc *httpc_create(const char *base_url, const char *token)
         return NULL;
     c->timeout = 30;
     c->curl = curl_easy_init();
-    size_t n = strlen(base_url);
-    while (n > 0 && base_url[n - 1] == '/')
-        n--;
-    c->base = strndup(base_url, n);
+    for (const char *p = base_url; c->nbases < MAX_BASES;) {
+        size_t n = strcspn(p, ",");
+        size_t k = n;
+        while (k > 0 && p[k - 1] == '/')
+            k--;
+        if (k > 0 && !(c->bases[c->nbases++] = strndup(p, k)))
+            goto error;
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
     if (token && asprintf(&c->auth, "Authorization: Bearer %s", token) < 0)
         c->auth = NULL;
-    if (!c->curl || !c->base || (token && !c->auth))
+    if (!c->curl || c->nbases == 0 || (token && !c->auth))
         goto error;
     return c;
 error:
@@ -71,7 +81,8 @@ void httpc_destroy(struct httpc *c)
         return;
     if (c->curl)
         curl_easy_cleanup(c->curl);
-    free(c->base);
+    for (int i = 0; i < c->nbases; i++)
+        free(c->bases[i]);
     free(c->auth);
     free(c);
 }
@@ -115,17 +126,48 @@ int httpc_request(struct httpc *c, const char *method, const char *path, json_t 
     return rc;
 }
 
+/* 1 when cc says the request never reached a server (so sending it to another is safe). */
+static int not_sent(CURLcode cc)
+{
+    return cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST;
+}
+
+static int request_once(struct httpc *c, const char *method, const char *path,
+                        const char *content_type, const char *data, size_t len,
+                        const char *extra_header, long *status, json_t **out, char *err,
+                        size_t errlen, CURLcode *ccp);
+
 int httpc_request_raw(struct httpc *c, const char *method, const char *path,
                       const char *content_type, const char *data, size_t len,
                       const char *extra_header, long *status, json_t **out, char *err,
                       size_t errlen)
+{
+    /* With several servers: one that cannot be reached is left for the next (and the request
+     * goes there at once when it never left); one that failed after the request was sent is
+     * left too, but the request is not repeated (it may have been done). */
+    for (int tries = 0;; tries++) {
+        CURLcode cc = CURLE_OK;
+        int rc = request_once(c, method, path, content_type, data, len, extra_header, status,
+                              out, err, errlen, &cc);
+        if (rc == 0 || c->nbases < 2 || cc == CURLE_OK)
+            return rc;
+        c->cur = (c->cur + 1) % c->nbases;
+        if (!not_sent(cc) || tries + 1 >= c->nbases)
+            return rc;
+    }
+}
+
+static int request_once(struct httpc *c, const char *method, const char *path,
+                        const char *content_type, const char *data, size_t len,
+                        const char *extra_header, long *status, json_t **out, char *err,
+                        size_t errlen, CURLcode *ccp)
 {
     char *url = NULL;
     struct buf answer = {0};
     int rc = -1;
     *out = NULL;
     *status = 0;
-    if (asprintf(&url, "%s%s", c->base, path) < 0) {
+    if (asprintf(&url, "%s%s", c->bases[c->cur], path) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -143,6 +185,7 @@ int httpc_request_raw(struct httpc *c, const char *method, const char *path,
         curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, data);
     }
     CURLcode cc = curl_easy_perform(c->curl);
+    *ccp = cc;
     curl_slist_free_all(h);
     if (cc != CURLE_OK) {
         snprintf(err, errlen, "%s %s: %s", method, url,

@@ -9,8 +9,11 @@
 
 struct httpc;
 
-/* base_url like "http://127.0.0.1:8080" (no trailing slash needed); token may
- * be NULL. Both are copied. Returns NULL on allocation failure. */
+/* base_url like "http://127.0.0.1:8080" (no trailing slash needed), or several
+ * separated by commas (servers of one cluster: "http://a:8080,http://b:8080"):
+ * requests go to the first until it cannot be reached, then to the next, and so
+ * on round; a request that never reached a server is sent to the next at once.
+ * token may be NULL. Both are copied. Returns NULL on allocation failure (or no URL). */
 struct httpc *httpc_create(const char *base_url, const char *token);
 void httpc_destroy(struct httpc *c);
 

@@ -29,6 +29,7 @@
 
 struct config {
     const char *listen;
+    const char *name; /* this server's name (rounds' audit, leader); default HOST:PORT */
     const char *state_dir;
     const char *database_url;
     const char *www_dir;
@@ -50,11 +51,12 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
                  " [--database-url URL] [--www-dir DIR] [--threads N]"
-                 " [--max-connections N] [--header-timeout S] [--body-timeout S] [--routes]\n"
+                 " [--max-connections N] [--header-timeout S] [--body-timeout S] [--name NAME]"
+                 " [--routes]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
                  " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads,"
                  " 1024 connections (16..65536), 10 s for a request's header and 30 s for its"
-                 " body (1..3600)\n");
+                 " body (1..3600), the host's name and the port as the server's name\n");
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -81,6 +83,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                          {"max-connections", required_argument, NULL, 'm'},
                                          {"header-timeout", required_argument, NULL, 'H'},
                                          {"body-timeout", required_argument, NULL, 'B'},
+                                         {"name", required_argument, NULL, 'n'},
                                          {"routes", no_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -93,10 +96,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                            .header_timeout = 10,
                            .body_timeout = 30};
     int c;
-    while ((c = getopt_long(argc, argv, "l:s:d:w:t:m:H:B:rh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "l:s:d:w:t:m:H:B:n:rh", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
             cfg->listen = optarg;
+            break;
+        case 'n':
+            cfg->name = optarg;
             break;
         case 's':
             cfg->state_dir = optarg;
@@ -197,6 +203,19 @@ static void raise_fd_limit(unsigned connections)
                  (unsigned long long)rl.rlim_cur, connections);
 }
 
+/* --name, else "HOST:PORT" (this machine's host name, the port it listens on). */
+static void server_name(const struct config *cfg, char *out, size_t len)
+{
+    if (cfg->name && *cfg->name) {
+        snprintf(out, len, "%s", cfg->name);
+        return;
+    }
+    char host[256] = "localhost";
+    gethostname(host, sizeof(host) - 1);
+    const char *port = strrchr(cfg->listen, ':');
+    snprintf(out, len, "%s%s", host, port ? port : "");
+}
+
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
 {
     if (fsutil_mkdir_p(cfg->state_dir, 0700) < 0) {
@@ -231,7 +250,9 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     if (!d->http)
         return -1;
-    struct sched_thread *t = sched_thread_create(conninfo, err, errlen);
+    char name[300];
+    server_name(cfg, name, sizeof(name));
+    struct sched_thread *t = sched_thread_create(conninfo, name, err, errlen);
     atomic_store(&d->sched, t);
     return t ? 0 : -1;
 }

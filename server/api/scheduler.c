@@ -41,7 +41,10 @@ static const char *const config_sql =
     " c.grace_s, c.quantum_s, c.explore_stage_s, c.max_wait_s, " TS("c.updated_at") ", r.id, "
     TS("r.at") ","
     " r.policy,"
-    " r.duration_us, r.jobs, r.actions, c.paused FROM scheduler_config c"
+    " r.duration_us, r.jobs, r.actions, c.paused, (SELECT a.application_name FROM pg_locks l"
+    " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.classid = "
+    SCHED_LEADER_LOCK_CLASS " AND l.objid = " SCHED_LEADER_LOCK_OBJ " AND l.objsubid = 2 AND"
+    " l.granted LIMIT 1), r.server FROM scheduler_config c"
     " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
     " WHERE c.id = 1";
 /* clang-format on */
@@ -78,6 +81,13 @@ static json_t *config_json(const PGresult *r)
                          "actions", col_int(r, C_ROUND + 5));
     json_object_set_new(j, "last_round", last);
     json_object_set_new(j, "paused", json_boolean(strcmp(PQgetvalue(r, 0, C_PAUSED), "t") == 0));
+    /* the server that runs the rounds now (the leader lock's holder), and the last round's */
+    json_object_set_new(j, "leader",
+                        PQgetisnull(r, 0, C_PAUSED + 1)
+                            ? json_null()
+                            : json_string(PQgetvalue(r, 0, C_PAUSED + 1)));
+    if (json_is_object(last))
+        json_object_set_new(last, "server", json_string(PQgetvalue(r, 0, C_PAUSED + 2)));
     return j;
 }
 
@@ -192,14 +202,15 @@ void scheduler_put(struct api_call *call)
 
 static json_t *round_json(const PGresult *r, int i)
 {
-    return json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "id",
+    return json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s}", "id",
                      (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "at", PQgetvalue(r, i, 1),
                      "policy", PQgetvalue(r, i, 2), "duration_us",
                      (json_int_t)strtoll(PQgetvalue(r, i, 3), NULL, 10), "jobs",
                      (json_int_t)strtoll(PQgetvalue(r, i, 4), NULL, 10), "decisions",
                      (json_int_t)strtoll(PQgetvalue(r, i, 5), NULL, 10), "actions",
                      (json_int_t)strtoll(PQgetvalue(r, i, 6), NULL, 10), "nodes_down",
-                     (json_int_t)strtoll(PQgetvalue(r, i, 7), NULL, 10));
+                     (json_int_t)strtoll(PQgetvalue(r, i, 7), NULL, 10), "server",
+                     PQgetvalue(r, i, 8));
 }
 
 void scheduler_rounds(struct api_call *call)
@@ -216,7 +227,7 @@ void scheduler_rounds(struct api_call *call)
     const char *p[] = {lim};
     PGresult *r = db_exec(call->db,
                           "SELECT id, " TS("at") ", policy, duration_us, jobs, decisions, actions,"
-                                                 " nodes_down FROM sched_rounds"
+                                                 " nodes_down, server FROM sched_rounds"
                                                  " ORDER BY id DESC LIMIT $1",
                           1, p);
     if (!db_ok(r)) {

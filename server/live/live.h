@@ -26,8 +26,17 @@
  * and takes no lock an HTTP thread waits on. */
 struct sched_thread;
 
-/* Connects to conninfo and starts the thread. Returns it, or NULL with text in err. */
-struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t errlen);
+/* Connects to conninfo and starts the thread of the server called name (its rounds' audit
+ * names it). Several servers may share one database: only the one holding the leader lock
+ * runs rounds, the others stand by and take over when it goes. Returns the thread, or NULL
+ * with text in err. */
+struct sched_thread *sched_thread_create(const char *conninfo, const char *name, char *err,
+                                        size_t errlen);
+
+/* The advisory lock (pg_try_advisory_lock(CLASS, OBJ)) whose holder runs the rounds; in
+ * pg_locks: locktype 'advisory', classid CLASS, objid OBJ, objsubid 2. */
+#define SCHED_LEADER_LOCK_CLASS "1919512434" /* "ring" */
+#define SCHED_LEADER_LOCK_OBJ "1"
 
 /* Stops the thread (waiting for a round in progress to end), closes its connection. NULL ok. */
 void sched_thread_destroy(struct sched_thread *t);

@@ -21,6 +21,8 @@
 struct sched_thread {
     struct db_pool *db;
     char *conninfo;
+    char *name;          /* this server's name: its connection's application_name */
+    int leads;           /* 1: this server ran the last round; 0: another leads; -1: unknown */
     PGconn *listen;      /* LISTEN ringmaster_sched; NULL or broken: the timer only */
     int listening;       /* LISTEN done on the current connection */
     int lost;            /* notifications may have been missed: a round at once */
@@ -42,13 +44,47 @@ static void log_round(const struct sched_round_result *r)
                  r->duration_us);
 }
 
+/* Whether this server runs the rounds (docs/operations.md, "A second head node"): the one
+ * whose scheduler connection holds the advisory lock SCHED_LEADER_LOCK. A session lock: it
+ * goes when that connection does (the server stopped or died, or lost the database), and the
+ * next server to try takes it. Sets the connection's application_name to the server's name,
+ * which the round's audit row takes (sched_rounds.server). Returns 1 (leads), 0, or -1. */
+static int lead(struct sched_thread *t, PGconn *c)
+{
+    const char *p[] = {t->name};
+    PGresult *r = db_exec(c,
+                          "SELECT set_config('application_name', $1, false), CASE WHEN EXISTS"
+                          " (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = "
+                          SCHED_LEADER_LOCK_CLASS " AND objid = " SCHED_LEADER_LOCK_OBJ
+                          " AND objsubid = 2 AND pid = pg_backend_pid() AND granted) THEN true"
+                          " ELSE pg_try_advisory_lock(" SCHED_LEADER_LOCK_CLASS ", "
+                          SCHED_LEADER_LOCK_OBJ ") END",
+                          1, p);
+    int leads = db_ok(r) && PQntuples(r) == 1 ? PQgetvalue(r, 0, 1)[0] == 't' : -1;
+    PQclear(r);
+    if (leads >= 0 && leads != t->leads)
+        log_info(leads ? "scheduler: %s runs the rounds (it holds the leader lock)"
+                       : "scheduler: another server runs the rounds; %s stands by",
+                 t->name);
+    if (leads >= 0)
+        t->leads = leads;
+    return leads;
+}
+
 /* One round; returns the seconds to wait before the next. */
 static double one_round(struct sched_thread *t, struct sched_config *cfg)
 {
     char err[512] = "", herr[512];
     struct sched_round_result res;
     PGconn *c = db_acquire(t->db);
-    int rc = c ? sched_config_load(c, cfg, err, sizeof(err)) : -1;
+    int leads = c ? lead(t, c) : -1;
+    if (leads <= 0) { /* standing by, or the database is away: try again soon */
+        db_release(t->db, c);
+        if (leads < 0)
+            log_error("scheduler: %s", c ? "cannot ask for the leader lock" : "database unreachable");
+        return RETRY_S;
+    }
+    int rc = sched_config_load(c, cfg, err, sizeof(err));
     memset(&res, 0, sizeof(res));
     if (rc == 0 && !cfg->paused)
         rc = sched_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
@@ -170,7 +206,8 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t errlen)
+struct sched_thread *sched_thread_create(const char *conninfo, const char *name, char *err,
+                                        size_t errlen)
 {
     struct sched_thread *t = calloc(1, sizeof(*t));
     if (!t) {
@@ -184,9 +221,11 @@ struct sched_thread *sched_thread_create(const char *conninfo, char *err, size_t
     }
     t->db = db_create(conninfo, 1, err, errlen);
     t->conninfo = strdup(conninfo);
+    t->name = strdup(name ? name : "ringmasterd");
+    t->leads = -1;
     t->listen_wait = DB_RETRY_MIN_S;
     t->models = sched_models_create();
-    if (!t->db || !t->models || !t->conninfo) {
+    if (!t->db || !t->models || !t->conninfo || !t->name) {
         if (t->db)
             snprintf(err, errlen, "out of memory");
         goto error;
@@ -223,6 +262,7 @@ void sched_thread_destroy(struct sched_thread *t)
     db_destroy(t->db);
     PQfinish(t->listen);
     free(t->conninfo);
+    free(t->name);
     sched_wake_close();
     free(t);
 }

@@ -3,7 +3,7 @@
  * them out on the main thread (wjob.c), whose loop also watches the jobs' channels and
  * processes and sends every report through an outbox that outlives a server restart.
  *
- *   ringmaster-worker --server URL --token-file F [--name NAME] [--state-dir DIR]
+ *   ringmaster-worker --server URL[,URL2...] --token-file F [--name NAME] [--state-dir DIR]
  *                     [--simulate-gpus N [--simulate-gpu-model NAME]] [--heartbeat S]
  *                     [--action-timeout S]
  *   ringmaster-worker --rank-exec -- CMD...   (internal: the per-rank wrapper of mpirun)
@@ -63,7 +63,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: ringmaster-worker --server URL --token-file F [--name NAME]"
+    fprintf(out, "usage: ringmaster-worker --server URL[,URL...] --token-file F [--name NAME]"
                  " [--state-dir DIR] [--simulate-gpus N [--simulate-gpu-model NAME]]"
                  " [--heartbeat SECONDS] [--action-timeout SECONDS]\n"
                  "  defaults: the host name, ./var-worker, real GPUs through CUDA, 5 s, 60 s;\n"

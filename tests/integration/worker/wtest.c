@@ -87,11 +87,14 @@ static void worker_mpi_env(int tcp)
 
 pid_t wt_start_worker(const char *name, const struct wt_worker *w)
 {
-    char tfile[320], url[64], log[320], dir[320], ngpus[8];
+    char tfile[320], url[256], log[320], dir[320], ngpus[8];
     snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
     worker_token(name, tfile);
     snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
+    if (w->servers)
+        snprintf(url, sizeof(url), "%s", w->servers);
+    else
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", hx.port);
     snprintf(log, sizeof(log), "%s/%s", hx.dir, w->log ? w->log : "worker.log");
     snprintf(ngpus, sizeof(ngpus), "%d", w->gpus);
     pid_t pid = fork();

@@ -34,6 +34,7 @@ struct wt_worker {
     int tcp;           /* MPI over TCP on loopback only (two "hosts" on one machine share
                         * /dev/shm, where vader's segments would collide); 0: vader */
     const char *action_timeout; /* --action-timeout SECONDS; NULL: the daemon's default */
+    const char *servers;        /* --server URL[,URL...]; NULL: the test's server (hx.port) */
 };
 
 /* Starts ringmaster-worker named name as w says, with a heartbeat every second, its own

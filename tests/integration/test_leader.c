@@ -1,0 +1,163 @@
+/* A second head node (docs/operations.md, "A second head node"): two real ringmasterd,
+ * "head-a" and "head-b", against one PostgreSQL. Both answer the API; only the holder of the
+ * leader lock runs rounds, and each round's audit names it. Kill -9 of the leader: the other
+ * runs the rounds within node_timeout_s. A client given both servers (ringctl --server
+ * A,B, the same client code as the worker's) goes on through the one left. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#ifndef RINGCTL_PATH
+#define RINGCTL_PATH "build/ringctl"
+#endif
+
+#define NODE_TIMEOUT_S 5
+
+static struct hx_server head_a, head_b;
+
+static void setup(void)
+{
+    hx_server_args[0] = "--name";
+    hx_server_args[1] = "head-a";
+    hx_setup();
+    hx_server_args[0] = NULL;
+}
+
+static void teardown(void)
+{
+    if (head_a.pid > 0) {
+        kill(head_a.pid, SIGKILL);
+        waitpid(head_a.pid, NULL, 0);
+    }
+    hx_teardown();
+}
+
+TestSuite(leader, .init = setup, .fini = teardown, .timeout = 120);
+
+/* The scheduler's answer through the server now in hx: the leader's name ("" when none). */
+static const char *leader(void)
+{
+    static char out[128];
+    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+    const char *l = json_string_value(json_object_get(j, "leader"));
+    snprintf(out, sizeof(out), "%s", l ? l : "");
+    json_decref(j);
+    return out;
+}
+
+static long long rounds_by(const char *server)
+{
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM sched_rounds WHERE server = '%s'", server);
+    return (long long)hx_sql_num(sql);
+}
+
+static const char *state_of(long long id)
+{
+    static char out[32];
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(j, "state")));
+    json_decref(j);
+    return out;
+}
+
+static void expect_started(long long id)
+{
+    double end = hx_now() + 20;
+    while (strcmp(state_of(id), "STARTING") && hx_now() < end)
+        usleep(100000);
+    cr_assert_str_eq(state_of(id), "STARTING", "job %lld placed by a round", id);
+}
+
+/* ringctl health with --server servers; returns its exit status. */
+static int ringctl_health(const char *servers)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        setenv("RINGMASTER_TOKEN", hx.admin, 1);
+        execl(RINGCTL_PATH, "ringctl", "--server", servers, "health", (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+Test(leader, one_server_runs_the_rounds_and_the_other_takes_over_when_it_dies)
+{
+    char body[96];
+    snprintf(body, sizeof(body), "{\"interval_s\":0.2,\"node_timeout_s\":%d}", NODE_TIMEOUT_S);
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, body), 200));
+    head_a = hx;
+    /* head-b: the same database and state folder (its admin token), another port */
+    hx_server_args[0] = "--name";
+    hx_server_args[1] = "head-b";
+    hx.port = hx_free_port();
+    hx_start_server();
+    hx_server_args[0] = NULL;
+    head_b = hx;
+
+    /* both answer; head-a leads, head-b stands by */
+    cr_assert_str_eq(leader(), "head-a", "seen through head-b");
+    hx = head_a;
+    cr_assert_str_eq(leader(), "head-a", "seen through head-a");
+    hx = head_b;
+    usleep(1500000);
+    cr_assert_gt(rounds_by("head-a"), 0);
+    cr_assert_eq(rounds_by("head-b"), 0, "the one standing by runs no round");
+    char worker[128];
+    hx_user("w1", "worker", worker);
+    json_decref(hx_expect_json(
+        hx_json("POST", "/api/v1/nodes", worker,
+                "{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
+                "\"model\":\"V100\",\"memory_bytes\":1},{\"index\":1,\"model\":\"V100\","
+                "\"memory_bytes\":1}]}"),
+        201));
+    long long first = hx_submit(hx.admin, "first", 1); /* through head-b, placed by head-a */
+    expect_started(first);
+    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler/rounds?limit=1", hx.admin, NULL),
+                               200);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(j, "items"),
+                                                                      0),
+                                                       "server")),
+                     "head-a", "the round's audit names its server");
+    json_decref(j);
+
+    /* head-a dies: head-b runs the rounds within node_timeout_s */
+    char both[160];
+    snprintf(both, sizeof(both), "http://127.0.0.1:%d,http://127.0.0.1:%d", head_a.port,
+             head_b.port);
+    cr_assert_eq(ringctl_health(both), 0, "through the first of two");
+    kill(head_a.pid, SIGKILL);
+    waitpid(head_a.pid, NULL, 0);
+    head_a.pid = 0;
+    double killed = hx_now();
+    while ((strcmp(leader(), "head-b") || rounds_by("head-b") == 0) &&
+           hx_now() < killed + 3 * NODE_TIMEOUT_S)
+        usleep(100000);
+    double took = hx_now() - killed;
+    cr_assert_str_eq(leader(), "head-b");
+    cr_assert_gt(rounds_by("head-b"), 0, "head-b runs rounds");
+    cr_assert_leq(took, NODE_TIMEOUT_S, "took over in %.1f s", took);
+    fprintf(stderr, "leader: head-b ran its first round %.2f s after head-a's kill -9\n", took);
+    long long second = hx_submit(hx.admin, "second", 1);
+    expect_started(second);
+    cr_assert_eq(ringctl_health(both), 0, "a client given both servers goes on through head-b");
+    char dead_only[64];
+    snprintf(dead_only, sizeof(dead_only), "http://127.0.0.1:%d", head_a.port);
+    cr_assert_eq(ringctl_health(dead_only), 3, "head-a alone is unreachable");
+    hx_finish();
+}
