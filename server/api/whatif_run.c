@@ -40,6 +40,8 @@ struct whatif_runner {
     double interval_s, resize_cost_s, min_resize_interval_s, max_wait_s, quantum_s;
 };
 
+/* $RINGMASTER_SIM; else ringmaster-sim beside the running executable (build/), or in the
+ * bin folder beside its sbin (the .deb: /usr/sbin/ringmasterd, /usr/bin/ringmaster-sim). */
 static void find_sim(char *out, size_t len)
 {
     const char *env = getenv("RINGMASTER_SIM");
@@ -49,12 +51,18 @@ static void find_sim(char *out, size_t len)
     }
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) {
-        snprintf(out, len, "ringmaster-sim");
+    snprintf(out, len, "/usr/bin/ringmaster-sim");
+    if (n <= 0)
         return;
-    }
     self[n] = '\0';
-    snprintf(out, len, "%s/ringmaster-sim", dirname(self));
+    char *dir = dirname(self);
+    char beside[PATH_MAX], bin[PATH_MAX];
+    snprintf(beside, sizeof(beside), "%.4000s/ringmaster-sim", dir);
+    snprintf(bin, sizeof(bin), "%.4000s/../bin/ringmaster-sim", dir);
+    if (access(beside, X_OK) == 0)
+        snprintf(out, len, "%s", beside);
+    else if (access(bin, X_OK) == 0)
+        snprintf(out, len, "%s", bin);
 }
 
 /* Runs sql with params on a pooled connection; logs a failure. */

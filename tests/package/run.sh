@@ -133,6 +133,16 @@ else
     bad "job completion"
 fi
 
+# What if: the installed ringmasterd (/usr/sbin) finds the installed simulator (/usr/bin).
+if ringctl --token-file "$admin" whatif --since 1h --policies fifo,ringmaster --timeout 120 \
+        >/tmp/ringmaster-pkg-whatif.txt 2>&1 &&
+        grep -q 'ringmaster (in force)' /tmp/ringmaster-pkg-whatif.txt; then
+    ok "ringctl whatif replays the completed job on the installed simulator"
+else
+    cat /tmp/ringmaster-pkg-whatif.txt
+    bad "ringctl whatif"
+fi
+
 kill -TERM "$worker_pid" "$server_pid"
 wait "$worker_pid" "$server_pid" 2>/dev/null
 worker_pid=""
