@@ -1,7 +1,7 @@
 # www/: the browser dashboard (static files served by ringmasterd; no build step) and
 # its real-browser suite in tests/browser/ (playwright-core driving Debian's chromium
 # against a real ringmasterd with its embedded PostgreSQL, a real ringmaster-worker with
-# simulated GPUs and real mpirun train-mlp jobs).
+# simulated GPUs and real mpirun train-mlp jobs; the what-if page runs ringmaster-sim).
 #
 #   make test-browser    runs the suite alone; screenshots and the server log go to
 #                        $(BROWSER_ARTIFACTS)
@@ -9,7 +9,8 @@
 BROWSER_DIR       := tests/browser
 BROWSER_DEPS      := $(BROWSER_DIR)/node_modules/playwright-core/package.json
 BROWSER_ARTIFACTS ?= $(BUILD)/browser-artifacts
-BROWSER_PROGRAMS  := $(BUILD)/ringmasterd $(BUILD)/ringmaster-worker $(BUILD)/examples/train-mlp
+BROWSER_PROGRAMS  := $(BUILD)/ringmasterd $(BUILD)/ringmaster-worker $(BUILD)/examples/train-mlp \
+                     $(BUILD)/ringmaster-sim
 
 # playwright-core as pinned by package-lock.json; no browser download (chromium is Debian's).
 $(BROWSER_DEPS): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json

@@ -6,13 +6,15 @@
 // elastic train-mlp job and follow it (loss chart from its metrics and the scheduler's fit,
 // allocation, resize, events, log, suspend, resume, cancel); screenshots of each page at
 // 1,280 px and at phone width; a second worker, and a job migrated to it from its page; the
-// cluster's history charts from the server's samples, polled with If-None-Match. Nothing is
-// stubbed: every answer comes from the server.
+// cluster's history charts from the server's samples, polled with If-None-Match; the what-if
+// page replaying two completed train-mlp jobs under the policies (ringmasterd runs the real
+// ringmaster-sim). Nothing is stubbed: every answer comes from the server.
 //
 // The tests run in order and share one server, one browser, one worker and their jobs.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import { startServer, startBrowser, startWorker, stopAll, call, screenshot, sanitizerReports, TRAIN_MLP } from "./harness.mjs";
 
 const T = { timeout: 60000 };
@@ -373,10 +375,122 @@ test("the cluster page draws the server's history and polls it with If-None-Matc
   await page.locator("#chart-gpus svg").waitFor();
 });
 
+// What if: the jobs that completed, replayed by the server's simulator under the policies of
+// the scheduling core. The refusal while none has completed, then two short real train-mlp
+// jobs complete and are replayed under fifo and ringmaster (the live policy), then under all.
+test("the what-if page replays the completed jobs under the policies and draws them", { timeout: 150000 }, async () => {
+  // the live default again (the scheduler test switched to fifo): its row is the one in force
+  assert.equal((await call(server, "PUT", "/scheduler", { policy: "ringmaster" })).status, 200);
+  const policies = (await call(server, "GET", "/scheduler")).body.policies.map((p) => p.name);
+  await page.click('#nav a[data-nav="whatif"]');
+  await page.waitForURL(/#\/whatif$/);
+  await expectText(page.locator("#whatif-current"), /No what-if run yet/);
+  assert.equal(await page.locator("#whatif-policies input[type=checkbox]:checked").count(), policies.length, "all ticked");
+  // every job above was cancelled: nothing to replay, in the server's words
+  await page.click("#whatif-run");
+  await expectText(page.locator("#whatif-error"), /^Nothing replayed: no job completed in the last 604800 s/);
+  await page.click("#whatif-none");
+  await page.click("#whatif-run");
+  await expectText(page.locator("#whatif-error"), /^Choose at least one policy\.$/);
+
+  const ids = [];
+  for (const name of ["whatif-a", "whatif-b"]) {
+    const sub = await call(server, "POST", "/jobs", { name, gpus: 1,
+      command: [TRAIN_MLP, "--steps", "200", "--params", "2000", "--print-every", "50"],
+      env: { ASAN_OPTIONS: "detect_leaks=0:protect_shadow_gap=0" } });
+    assert.equal(sub.status, 201, JSON.stringify(sub.body));
+    ids.push(sub.body.id);
+  }
+  const states = async () => Promise.all(ids.map(async (id) => (await call(server, "GET", "/jobs/" + id)).body.state));
+  for (const deadline = Date.now() + 60000; (await states()).some((s) => s !== "COMPLETED") && Date.now() < deadline;)
+    await page.waitForTimeout(500);
+  assert.deepEqual(await states(), ["COMPLETED", "COMPLETED"]);
+
+  // fifo and ringmaster over the last hour; the page follows the run by its polling alone:
+  // record what the progress line says and mark the document to see that it never reloads
+  await page.check("#whatif-p-fifo");
+  await page.check("#whatif-p-ringmaster");
+  await page.selectOption("#whatif-period", "3600");
+  await page.evaluate(() => {
+    window.__whatifSeen = [];
+    const note = () => {
+      const st = document.getElementById("whatif-state"), p = document.getElementById("whatif-progress");
+      const v = st && p ? st.textContent + " " + p.textContent : "";
+      if (v && window.__whatifSeen[window.__whatifSeen.length - 1] !== v) window.__whatifSeen.push(v);
+    };
+    new MutationObserver(note).observe(document.getElementById("whatif-current"), { childList: true, subtree: true });
+  });
+  await page.click("#whatif-run");
+  const first = Number((await expectText(page.locator("#flash"), /What-if run \d+ started: 2 jobs under 2 policies/)).match(/run (\d+)/)[1]);
+  const card = page.locator(`#whatif-run-card[data-run="${first}"]`);
+  await expectText(card.locator("#whatif-state"), /^done$/, 20000);
+  const seen = await page.evaluate(() => window.__whatifSeen);
+  assert.match(seen[0], /^running [01] of 2 policies$/, "the run as the POST answered: " + seen.join(" | "));
+  assert.equal(seen[seen.length - 1], "done 2 of 2 policies", seen.join(" | "));
+  assert.equal(await page.locator("#whatif-progress-bar").evaluate((el) => [el.value, el.max].join("/")), "2/2");
+  assert.deepEqual(await page.locator("#whatif-table tbody tr").evaluateAll((rs) => rs.map((r) => r.dataset.policy)), ["fifo", "ringmaster"]);
+  await expectText(page.locator("#whatif-table tr.in-force"), /^ringmaster\s*in force/);
+  assert.equal(await page.locator("#whatif-table tr.in-force").count(), 1);
+  // the best mean JCT is marked unless every policy ties (which two short jobs on six free GPUs may)
+  const means = (await call(server, "GET", "/whatif/" + first)).body.results.map((r) => r.mean_jct_s);
+  assert.equal(await page.locator("#whatif-table tbody tr.best").count(), means[0] === means[1] ? 0 : 1);
+  await expectText(page.locator('#whatif-table tr[data-policy="fifo"]'), /^fifo.*\d+ s\s*\d+\.\d\d×\s*\d+ s\s*\d+ s\s*\d+ %/s);
+  await expectText(page.locator("#whatif-table tfoot"), /measured.*\d+ s\s*1\.00×/s);
+  await expectText(card.locator("dl.fields"), /jobs replayed\s*2 .*cluster\s*1 node of 4 GPUs.*1 node of 2 GPUs.*policy in force\s*ringmaster.*measured\s*mean JCT \d+ s · p99 JCT \d+ s · mean queueing \d+ s/s);
+  // the bars: one per policy with its value said, and the measured mean as the reference line
+  const bars = page.locator("#whatif-chart g.bar");
+  assert.equal(await bars.count(), 2);
+  assert.match(await bars.first().getAttribute("aria-label"), /^fifo: mean JCT \d+ s, \d+\.\d\d× the measured/);
+  assert.match(await bars.nth(1).locator("title").textContent(), /^ringmaster: mean JCT \d+ s.*\(in force\)/);
+  assert.ok(Number(await bars.first().locator("rect").getAttribute("width")) > 10, "the bar has a length");
+  assert.equal(await page.locator("#whatif-chart line.ref").count(), 1, "the measured mean drawn");
+  await expectText(page.locator("#whatif-chart text.ref-label"), /^measured \d+ s$/);
+  // the trace, fetched with the token and saved as a file
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#whatif-trace")]);
+  assert.equal(download.suggestedFilename(), `whatif-${first}-trace.csv`);
+  const csv = fs.readFileSync(await download.path(), "utf8").trim().split("\n");
+  assert.equal(csv[0], "job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,max_gpus");
+  assert.deepEqual(csv.slice(1).map((l) => Number(l.split(",")[0])), ids);
+  await screenshot(page, "whatif-1280");
+
+  // every policy, a second run; the first stays listed and can be picked again
+  await page.click("#whatif-all");
+  await page.click("#whatif-run");
+  const second = Number((await expectText(page.locator("#flash"), new RegExp(`What-if run \\d+ started: 2 jobs under ${policies.length} policies`))).match(/run (\d+)/)[1]);
+  assert.ok(second > first);
+  await expectText(page.locator(`#whatif-run-card[data-run="${second}"] #whatif-state`), /^done$/, 30000);
+  assert.equal(await page.locator("#whatif-table tbody tr:not(.pending)").count(), policies.length);
+  assert.equal(await page.locator("#whatif-chart g.bar").count(), policies.length);
+  assert.equal(await page.locator("#whatif-table tr.in-force").getAttribute("data-policy"), "ringmaster");
+  await screenshot(page, "whatif-all-1280");
+  await expectText(page.locator("#whatif-runs-table tbody"), new RegExp(`Run ${second}.*done.*Run ${first}.*done`, "s"));
+  await page.click(`#whatif-runs-table a[href="#/whatif?run=${first}"]`);
+  await page.waitForURL(new RegExp(`#/whatif\\?run=${first}$`));
+  await page.locator(`#whatif-run-card[data-run="${first}"]`).waitFor();
+  assert.equal(await page.locator("#whatif-table tbody tr").count(), 2);
+  assert.equal(await page.locator(`#whatif-runs-table tr.current`).getAttribute("data-run"), String(first));
+
+  // the rows of a run under way: replayed ones (the lower mean JCT best), the one replaying
+  // now, those still waiting; and the cluster in words
+  const got = await page.evaluate(async () => {
+    const w = await import("/js/pages/whatif.js");
+    const run = { state: "running", policies: ["fifo", "ringmaster", "tiresias", "gandiva"], policy_in_force: "ringmaster",
+      measured: { mean_jct_s: 10 }, results: [{ policy: "fifo", in_force: false, mean_jct_s: 8 }, { policy: "ringmaster", in_force: true, mean_jct_s: 12 }] };
+    const tied = { ...run, results: [run.results[0], { ...run.results[1], mean_jct_s: 8 }] };
+    return { rows: w.resultRows(run), tied: w.resultRows(tied).filter((r) => r.best).length,
+      cluster: w.clusterText("2x4:v100,1x1:a100") };
+  });
+  assert.deepEqual(got.rows.map((r) => [r.policy, r.pending, Boolean(r.now), r.inForce, Boolean(r.best), r.ratio ?? null]),
+    [["fifo", false, false, false, true, 0.8], ["ringmaster", false, false, true, false, 1.2],
+      ["tiresias", true, true, false, false, null], ["gandiva", true, false, false, false, null]]);
+  assert.equal(got.tied, 0, "no best among ties");
+  assert.equal(got.cluster, "2 nodes of 4 GPUs (v100), 1 node of 1 GPU (a100)");
+});
+
 test("at phone width the pages fit the screen", T, async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   for (const [hash, name, ready] of [["#/jobs", "jobs", "#jobs-table"], ["#/cluster", "cluster", '[data-node="sim-a"]'], ["#/scheduler", "scheduler", "#rounds-table"],
-    [`#/jobs/${jobId}`, "job", "#sec-events li"], ["#/submit", "submit", "#submit-form"]]) {
+    [`#/jobs/${jobId}`, "job", "#sec-events li"], ["#/submit", "submit", "#submit-form"], ["#/whatif", "whatif", "#whatif-chart"]]) {
     await page.goto(server.url + "/" + hash);
     await page.locator(ready).first().waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -475,7 +589,7 @@ test("the dashboard runs under its Content-Security-Policy without a violation",
   assert.equal(hdr["x-content-type-options"], "nosniff");
   assert.equal(hdr["referrer-policy"], "no-referrer");
   await page.locator("#gpu-map .gpu").first().waitFor();
-  for (const view of ["#/jobs", `#/jobs/${mlpId || jobId}`, "#/scheduler", "#/cluster"]) {
+  for (const view of ["#/jobs", `#/jobs/${mlpId || jobId}`, "#/scheduler", "#/whatif", "#/cluster"]) {
     await page.goto(server.url + "/?csp" + view);
     await page.waitForTimeout(500);
   }
@@ -483,9 +597,9 @@ test("the dashboard runs under its Content-Security-Policy without a violation",
 });
 
 test("no script errors in the browser console", T, async () => {
-  // The browser logs every non-2xx answer (the 400 and 401 above are expected); only
-  // script errors and other console errors count.
-  const real = consoleErrors.filter((m) => !/^Failed to load resource: the server responded with a status of (400|401|404|405)/.test(m));
+  // The browser logs every non-2xx answer (the 400, 401 and what-if's 422 above are
+  // expected); only script errors and other console errors count.
+  const real = consoleErrors.filter((m) => !/^Failed to load resource: the server responded with a status of (400|401|404|405|422)/.test(m));
   assert.deepEqual(real, []);
 });
 

@@ -2,7 +2,8 @@
 # The browser suite as one test program for tests/run-tests.sh: node's test
 # runner (TAP, ending in "# pass N" / "# fail N") over tests/browser/*.test.mjs,
 # against $BUILD/ringmasterd, $BUILD/ringmaster-worker and $BUILD/examples/train-mlp
-# (the harness finds them beside ringmasterd). Screenshots and logs go to
+# (the harness finds them beside ringmasterd; ringmasterd runs $BUILD/ringmaster-sim beside
+# it for the what-if page). Screenshots and logs go to
 # $BUILD/browser-artifacts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -12,6 +12,7 @@ import * as jobs from "./pages/jobs.js";
 import * as job from "./pages/job.js";
 import * as submit from "./pages/submit.js";
 import * as scheduler from "./pages/scheduler.js";
+import * as whatif from "./pages/whatif.js";
 
 const POLL_MS = 3000;
 const RETURN_KEY = "ringmaster.return";
@@ -23,6 +24,7 @@ const routes = [
   { re: /^\/jobs\/([1-9][0-9]{0,17})$/, page: job, nav: "jobs", title: "Job" },
   { re: /^\/submit$/, page: submit, nav: "submit", title: "Submit" },
   { re: /^\/scheduler$/, page: scheduler, nav: "scheduler", title: "Scheduler" },
+  { re: /^\/whatif$/, page: whatif, nav: "whatif", title: "What if" },
 ];
 
 const $ = (id) => document.getElementById(id);

@@ -100,3 +100,77 @@ export function lineChart(series, opts = {}) {
   fig.append(legend);
   return fig;
 }
+
+// The unit to draw seconds in: seconds, minutes or hours, by the largest value.
+export function timeUnit(maxSeconds) {
+  if (maxSeconds >= 2 * 3600) return { div: 3600, name: "h" };
+  if (maxSeconds >= 120) return { div: 60, name: "min" };
+  return { div: 1, name: "s" };
+}
+
+// A horizontal bar chart: one bar per item, its label on the left and its value at its end,
+// and an optional reference line across them (a dashed rule with its label on top).
+// bars: [{label, value, text, cls?, describe?}] (text: the value as shown; describe: what
+// the bar's <title> and aria-label say, else "label: text"); opts: {ref: {value, label},
+// xLabel, div (the axis unit in the values' unit, default 1), title, width, legend:
+// [{label, cls}] (keys under the chart)}. Returns a <figure class="chart bars">.
+export function barChart(bars, opts = {}) {
+  const narrow = window.innerWidth < 700;
+  const w = opts.width || (narrow ? 380 : 640);
+  const longest = Math.max(4, ...bars.map((b) => String(b.label).length));
+  const left = Math.min(narrow ? 96 : 140, 14 + 6.6 * longest), right = narrow ? 74 : 96;
+  const ref = opts.ref && isFinite(opts.ref.value) ? opts.ref : null;
+  const rowH = 24, top = ref ? 22 : 8, bottom = 36;
+  const h = top + bars.length * rowH + bottom;
+  const div = opts.div || 1;
+  const values = bars.map((b) => b.value).filter(isFinite).concat(ref ? [ref.value] : []);
+  const hi = Math.max(0, ...values) / div || 1;
+  // the axis ends on the first round tick at or beyond the largest value
+  const t0 = ticks(0, hi, narrow ? 3 : 5);
+  const step = t0.length > 1 ? t0[1] - t0[0] : hi;
+  const end = Math.ceil(hi / step - 1e-9) * step;
+  const xt = ticks(0, end, narrow ? 3 : 5);
+  const sx = (v) => left + (v / div / end) * (w - left - right);
+  const svg = s("svg", { viewBox: `0 0 ${w} ${h}`, role: "group", "aria-label": opts.title || "bar chart" });
+  const base = h - bottom;
+  const g = s("g", { class: "axes" });
+  for (const v of xt) {
+    const x = sx(v * div);
+    g.append(s("line", { x1: x, x2: x, y1: top, y2: base, class: "grid" }));
+    g.append(s("text", { x, y: base + 16, "text-anchor": "middle" }, fmt(v)));
+  }
+  g.append(s("line", { x1: left, x2: left, y1: top, y2: base, class: "axis" }));
+  if (opts.xLabel) g.append(s("text", { x: (left + w - right) / 2, y: h - 4, "text-anchor": "middle", class: "label" }, opts.xLabel));
+  svg.append(g);
+  bars.forEach((b, i) => {
+    const y = top + i * rowH;
+    const said = b.describe || b.label + ": " + b.text;
+    const bar = s("g", { class: "bar" + (b.cls ? " " + b.cls : ""), role: "img", "aria-label": said });
+    bar.append(s("title", null, said));
+    bar.append(s("text", { x: left - 6, y: y + rowH / 2 + 4, "text-anchor": "end", class: "name" }, b.label));
+    const x1 = isFinite(b.value) ? sx(b.value) : left;
+    bar.append(s("rect", { x: left, y: y + 4, width: Math.max(isFinite(b.value) ? 1 : 0, x1 - left).toFixed(1), height: rowH - 8, rx: 2 }));
+    bar.append(s("text", { x: x1 + 5, y: y + rowH / 2 + 4, class: "value" }, b.text));
+    svg.append(bar);
+  });
+  if (ref) {
+    const x = sx(ref.value);
+    svg.append(s("line", { x1: x, x2: x, y1: top - 4, y2: base, class: "ref" }));
+    const anchor = x > w - right - 40 ? "end" : x < left + 40 ? "start" : "middle";
+    svg.append(s("text", { x, y: top - 8, "text-anchor": anchor, class: "ref-label" }, ref.label));
+  }
+  const fig = document.createElement("figure");
+  fig.className = "chart bars";
+  fig.append(svg);
+  if (opts.legend) {
+    const legend = document.createElement("figcaption");
+    for (const k of opts.legend) {
+      const item = document.createElement("span");
+      item.className = "key " + k.cls;
+      item.textContent = k.label;
+      legend.append(item);
+    }
+    fig.append(legend);
+  }
+  return fig;
+}
