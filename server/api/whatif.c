@@ -339,8 +339,13 @@ void whatif_create(struct api_call *call)
     }
     if (PQntuples(r) == 0) {
         PQclear(r);
-        http_problem(call->req, 422, "no job completed in the last %.0f s: nothing to replay",
-                     q.since_s);
+        double d = q.since_s;
+        int days = d >= 86400 && d == 86400 * floor(d / 86400);
+        int hours = !days && d >= 3600 && d == 3600 * floor(d / 3600);
+        http_problem(call->req, 422, "no job completed in the last %.0f %s: nothing to replay",
+                     days ? d / 86400 : hours ? d / 3600 : d,
+                     days ? (d == 86400 ? "day" : "days")
+                          : hours ? (d == 3600 ? "hour" : "hours") : "s");
         return;
     }
     json_t *measured = NULL;
