@@ -31,16 +31,16 @@ declare -A parts=(
     [integration-worker]="worker; chain fence; torch; sched_live; gandiva_live gandiva_edges;
                           rm_pack_kept rm_pack_reverted stale stale_api;
                           late_suspend pack_kept sched_e2e plans_live worker_api;
-                          starve_live share_live"
+                          starve_live share_live; crash_actions leader_live whatif_live"
 )
 
 # The order programs start in (longest first, so that the last to end is a short one): these
 # (file name, or file name:first suite of a part), then the others as given.
-longest_first=(package/run.sh integration-worker:worker integration-worker:chain
-               integration-worker:torch integration-worker:sched_live browser/run.sh
-               integration-server
-               integration-worker:gandiva_live
-               integration-worker:rm_pack_kept integration-worker:late_suspend unit-sim)
+longest_first=(integration-server package/run.sh integration-worker:worker
+               integration-worker:chain integration-worker:torch integration-worker:sched_live
+               browser/run.sh integration-worker:rm_pack_kept integration-worker:late_suspend
+               integration-worker:crash_actions integration-worker:starve_live
+               integration-worker:gandiva_live unit-sim unit-scheduler)
 
 # Programs of which at most one runs at a time: their real mpirun jobs compute flat out (torch:
 # PyTorch ranks, each import of torch alone seconds of CPU), and two of them at once on 2

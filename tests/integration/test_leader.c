@@ -101,6 +101,11 @@ Test(leader, one_server_runs_the_rounds_and_the_other_takes_over_when_it_dies)
     char body[96];
     snprintf(body, sizeof(body), "{\"interval_s\":0.2,\"node_timeout_s\":%d}", NODE_TIMEOUT_S);
     json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, body), 200));
+    /* head-a takes the lock at its first round; only then does head-b start */
+    double end = hx_now() + 20;
+    while (strcmp(leader(), "head-a") && hx_now() < end)
+        usleep(50000);
+    cr_assert_str_eq(leader(), "head-a", "head-a alone: it leads");
     head_a = hx;
     /* head-b: the same database and state folder (its admin token), another port */
     hx_server_args[0] = "--name";

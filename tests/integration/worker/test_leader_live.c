@@ -55,6 +55,19 @@ static long long mlp(long steps, int seed)
 Test(leader_live, the_worker_fails_over_and_the_jobs_complete)
 {
     wt_scheduler("{\"interval_s\":1,\"node_timeout_s\":5}");
+    /* head-a takes the lock at its first round; only then does head-b start */
+    double end = hx_now() + 20;
+    json_t *s = NULL;
+    do {
+        json_decref(s);
+        s = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
+        if (json_is_string(json_object_get(s, "leader")))
+            break;
+        usleep(50000);
+    } while (hx_now() < end);
+    const char *first = json_string_value(json_object_get(s, "leader"));
+    cr_assert_str_eq(first ? first : "", "head-a");
+    json_decref(s);
     head_a = hx;
     hx_server_args[0] = "--name";
     hx_server_args[1] = "head-b";
@@ -68,7 +81,7 @@ Test(leader_live, the_worker_fails_over_and_the_jobs_complete)
     worker = wt_start_worker("w1", &w);
     long long node = wt_wait_node("w1");
 
-    long long before = mlp(400, 61); /* about 13 s of training */
+    long long before = mlp(250, 61); /* about 8 s of training */
     wt_expect_state(before, "RUNNING", 60, wt_dump_logs);
     kill(head_a.pid, SIGKILL);
     waitpid(head_a.pid, NULL, 0);

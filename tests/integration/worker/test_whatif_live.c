@@ -39,11 +39,11 @@ Test(whatif_live, the_policy_in_force_replays_what_the_jobs_measured)
 {
     long long jobs[3];
     static const long steps[3] = {120, 60, 90};
-    for (int k = 0; k < 3; k++) { /* 100 ms a step: 12, 6 and 9 s of training */
+    for (int k = 0; k < 3; k++) { /* 50 ms a step: 6, 3 and 4.5 s of training */
         char body[1024];
         snprintf(body, sizeof(body),
                  "{\"name\":\"mlp\",\"command\":[\"%s\",\"--steps\",\"%ld\",\"--seed\",\"%d\","
-                 "\"--print-every\",\"50\",\"--sleep-us-per-sample\",\"3125\"],\"gpus\":1,"
+                 "\"--print-every\",\"50\",\"--sleep-us-per-sample\",\"1562\"],\"gpus\":1,"
                  "\"env\":{" WT_ASAN_ENV "}}",
                  TRAIN_MLP_PATH, steps[k], 40 + k);
         jobs[k] = wt_post_job(body);
