@@ -19,6 +19,12 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# The tests' PostgreSQL clusters (the harnesses' and the embedded ones their servers start)
+# do not fsync: a commit still reaches the kernel before it is acknowledged, so every kill -9
+# of a postmaster or a server the tests make loses nothing, but the machine's disk is not
+# flushed thousands of times (integration-server: 182 s -> 148 s alone, less disk contention
+# for the rest). Only an operating-system crash could lose data, and no test makes one.
+export RINGMASTER_PG_OPTIONS="${RINGMASTER_PG_OPTIONS--c fsync=off -c full_page_writes=off}"
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 per_binary_limit=${RINGMASTER_TEST_TIMEOUT:-900}
 max_jobs=${RINGMASTER_TEST_JOBS:-3}

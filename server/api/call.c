@@ -85,3 +85,17 @@ int api_field_error(struct api_call *call, const char *field, const char *what)
                       NULL, "%s", detail);
     return -1;
 }
+
+void api_respond_rows(struct api_call *call, PGresult *r, json_t *(*row)(const PGresult *, int))
+{
+    if (!db_ok(r)) {
+        api_db_error(call, r);
+        PQclear(r);
+        return;
+    }
+    json_t *items = json_array();
+    for (int i = 0; i < PQntuples(r); i++)
+        json_array_append_new(items, row(r, i));
+    PQclear(r);
+    api_respond_json(call, 200, json_pack("{s:o}", "items", items));
+}

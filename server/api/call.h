@@ -37,6 +37,9 @@ int api_field_error(struct api_call *call, const char *field, const char *what);
 /* Answers 503 or 500 for a failed statement (logged, counted in metrics). */
 void api_db_error(struct api_call *call, const PGresult *r);
 
+/* Answers 200 {"items": [row(r, i) for every row of r]}, or r's database error; clears r. */
+void api_respond_rows(struct api_call *call, PGresult *r, json_t *(*row)(const PGresult *, int));
+
 /* The pool the call's connection came from (borrowed), for what it knows of the database. */
 struct db_pool *api_pool(const struct api_call *call);
 

@@ -92,17 +92,7 @@ static json_t *user_json(const PGresult *r, int i)
 void users_list(struct api_call *call)
 {
     const char *p[] = {NULL};
-    PGresult *r = db_exec(call->db, list_sql, 1, p);
-    if (!db_ok(r)) {
-        api_db_error(call, r);
-        PQclear(r);
-        return;
-    }
-    json_t *items = json_array();
-    for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(items, user_json(r, i));
-    PQclear(r);
-    api_respond_json(call, 200, json_pack("{s:o}", "items", items));
+    api_respond_rows(call, db_exec(call->db, list_sql, 1, p), user_json);
 }
 
 /* Checks a PATCH body: share (0 < s <= 1000) and max_gpus (1..100000, or null: no quota).

@@ -389,16 +389,7 @@ void whatif_list(struct api_call *call)
                           "SELECT " RUN_COLS " FROM whatif_runs w JOIN users u"
                           " ON u.id = w.user_id ORDER BY w.id DESC LIMIT 20",
                           0, NULL);
-    if (!db_ok(r)) {
-        api_db_error(call, r);
-        PQclear(r);
-        return;
-    }
-    json_t *items = json_array();
-    for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(items, run_json(r, i));
-    PQclear(r);
-    api_respond_json(call, 200, json_pack("{s:o}", "items", items));
+    api_respond_rows(call, r, run_json);
 }
 
 void whatif_get(struct api_call *call)

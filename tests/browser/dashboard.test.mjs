@@ -378,7 +378,7 @@ test("the cluster page draws the server's history and polls it with If-None-Matc
 // What if: the jobs that completed, replayed by the server's simulator under the policies of
 // the scheduling core. The refusal while none has completed, then two short real train-mlp
 // jobs complete and are replayed under fifo and ringmaster (the live policy), then under all.
-test("the what-if page replays the completed jobs under the policies and draws them", { timeout: 150000 }, async () => {
+test("the what-if page replays the completed jobs under the policies and draws them", { timeout: 300000 }, async () => {
   // the live default again (the scheduler test switched to fifo): its row is the one in force
   assert.equal((await call(server, "PUT", "/scheduler", { policy: "ringmaster" })).status, 200);
   const policies = (await call(server, "GET", "/scheduler")).body.policies.map((p) => p.name);
@@ -423,7 +423,7 @@ test("the what-if page replays the completed jobs under the policies and draws t
   await page.click("#whatif-run");
   const first = Number((await expectText(page.locator("#flash"), /What-if run \d+ started: 2 jobs under 2 policies/)).match(/run (\d+)/)[1]);
   const card = page.locator(`#whatif-run-card[data-run="${first}"]`);
-  await expectText(card.locator("#whatif-state"), /^done$/, 20000);
+  await expectText(card.locator("#whatif-state"), /^done$/, 90000);
   const seen = await page.evaluate(() => window.__whatifSeen);
   assert.match(seen[0], /^running [01] of 2 policies$/, "the run as the POST answered: " + seen.join(" | "));
   assert.equal(seen[seen.length - 1], "done 2 of 2 policies", seen.join(" | "));
@@ -458,7 +458,7 @@ test("the what-if page replays the completed jobs under the policies and draws t
   await page.click("#whatif-run");
   const second = Number((await expectText(page.locator("#flash"), new RegExp(`What-if run \\d+ started: 2 jobs under ${policies.length} policies`))).match(/run (\d+)/)[1]);
   assert.ok(second > first);
-  await expectText(page.locator(`#whatif-run-card[data-run="${second}"] #whatif-state`), /^done$/, 30000);
+  await expectText(page.locator(`#whatif-run-card[data-run="${second}"] #whatif-state`), /^done$/, 120000);
   assert.equal(await page.locator("#whatif-table tbody tr:not(.pending)").count(), policies.length);
   assert.equal(await page.locator("#whatif-chart g.bar").count(), policies.length);
   assert.equal(await page.locator("#whatif-table tr.in-force").getAttribute("data-policy"), "ringmaster");

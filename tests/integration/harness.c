@@ -562,3 +562,26 @@ char *hx_all_jobs(const char *token)
     json_decref(all);
     return text;
 }
+
+const char *hx_job_state(long long id)
+{
+    static char out[32];
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(j, "state")));
+    json_decref(j);
+    return out;
+}
+
+void hx_second_server(const char *name, struct hx_server *first)
+{
+    *first = hx;
+    const char *saved[2] = {hx_server_args[0], hx_server_args[1]};
+    hx_server_args[0] = "--name";
+    hx_server_args[1] = name;
+    hx.port = hx_free_port();
+    hx_start_server();
+    hx_server_args[0] = saved[0];
+    hx_server_args[1] = saved[1];
+}

@@ -100,6 +100,14 @@ void hx_free(struct hx_resp *r);
 /* Submits {"name": name, "command": ["true"], "gpus": gpus} as token; returns the job id. */
 long long hx_submit(const char *token, const char *name, int gpus);
 
+/* The job's state as GET /api/v1/jobs/{id} answers it to the admin (static storage). */
+const char *hx_job_state(long long id);
+
+/* A second ringmasterd beside the test's, named name (--name), on the same database and
+ * state folder (its admin token) and another port: the test's server is saved in *first and
+ * hx becomes the second, which hx_teardown() stops; the first stays the caller's to stop. */
+void hx_second_server(const char *name, struct hx_server *first);
+
 /* Creates a user with role; copies its token into token (128 bytes). */
 void hx_user(const char *name, const char *role, char *token);
 

@@ -59,23 +59,12 @@ static long long rounds_by(const char *server)
     return (long long)hx_sql_num(sql);
 }
 
-static const char *state_of(long long id)
-{
-    static char out[32];
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
-    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-    snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(j, "state")));
-    json_decref(j);
-    return out;
-}
-
 static void expect_started(long long id)
 {
     double end = hx_now() + 20;
-    while (strcmp(state_of(id), "STARTING") && hx_now() < end)
+    while (strcmp(hx_job_state(id), "STARTING") && hx_now() < end)
         usleep(100000);
-    cr_assert_str_eq(state_of(id), "STARTING", "job %lld placed by a round", id);
+    cr_assert_str_eq(hx_job_state(id), "STARTING", "job %lld placed by a round", id);
 }
 
 /* ringctl health with --server servers; returns its exit status. */
@@ -106,13 +95,8 @@ Test(leader, one_server_runs_the_rounds_and_the_other_takes_over_when_it_dies)
     while (strcmp(leader(), "head-a") && hx_now() < end)
         usleep(50000);
     cr_assert_str_eq(leader(), "head-a", "head-a alone: it leads");
-    head_a = hx;
     /* head-b: the same database and state folder (its admin token), another port */
-    hx_server_args[0] = "--name";
-    hx_server_args[1] = "head-b";
-    hx.port = hx_free_port();
-    hx_start_server();
-    hx_server_args[0] = NULL;
+    hx_second_server("head-b", &head_a);
     head_b = hx;
 
     /* both answer; head-a leads, head-b stands by */

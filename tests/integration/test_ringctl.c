@@ -54,14 +54,14 @@ static pid_t ctl_spawn(const char *url, const char *token, char **argv)
     return pid;
 }
 
-/* Waits for the ringctl of ctl_spawn (killing it after 30 s) and reads what it did. */
+/* Waits for the ringctl of ctl_spawn (killing it after 120 s) and reads what it did. */
 static void ctl_reap(struct ctl_run *r, pid_t pid)
 {
     char outp[300], errp[300];
     snprintf(outp, sizeof(outp), "%s/ctl.out", hx.dir);
     snprintf(errp, sizeof(errp), "%s/ctl.err", hx.dir);
     int st = 0;
-    for (int i = 0; i < 3000 && waitpid(pid, &st, WNOHANG) == 0; i++)
+    for (int i = 0; i < 12000 && waitpid(pid, &st, WNOHANG) == 0; i++)
         usleep(10000);
     if (waitpid(pid, &st, WNOHANG) == 0) {
         kill(pid, SIGKILL);
@@ -780,7 +780,7 @@ Test(ringctl, whatif_replays_and_prints_a_row_per_policy)
     struct ctl_run *r = ctl("whatif", "--since", "5x");
     cr_assert_eq(r->code, 2, "%s", r->err);
     cr_assert(strstr(r->err, "--since"), "%s", r->err);
-    r = ctl("whatif", "--since", "1h", "--policies", "fifo,ringmaster", "--timeout", "60");
+    r = ctl("whatif", "--since", "1h", "--policies", "fifo,ringmaster", "--timeout", "120");
     cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
     cr_assert(strstr(r->out, "2 jobs completed since") && strstr(r->out, "1x2:v100"), "%s",
               r->out);

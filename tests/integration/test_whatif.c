@@ -26,17 +26,6 @@ static void node(void)
         201));
 }
 
-static const char *state_of(long long id)
-{
-    static char out[32];
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
-    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-    snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(j, "state")));
-    json_decref(j);
-    return out;
-}
-
 static void report(long long id, const char *state)
 {
     char path[64], body[64];
@@ -50,9 +39,9 @@ static long long completed_job(const char *name, int gpus, int run_ms)
 {
     long long id = hx_submit(hx.admin, name, gpus);
     double end = hx_now() + 30;
-    while (strcmp(state_of(id), "STARTING") && hx_now() < end)
+    while (strcmp(hx_job_state(id), "STARTING") && hx_now() < end)
         usleep(100000);
-    cr_assert_str_eq(state_of(id), "STARTING", "job %lld started", id);
+    cr_assert_str_eq(hx_job_state(id), "STARTING", "job %lld started", id);
     report(id, "RUNNING");
     usleep((useconds_t)run_ms * 1000);
     report(id, "COMPLETED");

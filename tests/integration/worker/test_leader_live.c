@@ -68,12 +68,7 @@ Test(leader_live, the_worker_fails_over_and_the_jobs_complete)
     const char *first = json_string_value(json_object_get(s, "leader"));
     cr_assert_str_eq(first ? first : "", "head-a");
     json_decref(s);
-    head_a = hx;
-    hx_server_args[0] = "--name";
-    hx_server_args[1] = "head-b";
-    hx.port = hx_free_port();
-    hx_start_server();
-    hx_server_args[0] = NULL;
+    hx_second_server("head-b", &head_a);
     char servers[160];
     snprintf(servers, sizeof(servers), "http://127.0.0.1:%d,http://127.0.0.1:%d", head_a.port,
              hx.port);
