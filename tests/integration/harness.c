@@ -585,3 +585,15 @@ void hx_second_server(const char *name, struct hx_server *first)
     hx_server_args[0] = saved[0];
     hx_server_args[1] = saved[1];
 }
+
+double hx_metric(const char *name)
+{
+    struct hx_resp *r = hx_call("GET", "/metrics", NULL, NULL, NULL, 0, NULL);
+    double v = -1;
+    size_t n = strlen(name);
+    for (const char *l = r->body; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+        if (strncmp(l, name, n) == 0 && l[n] == ' ')
+            v = atof(l + n + 1);
+    hx_free(r);
+    return v;
+}

@@ -100,6 +100,10 @@ void hx_free(struct hx_resp *r);
 /* Submits {"name": name, "command": ["true"], "gpus": gpus} as token; returns the job id. */
 long long hx_submit(const char *token, const char *name, int gpus);
 
+/* The value of the sample named exactly name (with its labels) in GET /metrics; -1 when
+ * absent. */
+double hx_metric(const char *name);
+
 /* The job's state as GET /api/v1/jobs/{id} answers it to the admin (static storage). */
 const char *hx_job_state(long long id);
 

@@ -131,19 +131,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The value of the sample named exactly name (with its labels) in GET /metrics; -1 when absent. */
-static double metric(const char *name)
-{
-    struct hx_resp *r = hx_call("GET", "/metrics", NULL, NULL, NULL, 0, NULL);
-    double v = -1;
-    size_t n = strlen(name);
-    for (const char *l = r->body; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
-        if (strncmp(l, name, n) == 0 && l[n] == ' ')
-            v = atof(l + n + 1);
-    hx_free(r);
-    return v;
-}
-
 Test(limits, slowloris_from_four_addresses_leaves_room_for_others)
 {
     static struct attack a;
@@ -171,12 +158,12 @@ Test(limits, slowloris_from_four_addresses_leaves_room_for_others)
     cr_assert_geq(atomic_load(&a.made), SLOW_CONNS, "the attack opened its connections");
     cr_assert_eq(failed, 0, "%d of %d requests failed", failed, n);
     cr_assert_leq(p99, 100.0, "p99 %.1f ms over 100 ms", p99);
-    double late = metric("ringmaster_http_connections_cut_total{reason=\"deadline\"}");
-    double room = metric("ringmaster_http_connections_cut_total{reason=\"room\"}");
+    double late = hx_metric("ringmaster_http_connections_cut_total{reason=\"deadline\"}");
+    double room = hx_metric("ringmaster_http_connections_cut_total{reason=\"room\"}");
     cr_log_info("slowloris: the server counted %.0f cut at their deadline, %.0f for room", late,
                 room);
     cr_assert_gt(late + room, 0);
-    cr_assert_geq(metric("ringmaster_http_connections"), 1);
+    cr_assert_geq(hx_metric("ringmaster_http_connections"), 1);
     hx_finish();
 }
 

@@ -64,19 +64,6 @@ static long whoami_as(const char *token)
     return status;
 }
 
-/* The value of the sample named exactly name (with its labels) in GET /metrics; -1 when absent. */
-static double metric(const char *name)
-{
-    struct hx_resp *r = hx_call("GET", "/metrics", NULL, NULL, NULL, 0, NULL);
-    double v = -1;
-    size_t n = strlen(name);
-    for (const char *l = r->body; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
-        if (strncmp(l, name, n) == 0 && l[n] == ' ')
-            v = atof(l + n + 1);
-    hx_free(r);
-    return v;
-}
-
 Test(security, bad_tokens_are_refused_per_address)
 {
     hx_source = "127.0.0.2";
@@ -110,8 +97,8 @@ Test(security, bad_tokens_are_refused_per_address)
     cr_assert_eq(whoami_as(guess), 401, "the tenth failure is still answered");
     cr_assert_eq(whoami_as(guess), 429, "and then the address is refused");
     hx_source = NULL;
-    cr_assert_eq(metric("ringmaster_auth_failures_total"), 10 + 1 + 10);
-    cr_assert_eq(metric("ringmaster_auth_refused_total"), 3);
+    cr_assert_eq(hx_metric("ringmaster_auth_failures_total"), 10 + 1 + 10);
+    cr_assert_eq(hx_metric("ringmaster_auth_refused_total"), 3);
     hx_finish();
 }
 

@@ -38,13 +38,7 @@ long long wt_submit_mlp(long steps, const char *sizes, int seed)
 
 const char *wt_job_state(long long job)
 {
-    static char state[32];
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", job);
-    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-    snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(j, "state")));
-    json_decref(j);
-    return state;
+    return hx_job_state(job);
 }
 
 int wt_await_state(long long job, const char *want, double timeout_s)
