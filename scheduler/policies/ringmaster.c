@@ -58,37 +58,43 @@ static double rm_key(const struct policy_plan *pp, size_t i)
     return t;
 }
 
-/* 1 if job u goes after job v: a lower priority, or at the same priority a
+/* 1 if job u goes after job v: a lower priority (prio[], copied out of the
+ * jobs so that the sort reads three small arrays), or at the same priority a
  * longer key, or an equal key and a later place in the policy order. */
-static int rm_after(const struct policy_plan *pp, size_t u, size_t v)
+static int rm_after(const struct policy_plan *pp, const int *prio, size_t u, size_t v)
 {
-    int pu = pp->snap->jobs[u].priority, pv = pp->snap->jobs[v].priority;
-
-    if (pu != pv)
-        return pu < pv;
+    if (prio[u] != prio[v])
+        return prio[u] < prio[v];
     if (pp->key[u] != pp->key[v])
         return pp->key[u] > pp->key[v];
     return pp->rank[u] > pp->rank[v];
 }
 
 /* Orders by priority (an admin's word comes first), then by key, ties by the
- * policy order (pp->rank holds it on entry). */
-static void order_by_key(struct policy_plan *pp)
+ * policy order (pp->rank holds it on entry). Returns 0, or -1 (ENOMEM). */
+static int order_by_key(struct policy_plan *pp)
 {
     size_t n = pp->snap->njobs;
+    int *prio = malloc((n + 1) * sizeof(*prio));
 
-    for (size_t i = 0; i < n; i++)
+    if (!prio)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
         pp->key[i] = rm_key(pp, i);
+        prio[i] = pp->snap->jobs[i].priority;
+    }
     /* Insertion sort, stable over the policy order (ties by its rank). */
     for (size_t k = 1; k < n; k++) {
         size_t v = pp->order[k], at = k;
-        while (at > 0 && rm_after(pp, pp->order[at - 1], v)) {
+        while (at > 0 && rm_after(pp, prio, pp->order[at - 1], v)) {
             pp->order[at] = pp->order[at - 1];
             at--;
         }
         pp->order[at] = v;
     }
+    free(prio);
     policy_ranks(pp->order, n, pp->rank);
+    return 0;
 }
 
 /* After the greedy, GPUs of a model that nobody could use are idle: a running
@@ -273,7 +279,8 @@ static void weigh_packed(struct policy_plan *pp)
 static int ringmaster_body(struct policy_plan *pp, struct policy_want *pw)
 {
     weigh_packed(pp);
-    order_by_key(pp);
+    if (order_by_key(pp) < 0)
+        return -1;
     return greedy(pp, pw);
 }
 
