@@ -322,6 +322,8 @@ test("the job page migrates a running job to the other worker", { timeout: 18000
   await expectText(page.locator("#sec-log"), /step \d+ loss/, 30000);
 
   await page.click("#action-migrate");
+  // the dialog opens once the page has fetched the nodes
+  await page.locator("#confirm select#confirm-input").waitFor({ timeout: 10000 });
   const options = await page.locator("#confirm-input option").allTextContents();
   assert.deepEqual(options.map((o) => o.split(" (")[0]), ["any other node", target], "only the other node is offered");
   await page.selectOption("#confirm-input", String(idOf(target)));
