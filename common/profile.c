@@ -240,6 +240,8 @@ static void validation_free(struct profile_validation *v)
     free(v->progress);
     free(v->iteration);
     free(v->metric);
+    free(v->grad_sqr);
+    free(v->grad_var);
     memset(v, 0, sizeof(*v));
 }
 
@@ -252,6 +254,8 @@ static bool validation_reserve(struct profile_validation *v, size_t *cap)
     v->progress = grow(v->progress, ncap, sizeof(double), &ok);
     v->iteration = grow(v->iteration, ncap, sizeof(double), &ok);
     v->metric = grow(v->metric, ncap, sizeof(double), &ok);
+    v->grad_sqr = grow(v->grad_sqr, ncap, sizeof(double), &ok);
+    v->grad_var = grow(v->grad_var, ncap, sizeof(double), &ok);
     if (ok)
         *cap = ncap;
     return ok;
@@ -260,9 +264,12 @@ static bool validation_reserve(struct profile_validation *v, size_t *cap)
 static bool parse_validation_row(char **f, int nf, struct profile_validation *v)
 {
     size_t i = v->n;
+    v->grad_sqr[i] = v->grad_var[i] = 0.0;
     return nf >= 3 && parse_double(f[0], &v->progress[i]) && v->progress[i] >= 0.0 &&
            parse_double(f[1], &v->iteration[i]) && v->iteration[i] >= 0.0 &&
-           parse_double(f[2], &v->metric[i]);
+           parse_double(f[2], &v->metric[i]) &&
+           (nf < 5 || (parse_double(f[3], &v->grad_sqr[i]) && v->grad_sqr[i] >= 0.0 &&
+                       parse_double(f[4], &v->grad_var[i]) && v->grad_var[i] >= 0.0));
 }
 
 static int load_validation(const char *path, struct profile_validation *v, char *err, size_t errlen)

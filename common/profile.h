@@ -43,14 +43,19 @@ struct profile_points {
 };
 
 /* One validation-<global batch>.csv: the job trained at a fixed global batch, one row per
- * epoch. progress = cumulative examples scaled by statistical efficiency; iteration = steps
- * so far; metric = the validation metric (see profile.metric_rises). */
+ * epoch. progress = cumulative steps' worth of progress at the app's smallest global batch
+ * (steps scaled by the statistical gain of the larger batch, scheduler/goodput.h: a step at
+ * the smallest batch counts 1); iteration = steps so far; metric = the validation metric (see
+ * profile.metric_rises); grad_sqr and grad_var = that epoch's gradient statistics at the
+ * smallest batch (0 when the file has no such columns). */
 struct profile_validation {
     int global_bsz;
     size_t n;
     double *progress;
     double *iteration;
     double *metric;
+    double *grad_sqr;
+    double *grad_var;
 };
 
 struct profile {
