@@ -36,7 +36,7 @@ static double job_rate(const struct sched_job *j)
     int w = j->cur_gpus > 0 ? j->cur_gpus : j->requested_gpus;
 
     if (j->speed.fitted && j->model_source != SCHED_MODEL_NONE) {
-        double r = speed_epochs_per_second(&j->speed, w > 0 ? w : 1);
+        double r = sched_job_rate(j, w > 0 ? w : 1, NULL);
         if (r > 0 && isfinite(r))
             return r;
     }
@@ -102,4 +102,17 @@ const char *sched_estimate_source_name(enum sched_estimate_source s)
     static const char *const names[] = {"given", "declared", "fit", "prior", "elapsed"};
 
     return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
+double sched_job_rate(const struct sched_job *j, int w, double *batch)
+{
+    if (batch)
+        *batch = 0.0;
+    if (!j->speed.fitted || w < 1)
+        return 0.0;
+    if (!goodput_has_model(&j->batch))
+        return speed_epochs_per_second(&j->speed, w);
+    int gpn = j->speed.gpus_per_node;
+    int nodes = gpn > 0 ? (w + gpn - 1) / gpn : 1;
+    return goodput_best(&j->speed, &j->batch, w, nodes, batch);
 }

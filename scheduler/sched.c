@@ -422,6 +422,55 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
     return d;
 }
 
+/* What a policy that does not choose batches sees: adaptive jobs as fixed at their batch.
+ * *view is snap, or a copy of it over *copy (free it) when some job had to change. */
+static int batch_view(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
+                      struct sched_snapshot *view, struct sched_job **copy)
+{
+    int any = 0;
+
+    *view = *snap;
+    *copy = NULL;
+    for (size_t i = 0; i < snap->njobs && !any; i++)
+        any = snap->jobs[i].batch.adaptive;
+    if (!any || policy->chooses_batch)
+        return 0;
+    *copy = malloc(snap->njobs * sizeof(**copy));
+    if (!*copy)
+        return -1;
+    memcpy(*copy, snap->jobs, snap->njobs * sizeof(**copy));
+    for (size_t i = 0; i < snap->njobs; i++)
+        (*copy)[i].batch.adaptive = 0;
+    view->jobs = *copy;
+    return 0;
+}
+
+/* The batch each running job with a batch model runs at: the one it runs at while its
+ * allocation stays (a new batch is applied at a restart), else the best for its new GPUs
+ * and nodes (its own when it is not adaptive). */
+static void assign_batches(const struct sched_snapshot *snap, struct sched_decision *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        struct sched_assignment *a = &d->assign[i];
+        if (a->gpus <= 0 || !goodput_has_model(&j->batch))
+            continue;
+        a->batch = j->batch.batch > 0 ? j->batch.batch : j->batch.init_batch;
+        if (!j->batch.adaptive || !j->speed.fitted || (!a->changed && j->cur_gpus > 0))
+            continue;
+        int nodes = 0;
+        for (int k = 0; k < a->gpus; k++) {
+            int seen = 0;
+            for (int q = 0; q < k && !seen; q++)
+                seen = a->slots[q].node == a->slots[k].node;
+            nodes += !seen;
+        }
+        double m;
+        if (goodput_best(&j->speed, &j->batch, a->gpus, nodes, &m) > 0)
+            a->batch = m;
+    }
+}
+
 /* Runs the policy into pw (and want); returns 0, or -1 with errno. */
 static int run_policy(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
                       int *want, struct policy_want *pw)
@@ -505,18 +554,23 @@ static void refresh_models(const struct sched_snapshot *snap, struct sched_decis
 }
 
 struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
-                                    const struct sched_snapshot *snap)
+                                    const struct sched_snapshot *given)
 {
     struct sched_decision *d = NULL;
     struct placement_plan *p = NULL;
     struct policy_want *pw = NULL;
-    struct sched_snapshot view;
-    struct sched_job *copy = NULL;
+    struct sched_snapshot view, base;
+    const struct sched_snapshot *snap = &base;
+    struct sched_job *copy = NULL, *fixed = NULL;
     unsigned char *forced = NULL;
-    int *want, capacity;
+    int *want = NULL, capacity;
 
-    if (!policy || !policy->allocate || sched_validate(snap, NULL, 0)) {
+    if (!policy || !policy->allocate || sched_validate(given, NULL, 0)) {
         errno = EINVAL;
+        return NULL;
+    }
+    if (batch_view(policy, given, &base, &fixed)) {
+        errno = ENOMEM;
         return NULL;
     }
     want = calloc(snap->njobs + 1, sizeof(*want));
@@ -548,9 +602,11 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     mark_moves(policy, snap, d);
     if (policy->refine)
         refresh_models(snap, d);
+    assign_batches(snap, d);
 out:
     placement_destroy(p);
     free(copy);
+    free(fixed);
     free(forced);
     free(want);
     free(pw);

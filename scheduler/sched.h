@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "convergence.h"
+#include "goodput.h"
 #include "plan.h"
 #include "speed.h"
 
@@ -165,6 +166,12 @@ struct sched_job {
 
     /* Fair share (appended): the user the job belongs to (sched_snapshot.users). */
     int64_t user_id;
+
+    /* Goodput (appended; goodput.h). Zero: no batch model, the job keeps its examples
+     * per GPU as it grows. With one (batch.init_batch > 0) its epochs are counted at
+     * init_batch, its rate at w GPUs is its goodput at its batch (batch.batch, fixed), or,
+     * when batch.adaptive and the policy chooses batches, at the best batch for w. */
+    struct batch_spec batch;
 };
 
 /* A user's weight and quota (sched_snapshot.users). A user not listed has
@@ -243,6 +250,10 @@ struct sched_assignment {
     /* Appended for the guarantees. */
     int forced;               /* 1: the max-wait guard gave it GPUs (2: the fair
                                * share did), whatever the policy chose */
+    /* Appended for goodput. */
+    double batch;             /* the global batch to run at (a job with a batch model
+                               * that runs; 0 otherwise): its own unless the policy
+                               * chooses batches and the job is adaptive */
 };
 
 struct sched_decision {
@@ -279,6 +290,9 @@ struct sched_policy_ops {
     sched_refine_f refine; /* NULL: none */
     int time_slices;       /* 1: a running job it gives no GPUs is suspended in
                             * place (assignment.suspended), not checkpointed */
+    /* Appended for goodput. */
+    int chooses_batch;     /* 1: it chooses an adaptive job's batch with its GPUs; 0: every
+                            * job runs at its own batch (the policy sees adaptive = 0) */
 };
 
 /* The policy of that name, or NULL. Policies: precompute, exploratory,
@@ -327,6 +341,11 @@ double sched_estimate_remaining(const struct sched_job *j, const double *finishe
  * sched_estimate_remaining() over the snapshot's finished_run_s. The server
  * calls it for each job after filling its evidence. */
 void sched_estimate_apply(struct sched_job *j, const struct sched_snapshot *snap);
+
+/* Epochs per second of job j on w GPUs packed on as few nodes as its speed model's
+ * gpus_per_node allows: with a batch model its goodput (at the best batch when adaptive, that
+ * batch into *batch, which may be NULL), else speed_epochs_per_second(). 0 when unknown. */
+double sched_job_rate(const struct sched_job *j, int w, double *batch);
 
 /* Short name of a source: "given", "declared", "fit", "prior", "elapsed". */
 const char *sched_estimate_source_name(enum sched_estimate_source s);

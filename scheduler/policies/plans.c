@@ -52,6 +52,12 @@ double policy_plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,
 
     if (!policy_has_speed(j) || w < 1)
         return 0.0;
+    if (goodput_has_model(&j->batch) && !plan_has_info(&j->plan)) {
+        /* data parallel at its (best) batch; a faster GPU model scales the whole step */
+        if (out)
+            *out = (struct plan_choice){0};
+        return sched_job_rate(j, w, NULL) * k->speed;
+    }
     return plan_best(&j->speed, &j->plan, w, k->speed, k->mem, k->cores, k->host, out ? out : &tmp);
 }
 

@@ -459,4 +459,5 @@ const struct sched_policy_ops policy_ringmaster = {
                "GPU models, doubling with hysteresis, packing of light 1-GPU jobs",
     .allocate = ringmaster_counts,
     .refine = refine_ringmaster,
+    .chooses_batch = 1,
 };

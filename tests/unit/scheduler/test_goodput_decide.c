@@ -1,0 +1,104 @@
+/* Batches in decisions: ringmaster chooses an adaptive job's batch with its GPUs, the other
+ * policies run every job at its own batch, a running job keeps its batch while its
+ * allocation stays, and a fixed-batch job is modelled at strong scaling. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "sched_fixture.h"
+
+/* An adaptive job: starts at 128 (the ResNet model's batch on one GPU), may go to 4096, with
+ * a noisy gradient (noise scale 100 x 128) so that larger batches keep most of their worth. */
+static struct sched_job *adaptive_job(struct fx *f, int64_t id, int requested, int max)
+{
+    struct sched_job *j = fx_job(f, id, requested);
+    j->max_gpus = max;
+    j->batch = (struct batch_spec){.init_batch = 128, .batch = 128, .max_batch = 4096,
+                                   .max_local = 256, .adaptive = 1, .grad_sqr = 1,
+                                   .grad_var = 100};
+    return j;
+}
+
+static const struct sched_assignment *decide_one(struct fx *f, const char *policy,
+                                                 struct sched_decision **out)
+{
+    *out = sched_decide(sched_policy_find(policy), &f->snap);
+    cr_assert(*out, "%s decides", policy);
+    return &(*out)->assign[0];
+}
+
+Test(goodput_decide, ringmaster_chooses_a_larger_batch_with_more_gpus)
+{
+    struct fx f;
+    fx_init(&f, 2, 4);
+    adaptive_job(&f, 1, 8, 8);
+    struct sched_decision *d;
+    const struct sched_assignment *a = decide_one(&f, "ringmaster", &d);
+    cr_assert_gt(a->gpus, 1);
+    cr_expect_gt(a->batch, 128, "batch %g on %d GPUs", a->batch, a->gpus);
+    cr_expect_leq(a->batch, 4096);
+    /* what it chose is the best the model knows for that many GPUs */
+    double best;
+    f.jobs[0].speed.gpus_per_node = 4;
+    sched_job_rate(&f.jobs[0], a->gpus, &best);
+    cr_expect_float_eq(a->batch, best, 1e-9);
+    sched_decision_destroy(d);
+}
+
+Test(goodput_decide, other_policies_run_the_job_at_its_own_batch)
+{
+    const char *policies[] = {"precompute", "tiresias", "fifo", "optimus"};
+    for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+        struct fx f;
+        fx_init(&f, 2, 4);
+        adaptive_job(&f, 1, 8, 8);
+        struct sched_decision *d;
+        const struct sched_assignment *a = decide_one(&f, policies[p], &d);
+        cr_assert_gt(a->gpus, 0, "%s", policies[p]);
+        cr_expect_float_eq(a->batch, 128, 1e-9, "%s: batch %g", policies[p], a->batch);
+        sched_decision_destroy(d);
+    }
+}
+
+Test(goodput_decide, a_running_job_keeps_its_batch_while_its_gpus_stay)
+{
+    struct fx f;
+    fx_init(&f, 1, 4);
+    struct sched_job *j = adaptive_job(&f, 1, 4, 4);
+    fx_hold(&f, j, 0, 0, 4);
+    j->batch.batch = 300;
+    j->last_change_time = 0;
+    struct sched_decision *d;
+    const struct sched_assignment *a = decide_one(&f, "ringmaster", &d);
+    cr_assert_eq(a->gpus, 4);
+    cr_assert_eq(a->changed, 0);
+    cr_expect_float_eq(a->batch, 300, 1e-9);
+    sched_decision_destroy(d);
+}
+
+Test(goodput_decide, a_job_without_a_batch_model_gets_none)
+{
+    struct fx f;
+    fx_init(&f, 1, 4);
+    fx_job(&f, 1, 2);
+    struct sched_decision *d;
+    const struct sched_assignment *a = decide_one(&f, "ringmaster", &d);
+    cr_expect_gt(a->gpus, 0);
+    cr_expect_eq(a->batch, 0.0);
+    sched_decision_destroy(d);
+}
+
+Test(goodput_decide, a_fixed_batch_job_gains_less_from_gpus_than_a_weak_scaling_one)
+{
+    /* the same model and work; the fixed one keeps 128 in all, the other 128 per GPU */
+    struct fx f;
+    fx_init(&f, 1, 8);
+    struct sched_job *weak = fx_job(&f, 1, 1);
+    struct sched_job *fixed = fx_job(&f, 2, 1);
+    fixed->batch = (struct batch_spec){.init_batch = 128, .batch = 128};
+    double w1 = sched_job_rate(weak, 1, NULL), w8 = sched_job_rate(weak, 8, NULL);
+    double f1 = sched_job_rate(fixed, 1, NULL), f8 = sched_job_rate(fixed, 8, NULL);
+    cr_expect_float_eq(w1, f1, 1e-12, "alike on one GPU");
+    cr_expect_gt(w8 / w1, f8 / f1, "speed-up %g (weak) vs %g (fixed)", w8 / w1, f8 / f1);
+    /* 16 examples per GPU: the step's fixed costs dominate, so the fixed job barely speeds up */
+    cr_expect_lt(f8 / f1, 2.0);
+}
