@@ -193,6 +193,9 @@ static int sim_init(struct sim *s, const struct simulate_config *cfg,
         s->jobs[i].spec = &specs[i];
         s->jobs[i].seen = specs[i].speed;
         s->jobs[i].partner = -1;
+        if (goodput_has_model(&specs[i].batch))
+            s->jobs[i].batch = specs[i].batch.batch > 0 ? specs[i].batch.batch
+                                                        : specs[i].batch.init_batch;
         simulate__estimate_init(s, &s->jobs[i]);
     }
     return sort_arrivals(s, specs, n);
@@ -223,6 +226,19 @@ static double explore_time_of(const struct sim *s, const struct sim_job *j)
     return from + left;
 }
 
+/* When a running job with a batch model reaches its next epoch's gradient statistics (its
+ * rate changes there, without a round). */
+static double grad_time_of(const struct sim *s, const struct sim_job *j)
+{
+    if (j->gpus == 0 || j->rate <= 0.0 || !j->spec->grad)
+        return INFINITY;
+    double p = simulate__batch_next_progress(j);
+    if (!isfinite(p) || p >= j->spec->epochs)
+        return INFINITY;
+    double from = j->busy_until > s->now ? j->busy_until : s->now;
+    return from + (p - j->epochs_done) / j->rate;
+}
+
 static double next_event(const struct sim *s, double next_periodic)
 {
     double t = INFINITY;
@@ -235,9 +251,11 @@ static double next_event(const struct sim *s, double next_periodic)
         t = deadline;
     for (size_t a = 0; a < s->nactive; a++) {
         const struct sim_job *j = &s->jobs[s->active[a]];
-        double f = finish_time_of(s, j), e = explore_time_of(s, j);
+        double f = finish_time_of(s, j), e = explore_time_of(s, j), g = grad_time_of(s, j);
         if (f < t)
             t = f;
+        if (g < t)
+            t = g;
         if (e < t)
             t = e;
     }
@@ -444,6 +462,8 @@ static void fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job
     memcpy(o->explored_s, j->explored_s, sizeof(o->explored_s));
     o->plan = sp->plan;
     o->cur_plan = j->plan;
+    if (goodput_has_model(&sp->batch))
+        o->batch = simulate__batch_now(j);
     fill_snapshot_gandiva(s, j, o);
     if (s->cfg->view == SIMULATE_VIEW_PROFILE) {
         o->model_source = SCHED_MODEL_PROFILE;
@@ -526,6 +546,8 @@ static int apply_assignment(struct sim *s, struct sim_job *j, const struct sched
     }
     if (as->gpus > 0)
         j->suspended = 0;
+    if (as->gpus > 0 && as->batch > 0 && goodput_has_model(&j->spec->batch))
+        j->batch = as->batch; /* a new batch comes with the restart */
     free(j->slots);
     j->slots = ns;
     j->gpus = as->gpus;
@@ -581,6 +603,15 @@ static int working_gpus(const struct sim *s, const struct sim_job *j)
     return j->gpus;
 }
 
+/* The nodes job j's GPUs are on (its slots are sorted by node). */
+static int nodes_held(const struct sim_job *j)
+{
+    int n = 0;
+    for (int g = 0; g < j->gpus; g++)
+        n += g == 0 || j->slots[g].node != j->slots[g - 1].node;
+    return n > 0 ? n : 1;
+}
+
 /* Epochs per second of job j on u of its GPUs: its plan on its GPUs' model
  * when it has plan info or the model is not the reference, else (exactly as
  * before plans existed) speed_epochs_per_second(). */
@@ -589,6 +620,8 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
     const struct simulate_job_spec *sp = j->spec;
     const struct sched_node *nd = &s->cfg->nodes[j->slots[0].node];
     int hetero = nd->gpu_speed > 0 && nd->gpu_speed != 1.0;
+    if (goodput_has_model(&sp->batch) && !plan_has_info(&sp->plan))
+        return simulate__batch_rate(j, u, nodes_held(j), NULL) * (hetero ? nd->gpu_speed : 1.0);
     if (!plan_has_info(&sp->plan) && !hetero)
         return speed_epochs_per_second(&sp->speed, u);
     int gpn = sp->speed.gpus_per_node;
@@ -609,10 +642,12 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
  * moves to its next exploring stage inside the GPUs it holds restarts at the
  * new world size: it pays the resize delay (not counted as a resize, since its
  * allocation did not change). */
-static void update_use(struct sim *s)
+static void update_use_of(struct sim *s, int grad_only)
 {
     for (size_t a = 0; a < s->nactive; a++) {
         struct sim_job *j = &s->jobs[s->active[a]];
+        if (grad_only && (!j->spec->grad || j->use <= 0))
+            continue;
         int u = working_gpus(s, j);
         if (u != j->use && j->use > 0 && u > 0)
             j->busy_until = s->now + s->cfg->resize_cost_s;
@@ -623,7 +658,11 @@ static void update_use(struct sim *s)
                                      s->cfg->pack_kappa);
         double r = u > 0 ? true_rate(s, j, u) : 0.0;
         j->rate = r * f;
-        if (plan_has_info(&j->spec->plan) || r <= 0)
+        double step_s;
+        if (r > 0 && goodput_has_model(&j->spec->batch) && !plan_has_info(&j->spec->plan) &&
+            simulate__batch_rate(j, u, nodes_held(j), &step_s) > 0)
+            j->step_rate = f / step_s;
+        else if (plan_has_info(&j->spec->plan) || r <= 0)
             j->step_rate = r > 0 ? f * r * j->spec->speed.dataset_size /
                                        ((double)u * j->spec->speed.batch_per_gpu)
                                  : 0.0;
@@ -633,6 +672,11 @@ static void update_use(struct sim *s)
         if (j->step_rate > 0.0)
             j->alone_rate = j->step_rate / f;
     }
+}
+
+static void update_use(struct sim *s)
+{
+    update_use_of(s, 0);
 }
 
 /* One round; returns the GPUs in use after it, or -1. */
@@ -699,6 +743,7 @@ static int sim_loop(struct sim *s)
         int events = advance(s, t);
         retire_completed(s);
         events += admit_arrivals(s);
+        update_use_of(s, 1); /* rates follow the gradient statistics of the epoch reached */
         int due = events > 0 || t >= next_periodic - SIM_EPS || t >= deadline - SIM_EPS;
         for (size_t a = 0; !due && a < s->nactive; a++)
             due = explore_time_of(s, &s->jobs[s->active[a]]) <= t + SIM_EPS;

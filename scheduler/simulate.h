@@ -16,6 +16,19 @@
 #include "sched.h"
 #include "speed.h"
 
+/* The measured gradient statistics of a job over its training (the profiles' validation
+ * runs): run r trained at global batch batch[r] (ascending); row k of it is its k-th epoch
+ * over the data, with its progress at the end in epochs at the job's init_batch and that
+ * epoch's sqr and var at init_batch. Arrays are nruns * nepochs, run-major. The truth of a
+ * job at progress p and batch m: the epoch the runs have reached at p (the furthest of
+ * them), its statistics interpolated linearly in batch between the two runs around m. */
+struct simulate_grad {
+    size_t nruns, nepochs;
+    const double *batch;
+    const double *progress;
+    const double *sqr, *var;
+};
+
 /* One job of a workload, as the simulator knows it. */
 struct simulate_job_spec {
     int64_t id;
@@ -39,6 +52,13 @@ struct simulate_job_spec {
     double gpu_mem_bytes;
     /* Appended for fair share: the user it belongs to (sched_job.user_id). */
     int64_t user;
+    /* Appended for goodput (goodput.h): the job's batch model, its epochs counted at
+     * batch.init_batch; batch.batch is the one it starts at. Its true rate is its goodput
+     * on its GPUs' nodes at the batch it runs at (the decision's), with the gradient
+     * statistics of grad (NULL: batch.grad_sqr and grad_var throughout); the policy is
+     * shown the model with the statistics of the moment, as the job reports them. */
+    struct batch_spec batch;
+    const struct simulate_grad *grad;
 };
 
 /* What the policy is shown of each job's speed. */

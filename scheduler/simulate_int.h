@@ -48,6 +48,7 @@ struct sim_job {
     double tol;              /* live: its convergence tolerance per epoch */
     struct conv_model fit;   /* live: the fit of its reported losses */
     double fit_epochs;       /* epochs done when fit was made (0: none) */
+    double batch;            /* goodput: the global batch it runs at (0: no model) */
 };
 
 struct sim {
@@ -97,6 +98,18 @@ void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job 
 
 /* The next time a waiting job reaches max_wait_s after now (INFINITY: none). */
 double simulate__next_deadline(const struct sim *s);
+
+/* Goodput (simulate_goodput.c). The job's batch model as of now: its batch and the true
+ * gradient statistics at its progress. */
+struct batch_spec simulate__batch_now(const struct sim_job *j);
+
+/* True epochs per second of a job with a batch model on u GPUs over nodes nodes, and its
+ * seconds per step into *step_s (may be NULL). */
+double simulate__batch_rate(const struct sim_job *j, int u, int nodes, double *step_s);
+
+/* The progress (epochs at init_batch) at which the job's gradient statistics change next:
+ * the next epoch end of any of its runs (INFINITY: never, or no table). */
+double simulate__batch_next_progress(const struct sim_job *j);
 
 /* Fills r's totals (average, median, p95 JCT, makespan, queueing, utilisation,
  * counts) and per-job figures from the finished run. Returns 0 or -1. */

@@ -1,5 +1,5 @@
 /* ringmaster-sim: the discrete-event simulator's command line. Each subcommand
- * lives in its own file (run.c, paper.c, bench.c, decide.c). */
+ * lives in its own file (run.c, paper.c, bench.c, decide.c, gandiva.c, pollux.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +7,7 @@
 #include "decide.h"
 #include "gandiva.h"
 #include "paper.h"
+#include "pollux.h"
 #include "run.h"
 
 static const struct {
@@ -19,6 +20,7 @@ static const struct {
     {"bench-round", bench_main, "time full scheduling rounds on a synthetic snapshot"},
     {"decide", decide_main, "one round on a JSON snapshot from stdin"},
     {"gandiva-micro", gandiva_main, "the Gandiva seed's experiments beside ours"},
+    {"pollux", pollux_main, "the Pollux paper's workloads: goodput jobs, fixed or adaptive batch"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,479 @@
+/* pollux: the Pollux paper's workloads in our simulator (see pollux.h). */
+#include "pollux.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "report.h"
+
+#define DAY_S 86400.0
+#define MIN_DURATION_S 60.0
+#define MAX_GPU_S (1000.0 * 3600.0)
+
+struct trace_job {
+    double submit_s, gpu_s;
+};
+
+static int column(char *header, const char *name)
+{
+    int i = 0;
+    for (char *save = NULL, *f = strtok_r(header, ",\r\n", &save); f;
+         f = strtok_r(NULL, ",\r\n", &save), i++)
+        if (!strcmp(f, name))
+            return i;
+    return -1;
+}
+
+/* The trace's jobs that the window keeps: submit time folded into the day, GPU-seconds. */
+static struct trace_job *read_trace(const char *path, const struct pollux_opts *o, size_t *n,
+                                    char *err, size_t errlen)
+{
+    FILE *in = fopen(path, "r");
+    char *line = NULL;
+    size_t len = 0, cap = 0;
+    struct trace_job *t = NULL;
+    *n = 0;
+    if (!in) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    int cs = -1, cg = -1, cd = -1;
+    if (getline(&line, &len, in) > 0) {
+        char *copy = strdup(line);
+        cs = copy ? column(strcpy(copy, line), "submit_time_s") : -1;
+        cg = copy ? column(strcpy(copy, line), "num_gpus") : -1;
+        cd = copy ? column(strcpy(copy, line), "duration_s") : -1;
+        free(copy);
+    }
+    if (cs < 0 || cg < 0 || cd < 0) {
+        snprintf(err, errlen, "%s: needs columns submit_time_s, num_gpus and duration_s", path);
+        goto fail;
+    }
+    while (getline(&line, &len, in) > 0) {
+        double v[3] = {NAN, NAN, NAN};
+        int i = 0;
+        for (char *p = line, *end; i <= cs || i <= cg || i <= cd; i++) {
+            char *comma = strchr(p, ',');
+            double x = strtod(p, &end);
+            double *dst = i == cs ? &v[0] : i == cg ? &v[1] : i == cd ? &v[2] : NULL;
+            if (dst && end != p)
+                *dst = x;
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+        if (!(v[0] >= 0) || !(v[1] >= 1) || !(v[2] >= MIN_DURATION_S) ||
+            v[1] * v[2] >= MAX_GPU_S)
+            continue;
+        double in_day = fmod(v[0], DAY_S) - o->start_s;
+        if (in_day < 0 || in_day >= o->window_s)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            struct trace_job *g = realloc(t, cap * sizeof(*t));
+            if (!g) {
+                snprintf(err, errlen, "out of memory");
+                goto fail;
+            }
+            t = g;
+        }
+        t[(*n)++] = (struct trace_job){in_day, v[1] * v[2]};
+    }
+    free(line);
+    fclose(in);
+    if (*n == 0) {
+        snprintf(err, errlen, "%s: no job in the window", path);
+        free(t);
+        return NULL;
+    }
+    return t;
+fail:
+    free(line);
+    free(t);
+    fclose(in);
+    return NULL;
+}
+
+/* Application indices in profile_app_name() order. */
+enum { BERT, CIFAR10, DEEPSPEECH2, IMAGENET, NCF, YOLOV3 };
+
+static int app_for(double gpu_s, uint64_t *rng)
+{
+    if (gpu_s < 3600.0)
+        return simulate_rng_uniform(rng) < 0.5 ? CIFAR10 : NCF;
+    if (gpu_s < 10 * 3600.0)
+        return simulate_rng_uniform(rng) < 0.5 ? DEEPSPEECH2 : BERT;
+    return gpu_s < 100 * 3600.0 ? YOLOV3 : IMAGENET;
+}
+
+static int cmp_submit(const void *a, const void *b)
+{
+    const struct simulate_job_spec *x = a, *y = b;
+    if (x->submit_time != y->submit_time)
+        return x->submit_time < y->submit_time ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static void make_job(struct simulate_job_spec *j, size_t k, double at, const struct pollux_app *a,
+                     int app, const struct pollux_config *c, const struct pollux_opts *o)
+{
+    memset(j, 0, sizeof(*j));
+    j->id = (int64_t)(k + 1) * 16 + app;
+    j->submit_time = at;
+    j->requested_gpus = c->gpus;
+    j->min_gpus = 1;
+    j->elastic = 1;
+    j->epochs = a->work_epochs;
+    j->speed = a->speed;
+    j->batch = a->batch;
+    j->batch.batch = c->batch;
+    j->batch.adaptive = o->adaptive;
+    j->grad = &a->grad;
+    /* at most the GPUs that its largest batch can give work to */
+    double most = (o->adaptive ? a->batch.max_batch : c->batch) / a->batch.min_local;
+    int max = most < o->cluster_gpus ? (int)most : o->cluster_gpus;
+    j->max_gpus = max > c->gpus ? max : c->gpus;
+}
+
+struct workload *pollux_workload(const char *trace_path, const struct pollux_app *apps,
+                                 const struct pollux_opts *o, char *err, size_t errlen)
+{
+    size_t n;
+    struct trace_job *t = read_trace(trace_path, o, &n, err, errlen);
+    if (!t)
+        return NULL;
+    struct workload *w = calloc(1, sizeof(*w));
+    size_t want = o->jobs < n ? o->jobs : n;
+    if (w)
+        w->jobs = calloc(want + 1, sizeof(*w->jobs));
+    if (!w || !w->jobs) {
+        workload_destroy(w);
+        free(t);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    uint64_t rng = o->seed * 0x9e3779b97f4a7c15ULL + 1;
+    for (size_t k = 0; k < want; k++) { /* a sample without replacement */
+        size_t pick = k + (size_t)(simulate_rng_uniform(&rng) * (double)(n - k));
+        struct trace_job tmp = t[k];
+        t[k] = t[pick < n ? pick : n - 1];
+        t[pick < n ? pick : n - 1] = tmp;
+        int app = app_for(t[k].gpu_s, &rng);
+        const struct pollux_app *a = &apps[app];
+        size_t c = (size_t)(simulate_rng_uniform(&rng) * (double)a->nconfigs);
+        make_job(&w->jobs[k], k, floor(t[k].submit_s), a, app,
+                 &a->configs[c < a->nconfigs ? c : 0], o);
+    }
+    free(t);
+    w->njobs = want;
+    qsort(w->jobs, want, sizeof(*w->jobs), cmp_submit);
+    double first = want ? w->jobs[0].submit_time : 0;
+    for (size_t k = 0; k < want; k++)
+        w->jobs[k].submit_time -= first;
+    snprintf(w->name, sizeof(w->name), "pollux-%s-%llu", o->adaptive ? "adaptive" : "fixed",
+             (unsigned long long)o->seed);
+    return w;
+}
+
+const char *pollux_job_app(const struct simulate_job_spec *j)
+{
+    return profile_app_name((size_t)(j->id % 16));
+}
+
+static const char usage[] =
+    "usage: ringmaster-sim pollux [--policies a,b,c] [--batch fixed|adaptive] [--workloads N]\n"
+    "           [--jobs N] [--seed N] [--cluster NxG] [--trace FILE] [--resize-cost S]\n"
+    "           [--min-resize-interval S] [--by-app] [--per-job FILE]\n"
+    "           [--format table|csv|json]\n"
+    "\n"
+    "The Pollux paper's evaluation setting (OSDI'21): N workloads (8) of 160 jobs drawn from\n"
+    "the Philly trace's 8-hour window, the six measured applications as goodput jobs\n"
+    "(docs/simulator.md \"Pollux workloads\"), 16 nodes x 4 GPUs, 30 s per reallocation,\n"
+    "rounds every 60 s. Prints each policy's mean JCT per workload and over all of them,\n"
+    "beside the paper's published means.\n"
+    "  --policies LIST   default: ringmaster,precompute,tiresias,optimus\n"
+    "  --batch MODE      fixed (default): jobs keep their global batch; adaptive: they may\n"
+    "                    run any batch up to their largest validated one\n"
+    "  --workloads N     workloads with seeds SEED..SEED+N-1 (default 8)\n"
+    "  --jobs N          jobs per workload (default 160)\n"
+    "  --seed N          first workload's seed (default 1)\n"
+    "  --cluster NxG     default 16x4\n"
+    "  --trace FILE      default $RINGMASTER_SHARED_DIR/traces/philly_pollux.csv\n"
+    "  --resize-cost S   seconds without progress per reallocation (default 30)\n"
+    "  --min-resize-interval S  passed to the policies (default 300)\n"
+    "  --by-app          also the mean JCT of each application under each policy\n"
+    "  --per-job FILE    every job's figures as CSV (run's --per-job columns; the job id's\n"
+    "                    last hex digit is its application: 0 bert .. 5 yolov3)\n"
+    "  --format F        table (default), csv or json (rows of `run`, in seconds)\n";
+
+struct args {
+    const char *policies, *cluster, *trace, *per_job;
+    struct pollux_opts o;
+    size_t workloads;
+    double resize_cost, min_interval;
+    int by_app;
+    enum options_format fmt;
+};
+
+static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
+{
+    static const struct option longopts[] = {
+        {"policies", required_argument, NULL, 'P'}, {"batch", required_argument, NULL, 'b'},
+        {"workloads", required_argument, NULL, 'w'}, {"jobs", required_argument, NULL, 'j'},
+        {"seed", required_argument, NULL, 's'},     {"cluster", required_argument, NULL, 'c'},
+        {"trace", required_argument, NULL, 't'},    {"resize-cost", required_argument, NULL, 'r'},
+        {"min-resize-interval", required_argument, NULL, 'm'},
+        {"by-app", no_argument, NULL, 'a'},         {"format", required_argument, NULL, 'f'},
+        {"per-job", required_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    long long n;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'h':
+            return 1;
+        case 'P':
+            a->policies = optarg;
+            break;
+        case 'b':
+            if (strcmp(optarg, "fixed") && strcmp(optarg, "adaptive")) {
+                snprintf(err, len, "--batch: 'fixed' or 'adaptive', not '%s'", optarg);
+                return -1;
+            }
+            a->o.adaptive = !strcmp(optarg, "adaptive");
+            break;
+        case 'w':
+            rc = options_long(optarg, 1, 1000, &n, "--workloads", err, len);
+            a->workloads = (size_t)n;
+            break;
+        case 'j':
+            rc = options_long(optarg, 1, 100000, &n, "--jobs", err, len);
+            a->o.jobs = (size_t)n;
+            break;
+        case 's':
+            rc = options_long(optarg, 0, INT64_MAX, &n, "--seed", err, len);
+            a->o.seed = (uint64_t)n;
+            break;
+        case 'c':
+            a->cluster = optarg;
+            break;
+        case 't':
+            a->trace = optarg;
+            break;
+        case 'r':
+            rc = options_double(optarg, 0, 1e6, &a->resize_cost, "--resize-cost", err, len);
+            break;
+        case 'm':
+            rc = options_double(optarg, 0, 1e9, &a->min_interval, "--min-resize-interval", err,
+                                len);
+            break;
+        case 'a':
+            a->by_app = 1;
+            break;
+        case 'J':
+            a->per_job = optarg;
+            break;
+        case 'f':
+            rc = options_format_parse(optarg, &a->fmt, err, len);
+            break;
+        default:
+            snprintf(err, len, "unknown option (see --help)");
+            return -1;
+        }
+        if (rc)
+            return -1;
+    }
+    if (optind < argc) {
+        snprintf(err, len, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static double published(const char *policy)
+{
+    if (!strcmp(policy, "tiresias"))
+        return POLLUX_PUBLISHED_TIRESIAS_S;
+    if (!strcmp(policy, "optimus"))
+        return POLLUX_PUBLISHED_OPTIMUS_S;
+    return -1;
+}
+
+static void print_table(const struct args *a, const struct sched_policy_ops *const *pol, size_t np,
+                        const struct report_row *rows)
+{
+    printf("Mean JCT (s), %zu Pollux workloads of %zu jobs, %s batches, cluster %s\n",
+           a->workloads, a->o.jobs, a->o.adaptive ? "adaptive" : "fixed", a->cluster);
+    printf("%-12s", "policy");
+    for (size_t w = 0; w < a->workloads; w++)
+        printf(" %7s%-2zu", "w", w + a->o.seed);
+    printf(" | %8s %8s | %9s\n", "mean", "resizes", "published");
+    for (size_t p = 0; p < np; p++) {
+        double sum = 0, rs = 0;
+        printf("%-12s", pol[p]->name);
+        for (size_t w = 0; w < a->workloads; w++) {
+            const struct simulate_result *r = rows[p * a->workloads + w].result;
+            printf(" %9.0f", r->avg_jct_s);
+            sum += r->avg_jct_s;
+            rs += (double)r->resizes;
+        }
+        double pub = published(pol[p]->name);
+        printf(" | %8.0f %8.0f |", sum / (double)a->workloads, rs / (double)a->workloads);
+        if (pub > 0)
+            printf(" %9.0f\n", pub);
+        else
+            printf(" %9s\n", "-");
+    }
+    printf("%-12s %*s | %8.0f (published, Pollux itself)\n", "pollux",
+           (int)(10 * a->workloads - 1), "", POLLUX_PUBLISHED_POLLUX_S);
+}
+
+static void print_by_app(const struct args *a, const struct sched_policy_ops *const *pol,
+                         size_t np, const struct report_row *rows,
+                         struct workload *const *loads)
+{
+    printf("\nMean JCT (s) by application, over all workloads\n%-12s", "policy");
+    for (size_t k = 0; k < PROFILE_NAPPS; k++)
+        printf(" %11s", profile_app_name(k));
+    printf("\n");
+    for (size_t p = 0; p < np; p++) {
+        double sum[PROFILE_NAPPS] = {0};
+        size_t cnt[PROFILE_NAPPS] = {0};
+        for (size_t w = 0; w < a->workloads; w++) {
+            const struct simulate_result *r = rows[p * a->workloads + w].result;
+            for (size_t j = 0; j < r->njobs; j++) {
+                size_t k = (size_t)(loads[w]->jobs[j].id % 16);
+                sum[k] += r->jobs[j].jct_s;
+                cnt[k]++;
+            }
+        }
+        printf("%-12s", pol[p]->name);
+        for (size_t k = 0; k < PROFILE_NAPPS; k++)
+            printf(" %11.0f", cnt[k] ? sum[k] / (double)cnt[k] : 0.0);
+        printf("\n");
+        if (p + 1 == np) {
+            printf("%-12s", "jobs");
+            for (size_t k = 0; k < PROFILE_NAPPS; k++)
+                printf(" %11zu", cnt[k]);
+            printf("\n");
+        }
+    }
+}
+
+void pollux_default_trace(char *buf, size_t len)
+{
+    char dir[900];
+    profile_dir(dir, sizeof(dir));
+    size_t n = strlen(dir);
+    const char *tail = "profiles";
+    if (n >= strlen(tail) && !strcmp(dir + n - strlen(tail), tail))
+        dir[n - strlen(tail)] = '\0';
+    else
+        snprintf(dir + n, sizeof(dir) - n, "/");
+    snprintf(buf, len, "%straces/philly_pollux.csv", dir);
+}
+
+static int run_all(const struct args *a, const struct options_cluster *c,
+                   const struct sched_policy_ops *const *pol, size_t np,
+                   const struct pollux_app *apps, struct workload **loads,
+                   struct report_row *rows, char *err, size_t errlen)
+{
+    struct report_params prm = {.interval_s = 60, .resize_cost_s = a->resize_cost,
+                                .min_resize_interval_s = a->min_interval};
+    for (size_t w = 0; w < a->workloads; w++) {
+        struct pollux_opts o = a->o;
+        o.seed = a->o.seed + w;
+        o.cluster_gpus = c->total_gpus;
+        loads[w] = pollux_workload(a->trace, apps, &o, err, errlen);
+        if (!loads[w])
+            return -1;
+        prm.seed = o.seed;
+        for (size_t p = 0; p < np; p++)
+            if (report_run(loads[w], c, pol[p], &prm, &rows[p * a->workloads + w], err, errlen))
+                return -1;
+    }
+    return 0;
+}
+
+int pollux_main(int argc, char **argv)
+{
+    char trace[1024], err[512];
+    struct args a = {.policies = "ringmaster,precompute,tiresias,optimus",
+                     .cluster = "16x4",
+                     .o = {.jobs = 160, .start_s = 7200, .window_s = 28800, .seed = 1},
+                     .workloads = 8,
+                     .resize_cost = 30,
+                     .min_interval = SCHED_MIN_RESIZE_INTERVAL_S,
+                     .fmt = OPTIONS_TABLE};
+    pollux_default_trace(trace, sizeof(trace));
+    a.trace = trace;
+    int rc = parse(argc, argv, &a, err, sizeof(err)), np = 0;
+    if (rc == 1) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    const struct sched_policy_ops *pol[OPTIONS_MAX_POLICIES];
+    struct options_cluster c = {0};
+    if (rc || (np = options_policies_parse(a.policies, pol, OPTIONS_MAX_POLICIES, err,
+                                           sizeof(err))) < 0 ||
+        options_cluster_parse(a.cluster, &c, err, sizeof(err))) {
+        fprintf(stderr, "ringmaster-sim pollux: %s\n", err);
+        return 2;
+    }
+    struct pollux_app apps[PROFILE_NAPPS];
+    size_t loaded = 0;
+    rc = 0;
+    for (; loaded < PROFILE_NAPPS && rc == 0; loaded++)
+        rc = pollux_app_load(profile_app_name(loaded), &apps[loaded], err, sizeof(err));
+    if (rc)
+        loaded--;
+    size_t nrows = (size_t)np * a.workloads;
+    struct report_row *rows = calloc(nrows + 1, sizeof(*rows));
+    struct workload **loads = calloc(a.workloads + 1, sizeof(*loads));
+    if (rc == 0 && (!rows || !loads)) {
+        snprintf(err, sizeof(err), "out of memory");
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = run_all(&a, &c, pol, (size_t)np, apps, loads, rows, err, sizeof(err));
+    FILE *pj = NULL;
+    if (rc == 0 && a.per_job && !(pj = fopen(a.per_job, "w"))) {
+        snprintf(err, sizeof(err), "%s: %s", a.per_job, strerror(errno));
+        rc = -1;
+    }
+    if (pj) {
+        report_print_jobs(pj, rows, nrows);
+        if (fclose(pj)) {
+            snprintf(err, sizeof(err), "%s: %s", a.per_job, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (rc)
+        fprintf(stderr, "ringmaster-sim pollux: %s\n", err);
+    else if (a.fmt != OPTIONS_TABLE)
+        report_print(stdout, a.fmt, rows, nrows);
+    else {
+        print_table(&a, pol, (size_t)np, rows);
+        if (a.by_app)
+            print_by_app(&a, pol, (size_t)np, rows, loads);
+    }
+    for (size_t i = 0; rows && i < nrows; i++)
+        report_row_clear(&rows[i]);
+    for (size_t w = 0; loads && w < a.workloads; w++)
+        workload_destroy(loads[w]);
+    free(rows);
+    free(loads);
+    for (size_t k = 0; k < loaded; k++)
+        pollux_app_free(&apps[k]);
+    options_cluster_free(&c);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,187 @@
+/* pollux_app: a measured application as a goodput job (see pollux_app.h). */
+#include "pollux_app.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+#define GPUS_PER_NODE 4
+#define MAX_JCT_S (12 * 3600.0)
+#define LO_SCALING 0.5
+#define HI_SCALING 0.8
+
+/* The epochs Pollux's simulator trains each app for (shared/profiles/README.md); yolov3's
+ * largest local batch is 8 there. */
+static const struct {
+    const char *name;
+    size_t epochs;
+    double max_local;
+} apps[] = {
+    {"bert", 2, 0},  {"cifar10", 100, 0}, {"deepspeech2", 80, 0},
+    {"imagenet", 90, 0}, {"ncf", 10, 0},  {"yolov3", 50, 8},
+};
+
+static int fit_speed(struct pollux_app *a, const struct profile *p, char *err, size_t errlen)
+{
+    size_t n = p->placements.n + p->scalability.n, k = 0;
+    struct speed_obs *obs = calloc(n + 1, sizeof(*obs));
+    if (!obs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    const struct profile_points *sets[2] = {&p->placements, &p->scalability};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sets[s]->n; i++)
+            obs[k++] = (struct speed_obs){sets[s]->w[i], sets[s]->nodes[i],
+                                          sets[s]->local_bsz[i], sets[s]->step_time[i]};
+    a->speed.gpus_per_node = GPUS_PER_NODE;
+    int rc = speed_fit_obs(&a->speed, obs, k);
+    double sq = 0;
+    for (size_t i = 0; rc == 0 && i < k; i++) {
+        double t = speed_step_time_placed(&a->speed, obs[i].w, obs[i].nodes, obs[i].m);
+        sq += pow((t - obs[i].step_s) / obs[i].step_s, 2);
+    }
+    a->fit_rel_rmse = k ? sqrt(sq / k) : 0;
+    free(obs);
+    if (rc)
+        snprintf(err, errlen, "%s: cannot fit a speed model to its profile", p->app);
+    return rc;
+}
+
+static int local_bounds(struct pollux_app *a, const struct profile *p, double max_local)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < p->placements.n; i++) {
+        lo = fmin(lo, p->placements.local_bsz[i]);
+        hi = fmax(hi, p->placements.local_bsz[i]);
+    }
+    a->batch.min_local = isfinite(lo) ? lo : 1;
+    a->batch.max_local = max_local > 0 ? max_local : hi;
+    return 0;
+}
+
+static int build_grad(struct pollux_app *a, const struct profile *p, size_t epochs, char *err,
+                      size_t errlen)
+{
+    size_t r = p->nvalidations;
+    if (r == 0 || r > POLLUX_MAX_RUNS || p->validations[0].n == 0) {
+        snprintf(err, errlen, "%s: %zu validation runs", p->app, r);
+        return -1;
+    }
+    for (size_t v = 0; v < r; v++)
+        if (p->validations[v].n < epochs) {
+            snprintf(err, errlen, "%s: validation-%d.csv has %zu epochs, not %zu", p->app,
+                     p->validations[v].global_bsz, p->validations[v].n, epochs);
+            return -1;
+        }
+    a->arrays = calloc(r * (3 * epochs + 1), sizeof(double));
+    if (!a->arrays) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *batch = a->arrays, *prog = batch + r, *sqr = prog + r * epochs,
+           *var = sqr + r * epochs;
+    /* one epoch at M0 is the smallest run's first epoch: progress counts its steps */
+    double epoch_steps = p->validations[0].iteration[0];
+    a->work_epochs = INFINITY;
+    for (size_t v = 0; v < r; v++) {
+        const struct profile_validation *val = &p->validations[v];
+        batch[v] = val->global_bsz;
+        for (size_t e = 0; e < epochs; e++) {
+            prog[v * epochs + e] = val->progress[e] / epoch_steps;
+            sqr[v * epochs + e] = val->grad_sqr[e];
+            var[v * epochs + e] = val->grad_var[e];
+        }
+        a->work_epochs = fmin(a->work_epochs, prog[v * epochs + epochs - 1]);
+        a->run_steps[v] = val->iteration[epochs - 1];
+    }
+    a->grad = (struct simulate_grad){r, epochs, batch, prog, sqr, var};
+    a->batch.init_batch = a->batch.batch = batch[0];
+    a->batch.max_batch = batch[r - 1];
+    a->speed.batch_per_gpu = batch[0];
+    a->speed.dataset_size = batch[0] * epoch_steps;
+    return 0;
+}
+
+double pollux_app_jct(const struct pollux_app *a, int gpus, double m)
+{
+    for (size_t v = 0; v < a->grad.nruns; v++)
+        if (a->grad.batch[v] == m) {
+            int nodes = (gpus + GPUS_PER_NODE - 1) / GPUS_PER_NODE;
+            double t = goodput_step_time(&a->speed, &a->batch, gpus, nodes, m, NULL);
+            return isfinite(t) ? a->run_steps[v] * t : INFINITY;
+        }
+    return INFINITY;
+}
+
+/* The validated batch that finishes soonest on gpus GPUs, into *best; its JCT. */
+static double best_batch(const struct pollux_app *a, int gpus, double *best)
+{
+    double jct = INFINITY;
+    for (size_t v = 0; v < a->grad.nruns; v++) {
+        double t = pollux_app_jct(a, gpus, a->grad.batch[v]);
+        if (t < jct) {
+            jct = t;
+            *best = a->grad.batch[v];
+        }
+    }
+    return jct;
+}
+
+static void configurations(struct pollux_app *a)
+{
+    static const int counts[] = {1, 2, 4, 6, 8, 12, 16, 24, 32, 48};
+    double base = INFINITY, base_batch = a->batch.init_batch;
+    a->nconfigs = 0;
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        int w = counts[i];
+        if (w * a->batch.min_local > a->batch.max_batch)
+            break;
+        double m = 0, jct = best_batch(a, w, &m);
+        if (w == 1) {
+            base = jct;
+            base_batch = m;
+            continue;
+        }
+        double scaling = base / jct / w;
+        if (jct < MAX_JCT_S && scaling > LO_SCALING && scaling < HI_SCALING &&
+            a->nconfigs < POLLUX_MAX_CONFIGS)
+            a->configs[a->nconfigs++] = (struct pollux_config){w, m, jct};
+    }
+    if (a->nconfigs == 0)
+        a->configs[a->nconfigs++] = (struct pollux_config){1, base_batch, base};
+}
+
+int pollux_app_load(const char *name, struct pollux_app *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof(*a));
+    size_t k = 0;
+    while (k < sizeof(apps) / sizeof(apps[0]) && strcmp(apps[k].name, name))
+        k++;
+    if (k == sizeof(apps) / sizeof(apps[0])) {
+        snprintf(err, errlen, "unknown application '%s'", name);
+        return -1;
+    }
+    struct profile *p = profile_load(name, err, errlen);
+    if (!p)
+        return -1;
+    snprintf(a->name, sizeof(a->name), "%s", name);
+    int rc = local_bounds(a, p, apps[k].max_local) || build_grad(a, p, apps[k].epochs, err, errlen) ||
+             fit_speed(a, p, err, errlen);
+    profile_destroy(p);
+    if (rc) {
+        pollux_app_free(a);
+        return -1;
+    }
+    configurations(a);
+    return 0;
+}
+
+void pollux_app_free(struct pollux_app *a)
+{
+    free(a->arrays);
+    a->arrays = NULL;
+}
