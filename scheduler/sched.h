@@ -279,6 +279,10 @@ struct sched_policy_ops {
     sched_refine_f refine; /* NULL: none */
     int time_slices;       /* 1: a running job it gives no GPUs is suspended in
                             * place (assignment.suspended), not checkpointed */
+    /* Appended for Tiresias. */
+    int keeps_slots;       /* 1: a running job whose count is unchanged keeps its
+                            * GPUs, never moved to let another job span fewer
+                            * nodes (placement_create_ex, repack 0) */
 };
 
 /* The policy of that name, or NULL. Policies: precompute, exploratory,
@@ -299,7 +303,8 @@ int sched_validate(const struct sched_snapshot *snap, char *err, size_t errlen);
  * ENOMEM). The decision is always feasible: no GPU given twice, no node over
  * its size, nothing on a node that is not up. A running job whose count is
  * unchanged stays on its GPUs unless its node is down or moving it lets
- * another job span fewer nodes (placement.h). */
+ * another job span fewer nodes (placement.h; never under a policy with
+ * keeps_slots). */
 struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
                                     const struct sched_snapshot *snap);
 
