@@ -56,6 +56,12 @@
  * zero-initialised snapshot has the guarantee off, as before it existed. */
 #define SCHED_MAX_WAIT_S 3600.0
 
+/* Tiresias (policy "tiresias", scheduler/policies/tiresias.c): a job leaves the
+ * first of its two queues once it has attained this much service, run time x
+ * requested GPUs: 16 GPU-hours, the threshold of the Pollux artifact's
+ * reimplementation (sched_snapshot.queue_threshold_gpu_s overrides it). */
+#define SCHED_TIRESIAS_THRESHOLD_GPU_S (16.0 * 3600.0)
+
 /* Where a job's remaining work (sched_job.remaining_epochs, what every policy
  * reads) comes from. SCHED_EST_GIVEN, the zero value, is the caller's number as
  * it stands (the simulator's oracle); the others are set by
@@ -207,6 +213,15 @@ struct sched_snapshot {
                                      * of finished jobs: the prior of
                                      * sched_estimate_apply() */
     size_t nfinished;
+
+    /* Tiresias (appended; policy "tiresias"). Zero-initialised: the defaults
+     * of the original (docs/plans.md). */
+    double queue_threshold_gpu_s; /* attained service (GPU-seconds) that demotes a
+                                   * job to the second queue; <= 0:
+                                   * SCHED_TIRESIAS_THRESHOLD_GPU_S */
+    double starvation_knob;       /* > 0: a demoted job that has waited this many
+                                   * times its executed time goes back to the
+                                   * first queue; <= 0: never (the default) */
 };
 
 /* A job's part of a decision, in snapshot order. */
