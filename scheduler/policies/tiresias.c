@@ -17,8 +17,8 @@
  *    waits, and a smaller later job may still fit (backfilling). A job that
  *    still runs keeps its GPUs and is never moved (keeps_slots: placement
  *    does not repack to spare another job a node), so a running job is
- *    preempted only when jobs ahead of it in the walk need its GPUs; a job
- *    that starts is placed on the fewest nodes its free GPUs allow.
+ *    preempted only when jobs ahead of it in the walk need its GPUs. A job
+ *    that starts goes on the nodes with the most free GPUs first.
  *
  * The core keeps no state between rounds, so the artifact's per-job counters
  * come from the snapshot, exactly where its fields tell, else estimated:
@@ -39,8 +39,10 @@
  *    the back of the second, once its current run (now - last_change_time)
  *    reaches the threshold.
  * Deviations: priority orders before the queues (every policy here serves an
- * admin's priority first, policy.h), and an elastic job asking for more GPUs
- * than are up is cut to them (the artifact leaves such a job pending). */
+ * admin's priority first, policy.h); a job that starts is placed by
+ * placement.h's buddy rules, which also take the fewest nodes; an elastic job
+ * asking for more GPUs than are up is cut to them (the artifact leaves such a
+ * job pending). */
 #include <stdlib.h>
 
 #include "policy.h"
