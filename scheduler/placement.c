@@ -527,6 +527,12 @@ static size_t *placement_order(const struct sched_snapshot *snap, const int *wan
 
 struct placement_plan *placement_create(const struct sched_snapshot *snap, const int *want)
 {
+    return placement_create_ex(snap, want, 1);
+}
+
+struct placement_plan *placement_create_ex(const struct sched_snapshot *snap, const int *want,
+                                           int repack)
+{
     size_t norder;
     size_t *order = placement_order(snap, want, &norder);
     struct placement_plan *best = NULL, *other = NULL;
@@ -536,7 +542,7 @@ struct placement_plan *placement_create(const struct sched_snapshot *snap, const
     best = run_pass(snap, want, order, norder, 0);
     if (!best)
         goto nomem;
-    if (best->spread > 0 || best->short_gpus > 0) {
+    if (repack && (best->spread > 0 || best->short_gpus > 0)) {
         other = run_pass(snap, want, order, norder, 1);
         if (!other)
             goto nomem;

@@ -50,6 +50,13 @@ struct placement_plan {
  * plan, or NULL with errno ENOMEM. */
 struct placement_plan *placement_create(const struct sched_snapshot *snap, const int *want);
 
+/* placement_create() with repack 1; with repack 0 the cluster is never planned
+ * again from empty: a running job whose count is unchanged keeps its GPUs
+ * even where moving it would let another job span fewer nodes (for policies
+ * that must not migrate, sched_policy_ops.keeps_slots). */
+struct placement_plan *placement_create_ex(const struct sched_snapshot *snap, const int *want,
+                                           int repack);
+
 /* Frees the plan; NULL is a no-op. */
 void placement_destroy(struct placement_plan *p);
 

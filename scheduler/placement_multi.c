@@ -134,7 +134,7 @@ static void merge_group(struct placement_plan *dst, const struct placement_plan 
 /* Places group g alone: its nodes keep their state, the others look down. */
 static struct placement_plan *place_group(const struct sched_snapshot *snap, const int *want,
                                           const int *model, int g, struct sched_node *view,
-                                          int *want_g)
+                                          int *want_g, int repack)
 {
     struct sched_snapshot sub = *snap;
 
@@ -146,7 +146,7 @@ static struct placement_plan *place_group(const struct sched_snapshot *snap, con
     for (size_t i = 0; i < snap->njobs; i++)
         want_g[i] = model[i] == g ? want[i] : 0;
     sub.nodes = view;
-    return placement_create(&sub, want_g);
+    return placement_create_ex(&sub, want_g, repack);
 }
 
 static void measure_fragmentation(const struct sched_snapshot *snap, struct placement_plan *p,
@@ -162,7 +162,8 @@ static void measure_fragmentation(const struct sched_snapshot *snap, struct plac
 }
 
 static struct placement_plan *place_groups(const struct sched_snapshot *snap, const int *want,
-                                           const int *model, const int *models, size_t nm)
+                                           const int *model, const int *models, size_t nm,
+                                           int repack)
 {
     struct sched_node *view = malloc((snap->nnodes + 1) * sizeof(*view));
     int *want_g = calloc(snap->njobs + 1, sizeof(*want_g));
@@ -170,7 +171,7 @@ static struct placement_plan *place_groups(const struct sched_snapshot *snap, co
     struct placement_plan *p = placement_plan_empty(snap, want);
 
     for (size_t k = 0; p && view && want_g && busy && k < nm; k++) {
-        struct placement_plan *q = place_group(snap, want, model, models[k], view, want_g);
+        struct placement_plan *q = place_group(snap, want, model, models[k], view, want_g, repack);
         if (!q) {
             placement_destroy(p);
             p = NULL;
@@ -279,15 +280,16 @@ static size_t victim(const struct sched_snapshot *snap, const struct placement_p
 }
 
 static struct placement_plan *place(const struct sched_snapshot *snap, const int *want,
-                                    const int *model, const int *models, size_t nm)
+                                    const int *model, const int *models, size_t nm, int repack)
 {
     if (nm <= 1)
-        return placement_create(snap, want);
-    return place_groups(snap, want, model, models, nm);
+        return placement_create_ex(snap, want, repack);
+    return place_groups(snap, want, model, models, nm, repack);
 }
 
 struct placement_plan *placement_multi_create(const struct sched_snapshot *snap, int *want,
-                                              const int *model, const struct plan_choice *plan)
+                                              const int *model, const struct plan_choice *plan,
+                                              int repack)
 {
     int *models = malloc((snap->nnodes + 1) * sizeof(*models));
     double *cores = malloc((snap->nnodes + 1) * sizeof(*cores));
@@ -297,7 +299,7 @@ struct placement_plan *placement_multi_create(const struct sched_snapshot *snap,
     if (!models || !cores || !mem)
         goto out;
     size_t nm = list_models(snap, models);
-    p = place(snap, want, model, models, nm);
+    p = place(snap, want, model, models, nm, repack);
     for (size_t round = 0; p && round < snap->njobs; round++) {
         long n = over_node(snap, p, plan, cores, mem);
         size_t v = n < 0 ? snap->njobs : victim(snap, p, plan, n);
@@ -305,7 +307,7 @@ struct placement_plan *placement_multi_create(const struct sched_snapshot *snap,
             break;
         want[v] = 0;
         placement_destroy(p);
-        p = place(snap, want, model, models, nm);
+        p = place(snap, want, model, models, nm, repack);
     }
 out:
     if (!p)

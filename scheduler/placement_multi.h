@@ -26,10 +26,11 @@
 int placement_multi_assign_models(const struct sched_snapshot *snap, const int *want, int *model);
 
 /* Places the jobs as described above; want[i] is set to 0 for a job made to
- * wait for host resources. Returns a new plan (placement_destroy), or NULL
- * with errno ENOMEM. */
+ * wait for host resources; repack as placement_create_ex(). Returns a new plan
+ * (placement_destroy), or NULL with errno ENOMEM. */
 struct placement_plan *placement_multi_create(const struct sched_snapshot *snap, int *want,
-                                              const int *model, const struct plan_choice *plan);
+                                              const int *model, const struct plan_choice *plan,
+                                              int repack);
 
 /* 1 if no node that advertises cpu_cores or host_mem_gb is over-committed by
  * the plan (job i using plan[i]'s per-GPU demand on each of its GPUs). */

@@ -492,7 +492,7 @@ static int run_policy(const struct sched_policy_ops *policy, const struct sched_
 /* Plans the placement: GPU models for the jobs without one, then placement
  * within the models and host resources (placement_multi.h). */
 static struct placement_plan *place(const struct sched_snapshot *snap, int *want,
-                                    struct policy_want *pw)
+                                    struct policy_want *pw, int repack)
 {
     int *model = malloc((snap->njobs + 1) * sizeof(*model));
     struct plan_choice *plan = calloc(snap->njobs + 1, sizeof(*plan));
@@ -514,7 +514,7 @@ static struct placement_plan *place(const struct sched_snapshot *snap, int *want
         plan[i] = pw[i].plan;
         plan_demand(&j->plan, &plan[i], want[i]);
     }
-    p = placement_multi_create(snap, want, model, plan);
+    p = placement_multi_create(snap, want, model, plan, repack);
 out:
     if (!p)
         errno = ENOMEM;
@@ -586,7 +586,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     sanitize_want(want, snap->njobs, capacity);
     if (guard_apply(snap, want, forced))
         goto out;
-    p = place(&view, want, pw);
+    p = place(&view, want, pw, !policy->keeps_slots);
     if (!p)
         goto out;
     d = decision_build(snap, p, want, pw, capacity, forced);

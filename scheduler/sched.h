@@ -57,6 +57,12 @@
  * zero-initialised snapshot has the guarantee off, as before it existed. */
 #define SCHED_MAX_WAIT_S 3600.0
 
+/* Tiresias (policy "tiresias", scheduler/policies/tiresias.c): a job leaves the
+ * first of its two queues once it has attained this much service, run time x
+ * requested GPUs: 16 GPU-hours, the threshold of the Pollux artifact's
+ * reimplementation (sched_snapshot.queue_threshold_gpu_s overrides it). */
+#define SCHED_TIRESIAS_THRESHOLD_GPU_S (16.0 * 3600.0)
+
 /* Where a job's remaining work (sched_job.remaining_epochs, what every policy
  * reads) comes from. SCHED_EST_GIVEN, the zero value, is the caller's number as
  * it stands (the simulator's oracle); the others are set by
@@ -214,6 +220,15 @@ struct sched_snapshot {
                                      * of finished jobs: the prior of
                                      * sched_estimate_apply() */
     size_t nfinished;
+
+    /* Tiresias (appended; policy "tiresias"). Zero-initialised: the defaults
+     * of the original (docs/plans.md). */
+    double queue_threshold_gpu_s; /* attained service (GPU-seconds) that demotes a
+                                   * job to the second queue; <= 0:
+                                   * SCHED_TIRESIAS_THRESHOLD_GPU_S */
+    double starvation_knob;       /* > 0: a demoted job that has waited this many
+                                   * times its executed time goes back to the
+                                   * first queue; <= 0: never (the default) */
 };
 
 /* A job's part of a decision, in snapshot order. */
@@ -290,6 +305,10 @@ struct sched_policy_ops {
     sched_refine_f refine; /* NULL: none */
     int time_slices;       /* 1: a running job it gives no GPUs is suspended in
                             * place (assignment.suspended), not checkpointed */
+    /* Appended for Tiresias. */
+    int keeps_slots;       /* 1: a running job whose count is unchanged keeps its
+                            * GPUs, never moved to let another job span fewer
+                            * nodes (placement_create_ex, repack 0) */
     /* Appended for goodput. */
     int chooses_batch;     /* 1: it chooses an adaptive job's batch with its GPUs; 0: every
                             * job runs at its own batch (the policy sees adaptive = 0) */
@@ -313,7 +332,8 @@ int sched_validate(const struct sched_snapshot *snap, char *err, size_t errlen);
  * ENOMEM). The decision is always feasible: no GPU given twice, no node over
  * its size, nothing on a node that is not up. A running job whose count is
  * unchanged stays on its GPUs unless its node is down or moving it lets
- * another job span fewer nodes (placement.h). */
+ * another job span fewer nodes (placement.h; never under a policy with
+ * keeps_slots). */
 struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
                                     const struct sched_snapshot *snap);
 

@@ -574,6 +574,9 @@ static int read_input(struct decide_input *in, json_t *root)
         get_num(in, root, "$", "quantum_s", 0, 1e9, 0, &in->snap.quantum_s) ||
         get_num(in, root, "$", "gpu_mem_bytes", 0, 1e15, 0, &in->snap.gpu_mem_bytes) ||
         get_num(in, root, "$", "max_wait_s", 0, 1e15, 0, &in->snap.max_wait_s) ||
+        get_num(in, root, "$", "queue_threshold_gpu_s", 0, 1e15, 0,
+                &in->snap.queue_threshold_gpu_s) ||
+        get_num(in, root, "$", "starvation_knob", 0, 1e6, 0, &in->snap.starvation_knob) ||
         read_users(in, root) || read_finished(in, root) || read_nodes(in, root) ||
         get_array(in, root, "$", "jobs", 1000000, &arr))
         return -1;

@@ -82,6 +82,37 @@ Test(decide, policy_argument_overrides_the_snapshot)
     free(out);
 }
 
+/* Job 1 has held all 4 GPUs for 1,000 s: 4,000 GPU-seconds. */
+static const char tiresias_fmt[] =
+    "{\"now\": 2000, \"policy\": \"tiresias\", %s\"nodes\": [{\"id\": 1, \"gpus\": 4}],\n"
+    " \"jobs\": [{\"id\": 1, \"requested_gpus\": 4, \"submit_time\": 0, \"run_time\": 1000,\n"
+    "   \"last_change_time\": 1000, \"allocation\": [{\"node\": 0, \"gpu\": 0},\n"
+    "   {\"node\": 0, \"gpu\": 1}, {\"node\": 0, \"gpu\": 2}, {\"node\": 0, \"gpu\": 3}]},\n"
+    "  {\"id\": 2, \"requested_gpus\": 4, \"submit_time\": 10}]}\n";
+
+static int tiresias_gpus_of_first(const char *settings)
+{
+    char text[1024], *out = NULL, err[256];
+    snprintf(text, sizeof(text), tiresias_fmt, settings);
+    cr_assert_eq(decide_json(text, strlen(text), NULL, &out, err, sizeof(err)), 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    int gpus = (int)json_integer_value(
+        json_object_get(json_array_get(json_object_get(d, "jobs"), 0), "gpus"));
+    json_decref(d);
+    free(out);
+    return gpus;
+}
+
+Test(decide, tiresias_threshold_from_the_snapshot)
+{
+    cr_assert_eq(tiresias_gpus_of_first(""), 4, "below 16 GPU-hours: keeps its GPUs");
+    cr_assert_eq(tiresias_gpus_of_first("\"queue_threshold_gpu_s\": 3600, "), 0,
+                 "past a 1 GPU-hour threshold: demoted behind job 2");
+    cr_assert_eq(tiresias_gpus_of_first("\"queue_threshold_gpu_s\": 3600, "
+                                        "\"starvation_knob\": 1, "),
+                 0, "running: never promoted");
+}
+
 static void expect_refused(const char *text, const char *needle)
 {
     char *out = NULL, err[256];
