@@ -117,12 +117,69 @@ double pollux_app_jct(const struct pollux_app *a, int gpus, double m)
     return INFINITY;
 }
 
+/* The measured step and sync seconds of w GPUs packed on nodes nodes at local batch m:
+ * linear between the two measured local batches around m at that placement (clamped to the
+ * measured range). Returns 0, or -1 when that placement was not measured. */
+static int measured_step(const struct profile *p, int w, int nodes, double m, double *step,
+                         double *sync)
+{
+    const struct profile_points *sets[2] = {&p->placements, &p->scalability};
+    int lo = -1, hi = -1, s_lo = 0, s_hi = 0;
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sets[s]->n; i++) {
+            const struct profile_points *q = sets[s];
+            if (q->w[i] != w || q->nodes[i] != nodes)
+                continue;
+            if (q->local_bsz[i] <= m && (lo < 0 || q->local_bsz[i] > sets[s_lo]->local_bsz[lo])) {
+                lo = (int)i;
+                s_lo = s;
+            }
+            if (q->local_bsz[i] >= m && (hi < 0 || q->local_bsz[i] < sets[s_hi]->local_bsz[hi])) {
+                hi = (int)i;
+                s_hi = s;
+            }
+        }
+    if (lo < 0 && hi < 0)
+        return -1;
+    if (lo < 0 || hi < 0) { /* outside the measured range: the nearest end */
+        const struct profile_points *q = lo < 0 ? sets[s_hi] : sets[s_lo];
+        int i = lo < 0 ? hi : lo;
+        *step = q->step_time[i];
+        *sync = q->sync_time[i];
+        return 0;
+    }
+    double ml = sets[s_lo]->local_bsz[lo], mh = sets[s_hi]->local_bsz[hi];
+    double t = mh > ml ? (m - ml) / (mh - ml) : 0.0;
+    *step = (1 - t) * sets[s_lo]->step_time[lo] + t * sets[s_hi]->step_time[hi];
+    *sync = (1 - t) * sets[s_lo]->sync_time[lo] + t * sets[s_hi]->sync_time[hi];
+    return 0;
+}
+
+/* JCT on gpus GPUs packed on 4-GPU nodes at validated batch run v, from the measured step
+ * times where the placement was measured (a step that accumulates k more micro-batches
+ * computes k more times, without their all-reduce), else from the fitted model. */
+static double config_jct(const struct pollux_app *a, const struct profile *p, int gpus,
+                         size_t v)
+{
+    double m = a->grad.batch[v], local = m / gpus;
+    int nodes = (gpus + GPUS_PER_NODE - 1) / GPUS_PER_NODE, k = 0;
+    if (local < a->batch.min_local * (1 - 1e-9))
+        return INFINITY;
+    if (a->batch.max_local > 0 && local > a->batch.max_local * (1 + 1e-9))
+        k = (int)ceil(local / a->batch.max_local - 1e-9) - 1;
+    double step, sync;
+    if (measured_step(p, gpus, nodes, local / (k + 1), &step, &sync))
+        return pollux_app_jct(a, gpus, m);
+    return a->run_steps[v] * (step + k * (step - sync));
+}
+
 /* The validated batch that finishes soonest on gpus GPUs, into *best; its JCT. */
-static double best_batch(const struct pollux_app *a, int gpus, double *best)
+static double best_batch(const struct pollux_app *a, const struct profile *p, int gpus,
+                         double *best)
 {
     double jct = INFINITY;
     for (size_t v = 0; v < a->grad.nruns; v++) {
-        double t = pollux_app_jct(a, gpus, a->grad.batch[v]);
+        double t = config_jct(a, p, gpus, v);
         if (t < jct) {
             jct = t;
             *best = a->grad.batch[v];
@@ -131,7 +188,7 @@ static double best_batch(const struct pollux_app *a, int gpus, double *best)
     return jct;
 }
 
-static void configurations(struct pollux_app *a)
+static void configurations(struct pollux_app *a, const struct profile *p)
 {
     static const int counts[] = {1, 2, 4, 6, 8, 12, 16, 24, 32, 48};
     double base = INFINITY, base_batch = a->batch.init_batch;
@@ -140,7 +197,7 @@ static void configurations(struct pollux_app *a)
         int w = counts[i];
         if (w * a->batch.min_local > a->batch.max_batch)
             break;
-        double m = 0, jct = best_batch(a, w, &m);
+        double m = 0, jct = best_batch(a, p, w, &m);
         if (w == 1) {
             base = jct;
             base_batch = m;
@@ -171,13 +228,12 @@ int pollux_app_load(const char *name, struct pollux_app *a, char *err, size_t er
     snprintf(a->name, sizeof(a->name), "%s", name);
     int rc = local_bounds(a, p, apps[k].max_local) || build_grad(a, p, apps[k].epochs, err, errlen) ||
              fit_speed(a, p, err, errlen);
+    if (rc == 0)
+        configurations(a, p);
     profile_destroy(p);
-    if (rc) {
+    if (rc)
         pollux_app_free(a);
-        return -1;
-    }
-    configurations(a);
-    return 0;
+    return rc ? -1 : 0;
 }
 
 void pollux_app_free(struct pollux_app *a)

@@ -13,7 +13,9 @@
  *   - configurations: what a user would ask for, as Pollux's workload generator draws them:
  *     for GPU counts 1, 2, 4, 6, 8, 12, 16, 24, 32, 48 packed on 4-GPU nodes, the validated
  *     batch that finishes soonest; kept when it finishes within 12 hours and its speed-up over
- *     1 GPU is 50-80 % of linear (else the 1-GPU configuration alone). */
+ *     1 GPU is 50-80 % of linear (else the 1-GPU configuration alone). These JCTs use the
+ *     measured step times where the placement was measured (linear between local batches),
+ *     the fit elsewhere: what users know is what they measured. */
 #ifndef RINGMASTER_SIM_POLLUX_APP_H
 #define RINGMASTER_SIM_POLLUX_APP_H
 
@@ -40,7 +42,7 @@ struct pollux_app {
     struct simulate_grad grad;
     double *arrays;           /* grad's storage */
     double run_steps[POLLUX_MAX_RUNS]; /* steps of each validation run to its last epoch */
-    struct pollux_config configs[POLLUX_MAX_CONFIGS];
+    struct pollux_config configs[POLLUX_MAX_CONFIGS]; /* jct_s from the measurements */
     size_t nconfigs;
     double fit_rel_rmse;      /* relative RMS error of the speed fit over the measured rows */
 };

@@ -47,9 +47,21 @@ Test(pollux, every_application_is_modelled_from_its_profile)
             cr_expect_leq(cf->batch, a->batch.max_batch);
         }
     }
-    /* BERT fine-tuning asks for 6 to 16 GPUs at its largest batch, as in the paper */
+    /* the configurations of the paper's published workloads: BERT 6-16 GPUs at 384, YOLOv3 4
+     * at 64, NCF 1 at 32768, ImageNet 24 at 3200 and 32 at 6400 */
     cr_expect_geq(apps[0].configs[0].gpus, 6);
     cr_expect_float_eq(apps[0].configs[0].batch, 384, 1e-9);
+    cr_expect_eq(apps[5].nconfigs, 1);
+    cr_expect_eq(apps[5].configs[0].gpus, 4);
+    cr_expect_float_eq(apps[5].configs[0].batch, 64, 1e-9);
+    cr_expect_eq(apps[4].configs[0].gpus, 1);
+    cr_expect_float_eq(apps[4].configs[0].batch, 32768, 1e-9);
+    int has24 = 0, has32 = 0;
+    for (size_t c = 0; c < apps[3].nconfigs; c++) {
+        has24 |= apps[3].configs[c].gpus == 24 && apps[3].configs[c].batch == 3200;
+        has32 |= apps[3].configs[c].gpus == 32 && apps[3].configs[c].batch == 6400;
+    }
+    cr_expect(has24 && has32);
 }
 
 /* One job alone under fifo (its requested GPUs, its batch): the engine's time to finish is
