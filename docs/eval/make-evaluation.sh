@@ -79,3 +79,15 @@ for seed in 1 2 3 4 5; do
     $SIM run --cluster 4x8:a100,4x8:v100 --poisson 250,206 --gpu-util 0.2,1 --seed $seed \
         --policies $P --format csv
 done > $OUT/hetero-util-extreme.csv
+
+# 9. The Pollux paper's workloads (docs/simulator.md "Pollux workloads"): 8 workloads of 160
+#    goodput jobs on 16x4 GPUs, fixed and adaptive batches (a second or two), the mean JCT
+#    per application, and the bar chart of docs/evaluation.md section 7.
+PP=ringmaster,tiresias,precompute,optimus,fifo
+RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --policies $PP --format csv > $OUT/pollux-fixed.csv
+RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --policies $PP --batch adaptive --format csv \
+    > $OUT/pollux-adaptive.csv
+RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --policies $PP --by-app > $OUT/pollux-by-app.txt
+RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --policies ringmaster --batch adaptive --by-app \
+    >> $OUT/pollux-by-app.txt
+gnuplot $OUT/pollux.gp
