@@ -44,6 +44,12 @@ function fmt(v) {
 const COLORS = ["#2f52c4", "#d9822b", "#3f8f5a", "#8c5bd0"];
 const GREY = "#9aa1b0";
 
+// "#rrggbb" as rgba() at 35 % opacity.
+function translucent(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${n >> 16}, ${(n >> 8) & 255}, ${n & 255}, 0.35)`;
+}
+
 // dygraphs' own legend writes inline styles, which the Content-Security-Policy refuses
 // (style-src 'self'): the charts go without it and show the hovered values themselves.
 const Dygraph = window.Dygraph;
@@ -51,6 +57,18 @@ if (Dygraph) Dygraph.PLUGINS = Dygraph.PLUGINS.filter((p) => p !== Dygraph.Plugi
 
 // The zoom a user chose, by opts.zoomKey, so that a chart redrawn with newer data keeps it.
 const zooms = new Map();
+
+// The graphs drawn, by their div. Each listens to the window's resizes until destroyed: those
+// whose figure the page replaced (a redraw, another page) are destroyed before the next one.
+const drawn = new Map();
+
+function sweep() {
+  for (const [div, g] of drawn)
+    if (!div.isConnected) {
+      g.destroy();
+      drawn.delete(div);
+    }
+}
 
 // One row per distinct x: [x, y of series 0 or null, y of series 1 or null, ...], by x.
 export function chartRows(series) {
@@ -68,7 +86,9 @@ export function chartRows(series) {
 function seriesOptions(se, i) {
   const cls = se.cls || "";
   return {
-    color: /\btotal\b/.test(cls) ? GREY : COLORS[i % COLORS.length],
+    // "under": a wide translucent band that the lines drawn after it show through
+    color: /\btotal\b/.test(cls) ? GREY : /\bunder\b/.test(cls) ? translucent(COLORS[i % COLORS.length])
+      : COLORS[i % COLORS.length],
     stepPlot: !!se.step,
     drawPoints: !!se.dots,
     pointSize: 2.5,
@@ -125,7 +145,8 @@ function zoomed(g, opts, reset) {
   else zooms.delete(opts.zoomKey);
 }
 
-// Calls f once el is in the document (dygraphs measures its box), trying for a few seconds.
+// Calls f once el is in the document (dygraphs measures its box), trying for a few seconds
+// (lineChart calls it after the caller has had the chance to insert the figure).
 function whenAttached(el, f, tries = 300) {
   if (el.isConnected) f();
   else if (tries > 0) requestAnimationFrame(() => whenAttached(el, f, tries - 1));
@@ -158,12 +179,14 @@ export function lineChart(series, opts = {}) {
   series.forEach((se, i) => legend.append(el("span", "key s" + i + (se.cls ? " " + se.cls : ""), se.label)));
   fig.append(head, plot, legend);
   const parts = { hover, reset, graph: null };
-  whenAttached(plot, () => {
+  queueMicrotask(() => whenAttached(plot, () => {
+    sweep();
     parts.graph = new Dygraph(plot, rows, options(series, opts, parts));
+    drawn.set(plot, parts.graph);
     fig.graph = parts.graph;
     reset.hidden = !parts.graph.isZoomed();
     fig.dataset.drawn = "true";
-  });
+  }));
   reset.addEventListener("click", () => parts.graph && parts.graph.resetZoom());
   return fig;
 }
