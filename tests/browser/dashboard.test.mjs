@@ -468,10 +468,13 @@ async function zoomAndReset(fig) {
   assert.notDeepEqual(await fig.locator(".dygraph-axis-label-x").allTextContents(), labelsBefore, "new x axis labels");
   assert.ok(await fig.locator(".chart-reset").isVisible(), "the Reset button shows once zoomed");
   await screenshot(page, "cluster-history-zoomed-1280");
-  // drawn again from a fresh history: the 15 minutes unzoomed, the hour as it was zoomed
+  // drawn again from a fresh history: the 15 minutes unzoomed, the hour as it was zoomed;
+  // the replaced chart's graph is destroyed (it no longer listens to the window)
+  const replaced = await fig.elementHandle();
   await page.selectOption("#history-range", "15m");
   await drawnByDygraphs(page.locator("#chart-gpus"), /^minutes ago$/);
   assert.equal((await range()).zoomed, false, "another span is not zoomed");
+  assert.equal(await replaced.evaluate((f) => f.querySelector(".plot").childElementCount), 0, "the old graph destroyed");
   await page.selectOption("#history-range", "1h");
   await drawnByDygraphs(page.locator("#chart-gpus"), /^minutes ago$/);
   const again = await range();
