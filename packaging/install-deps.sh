@@ -7,6 +7,7 @@ PKGS="gcc make pkg-config libc6-dev
 libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev
 libcriterion-dev libopenmpi-dev openmpi-bin
 postgresql postgresql-contrib curl procps
+libjs-dygraphs
 python3-torch python3-mpi4py
 chromium ${RINGMASTER_EXTRA_PKGS:-}"
 

@@ -33,6 +33,7 @@ struct config {
     const char *state_dir;
     const char *database_url;
     const char *www_dir;
+    const char *vendor_dir; /* the system's JavaScript libraries, served under /vendor/ */
     unsigned threads;
     unsigned max_connections;
     unsigned header_timeout, body_timeout;
@@ -50,11 +51,12 @@ struct daemon {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
-                 " [--database-url URL] [--www-dir DIR] [--threads N]"
+                 " [--database-url URL] [--www-dir DIR] [--vendor-dir DIR] [--threads N]"
                  " [--max-connections N] [--header-timeout S] [--body-timeout S] [--name NAME]"
                  " [--routes]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
-                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www, 8 threads,"
+                 " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www,"
+                 " $RINGMASTER_VENDOR_DIR or /usr/share/javascript, 8 threads,"
                  " 1024 connections (16..65536), 10 s for a request's header and 30 s for its"
                  " body (1..3600), the host's name and the port as the server's name\n");
 }
@@ -79,6 +81,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                          {"state-dir", required_argument, NULL, 's'},
                                          {"database-url", required_argument, NULL, 'd'},
                                          {"www-dir", required_argument, NULL, 'w'},
+                                         {"vendor-dir", required_argument, NULL, 'v'},
                                          {"threads", required_argument, NULL, 't'},
                                          {"max-connections", required_argument, NULL, 'm'},
                                          {"header-timeout", required_argument, NULL, 'H'},
@@ -91,12 +94,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                            .state_dir = "./var",
                            .database_url = env_or("RINGMASTER_DATABASE_URL", NULL),
                            .www_dir = env_or("RINGMASTER_WWW_DIR", "./www"),
+                           .vendor_dir = env_or("RINGMASTER_VENDOR_DIR", "/usr/share/javascript"),
                            .threads = 8,
                            .max_connections = 1024,
                            .header_timeout = 10,
                            .body_timeout = 30};
     int c;
-    while ((c = getopt_long(argc, argv, "l:s:d:w:t:m:H:B:n:rh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "l:s:d:w:v:t:m:H:B:n:rh", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
             cfg->listen = optarg;
@@ -112,6 +116,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             break;
         case 'w':
             cfg->www_dir = optarg;
+            break;
+        case 'v':
+            cfg->vendor_dir = optarg;
             break;
         case 't':
             cfg->threads = (unsigned)atoi(optarg);
@@ -230,7 +237,7 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
         return -1;
     if (d->cluster && !(d->sup = pgsup_create(d->cluster, on_cluster, d, err, errlen)))
         return -1;
-    d->api = api_create(d->db, cfg->www_dir);
+    d->api = api_create(d->db, cfg->www_dir, cfg->vendor_dir);
     if (!d->api) {
         snprintf(err, errlen, "out of memory");
         return -1;

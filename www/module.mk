@@ -1,4 +1,5 @@
-# www/: the browser dashboard (static files served by ringmasterd; no build step) and
+# www/: the browser dashboard (static files served by ringmasterd; no build step; its charts
+# are Debian's libjs-dygraphs, which ringmasterd serves from /usr/share/javascript) and
 # its real-browser suite in tests/browser/ (playwright-core driving Debian's chromium
 # against a real ringmasterd with its embedded PostgreSQL, a real ringmaster-worker with
 # simulated GPUs and real mpirun train-mlp jobs; the what-if page runs ringmaster-sim).
@@ -22,7 +23,8 @@ TEST_SCRIPTS     += $(BROWSER_DIR)/run.sh
 TEST_SCRIPT_DEPS += $(BROWSER_PROGRAMS) $(BROWSER_DEPS)
 
 test-browser: $(BROWSER_PROGRAMS) $(BROWSER_DEPS)
-	@command -v /usr/bin/chromium >/dev/null || packaging/install-deps.sh
+	@{ command -v /usr/bin/chromium && [ -e /usr/share/javascript/dygraphs/dygraph.min.js ]; } >/dev/null \
+		|| packaging/install-deps.sh
 	@BUILD=$(BUILD) tests/run-tests.sh $(BROWSER_DIR)/run.sh
 
 .PHONY: test-browser

@@ -43,6 +43,7 @@ static void metrics_get(struct api_call *call);
 struct api {
     struct db_pool *db;
     const char *www_dir;
+    const char *vendor_dir;
     struct authlimit *failures;
     struct whatif_runner *whatif;
 };
@@ -134,13 +135,14 @@ static void metrics_get(struct api_call *call)
     free(text);
 }
 
-struct api *api_create(struct db_pool *db, const char *www_dir)
+struct api *api_create(struct db_pool *db, const char *www_dir, const char *vendor_dir)
 {
     struct api *a = calloc(1, sizeof(*a));
     if (!a)
         return NULL;
     a->db = db;
     a->www_dir = www_dir;
+    a->vendor_dir = vendor_dir;
     a->failures = authlimit_create(AUTH_MAX_FAILURES, AUTH_WINDOW_S, AUTH_BLOCK_S);
     a->whatif = a->failures ? whatif_runner_create(db) : NULL;
     if (!a->whatif) {
@@ -269,7 +271,7 @@ void api_handle(void *arg, struct http_req *req)
     const char *method = http_req_method(req);
     if (strncmp(path, "/api/", 5) != 0 && strcmp(path, "/api") != 0 &&
         strcmp(path, "/metrics") != 0) {
-        www_serve(req, a->www_dir);
+        www_serve(req, a->www_dir, a->vendor_dir);
         return;
     }
     struct router_match m;

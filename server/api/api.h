@@ -13,8 +13,10 @@ struct api;
 struct db_pool;
 struct http_req;
 
-/* Borrows db (and www_dir, the dashboard's files, may be NULL). Returns NULL on ENOMEM. */
-struct api *api_create(struct db_pool *db, const char *www_dir);
+/* Borrows db, www_dir (the dashboard's files) and vendor_dir (the system's JavaScript
+ * libraries, served under /vendor/; see http/www.h); either directory may be NULL. Returns
+ * NULL on ENOMEM. */
+struct api *api_create(struct db_pool *db, const char *www_dir, const char *vendor_dir);
 void api_destroy(struct api *a);
 
 /* The http_handler_f of the server: arg is the struct api. */

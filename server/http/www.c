@@ -19,6 +19,8 @@ static const struct {
     {".html", "text/html; charset=utf-8"},
     {".css", "text/css; charset=utf-8"},
     {".js", "text/javascript; charset=utf-8"},
+    {".mjs", "text/javascript; charset=utf-8"},
+    {".map", "application/json"},
     {".json", "application/json"},
     {".svg", "image/svg+xml"},
     {".png", "image/png"},
@@ -69,21 +71,15 @@ static long read_file(const char *path, char **buf)
     return n;
 }
 
-void www_serve(struct http_req *req, const char *dir)
+/* Answers a GET or HEAD of path with the file dir/rel (rel: "/" is index.html). */
+static void serve_file(struct http_req *req, const char *path, const char *dir, const char *rel)
 {
-    const char *method = http_req_method(req);
-    const char *path = http_req_path(req);
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char *const allow[] = {"Allow", "GET, HEAD", NULL};
-        http_send_problem(req, 405, NULL, allow, "%s is not allowed on %s", method, path);
-        return;
-    }
-    if (!dir || !www_path_ok(path) || strlen(path) > 1024) {
+    if (!dir || !www_path_ok(rel) || strlen(rel) > 1024) {
         http_problem(req, 404, "no file %s", path);
         return;
     }
     char file[4200];
-    snprintf(file, sizeof(file), "%s%s", dir, strcmp(path, "/") == 0 ? "/index.html" : path);
+    snprintf(file, sizeof(file), "%s%s", dir, strcmp(rel, "/") == 0 ? "/index.html" : rel);
     char *buf = NULL;
     long n = read_file(file, &buf);
     if (n < 0) {
@@ -93,4 +89,20 @@ void www_serve(struct http_req *req, const char *dir)
     static const char *const headers[] = {"Cache-Control", "no-cache", NULL};
     http_req_respond(req, 200, www_content_type(file), buf, (size_t)n, headers);
     free(buf);
+}
+
+void www_serve(struct http_req *req, const char *dir, const char *vendor_dir)
+{
+    const char *method = http_req_method(req);
+    const char *path = http_req_path(req);
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        static const char *const allow[] = {"Allow", "GET, HEAD", NULL};
+        http_send_problem(req, 405, NULL, allow, "%s is not allowed on %s", method, path);
+        return;
+    }
+    size_t n = strlen(WWW_VENDOR_PREFIX);
+    if (strncmp(path, WWW_VENDOR_PREFIX, n) == 0 && (path[n] == '/' || path[n] == '\0'))
+        serve_file(req, path, vendor_dir, path[n] == '/' && path[n + 1] ? path + n : "");
+    else
+        serve_file(req, path, dir, path);
 }

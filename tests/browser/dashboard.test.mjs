@@ -43,6 +43,36 @@ async function expectText(locator, re, timeout = 10000) {
   assert.fail(`expected ${re} in "${last.slice(0, 300)}"`);
 }
 
+// The series a line chart (figure.chart) holds, as dygraphs drew them: [{label, points (its
+// non-null values), dots, step, dashed}]; [] until the chart is drawn.
+async function chartSeries(fig) {
+  return fig.evaluate((f) => {
+    const g = f.graph;
+    if (!g) return [];
+    return g.getLabels().slice(1).map((label, i) => {
+      let points = 0;
+      for (let r = 0; r < g.numRows(); r++) if (g.getValue(r, i + 1) !== null) points++;
+      return { label, points, dots: !!g.getOption("drawPoints", label), step: !!g.getOption("stepPlot", label),
+        dashed: (g.getOption("strokePattern", label) || []).length > 0 };
+    });
+  }, null, { timeout: 2000 }).catch(() => []);
+}
+
+// Waits until fig's chart is drawn by dygraphs: its canvas, its axis labels and x label.
+async function drawnByDygraphs(fig, xLabel, timeout = 20000) {
+  const look = () => fig.evaluate((f) => ({
+    graph: !!f.graph, canvas: f.querySelectorAll(".plot canvas").length,
+    xTicks: f.querySelectorAll(".dygraph-axis-label-x").length, yTicks: f.querySelectorAll(".dygraph-axis-label-y").length,
+    xLabel: (f.querySelector(".dygraph-xlabel") || {}).textContent,
+  }), null, { timeout: 2000 }).catch(() => null);
+  let seen = null;
+  for (const deadline = Date.now() + timeout; Date.now() < deadline; await page.waitForTimeout(200)) {
+    seen = await look();
+    if (seen && seen.graph && seen.canvas > 0 && seen.xTicks >= 2 && seen.yTicks >= 2 && xLabel.test(seen.xLabel || "")) return;
+  }
+  assert.fail("not drawn by dygraphs: " + JSON.stringify(seen));
+}
+
 test("the dashboard asks for a token, refuses a wrong one and accepts the admin's", T, async () => {
   await page.goto(server.url + "/");
   await page.waitForURL(/#\/login$/);
@@ -216,11 +246,17 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   await expectText(page.locator("#sec-details"), new RegExp(`allocation\\s*node ${node.id}: GPU 0, 1(?!,)`));
   await expectText(page.locator("#sec-events"), /start.*by scheduler/s);
 
-  // the loss chart: real points from GET /jobs/{id}/metrics, then the scheduler's fit over them
-  const points = async () => ((await page.locator("#sec-loss path.series.s0").getAttribute("d", { timeout: 2000 }).catch(() => "")) || "").split(/[ML]/).length - 1;
+  // the loss chart, drawn by dygraphs: real points from GET /jobs/{id}/metrics, then the
+  // scheduler's fit over them (a dashed curve)
+  const lossChart = page.locator("#sec-loss figure.chart");
+  await drawnByDygraphs(lossChart, /^step$/, 40000);
+  const lossSeries = async (label) => (await chartSeries(lossChart)).find((se) => label.test(se.label));
+  const points = async () => ((await lossSeries(/^loss \(reported\)$/)) || { points: 0 }).points;
   for (const deadline = Date.now() + 40000; (await points()) < 60 && Date.now() < deadline;) await page.waitForTimeout(300);
-  assert.ok((await points()) >= 60, `the loss path has ${await points()} points`);
-  await page.locator("#sec-loss path.fit").waitFor({ timeout: 30000 });
+  assert.ok((await points()) >= 60, `the loss line has ${await points()} points`);
+  for (const deadline = Date.now() + 30000; !(await lossSeries(/^fitted/)) && Date.now() < deadline;) await page.waitForTimeout(300);
+  const fitted = await lossSeries(/^fitted/);
+  assert.ok(fitted && fitted.points > 10 && fitted.dashed, "the fitted curve: " + JSON.stringify(fitted));
   await expectText(page.locator("#sec-loss"), /steps remaining\s*[\d,]+/);
   const metrics = (await call(server, "GET", `/jobs/${mlpId}/metrics`)).body.items;
   assert.ok(metrics.length >= 60 && metrics.every((m) => m.world_size === 2), `${metrics.length} points at 2 GPUs`);
@@ -256,10 +292,16 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   await expectText(page.locator("#sec-log"), /world size 4/, 30000);
   await expectText(page.locator("#sec-alloc"), /2 GPUs.*4 GPUs/s, 20000);
   // throughput measured at two GPU counts, and the speed model fitted from them
-  for (const deadline = Date.now() + 30000; await page.locator("#sec-speed circle.dot.s0").count() < 2 && Date.now() < deadline;)
+  const speedChart = page.locator("#sec-speed figure.chart");
+  const speedSeries = async (label) => (await chartSeries(speedChart)).find((se) => se.label === label) || { points: 0 };
+  for (const deadline = Date.now() + 30000; (await speedSeries("measured")).points < 2 && Date.now() < deadline;)
     await page.waitForTimeout(300);
-  assert.equal(await page.locator("#sec-speed circle.dot.s0").count(), 2, "measured at 2 and 4 GPUs");
-  await page.locator("#sec-speed path.fit").waitFor({ timeout: 30000 });
+  const measured = await speedSeries("measured");
+  assert.ok(measured.points === 2 && measured.dots, "measured at 2 and 4 GPUs, drawn as dots: " + JSON.stringify(measured));
+  await drawnByDygraphs(speedChart, /^GPUs$/);
+  for (const deadline = Date.now() + 30000; (await speedSeries("speed model (fitted)")).points === 0 && Date.now() < deadline;)
+    await page.waitForTimeout(300);
+  assert.ok((await speedSeries("speed model (fitted)")).dashed, "the speed model, dashed");
   await screenshot(page, "job-resized-1280");
 
   // the jobs table: the predicted finish comes with the list (predicted_finish), so it shows
@@ -359,13 +401,18 @@ test("the cluster page draws the server's history and polls it with If-None-Matc
   await page.goto(server.url + "/#/cluster");
   await page.selectOption("#history-range", "1h");
   for (const id of ["chart-gpus", "chart-queue", "chart-wait"])
-    await page.locator(`#${id} svg`).waitFor({ timeout: 20000 });
-  assert.equal(await page.locator("#chart-gpus path.series").count(), 3, "allocated, busy and up");
-  const points = Number(await page.locator("#chart-gpus").getAttribute("data-points"));
+    await drawnByDygraphs(page.locator("#" + id), /^minutes ago$/);
+  const gpus = page.locator("#chart-gpus");
+  const drawn = await chartSeries(gpus);
+  assert.deepEqual(drawn.map((se) => se.label), ["GPUs allocated", "GPUs busy (a minibatch lately)", "GPUs up"]);
+  assert.ok(drawn.every((se) => se.step), "GPU counts drawn as steps");
+  const points = drawn.reduce((n, se) => n + se.points, 0);
   assert.ok(points >= 3 * hist.items.length, `${points} points drawn for ${hist.items.length} samples`);
-  const d = await page.locator("#chart-gpus path.series.s1").getAttribute("d");
-  assert.ok(d.split(/[MLHV]/).length > 4, "the busy line has points: " + d.slice(0, 80));
+  assert.equal(points, Number(await gpus.getAttribute("data-points")), "every point given is drawn");
+  assert.ok(drawn[1].points > 3, "the busy line has points: " + drawn[1].points);
   await expectText(page.locator("#chart-gpus figcaption"), /GPUs allocated.*GPUs busy.*GPUs up/);
+  await hoverShowsValues(gpus);
+  await zoomAndReset(gpus);
   await screenshot(page, "cluster-history-1280");
   // polls of the same history and job lists are answered 304 while nothing changes
   const seen304 = () => responses.filter(([st, p]) => st === 304 && /\/api\/v1\/(cluster\/history|jobs|nodes)$/.test(p)).length;
@@ -374,8 +421,71 @@ test("the cluster page draws the server's history and polls it with If-None-Matc
   const counts = await page.evaluate(async () => (await import("/js/api.js")).conditional);
   assert.ok(counts.notModified > 0 && counts.sent >= counts.notModified, JSON.stringify(counts));
   await page.selectOption("#history-range", "15m");
-  await page.locator("#chart-gpus svg").waitFor();
+  await drawnByDygraphs(page.locator("#chart-gpus"), /^minutes ago$/);
 });
+
+// Hovering the newest sample's point of "GPUs up" highlights that row, and the hover line
+// says its values, as the chart holds them. (The chart is redrawn when a sample arrives: try
+// again then.)
+async function hoverShowsValues(fig) {
+  let last = "";
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const t = await fig.evaluate((f) => {
+      const g = f.graph, r = g.numRows() - 1;
+      const [x, y] = g.toDomCoords(g.getValue(r, 0), g.getValue(r, 3));
+      const box = f.querySelector(".plot canvas").getBoundingClientRect();
+      return { x: box.left + x, y: box.top + y, row: r, values: [1, 2, 3].map((c) => g.getValue(r, c)) };
+    });
+    await page.mouse.move(t.x - 40, t.y + 20);
+    await page.mouse.move(t.x - 1, t.y, { steps: 4 });
+    const selected = await fig.evaluate((f) => f.graph.getSelection());
+    last = (await fig.locator(".chart-hover").textContent()) || "";
+    const want = ["GPUs allocated", "GPUs busy (a minibatch lately)", "GPUs up"].map((l, i) => `${l}: ${Number(t.values[i].toPrecision(4))}`);
+    if (selected === t.row && want.every((w) => last.includes(w)) && / minutes ago · /.test(last)) return;
+    await page.waitForTimeout(500);
+  }
+  assert.fail("hovering the newest point shows its values; the hover line says: " + last);
+}
+
+// Dragging across the middle of the plot zooms the x range in (the Reset button appears); the
+// zoom is kept when the chart is drawn again (another span and back); Reset shows it all.
+async function zoomAndReset(fig) {
+  const range = () => fig.evaluate((f) => ({ zoomed: f.graph.isZoomed("x"), x: f.graph.xAxisRange(), all: f.graph.xAxisExtremes() }));
+  const before = await range();
+  assert.equal(before.zoomed, false);
+  assert.equal(await fig.locator(".chart-reset").isVisible(), false);
+  const box = await fig.locator(".plot canvas").first().boundingBox();
+  const labelsBefore = await fig.locator(".dygraph-axis-label-x").allTextContents();
+  await page.mouse.move(box.x + box.width * 0.35, box.y + box.height * 0.5);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.65, box.y + box.height * 0.5, { steps: 10 });
+  await page.mouse.up();
+  const zoomed = await range();
+  assert.ok(zoomed.zoomed, "zoomed in on x");
+  const width = (r) => r[1] - r[0];
+  assert.ok(width(zoomed.x) < 0.5 * width(before.x), `narrower: ${zoomed.x} of ${before.x}`);
+  assert.ok(zoomed.x[0] > before.x[0] && zoomed.x[1] < before.x[1], `inside: ${zoomed.x} of ${before.x}`);
+  assert.notDeepEqual(await fig.locator(".dygraph-axis-label-x").allTextContents(), labelsBefore, "new x axis labels");
+  assert.ok(await fig.locator(".chart-reset").isVisible(), "the Reset button shows once zoomed");
+  await screenshot(page, "cluster-history-zoomed-1280");
+  // drawn again from a fresh history: the 15 minutes unzoomed, the hour as it was zoomed;
+  // the replaced chart's graph is destroyed (it no longer listens to the window)
+  const replaced = await fig.elementHandle();
+  await page.selectOption("#history-range", "15m");
+  await drawnByDygraphs(page.locator("#chart-gpus"), /^minutes ago$/);
+  assert.equal((await range()).zoomed, false, "another span is not zoomed");
+  assert.equal(await replaced.evaluate((f) => f.querySelector(".plot").childElementCount), 0, "the old graph destroyed");
+  await page.selectOption("#history-range", "1h");
+  await drawnByDygraphs(page.locator("#chart-gpus"), /^minutes ago$/);
+  const again = await range();
+  assert.ok(again.zoomed && Math.abs(again.x[0] - zoomed.x[0]) < 1e-9 && Math.abs(again.x[1] - zoomed.x[1]) < 1e-9,
+    `the zoom is kept: ${again.x} (was ${zoomed.x})`);
+  await fig.locator(".chart-reset").click();
+  const reset = await range();
+  assert.equal(reset.zoomed, false, "Reset unzooms");
+  assert.deepEqual(reset.x, reset.all, "the whole history shows again");
+  assert.equal(await fig.locator(".chart-reset").isVisible(), false);
+}
 
 // What if: the jobs that completed, replayed by the server's simulator under the policies of
 // the scheduling core. The refusal while none has completed, then two short real train-mlp
@@ -540,6 +650,7 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
       unclosed,
       fields: ["command[2]", "env.PATH", "gpus", "Idempotency-Key"].map(submit.inputFor),
       ticks: chart.ticks(0, 1, 4),
+      rows: chart.chartRows([{ points: [[1, 2], [0, 1], [NaN, 3]] }, { points: [[1, 5], [2, NaN], [3, 4]] }]),
       fitAt: [fit.at(0), fit.at(2)],
       noFit: parts.convergence({ convergence: { b0: 1 } }),
       tput: parts.measuredThroughput({ items: [
@@ -564,6 +675,7 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
   assert.deepEqual(got.unclosed, ["command", 'a " quote is not closed']);
   assert.deepEqual(got.fields, ["command", "env", "gpus", null]);
   assert.deepEqual(got.ticks, [0, 0.25, 0.5, 0.75, 1]);
+  assert.deepEqual(got.rows, [[0, 1, null], [1, 2, 5], [2, null, null], [3, null, 4]]);
   assert.deepEqual(got.fitAt, [1, 0.75]);
   assert.equal(got.noFit, null);
   assert.deepEqual(got.tput, [[1, 200], [2, 800]]);

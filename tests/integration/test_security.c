@@ -1,12 +1,15 @@
 /* What keeps the appliance safe (docs/api.md, "Security"): the security headers on every
  * answer, bad tokens refused per address after a few, tokens stored only as hashes, the
- * admin token's file readable by its owner only. */
+ * admin token's file readable by its owner only, the system's libraries served under
+ * /vendor/ from their directory only. */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -130,5 +133,91 @@ Test(security, the_admin_token_file_is_for_its_owner_only)
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0600, "mode %o", (unsigned)(st.st_mode & 0777));
+    hx_finish();
+}
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A request that must be answered 404 with the security headers. */
+static void expect_no_file(const char *path)
+{
+    struct hx_resp *r = hx_json("GET", path, NULL, NULL);
+    cr_assert_eq(r->status, 404, "%s: %ld %s", path, r->status, r->body);
+    cr_assert_null(strstr(r->body, "SECRET"), "%s leaked: %s", path, r->body);
+    expect_security_headers(r, path);
+    hx_free(r);
+}
+
+/* /vendor/LIB/FILE is --vendor-dir's LIB/FILE (Debian's /usr/share/javascript, where the
+ * dashboard's chart library is installed), through the links Debian's packages make, with
+ * its type and the static files' cache header; nothing outside that directory. */
+Test(security, vendor_files_come_from_the_vendor_dir_only)
+{
+    char vendor[400], lib[420];
+    snprintf(vendor, sizeof(vendor), "%s/vendor", hx.dir);
+    snprintf(lib, sizeof(lib), "%s/chartlib", vendor);
+    cr_assert_eq(mkdir(vendor, 0755), 0);
+    cr_assert_eq(mkdir(lib, 0755), 0);
+    put_file(lib, "chart.min.js", "window.ChartLib = 1;\n");
+    put_file(lib, "chart.css", ".chart { color: red }\n");
+    put_file(hx.dir, "secret.txt", "SECRET\n");
+    char link[440];
+    snprintf(link, sizeof(link), "%s/dist", lib);
+    cr_assert_eq(symlink(".", link), 0);
+    cr_assert_eq(hx_stop_server(SIGTERM, 10), 0);
+    const char *saved[2] = {hx_server_args[0], hx_server_args[1]};
+    hx_server_args[0] = "--vendor-dir";
+    hx_server_args[1] = vendor;
+    hx_start_server();
+    hx_server_args[0] = saved[0];
+    hx_server_args[1] = saved[1];
+
+    static const struct {
+        const char *path, *type, *body;
+    } files[] = {
+        {"/vendor/chartlib/chart.min.js", "text/javascript; charset=utf-8",
+         "window.ChartLib = 1;\n"},
+        {"/vendor/chartlib/dist/chart.min.js", "text/javascript; charset=utf-8",
+         "window.ChartLib = 1;\n"},
+        {"/vendor/chartlib/chart.css", "text/css; charset=utf-8", ".chart { color: red }\n"},
+    };
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        struct hx_resp *r = hx_json("GET", files[i].path, NULL, NULL);
+        cr_assert_eq(r->status, 200, "%s: %ld", files[i].path, r->status);
+        cr_assert_str_eq(r->content_type, files[i].type, "%s", files[i].path);
+        cr_assert_str_eq(r->body, files[i].body, "%s", files[i].path);
+        char v[64];
+        cr_assert_not_null(hx_header(r, "Cache-Control", v, sizeof(v)), "%s", files[i].path);
+        cr_assert_str_eq(v, "no-cache");
+        expect_security_headers(r, files[i].path);
+        hx_free(r);
+    }
+    static const char *const missing[] = {
+        "/vendor/chartlib/nothing.js",
+        "/vendor/nolib/chart.min.js",
+        "/vendor/chartlib",
+        "/vendor/",
+        "/vendor",
+        "/vendor/../secret.txt",
+        "/vendor/chartlib/../../secret.txt",
+        "/vendor/%2e%2e/secret.txt",
+        "/vendor//chartlib/chart.min.js",
+        "/vendor/chartlib\\..\\..\\secret.txt",
+        "/chartlib/chart.min.js",
+    };
+    for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
+        expect_no_file(missing[i]);
+    /* the dashboard's own files are still the --www-dir's */
+    struct hx_resp *r = hx_json("GET", "/index.html", NULL, NULL);
+    cr_assert_eq(r->status, 200);
+    hx_free(r);
     hx_finish();
 }

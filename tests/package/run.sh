@@ -106,6 +106,11 @@ else
 fi
 curl -fsS "$url/" | grep -q '<title>Ringmaster' && ok "dashboard served from /usr/share" ||
     bad "dashboard"
+# the charts' library: the package's dependency, served from where Debian installs it
+dpkg-query -W -f='${Depends}' ringmaster | grep -q 'libjs-dygraphs' &&
+    curl -fsS "$url/vendor/dygraphs/dygraph.min.js" | grep -q 'Dygraph' &&
+    ok "the dashboard's chart library (libjs-dygraphs) served from /usr/share/javascript" ||
+    bad "chart library"
 
 export RINGMASTER_URL="$url"
 admin=/var/lib/ringmaster/admin.token

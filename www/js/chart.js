@@ -1,14 +1,25 @@
-// A small SVG line chart (no library): axes with round ticks, one polyline per series,
-// optional dots, a legend. It scales with its container through the viewBox.
+// The dashboard's charts. Line charts (loss, throughput, the cluster's history) are drawn by
+// dygraphs, the library Debian keeps as libjs-dygraphs: ringmasterd serves it from
+// /usr/share/javascript under /vendor/ and index.html loads it (window.Dygraph). It brings
+// the hover (the values of the point under the pointer), drag to zoom (across: the x range,
+// up or down: the y range), double-click or the Reset button to unzoom. The What-if page's
+// bar chart of a few policies is a small SVG of our own below (a category chart: nothing to
+// zoom; each bar says its value on hover).
 
 const NS = "http://www.w3.org/2000/svg";
-const PAD = { left: 56, right: 14, top: 24, bottom: 38 };
 
 function s(tag, attrs, text) {
   const el = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
   if (text !== undefined) el.textContent = text;
   return el;
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
 }
 
 // Round tick values covering [lo, hi], about n of them.
@@ -23,81 +34,160 @@ export function ticks(lo, hi, n = 5) {
   return out;
 }
 
-function extent(series, axis) {
-  let lo = Infinity, hi = -Infinity;
-  for (const se of series)
-    for (const p of se.points) {
-      if (!isFinite(p[axis])) continue;
-      lo = Math.min(lo, p[axis]);
-      hi = Math.max(hi, p[axis]);
-    }
-  if (lo === Infinity) return [0, 1];
-  if (lo === hi) return [lo - (lo === 0 ? 0 : Math.abs(lo) * 0.1) , hi + (hi === 0 ? 1 : Math.abs(hi) * 0.1)];
-  return [lo, hi];
-}
-
 function fmt(v) {
   const a = Math.abs(v);
   if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1);
   return String(Number(v.toPrecision(4)));
 }
 
-function axes(svg, sx, sy, xt, yt, w, h, opts) {
-  const g = s("g", { class: "axes" });
-  for (const v of yt) {
-    const y = sy(v);
-    g.append(s("line", { x1: PAD.left, x2: w - PAD.right, y1: y, y2: y, class: "grid" }));
-    g.append(s("text", { x: PAD.left - 6, y: y + 4, "text-anchor": "end" }, fmt(v)));
-  }
-  for (const v of xt) {
-    const x = sx(v);
-    g.append(s("line", { x1: x, x2: x, y1: h - PAD.bottom, y2: h - PAD.bottom + 4, class: "tick" }));
-    g.append(s("text", { x, y: h - PAD.bottom + 16, "text-anchor": "middle" },
-      opts.xFormat ? opts.xFormat(v) : fmt(v)));
-  }
-  g.append(s("line", { x1: PAD.left, x2: w - PAD.right, y1: h - PAD.bottom, y2: h - PAD.bottom, class: "axis" }));
-  if (opts.xLabel) g.append(s("text", { x: (PAD.left + w - PAD.right) / 2, y: h - 4, "text-anchor": "middle", class: "label" }, opts.xLabel));
-  if (opts.yLabel) g.append(s("text", { x: 4, y: 12, class: "label" }, opts.yLabel));
-  svg.append(g);
+// The series' colours, as style.css gives their legend keys (s0, s1, s2; total).
+const COLORS = ["#2f52c4", "#d9822b", "#3f8f5a", "#8c5bd0"];
+const GREY = "#9aa1b0";
+
+// "#rrggbb" as rgba() at 35 % opacity.
+function translucent(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${n >> 16}, ${(n >> 8) & 255}, ${n & 255}, 0.35)`;
 }
 
-// series: [{label, points: [[x, y], ...], cls?, dots?, step?}]; opts: {width, height,
-// xLabel, yLabel, xFormat, yMin}. Returns a <figure class="chart">.
+// dygraphs' own legend writes inline styles, which the Content-Security-Policy refuses
+// (style-src 'self'): the charts go without it and show the hovered values themselves.
+const Dygraph = window.Dygraph;
+if (Dygraph) Dygraph.PLUGINS = Dygraph.PLUGINS.filter((p) => p !== Dygraph.Plugins.Legend);
+
+// The zoom a user chose, by opts.zoomKey, so that a chart redrawn with newer data keeps it.
+const zooms = new Map();
+
+// The graphs drawn, by their div. Each listens to the window's resizes until destroyed: those
+// whose figure the page replaced (a redraw, another page) are destroyed before the next one.
+const drawn = new Map();
+
+function sweep() {
+  for (const [div, g] of drawn)
+    if (!div.isConnected) {
+      g.destroy();
+      drawn.delete(div);
+    }
+}
+
+// One row per distinct x: [x, y of series 0 or null, y of series 1 or null, ...], by x.
+export function chartRows(series) {
+  const rows = new Map();
+  series.forEach((se, i) => {
+    for (const [x, y] of se.points) {
+      if (!Number.isFinite(x)) continue;
+      if (!rows.has(x)) rows.set(x, [x, ...series.map(() => null)]);
+      if (Number.isFinite(y)) rows.get(x)[i + 1] = y;
+    }
+  });
+  return [...rows.values()].sort((a, b) => a[0] - b[0]);
+}
+
+function seriesOptions(se, i) {
+  const cls = se.cls || "";
+  return {
+    // "under": a wide translucent band that the lines drawn after it show through
+    color: /\btotal\b/.test(cls) ? GREY : /\bunder\b/.test(cls) ? translucent(COLORS[i % COLORS.length])
+      : COLORS[i % COLORS.length],
+    stepPlot: !!se.step,
+    drawPoints: !!se.dots,
+    pointSize: 2.5,
+    strokeWidth: /\bunder\b/.test(cls) ? 6 : 2,
+    strokePattern: /\bfit\b/.test(cls) ? [6, 4] : /\btotal\b/.test(cls) ? [4, 3] : null,
+  };
+}
+
+// The text of the hover line: "X label x · series: y · ...".
+function hoverText(opts, x, points) {
+  const xs = (opts.xFormat || fmt)(x) + (opts.xLabel ? " " + opts.xLabel : "");
+  const ys = points.filter((p) => Number.isFinite(p.yval)).map((p) => p.name + ": " + fmt(p.yval));
+  return [xs, ...ys].join(" · ");
+}
+
+const HINT = "hover for values · drag across (or up and down) to zoom · double-click to reset";
+
+function options(series, opts, parts) {
+  const so = {};
+  series.forEach((se, i) => { so[se.label] = seriesOptions(se, i); });
+  const saved = opts.zoomKey ? zooms.get(opts.zoomKey) : null;
+  return {
+    labels: ["x", ...series.map((se) => se.label)],
+    series: so,
+    colors: series.map((se, i) => so[se.label].color),
+    xlabel: opts.xLabel || "",
+    ylabel: opts.yLabel || "",
+    includeZero: opts.yMin === 0,
+    connectSeparatedPoints: true,
+    highlightCircleSize: 4,
+    axisLabelFontSize: 11,
+    gridLineColor: "#eceef2",
+    axisLineColor: GREY,
+    xRangePad: 4,
+    dateWindow: saved ? saved.x : null,
+    valueRange: saved ? saved.y : null,
+    axes: {
+      x: { axisLabelFormatter: (v) => (opts.xFormat || fmt)(v), valueFormatter: (v) => (opts.xFormat || fmt)(v) },
+      y: { axisLabelFormatter: (v) => fmt(v), valueFormatter: (v) => fmt(v), axisLabelWidth: 44 },
+    },
+    highlightCallback: (e, x, points) => { parts.hover.textContent = hoverText(opts, x, points); },
+    unhighlightCallback: () => { parts.hover.textContent = HINT; },
+    zoomCallback: () => zoomed(parts.graph, opts, parts.reset),
+  };
+}
+
+// After a zoom or its reset: the Reset button, and the zoom kept for the next drawing.
+function zoomed(g, opts, reset) {
+  if (!g) return;
+  const x = g.isZoomed("x") ? g.xAxisRange() : null, y = g.isZoomed("y") ? g.yAxisRange() : null;
+  reset.hidden = !(x || y);
+  if (!opts.zoomKey) return;
+  if (x || y) zooms.set(opts.zoomKey, { x, y });
+  else zooms.delete(opts.zoomKey);
+}
+
+// Calls f once el is in the document (dygraphs measures its box), trying for a few seconds
+// (lineChart calls it after the caller has had the chance to insert the figure).
+function whenAttached(el, f, tries = 300) {
+  if (el.isConnected) f();
+  else if (tries > 0) requestAnimationFrame(() => whenAttached(el, f, tries - 1));
+}
+
+// series: [{label, points: [[x, y], ...], cls? ("fit": dashed, "total": grey dashed, "under":
+// wide), dots?, step?}]; opts: {xLabel, yLabel, xFormat, yMin (0: the y axis includes 0),
+// title, zoomKey (a zoom is kept across charts drawn with the same key)}. Returns a
+// <figure class="chart line"> whose graph property is the Dygraph once it is drawn (it is
+// drawn once the figure is in the document).
 export function lineChart(series, opts = {}) {
-  // Drawn narrower on a phone so that its text keeps a readable size once scaled.
-  const narrow = window.innerWidth < 700;
-  const w = opts.width || (narrow ? 380 : 640), h = opts.height || (narrow ? 220 : 240);
-  const [x0, x1] = extent(series, 0);
-  let [y0, y1] = extent(series, 1);
-  if (opts.yMin !== undefined) y0 = Math.min(y0, opts.yMin);
-  const xt = ticks(x0, x1, Math.max(2, Math.floor(w / 110))), yt = ticks(y0, y1, 4);
-  const sx = (v) => PAD.left + ((v - x0) / (x1 - x0 || 1)) * (w - PAD.left - PAD.right);
-  const sy = (v) => h - PAD.bottom - ((v - y0) / (y1 - y0 || 1)) * (h - PAD.top - PAD.bottom);
-  const svg = s("svg", { viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": opts.title || "chart" });
-  axes(svg, sx, sy, xt, yt, w, h, opts);
-  series.forEach((se, i) => {
-    const cls = "series s" + i + (se.cls ? " " + se.cls : "");
-    const pts = se.points.filter((p) => isFinite(p[0]) && isFinite(p[1]));
-    let d = "";
-    pts.forEach((p, k) => {
-      const x = sx(p[0]).toFixed(1), y = sy(p[1]).toFixed(1);
-      if (se.step && k > 0) d += ` H${x} V${y}`;
-      else d += (k ? " L" : "M") + x + " " + y;
-    });
-    if (d) svg.append(s("path", { d, class: cls }));
-    if (se.dots) for (const p of pts) svg.append(s("circle", { cx: sx(p[0]), cy: sy(p[1]), r: 2.5, class: cls + " dot" }));
-  });
-  const fig = document.createElement("figure");
-  fig.className = "chart";
-  fig.append(svg);
-  const legend = document.createElement("figcaption");
-  series.forEach((se, i) => {
-    const item = document.createElement("span");
-    item.className = "key s" + i + (se.cls ? " " + se.cls : "");
-    item.textContent = se.label;
-    legend.append(item);
-  });
-  fig.append(legend);
+  const fig = el("figure", "chart line");
+  const rows = chartRows(series);
+  if (!Dygraph || rows.length === 0) {
+    fig.append(el("p", "state-msg error", !Dygraph
+      ? "The chart library is missing: install Debian's libjs-dygraphs (ringmasterd serves it from /usr/share/javascript)."
+      : "Nothing to draw."));
+    return fig;
+  }
+  const hover = el("div", "chart-hover muted small", HINT);
+  const reset = el("button", "chart-reset", "Reset zoom");
+  reset.type = "button";
+  reset.hidden = true;
+  const head = el("div", "chart-head");
+  head.append(hover, reset);
+  const plot = el("div", "plot");
+  plot.setAttribute("role", "img");
+  plot.setAttribute("aria-label", opts.title || "chart");
+  const legend = el("figcaption");
+  series.forEach((se, i) => legend.append(el("span", "key s" + i + (se.cls ? " " + se.cls : ""), se.label)));
+  fig.append(head, plot, legend);
+  const parts = { hover, reset, graph: null };
+  queueMicrotask(() => whenAttached(plot, () => {
+    sweep();
+    parts.graph = new Dygraph(plot, rows, options(series, opts, parts));
+    drawn.set(plot, parts.graph);
+    fig.graph = parts.graph;
+    reset.hidden = !parts.graph.isZoomed();
+    fig.dataset.drawn = "true";
+  }));
+  reset.addEventListener("click", () => parts.graph && parts.graph.resetZoom());
   return fig;
 }
 

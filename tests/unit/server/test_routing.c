@@ -80,6 +80,8 @@ Test(www, paths_and_types)
     cr_assert_str_eq(www_content_type("x/index.html"), "text/html; charset=utf-8");
     cr_assert_str_eq(www_content_type("app.js"), "text/javascript; charset=utf-8");
     cr_assert_str_eq(www_content_type("noext"), "application/octet-stream");
+    cr_assert_str_eq(www_content_type("chart.esm.mjs"), "text/javascript; charset=utf-8");
+    cr_assert_str_eq(www_content_type("dygraph.min.js.map"), "application/json");
 }
 
 static const char *node_error(const char *text)

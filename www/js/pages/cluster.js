@@ -123,7 +123,7 @@ export function historySeries(items, r, now = Date.now()) {
 }
 
 function chartFigure(id, series, r, yLabel, title) {
-  const fig = lineChart(series, { xLabel: r.unitLabel, yLabel, yMin: 0, title,
+  const fig = lineChart(series, { xLabel: r.unitLabel, yLabel, yMin: 0, title, zoomKey: id + ":" + r.key,
     xFormat: (v) => String(Number(Math.abs(v).toPrecision(3))) });
   fig.id = id;
   fig.dataset.points = String(series.reduce((n, se) => n + se.points.filter((p) => isFinite(p[0]) && isFinite(p[1])).length, 0));

@@ -129,7 +129,7 @@ function renderLoss(metrics, job) {
     for (let i = 0; i <= 100; i++) curve.push([(end * i) / 100, fit.at((end * i) / 100)]);
     series.push({ label: "fitted 1/(b0·k + b1) + b2", points: curve.filter((p) => p[1] < 1e6), cls: "fit" });
   }
-  return [lineChart(series, { xLabel: "step", yLabel: "loss", title: "loss per step" }),
+  return [lineChart(series, { xLabel: "step", yLabel: "loss", title: "loss per step", zoomKey: "loss:" + job.id }),
     fields([
       ["points", pts.length.toLocaleString() + " reported, last at step " + pts[pts.length - 1][0].toLocaleString()],
       ["fit", fit ? `b0 = ${fit.b0.toPrecision(3)}, b1 = ${fit.b1.toPrecision(3)}, b2 = ${fit.b2.toPrecision(3)}` : ""],
@@ -167,7 +167,8 @@ function renderSpeed(model, job, shared) {
     out.push(lineChart([
       { label: "measured", points: measured, dots: true },
       { label: "speed model (fitted)", points: curve, cls: "fit", dots: curve.length < 3 },
-    ], { xLabel: "GPUs", yLabel: "samples/s", yMin: 0, title: "throughput per GPU count" }));
+    ], { xLabel: "GPUs", yLabel: "samples/s", yMin: 0, title: "throughput per GPU count",
+      zoomKey: "speed:" + job.id }));
   else out.push(empty("No throughput measured yet."));
   out.push(fields([
     ["measured at", measured.length ? measured.map(([g]) => g + " GPU" + (g === 1 ? "" : "s")).join(", ") : ""],
