@@ -45,7 +45,8 @@ static void watch(const struct sched_snapshot *s, const struct sched_decision *d
 static struct simulate_result *run(const struct workload *w, const char *policy,
                                    struct simulate_config *cfg, struct seen *v)
 {
-    static struct options_cluster c;
+    static struct options_cluster c; /* kept for the run's result; the last one's freed here */
+    options_cluster_free(&c);
     cr_assert_eq(options_cluster_make(&c, 8, 8), 0);
     cfg->nodes = c.nodes;
     cfg->nnodes = c.nnodes;
