@@ -2,6 +2,7 @@
 #include "jobchan.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@ struct jobchan {
     int bye;
     unsigned long dropped;
     long total_steps; /* the job's TOTAL, 0 until it says */
+    int has_grad;     /* a GRAD record arrived: its last sqr and var */
+    double grad_sqr, grad_var;
     char job_id[64];
     struct jobchan_report *reports; /* ring of JOBCHAN_REPORT_CAP */
     size_t rhead;
@@ -292,6 +295,16 @@ static int on_line(struct jobchan *jc, char *line)
         jc->total_steps = v;
         return 0;
     }
+    if (!strcmp(line, "GRAD")) {
+        double sq, var;
+        if (sscanf(args, "%lf %lf", &sq, &var) != 2 || !isfinite(sq) || !isfinite(var) ||
+            sq < 0 || var < 0 || !(sq + var > 0))
+            return jc_fail(jc, "bad GRAD record '%s'", args);
+        jc->grad_sqr = sq;
+        jc->grad_var = var;
+        jc->has_grad = 1;
+        return 0;
+    }
     static const char *const acks[] = {"SUSPENDED", "RESUMED", "CHECKPOINTED", "DROPPED", "BYE"};
     for (size_t i = 0; i < sizeof(acks) / sizeof(acks[0]); i++) {
         if (!strcmp(line, acks[i]))
@@ -492,4 +505,13 @@ const char *jobchan_error(const struct jobchan *jc)
 long jobchan_total_steps(const struct jobchan *jc)
 {
     return jc->total_steps;
+}
+
+int jobchan_grad(const struct jobchan *jc, double *sqr, double *var)
+{
+    if (!jc->has_grad)
+        return 0;
+    *sqr = jc->grad_sqr;
+    *var = jc->grad_var;
+    return 1;
 }

@@ -112,4 +112,8 @@ const char *jobchan_error(const struct jobchan *jc);
 /* The steps the job said it runs in all (TOTAL), 0 until it says. */
 long jobchan_total_steps(const struct jobchan *jc);
 
+/* The gradient statistics of the job's last GRAD record (libringjob's ringjob_report_grad)
+ * into *sqr and *var: 1, or 0 when none came. */
+int jobchan_grad(const struct jobchan *jc, double *sqr, double *var);
+
 #endif

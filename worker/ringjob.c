@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct ringjob {
     int rank;
     int world;
     double lr_scale;
+    long batch;    /* RINGJOB_BATCH: the global batch the scheduler chose; 0 none */
     char job_id[64];
     char plan[64];
     char ckdir[PATH_MAX];
@@ -109,6 +111,9 @@ static int read_environment(void)
             return fail("RINGJOB_LR_SCALE: expected a number in (0, 1e6], got '%s'", s);
         rj.lr_scale = v;
     }
+    rj.batch = 0;
+    if (env_long("RINGJOB_BATCH", 1, 1L << 40, &rj.batch) < 0)
+        return -1;
     copy_word(rj.job_id, sizeof(rj.job_id), getenv("RINGJOB_JOB_ID"));
     s = getenv("RINGJOB_PLAN");
     copy_word(rj.plan, sizeof(rj.plan), s && *s ? s : "dp");
@@ -289,6 +294,22 @@ int ringjob_set_total_steps(long total)
         flush_out(0);
         if (queue_line("TOTAL %ld\n", total) < 0)
             return fail("ringjob_set_total_steps: no room to send it");
+    }
+    return 0;
+}
+
+int ringjob_report_grad(double sqr, double var)
+{
+    if (!rj.initialized)
+        return fail("ringjob_report_grad: not initialized");
+    if (!isfinite(sqr) || !isfinite(var) || sqr < 0 || var < 0 || !(sqr + var > 0))
+        return fail("ringjob_report_grad: expected finite sqr, var >= 0, not both 0");
+    if (rj.fd < 0)
+        return 0;
+    if (queue_line("GRAD %.17g %.17g\n", sqr, var) < 0) {
+        flush_out(0);
+        if (queue_line("GRAD %.17g %.17g\n", sqr, var) < 0)
+            return fail("ringjob_report_grad: no room to send it");
     }
     return 0;
 }
@@ -480,6 +501,11 @@ int ringjob_world_size(void)
 double ringjob_lr_scale(void)
 {
     return rj.lr_scale > 0.0 ? rj.lr_scale : 1.0;
+}
+
+long ringjob_batch(void)
+{
+    return rj.batch;
 }
 
 const char *ringjob_job_id(void)

@@ -17,6 +17,9 @@
  *                           the world size.
  *   RINGJOB_PLAN            the execution plan chosen by the scheduler (e.g. "dp"); "dp" when
  *                           unset.
+ *   RINGJOB_BATCH           the global batch (examples per step over all ranks) the scheduler
+ *                           chose for a job with a batch model (docs/scheduler.md "Goodput");
+ *                           unset: the job keeps its own.
  *   OMPI_COMM_WORLD_RANK    this process's rank (set by OpenMPI's mpirun); 0 when unset.
  * Only rank 0 connects to the socket; the other ranks learn each decision from rank 0
  * through the broadcast callback (ringjob_set_broadcast()).
@@ -77,6 +80,14 @@ int ringjob_set_total_steps(long total);
  * Returns 0, or -1 before ringjob_init(). */
 int ringjob_report(long step, double loss, long samples, double seconds);
 
+/* Reports the gradient statistics of the job's recent steps, measured at its initial global
+ * batch: the squared norm of the true gradient (sqr) and the variance of a one-batch
+ * estimate of it (var); their ratio is the gradient noise scale from which the scheduler
+ * predicts what a larger batch is worth (scheduler/goodput.h; Pollux's estimator from the
+ * ranks' local gradients serves). The last report counts. Rank 0; finite, >= 0, not both 0.
+ * Returns 0, or -1. */
+int ringjob_report_grad(double sqr, double var);
+
 /* At a minibatch boundary, after `step` was completed: returns the decision every rank
  * takes (the same on all of them, through the broadcast), or -1. Never blocks on the
  * worker: rank 0 reads what the worker sent so far. Collective when a broadcast is set. */
@@ -102,6 +113,9 @@ int ringjob_checkpoint_done(long step);
 int ringjob_rank(void);
 int ringjob_world_size(void);
 double ringjob_lr_scale(void);
+/* The global batch the scheduler chose (RINGJOB_BATCH), 0 when it chose none: the job then
+ * runs its own. Each rank takes ringjob_batch() / ringjob_world_size() examples per step. */
+long ringjob_batch(void);
 const char *ringjob_job_id(void);
 const char *ringjob_plan(void);
 const char *ringjob_checkpoint_dir(void);

@@ -143,6 +143,37 @@ static long long total_or_respond(struct api_call *call, const json_t *body)
     return json_integer_value(v);
 }
 
+/* The body's "grad" ({"sqr": x, "var": y}, the job's last GRAD record through its worker):
+ * 0 when absent, 1 with the two values, -1 after a 400 when they are not finite, >= 0 and
+ * not both 0. */
+static int grad_or_respond(struct api_call *call, const json_t *body, double *sqr, double *var)
+{
+    const json_t *g = json_object_get(body, "grad");
+    if (!g || json_is_null(g))
+        return 0;
+    const json_t *s = json_object_get(g, "sqr"), *v = json_object_get(g, "var");
+    if (!json_is_object(g) || json_object_size(g) != 2 || !json_is_number(s) || !json_is_number(v))
+        return api_field_error(call, "grad", "expected {\"sqr\": number, \"var\": number}");
+    *sqr = json_number_value(s);
+    *var = json_number_value(v);
+    if (!isfinite(*sqr) || !isfinite(*var) || *sqr < 0 || *var < 0 || !(*sqr + *var > 0))
+        return api_field_error(call, "grad", "expected finite sqr and var >= 0, not both 0");
+    return 1;
+}
+
+/* Keeps the job's last gradient statistics (jobs.grad_sqr, grad_var). Returns 0 or -1. */
+static int store_grad(struct api_call *call, const char *ids, double sqr, double var)
+{
+    char s[32], v[32];
+    snprintf(s, sizeof(s), "%.17g", sqr);
+    snprintf(v, sizeof(v), "%.17g", var);
+    const char *p[] = {ids, s, v};
+    return db_command_params(call->db,
+                             "UPDATE jobs SET grad_sqr = $2::float8, grad_var = $3::float8,"
+                             " grad_at = now() WHERE id = $1",
+                             3, p);
+}
+
 /* Keeps the total the job says it runs (jobs.reported_total_steps). Returns 0 or -1. */
 static int store_total(struct api_call *call, const char *ids, long long total)
 {
@@ -194,9 +225,13 @@ void reports_metrics_post(struct api_call *call)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
     long long total = 0;
+    double sqr = 0, var = 0;
+    int grad = 0;
     if (items_or_respond(call, body, &items) == 0 && (total = total_or_respond(call, body)) >= 0 &&
+        (grad = grad_or_respond(call, body, &sqr, &var)) >= 0 &&
         reports_claim_or_respond(call, id, REPORTS_RUNS) == 0) {
-        if (total > 0 && store_total(call, ids, total) < 0)
+        if ((total > 0 && store_total(call, ids, total) < 0) ||
+            (grad > 0 && store_grad(call, ids, sqr, var) < 0))
             api_db_error(call, NULL);
         else
             store_metrics(call, ids, items);

@@ -137,6 +137,39 @@ Test(estimates, a_reported_total_is_kept)
     hx_finish();
 }
 
+/* A worker's report may carry the job's gradient statistics (libringjob's GRAD): the last
+ * ones are kept for the goodput model; nonsense is refused and nothing of the post is kept. */
+Test(estimates, reported_gradient_statistics_are_kept)
+{
+    long long id = hx_submit(hx.admin, "g", 1);
+    char path[96], sql[160];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin,
+                "{\"items\":[{\"step\":1,\"loss\":2.0,\"samples\":32,\"seconds\":0.1,"
+                "\"world_size\":1}],\"grad\":{\"sqr\":2.5,\"var\":400}}"),
+        200));
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin,
+                "{\"items\":[{\"step\":2,\"loss\":1.9,\"samples\":32,\"seconds\":0.1,"
+                "\"world_size\":1}],\"grad\":{\"sqr\":1.25,\"var\":500}}"),
+        200));
+    snprintf(sql, sizeof(sql), "SELECT grad_var / grad_sqr FROM jobs WHERE id = %lld", id);
+    cr_assert_float_eq(hx_sql_num(sql), 400, 1e-9, "the last statistics count");
+    const char *bad[] = {"{\"items\":[],\"grad\":{\"sqr\":-1,\"var\":2}}",
+                         "{\"items\":[],\"grad\":{\"sqr\":0,\"var\":0}}",
+                         "{\"items\":[],\"grad\":{\"sqr\":1}}",
+                         "{\"items\":[],\"grad\":[1,2]}",
+                         "{\"items\":[{\"step\":3,\"loss\":1.0,\"samples\":32,\"seconds\":0.1,"
+                         "\"world_size\":1}],\"grad\":{\"sqr\":\"x\",\"var\":2}}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        hx_expect_problem(hx_json("POST", path, hx.admin, bad[i]), 400, "grad");
+    cr_assert_float_eq(hx_sql_num(sql), 400, 1e-9, "refused posts change nothing");
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_metrics WHERE job_id = %lld", id);
+    cr_assert_float_eq(hx_sql_num(sql), 2, 1e-9, "nor store their reports");
+    hx_finish();
+}
+
 static json_t *progress_of(long long id, const char *from)
 {
     char path[96];

@@ -106,6 +106,9 @@ static void flush_metrics(struct agent *a, struct wjob *j)
     long total = jobchan_total_steps(j->chan);
     if (body && total > 0)
         json_object_set_new(body, "total_steps", json_integer(total));
+    double sqr, var;
+    if (body && jobchan_grad(j->chan, &sqr, &var))
+        json_object_set_new(body, "grad", json_pack("{s:f, s:f}", "sqr", sqr, "var", var));
     outbox_push_json(a->out, "POST", path, body, 1);
     j->metrics = json_array();
     j->metrics_at = agent_now();
@@ -365,6 +368,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
         return -1;
     snprintf(ids, sizeof(ids), "%lld", j->id);
     const json_t *lr = json_object_get(spec, "lr_scale");
+    const json_t *batch = json_object_get(spec, "batch");
     char **cmd = strv_of(json_object_get(spec, "command"));
     char **env = env_of(json_object_get(spec, "env"));
     struct launch_req r = {.job_id = ids,
@@ -379,6 +383,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
                            .ckpt_dir = ckpt,
                            .plan = json_string_value(json_object_get(spec, "plan")),
                            .lr_scale = json_is_number(lr) ? json_number_value(lr) : -1,
+                           .batch = json_is_integer(batch) ? (long)json_integer_value(batch) : 0,
                            .log_path = j->log,
                            .self = a->self,
                            .yield_when_idle = a->simulated};

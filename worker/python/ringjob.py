@@ -62,6 +62,8 @@ _SIGNATURES = {
                                       ctypes.c_double]),
     "ringjob_poll": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_set_total_steps": (ctypes.c_int, [ctypes.c_long]),
+    "ringjob_report_grad": (ctypes.c_int, [ctypes.c_double, ctypes.c_double]),
+    "ringjob_batch": (ctypes.c_long, []),
     "ringjob_suspended_wait": (ctypes.c_int, []),
     "ringjob_checkpoint_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                                ctypes.c_size_t]),
@@ -136,6 +138,11 @@ def set_total_steps(total):
     _check(_lib.ringjob_set_total_steps(int(total)))
 
 
+def report_grad(sqr, var):
+    """The gradient's squared norm and variance at the initial batch (its noise scale)."""
+    _check(_lib.ringjob_report_grad(float(sqr), float(var)))
+
+
 def poll(step):
     """At a minibatch boundary: CONTINUE, SUSPEND or CHECKPOINT_EXIT, the same on all ranks."""
     return _check(_lib.ringjob_poll(int(step)))
@@ -169,6 +176,11 @@ def world_size():
 def lr_scale():
     """Factor on the one-rank learning rate (eq. 7: the world size unless the worker says)."""
     return _lib.ringjob_lr_scale()
+
+
+def batch():
+    """The global batch the scheduler chose (0: none; keep your own)."""
+    return _lib.ringjob_batch()
 
 
 def job_id():

@@ -81,6 +81,45 @@ Test(ringjob, reports_arrive_in_order)
     jobtest_rmtree(f.dir);
 }
 
+/* Reports gradient statistics twice (the last counts) and reads the batch it was given. */
+static int job_grad(void)
+{
+    setenv("RINGJOB_BATCH", "512", 1);
+    if (ringjob_init() < 0 || !ringjob_connected() || ringjob_batch() != 512)
+        return 10;
+    if (ringjob_report_grad(-1, 2) != -1 || ringjob_report_grad(0, 0) != -1 ||
+        !strstr(ringjob_error(), "ringjob_report_grad"))
+        return 11;
+    for (long step = 1; step <= 20; step++) {
+        ringjob_report(step, 1.0, 32, 0.001);
+        if (step == 5 && ringjob_report_grad(2.0, 300.0) < 0)
+            return 12;
+        if (step == 15 && ringjob_report_grad(1.5, 0.25) < 0)
+            return 13;
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 14;
+    }
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, gradient_statistics_reach_the_worker_and_the_batch_the_job)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    double sqr = -1, var = -1;
+    cr_assert_eq(jobchan_grad(f.jc, &sqr, &var), 0, "none before the job says");
+    int status = jobtest_drive(f.jc, fork_job(&f, job_grad), 20.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(s.n, 20);
+    cr_assert_eq(jobchan_grad(f.jc, &sqr, &var), 1);
+    cr_assert_float_eq(sqr, 1.5, 1e-12);
+    cr_assert_float_eq(var, 0.25, 1e-12);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
 /* Runs until told to checkpoint; counts suspensions; exit 0 only if each suspension was
  * followed by a resume and the checkpoint was acknowledged. */
 static int job_obedient(void)
@@ -297,6 +336,13 @@ static int job_standalone(void)
     setenv("RINGJOB_LR_SCALE", "-1", 1);
     if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_LR_SCALE"))
         return 18;
+    unsetenv("RINGJOB_LR_SCALE");
+    if (ringjob_init() < 0 || ringjob_batch() != 0 || ringjob_report_grad(1, 1) != 0)
+        return 19; /* no batch chosen; statistics go nowhere without a worker */
+    ringjob_finalize();
+    setenv("RINGJOB_BATCH", "0", 1);
+    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_BATCH"))
+        return 20;
     return 0;
 }
 
