@@ -112,6 +112,8 @@ json_t *jobview_json(const PGresult *r, int row)
                             : json_string(PQgetvalue(r, row, C_CUR_PLAN)));
     length_fields(j, r, row);
     json_object_set_new(j, "progress", progress_json(r, row));
+    json_object_set_new(j, "array_id", cell_int(r, row, C_ARRAY_ID));
+    json_object_set_new(j, "array_index", cell_int(r, row, C_ARRAY_INDEX));
     return j;
 }
 

@@ -20,7 +20,7 @@ struct api_call;
                                                  " j.estimate_error, j.estimate_samples, "         \
                                                  "j.estimate_source,"                       \
                                                  " (SELECT l.step FROM job_last_report l"   \
-                                                 " WHERE l.job_id = j.id)"
+                                                 " WHERE l.job_id = j.id), j.array_id, j.array_index"
 enum {
     C_ID,
     C_USER,
@@ -49,6 +49,8 @@ enum {
     C_EST_SAMPLES,
     C_EST_SOURCE,
     C_STEP,
+    C_ARRAY_ID,
+    C_ARRAY_INDEX,
     C_NCOLS
 };
 
