@@ -314,13 +314,17 @@ static void batch_one(struct batch *b, const json_t *one, size_t i, json_t *all,
     if (array_index_of(one, i, &index, all) < 0)
         return;
     json_t *el = json_copy((json_t *)one); /* shallow: the spec shares its members */
+    if (!el) {
+        add_error(all, i, "", "out of memory");
+        return;
+    }
     json_object_del(el, "array_index");
-    int rc = el ? jobspec_parse(el, &b->specs[b->n], &errors, detail, sizeof(detail)) : -1;
+    int rc = jobspec_parse(el, &b->specs[b->n], &errors, detail, sizeof(detail));
     json_decref(el);
     if (rc < 0) {
         if (!first[0])
-            snprintf(first, flen, "jobs[%zu].%s", i, el ? detail : "out of memory");
-        add_errors(all, i, el ? errors : NULL);
+            snprintf(first, flen, "jobs[%zu].%s", i, detail);
+        add_errors(all, i, errors);
         return;
     }
     if (index >= 0)
