@@ -101,7 +101,8 @@ void jobs_list(struct api_call *call)
     PGresult *r = db_exec(call->db,
                           "SELECT " JOB_COLS " FROM jobs j JOIN users u"
                           " ON u.id = j.user_id WHERE ($1::text IS NULL OR j.state = $1)"
-                          " AND ($2::text IS NULL OR u.name = $2) AND j.id > $3"
+                          " AND ($2::text IS NULL OR"
+                          " j.user_id = (SELECT id FROM users WHERE name = $2)) AND j.id > $3"
                           " AND ($5::text IS NULL OR starts_with(j.name, $5))"
                           " AND ($6::bigint IS NULL OR j.array_id = $6)"
                           " ORDER BY j.id LIMIT $4",

@@ -75,8 +75,9 @@ void jobview_respond(struct api_call *call, long long id, unsigned status, int s
  * none). */
 json_t *jobview_sched_fields(PGconn *c, json_t *job);
 
-/* As jobview_sched_fields for every item of a page {"items": [...]} (stolen; returned),
- * without the models; two queries in all. */
+/* As jobview_sched_fields for every item of a page {"items": [...]} (stolen; returned; its
+ * items in ascending ids, as a page is), without the models; two queries at most, and no
+ * query of the scheduler's view for a page of ended jobs. */
 json_t *jobview_list_fields(PGconn *c, json_t *page);
 
 #endif
