@@ -1,6 +1,7 @@
 /* Sweeps: many jobs in one request (POST /api/v1/jobs:batch, one transaction) and job arrays
  * (ringctl submit --array), as users script hyper-parameter searches (issue 13 item 1). */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,54 @@ Test(batch, one_bad_job_refuses_the_whole_batch_and_names_it)
     hx_expect_problem(hx_json("POST", "/api/v1/jobs:batch", hx.admin, big), 413, "jobs");
     free(big);
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), 0);
+    hx_finish();
+}
+
+/* One try of an array batch under the key "race" (concurrent retries of one sweep). */
+struct racer {
+    long status;
+    long long first, array;
+};
+
+static const char *race_body =
+    "{\"jobs\":[{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"array_index\":0},"
+    "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"array_index\":1},"
+    "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"array_index\":2}]}";
+
+static void *race(void *arg)
+{
+    struct racer *rc = arg;
+    struct hx_resp *r = hx_call("POST", "/api/v1/jobs:batch", hx.admin, "application/json",
+                                race_body, strlen(race_body), "Idempotency-Key: race");
+    rc->status = r->status;
+    json_t *items = r->json ? json_object_get(r->json, "items") : NULL;
+    rc->first = json_integer_value(json_object_get(json_array_get(items, 0), "id"));
+    rc->array = r->json ? json_integer_value(json_object_get(r->json, "array_id")) : -1;
+    hx_free(r);
+    return NULL;
+}
+
+/* Retries racing each other store the array once: one 201, the others 200 with its jobs. */
+Test(batch, concurrent_retries_store_one_array)
+{
+    enum { N = 6 };
+    pthread_t t[N];
+    struct racer rc[N];
+    for (int i = 0; i < N; i++)
+        pthread_create(&t[i], NULL, race, &rc[i]);
+    int created = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert(rc[i].status == 201 || rc[i].status == 200, "status %ld", rc[i].status);
+        created += rc[i].status == 201;
+    }
+    cr_assert_eq(created, 1);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(rc[i].first, rc[0].first, "every try answers the same jobs");
+        cr_assert_eq(rc[i].array, rc[0].first, "and the same array, its first job's id");
+    }
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), 3, "no twin");
+    cr_assert_eq(hx_sql_num("SELECT count(DISTINCT array_id) FROM jobs"), 1);
     hx_finish();
 }
 
