@@ -124,9 +124,10 @@ static int fits_size_or_respond(struct api_call *call, const struct jobspec *s, 
     json_t *errs =
         json_pack("[{s:s, s:s}]", "field", field, "detail", "more GPUs than the cluster has");
     http_send_problem(call->req, 422, errs, NULL,
-                      "%sthe job needs %d GPUs; the cluster has %ld on %ld node%s up"
+                      "%s%sthe job needs %d GPUs; the cluster has %ld on %ld node%s up"
                       " (submit with \"hold\": true to wait for nodes still to come)",
-                      i >= 0 ? field : "", s->min_gpus, gpus, nodes, nodes == 1 ? "" : "s");
+                      i >= 0 ? field : "", i >= 0 ? ": " : "", s->min_gpus, gpus, nodes,
+                      nodes == 1 ? "" : "s");
     return -1;
 }
 

@@ -83,6 +83,27 @@ Test(batch, one_bad_job_refuses_the_whole_batch_and_names_it)
     hx_finish();
 }
 
+/* A job that can never fit the cluster up refuses the batch, naming it (422), unless it
+ * holds. */
+Test(batch, a_job_larger_than_the_cluster_is_named)
+{
+    const char *node = "{\"name\":\"n1\",\"cpus\":16,\"memory_bytes\":1000,\"gpus\":["
+                       "{\"index\":0,\"model\":\"sim\",\"memory_bytes\":1},"
+                       "{\"index\":1,\"model\":\"sim\",\"memory_bytes\":1}]}";
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/nodes", hx.admin, node), 201));
+    const char *big = "{\"jobs\":[{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2},"
+                      "{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}]}";
+    struct hx_resp *r = hx_json("POST", "/api/v1/jobs:batch", hx.admin, big);
+    cr_assert(strstr(r->body, "jobs[1].gpus: the job needs 4 GPUs"), "%s", r->body);
+    hx_expect_problem(r, 422, "jobs[1].gpus");
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), 0, "all or nothing");
+    const char *held = "{\"jobs\":[{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2},"
+                       "{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4,\"hold\":true}]}";
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/jobs:batch", hx.admin, held), 201));
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), 2);
+    hx_finish();
+}
+
 /* One try of an array batch under the key "race" (concurrent retries of one sweep). */
 struct racer {
     long status;
