@@ -1,6 +1,7 @@
 /* api-bench: load on a running ringmasterd over loopback.
  *
  *   api-bench --url URL --token-file F [--threads N] [--seconds S] [--conninfo CI]
+ *             [--batches B] [--stored J]
  *
  * Phase 1, submissions: N threads POST jobs for S seconds, each answer a 201
  * (the server has committed the job before answering). Phase 2, listing: N
@@ -8,6 +9,11 @@
  * same run: GET /api/v1/health (the HTTP path without the job tables), and,
  * with --conninfo, single-row INSERT commits straight into PostgreSQL through
  * libpq from N connections (the durable-commit ceiling of that database).
+ * Then the sweeps (issue 13): --batches B POSTs of /api/v1/jobs:batch with 1,000 jobs each
+ * from one client (jobs per second, p50 per batch); with --conninfo the jobs table is filled
+ * up to --stored J jobs (COMPLETED rows written straight into it, as a cluster's history
+ * holds them), and one client GETs /api/v1/jobs?limit=1000 at random places of the table for
+ * S seconds (the latency of one big page, p50 and p99).
  * Prints one line per figure and the ratios. */
 #include <curl/curl.h>
 #include <errno.h>
@@ -28,9 +34,15 @@ struct opts {
     int threads;
     double seconds;
     const char *conninfo;
+    int batches;      /* --batches: POSTs of 1,000 jobs */
+    long stored;      /* --stored: jobs in the table for the big pages */
+    long long lo, hi; /* the ids of the table, for the big pages' cursors */
 };
 
-enum phase { PHASE_SUBMIT, PHASE_LIST, PHASE_HEALTH, PHASE_PG };
+enum phase { PHASE_SUBMIT, PHASE_LIST, PHASE_HEALTH, PHASE_PG, PHASE_BATCH, PHASE_BIG_LIST };
+
+#define BATCH_JOBS 1000
+#define BIG_PAGE 1000
 
 struct worker {
     pthread_t tid;
@@ -142,11 +154,89 @@ static void pg_loop(struct worker *w)
     PQfinish(conn);
 }
 
+/* One timed request of c (its URL and body set); records it when it answered want. */
+static void timed_perform(struct worker *w, CURL *c, long want)
+{
+    long code = 0;
+    double t0 = now_s();
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    double dt = now_s() - t0;
+    if (rc == CURLE_OK && code == want) {
+        w->ok++;
+        record(w, dt);
+    } else {
+        w->failed++;
+    }
+}
+
+static CURL *json_client(const struct opts *o, struct curl_slist **h)
+{
+    char auth[300];
+    CURL *c = curl_easy_init();
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", o->token);
+    *h = curl_slist_append(NULL, auth);
+    *h = curl_slist_append(*h, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, *h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    return c;
+}
+
+/* --batches POSTs of BATCH_JOBS jobs each (a sweep), one after the other. */
+static void batch_loop(struct worker *w)
+{
+    struct curl_slist *h;
+    CURL *c = json_client(w->o, &h);
+    size_t cap = BATCH_JOBS * 96 + 32, n = 0;
+    char url[512], *body = malloc(cap);
+    n += (size_t)snprintf(body + n, cap - n, "{\"jobs\":[");
+    for (int i = 0; i < BATCH_JOBS; i++)
+        n += (size_t)snprintf(body + n, cap - n,
+                              "%s{\"name\":\"sweep-%d\",\"command\":[\"true\",\"--lr\",\"%d\"],"
+                              "\"gpus\":1}",
+                              i ? "," : "", i, i);
+    snprintf(body + n, cap - n, "]}");
+    snprintf(url, sizeof(url), "%s/api/v1/jobs:batch", w->o->url);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    for (int i = 0; i < w->o->batches; i++)
+        timed_perform(w, c, 201);
+    free(body);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+}
+
+/* GET /api/v1/jobs?limit=BIG_PAGE&after=X for o->seconds, X drawn at random from the table's
+ * ids so that each page is full. */
+static void big_list_loop(struct worker *w)
+{
+    struct curl_slist *h;
+    CURL *c = json_client(w->o, &h);
+    unsigned seed = 12345u + (unsigned)w->index;
+    long long span = w->o->hi - w->o->lo - BIG_PAGE;
+    double end = now_s() + w->o->seconds;
+    while (now_s() < end) {
+        char url[512];
+        long long after = w->o->lo + (span > 0 ? (long long)rand_r(&seed) % span : 0);
+        snprintf(url, sizeof(url), "%s/api/v1/jobs?limit=%d&after=%lld", w->o->url, BIG_PAGE,
+                 after);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        timed_perform(w, c, 200);
+    }
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     if (w->phase == PHASE_PG)
         pg_loop(w);
+    else if (w->phase == PHASE_BATCH)
+        batch_loop(w);
+    else if (w->phase == PHASE_BIG_LIST)
+        big_list_loop(w);
     else
         http_loop(w);
     return NULL;
@@ -163,17 +253,17 @@ struct result {
     long ok, failed;
 };
 
-static struct result run_phase(const struct opts *o, enum phase phase)
+static struct result run_phase(const struct opts *o, enum phase phase, int threads)
 {
     struct worker ws[MAX_THREADS];
     memset(ws, 0, sizeof(ws));
     double t0 = now_s();
-    for (int i = 0; i < o->threads; i++) {
+    for (int i = 0; i < threads; i++) {
         ws[i] = (struct worker){.o = o, .phase = phase, .index = i};
         pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]);
     }
     size_t total = 0;
-    for (int i = 0; i < o->threads; i++) {
+    for (int i = 0; i < threads; i++) {
         pthread_join(ws[i].tid, NULL);
         total += ws[i].nlat;
     }
@@ -181,7 +271,7 @@ static struct result run_phase(const struct opts *o, enum phase phase)
     struct result r = {0};
     double *all = malloc((total ? total : 1) * sizeof(double));
     size_t n = 0;
-    for (int i = 0; i < o->threads; i++) {
+    for (int i = 0; i < threads; i++) {
         r.ok += ws[i].ok;
         r.failed += ws[i].failed;
         if (all)
@@ -230,6 +320,47 @@ static void drop_baseline_table(const char *conninfo)
     PQfinish(conn);
 }
 
+/* One statement on conn; its first cell as a number (0 when none). Returns 0 or -1. */
+static int pg_num(PGconn *conn, const char *sql, long long *v)
+{
+    PGresult *r = PQexec(conn, sql);
+    int ok = PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok)
+        fprintf(stderr, "api-bench: %s", PQresultErrorMessage(r));
+    *v = ok && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strtoll(PQgetvalue(r, 0, 0), NULL, 10)
+                                                          : 0;
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
+/* Fills the jobs table up to o->stored rows (COMPLETED jobs of the first admin, written
+ * straight into the table), analyses it, and notes its ids in o->lo, o->hi. Returns 0 or -1. */
+static int fill_jobs(struct opts *o)
+{
+    PGconn *conn = PQconnectdb(o->conninfo);
+    long long have = 0, added = 0;
+    char sql[1024];
+    int rc = PQstatus(conn) == CONNECTION_OK ? pg_num(conn, "SELECT count(*) FROM jobs", &have)
+                                             : -1;
+    snprintf(sql, sizeof(sql),
+             "WITH a AS (SELECT id FROM users WHERE role = 'admin' ORDER BY id LIMIT 1),"
+             " ins AS (INSERT INTO jobs (user_id, name, command, gpus, min_gpus, max_gpus,"
+             " state, finished_at) SELECT a.id, 'history-' || g, '[\"true\"]', 1 + g %% 8,"
+             " 1 + g %% 8, 1 + g %% 8, 'COMPLETED', now() FROM a, generate_series(1, %lld) g"
+             " RETURNING 1) SELECT count(*) FROM ins",
+             o->stored > have ? o->stored - have : 0);
+    if (rc == 0 && o->stored > have)
+        rc = pg_num(conn, sql, &added);
+    if (rc == 0)
+        rc = pg_num(conn, "ANALYZE jobs", &added);
+    if (rc == 0 && pg_num(conn, "SELECT min(id) FROM jobs", &o->lo) == 0)
+        rc = pg_num(conn, "SELECT max(id) FROM jobs", &o->hi);
+    if (PQstatus(conn) != CONNECTION_OK)
+        fprintf(stderr, "api-bench: %s", PQerrorMessage(conn));
+    PQfinish(conn);
+    return rc;
+}
+
 static void print_result(const char *what, const struct result *r)
 {
     printf("%-34s %10.1f /s   p50 %7.2f ms   p99 %7.2f ms   (%ld ok, %ld failed)\n", what,
@@ -267,34 +398,40 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->seconds = atof(v);
         else if (!strcmp(argv[i], "--conninfo"))
             o->conninfo = v;
+        else if (!strcmp(argv[i], "--batches"))
+            o->batches = atoi(v);
+        else if (!strcmp(argv[i], "--stored"))
+            o->stored = atol(v);
         else
             return -1;
         i++;
     }
-    if (!o->url || !token_file || o->threads < 1 || o->threads > MAX_THREADS || o->seconds <= 0)
+    if (!o->url || !token_file || o->threads < 1 || o->threads > MAX_THREADS || o->seconds <= 0 ||
+        o->batches < 0 || o->stored < 0)
         return -1;
     return read_token(token_file, o->token, sizeof(o->token));
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {.threads = 8, .seconds = 5};
+    struct opts o = {.threads = 8, .seconds = 5, .batches = 10, .stored = 100000};
     if (parse_args(argc, argv, &o) < 0) {
         fprintf(stderr, "usage: api-bench --url URL --token-file F [--threads 1..64] "
-                        "[--seconds S] [--conninfo LIBPQ_CONNINFO]\n");
+                        "[--seconds S] [--conninfo LIBPQ_CONNINFO] [--batches B (10)]"
+                        " [--stored J (100000)]\n");
         return 2;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     printf("api-bench: %d client threads, %.0f s per phase, %s\n", o.threads, o.seconds, o.url);
-    struct result health = run_phase(&o, PHASE_HEALTH);
+    struct result health = run_phase(&o, PHASE_HEALTH, o.threads);
     print_result("GET /api/v1/health (baseline)", &health);
-    struct result submit = run_phase(&o, PHASE_SUBMIT);
+    struct result submit = run_phase(&o, PHASE_SUBMIT, o.threads);
     print_result("POST /api/v1/jobs (durable)", &submit);
-    struct result list = run_phase(&o, PHASE_LIST);
+    struct result list = run_phase(&o, PHASE_LIST, o.threads);
     print_result("GET /api/v1/jobs?limit=50", &list);
     int rc = submit.failed || list.failed || health.failed ? 1 : 0;
     if (o.conninfo && prepare_baseline_table(o.conninfo) == 0) {
-        struct result pg = run_phase(&o, PHASE_PG);
+        struct result pg = run_phase(&o, PHASE_PG, o.threads);
         print_result("libpq INSERT commit (baseline)", &pg);
         drop_baseline_table(o.conninfo);
         if (pg.rate > 0)
@@ -302,6 +439,22 @@ int main(int argc, char **argv)
     }
     if (list.p50_ms > 0 && health.p50_ms > 0)
         printf("ratio list p50 / health p50: %.2f\n", list.p50_ms / health.p50_ms);
+    if (o.batches > 0) {
+        struct result batch = run_phase(&o, PHASE_BATCH, 1);
+        printf("POST /api/v1/jobs:batch, 1,000 jobs  %8.0f jobs/s   p50 %7.2f ms   p99 %7.2f ms"
+               "   (%ld ok, %ld failed; 1 client)\n",
+               batch.rate * BATCH_JOBS, batch.p50_ms, batch.p99_ms, batch.ok, batch.failed);
+        rc |= batch.failed ? 1 : 0;
+    }
+    if (o.conninfo && o.stored > 0 && fill_jobs(&o) == 0) {
+        struct result big = run_phase(&o, PHASE_BIG_LIST, 1);
+        char what[64];
+        snprintf(what, sizeof(what), "GET ?limit=1000 of %lld jobs", o.hi - o.lo + 1);
+        print_result(what, &big);
+        printf("(one client; big page p50 / health p50: %.1f)\n",
+               health.p50_ms > 0 ? big.p50_ms / health.p50_ms : 0);
+        rc |= big.failed ? 1 : 0;
+    }
     curl_global_cleanup();
     return rc;
 }

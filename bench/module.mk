@@ -12,6 +12,13 @@ bench-api: deps all
 
 .PHONY: bench-api
 
+# The plans of GET /api/v1/jobs with each filter on 100,000 jobs (docs/benchmarks.md, "Sweeps
+# and big lists").
+explain-list: all
+	@bench/explain-list.sh $(BUILD)
+
+.PHONY: explain-list
+
 # Refits while many running jobs report (docs/benchmarks.md, "Refits ...").
 bench-sched-refit: all
 	@python3 bench/bench-sched-refit.py $(BUILD)/ringmasterd

@@ -28,16 +28,18 @@ struct command {
 static const struct command commands[] = {
     {"submit", ringctl_cmd_submit,
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
-     "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] [--array FIRST-LAST]\n"
+     "         [--batch-per-gpu M] [--env K=V]... [--idempotency-key K] [--array INDEXES]\n"
      "         -- COMMAND [ARGS...]",
-     "Submit a job; prints its id. --array submits one job per index (at most 1,000, in one"
-     " transaction), named NAME[i] with RINGJOB_ARRAY_INDEX=i in its environment, and prints"
-     " their ids.",
+     "Submit a job; prints its id. --array 0-99 (or 1,3,5-7, or 0-15:4 for every 4th)\n"
+     "  submits a job array: one job per index (at most 1,000, 0..1000000, in one\n"
+     "  transaction), named NAME[i] with RINGJOB_ARRAY_INDEX=i in its environment; prints\n"
+     "  their ids, the first being the array's id (list shows its jobs as ID_INDEX).",
      "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
     {"list", ringctl_cmd_list,
-     "list [--state S] [--user U] [--limit N] [--all] [--wide|-o wide]\n"
+     "list [--state S] [--user U] [--array ID] [--limit N] [--all] [--wide|-o wide]\n"
      "         [--watch [--interval S] [--count N] [--timeout S]]",
-     "List jobs like squeue: ID, NAME, USER, STATE, GPUS, TIME (run time, D-HH:MM:SS) and\n"
+     "List jobs like squeue: ID (ARRAY_ID_INDEX for an array's job), NAME, USER, STATE,\n"
+     "  GPUS, TIME (run time, D-HH:MM:SS) and\n"
      "  REASON/FINISH (why a pending job waits and its predicted start; a running job's\n"
      "  predicted finish; an ended job's finish). --wide adds NODE[GPUS] and SUBMITTED.\n"
      "  --watch redraws every --interval seconds (2) until Ctrl-C, --count redraws or\n"
@@ -68,7 +70,10 @@ static const struct command commands[] = {
      "policy [NAME] [--interval S] [--explore-stage S] [--paused true|false]",
      "Show the scheduler's policy and the ones to choose from; set them (admin).",
      "ringctl policy optimus --interval 5"},
-    {"cancel", ringctl_cmd_cancel, "cancel JOB_ID", "Cancel a job.", "ringctl cancel 1"},
+    {"cancel", ringctl_cmd_cancel, "cancel JOB_ID|ARRAY_ID|ARRAY_ID_INDEX",
+     "Cancel a job; an array's id cancels every job of the array still waiting or running\n"
+     "  (as scancel does); ARRAY_ID_INDEX (41_3) cancels that one alone.",
+     "ringctl cancel 41"},
     {"events", ringctl_cmd_events, "events JOB_ID", "A job's history of state changes.",
      "ringctl events 1"},
     {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]", "Nodes and their GPUs.", "ringctl nodes"},

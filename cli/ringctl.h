@@ -75,6 +75,20 @@ int ringctl_wait_prepare(struct ringctl *ctl, struct ringctl_wait *w);
  * or another request replaced it, or w->timeout_s passed (RINGCTL_API_ERROR, why on stderr). */
 int ringctl_wait_run(struct ringctl *ctl, struct ringctl_wait *w);
 
+/* What ringctl_array_resolve() found: beside the exit codes, an array's id. */
+#define RINGCTL_ARRAY_WHOLE 100
+
+/* Reads a job named on the command line: "ID" (a job, or an array: its first job's id) or
+ * "ARRAY_ID_INDEX" (one job of an array, as list shows it) into *id. Returns RINGCTL_OK (a
+ * job's id), RINGCTL_ARRAY_WHOLE (an array's id: "ID" is its first job), or an exit code
+ * (printed). */
+int ringctl_array_resolve(struct ringctl *ctl, const char *arg, long long *id);
+
+/* Cancels every job of the array whose id is array that has not ended. Prints how many
+ * (--json: the jobs as they are then). Returns RINGCTL_OK, or an exit code: the first
+ * refusal's (the others are still tried). */
+int ringctl_array_cancel(struct ringctl *ctl, long long array);
+
 /* Commands: argc/argv start after the command name. */
 int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_list(struct ringctl *ctl, int argc, char **argv);

@@ -6,33 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrayspec.h"
 #include "ringctl.h"
 
 struct submit_opts {
     json_t *job;
     json_t *env;
     const char *idem;
-    long first, last; /* --array FIRST-LAST (or N); last < first: not an array */
+    long *index;  /* --array: its indexes (ARRAYSPEC_MAX_COUNT), NULL: not an array */
+    size_t count; /* how many */
 };
 
-#define ARRAY_MAX 1000 /* elements of one array: one batch request */
-
-/* --array FIRST-LAST or --array N (0..N-1 would be "0-N-1"; N alone means just N). */
+/* --array 0-99, 1,3,5-7 or 0-15:4 (arrayspec.h). */
 static int array_flag(struct submit_opts *s, const char *v)
 {
-    char *end;
-    errno = 0;
-    long a = strtol(v, &end, 10), b = a;
-    if (*end == '-')
-        b = strtol(end + 1, &end, 10);
-    if (errno || *end || a < 0 || b < a || b - a + 1 > ARRAY_MAX) {
-        fprintf(stderr, "ringctl: --array: expected FIRST-LAST (at most %d elements), got '%s'\n",
-                ARRAY_MAX, v);
-        return -1;
-    }
-    s->first = a;
-    s->last = b;
-    return 0;
+    char err[256];
+    free(s->index);
+    s->index = malloc(ARRAYSPEC_MAX_COUNT * sizeof(*s->index));
+    if (s->index && arrayspec_parse(v, s->index, ARRAYSPEC_MAX_COUNT, &s->count, err,
+                                    sizeof(err)) == 0)
+        return 0;
+    fprintf(stderr, "ringctl: --array: %s\n", s->index ? err : "out of memory");
+    return -1;
 }
 
 static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
@@ -75,21 +70,19 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
     return -1;
 }
 
-/* A job array: one job per index, named NAME[i] with RINGJOB_ARRAY_INDEX=i in its
- * environment, all in one batch (POST /api/v1/jobs:batch). Prints the ids, a line each. */
+/* A job array: one job per index i, named NAME[i] with "array_index": i (the server puts
+ * RINGJOB_ARRAY_INDEX=i in its environment), all in one batch (POST /api/v1/jobs:batch).
+ * Prints the ids, a line each; the first is the array's id. */
 static int submit_array(struct ringctl *ctl, struct submit_opts *s, const char *header)
 {
     json_t *jobs = json_array();
     const char *name = json_string_value(json_object_get(s->job, "name"));
-    for (long i = s->first; i <= s->last; i++) {
-        json_t *one = json_deep_copy(s->job);
-        json_t *env = json_deep_copy(s->env);
-        char idx[24], nm[160];
-        snprintf(idx, sizeof(idx), "%ld", i);
-        snprintf(nm, sizeof(nm), "%.120s[%ld]", name ? name : "job", i);
-        json_object_set_new(env, "RINGJOB_ARRAY_INDEX", json_string(idx));
-        json_object_set_new(one, "env", env);
+    for (size_t k = 0; k < s->count; k++) {
+        json_t *one = json_copy(s->job);
+        char nm[160];
+        snprintf(nm, sizeof(nm), "%.120s[%ld]", name ? name : "job", s->index[k]);
         json_object_set_new(one, "name", json_string(nm));
+        json_object_set_new(one, "array_index", json_integer(s->index[k]));
         json_array_append_new(jobs, one);
     }
     json_t *body = json_pack("{s:o}", "jobs", jobs), *out;
@@ -109,7 +102,7 @@ static int submit_array(struct ringctl *ctl, struct submit_opts *s, const char *
 
 int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv)
 {
-    struct submit_opts s = {json_object(), json_object(), NULL, 0, -1};
+    struct submit_opts s = {json_object(), json_object(), NULL, NULL, 0};
     int i = 0, rc = RINGCTL_USAGE;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         if (!strcmp(argv[i], "--elastic")) {
@@ -135,7 +128,7 @@ int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv)
     char header[300];
     if (s.idem)
         snprintf(header, sizeof(header), "Idempotency-Key: %s", s.idem);
-    if (s.last >= s.first) {
+    if (s.index) {
         rc = submit_array(ctl, &s, s.idem ? header : NULL);
         goto done;
     }
@@ -151,20 +144,26 @@ int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv)
 done:
     json_decref(s.job);
     json_decref(s.env);
+    free(s.index);
     return rc;
 }
 
 int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
 {
     char path[128];
+    long long id;
     if (argc != 1) {
-        fprintf(stderr, "usage: ringctl cancel JOB_ID\n");
+        fprintf(stderr, "usage: ringctl cancel JOB_ID|ARRAY_ID|ARRAY_ID_INDEX\n");
         return RINGCTL_USAGE;
     }
-    if (ringctl_job_path(argv[0], "/cancel", path, sizeof(path)) < 0)
-        return RINGCTL_USAGE;
+    int rc = ringctl_array_resolve(ctl, argv[0], &id);
+    if (rc == RINGCTL_ARRAY_WHOLE)
+        return ringctl_array_cancel(ctl, id);
+    if (rc != RINGCTL_OK)
+        return rc;
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", id);
     json_t *out;
-    int rc = ringctl_call(ctl, "POST", path, NULL, NULL, &out);
+    rc = ringctl_call(ctl, "POST", path, NULL, NULL, &out);
     const char *state = json_string_value(json_object_get(out, "state"));
     if (rc == RINGCTL_OK && ctl->json)
         ringctl_print_json(out);

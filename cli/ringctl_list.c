@@ -1,4 +1,4 @@
-/* ringctl list: the jobs as a table like squeue's (ID, NAME, USER, STATE, GPUS, TIME,
+/* ringctl list: the jobs as a table like squeue's (ID, ARRAY_ID_INDEX for an array's, NAME, USER, STATE, GPUS, TIME,
  * PROGRESS, REASON/FINISH; --wide adds the allocation and the submit time), once or every --interval
  * seconds with --watch. */
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "timefmt.h"
 
 #define LIST_USAGE                                                                                 \
-    "list [--state S] [--user U] [--limit N] [--all] [--wide|-o wide]\n"                           \
+    "list [--state S] [--user U] [--array ID] [--limit N] [--all] [--wide|-o wide]\n"              \
     "         [--watch [--interval S] [--count N] [--timeout S]]"
 
 struct list_opts {
@@ -33,6 +33,7 @@ static int query_arg(struct list_opts *o, const char *flag, const char *v)
 {
     const char *key = !strcmp(flag, "--state")   ? "state"
                       : !strcmp(flag, "--user")  ? "user"
+                      : !strcmp(flag, "--array") ? "array"
                       : !strcmp(flag, "--limit") ? "limit"
                                                  : NULL;
     if (!key || !v || strpbrk(v, "&?#= /"))
@@ -77,8 +78,11 @@ static int fetch_jobs(struct ringctl *ctl, const struct list_opts *o, json_t **i
     int rc;
     *items = json_array();
     do {
-        snprintf(path, sizeof(path), "/api/v1/jobs?%s%s%s", o->query + (o->query[0] ? 1 : 0),
-                 cursor[0] ? "&after=" : "", cursor);
+        /* --all without --limit: the largest pages, fewest requests */
+        const char *big = o->all && !strstr(o->query, "&limit=") ? "&limit=1000" : "";
+        char q[700]; /* "&k=v..." */
+        snprintf(q, sizeof(q), "%s%s%s%s", o->query, big, cursor[0] ? "&after=" : "", cursor);
+        snprintf(path, sizeof(path), "/api/v1/jobs%s%s", q[0] ? "?" : "", q[0] ? q + 1 : "");
         json_t *out;
         rc = ringctl_call(ctl, "GET", path, NULL, NULL, &out);
         if (rc != RINGCTL_OK)
@@ -236,6 +240,18 @@ static void fmt_alloc(json_t *job, char *buf, size_t len)
         snprintf(buf, len, "-");
 }
 
+/* ID: the job's id, or ARRAY_ID_INDEX for a job of an array ("41_3", as squeue shows them). */
+static void fmt_id(json_t *job, char *buf, size_t len)
+{
+    json_t *array = json_object_get(job, "array_id");
+    if (json_is_integer(array))
+        snprintf(buf, len, "%" JSON_INTEGER_FORMAT "_%" JSON_INTEGER_FORMAT,
+                 json_integer_value(array),
+                 json_integer_value(json_object_get(job, "array_index")));
+    else
+        snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(job, "id")));
+}
+
 static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
 {
     static const char *const head[] = {"ID",       "NAME",          "USER",
@@ -248,9 +264,8 @@ static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
     json_t *j;
     json_array_foreach(items, i, j)
     {
-        char id[32], gpus[32], el[32], prog[16], why[512], alloc[512], sub[64];
-        snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
-                 json_integer_value(json_object_get(j, "id")));
+        char id[48], gpus[32], el[32], prog[16], why[512], alloc[512], sub[64];
+        fmt_id(j, id, sizeof(id));
         fmt_gpus(j, gpus, sizeof(gpus));
         fmt_elapsed(ctl, o, j, now, el, sizeof(el));
         fmt_progress(j, prog, sizeof(prog));

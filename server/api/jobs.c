@@ -48,6 +48,20 @@ static int paging_or_respond(struct api_call *call, long long *limit, long long 
     return 0;
 }
 
+/* array= : an array's id (a positive integer), or NULL. Returns 0, or -1 after a 400. */
+static int array_or_respond(struct api_call *call, const char **array)
+{
+    const char *a = http_req_query(call->req, "array");
+    char *end = NULL;
+    *array = a;
+    if (!a || (strlen(a) <= 18 && a[0] >= '1' && a[0] <= '9' && strtoll(a, &end, 10) > 0 && !*end))
+        return 0;
+    http_send_problem(call->req, 400,
+                      json_pack("[{s:s, s:s}]", "field", "array", "detail", "expected an array id"),
+                      NULL, "array: expected an array id, got '%.40s'", a);
+    return -1;
+}
+
 static int filters_or_respond(struct api_call *call, const char **state, const char **user,
                               const char **prefix)
 {
@@ -75,21 +89,24 @@ static int filters_or_respond(struct api_call *call, const char **state, const c
 void jobs_list(struct api_call *call)
 {
     long long limit, after;
-    const char *state, *user, *prefix;
+    const char *state, *user, *prefix, *array;
     if (paging_or_respond(call, &limit, &after) < 0 ||
-        filters_or_respond(call, &state, &user, &prefix) < 0)
+        filters_or_respond(call, &state, &user, &prefix) < 0 ||
+        array_or_respond(call, &array) < 0)
         return;
     char lim[24], aft[24];
     snprintf(lim, sizeof(lim), "%lld", limit + 1);
     snprintf(aft, sizeof(aft), "%lld", after);
-    const char *p[] = {state, user, aft, lim, prefix};
+    const char *p[] = {state, user, aft, lim, prefix, array};
     PGresult *r = db_exec(call->db,
                           "SELECT " JOB_COLS " FROM jobs j JOIN users u"
                           " ON u.id = j.user_id WHERE ($1::text IS NULL OR j.state = $1)"
-                          " AND ($2::text IS NULL OR u.name = $2) AND j.id > $3"
+                          " AND ($2::text IS NULL OR"
+                          " j.user_id = (SELECT id FROM users WHERE name = $2)) AND j.id > $3"
                           " AND ($5::text IS NULL OR starts_with(j.name, $5))"
+                          " AND ($6::bigint IS NULL OR j.array_id = $6)"
                           " ORDER BY j.id LIMIT $4",
-                          5, p);
+                          6, p);
     if (!db_ok(r))
         api_db_error(call, r);
     else

@@ -8,8 +8,9 @@ struct api_call;
 #define JOBS_LIST_DEFAULT 50
 #define JOBS_LIST_MAX 1000
 
-/* GET /api/v1/jobs?state=&user=&name_prefix=&limit=&after= : {"items": [...], "next":
- * cursor|null}, oldest first; the cursor is the last item's id as a string. */
+/* GET /api/v1/jobs?state=&user=&name_prefix=&array=&limit=&after= : {"items": [...], "next":
+ * cursor|null}, oldest first; the cursor is the last item's id as a string. array= keeps the
+ * jobs of one job array (its id). */
 void jobs_list(struct api_call *call);
 /* GET /api/v1/jobs/{id} */
 void jobs_get(struct api_call *call);

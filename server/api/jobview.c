@@ -112,6 +112,8 @@ json_t *jobview_json(const PGresult *r, int row)
                             : json_string(PQgetvalue(r, row, C_CUR_PLAN)));
     length_fields(j, r, row);
     json_object_set_new(j, "progress", progress_json(r, row));
+    json_object_set_new(j, "array_id", cell_int(r, row, C_ARRAY_ID));
+    json_object_set_new(j, "array_index", cell_int(r, row, C_ARRAY_INDEX));
     return j;
 }
 
@@ -190,15 +192,16 @@ static const char *const allocs_sql =
     " ORDER BY job_id, node_id";
 
 /* Sets "allocation" [{node, gpus: [index...]}] and "world_size" of job from the rows of
- * allocs_sql that belong to it (r may be NULL: none). */
-static void alloc_fields(json_t *job, const PGresult *r)
+ * allocs_sql that belong to it: those from row k on while they name it (r may be NULL, k -1:
+ * none). */
+static void alloc_fields(json_t *job, const PGresult *r, int k)
 {
     long long id = json_integer_value(json_object_get(job, "id"));
     json_t *alloc = json_array();
     long long world = 0;
-    for (int i = 0; r && i < PQntuples(r); i++) {
+    for (int i = k; r && i >= 0 && i < PQntuples(r); i++) {
         if (strtoll(PQgetvalue(r, i, 0), NULL, 10) != id)
-            continue;
+            break;
         json_t *gpus = json_array();
         for (char *g = PQgetvalue(r, i, 2), *end; *g; g = end) {
             json_array_append_new(gpus, json_integer(strtol(g, &end, 10)));
@@ -214,18 +217,30 @@ static void alloc_fields(json_t *job, const PGresult *r)
     json_object_set_new(job, "world_size", json_integer(world));
 }
 
-/* "{1,2,3}": the ids of the jobs in items (new text, or NULL). */
-static char *id_array(const json_t *items)
+static int ended(const char *state)
 {
-    size_t n = json_array_size(items);
-    char *ids = malloc(n * 24 + 3);
+    enum job_state st;
+    return state && job_state_parse(state, &st) == 0 && job_state_is_terminal(st);
+}
+
+/* "{1,2,3}": the ids of the jobs in items (new text, or NULL); with live, only those of the
+ * jobs that have not ended (an ended job has no queue fields: a list of the cluster's history
+ * asks nothing of job_sched). *n: how many ids it holds. */
+static char *id_array(const json_t *items, int live, size_t *n)
+{
+    size_t len = json_array_size(items);
+    char *ids = malloc(len * 24 + 3);
     if (!ids)
         return NULL;
     size_t o = (size_t)sprintf(ids, "{");
-    for (size_t i = 0; i < n; i++)
-        o += (size_t)sprintf(
-            ids + o, "%s%lld", i ? "," : "",
-            (long long)json_integer_value(json_object_get(json_array_get(items, i), "id")));
+    *n = 0;
+    for (size_t i = 0; i < len; i++) {
+        const json_t *job = json_array_get(items, i);
+        if (live && ended(json_string_value(json_object_get(job, "state"))))
+            continue;
+        o += (size_t)sprintf(ids + o, "%s%lld", (*n)++ ? "," : "",
+                             (long long)json_integer_value(json_object_get(job, "id")));
+    }
     sprintf(ids + o, "}");
     return ids;
 }
@@ -263,7 +278,8 @@ json_t *jobview_sched_fields(PGconn *c, json_t *job)
     if (!job)
         return NULL;
     json_t *one = json_pack("[O]", job);
-    char *ids = id_array(one);
+    size_t n;
+    char *ids = id_array(one, 0, &n);
     json_decref(one);
     PGresult *r = ids ? query_ids(c,
                                   "SELECT " SCHED_COLS " FROM job_sched"
@@ -278,34 +294,42 @@ json_t *jobview_sched_fields(PGconn *c, json_t *job)
     json_t *model = json_object_get(job, "model");
     if (json_is_object(model) && json_object_get(job, "remaining_source"))
         json_object_set(model, "remaining_source", json_object_get(job, "remaining_source"));
-    alloc_fields(job, a);
+    alloc_fields(job, a, 0);
     PQclear(r);
     PQclear(a);
     free(ids);
     return job;
 }
 
+/* The first row at or after *k of r (ordered by job_id, its column 0) whose job is id, or -1;
+ * *k moves past the rows of smaller ids (items come in ascending ids). */
+static int row_of(const PGresult *r, int *k, long long id)
+{
+    while (r && *k < PQntuples(r) && strtoll(PQgetvalue(r, *k, 0), NULL, 10) < id)
+        (*k)++;
+    return r && *k < PQntuples(r) && strtoll(PQgetvalue(r, *k, 0), NULL, 10) == id ? *k : -1;
+}
+
 json_t *jobview_list_fields(PGconn *c, json_t *page)
 {
     json_t *items = json_object_get(page, "items");
-    char *ids = id_array(items);
-    if (!ids)
-        return page;
-    PGresult *r = query_ids(c,
-                            "SELECT " SCHED_COLS " FROM job_sched"
-                            " WHERE job_id = ANY($1::bigint[]) ORDER BY job_id",
-                            ids);
-    PGresult *a = query_ids(c, allocs_sql, ids);
+    size_t live, all;
+    char *live_ids = id_array(items, 1, &live), *ids = id_array(items, 0, &all);
+    PGresult *r = live_ids && live ? query_ids(c,
+                                               "SELECT " SCHED_COLS " FROM job_sched"
+                                               " WHERE job_id = ANY($1::bigint[]) ORDER BY job_id",
+                                               live_ids)
+                                   : NULL;
+    PGresult *a = ids && all ? query_ids(c, allocs_sql, ids) : NULL;
+    free(live_ids);
     free(ids);
+    int kr = 0, ka = 0; /* items and both results come in ascending ids: one pass */
     for (size_t i = 0; i < json_array_size(items); i++) {
         json_t *job = json_array_get(items, i);
         long long id = json_integer_value(json_object_get(job, "id"));
-        int row = -1;
-        for (int k = 0; r && k < PQntuples(r) && row < 0; k++)
-            if (strtoll(PQgetvalue(r, k, 0), NULL, 10) == id)
-                row = k;
+        int row = row_of(r, &kr, id);
         queue_fields(job, row >= 0 ? r : NULL, row);
-        alloc_fields(job, a);
+        alloc_fields(job, a, row_of(a, &ka, id));
     }
     PQclear(r);
     PQclear(a);

@@ -20,7 +20,7 @@ struct api_call;
                                                  " j.estimate_error, j.estimate_samples, "         \
                                                  "j.estimate_source,"                       \
                                                  " (SELECT l.step FROM job_last_report l"   \
-                                                 " WHERE l.job_id = j.id)"
+                                                 " WHERE l.job_id = j.id), j.array_id, j.array_index"
 enum {
     C_ID,
     C_USER,
@@ -49,6 +49,8 @@ enum {
     C_EST_SAMPLES,
     C_EST_SOURCE,
     C_STEP,
+    C_ARRAY_ID,
+    C_ARRAY_INDEX,
     C_NCOLS
 };
 
@@ -73,8 +75,9 @@ void jobview_respond(struct api_call *call, long long id, unsigned status, int s
  * none). */
 json_t *jobview_sched_fields(PGconn *c, json_t *job);
 
-/* As jobview_sched_fields for every item of a page {"items": [...]} (stolen; returned),
- * without the models; two queries in all. */
+/* As jobview_sched_fields for every item of a page {"items": [...]} (stolen; returned; its
+ * items in ascending ids, as a page is), without the models; two queries at most, and no
+ * query of the scheduler's view for a page of ended jobs. */
 json_t *jobview_list_fields(PGconn *c, json_t *page);
 
 #endif
