@@ -164,11 +164,13 @@ Test(plans_live, the_model_chooses_the_plan_and_the_job_runs_it)
     cr_assert(log_has(b, "train-mlp: execution plan dp", 10), "a job without plans runs dp");
     cr_assert(log_has(a, "train-mlp: execution plan zero2", 90),
               "after the resize the ranks run zero2");
-    cr_assert_str_eq(action_plan(a, "resize", buf, sizeof(buf)), "zero2");
-    cr_assert_eq(wt_db_int("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize'"
-                           " AND state = 'done'",
+    /* Its first resize replanned it to zero2 and was carried out. On a loaded machine two CPU
+     * ranks may measure no faster than one, and the fitted model may then shrink it later. */
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM (SELECT state, spec->>'plan' AS plan FROM"
+                           " actions WHERE job_id = %lld AND kind = 'resize' ORDER BY id LIMIT 1)"
+                           " f WHERE state = 'done' AND plan = 'zero2'",
                            a),
-                 1, "replanned by one resize, carried out");
+                 1, "replanned by its first resize, carried out");
     double end = hx_now() + 30;
     while (wt_db_int("SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a) <
                5 &&
