@@ -98,6 +98,11 @@ void jobs_list(struct api_call *call)
     snprintf(lim, sizeof(lim), "%lld", limit + 1);
     snprintf(aft, sizeof(aft), "%lld", after);
     const char *p[] = {state, user, aft, lim, prefix, array};
+    int begun = jobview_snapshot_begin(call->db); /* rows and allocations from one snapshot */
+    if (begun < 0) {
+        api_db_error(call, NULL);
+        return;
+    }
     PGresult *r = db_exec(call->db,
                           "SELECT " JOB_COLS " FROM jobs j JOIN users u"
                           " ON u.id = j.user_id WHERE ($1::text IS NULL OR j.state = $1)"
@@ -107,11 +112,13 @@ void jobs_list(struct api_call *call)
                           " AND ($6::bigint IS NULL OR j.array_id = $6)"
                           " ORDER BY j.id LIMIT $4",
                           6, p);
-    if (!db_ok(r))
+    json_t *page = db_ok(r) ? jobview_list_fields(call->db, jobview_page(r, limit)) : NULL;
+    if (!page)
         api_db_error(call, r);
-    else
-        etag_respond_json(call->req, jobview_list_fields(call->db, jobview_page(r, limit)));
     PQclear(r);
+    jobview_snapshot_end(call->db, begun);
+    if (page)
+        etag_respond_json(call->req, page);
 }
 
 /* Inside a transaction: locks job id and moves it by ev. Returns 0, or -1 after answering

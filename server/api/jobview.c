@@ -117,26 +117,48 @@ json_t *jobview_json(const PGresult *r, int row)
     return j;
 }
 
+int jobview_snapshot_begin(PGconn *c)
+{
+    if (PQtransactionStatus(c) != PQTRANS_IDLE)
+        return 0; /* inside the caller's transaction: its snapshot rules */
+    return db_command(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") < 0 ? -1 : 1;
+}
+
+void jobview_snapshot_end(PGconn *c, int begun)
+{
+    if (begun > 0 && PQtransactionStatus(c) != PQTRANS_IDLE && db_command(c, "COMMIT") < 0)
+        db_command(c, "ROLLBACK");
+}
+
 /* Answers with the job of id: 200, 404 when none. With sched, the scheduler's view is added
- * (jobview_sched_fields). */
+ * (jobview_sched_fields). The job's row, its allocation and that view are read from one
+ * snapshot: read apart, a round committing between them showed a job RUNNING (before the
+ * round) on the GPUs the round had just given it (after). */
 void jobview_respond(struct api_call *call, long long id, unsigned status, int sched)
 {
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids};
+    int begun = sched ? jobview_snapshot_begin(call->db) : 0;
+    if (begun < 0) {
+        api_db_error(call, NULL);
+        return;
+    }
     PGresult *r = db_exec(call->db,
                           "SELECT " JOB_COLS " FROM jobs j JOIN users u"
                           " ON u.id = j.user_id WHERE j.id = $1",
                           1, p);
+    json_t *job = NULL;
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)
         http_problem(call->req, 404, "no job %lld", id);
     else
-        api_respond_json(call, status,
-                         sched ? jobview_sched_fields(call->db, jobview_json(r, 0))
-                               : jobview_json(r, 0));
+        job = sched ? jobview_sched_fields(call->db, jobview_json(r, 0)) : jobview_json(r, 0);
     PQclear(r);
+    jobview_snapshot_end(call->db, begun);
+    if (job)
+        api_respond_json(call, status, job);
 }
 
 /* {"items": rows, "next": the last id when more rows than limit came back}. */

@@ -62,6 +62,12 @@ json_t *jobview_page(const PGresult *r, long long limit);
 
 /* Answers with the job of id: status, or 404 when none. With sched, the scheduler's view is
  * added (jobview_sched_fields). */
+/* A read-only REPEATABLE READ transaction on c, so that the several queries of one answer
+ * see one snapshot. begin returns 1 when it opened one, 0 inside the caller's transaction
+ * (left alone), -1 on failure; end(c, what begin returned) closes what begin opened. */
+int jobview_snapshot_begin(PGconn *c);
+void jobview_snapshot_end(PGconn *c, int begun);
+
 void jobview_respond(struct api_call *call, long long id, unsigned status, int sched);
 
 /* Adds to job (a job object, stolen; returned): "pending_reason", "queue_position" and

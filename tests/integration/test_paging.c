@@ -1,6 +1,7 @@
 /* Lists of many jobs (issue 13 item 2): keyset paging over a list whose jobs change state
  * while it is read, with and without a state filter. */
 #include <criterion/criterion.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -142,5 +143,88 @@ Test(paging, no_job_lost_or_repeated_while_states_change)
     cr_assert_gt(moved_during, 0, "states changed while the pages were read");
     printf("paging: %d passes of %d jobs by %d, %d moves during the unfiltered passes\n", passes,
            NJOBS, PAGE, moved_during);
+    hx_finish();
+}
+
+/* One answer, one snapshot: a job's row and its allocation are read apart, and a round that
+ * commits a resize between them showed the job RUNNING (before) on the GPUs it had just been
+ * given (after); ringctl resize --wait then stopped before the worker's RUNNING. A writer
+ * flips the job between (RUNNING, 1 GPU) and (RESIZING, 2 GPUs) in single transactions while
+ * the job and the list are read: every answer must show one of the two. */
+struct flipper {
+    long long id, node;
+    atomic_bool stop;
+    atomic_int flips;
+};
+
+static void *flip(void *arg)
+{
+    struct flipper *f = arg;
+    char sql[512];
+    PGconn *c = PQconnectdb(hx.conninfo); /* one connection: a flip every few ms */
+    for (int k = 0; PQstatus(c) == CONNECTION_OK && !atomic_load(&f->stop); k++) {
+        int two = k % 2 == 0;
+        snprintf(sql, sizeof(sql),
+                 "BEGIN; UPDATE jobs SET state = '%s' WHERE id = %lld;"
+                 " DELETE FROM allocations WHERE job_id = %lld;"
+                 " INSERT INTO allocations (job_id, node_id, gpu_idx)"
+                 " SELECT %lld, %lld, g FROM generate_series(0, %d) g; COMMIT",
+                 two ? "RESIZING" : "RUNNING", f->id, f->id, f->id, f->node, two ? 1 : 0);
+        PGresult *r = PQexec(c, sql);
+        if (PQresultStatus(r) == PGRES_COMMAND_OK)
+            atomic_fetch_add(&f->flips, 1);
+        PQclear(r);
+    }
+    PQfinish(c);
+    return NULL;
+}
+
+static void expect_consistent(json_t *job, int *seen_two)
+{
+    const char *state = json_string_value(json_object_get(job, "state"));
+    json_int_t world = json_integer_value(json_object_get(job, "world_size"));
+    cr_assert(state && ((!strcmp(state, "RUNNING") && world == 1) ||
+                        (!strcmp(state, "RESIZING") && world == 2)),
+              "state %s with %lld GPUs", state ? state : "?", (long long)world);
+    *seen_two += world == 2;
+}
+
+Test(paging, a_job_and_its_allocation_come_from_one_snapshot)
+{
+    long long id = hx_submit(hx.admin, "torn", 1);
+    hx_sql_do("INSERT INTO nodes (name, cpus, memory_bytes) VALUES ('snap-node', 4, 0)");
+    long long node = (long long)hx_sql_num("SELECT id FROM nodes WHERE name = 'snap-node'");
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
+             " SELECT %lld, g, 'sim', 0 FROM generate_series(0, 1) g",
+             node);
+    hx_sql_do(sql);
+    struct flipper f = {.id = id, .node = node};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, flip, &f), 0);
+    while (atomic_load(&f.flips) < 2)
+        usleep(1000);
+    char path[96];
+    int two = 0, reads = 0;
+    for (; reads < 300; reads++) {
+        if (reads % 2) {
+            snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+            json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+            expect_consistent(j, &two);
+            json_decref(j);
+        } else {
+            snprintf(path, sizeof(path), "/api/v1/jobs?name_prefix=torn");
+            json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+            expect_consistent(json_array_get(json_object_get(j, "items"), 0), &two);
+            json_decref(j);
+        }
+    }
+    atomic_store(&f.stop, true);
+    pthread_join(t, NULL);
+    fprintf(stderr, "paging: %d reads over %d flips, %d at 2 GPUs\n", reads,
+            atomic_load(&f.flips), two);
+    cr_assert_gt(atomic_load(&f.flips), 10, "the writer flipped while the reads went on");
+    cr_assert(two > 0 && two < reads, "both states were seen (%d of %d at 2 GPUs)", two, reads);
     hx_finish();
 }
