@@ -105,9 +105,7 @@ double policy_time_at(const struct sched_job *j, int w)
 {
     if (!policy_has_speed(j) || w < 1)
         return INFINITY;
-    /* the common case (no batch model) without the extra calls: this is a hot path */
-    double eps = j->batch.init_batch > 0 ? sched_job_rate(j, w, NULL)
-                                         : speed_epochs_per_second(&j->speed, w);
+    double eps = sched_job_rate(j, w, NULL);
     if (!(eps > 0) || !isfinite(eps))
         return INFINITY;
     return policy_remaining_epochs(j) / eps;
