@@ -112,7 +112,5 @@ double sched_job_rate(const struct sched_job *j, int w, double *batch)
         return 0.0;
     if (!goodput_has_model(&j->batch))
         return speed_epochs_per_second(&j->speed, w);
-    int gpn = j->speed.gpus_per_node;
-    int nodes = gpn > 0 ? (w + gpn - 1) / gpn : 1;
-    return goodput_best(&j->speed, &j->batch, w, nodes, batch);
+    return goodput_best(&j->speed, &j->batch, w, speed_packed_nodes(&j->speed, w), batch);
 }

@@ -145,11 +145,6 @@ double plan_epochs_per_second(const struct speed_model *sp, const struct plan_sp
     return (double)w * sp->batch_per_gpu / (t * sp->dataset_size);
 }
 
-static int packed(const struct speed_model *sp, int w)
-{
-    return sp->gpus_per_node > 0 ? (w + sp->gpus_per_node - 1) / sp->gpus_per_node : 1;
-}
-
 /* Whether kind k (with degrees tp, pp) is one the job accepts. */
 static int supported(const struct plan_spec *ps, const struct plan_choice *c)
 {
@@ -175,7 +170,7 @@ static void consider(const struct speed_model *sp, const struct plan_spec *ps, i
     plan_demand(ps, &c, w);
     if ((max_cores > 0 && c.cpu_cores > max_cores) || (max_host > 0 && c.host_mem_gb > max_host))
         return;
-    double r = plan_epochs_per_second(sp, ps, &c, w, packed(sp, w), speed, mem);
+    double r = plan_epochs_per_second(sp, ps, &c, w, speed_packed_nodes(sp, w), speed, mem);
     int req = plan_same(&c, &ps->requested);
     /* Strictly faster wins; an equal rate goes to the requested plan. */
     if (r > b->rate * (1.0 + 1e-12) || (r > 0 && r >= b->rate && req && !b->requested)) {
@@ -193,7 +188,7 @@ double plan_best(const struct speed_model *sp, const struct plan_spec *ps, int w
 
     if (!plan_has_info(ps)) {
         struct plan_choice dp = {0};
-        b.rate = plan_epochs_per_second(sp, ps, &dp, w, packed(sp, w), gpu_speed, gpu_mem_gb);
+        b.rate = plan_epochs_per_second(sp, ps, &dp, w, speed_packed_nodes(sp, w), gpu_speed, gpu_mem_gb);
         *out = dp;
         return b.rate;
     }
@@ -218,6 +213,6 @@ double plan_requested_rate(const struct speed_model *sp, const struct plan_spec 
     if (!ps)
         return speed_epochs_per_second(sp, requested_gpus);
     plan_demand(ps, &c, requested_gpus);
-    return plan_epochs_per_second(sp, ps, &c, requested_gpus, packed(sp, requested_gpus), 1.0,
+    return plan_epochs_per_second(sp, ps, &c, requested_gpus, speed_packed_nodes(sp, requested_gpus), 1.0,
                                   gpu_mem_gb);
 }

@@ -624,8 +624,7 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
         return simulate__batch_rate(j, u, nodes_held(j), NULL) * (hetero ? nd->gpu_speed : 1.0);
     if (!plan_has_info(&sp->plan) && !hetero)
         return speed_epochs_per_second(&sp->speed, u);
-    int gpn = sp->speed.gpus_per_node;
-    int nodes = gpn > 0 ? (u + gpn - 1) / gpn : 1;
+    int nodes = speed_packed_nodes(&sp->speed, u);
     struct plan_choice dp = {0};
     const struct plan_choice *c = plan_has_info(&sp->plan) ? &j->plan : &dp;
     double r = plan_epochs_per_second(&sp->speed, &sp->plan, c, u, nodes, nd->gpu_speed,

@@ -141,7 +141,7 @@ void speed_features(int w, double m, double f[SPEED_NFEATURES])
     speed_features_placed(w, 1, m, f);
 }
 
-static int packed_nodes(const struct speed_model *model, int w)
+int speed_packed_nodes(const struct speed_model *model, int w)
 {
     if (model->gpus_per_node <= 0)
         return 1;
@@ -244,7 +244,7 @@ int speed_fit(struct speed_model *model, const int *w, const double *step_s, siz
     }
     for (size_t i = 0; i < n; i++) {
         obs[i].w = w[i];
-        obs[i].nodes = w[i] >= 1 ? packed_nodes(model, w[i]) : 1;
+        obs[i].nodes = w[i] >= 1 ? speed_packed_nodes(model, w[i]) : 1;
         obs[i].m = model->batch_per_gpu;
         obs[i].step_s = step_s[i];
     }
@@ -268,7 +268,7 @@ double speed_step_time(const struct speed_model *model, int w)
 {
     if (!model || w < 1)
         return INFINITY;
-    return speed_step_time_placed(model, w, packed_nodes(model, w), model->batch_per_gpu);
+    return speed_step_time_placed(model, w, speed_packed_nodes(model, w), model->batch_per_gpu);
 }
 
 double speed_epochs_per_second(const struct speed_model *model, int w)

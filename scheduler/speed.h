@@ -74,6 +74,10 @@ struct speed_obs {
  * the per-example compute, is identified when the m differ). */
 int speed_fit_obs(struct speed_model *model, const struct speed_obs *obs, size_t n);
 
+/* The nodes w >= 1 GPUs span when packed: ceil(w / gpus_per_node), 1 when gpus_per_node
+ * is 0 (one node). */
+int speed_packed_nodes(const struct speed_model *model, int w);
+
 /* Predicted seconds per step at world size w >= 1 (packed placement, see above;
  * m = model->batch_per_gpu). INFINITY when w < 1 or the model is not fitted. */
 double speed_step_time(const struct speed_model *model, int w);

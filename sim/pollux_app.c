@@ -110,7 +110,7 @@ double pollux_app_jct(const struct pollux_app *a, int gpus, double m)
 {
     for (size_t v = 0; v < a->grad.nruns; v++)
         if (a->grad.batch[v] == m) {
-            int nodes = (gpus + GPUS_PER_NODE - 1) / GPUS_PER_NODE;
+            int nodes = speed_packed_nodes(&a->speed, gpus);
             double t = goodput_step_time(&a->speed, &a->batch, gpus, nodes, m, NULL);
             return isfinite(t) ? a->run_steps[v] * t : INFINITY;
         }
@@ -162,7 +162,7 @@ static double config_jct(const struct pollux_app *a, const struct profile *p, in
                          size_t v)
 {
     double m = a->grad.batch[v], local = m / gpus;
-    int nodes = (gpus + GPUS_PER_NODE - 1) / GPUS_PER_NODE, k = 0;
+    int nodes = speed_packed_nodes(&a->speed, gpus), k = 0;
     if (local < a->batch.min_local * (1 - 1e-9))
         return INFINITY;
     if (a->batch.max_local > 0 && local > a->batch.max_local * (1 + 1e-9))
