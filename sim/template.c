@@ -41,6 +41,14 @@ static const struct {
     {"imagenet", 90}, {"ncf", 10},      {"yolov3", 50},
 };
 
+double template_app_epochs(const char *app)
+{
+    for (size_t i = 0; i < sizeof(app_epochs) / sizeof(app_epochs[0]); i++)
+        if (!strcmp(app, app_epochs[i].app))
+            return app_epochs[i].epochs;
+    return 0;
+}
+
 const char *const *template_names(void)
 {
     return names;
@@ -187,9 +195,8 @@ int template_get(const char *name, struct template *t, char *err, size_t errlen)
         return resnet110(t, 0, err, errlen);
     if (!strcmp(name, "resnet110-steps"))
         return resnet110(t, 1, err, errlen);
-    for (size_t i = 0; i < sizeof(app_epochs) / sizeof(app_epochs[0]); i++)
-        if (!strcmp(name, app_epochs[i].app))
-            return app(name, app_epochs[i].epochs, t, err, errlen);
+    if (template_app_epochs(name) > 0)
+        return app(name, template_app_epochs(name), t, err, errlen);
     snprintf(err, errlen,
              "unknown template '%s' (resnet110, resnet110-steps, bert, cifar10, deepspeech2, "
              "imagenet, ncf, yolov3, gpt-350m, gpt-1.3b, gpt-2.7b, gpt-6.7b, gpt-13b, mixed, plans)",

@@ -54,6 +54,10 @@ int template_plans(struct template *t);
  * -1 with a message in err (unknown name, profile missing or unfittable). */
 int template_get(const char *name, struct template *t, char *err, size_t errlen);
 
+/* The epochs Pollux's simulator trains measured app `app` for (shared/profiles/README.md:
+ * bert 2, cifar10 100, deepspeech2 80, imagenet 90, ncf 10, yolov3 50); 0 for another name. */
+double template_app_epochs(const char *app);
+
 /* Epochs for one job of t, drawn with the PRNG state. */
 double template_draw_epochs(const struct template *t, uint64_t *rng);
 
