@@ -6,22 +6,8 @@
 # for a deep page and each filter. Arguments: BUILD dir.
 set -euo pipefail
 build=${1:-build}
-state=$(mktemp -d /tmp/rm-explain-XXXXXX)
-port=$(( 20000 + RANDOM % 20000 ))
-url="http://127.0.0.1:$port"
-"$build/ringmasterd" --listen "127.0.0.1:$port" --state-dir "$state" 2>"$state/ringmasterd.log" &
-server=$!
-cleanup() {
-    kill -TERM "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-    rm -rf "$state"
-}
-trap cleanup EXIT
-for _ in $(seq 1 600); do
-    curl -fsS "$url/api/v1/health" >/dev/null 2>&1 && break
-    kill -0 "$server" 2>/dev/null || { cat "$state/ringmasterd.log" >&2; exit 1; }
-    sleep 0.2
-done
+. "$(dirname "$0")/server.sh"
+bench_server_start "$build" rm-explain
 conninfo="host=$(readlink -f "$state/pg") port=5432 user=ringmaster dbname=ringmaster"
 "$build/bench/api-bench" --url "$url" --token-file "$state/admin.token" --threads 1 \
     --seconds 0.2 --batches 1 --stored "${BENCH_STORED:-100000}" --conninfo "$conninfo" >/dev/null
