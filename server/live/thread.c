@@ -11,6 +11,7 @@
 #include "config.h"
 #include "log.h"
 #include "model.h"
+#include "retention.h"
 #include "round.h"
 #include "sampler.h"
 #include "store/db.h"
@@ -33,6 +34,7 @@ struct sched_thread {
     pthread_t tid;
     int started;
     long rounds;
+    double retention_at; /* the last retention pass (monotonic seconds; 0: none yet) */
 };
 
 static void log_round(const struct sched_round_result *r)
@@ -71,6 +73,22 @@ static int lead(struct sched_thread *t, PGconn *c)
     return leads;
 }
 
+static double now_s(void);
+
+/* Thins the metrics and drops old rounds when due (retention.h); logs what went. */
+static void keep_bounded(struct sched_thread *t, PGconn *c)
+{
+    char err[512];
+    struct retention_result rr;
+    int rc = retention_tick(c, now_s(), &t->retention_at, &rr, err, sizeof(err));
+    if (rc < 0)
+        log_error("scheduler: %s", err);
+    else if (rc > 0 && (rr.rows_dropped > 0 || rr.rounds_dropped > 0))
+        log_info("scheduler: retention: %lld minibatch reports of %d jobs thinned, %lld old"
+                 " rounds dropped",
+                 rr.rows_dropped, rr.jobs_thinned, rr.rounds_dropped);
+}
+
 /* One round; returns the seconds to wait before the next. */
 static double one_round(struct sched_thread *t, struct sched_config *cfg)
 {
@@ -90,6 +108,8 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
         rc = sched_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
     if (c && history_tick(c, herr, sizeof(herr)) < 0)
         log_error("scheduler: %s", herr);
+    if (c)
+        keep_bounded(t, c);
     db_release(t->db, c);
     if (rc < 0) {
         log_error("scheduler: round failed: %s", c ? err : "database unreachable");
