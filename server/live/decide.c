@@ -239,17 +239,53 @@ static int build_snapshot(struct sched_plan *p, long round_no)
     return 0;
 }
 
+/* The GPUs an exploring job holds while it explores (its largest stage within its bounds
+ * and the cluster: policy_exploratory's reservation), 0 when it does not explore. */
+static int explore_hold(const struct sched_job *j, int capacity, double stage_s)
+{
+    if (!j->elastic || j->model_source != SCHED_MODEL_NONE ||
+        plan_explore_stage(j, capacity, stage_s) == 0)
+        return 0;
+    int lo = j->min_gpus > 0 ? j->min_gpus : 1, hi = j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+    int hold = 0;
+    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
+        int w = 1 << k;
+        if (w >= lo && w <= hi && w <= capacity)
+            hold = w;
+    }
+    return hold;
+}
+
+/* Whether every exploring job's hold fits beside what the others hold or wait for (their
+ * GPUs now, or their base when they wait). Exploration puts its jobs first and keeps GPUs
+ * idle while it runs the smaller stages, so it is only affordable while it delays nobody: a
+ * sweep of hundreds of elastic jobs would otherwise hold the whole cluster idle and starve
+ * every rigid job behind it (make bench-scale: 96 of 128 GPUs idle, 100 rigid jobs waiting). */
+static int exploring_fits(const struct sched_plan *p)
+{
+    long holds = 0, others = 0;
+    for (size_t i = 0; i < p->njobs; i++) {
+        const struct sched_job *j = &p->cjobs[i];
+        int h = explore_hold(j, p->capacity, p->stage_s);
+        if (h > 0)
+            holds += h;
+        else
+            others += j->cur_gpus > 0 ? j->cur_gpus : j->min_gpus > 0 ? j->min_gpus : 1;
+    }
+    return holds > 0 && holds + others <= p->capacity;
+}
+
 /* The configured policy, or "exploratory" when a policy that reads speed models (precompute,
- * ringmaster) meets an elastic job without one: such a job explores 1, 2, 4, 8 GPUs first,
- * since its model is fitted from its own steps at several sizes, and without it these
- * policies would never grow it past its base. */
+ * ringmaster) meets an elastic job without one and exploring delays nobody (exploring_fits):
+ * such a job explores 1, 2, 4, 8 GPUs first, since its model is fitted from its own steps at
+ * several sizes, and without it these policies would never grow it past its base. Otherwise
+ * the configured policy runs it at its base, and it explores in a later round with room. */
 static const struct sched_policy_ops *choose_policy(struct sched_plan *p)
 {
     const char *name = p->cfg->policy;
-    if (strcmp(name, "precompute") == 0 || strcmp(name, "ringmaster") == 0)
-        for (size_t i = 0; i < p->njobs; i++)
-            if (p->cjobs[i].elastic && p->cjobs[i].model_source == SCHED_MODEL_NONE)
-                name = "exploratory";
+    if ((strcmp(name, "precompute") == 0 || strcmp(name, "ringmaster") == 0) &&
+        exploring_fits(p))
+        name = "exploratory";
     snprintf(p->policy, sizeof(p->policy), "%s", name);
     const struct sched_policy_ops *ops = sched_policy_find(name);
     return ops ? ops : sched_policy_find("ringmaster");

@@ -145,6 +145,45 @@ Test(sched, one_elastic_job_alone_doubles_to_the_node)
     hx_finish();
 }
 
+/* Elastic jobs without a model explore (1, 2, 4, 8 GPUs, holding the largest) only while
+ * their holds fit beside what the others need: a sweep of them must not hold the cluster
+ * idle while rigid jobs wait (seen in make bench-scale). Alone, one still explores. */
+Test(sched, exploring_never_holds_gpus_that_waiting_jobs_need)
+{
+    put_scheduler("{\"paused\":true}");
+    register_node("n1", 4);
+    register_node("n2", 4);
+    const char *elastic = "{\"name\":\"e\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                          "\"max_gpus\":8,\"elastic\":true}";
+    long long e[4], r[4];
+    for (int i = 0; i < 4; i++) {
+        e[i] = submit(elastic);
+        r[i] = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1}");
+    }
+    put_scheduler("{\"paused\":false,\"interval_s\":0.2}");
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(wait_num(ALLOC_SQL, r[i], 1), 1, "rigid job %d starts", i);
+        cr_assert_eq(wait_num(ALLOC_SQL, e[i], 1), 1, "elastic job %d starts at its base", i);
+    }
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM sched_rounds WHERE policy = 'exploratory'"), 0,
+                 "eight holds of 8 GPUs do not fit 8 GPUs: no exploring round");
+    json_t *j = get_job(r[3]);
+    cr_assert_eq(json_integer_value(json_object_get(j, "world_size")), 1);
+    json_decref(j);
+    hx_finish();
+}
+
+Test(sched, one_elastic_job_without_a_model_explores)
+{
+    register_node("n1", 8);
+    long long id = submit("{\"name\":\"e\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                          "\"max_gpus\":8,\"elastic\":true}");
+    cr_assert_eq(wait_num(ALLOC_SQL, id, 1), 1, "it runs its first stage");
+    cr_assert_gt(hx_sql_num("SELECT count(*) FROM sched_rounds WHERE policy = 'exploratory'"), 0,
+                 "its hold fits: the round explores");
+    hx_finish();
+}
+
 Test(sched, higher_priority_goes_first_and_waiting_jobs_explain)
 {
     long long low = submit("{\"name\":\"low\",\"command\":[\"t\"],\"gpus\":2}");
