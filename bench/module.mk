@@ -7,6 +7,22 @@ $(API_BENCH): $(BUILD)/bench/api_bench.o
 
 BINS += $(API_BENCH)
 
+# Many worker nodes from one process, for bench-scale (bench/loadgen.c).
+LOADGEN := $(BUILD)/bench/ringmaster-loadgen
+
+$(LOADGEN): $(BUILD)/bench/loadgen.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl jansson) -lm
+
+BINS += $(LOADGEN)
+
+# One head node under 512 nodes x 8 GPUs and 5,000 jobs (docs/benchmarks.md, "A large
+# cluster"). BENCH_NODES, BENCH_GPUS, BENCH_JOBS, BENCH_SECONDS scale it.
+bench-scale: deps all
+	@python3 bench/bench-scale.py $(BUILD)
+
+.PHONY: bench-scale
+
 bench-api: deps all
 	@bench/bench-api.sh $(BUILD)
 

@@ -11,14 +11,15 @@ url = token = None
 timeout = 30  # seconds for one API call
 
 
-def start_server(binary, prefix):
-    """A ringmasterd on a free port with its own state directory: (process, state, log)."""
+def start_server(binary, prefix, args=()):
+    """A ringmasterd on a free port with its own state directory, more options in args:
+    (process, state, log)."""
     global url, token
     state = tempfile.mkdtemp(prefix=prefix)
     s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
     url = f"http://127.0.0.1:{port}"
     log = open(os.path.join(state, "ringmasterd.log"), "w")
-    srv = subprocess.Popen([binary, "--listen", f"127.0.0.1:{port}", "--state-dir", state],
+    srv = subprocess.Popen([binary, "--listen", f"127.0.0.1:{port}", "--state-dir", state, *args],
                            stdout=log, stderr=log)
     for _ in range(600):
         try:

@@ -1,0 +1,505 @@
+/* ringmaster-loadgen: many worker nodes from one process, for `make bench-scale`
+ * (bench/bench-scale.sh). A bench tool, not part of the product: it speaks the worker's
+ * protocol (docs/api.md: register, heartbeat, long-poll for actions, answer them, report
+ * job states and minibatches) for N simulated nodes of G GPUs each, and runs no job: a
+ * started job "runs" by posting reports of a fixed step time until it is stopped.
+ *
+ *   ringmaster-loadgen --server URL --token-file F [--nodes N] [--gpus G] [--heartbeat S]
+ *                      [--metrics-every S] [--step-s S] [--duration S] [--prefix NAME]
+ *                      [--report-every S]
+ *
+ * Each node has its own source address (127.0.1.0 + its index on loopback), as real nodes
+ * have their own, so that the server's per-address limits see 512 hosts, not one; one
+ * long-poll at a time, its posts one at a time in order (as the worker's outbox sends
+ * them), and its heartbeat beside them (as the worker's main thread does). Prints, every
+ * --report-every seconds and at the end, one line: nodes registered, jobs running, actions
+ * answered, requests failed, and the heartbeats' latency (p50, p99); its last line is
+ * "heartbeat_p99_ms=X". Single-threaded over libcurl's multi interface. */
+#include <curl/curl.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_WAIT_S 20
+#define REGISTER_AT_ONCE 32
+
+enum rkind { R_REGISTER, R_HEARTBEAT, R_POLL, R_POST };
+
+struct buf {
+    char *p;
+    size_t n;
+};
+
+struct req {
+    struct node *node;
+    enum rkind kind;
+    char path[128];
+    char *body; /* owned; NULL: GET */
+    double t0;
+    struct buf resp;
+    struct curl_slist *hdrs;
+    CURL *h;
+    struct req *next; /* in the node's post queue */
+};
+
+struct simjob {
+    long long id;
+    int world;
+    long step;
+    double next_report;
+    struct simjob *next;
+};
+
+struct node {
+    int idx;
+    long long id;
+    char src[24];
+    int reg_busy, hb_busy, poll_busy, post_busy;
+    double next_hb;
+    struct req *qhead, *qtail;
+    struct simjob *jobs;
+};
+
+static struct {
+    const char *server;
+    char token[256];
+    int nodes, gpus;
+    double heartbeat_s, metrics_s, step_s, duration_s, report_s;
+    const char *prefix;
+} cfg = {.nodes = 512,
+         .gpus = 8,
+         .heartbeat_s = 5,
+         .metrics_s = 10,
+         .step_s = 0.5,
+         .duration_s = 60,
+         .report_s = 10,
+         .prefix = "lg"};
+
+static struct {
+    long registered, running, actions, failed, posts, metrics_rows;
+    double *hb;
+    size_t hb_n, hb_cap;
+} st;
+
+static CURLM *multi;
+static volatile sig_atomic_t stop_now;
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+    struct buf *b = arg;
+    size_t len = size * n;
+    char *q = realloc(b->p, b->n + len + 1);
+    if (!q)
+        return 0;
+    memcpy(q + b->n, p, len);
+    b->n += len;
+    q[b->n] = '\0';
+    b->p = q;
+    return len;
+}
+
+static void start(struct req *r)
+{
+    char url[512], auth[300];
+    snprintf(url, sizeof(url), "%s%s", cfg.server, r->path);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", cfg.token);
+    r->hdrs = curl_slist_append(NULL, auth);
+    if (r->body)
+        r->hdrs = curl_slist_append(r->hdrs, "Content-Type: application/json");
+    r->h = curl_easy_init();
+    curl_easy_setopt(r->h, CURLOPT_URL, url);
+    curl_easy_setopt(r->h, CURLOPT_HTTPHEADER, r->hdrs);
+    curl_easy_setopt(r->h, CURLOPT_INTERFACE, r->node->src);
+    curl_easy_setopt(r->h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(r->h, CURLOPT_WRITEDATA, &r->resp);
+    curl_easy_setopt(r->h, CURLOPT_TIMEOUT, (long)POLL_WAIT_S + 30);
+    curl_easy_setopt(r->h, CURLOPT_PRIVATE, r);
+    if (r->body)
+        curl_easy_setopt(r->h, CURLOPT_POSTFIELDS, r->body);
+    else if (r->kind == R_HEARTBEAT)
+        curl_easy_setopt(r->h, CURLOPT_POSTFIELDS, "");
+    r->t0 = mono();
+    curl_multi_add_handle(multi, r->h);
+}
+
+static struct req *make(struct node *n, enum rkind kind, const char *path, json_t *body)
+{
+    struct req *r = calloc(1, sizeof(*r));
+    if (!r) {
+        perror("loadgen");
+        exit(1);
+    }
+    r->node = n;
+    r->kind = kind;
+    snprintf(r->path, sizeof(r->path), "%s", path);
+    if (body) {
+        r->body = json_dumps(body, JSON_COMPACT);
+        json_decref(body);
+    }
+    return r;
+}
+
+/* Queues a post of the node's, sent after those before it. */
+static void post(struct node *n, const char *path, json_t *body)
+{
+    struct req *r = make(n, R_POST, path, body);
+    if (n->qtail)
+        n->qtail->next = r;
+    else
+        n->qhead = r;
+    n->qtail = r;
+}
+
+static void post_state(struct node *n, long long job, const char *state)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", job);
+    post(n, path, json_pack("{s:s, s:s}", "state", state, "detail", "loadgen"));
+}
+
+static void post_result(struct node *n, long long action)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", action);
+    post(n, path, json_pack("{s:s, s:s}", "outcome", "ok", "detail", "loadgen"));
+}
+
+static struct simjob *find_job(struct node *n, long long id, int unlink)
+{
+    for (struct simjob **p = &n->jobs; *p; p = &(*p)->next)
+        if ((*p)->id == id) {
+            struct simjob *j = *p;
+            if (unlink) {
+                *p = j->next;
+                st.running--;
+            }
+            return j;
+        }
+    return NULL;
+}
+
+static void run_job(struct node *n, long long id, int world)
+{
+    struct simjob *j = find_job(n, id, 0);
+    if (!j) {
+        j = calloc(1, sizeof(*j));
+        if (!j)
+            return;
+        j->id = id;
+        j->next = n->jobs;
+        n->jobs = j;
+        st.running++;
+        /* spread the reports of jobs started together over the period */
+        j->next_report = mono() + cfg.metrics_s * (double)(rand() % 1000) / 1000.0;
+    }
+    j->world = world > 0 ? world : 1;
+}
+
+/* Does what a worker would, as if every action went well at once. */
+static void on_action(struct node *n, const json_t *a)
+{
+    long long act = json_integer_value(json_object_get(a, "id"));
+    long long job = json_integer_value(json_object_get(a, "job_id"));
+    const char *kind = json_string_value(json_object_get(a, "kind"));
+    const json_t *spec = json_object_get(a, "spec");
+    int world = (int)json_integer_value(json_object_get(spec, "world_size"));
+    const json_t *slot0 = json_array_get(json_object_get(spec, "slots"), 0);
+    long long target = json_integer_value(json_object_get(slot0, "node_id"));
+    st.actions++;
+    if (!kind)
+        return;
+    if (!strcmp(kind, "start")) {
+        if (!json_object_get(spec, "follows"))
+            post_state(n, job, "STARTING");
+        post_result(n, act);
+        post_state(n, job, "RUNNING");
+        run_job(n, job, world);
+    } else if (!strcmp(kind, "resize") ||
+               (!strcmp(kind, "migrate") && (!target || target == n->id))) {
+        post_result(n, act);
+        post_state(n, job, "RUNNING");
+        run_job(n, job, world);
+    } else if (!strcmp(kind, "migrate")) { /* its target's start follows */
+        free(find_job(n, job, 1));
+        post_result(n, act);
+    } else if (!strcmp(kind, "suspend")) {
+        post_state(n, job, "SUSPENDED");
+        post_result(n, act);
+        free(find_job(n, job, 1));
+    } else if (!strcmp(kind, "resume")) {
+        post_state(n, job, "RUNNING");
+        post_result(n, act);
+        run_job(n, job, world);
+    } else if (!strcmp(kind, "cancel")) {
+        post_state(n, job, "CANCELLED");
+        post_result(n, act);
+        free(find_job(n, job, 1));
+    } else {
+        post_result(n, act);
+    }
+}
+
+static void on_done(struct req *r, long status)
+{
+    struct node *n = r->node;
+    int ok = status >= 200 && status < 300;
+    if (!ok && !(r->kind == R_POST && status == 409)) /* a job the server moved meanwhile */
+        st.failed++;
+    json_t *j = ok && r->resp.p ? json_loads(r->resp.p, 0, NULL) : NULL;
+    switch (r->kind) {
+    case R_REGISTER:
+        n->reg_busy = 0;
+        if (j && json_integer_value(json_object_get(j, "id")) > 0) {
+            n->id = json_integer_value(json_object_get(j, "id"));
+            st.registered++;
+            n->next_hb = mono() + cfg.heartbeat_s * (double)(rand() % 1000) / 1000.0;
+        }
+        break;
+    case R_HEARTBEAT:
+        n->hb_busy = 0;
+        if (ok) {
+            if (st.hb_n == st.hb_cap) {
+                st.hb_cap = st.hb_cap ? 2 * st.hb_cap : 4096;
+                st.hb = realloc(st.hb, st.hb_cap * sizeof(double));
+            }
+            st.hb[st.hb_n++] = mono() - r->t0;
+        }
+        break;
+    case R_POLL: {
+        n->poll_busy = 0;
+        const json_t *items = json_object_get(j, "items");
+        for (size_t i = 0; i < json_array_size(items); i++)
+            on_action(n, json_array_get(items, i));
+        break;
+    }
+    case R_POST:
+        n->post_busy = 0;
+        st.posts++;
+        break;
+    }
+    json_decref(j);
+}
+
+static void release(struct req *r)
+{
+    curl_multi_remove_handle(multi, r->h);
+    curl_easy_cleanup(r->h);
+    curl_slist_free_all(r->hdrs);
+    free(r->resp.p);
+    free(r->body);
+    free(r);
+}
+
+/* A batch of reports for each job due: the steps of metrics_s at step_s. */
+static void report(struct node *n, double now)
+{
+    for (struct simjob *j = n->jobs; j; j = j->next) {
+        if (now < j->next_report)
+            continue;
+        j->next_report = now + cfg.metrics_s;
+        int k = (int)ceil(cfg.metrics_s / cfg.step_s);
+        json_t *items = json_array();
+        for (int i = 0; i < k; i++, j->step++)
+            json_array_append_new(
+                items, json_pack("{s:I, s:f, s:I, s:f, s:i}", "step", (json_int_t)j->step, "loss",
+                                 2.0 / (1.0 + 0.001 * (double)j->step) + 0.1, "samples",
+                                 (json_int_t)64 * j->world, "seconds", cfg.step_s, "world_size",
+                                 j->world));
+        char path[96];
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
+        post(n, path, json_pack("{s:o}", "items", items));
+        st.metrics_rows += k;
+    }
+}
+
+static void tick(struct node *nodes, double now, int *registering)
+{
+    char path[128];
+    for (int i = 0; i < cfg.nodes; i++) {
+        struct node *n = &nodes[i];
+        if (!n->id) {
+            if (!n->reg_busy && *registering < REGISTER_AT_ONCE) {
+                json_t *gpus = json_array();
+                for (int g = 0; g < cfg.gpus; g++)
+                    json_array_append_new(gpus, json_pack("{s:i, s:s, s:I}", "index", g, "model",
+                                                          "sim", "memory_bytes",
+                                                          (json_int_t)80 << 30));
+                char name[64];
+                snprintf(name, sizeof(name), "%s-%d", cfg.prefix, i);
+                struct req *r = make(n, R_REGISTER, "/api/v1/nodes",
+                                     json_pack("{s:s, s:i, s:I, s:o}", "name", name, "cpus", 64,
+                                               "memory_bytes", (json_int_t)512 << 30, "gpus",
+                                               gpus));
+                n->reg_busy = 1;
+                ++*registering;
+                start(r);
+            }
+            continue;
+        }
+        if (!n->poll_busy) {
+            snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=%d", n->id,
+                     POLL_WAIT_S);
+            n->poll_busy = 1;
+            start(make(n, R_POLL, path, NULL));
+        }
+        if (!n->hb_busy && now >= n->next_hb) {
+            json_t *run = json_array();
+            for (struct simjob *j = n->jobs; j; j = j->next)
+                json_array_append_new(run, json_pack("{s:I, s:i, s:i}", "job_id",
+                                                     (json_int_t)j->id, "pid", 1, "world_size",
+                                                     j->world));
+            snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", n->id);
+            n->hb_busy = 1;
+            n->next_hb = now + cfg.heartbeat_s;
+            start(make(n, R_HEARTBEAT, path, json_pack("{s:o}", "running", run)));
+        }
+        report(n, now);
+        if (!n->post_busy && n->qhead) {
+            struct req *r = n->qhead;
+            n->qhead = r->next;
+            if (!n->qhead)
+                n->qtail = NULL;
+            r->next = NULL;
+            n->post_busy = 1;
+            start(r);
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double p)
+{
+    if (!st.hb_n)
+        return 0;
+    qsort(st.hb, st.hb_n, sizeof(double), cmp_double);
+    size_t i = (size_t)llround(p / 100.0 * (double)(st.hb_n - 1));
+    return st.hb[i] * 1000.0;
+}
+
+static void print_line(double elapsed)
+{
+    printf("loadgen: %.0f s: %ld nodes, %ld jobs running, %ld actions answered, %ld posts "
+           "(%ld minibatch reports), %ld failed; heartbeats %zu, p50 %.1f ms, p99 %.1f ms\n",
+           elapsed, st.registered, st.running, st.actions, st.posts, st.metrics_rows, st.failed,
+           st.hb_n, pct(50), pct(99));
+    fflush(stdout);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_now = 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: ringmaster-loadgen --server URL --token-file F [--nodes N] [--gpus G]"
+                    " [--heartbeat S] [--metrics-every S] [--step-s S] [--duration S]"
+                    " [--prefix NAME] [--report-every S]\n");
+    exit(2);
+}
+
+static void parse(int argc, char **argv)
+{
+    const char *token_file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(a, "--server"))
+            cfg.server = v;
+        else if (!strcmp(a, "--token-file"))
+            token_file = v;
+        else if (!strcmp(a, "--nodes"))
+            cfg.nodes = atoi(v);
+        else if (!strcmp(a, "--gpus"))
+            cfg.gpus = atoi(v);
+        else if (!strcmp(a, "--heartbeat"))
+            cfg.heartbeat_s = atof(v);
+        else if (!strcmp(a, "--metrics-every"))
+            cfg.metrics_s = atof(v);
+        else if (!strcmp(a, "--step-s"))
+            cfg.step_s = atof(v);
+        else if (!strcmp(a, "--duration"))
+            cfg.duration_s = atof(v);
+        else if (!strcmp(a, "--report-every"))
+            cfg.report_s = atof(v);
+        else if (!strcmp(a, "--prefix"))
+            cfg.prefix = v;
+        else
+            usage();
+    }
+    FILE *f = token_file ? fopen(token_file, "r") : NULL;
+    if (!cfg.server || !f || !fgets(cfg.token, sizeof(cfg.token), f) || cfg.nodes < 1 ||
+        cfg.nodes > 60000 || cfg.gpus < 1 || cfg.heartbeat_s <= 0 || cfg.metrics_s <= 0 ||
+        cfg.step_s <= 0 || cfg.report_s <= 0)
+        usage();
+    fclose(f);
+    cfg.token[strcspn(cfg.token, "\r\n")] = '\0';
+}
+
+int main(int argc, char **argv)
+{
+    parse(argc, argv);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)(3 * cfg.nodes));
+    struct node *nodes = calloc((size_t)cfg.nodes, sizeof(*nodes));
+    if (!nodes)
+        return 1;
+    for (int i = 0; i < cfg.nodes; i++) {
+        nodes[i].idx = i;
+        snprintf(nodes[i].src, sizeof(nodes[i].src), "127.0.%d.%d", 1 + (i + 1) / 254,
+                 1 + (i + 1) % 254);
+    }
+    double t0 = mono(), next_report = t0 + cfg.report_s;
+    int registering = 0;
+    while (!stop_now && mono() - t0 < cfg.duration_s) {
+        double now = mono();
+        tick(nodes, now, &registering);
+        int running;
+        curl_multi_perform(multi, &running);
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(multi, &left))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            struct req *r;
+            long status = 0;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+            if (m->data.result == CURLE_OK)
+                curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+            if (r->kind == R_REGISTER)
+                registering--;
+            on_done(r, status);
+            release(r);
+        }
+        if (now >= next_report) {
+            print_line(now - t0);
+            next_report = now + cfg.report_s;
+        }
+        curl_multi_poll(multi, NULL, 0, 20, NULL);
+    }
+    print_line(mono() - t0);
+    printf("heartbeat_p99_ms=%.1f\n", pct(99));
+    return 0;
+}
