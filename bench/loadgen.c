@@ -54,8 +54,12 @@ struct simjob {
     struct simjob *next;
 };
 
+#define SEEN_MAX 64 /* the actions a node remembers answering (a poll may repeat them) */
+
 struct node {
     int idx;
+    long long seen[SEEN_MAX];
+    int seen_next;
     long long id;
     char src[24];
     int reg_busy, hb_busy, poll_busy, post_busy;
@@ -216,6 +220,11 @@ static void on_action(struct node *n, const json_t *a)
     int world = (int)json_integer_value(json_object_get(spec, "world_size"));
     const json_t *slot0 = json_array_get(json_object_get(spec, "slots"), 0);
     long long target = json_integer_value(json_object_get(slot0, "node_id"));
+    for (int i = 0; i < SEEN_MAX; i++)
+        if (n->seen[i] == act)
+            return; /* answered; its result is on its way */
+    n->seen[n->seen_next] = act;
+    n->seen_next = (n->seen_next + 1) % SEEN_MAX;
     st.actions++;
     if (!kind)
         return;
@@ -266,8 +275,11 @@ static void on_done(struct req *r, long status)
             n->next_hb = mono() + cfg.heartbeat_s * (double)(rand() % 1000) / 1000.0;
         }
         break;
-    case R_HEARTBEAT:
+    case R_HEARTBEAT: {
         n->hb_busy = 0;
+        const json_t *stop = json_object_get(j, "stop"); /* jobs no longer this node's */
+        for (size_t i = 0; i < json_array_size(stop); i++)
+            free(find_job(n, json_integer_value(json_array_get(stop, i)), 1));
         if (ok) {
             if (st.hb_n == st.hb_cap) {
                 st.hb_cap = st.hb_cap ? 2 * st.hb_cap : 4096;
@@ -276,6 +288,7 @@ static void on_done(struct req *r, long status)
             st.hb[st.hb_n++] = mono() - r->t0;
         }
         break;
+    }
     case R_POLL: {
         n->poll_busy = 0;
         const json_t *items = json_object_get(j, "items");

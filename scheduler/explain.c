@@ -8,8 +8,6 @@
 #include "policies/policy.h"
 #include "sched.h"
 
-/* Holders named in an explanation, the largest first. */
-#define EXPLAIN_HOLDERS 3
 
 struct text {
     char *buf;
@@ -97,18 +95,19 @@ static int need_of(const struct sched_job *j)
     return j->elastic ? policy_min_gpus(j) : j->requested_gpus;
 }
 
-/* The EXPLAIN_HOLDERS assignments holding the most GPUs, into pick. */
-static size_t pick_holders(const struct sched_decision *d, size_t skip, size_t *pick)
+/* The SCHED_EXPLAIN_HOLDERS assignments holding the most GPUs, into e->top. */
+static void pick_holders(struct sched_explainer *e)
 {
-    size_t n = 0;
+    const struct sched_decision *d = e->d;
+    size_t n = 0, *pick = e->top;
 
     for (size_t i = 0; i < d->njobs; i++) {
-        if (i == skip || d->assign[i].gpus <= 0)
+        if (d->assign[i].gpus <= 0)
             continue;
-        size_t k = n < EXPLAIN_HOLDERS ? n++ : EXPLAIN_HOLDERS;
-        if (k == EXPLAIN_HOLDERS && d->assign[i].gpus <= d->assign[pick[k - 1]].gpus)
+        size_t k = n < SCHED_EXPLAIN_HOLDERS ? n++ : SCHED_EXPLAIN_HOLDERS;
+        if (k == SCHED_EXPLAIN_HOLDERS && d->assign[i].gpus <= d->assign[pick[k - 1]].gpus)
             continue;
-        if (k == EXPLAIN_HOLDERS)
+        if (k == SCHED_EXPLAIN_HOLDERS)
             k--;
         while (k > 0 && d->assign[pick[k - 1]].gpus < d->assign[i].gpus) {
             pick[k] = pick[k - 1];
@@ -116,19 +115,54 @@ static size_t pick_holders(const struct sched_decision *d, size_t skip, size_t *
         }
         pick[k] = i;
     }
-    return n;
+    e->ntop = n;
+}
+
+static int cmp_user(const void *a, const void *b)
+{
+    int64_t x = ((const struct sched_explain_user *)a)->user;
+    int64_t y = ((const struct sched_explain_user *)b)->user;
+    return x < y ? -1 : x > y;
+}
+
+/* The GPUs each user's jobs hold in the decision, by user id. */
+static int sum_users(struct sched_explainer *e)
+{
+    const struct sched_snapshot *snap = e->snap;
+    size_t n = e->d->njobs < snap->njobs ? e->d->njobs : snap->njobs, k = 0;
+
+    e->users = malloc((n + 1) * sizeof(*e->users));
+    if (!e->users)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        e->users[i] = (struct sched_explain_user){snap->jobs[i].user_id, e->d->assign[i].gpus};
+    qsort(e->users, n, sizeof(*e->users), cmp_user);
+    for (size_t i = 0; i < n; i++) {
+        if (k > 0 && e->users[k - 1].user == e->users[i].user)
+            e->users[k - 1].held += e->users[i].held;
+        else
+            e->users[k++] = e->users[i];
+    }
+    e->nusers = k;
+    return 0;
+}
+
+static long user_held(const struct sched_explainer *e, int64_t user)
+{
+    struct sched_explain_user key = {user, 0};
+    if (!e->users)
+        return 0;
+    const struct sched_explain_user *u =
+        bsearch(&key, e->users, e->nusers, sizeof(key), cmp_user);
+    return u ? u->held : 0;
 }
 
 /* "; user 3 holds 8 of its quota of 8 GPUs" when the quota stops the job. */
-static void put_quota(struct text *t, const struct sched_snapshot *snap,
-                      const struct sched_decision *d, const struct sched_job *j)
+static void put_quota(struct text *t, const struct sched_explainer *e, const struct sched_job *j)
 {
-    int quota = guard_user_quota(snap, j->user_id);
-    long held = 0;
+    int quota = guard_user_quota(e->snap, j->user_id);
+    long held = user_held(e, j->user_id);
 
-    for (size_t k = 0; k < d->njobs && k < snap->njobs; k++)
-        if (snap->jobs[k].user_id == j->user_id)
-            held += d->assign[k].gpus;
     if (held + need_of(j) <= quota)
         return;
     put(t, "; user ");
@@ -140,11 +174,28 @@ static void put_quota(struct text *t, const struct sched_snapshot *snap,
     put(t, " GPUs");
 }
 
-size_t sched_explain(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i,
-                     char *buf, size_t len)
+int sched_explainer_init(struct sched_explainer *e, const struct sched_snapshot *snap,
+                         const struct sched_decision *d)
+{
+    *e = (struct sched_explainer){.snap = snap, .d = d};
+    if (!snap || !d)
+        return 0;
+    pick_holders(e);
+    return sum_users(e);
+}
+
+void sched_explainer_fini(struct sched_explainer *e)
+{
+    free(e->users);
+    e->users = NULL;
+    e->nusers = 0;
+}
+
+size_t sched_explainer_text(const struct sched_explainer *e, size_t i, char *buf, size_t len)
 {
     struct text t = {buf, 0, buf ? len : 0};
-    size_t pick[EXPLAIN_HOLDERS + 1];
+    const struct sched_snapshot *snap = e->snap;
+    const struct sched_decision *d = e->d;
 
     put(&t, "");
     if (!snap || !d || i >= d->njobs || i >= snap->njobs)
@@ -159,11 +210,24 @@ size_t sched_explain(const struct sched_snapshot *snap, const struct sched_decis
     put(&t, need_of(j) == 1 ? " GPU, " : " GPUs, ");
     put_long(&t, d->capacity - d->used);
     put(&t, " free");
-    put_quota(&t, snap, d, j);
-    size_t n = pick_holders(d, i, pick);
-    for (size_t k = 0; k < n; k++) {
+    put_quota(&t, e, j);
+    for (size_t k = 0; k < e->ntop; k++) { /* a waiting job holds nothing: never its own */
         put(&t, "; ");
-        put_holder(&t, &snap->jobs[pick[k]], &d->assign[pick[k]]);
+        put_holder(&t, &snap->jobs[e->top[k]], &d->assign[e->top[k]]);
     }
     return t.len;
+}
+
+size_t sched_explain(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i,
+                     char *buf, size_t len)
+{
+    struct sched_explainer e;
+    size_t n = 0;
+
+    if (sched_explainer_init(&e, snap, d) == 0)
+        n = sched_explainer_text(&e, i, buf, len);
+    else if (buf && len)
+        buf[0] = '\0';
+    sched_explainer_fini(&e);
+    return n;
 }

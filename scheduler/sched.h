@@ -378,4 +378,25 @@ const char *sched_estimate_source_name(enum sched_estimate_source s);
 size_t sched_explain(const struct sched_snapshot *snap, const struct sched_decision *d, size_t i,
                      char *buf, size_t len);
 
+/* The same for many jobs of one decision in O(jobs) in all (sched_explain alone scans every
+ * job for each): init once, then sched_explainer_text(e, i, ...) as sched_explain(snap, d, i,
+ * ...), then fini. init returns 0, or -1 (ENOMEM; fini is still safe). */
+#define SCHED_EXPLAIN_HOLDERS 3 /* holders named in an explanation, the largest first */
+struct sched_explain_user {
+    int64_t user;
+    long held;
+};
+struct sched_explainer {
+    const struct sched_snapshot *snap;
+    const struct sched_decision *d;
+    size_t top[SCHED_EXPLAIN_HOLDERS + 1];
+    size_t ntop;
+    struct sched_explain_user *users; /* GPUs held per user, by user id */
+    size_t nusers;
+};
+int sched_explainer_init(struct sched_explainer *e, const struct sched_snapshot *snap,
+                         const struct sched_decision *d);
+size_t sched_explainer_text(const struct sched_explainer *e, size_t i, char *buf, size_t len);
+void sched_explainer_fini(struct sched_explainer *e);
+
 #endif

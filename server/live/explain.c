@@ -30,7 +30,8 @@ static int job_need(const struct snap_job *sj)
 /* "needs 4 GPUs, 0 free; job 12 holds 8 GPUs: predicted to finish in 3 min (prior)": the jobs
  * that hold the GPUs and why the policy keeps them there (the core's sched_explain), after
  * what is free (most: on one node, or -1 for a single node). */
-static void holders(const struct sched_plan *p, struct plan_job *pj, int need, int nfree, int most)
+static void holders(const struct sched_plan *p, const struct sched_explainer *e,
+                    struct plan_job *pj, int need, int nfree, int most)
 {
     char *out = pj->pending_reason;
     size_t len = sizeof(pj->pending_reason);
@@ -38,14 +39,14 @@ static void holders(const struct sched_plan *p, struct plan_job *pj, int need, i
                      : snprintf(out, len, "needs %d GPUs, %d free (at most %d on one node)", need,
                                 nfree, most);
     char why[sizeof(pj->pending_reason)];
-    sched_explain(&p->snap, p->d, (size_t)(pj - p->jobs), why, sizeof(why));
+    sched_explainer_text(e, (size_t)(pj - p->jobs), why, sizeof(why));
     const char *held = strchr(why, ';'); /* the core's text after its own "needs N, M free" */
     if (held && n > 0 && (size_t)n < len)
         snprintf(out + n, len - (size_t)n, "%s", held);
 }
 
-static void explain(const struct sched_plan *p, struct plan_job *pj, int nfree, int most, int up,
-                    int capacity)
+static void explain(const struct sched_plan *p, const struct sched_explainer *e,
+                    struct plan_job *pj, int nfree, int most, int up, int capacity)
 {
     int need = job_need(pj->sj);
     char *out = pj->pending_reason;
@@ -55,7 +56,7 @@ static void explain(const struct sched_plan *p, struct plan_job *pj, int nfree, 
     else if (need > capacity)
         snprintf(out, len, "needs %d GPUs, the cluster has %d on up nodes", need, capacity);
     else if (nfree < need)
-        holders(p, pj, need, nfree, up == 1 ? -1 : most);
+        holders(p, e, pj, need, nfree, up == 1 ? -1 : most);
     else
         snprintf(out, len, "needs %d GPUs, %d free: %s", need, nfree, pj->reason);
 }
@@ -139,10 +140,13 @@ void plan_explain_waiting(struct sched_plan *p)
     if (!q)
         return;
     qsort(q, nq, sizeof(*q), cmp_queue);
+    struct sched_explainer e; /* on ENOMEM it sums no user's GPUs: no quota is named */
+    sched_explainer_init(&e, &p->snap, p->d);
     for (size_t k = 0; k < nq; k++) {
         q[k]->queue_position = (int)k + 1;
-        explain(p, q[k], nfree, most, up, capacity);
+        explain(p, &e, q[k], nfree, most, up, capacity);
     }
+    sched_explainer_fini(&e);
     predict_starts(p, q, nq, nfree);
     free(q);
 }

@@ -26,7 +26,7 @@ struct class_model {
 };
 
 struct sched_models {
-    struct sched_model **items; /* each entry allocated alone: pointers stay valid */
+    struct sched_model **items; /* by job id; each allocated alone: pointers stay valid */
     size_t n, cap;
     struct class_model classes[PROFILE_NAPPS + 1];
 };
@@ -139,11 +139,18 @@ static void declare(struct sched_models *ms, struct sched_model *m, const char *
 struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
                                      const char *model_json, int batch_per_gpu, long round)
 {
-    for (size_t i = 0; i < ms->n; i++)
-        if (ms->items[i]->job_id == job_id) {
-            ms->items[i]->round = round;
-            return ms->items[i];
-        }
+    size_t lo = 0, hi = ms->n; /* items are kept in job id order: the first >= job_id */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ms->items[mid]->job_id < job_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ms->n && ms->items[lo]->job_id == job_id) {
+        ms->items[lo]->round = round;
+        return ms->items[lo];
+    }
     if (ms->n == ms->cap) {
         size_t cap = ms->cap ? 2 * ms->cap : 64;
         struct sched_model **items = realloc(ms->items, cap * sizeof(*items));
@@ -155,7 +162,9 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
     struct sched_model *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
-    ms->items[ms->n++] = m;
+    memmove(ms->items + lo + 1, ms->items + lo, (ms->n - lo) * sizeof(*ms->items));
+    ms->items[lo] = m;
+    ms->n++;
     m->job_id = job_id;
     m->round = round;
     m->changed = 1;
