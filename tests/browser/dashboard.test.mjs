@@ -561,7 +561,8 @@ test("the what-if page replays the completed jobs under the policies and draws t
   const [download] = await Promise.all([page.waitForEvent("download"), page.click("#whatif-trace")]);
   assert.equal(download.suggestedFilename(), `whatif-${first}-trace.csv`);
   const csv = fs.readFileSync(await download.path(), "utf8").trim().split("\n");
-  assert.equal(csv[0], "job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,max_gpus");
+  assert.equal(csv[0], "job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,max_gpus," +
+    "speed_model,speed_theta,batch_per_gpu,dataset_size,course,loss_model,grad_sqr,grad_var");
   assert.deepEqual(csv.slice(1).map((l) => Number(l.split(",")[0])), ids);
   await screenshot(page, "whatif-1280");
 
