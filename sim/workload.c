@@ -398,9 +398,12 @@ static int trace_speed(struct simulate_job_spec *j, const struct trace_row *r,
         double s = model_seconds(j, &r->course, r->gpus);
         if (!(s > 0) || !(j->epochs > 0) || !isfinite(j->epochs))
             continue; /* the job's own model cannot say: the template's */
+        int finite = 1;
         for (int k = 0; k < SPEED_NFEATURES; k++)
-            j->speed.theta[k] *= r->duration / s;
-        return pass == 0;
+            finite &= isfinite(j->speed.theta[k] *= r->duration / s);
+        double run = j->epochs / speed_epochs_per_second(&j->speed, r->gpus);
+        if (finite && isfinite(run) && run > 0) /* else extreme coefficients: the template's */
+            return pass == 0;
     }
     /* neither can say with the course (a bad one): the template at the request, as before */
     j->speed = t->speed;
