@@ -592,7 +592,7 @@ test("the what-if page replays the completed jobs under the policies and draws t
   assert.equal(await page.locator("#whatif-table tbody tr.best").count(), means[0] === means[1] ? 0 : 1);
   await expectText(page.locator('#whatif-table tr[data-policy="fifo"]'), /^fifo.*\d+ s\s*\d+\.\d\d×\s*\d+ s\s*\d+ s\s*\d+ %/s);
   await expectText(page.locator("#whatif-table tfoot"), /measured.*\d+ s\s*1\.00×/s);
-  await expectText(card.locator("dl.fields"), /jobs replayed\s*2 .*cluster\s*1 node of 4 GPUs.*1 node of 2 GPUs.*policy in force\s*ringmaster.*measured\s*mean JCT \d+ s · p99 JCT \d+ s · mean queueing \d+ s/s);
+  await expectText(card.locator("dl.fields"), /jobs replayed\s*2 .*cluster\s*1 node of 4 GPUs.*1 node of 2 GPUs.*policy in force\s*ringmaster.*measured\s*mean JCT \d+ s · p99 JCT \d+ s · mean queueing \d+ s.*speed models\s*0 of 2 jobs replayed at their own fitted speed model, .*; 2 with their measured course/s);
   // the bars, drawn by dygraphs with our plotter: per policy its mean and p99 JCT, the
   // measured mean as a dashed rule; hovering a policy says its figures
   await whatifBars(page.locator("#whatif-chart"), ["fifo", "ringmaster"]);

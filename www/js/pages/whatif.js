@@ -5,10 +5,12 @@
 //   GET  /api/v1/whatif             {items: [run]}, newest first (at most 20)
 //   GET  /api/v1/whatif/{id}        the run: {id, user, state (running|done|failed), since,
 //                                   until, policy_in_force, policies, cluster, jobs,
-//                                   measured: {jobs, mean_jct_s, p99_jct_s, mean_queue_s},
+//                                   measured: {jobs, mean_jct_s, p99_jct_s, mean_queue_s,
+//                                   models: {speed, course, convergence, gradient}},
 //                                   progress: {done, total}, results: [{policy, in_force,
 //                                   mean_jct_s, p99_jct_s, mean_queue_s, utilization,
-//                                   makespan_s, jobs, resizes}], error, created_at, finished_at}
+//                                   makespan_s, jobs, resizes, jobs_own_speed}], error,
+//                                   created_at, finished_at}
 //   GET  /api/v1/whatif/{id}/trace  the trace it replays (text/csv)
 //   GET  /api/v1/scheduler          its policies: [{name, summary}] (the checkboxes)
 // A run replays one policy after another in the background: the poll shows its rows grow.
@@ -149,6 +151,15 @@ async function downloadTrace(run, note) {
   }
 }
 
+// What the trace carried of the jobs' measured models (measured.models; a run of an older
+// server has none).
+export function modelsText(run) {
+  const n = run.measured && run.measured.models;
+  if (!n) return "—";
+  return n.speed + " of " + run.jobs + " jobs replayed at their own fitted speed model, the others at the " +
+    "simulator's template speed-up; " + n.course + " with their measured course (steps per GPU count)";
+}
+
 function runCard(run) {
   const rows = resultRows(run);
   const m = run.measured || {};
@@ -165,6 +176,7 @@ function runCard(run) {
       ["cluster", h("span", { title: run.cluster }, clusterText(run.cluster))],
       ["policy in force", run.policy_in_force],
       ["measured", "mean JCT " + secs(m.mean_jct_s) + " · p99 JCT " + secs(m.p99_jct_s) + " · mean queueing " + secs(m.mean_queue_s)],
+      ["speed models", modelsText(run)],
       ["finished", run.finished_at ? when(run.finished_at) : ""],
     ]),
     h("div", { class: "whatif-chart" }, chart(run, rows)),
