@@ -77,9 +77,9 @@ enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS };
 /* Optional columns, after the required ones in the col arrays. */
 enum { COL_USER = NCOLS, COL_ELASTIC, COL_MIN, COL_MAX, COL_THETA, COL_BATCH, COL_DATASET,
        COL_COURSE, COL_ALL };
-static const char *const opt_names[COL_ALL - NCOLS] = {"user",  "elastic",       "min_gpus",
-                                                       "max_gpus", "speed_theta", "batch_per_gpu",
-                                                       "dataset_size", "course"};
+static const char *const opt_names[COL_ALL - NCOLS] = {
+    "user",        "elastic",       "min_gpus",     "max_gpus",
+    "speed_theta", "batch_per_gpu", "dataset_size", "course"};
 #define TRACE_MIN_DURATION_S 1e-3 /* seconds */
 #define TRACE_MAX_DURATION_S 1e12
 static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus", "duration_s"};
@@ -212,8 +212,7 @@ static int parse_theta(char *s, struct trace_row *r, char *why, size_t len)
         sum += r->theta[k];
     }
     if (k != SPEED_NFEATURES || !(sum > 0)) {
-        snprintf(why, len, "speed_theta is not %d numbers >= 0 separated by ';'",
-                 SPEED_NFEATURES);
+        snprintf(why, len, "speed_theta is not %d numbers >= 0 separated by ';'", SPEED_NFEATURES);
         return -1;
     }
     r->has_theta = 1;
@@ -489,8 +488,8 @@ static int read_rows(FILE *in, struct workload *w, const int *col,
             rc = -1;
             break;
         }
-        w->own_speed += (size_t)trace_job(&w->jobs[w->njobs], &r, (int64_t)w->njobs + 1, t,
-                                          cluster_gpus);
+        w->own_speed +=
+            (size_t)trace_job(&w->jobs[w->njobs], &r, (int64_t)w->njobs + 1, t, cluster_gpus);
         w->with_course += r.course.n > 0;
         if ((w->jobs[w->njobs].user = user_number(&users, r.user)) < 0) {
             snprintf(err, errlen, "out of memory");
