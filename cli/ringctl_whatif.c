@@ -71,6 +71,13 @@ static void print_run(const json_t *run)
            str(run, "cluster"));
     printf("measured: mean JCT %s, p99 JCT %s, mean queueing %s, under %s\n", mean, p99, queue,
            str(run, "policy_in_force"));
+    const json_t *models = json_object_get(m, "models");
+    if (models) /* a run of an older server has none */
+        printf("models: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+               " jobs replayed at their own fitted speed model, the others at the template's"
+               " speed-up\n",
+               json_integer_value(json_object_get(models, "speed")),
+               json_integer_value(json_object_get(run, "jobs")));
     static const char *const head[] = {"POLICY",     "MEAN JCT", "P99 JCT",
                                        "MEAN QUEUE", "UTIL",     "VS MEASURED"};
     struct table *t = table_create(6, head);

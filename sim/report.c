@@ -132,6 +132,8 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     memset(row, 0, sizeof(*row));
     snprintf(row->scenario, sizeof(row->scenario), "%s", w->name);
     snprintf(row->policy, sizeof(row->policy), "%s", p->name);
+    row->own_speed = w->own_speed;
+    row->with_course = w->with_course;
     char why[256];
     row->result = simulate_run(&cfg, w->jobs, w->njobs, NULL, NULL, why, sizeof(why));
     if (!row->result) {
@@ -199,6 +201,8 @@ static json_t *row_json(const struct report_row *row)
         json_object_set_new(o, "max_queue_s", json_real(r->max_queue_s));
         json_object_set_new(o, "fairness",
                             isnan(row->fairness) ? json_null() : json_real(row->fairness));
+        json_object_set_new(o, "jobs_own_speed", json_integer((json_int_t)row->own_speed));
+        json_object_set_new(o, "jobs_with_course", json_integer((json_int_t)row->with_course));
     }
     return o;
 }

@@ -39,6 +39,9 @@ struct report_row {
      * fewer than two users. */
     double fairness;
     int64_t worst_user;
+    /* A trace's jobs at their own measured speed model, and with their measured course
+     * (workload.h); JSON only (jobs_own_speed, jobs_with_course). */
+    size_t own_speed, with_course;
 };
 
 /* The view of job speeds a policy gets: EXPLORED for "exploratory", else PROFILE. */

@@ -75,8 +75,11 @@ struct workload *workload_poisson(const struct template *templates, size_t ntemp
 
 enum { COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION, NCOLS };
 /* Optional columns, after the required ones in the col arrays. */
-enum { COL_USER = NCOLS, COL_ELASTIC, COL_MIN, COL_MAX, COL_ALL };
-static const char *const opt_names[COL_ALL - NCOLS] = {"user", "elastic", "min_gpus", "max_gpus"};
+enum { COL_USER = NCOLS, COL_ELASTIC, COL_MIN, COL_MAX, COL_THETA, COL_BATCH, COL_DATASET,
+       COL_COURSE, COL_ALL };
+static const char *const opt_names[COL_ALL - NCOLS] = {
+    "user",        "elastic",       "min_gpus",     "max_gpus",
+    "speed_theta", "batch_per_gpu", "dataset_size", "course"};
 #define TRACE_MIN_DURATION_S 1e-3 /* seconds */
 #define TRACE_MAX_DURATION_S 1e12
 static const char *const col_names[NCOLS] = {"job_id", "submit_time_s", "num_gpus", "duration_s"};
@@ -134,6 +137,15 @@ static int parse_double(const char *s, double *out)
     return 0;
 }
 
+#define TRACE_MAX_COURSE 1024 /* world sizes of a job's measured course (max_gpus) */
+
+/* A job's measured course: at world size w[k] it ran steps[k] minibatches. */
+struct trace_course {
+    int n;
+    int w[TRACE_MAX_COURSE];
+    double steps[TRACE_MAX_COURSE];
+};
+
 struct trace_row {
     double submit, duration;
     int gpus;
@@ -141,6 +153,12 @@ struct trace_row {
     int elastic;           /* -1: not given (elastic within the template's bounds) */
     int min_gpus, max_gpus; /* 0: not given */
     const char *user; /* "" when the trace names none (points into the line) */
+    /* The job's own measured speed model (what ringmasterd fitted): has_theta 0 when the
+     * trace gives none; batch_per_gpu, dataset_size 0 when not given. */
+    int has_theta;
+    double theta[SPEED_NFEATURES];
+    double batch_per_gpu, dataset_size;
+    struct trace_course course; /* n 0: not given */
 };
 
 /* The users a trace names, numbered 1, 2, ... in order of first appearance. */
@@ -175,6 +193,86 @@ static int64_t user_number(struct user_names *u, const char *name)
     if (!(u->names[u->n] = strdup(name)))
         return -1;
     return (int64_t)++u->n;
+}
+
+/* "t0;t1;t2;t3;t4;t5": the six coefficients of the speed model (speed.h), each finite and
+ * >= 0, not all 0. Returns 0, or -1 with why. */
+static int parse_theta(char *s, struct trace_row *r, char *why, size_t len)
+{
+    double sum = 0;
+    int k = 0;
+    for (char *tok = s, *next; tok; tok = next, k++) {
+        next = strchr(tok, ';');
+        if (next)
+            *next++ = '\0';
+        if (k >= SPEED_NFEATURES || parse_double(tok, &r->theta[k]) || r->theta[k] < 0) {
+            k = -1;
+            break;
+        }
+        sum += r->theta[k];
+    }
+    if (k != SPEED_NFEATURES || !(sum > 0)) {
+        snprintf(why, len, "speed_theta is not %d numbers >= 0 separated by ';'", SPEED_NFEATURES);
+        return -1;
+    }
+    r->has_theta = 1;
+    return 0;
+}
+
+/* "w:steps[:step_s];...": the minibatches run at each world size (and their mean seconds,
+ * for the record). Returns 0, or -1 with why. */
+static int parse_course(char *s, struct trace_course *c, char *why, size_t len)
+{
+    double total = 0;
+    for (char *tok = s, *next; tok; tok = next) {
+        next = strchr(tok, ';');
+        if (next)
+            *next++ = '\0';
+        char *steps = strchr(tok, ':'), *secs;
+        if (steps)
+            *steps++ = '\0';
+        if (steps && (secs = strchr(steps, ':')))
+            *secs++ = '\0';
+        double w, n;
+        if (!steps || parse_double(tok, &w) || w < 1 || w > 1e6 || w != floor(w) ||
+            parse_double(steps, &n) || n < 0 || c->n >= TRACE_MAX_COURSE) {
+            snprintf(why, len, "course is not w:steps[:step_s] pairs separated by ';' (at most %d)",
+                     TRACE_MAX_COURSE);
+            return -1;
+        }
+        c->w[c->n] = (int)w;
+        c->steps[c->n++] = n;
+        total += n;
+    }
+    if (!(total > 0)) {
+        snprintf(why, len, "course has no step");
+        return -1;
+    }
+    return 0;
+}
+
+/* The optional model columns of row f (n fields). Returns 0, or -1 with why. */
+static int parse_models(char **f, size_t n, const int *col, struct trace_row *r, char *why,
+                        size_t len)
+{
+    int c = col[COL_THETA];
+    if (c >= 0 && (size_t)c < n && f[c][0] && parse_theta(f[c], r, why, len))
+        return -1;
+    static const char *const pos[2] = {"batch_per_gpu", "dataset_size"};
+    double *out[2] = {&r->batch_per_gpu, &r->dataset_size};
+    for (int b = 0; b < 2; b++) {
+        c = col[COL_BATCH + b];
+        if (c < 0 || (size_t)c >= n || !f[c][0])
+            continue;
+        if (parse_double(f[c], out[b]) || !(*out[b] > 0) || *out[b] > 1e15) {
+            snprintf(why, len, "%s '%s' is not a number > 0", pos[b], f[c]);
+            return -1;
+        }
+    }
+    c = col[COL_COURSE];
+    if (c >= 0 && (size_t)c < n && f[c][0] && parse_course(f[c], &r->course, why, len))
+        return -1;
+    return 0;
 }
 
 /* Parses one data row; returns 0 or -1 with the reason in why. */
@@ -224,6 +322,8 @@ static int parse_row(char *line, const int *col, struct trace_row *r, char *why,
         snprintf(why, len, "num_gpus %d is outside min_gpus..max_gpus", r->gpus);
         return -1;
     }
+    if (parse_models(f, n, col, r, why, len))
+        return -1;
     if (f[col[COL_DURATION]][0] == '\0') {
         r->never_ran = 1;
         return 0;
@@ -251,19 +351,77 @@ static int keep_row(const struct trace_row *r, const struct workload_trace_opts 
     return 1;
 }
 
-/* The template's model scaled so that the job runs duration seconds on gpus GPUs. */
-static void trace_job(struct simulate_job_spec *j, const struct trace_row *r, int64_t id,
-                      const struct template *t, int cluster_gpus)
+/* The seconds the model takes for the course (the steps at each world size), or for the
+ * job's epochs at gpus without one; 0 when it cannot say. */
+static double model_seconds(const struct simulate_job_spec *j, const struct trace_course *c,
+                            int gpus)
+{
+    if (c->n == 0) {
+        double eps = speed_epochs_per_second(&j->speed, gpus);
+        return eps > 0 ? j->epochs / eps : 0;
+    }
+    double s = 0;
+    for (int k = 0; k < c->n; k++)
+        s += c->steps[k] * speed_step_time(&j->speed, c->w[k]);
+    return isfinite(s) ? s : 0;
+}
+
+/* The job's speed and work: its own measured model when the row has one (theta, with its
+ * batch and dataset size), else the template's; its work the epochs of its measured course
+ * (its steps at each size, at the model's examples per GPU) when the row has one, else the
+ * template's. Then every coefficient is scaled by one factor so that the job, run as it ran
+ * (its course, else duration at num_gpus), takes its measured run time: the model's shape
+ * (how the job speeds up with GPUs) is kept and its launches and restarts, which the run time
+ * holds, are spread over its steps. Returns 1 when the job's own model is used. */
+static int trace_speed(struct simulate_job_spec *j, const struct trace_row *r,
+                       const struct template *t)
+{
+    for (int pass = r->has_theta ? 0 : 1; pass < 2; pass++) {
+        j->speed = t->speed;
+        if (pass == 0) {
+            memcpy(j->speed.theta, r->theta, sizeof(j->speed.theta));
+            j->speed.gpus_per_node = 0; /* the live fit's placement: one node */
+            j->speed.fitted = 1;
+            if (r->batch_per_gpu > 0)
+                j->speed.batch_per_gpu = r->batch_per_gpu;
+            if (r->dataset_size > 0)
+                j->speed.dataset_size = r->dataset_size;
+        }
+        j->epochs = t->epochs;
+        if (r->course.n) {
+            double ex = 0;
+            for (int k = 0; k < r->course.n; k++)
+                ex += r->course.steps[k] * r->course.w[k] * j->speed.batch_per_gpu;
+            j->epochs = ex / j->speed.dataset_size;
+        }
+        double s = model_seconds(j, &r->course, r->gpus);
+        if (!(s > 0) || !(j->epochs > 0) || !isfinite(j->epochs))
+            continue; /* the job's own model cannot say: the template's */
+        int finite = 1;
+        for (int k = 0; k < SPEED_NFEATURES; k++)
+            finite &= isfinite(j->speed.theta[k] *= r->duration / s);
+        double run = j->epochs / speed_epochs_per_second(&j->speed, r->gpus);
+        if (finite && isfinite(run) && run > 0) /* else extreme coefficients: the template's */
+            return pass == 0;
+    }
+    /* neither can say with the course (a bad one): the template at the request, as before */
+    j->speed = t->speed;
+    j->epochs = t->epochs;
+    double c = r->duration / model_seconds(j, &(struct trace_course){0}, r->gpus);
+    for (int k = 0; k < SPEED_NFEATURES; k++)
+        j->speed.theta[k] *= c;
+    return 0;
+}
+
+/* The job of row r: its arrival, bounds and speed (trace_speed). Returns 1 when it runs at
+ * its own measured speed model. */
+static int trace_job(struct simulate_job_spec *j, const struct trace_row *r, int64_t id,
+                     const struct template *t, int cluster_gpus)
 {
     memset(j, 0, sizeof(*j));
     j->id = id;
     j->submit_time = r->submit;
-    j->epochs = t->epochs;
-    j->speed = t->speed;
-    double natural = t->epochs / speed_epochs_per_second(&t->speed, r->gpus);
-    double c = r->duration / natural;
-    for (int k = 0; k < SPEED_NFEATURES; k++)
-        j->speed.theta[k] *= c;
+    int own = trace_speed(j, r, t);
     j->requested_gpus = r->gpus;
     j->min_gpus = 1;
     j->max_gpus = min_int(r->gpus > t->max_gpus ? r->gpus : t->max_gpus, cluster_gpus);
@@ -271,7 +429,7 @@ static void trace_job(struct simulate_job_spec *j, const struct trace_row *r, in
     if (r->elastic == 0) { /* rigid: exactly its GPUs */
         j->elastic = 0;
         j->min_gpus = j->max_gpus = r->gpus;
-        return;
+        return own;
     }
     if (r->min_gpus)
         j->min_gpus = r->min_gpus;
@@ -279,6 +437,7 @@ static void trace_job(struct simulate_job_spec *j, const struct trace_row *r, in
         j->max_gpus = min_int(r->max_gpus, cluster_gpus);
     if (j->max_gpus < j->requested_gpus)
         j->max_gpus = j->requested_gpus;
+    return own;
 }
 
 static int grow(struct workload *w, size_t *cap)
@@ -329,7 +488,9 @@ static int read_rows(FILE *in, struct workload *w, const int *col,
             rc = -1;
             break;
         }
-        trace_job(&w->jobs[w->njobs], &r, (int64_t)w->njobs + 1, t, cluster_gpus);
+        w->own_speed +=
+            (size_t)trace_job(&w->jobs[w->njobs], &r, (int64_t)w->njobs + 1, t, cluster_gpus);
+        w->with_course += r.course.n > 0;
         if ((w->jobs[w->njobs].user = user_number(&users, r.user)) < 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;

@@ -15,6 +15,9 @@ struct workload {
     struct simulate_job_spec *jobs;
     size_t njobs;
     size_t skipped; /* trace rows left out (filters, bad rows, no duration) */
+    /* A trace's jobs that run at their own measured speed model (speed_theta), and those
+     * whose work is their measured course (course); 0 for other workloads. */
+    size_t own_speed, with_course;
 };
 
 void workload_destroy(struct workload *w);
@@ -47,6 +50,13 @@ struct workload_trace_opts {
  * t->epochs epochs with the template's speed model scaled so that its run time
  * at num_gpus equals duration_s; it may use 1..max(num_gpus, t->max_gpus) GPUs
  * (capped at cluster_gpus; rows asking for more than the cluster are skipped).
+ * Optional columns: elastic (0: rigid, exactly num_gpus), min_gpus, max_gpus (an
+ * elastic job's bounds); and what ringmasterd measured of the job (docs/whatif.md):
+ * speed_theta ("t0;...;t5", its fitted speed model, speed.h) with batch_per_gpu and
+ * dataset_size, which replace the template's speed model, and course ("w:steps[:s];..."
+ * the minibatches it ran at each world size), whose examples become its work. The
+ * model is then scaled by one factor so that the course (else num_gpus) takes
+ * duration_s: the job keeps its own speed-up with GPUs and its measured run time.
  * Submit times are shifted so the first kept job arrives at 0. Messages for bad
  * rows ("FILE:LINE: ...") go to bad if not NULL. Returns NULL with a message in
  * err (no file, no header, a bad row when !skip_bad_rows, no job left). */

@@ -80,11 +80,15 @@ static int parse_request(struct api_call *call, const json_t *body, struct reque
 /* The jobs that completed in the period, oldest first: $1 the period in seconds, $2 at most
  * this many (the latest). Their run time is the time they held GPUs or were on their way to
  * (STARTING, RUNNING, RESIZING, MIGRATING), from their events; their queueing, submission to
- * first start. */
+ * first start. What the live scheduler measured of each: its speed model's source and, when
+ * fitted from its own step times, its coefficients, examples per GPU and dataset size (the
+ * last model the rounds wrote, job_sched); its course, the minibatches it reported at each
+ * world size and their mean seconds (job_metric_sums, every GPU model together); its
+ * convergence fit and its last gradient statistics. */
 static const char *const jobs_sql =
     "WITH done AS (SELECT j.id, j.submitted_at, j.finished_at, j.gpus, j.min_gpus, j.max_gpus,"
-    " j.elastic, u.name AS who FROM jobs j JOIN users u ON u.id = j.user_id"
-    " WHERE j.state = 'COMPLETED' AND j.finished_at IS NOT NULL"
+    " j.elastic, u.name AS who, j.grad_sqr, j.grad_var FROM jobs j JOIN users u"
+    " ON u.id = j.user_id WHERE j.state = 'COMPLETED' AND j.finished_at IS NOT NULL"
     " AND j.submitted_at >= now() - make_interval(secs => $1::float8)"
     " ORDER BY j.submitted_at DESC, j.id DESC LIMIT $2::int),"
     " ev AS (SELECT e.job_id, e.to_state, e.at, lead(e.at) OVER (PARTITION BY e.job_id"
@@ -92,17 +96,32 @@ static const char *const jobs_sql =
     " run AS (SELECT ev.job_id, sum(extract(epoch FROM COALESCE(ev.next_at, d.finished_at)"
     " - ev.at)) FILTER (WHERE ev.to_state IN ('STARTING', 'RUNNING', 'RESIZING', 'MIGRATING'))"
     " AS run_s, min(ev.at) FILTER (WHERE ev.to_state = 'STARTING') AS started"
-    " FROM ev JOIN done d ON d.id = ev.job_id GROUP BY ev.job_id)"
+    " FROM ev JOIN done d ON d.id = ev.job_id GROUP BY ev.job_id),"
+    " ws AS (SELECT s.job_id, s.world_size, sum(s.reports) AS n, sum(s.timed) AS timed,"
+    " sum(s.sum_seconds) AS secs FROM job_metric_sums s JOIN done d ON d.id = s.job_id"
+    " GROUP BY s.job_id, s.world_size),"
+    " course AS (SELECT job_id, string_agg(world_size || ':' || n || COALESCE(':' ||"
+    " to_char(secs / NULLIF(timed, 0), 'FM999999990.000000'), ''), ';' ORDER BY world_size)"
+    " AS course FROM ws WHERE n > 0 GROUP BY job_id)"
     " SELECT d.id, extract(epoch FROM d.submitted_at - min(d.submitted_at) OVER ())::float8,"
     " d.gpus, d.min_gpus, d.max_gpus, d.elastic, d.who,"
     " COALESCE(r.run_s, extract(epoch FROM d.finished_at - d.submitted_at))::float8,"
     " extract(epoch FROM d.finished_at - d.submitted_at)::float8,"
     " extract(epoch FROM COALESCE(r.started, d.submitted_at) - d.submitted_at)::float8,"
-    " " TS("min(d.submitted_at) OVER ()") ", " TS("now()") " FROM done d"
-    " LEFT JOIN run r ON r.job_id = d.id ORDER BY d.submitted_at, d.id";
+    " " TS("min(d.submitted_at) OVER ()") ", " TS("now()") ","
+    " COALESCE(m.model->>'source', 'none'),"
+    " CASE WHEN m.model->>'source' = 'fitted' THEN (SELECT string_agg(t.x, ';' ORDER BY t.k)"
+    " FROM jsonb_array_elements_text(m.model->'speed'->'theta') WITH ORDINALITY t(x, k)) END,"
+    " CASE WHEN m.model->>'source' = 'fitted' THEN m.model->'speed'->>'batch_per_gpu' END,"
+    " CASE WHEN m.model->>'source' = 'fitted' THEN m.model->>'dataset_size' END,"
+    " c.course, CASE WHEN jsonb_typeof(m.model->'convergence') = 'object' THEN"
+    " concat_ws(';', m.model->'convergence'->>'b0', m.model->'convergence'->>'b1',"
+    " m.model->'convergence'->>'b2') END, d.grad_sqr, d.grad_var FROM done d"
+    " LEFT JOIN run r ON r.job_id = d.id LEFT JOIN job_sched m ON m.job_id = d.id"
+    " LEFT JOIN course c ON c.job_id = d.id ORDER BY d.submitted_at, d.id";
 
 enum { J_ID, J_SUBMIT, J_GPUS, J_MIN, J_MAX, J_ELASTIC, J_USER, J_RUN, J_JCT, J_QUEUE, J_FIRST,
-       J_NOW };
+       J_NOW, J_SOURCE, J_THETA, J_BATCH, J_DATASET, J_COURSE, J_LOSS, J_GSQR, J_GVAR };
 
 static double cell(const PGresult *r, int i, int c)
 {
@@ -115,22 +134,45 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* What the trace carries of each job's measured models, counted into measured. */
+struct model_counts {
+    int speed, course, loss, grad;
+};
+
+/* The row's models as the trace's last columns: speed_model, speed_theta, batch_per_gpu,
+ * dataset_size, course, loss_model, grad_sqr, grad_var (empty cells: not measured). */
+static void model_cells(FILE *f, const PGresult *r, int i, struct model_counts *n)
+{
+    fprintf(f, ",%s", PQgetvalue(r, i, J_SOURCE));
+    for (int c = J_THETA; c <= J_GVAR; c++)
+        fprintf(f, ",%s", PQgetvalue(r, i, c)); /* numbers, ';' and ':' only: no quoting */
+    n->speed += !PQgetisnull(r, i, J_THETA) && PQgetvalue(r, i, J_THETA)[0];
+    n->course += !PQgetisnull(r, i, J_COURSE);
+    n->loss += !PQgetisnull(r, i, J_LOSS);
+    n->grad += !PQgetisnull(r, i, J_GSQR) && !PQgetisnull(r, i, J_GVAR);
+}
+
 /* The CSV of the rows (new) and their measured figures (new) into *measured. */
 static char *trace_csv(const PGresult *r, json_t **measured)
 {
     int n = PQntuples(r);
-    size_t cap = 128 + (size_t)n * 160, o = 0;
-    char *csv = malloc(cap);
+    char *csv = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&csv, &len);
     double *jct = malloc(((size_t)n + 1) * sizeof(*jct));
-    if (!csv || !jct) {
+    if (!f || !jct) {
+        if (f)
+            fclose(f);
         free(csv);
         free(jct);
         return NULL;
     }
-    o += (size_t)snprintf(csv, cap,
-                          "job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,"
-                          "max_gpus\n");
+    fputs("job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,max_gpus,"
+          "speed_model,speed_theta,batch_per_gpu,dataset_size,course,loss_model,grad_sqr,"
+          "grad_var\n",
+          f);
     double sum_jct = 0, sum_queue = 0;
+    struct model_counts models = {0};
     for (int i = 0; i < n; i++) {
         char who[64];
         snprintf(who, sizeof(who), "%s", PQgetvalue(r, i, J_USER));
@@ -139,20 +181,29 @@ static char *trace_csv(const PGresult *r, json_t **measured)
                 *c = '_';
         int elastic = PQgetvalue(r, i, J_ELASTIC)[0] == 't';
         double run = cell(r, i, J_RUN);
-        o += (size_t)snprintf(csv + o, cap - o, "%s,%.3f,%s,%.3f,%s,%d,%s,%s\n",
-                              PQgetvalue(r, i, J_ID), cell(r, i, J_SUBMIT),
-                              PQgetvalue(r, i, J_GPUS), run > 0.001 ? run : 0.001, who, elastic,
-                              elastic ? PQgetvalue(r, i, J_MIN) : "",
-                              elastic ? PQgetvalue(r, i, J_MAX) : "");
+        fprintf(f, "%s,%.3f,%s,%.3f,%s,%d,%s,%s", PQgetvalue(r, i, J_ID), cell(r, i, J_SUBMIT),
+                PQgetvalue(r, i, J_GPUS), run > 0.001 ? run : 0.001, who, elastic,
+                elastic ? PQgetvalue(r, i, J_MIN) : "", elastic ? PQgetvalue(r, i, J_MAX) : "");
+        model_cells(f, r, i, &models);
+        fputc('\n', f);
         jct[i] = cell(r, i, J_JCT);
         sum_jct += jct[i];
         sum_queue += cell(r, i, J_QUEUE);
     }
+    int bad = ferror(f);
+    bad |= fclose(f);
     qsort(jct, (size_t)n, sizeof(*jct), cmp_double);
     int k = (int)ceil(0.99 * n) - 1;
-    *measured = json_pack("{s:i, s:f, s:f, s:f}", "jobs", n, "mean_jct_s", sum_jct / n,
-                          "p99_jct_s", jct[k < 0 ? 0 : k], "mean_queue_s", sum_queue / n);
+    *measured = json_pack("{s:i, s:f, s:f, s:f, s:{s:i, s:i, s:i, s:i}}", "jobs", n,
+                          "mean_jct_s", sum_jct / n, "p99_jct_s", jct[k < 0 ? 0 : k],
+                          "mean_queue_s", sum_queue / n, "models", "speed", models.speed,
+                          "course", models.course, "convergence", models.loss, "gradient",
+                          models.grad);
     free(jct);
+    if (bad) {
+        free(csv);
+        return NULL;
+    }
     return csv;
 }
 

@@ -275,6 +275,10 @@ static json_t *simulate(struct whatif_runner *w, const char *dir, const char *po
                             json_object_get(r, "utilization"), "makespan_s",
                             json_object_get(r, "makespan_s"), "jobs", json_object_get(r, "jobs"),
                             "resizes", json_object_get(r, "resizes"));
+    /* how many jobs ran at their own measured speed model (an older simulator says nothing) */
+    json_t *own = json_object_get(r, "jobs_own_speed");
+    if (row && json_is_integer(own))
+        json_object_set(row, "jobs_own_speed", own);
     json_decref(rows);
     if (!row)
         snprintf(why, len, "%s: the simulator's answer lacks its figures", policy);

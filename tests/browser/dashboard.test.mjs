@@ -424,6 +424,50 @@ test("the cluster page draws the server's history and polls it with If-None-Matc
   await drawnByDygraphs(page.locator("#chart-gpus"), /^minutes ago$/);
 });
 
+// The What-if bar chart (fig) is drawn by dygraphs with a row per policy (names, in order),
+// its x axis naming them; our plotter filled the bars (the canvas holds the bar colour in the
+// middle of the first policy's mean bar, and nothing at the same spot above the tallest bar);
+// the measured mean is a dashed rule (the underlay); hovering a policy's bars says its mean
+// and p99 JCT and marks the one in force.
+async function whatifBars(fig, names) {
+  await drawnBarChart(fig, names.length);
+  const got = await fig.evaluate((f) => {
+    const g = f.graph, canvas = f.querySelector(".plot canvas"), r = window.devicePixelRatio || 1;
+    const ctx = canvas.getContext("2d");
+    const [x, yTop] = g.toDomCoords(0, g.getValue(0, 1));
+    const [, yBase] = g.toDomCoords(0, 0);
+    const group = Math.min(Math.abs(g.toDomXCoord(1) - g.toDomXCoord(0)) * 0.7, 120);
+    const at = (px, py) => Array.from(ctx.getImageData(Math.round(px * r), Math.round(py * r), 1, 1).data);
+    const box = canvas.getBoundingClientRect();
+    return { labels: g.getLabels(), rows: g.numRows(), ticks: [...f.querySelectorAll(".dygraph-axis-label-x")].map((e) => e.textContent),
+      inBar: at(x - group / 4, (yTop + yBase) / 2), above: at(x - group / 4, g.getArea().y + 2),
+      hover: { x: box.left + x - group / 4, y: box.top + (yTop + yBase) / 2 }, legend: f.querySelector("figcaption").textContent };
+  });
+  assert.deepEqual(got.labels, ["x", "mean JCT", "p99 JCT"]);
+  assert.equal(got.rows, names.length);
+  assert.deepEqual(got.ticks, names, "the x axis names the policies");
+  const blue = [0x8e, 0xa6, 0xf0, 255], green = [0x4f, 0x9a, 0x68, 255]; // chart.js: mean, best mean
+  assert.ok([blue, green].some((c) => c.join() === got.inBar.join()), "the mean bar filled: " + got.inBar);
+  assert.ok(got.above[3] === 0 || got.above.slice(0, 3).every((v) => v > 200), "nothing drawn above the bars: " + got.above);
+  assert.match(got.legend, /mean JCT.*p99 JCT.*in force.*measured mean JCT/);
+  await page.mouse.move(got.hover.x - 30, got.hover.y + 10);
+  await page.mouse.move(got.hover.x, got.hover.y, { steps: 4 });
+  await expectText(fig.locator(".chart-hover"), new RegExp(`^${names[0]}: mean JCT \\d+ s, \\d+\\.\\d\\d× the measured, p99 JCT \\d+ s`));
+  assert.match(await fig.locator(".plot").getAttribute("aria-label"), /ringmaster: mean JCT \d+ s.*\(in force\)/);
+}
+
+// Waits until the bar chart fig is drawn by dygraphs with n categories.
+async function drawnBarChart(fig, n, timeout = 20000) {
+  let seen = null;
+  for (const deadline = Date.now() + timeout; Date.now() < deadline; await page.waitForTimeout(200)) {
+    seen = await fig.evaluate((f) => ({ graph: !!f.graph, rows: f.graph ? f.graph.numRows() : 0,
+      canvas: f.querySelectorAll(".plot canvas").length, yTicks: f.querySelectorAll(".dygraph-axis-label-y").length }),
+    null, { timeout: 2000 }).catch(() => null);
+    if (seen && seen.graph && seen.rows === n && seen.canvas > 0 && seen.yTicks >= 2) return;
+  }
+  assert.fail("the bar chart is not drawn by dygraphs: " + JSON.stringify(seen));
+}
+
 // Hovering the newest sample's point of "GPUs up" highlights that row, and the hover line
 // says its values, as the chart holds them. (The chart is redrawn when a sample arrives: try
 // again then.)
@@ -548,20 +592,16 @@ test("the what-if page replays the completed jobs under the policies and draws t
   assert.equal(await page.locator("#whatif-table tbody tr.best").count(), means[0] === means[1] ? 0 : 1);
   await expectText(page.locator('#whatif-table tr[data-policy="fifo"]'), /^fifo.*\d+ s\s*\d+\.\d\d×\s*\d+ s\s*\d+ s\s*\d+ %/s);
   await expectText(page.locator("#whatif-table tfoot"), /measured.*\d+ s\s*1\.00×/s);
-  await expectText(card.locator("dl.fields"), /jobs replayed\s*2 .*cluster\s*1 node of 4 GPUs.*1 node of 2 GPUs.*policy in force\s*ringmaster.*measured\s*mean JCT \d+ s · p99 JCT \d+ s · mean queueing \d+ s/s);
-  // the bars: one per policy with its value said, and the measured mean as the reference line
-  const bars = page.locator("#whatif-chart g.bar");
-  assert.equal(await bars.count(), 2);
-  assert.match(await bars.first().getAttribute("aria-label"), /^fifo: mean JCT \d+ s, \d+\.\d\d× the measured/);
-  assert.match(await bars.nth(1).locator("title").textContent(), /^ringmaster: mean JCT \d+ s.*\(in force\)/);
-  assert.ok(Number(await bars.first().locator("rect").getAttribute("width")) > 10, "the bar has a length");
-  assert.equal(await page.locator("#whatif-chart line.ref").count(), 1, "the measured mean drawn");
-  await expectText(page.locator("#whatif-chart text.ref-label"), /^measured \d+ s$/);
+  await expectText(card.locator("dl.fields"), /jobs replayed\s*2 .*cluster\s*1 node of 4 GPUs.*1 node of 2 GPUs.*policy in force\s*ringmaster.*measured\s*mean JCT \d+ s · p99 JCT \d+ s · mean queueing \d+ s.*speed models\s*0 of 2 jobs replayed at their own fitted speed model, .*; 2 with their measured course/s);
+  // the bars, drawn by dygraphs with our plotter: per policy its mean and p99 JCT, the
+  // measured mean as a dashed rule; hovering a policy says its figures
+  await whatifBars(page.locator("#whatif-chart"), ["fifo", "ringmaster"]);
   // the trace, fetched with the token and saved as a file
   const [download] = await Promise.all([page.waitForEvent("download"), page.click("#whatif-trace")]);
   assert.equal(download.suggestedFilename(), `whatif-${first}-trace.csv`);
   const csv = fs.readFileSync(await download.path(), "utf8").trim().split("\n");
-  assert.equal(csv[0], "job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,max_gpus");
+  assert.equal(csv[0], "job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,max_gpus," +
+    "speed_model,speed_theta,batch_per_gpu,dataset_size,course,loss_model,grad_sqr,grad_var");
   assert.deepEqual(csv.slice(1).map((l) => Number(l.split(",")[0])), ids);
   await screenshot(page, "whatif-1280");
 
@@ -572,7 +612,7 @@ test("the what-if page replays the completed jobs under the policies and draws t
   assert.ok(second > first);
   await expectText(page.locator(`#whatif-run-card[data-run="${second}"] #whatif-state`), /^done$/, 120000);
   assert.equal(await page.locator("#whatif-table tbody tr:not(.pending)").count(), policies.length);
-  assert.equal(await page.locator("#whatif-chart g.bar").count(), policies.length);
+  await whatifBars(page.locator("#whatif-chart"), policies);
   assert.equal(await page.locator("#whatif-table tr.in-force").getAttribute("data-policy"), "ringmaster");
   await screenshot(page, "whatif-all-1280");
   await expectText(page.locator("#whatif-runs-table tbody"), new RegExp(`Run ${second}.*done.*Run ${first}.*done`, "s"));
@@ -625,7 +665,7 @@ test("a token the server refuses sends the browser back to the login page", T, a
 });
 
 // The pure helpers, run in the page itself (the modules are what the server ships).
-test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owners", T, async () => {
+test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU owners", T, async () => {
   const got = await page.evaluate(async () => {
     const submit = await import("/js/pages/submit.js");
     const chart = await import("/js/chart.js");
@@ -649,8 +689,9 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
       argv: submit.splitArgs(`python3  train.py --name 'a b' --x "c \\"d\\"" e\\ f ''`),
       unclosed,
       fields: ["command[2]", "env.PATH", "gpus", "Idempotency-Key"].map(submit.inputFor),
-      ticks: chart.ticks(0, 1, 4),
       rows: chart.chartRows([{ points: [[1, 2], [0, 1], [NaN, 3]] }, { points: [[1, 5], [2, NaN], [3, 4]] }]),
+      // the bar chart's x labels: whole in a wide slot; staggered, then cut, in narrower ones
+      barLabels: [100, 50, 20].map((slot) => chart.barLabels([{ label: "fifo" }, { label: "exploratory" }, { label: "a<b" }], slot)),
       fitAt: [fit.at(0), fit.at(2)],
       noFit: parts.convergence({ convergence: { b0: 1 } }),
       tput: parts.measuredThroughput({ items: [
@@ -674,8 +715,12 @@ test("helpers: argv splitting, field mapping, ticks, fits, throughput, GPU owner
   assert.deepEqual(got.argv, ["python3", "train.py", "--name", "a b", "--x", 'c "d"', "e f", ""]);
   assert.deepEqual(got.unclosed, ["command", 'a " quote is not closed']);
   assert.deepEqual(got.fields, ["command", "env", "gpus", null]);
-  assert.deepEqual(got.ticks, [0, 0.25, 0.5, 0.75, 1]);
   assert.deepEqual(got.rows, [[0, 1, null], [1, 2, 5], [2, null, null], [3, null, 4]]);
+  assert.deepEqual(got.barLabels, [
+    { stagger: false, labels: ["fifo", "exploratory", "a&lt;b"] },
+    { stagger: true, labels: ["fifo", "<br>exploratory", "a&lt;b"] },
+    { stagger: true, labels: ["fifo", "<br>expl…", "a&lt;b"] },
+  ]);
   assert.deepEqual(got.fitAt, [1, 0.75]);
   assert.equal(got.noFit, null);
   assert.deepEqual(got.tput, [[1, 200], [2, 800]]);

@@ -785,6 +785,8 @@ Test(ringctl, whatif_replays_and_prints_a_row_per_policy)
     cr_assert(strstr(r->out, "2 jobs completed since") && strstr(r->out, "1x2:v100"), "%s",
               r->out);
     cr_assert(strstr(r->out, "measured: mean JCT"), "%s", r->out);
+    cr_assert(strstr(r->out, "models: 0 of 2 jobs replayed at their own fitted speed model"),
+              "nothing measured of jobs that reported nothing: %s", r->out);
     cr_assert(strstr(r->out, "POLICY") && strstr(r->out, "VS MEASURED"), "%s", r->out);
     const char *fifo = strstr(r->out, "\nfifo "), *rm = strstr(r->out, "\nringmaster (in force)");
     cr_assert(fifo && rm && fifo < rm, "a row each, in order, ringmaster in force: %s", r->out);

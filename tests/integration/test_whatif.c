@@ -1,7 +1,9 @@
 /* What if (docs/whatif.md): a real ringmasterd replays the jobs that completed, as a trace,
  * under policies of the core, each in a real ringmaster-sim process. The jobs here are made
  * through the API as a worker would report them (STARTING by the scheduler, then RUNNING and
- * COMPLETED); the live test with real jobs is integration-worker's whatif_live. */
+ * COMPLETED), and what the live scheduler measured of one of them is written as its rounds
+ * and its reports would have (job_sched, job_metric_sums, jobs.grad_*); the live test with
+ * real jobs is integration-worker's whatif_live. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,7 +76,20 @@ Test(whatif, the_jobs_that_completed_are_replayed_under_each_policy)
     long long a = completed_job("a", 1, 1500);
     long long b = completed_job("b", 2, 800);
     (void)a;
-    (void)b;
+    /* what the live scheduler would have measured of b: a speed model fitted from its step
+     * times at 1 and 2 GPUs, its course, a convergence fit, gradient statistics */
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_sched (job_id, model) VALUES (%lld, '{\"source\":\"fitted\","
+             "\"dataset_size\":1000,\"speed\":{\"theta\":[0.05,0.001,0.02,0,0,0.1],"
+             "\"batch_per_gpu\":32},\"convergence\":{\"b0\":0.01,\"b1\":1,\"b2\":0.1}}')"
+             " ON CONFLICT (job_id) DO UPDATE SET model = EXCLUDED.model;"
+             " INSERT INTO job_metric_sums (job_id, world_size, gpu_model, reports, timed,"
+             " sum_seconds, sum_samples) VALUES (%lld, 1, 'V100', 10, 10, 1.0, 320),"
+             " (%lld, 2, 'V100', 5, 5, 0.6, 320);"
+             " UPDATE jobs SET grad_sqr = 2, grad_var = 8 WHERE id = %lld",
+             b, b, b, b);
+    hx_sql_do(sql);
     json_t *j = hx_expect_json(hx_json("POST", "/api/v1/whatif", hx.admin,
                                        "{\"since_s\":3600,\"policies\":[\"fifo\",\"ringmaster\","
                                        "\"tiresias\"]}"),
@@ -88,6 +103,11 @@ Test(whatif, the_jobs_that_completed_are_replayed_under_each_policy)
     cr_assert_eq(json_integer_value(json_object_get(m, "jobs")), 2);
     double mean = json_number_value(json_object_get(m, "mean_jct_s"));
     cr_assert(mean > 0.8 && mean < 30, "measured mean JCT %.2f s", mean);
+    json_t *models = json_object_get(m, "models");
+    static const char *const kinds[] = {"speed", "course", "convergence", "gradient"};
+    for (size_t k = 0; k < 4; k++)
+        cr_assert_eq(json_integer_value(json_object_get(models, kinds[k])), 1,
+                     "b's measured %s", kinds[k]);
     json_decref(j);
 
     /* it runs in the background: its progress grows to a row per policy */
@@ -114,6 +134,8 @@ Test(whatif, the_jobs_that_completed_are_replayed_under_each_policy)
         cr_assert(json_is_number(json_object_get(r, "p99_jct_s")));
         cr_assert(json_is_number(json_object_get(r, "mean_queue_s")));
         cr_assert(json_is_number(json_object_get(r, "utilization")));
+        cr_assert_eq(json_integer_value(json_object_get(r, "jobs_own_speed")), 1,
+                     "%s: b replayed at its own measured speed", names[k]);
     }
     json_decref(j);
 
@@ -123,13 +145,18 @@ Test(whatif, the_jobs_that_completed_are_replayed_under_each_policy)
     struct hx_resp *t = hx_call("GET", path, hx.admin, NULL, NULL, 0, NULL);
     cr_assert_eq(t->status, 200);
     cr_assert(strstr(t->body, "job_id,submit_time_s,num_gpus,duration_s,user,elastic,min_gpus,"
-                              "max_gpus\n"),
+                              "max_gpus,speed_model,speed_theta,batch_per_gpu,dataset_size,"
+                              "course,loss_model,grad_sqr,grad_var\n"),
               "%s", t->body);
     int lines = 0;
     for (const char *c = t->body; *c; c++)
         lines += *c == '\n';
     cr_assert_eq(lines, 3, "a header and a row per job: %s", t->body);
-    cr_assert(strstr(t->body, ",admin,0,,\n"), "rigid jobs of admin: %s", t->body);
+    cr_assert(strstr(t->body, ",admin,0,,,none,,,,,,,\n"), "a: rigid, nothing measured: %s",
+              t->body);
+    cr_assert(strstr(t->body, ",admin,0,,,fitted,0.05;0.001;0.02;0;0;0.1,32,1000,"
+                              "1:10:0.100000;2:5:0.120000,0.01;1;0.1,2,8\n"),
+              "b with what was measured: %s", t->body);
     hx_free(t);
 
     /* listed, newest first; an unknown run is 404 */

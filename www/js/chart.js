@@ -3,35 +3,13 @@
 // /usr/share/javascript under /vendor/ and index.html loads it (window.Dygraph). It brings
 // the hover (the values of the point under the pointer), drag to zoom (across: the x range,
 // up or down: the y range), double-click or the Reset button to unzoom. The What-if page's
-// bar chart of a few policies is a small SVG of our own below (a category chart: nothing to
-// zoom; each bar says its value on hover).
-
-const NS = "http://www.w3.org/2000/svg";
-
-function s(tag, attrs, text) {
-  const el = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
+// bar chart is dygraphs too, with a plotter of our own that draws bars (barChart below).
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
   return e;
-}
-
-// Round tick values covering [lo, hi], about n of them.
-export function ticks(lo, hi, n = 5) {
-  if (!(hi > lo)) return [lo];
-  const raw = (hi - lo) / n;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((st) => st >= raw) || raw;
-  const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
-    out.push(Number(v.toPrecision(12)));
-  return out;
 }
 
 function fmt(v) {
@@ -198,69 +176,142 @@ export function timeUnit(maxSeconds) {
   return { div: 1, name: "s" };
 }
 
-// A horizontal bar chart: one bar per item, its label on the left and its value at its end,
-// and an optional reference line across them (a dashed rule with its label on top).
-// bars: [{label, value, text, cls?, describe?}] (text: the value as shown; describe: what
-// the bar's <title> and aria-label say, else "label: text"); opts: {ref: {value, label},
-// xLabel, div (the axis unit in the values' unit, default 1), title, width, legend:
-// [{label, cls}] (keys under the chart)}. Returns a <figure class="chart bars">.
-export function barChart(bars, opts = {}) {
-  const narrow = window.innerWidth < 700;
-  const w = opts.width || (narrow ? 380 : 640);
-  const longest = Math.max(4, ...bars.map((b) => String(b.label).length));
-  const left = Math.min(narrow ? 96 : 140, 14 + 6.6 * longest), right = narrow ? 74 : 96;
-  const ref = opts.ref && isFinite(opts.ref.value) ? opts.ref : null;
-  const rowH = 24, top = ref ? 22 : 8, bottom = 36;
-  const h = top + bars.length * rowH + bottom;
-  const div = opts.div || 1;
-  const values = bars.map((b) => b.value).filter(isFinite).concat(ref ? [ref.value] : []);
-  const hi = Math.max(0, ...values) / div || 1;
-  // the axis ends on the first round tick at or beyond the largest value
-  const t0 = ticks(0, hi, narrow ? 3 : 5);
-  const step = t0.length > 1 ? t0[1] - t0[0] : hi;
-  const end = Math.ceil(hi / step - 1e-9) * step;
-  const xt = ticks(0, end, narrow ? 3 : 5);
-  const sx = (v) => left + (v / div / end) * (w - left - right);
-  const svg = s("svg", { viewBox: `0 0 ${w} ${h}`, role: "group", "aria-label": opts.title || "bar chart" });
-  const base = h - bottom;
-  const g = s("g", { class: "axes" });
-  for (const v of xt) {
-    const x = sx(v * div);
-    g.append(s("line", { x1: x, x2: x, y1: top, y2: base, class: "grid" }));
-    g.append(s("text", { x, y: base + 16, "text-anchor": "middle" }, fmt(v)));
-  }
-  g.append(s("line", { x1: left, x2: left, y1: top, y2: base, class: "axis" }));
-  if (opts.xLabel) g.append(s("text", { x: (left + w - right) / 2, y: h - 4, "text-anchor": "middle", class: "label" }, opts.xLabel));
-  svg.append(g);
-  bars.forEach((b, i) => {
-    const y = top + i * rowH;
-    const said = b.describe || b.label + ": " + b.text;
-    const bar = s("g", { class: "bar" + (b.cls ? " " + b.cls : ""), role: "img", "aria-label": said });
-    bar.append(s("title", null, said));
-    bar.append(s("text", { x: left - 6, y: y + rowH / 2 + 4, "text-anchor": "end", class: "name" }, b.label));
-    const x1 = isFinite(b.value) ? sx(b.value) : left;
-    bar.append(s("rect", { x: left, y: y + 4, width: Math.max(isFinite(b.value) ? 1 : 0, x1 - left).toFixed(1), height: rowH - 8, rx: 2 }));
-    bar.append(s("text", { x: x1 + 5, y: y + rowH / 2 + 4, class: "value" }, b.text));
-    svg.append(bar);
-  });
-  if (ref) {
-    const x = sx(ref.value);
-    svg.append(s("line", { x1: x, x2: x, y1: top - 4, y2: base, class: "ref" }));
-    const anchor = x > w - right - 40 ? "end" : x < left + 40 ? "start" : "middle";
-    svg.append(s("text", { x, y: top - 8, "text-anchor": anchor, class: "ref-label" }, ref.label));
-  }
-  const fig = document.createElement("figure");
-  fig.className = "chart bars";
-  fig.append(svg);
-  if (opts.legend) {
-    const legend = document.createElement("figcaption");
-    for (const k of opts.legend) {
-      const item = document.createElement("span");
-      item.className = "key " + k.cls;
-      item.textContent = k.label;
-      legend.append(item);
+// A bar chart of a few categories (the What-if page's policies), drawn by dygraphs like the
+// line charts: dygraphs draws lines, so each series goes through barPlotter below, which fills
+// a bar per point. The categories sit at x = 0, 1, ... (their names as the x axis's ticks);
+// the series of one category stand side by side; a reference value (the measured mean) is a
+// dashed rule across the plot. Nothing to zoom; hovering a category says its values.
+const BAR_COLORS = ["#8ea6f0", "#c5d1f7"];
+const BEST = "#4f9a68";
+const IN_FORCE = "#1d2330";
+const REF = "#b3261e"; // style.css --bad
+const BAR_HINT = "hover a policy for its values";
+
+// Fills one bar per point of the series e.setName, beside the bars of the series before it.
+// cats: the categories ({cls}: "best" fills the first series green, "in-force" outlines).
+function barPlotter(cats) {
+  return (e) => {
+    const ctx = e.drawingContext, g = e.dygraph;
+    const step = e.points.length > 1 ? Math.abs(e.points[1].canvasx - e.points[0].canvasx)
+      : e.plotArea.w / 2;
+    const group = Math.min(step * 0.7, 120), w = group / e.seriesCount;
+    const base = g.toDomYCoord(0);
+    for (const p of e.points) {
+      if (!Number.isFinite(p.yval)) continue;
+      const c = cats[Math.round(p.xval)] || {};
+      const x = p.canvasx - group / 2 + e.seriesIndex * w;
+      ctx.fillStyle = e.seriesIndex === 0 && /\bbest\b/.test(c.cls || "") ? BEST : e.color;
+      ctx.fillRect(x, p.canvasy, w - 1, base - p.canvasy);
+      if (/\bin-force\b/.test(c.cls || "")) {
+        ctx.strokeStyle = IN_FORCE;
+        ctx.lineWidth = 1.5;
+        ctx.strokeRect(x, p.canvasy, w - 1, base - p.canvasy);
+      }
     }
-    fig.append(legend);
+  };
+}
+
+// The dashed rule of the reference value, under the bars.
+function refRule(ref) {
+  return (ctx, area, g) => {
+    const y = g.toDomYCoord(ref.value);
+    ctx.save();
+    ctx.strokeStyle = REF;
+    ctx.lineWidth = 1.5;
+    ctx.setLineDash([5, 3]);
+    ctx.beginPath();
+    ctx.moveTo(area.x, y);
+    ctx.lineTo(area.x + area.w, y);
+    ctx.stroke();
+    ctx.fillStyle = REF;
+    ctx.font = "11px sans-serif";
+    ctx.textAlign = "right";
+    ctx.fillText(ref.label, area.x + area.w - 4, y - 4);
+    ctx.restore();
+  };
+}
+
+const escapeHtml = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+// The x axis's labels (dygraphs writes them as HTML) for categories in slots of slot px:
+// each name in its slot; where the longest does not fit, every other one a line lower;
+// where it does not fit even so, the names cut (the hover line says them whole).
+export function barLabels(cats, slot) {
+  const longest = Math.max(...cats.map((c) => String(c.label).length));
+  const stagger = longest * 6.5 + 8 > slot;
+  const room = Math.max(3, Math.floor((stagger ? 2 * slot : slot) / 6.5) - 1);
+  return {
+    stagger,
+    labels: cats.map((c, i) => {
+      const name = String(c.label).length > room ? String(c.label).slice(0, room - 1) + "…" : String(c.label);
+      return (stagger && i % 2 ? "<br>" : "") + escapeHtml(name);
+    }),
+  };
+}
+
+function barOptions(cats, series, opts, hover, width) {
+  const div = opts.div || 1;
+  const slot = Math.min(160, Math.max(20, (width - 60) / cats.length));
+  const x = barLabels(cats, slot);
+  return {
+    ...(x.stagger ? { xAxisHeight: 34 } : {}),
+    labels: ["x", ...series.map((se) => se.label)],
+    colors: series.map((se, i) => se.color || BAR_COLORS[i % BAR_COLORS.length]),
+    plotter: barPlotter(cats),
+    includeZero: true,
+    valueRange: opts.yMax > 0 ? [0, (opts.yMax / div) * 1.08] : null,
+    dateWindow: [-0.6, cats.length - 0.4],
+    interactionModel: Dygraph.nonInteractiveModel,
+    highlightCircleSize: 0,
+    ylabel: opts.yLabel || "",
+    axisLabelFontSize: 11,
+    gridLineColor: "#eceef2",
+    axisLineColor: GREY,
+    underlayCallback: opts.ref ? refRule({ value: opts.ref.value / div, label: opts.ref.label }) : null,
+    axes: {
+      x: { drawGrid: false, axisLabelWidth: Math.floor(x.stagger ? 2 * slot : slot),
+        ticker: () => cats.map((c, i) => ({ v: i, label: x.labels[i] })) },
+      y: { axisLabelFormatter: (v) => fmt(v), valueFormatter: (v) => fmt(v), axisLabelWidth: 44 },
+    },
+    highlightCallback: (e, x) => {
+      const c = cats[Math.round(x)];
+      hover.textContent = c ? c.describe || c.label : BAR_HINT;
+    },
+    unhighlightCallback: () => { hover.textContent = BAR_HINT; },
+  };
+}
+
+// cats: [{label, cls? ("in-force": outlined, "best": its first bar green), describe (what
+// hovering it says)}]; series: [{label, values (one per category, in the values' unit), color?}];
+// opts: {ref: {value, label} (a dashed rule), div (the axis unit in the values' unit, default
+// 1), yLabel, yMax (the largest value to show, in the values' unit), title, legend: [{label,
+// cls}] (keys under the chart)}. Returns a <figure class="chart bars"> whose graph property is
+// the Dygraph once it is drawn (once the figure is in the document).
+export function barChart(cats, series, opts = {}) {
+  const fig = el("figure", "chart bars");
+  if (!Dygraph || cats.length === 0) {
+    fig.append(el("p", "state-msg error", !Dygraph
+      ? "The chart library is missing: install Debian's libjs-dygraphs (ringmasterd serves it from /usr/share/javascript)."
+      : "Nothing to draw."));
+    return fig;
   }
+  const div = opts.div || 1;
+  const rows = cats.map((c, i) => [i, ...series.map((se) => (Number.isFinite(se.values[i]) ? se.values[i] / div : null))]);
+  const hover = el("div", "chart-hover muted small", BAR_HINT);
+  const head = el("div", "chart-head");
+  head.append(hover);
+  const plot = el("div", "plot");
+  plot.setAttribute("role", "img");
+  plot.setAttribute("aria-label", (opts.title || "bar chart") + ": " + cats.map((c) => c.describe || c.label).join("; "));
+  const legend = el("figcaption");
+  for (const k of opts.legend || []) legend.append(el("span", "key " + k.cls, k.label));
+  fig.append(head, plot, legend);
+  queueMicrotask(() => whenAttached(plot, () => {
+    sweep();
+    const g = new Dygraph(plot, rows, barOptions(cats, series, opts, hover, plot.clientWidth));
+    drawn.set(plot, g);
+    fig.graph = g;
+    fig.dataset.drawn = "true";
+  }));
   return fig;
 }

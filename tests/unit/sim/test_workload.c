@@ -96,6 +96,68 @@ Test(trace, elastic_and_bounds_columns)
     }
 }
 
+/* What ringmasterd measured of each job (docs/whatif.md): a job with its own speed model
+ * (speed_theta) keeps that model's shape, its work is its course's examples, and its course
+ * takes its measured run time; a job with a course only keeps the template's shape; one with
+ * neither is as before. */
+Test(trace, measured_models_and_course)
+{
+    const char *csv = "job_id,submit_time_s,num_gpus,duration_s,elastic,min_gpus,max_gpus,"
+                      "speed_theta,batch_per_gpu,dataset_size,course\n"
+                      "own,0,1,30,1,1,4,0.05;0.001;0.02;0;0;0.1,32,1000,1:100:0.08;2:50:0.1\n"
+                      "course,1,1,20,1,1,4,,,,1:60:0.3\n"
+                      "none,2,2,40,0,,,,,,\n";
+    struct workload_trace_opts o = {0};
+    char err[256];
+    struct workload *w = read_text(csv, &o, err, sizeof(err), NULL);
+    cr_assert_not_null(w, "%s", err);
+    cr_assert_eq(w->njobs, 3);
+    cr_assert_eq(w->own_speed, 1, "one job at its own measured speed");
+    cr_assert_eq(w->with_course, 2);
+
+    const struct simulate_job_spec *own = &w->jobs[0];
+    cr_assert_float_eq(own->speed.batch_per_gpu, 32, 1e-9);
+    cr_assert_float_eq(own->speed.dataset_size, 1000, 1e-9);
+    /* its work: 100 steps of 32 examples on 1 GPU and 50 of 64 on 2, over 1000 examples */
+    cr_assert_float_eq(own->epochs, (100 * 32 + 50 * 64) / 1000.0, 1e-9);
+    double t1 = speed_step_time(&own->speed, 1), t2 = speed_step_time(&own->speed, 2);
+    cr_assert_float_eq(100 * t1 + 50 * t2, 30, 1e-6, "its course takes its run time");
+    struct speed_model raw = {.theta = {0.05, 0.001, 0.02, 0, 0, 0.1}, .batch_per_gpu = 32,
+                              .fitted = 1};
+    cr_assert_float_eq(t2 / t1, speed_step_time(&raw, 2) / speed_step_time(&raw, 1), 1e-9,
+                       "its own speed-up from 1 to 2 GPUs");
+
+    struct template t = resnet();
+    const struct simulate_job_spec *course = &w->jobs[1];
+    cr_assert_float_eq(course->speed.batch_per_gpu, t.speed.batch_per_gpu, 1e-9);
+    cr_assert_float_eq(60 * speed_step_time(&course->speed, 1), 20, 1e-6);
+    cr_assert_float_eq(speed_step_time(&course->speed, 4) / speed_step_time(&course->speed, 1),
+                       speed_step_time(&t.speed, 4) / speed_step_time(&t.speed, 1), 1e-9,
+                       "the template's speed-up");
+
+    const struct simulate_job_spec *none = &w->jobs[2];
+    cr_assert_float_eq(none->epochs / speed_epochs_per_second(&none->speed, 2), 40, 1e-6);
+    workload_destroy(w);
+
+    const char *bad[] = {
+        "job_id,submit_time_s,num_gpus,duration_s,speed_theta\na,0,1,100,1;2;3\n",
+        "job_id,submit_time_s,num_gpus,duration_s,speed_theta\na,0,1,100,0;0;0;0;0;0\n",
+        "job_id,submit_time_s,num_gpus,duration_s,speed_theta\na,0,1,100,1;1;1;1;1;-1\n",
+        "job_id,submit_time_s,num_gpus,duration_s,speed_theta\na,0,1,100,1;1;1;1;1;1;1\n",
+        "job_id,submit_time_s,num_gpus,duration_s,course\na,0,1,100,2\n",
+        "job_id,submit_time_s,num_gpus,duration_s,course\na,0,1,100,0:5\n",
+        "job_id,submit_time_s,num_gpus,duration_s,course\na,0,1,100,1:0\n",
+        "job_id,submit_time_s,num_gpus,duration_s,batch_per_gpu\na,0,1,100,0\n",
+    };
+    static const char *const says[] = {"speed_theta", "speed_theta", "speed_theta",
+                                       "speed_theta", "course",      "course",
+                                       "course",      "batch_per_gpu"};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        cr_assert_null(read_text(bad[k], &o, err, sizeof(err), NULL), "row %zu", k);
+        cr_assert(strstr(err, "t:2:") && strstr(err, says[k]), "%s", err);
+    }
+}
+
 Test(trace, bad_row_is_an_error_with_its_line)
 {
     const char *csv = "job_id,submit_time_s,num_gpus,duration_s\n"

@@ -5,10 +5,12 @@
 //   GET  /api/v1/whatif             {items: [run]}, newest first (at most 20)
 //   GET  /api/v1/whatif/{id}        the run: {id, user, state (running|done|failed), since,
 //                                   until, policy_in_force, policies, cluster, jobs,
-//                                   measured: {jobs, mean_jct_s, p99_jct_s, mean_queue_s},
+//                                   measured: {jobs, mean_jct_s, p99_jct_s, mean_queue_s,
+//                                   models: {speed, course, convergence, gradient}},
 //                                   progress: {done, total}, results: [{policy, in_force,
 //                                   mean_jct_s, p99_jct_s, mean_queue_s, utilization,
-//                                   makespan_s, jobs, resizes}], error, created_at, finished_at}
+//                                   makespan_s, jobs, resizes, jobs_own_speed}], error,
+//                                   created_at, finished_at}
 //   GET  /api/v1/whatif/{id}/trace  the trace it replays (text/csv)
 //   GET  /api/v1/scheduler          its policies: [{name, summary}] (the checkboxes)
 // A run replays one policy after another in the background: the poll shows its rows grow.
@@ -105,20 +107,28 @@ function table(run, rows) {
       h("td", { class: "num muted" }, "—"), h("td", { class: "opt" }), h("td", { class: "opt" })))));
 }
 
+// The bars of the policies replayed: mean and p99 JCT side by side, the policy in force
+// outlined, the best mean green, the measured mean JCT as a dashed rule; hovering a policy
+// says its figures.
 function chart(run, rows) {
   const done = rows.filter((r) => !r.pending);
   if (!done.length) return null;
   const measured = run.measured && run.measured.mean_jct_s;
-  const unit = timeUnit(Math.max(measured || 0, ...done.map((r) => r.mean_jct_s || 0)));
+  const top = Math.max(measured || 0, ...done.map((r) => Math.max(r.mean_jct_s || 0, r.p99_jct_s || 0)));
+  const unit = timeUnit(top);
   const fig = barChart(done.map((r) => ({
-    label: r.policy, value: r.mean_jct_s, text: secs(r.mean_jct_s),
+    label: r.policy,
     cls: (r.inForce ? "in-force" : "") + (r.best ? " best" : ""),
     describe: r.policy + ": mean JCT " + secs(r.mean_jct_s) + (r.ratio == null ? "" : ", " + ratioText(r.ratio) + " the measured") +
-      (r.inForce ? " (in force)" : "") + (r.best ? " (best)" : ""),
-  })), {
+      ", p99 JCT " + secs(r.p99_jct_s) + (r.inForce ? " (in force)" : "") + (r.best ? " (best)" : ""),
+  })), [
+    { label: "mean JCT", values: done.map((r) => r.mean_jct_s) },
+    { label: "p99 JCT", values: done.map((r) => r.p99_jct_s) },
+  ], {
     ref: measured ? { value: measured, label: "measured " + secs(measured) } : null,
-    div: unit.div, xLabel: "mean JCT (" + unit.name + ")", title: "mean job completion time per policy",
-    legend: [{ label: "replayed mean JCT", cls: "bar" }, done.some((r) => r.best) ? { label: "best", cls: "bar best" } : null,
+    div: unit.div, yMax: top, yLabel: "JCT (" + unit.name + ")", title: "mean and p99 job completion time per policy",
+    legend: [{ label: "mean JCT", cls: "bar" }, { label: "p99 JCT", cls: "bar p99" },
+      done.some((r) => r.best) ? { label: "best mean", cls: "bar best" } : null,
       { label: "in force", cls: "bar in-force" }, measured ? { label: "measured mean JCT", cls: "ref" } : null].filter(Boolean),
   });
   fig.id = "whatif-chart";
@@ -141,6 +151,15 @@ async function downloadTrace(run, note) {
   }
 }
 
+// What the trace carried of the jobs' measured models (measured.models; a run of an older
+// server has none).
+export function modelsText(run) {
+  const n = run.measured && run.measured.models;
+  if (!n) return "—";
+  return n.speed + " of " + run.jobs + " jobs replayed at their own fitted speed model, the others at the " +
+    "simulator's template speed-up; " + n.course + " with their measured course (steps per GPU count)";
+}
+
 function runCard(run) {
   const rows = resultRows(run);
   const m = run.measured || {};
@@ -157,6 +176,7 @@ function runCard(run) {
       ["cluster", h("span", { title: run.cluster }, clusterText(run.cluster))],
       ["policy in force", run.policy_in_force],
       ["measured", "mean JCT " + secs(m.mean_jct_s) + " · p99 JCT " + secs(m.p99_jct_s) + " · mean queueing " + secs(m.mean_queue_s)],
+      ["speed models", modelsText(run)],
       ["finished", run.finished_at ? when(run.finished_at) : ""],
     ]),
     h("div", { class: "whatif-chart" }, chart(run, rows)),
