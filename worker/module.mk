@@ -17,7 +17,7 @@ $(RINGJOB_OBJS): CFLAGS += -fPIC -fvisibility=default
 $(RINGJOB_SOREAL): $(RINGJOB_OBJS) worker/ringjob.map
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libringjob.so.$(RINGJOB_SOVER) \
-		-Wl,--version-script=worker/ringjob.map -Wl,--no-undefined -o $@ $(RINGJOB_OBJS)
+		-Wl,--version-script=worker/ringjob.map -Wl,--no-undefined -o $@ $(RINGJOB_OBJS) -lm
 
 $(RINGJOB_SO): $(RINGJOB_SOREAL)
 	ln -sfn $(notdir $<) $@

@@ -109,7 +109,8 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
                             .speed = m->speed,
                             .conv = m->conv,
                             .epochs_done = m->epochs_done,
-                            .plan = sj->plan};
+                            .plan = sj->plan,
+                            .batch = sj->batch};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;
@@ -131,6 +132,16 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
         j->elastic = 0;
         j->requested_gpus = j->min_gpus = j->max_gpus = sj->cur_gpus;
     }
+}
+
+/* The examples per GPU its speed model counts: batch_per_gpu, or with a batch model its
+ * initial global batch over the GPUs it asked for. */
+static int batch_per_gpu(const struct snap_job *sj)
+{
+    if (!goodput_has_model(&sj->batch))
+        return sj->batch_per_gpu;
+    long m = lround(sj->batch.init_batch / (sj->gpus > 0 ? sj->gpus : 1));
+    return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
 }
 
 /* Which jobs the core sees: every job but a SUSPENDED one holding nothing, and a job in
@@ -157,9 +168,10 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
             continue;
         struct plan_job *pj = &p->jobs[p->njobs];
         pj->sj = sj;
-        pj->model = sched_models_get(ms, sj->id, sj->model, sj->batch_per_gpu, round_no);
+        pj->model = sched_models_get(ms, sj->id, sj->model, batch_per_gpu(sj), round_no);
         if (!pj->model)
             return -1;
+        pj->model->own_batch = goodput_has_model(&sj->batch);
         if (sched_model_refresh(pj->model, c, sj->nmetrics) < 0)
             log_error("scheduler: job %lld: cannot read its metrics", (long long)sj->id);
         pj->fixed = sj->state != JOB_PENDING && sj->state != JOB_RUNNING &&
