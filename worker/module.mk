@@ -74,7 +74,7 @@ $(WORKER_IT_BIN): $(WORKER_IT_OBJS) $(BUILD)/tests/integration/harness.o $(COMMO
 		| $(WORKERD_BIN) $(BUILD)/ringmasterd $(BUILD)/examples/train-mlp
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion \
-		$(shell pkg-config --libs jansson libcurl libpq) -lpthread
+		$(shell pkg-config --libs jansson libcurl libpq) -lpthread -lm
 TEST_BINS += $(WORKER_IT_BIN)
 
 # test_torch runs examples/train_torch.py (Debian's python) on this build's libringjob.so.
