@@ -61,8 +61,8 @@ int plan_explore_stage(const struct sched_job *j, int limit, double stage_s)
 }
 
 /* The epochs a job declared: epochs, else its model's "epochs" (or its class's), else its
- * total steps (declared or reported) at the samples per step it has run so far (its batch
- * at w GPUs before it ran); 0 when none. */
+ * total steps (declared or reported) at the samples per step it has run so far (before it
+ * ran: its global batch with a batch model, else its batch at w GPUs); 0 when none. */
 static double declared_epochs(const struct snap_job *sj, const struct sched_model *m, int w)
 {
     if (sj->declared_epochs > 0)
@@ -71,8 +71,9 @@ static double declared_epochs(const struct snap_job *sj, const struct sched_mode
         return m->target_epochs;
     if (sj->declared_steps <= 0 || !(m->dataset_size > 0))
         return 0;
-    double per_step = m->last_step > 0 && m->epochs_done > 0
-                          ? m->epochs_done / m->last_step
+    double per_step = m->last_step > 0 && m->epochs_done > 0 ? m->epochs_done / m->last_step
+                      : goodput_has_model(&sj->batch)
+                          ? sj->batch.batch / m->dataset_size
                           : (double)w * sj->batch_per_gpu / m->dataset_size;
     return m->epochs_done + fmax(0, (double)sj->declared_steps - m->last_step) * per_step;
 }
