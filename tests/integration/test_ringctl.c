@@ -190,7 +190,12 @@ Test(ringctl, submit_gives_a_batch_model)
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "adaptive_batch"), "max")),
                  1024);
     cr_assert_eq(json_integer_value(json_object_get(j, "max_local_batch")), 256);
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%" JSON_INTEGER_FORMAT,
+             json_integer_value(json_object_get(j, "id")));
     json_decref(j);
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "batch:     64 global (adaptive to 1024), runs -"), "%s", r->out);
     r = ctl("--json", "submit", "--name", "ad2", "--gpus", "1", "--batch", "8", "--adaptive-batch",
             "32", "--", "t");
     cr_assert_eq(r->code, 0, "%s", r->err);
