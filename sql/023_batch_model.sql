@@ -1,4 +1,4 @@
--- 021: a job's batch model (issue 18, docs/scheduler.md "Goodput"). batch_spec holds what it
+-- 023: a job's batch model (issue 18, docs/scheduler.md "Goodput"). batch_spec holds what it
 -- declared, as jobspec_batch_json() writes it: {"batch": M0, "adaptive_batch": {"min": M0,
 -- "max": N} or null, "max_local_batch": L or null}; NULL for a job without one.
 -- current_batch is the global batch of its latest start, resize or migration (the action's
