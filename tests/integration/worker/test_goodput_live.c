@@ -25,7 +25,7 @@
 #define M0 16
 /* The largest relative error of the predicted step time allowed: the fit has seen the job
  * at its initial batch only (its compute per example is then not told apart from its fixed
- * cost: it predicted 12-22 % short in five runs on a loaded 2-core machine), and the machine
+ * cost: it predicted 12-22 % short in six runs on a loaded 2-core machine), and the machine
  * is shared (the CPU time in the steps varies). */
 #define STEP_TOLERANCE 0.4
 
