@@ -30,6 +30,27 @@ static int array_flag(struct submit_opts *s, const char *v)
     return -1;
 }
 
+/* --adaptive-batch MAX or MIN:MAX: {"max": MAX} (and "min": MIN, which the server checks
+ * equals --batch). */
+static int adaptive_flag(struct submit_opts *s, const char *v)
+{
+    long long lo = 0, hi;
+    const char *colon = strchr(v, ':');
+    char min[32];
+    if (colon) {
+        snprintf(min, sizeof(min), "%.*s", (int)(colon - v < 31 ? colon - v : 31), v);
+        if (ringctl_parse_int("--adaptive-batch", min, 1, 1 << 24, &lo) < 0)
+            return -1;
+        v = colon + 1;
+    }
+    if (ringctl_parse_int("--adaptive-batch", v, 1, 1 << 24, &hi) < 0)
+        return -1;
+    json_t *a = json_pack("{s:I}", "max", (json_int_t)hi);
+    if (colon)
+        json_object_set_new(a, "min", json_integer(lo));
+    return json_object_set_new(s->job, "adaptive_batch", a);
+}
+
 static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
 {
     static const struct {
@@ -37,7 +58,9 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         long long lo, hi;
     } ints[] = {{"--gpus", "gpus", 1, 1024},          {"--min-gpus", "min_gpus", 1, 1024},
                 {"--max-gpus", "max_gpus", 1, 1024},  {"--priority", "priority", -1000, 1000},
-                {"--batch-per-gpu", "batch_per_gpu", 1, 1 << 20}};
+                {"--batch-per-gpu", "batch_per_gpu", 1, 1 << 20},
+                {"--batch", "batch", 1, 1 << 24},
+                {"--max-local-batch", "max_local_batch", 1, 65536}};
     for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
         if (strcmp(flag, ints[k].flag))
             continue;
@@ -51,6 +74,8 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         return json_object_set_new(s->job, "name", json_string(v));
     if (!strcmp(flag, "--array"))
         return array_flag(s, v);
+    if (!strcmp(flag, "--adaptive-batch"))
+        return adaptive_flag(s, v);
     if (!strcmp(flag, "--idempotency-key")) {
         s->idem = v;
         return 0;

@@ -87,6 +87,26 @@ static void print_progress(json_t *job)
            json_number_value(json_object_get(p, "percent")), str_or(p, "of", "?"));
 }
 
+/* "batch:     16 global (adaptive to 256), runs 46; noise scale 93 examples" for a job with
+ * a batch model (the noise scale var / sqr * batch, from its last gradient statistics). */
+static void print_batch(json_t *job)
+{
+    char m0[32], mx[32], cur[32];
+    if (!num(job, "batch", m0, sizeof(m0), NULL))
+        return;
+    json_t *a = json_object_get(job, "adaptive_batch"), *g = json_object_get(job, "grad");
+    printf("  batch:     %s global", m0);
+    if (num(a, "max", mx, sizeof(mx), NULL))
+        printf(" (adaptive to %s)", mx);
+    printf(", runs %s", num(job, "current_batch", cur, sizeof(cur), "-"));
+    double sqr = json_number_value(json_object_get(g, "sqr"));
+    double var = json_number_value(json_object_get(g, "var"));
+    if (sqr > 0)
+        printf("; noise scale %.0f examples",
+               var / sqr * (double)json_integer_value(json_object_get(job, "batch")));
+    printf("\n");
+}
+
 static void print_model(json_t *job)
 {
     json_t *m = json_object_get(job, "model");
@@ -119,6 +139,7 @@ static void print_job(json_t *job)
     print_progress(job);
     print_pending(job);
     print_allocation(job);
+    print_batch(job);
     print_model(job);
 }
 

@@ -30,6 +30,26 @@
  *
  * --report-total tells the scheduler the job's length, --steps, through
  * ringjob_set_total_steps(): its estimates then use it and its progress is shown.
+ *
+ * A global batch (a job with a batch model, docs/scheduler.md "Goodput"): --batch M0, or
+ * RINGJOB_BATCH, makes the job run ringjob_batch() examples per step (M0 when the scheduler
+ * chose none) split over its ranks (the first batch % world ranks take one more), at --lr
+ * (the rate tuned at M0) times ringjob_lr_scale() (sqrt(batch / M0)). Each rank's gradient
+ * is then weighted by its examples. It estimates the gradient noise as McCandlish et al.
+ * (2018, appendix A) do from two batch sizes: every rank's minibatch is split into two
+ * micro-batches, whose gradients' squared norms (mean |g_small|^2, at B_small = batch over
+ * the micro-batches) and that of the whole step's gradient (|g_big|^2, at B_big = batch) give
+ * unbiased estimates of the true gradient's squared norm and of the per-example variance:
+ *   |G|^2 = (B_big |g_big|^2 - B_small |g_small|^2) / (B_big - B_small)
+ *   S     = (|g_small|^2 - |g_big|^2) / (1 / B_small - 1 / B_big)
+ * smoothed over steps (exponential average, weight 0.1), and reports sqr = |G|^2 and
+ * var = S / M0 (the variance of a gradient at the initial batch, Pollux's grad_var) with
+ * ringjob_report_grad() every --grad-every steps (default 10).
+ *
+ * --sleep-us-allreduce U emulates a gradient exchange that costs U microseconds a step on
+ * more than one rank (a network-bound all-reduce; 0 on one rank), beside
+ * --sleep-us-per-sample. --label-noise SIGMA adds Gaussian noise to the teacher's targets
+ * (noisier gradients, a loss floor of SIGMA^2 / 2).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,7 +82,22 @@ struct options {
     long contend_ms; /* --contend: ms per step holding its GPU alone (gpu_hold) */
     long checkpoint_every;
     long suspend_delay_ms;
-    int report_total; /* --report-total: tell the scheduler the job runs --steps steps */
+    int report_total;        /* --report-total: tell the scheduler the job runs --steps steps */
+    long global_batch;       /* --batch M0: a global batch (0: --batch-per-rank per rank) */
+    long grad_every;         /* --grad-every: steps between gradient-statistics reports */
+    long sleep_us_allreduce; /* --sleep-us-allreduce: emulated exchange per step, world > 1 */
+    double label_noise;      /* --label-noise: sigma of the targets' noise */
+};
+
+/* The batch a launch runs: global (a batch model) or per rank, and the gradient-noise
+ * estimates of the global form (smoothed; n: steps seen). */
+struct batch_run {
+    int global; /* 1: batch examples per step over all ranks */
+    long batch; /* examples per step over all ranks */
+    long init;  /* M0, the batch the statistics are reported at */
+    long local; /* this rank's examples per step */
+    double sqr, var_per_example;
+    long n;
 };
 
 /* The training state: theta = [W1 (H x IN), b1 (H), w2 (H), b2]; m, v: Adam moments. */
@@ -75,6 +110,7 @@ struct model {
     double *v;
     double *grad;
     double *act;
+    double *half; /* the gradient sum of a minibatch's first micro-batch (global batch) */
     double *host; /* while suspended: theta, m, v packed */
 };
 
@@ -131,7 +167,8 @@ static int model_alloc(struct model *md)
     md->v = calloc(p, sizeof(double));
     md->grad = calloc(p, sizeof(double));
     md->act = calloc((size_t)md->hidden, sizeof(double));
-    return md->theta && md->m && md->v && md->grad && md->act ? 0 : -1;
+    md->half = calloc(p, sizeof(double));
+    return md->theta && md->m && md->v && md->grad && md->act && md->half ? 0 : -1;
 }
 
 static void model_free_buffers(struct model *md)
@@ -141,7 +178,8 @@ static void model_free_buffers(struct model *md)
     free(md->v);
     free(md->grad);
     free(md->act);
-    md->theta = md->m = md->v = md->grad = md->act = NULL;
+    free(md->half);
+    md->theta = md->m = md->v = md->grad = md->act = md->half = NULL;
 }
 
 static int model_init(struct model *md, long params, unsigned long seed)
@@ -188,26 +226,55 @@ static double sample_grad(struct model *md, const double *x, double y)
     return 0.5 * e * e;
 }
 
-/* One rank's minibatch of step `step`: fills md->grad with its mean gradient. */
-static double local_batch(struct model *md, const struct options *o, int rank)
+static double sqnorm(const double *v, long n, double scale)
+{
+    double s = 0.0;
+    for (long k = 0; k < n; k++)
+        s += v[k] * v[k];
+    return s * scale * scale;
+}
+
+/* One rank's minibatch of count examples of step `step`: fills md->grad with its mean
+ * gradient, returns its mean loss. With micro (not NULL) the minibatch is also two
+ * micro-batches (when count >= 2): micro[0] gets the sum of their gradients' squared norms,
+ * micro[1] how many there were. */
+static double local_batch(struct model *md, const struct options *o, int rank, long count,
+                          double micro[2])
 {
     memset(md->grad, 0, (size_t)md->nparams * sizeof(double));
     uint64_t s = mix64(mix64(o->seed) ^ mix64((uint64_t)md->step * 1000003ULL + (uint64_t)rank));
     double loss = 0.0, x[IN_DIM];
-    for (long b = 0; b < o->batch; b++) {
+    long half = micro && count >= 2 ? count / 2 : 0;
+    for (long b = 0; b < count; b++) {
+        if (half > 0 && b == half)
+            memcpy(md->half, md->grad, (size_t)md->nparams * sizeof(double));
         for (int i = 0; i < IN_DIM; i++)
             x[i] = gaussian(&s);
-        loss += sample_grad(md, x, teacher(x));
+        double y = teacher(x);
+        if (o->label_noise > 0)
+            y += o->label_noise * gaussian(&s);
+        loss += sample_grad(md, x, y);
+    }
+    if (micro && half > 0) {
+        micro[0] = sqnorm(md->half, md->nparams, 1.0 / (double)half);
+        for (long k = 0; k < md->nparams; k++)
+            md->half[k] = md->grad[k] - md->half[k];
+        micro[0] += sqnorm(md->half, md->nparams, 1.0 / (double)(count - half));
+        micro[1] = 2;
+    } else if (micro) {
+        micro[0] = sqnorm(md->grad, md->nparams, 1.0 / (double)count);
+        micro[1] = 1;
     }
     for (long k = 0; k < md->nparams; k++)
-        md->grad[k] /= (double)o->batch;
-    return loss / (double)o->batch;
+        md->grad[k] /= (double)count;
+    return loss / (double)count;
 }
 
-/* The emulated device time of one rank's minibatch (--sleep-us-per-sample). */
-static void emulate_device(const struct options *o)
+/* The emulated device time of one rank's minibatch of count examples
+ * (--sleep-us-per-sample) and of its exchange (--sleep-us-allreduce, on world > 1). */
+static void emulate_device(const struct options *o, long count, int world)
 {
-    long us = o->sleep_us_per_sample * o->batch;
+    long us = o->sleep_us_per_sample * count + (world > 1 ? o->sleep_us_allreduce : 0);
     struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
     while (us > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
@@ -225,13 +292,52 @@ static void adam_update(struct model *md, double lr)
     }
 }
 
+/* Folds one step's micro-batch and whole-batch squared norms into the smoothed estimates of
+ * |G|^2 and of the per-example variance S (see the top of the file). */
+static void grad_stats_add(struct batch_run *br, double small_sqr, double nmicro, double big_sqr)
+{
+    double b_small = (double)br->batch / nmicro, b_big = (double)br->batch;
+    if (!(b_small < b_big) || !(b_small > 0))
+        return; /* one micro-batch in all: nothing to compare */
+    double sqr = (b_big * big_sqr - b_small * small_sqr) / (b_big - b_small);
+    double var = (small_sqr - big_sqr) / (1.0 / b_small - 1.0 / b_big);
+    double a = br->n == 0 ? 1.0 : 0.1;
+    br->sqr += a * (sqr - br->sqr);
+    br->var_per_example += a * (var - br->var_per_example);
+    br->n++;
+}
+
+/* A step of a global batch: every rank's gradient weighted by its examples, and the noise
+ * estimates. Returns the loss over the batch. */
+static double global_step(struct model *md, const struct options *o, int rank, int world,
+                          struct batch_run *br)
+{
+    double micro[2] = {0, 0}, loss = local_batch(md, o, rank, br->local, micro);
+    emulate_device(o, br->local, world);
+    for (long k = 0; k < md->nparams; k++)
+        md->grad[k] *= (double)br->local;
+    double sums[3] = {loss * (double)br->local, micro[0], micro[1]};
+    MPI_Allreduce(MPI_IN_PLACE, md->grad, (int)md->nparams, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (long k = 0; k < md->nparams; k++)
+        md->grad[k] /= (double)br->batch;
+    if (sums[2] > 0)
+        grad_stats_add(br, sums[1] / sums[2], sums[2], sqnorm(md->grad, md->nparams, 1.0));
+    return sums[0] / (double)br->batch;
+}
+
 /* One data-parallel step; returns the loss averaged over all ranks. */
-static double train_step(struct model *md, const struct options *o, int rank, int world,
-                         double lr)
+static double train_step(struct model *md, const struct options *o, int rank, int world, double lr,
+                         struct batch_run *br)
 {
     md->step++;
-    double loss = local_batch(md, o, rank);
-    emulate_device(o);
+    if (br->global) {
+        double loss = global_step(md, o, rank, world, br);
+        adam_update(md, lr);
+        return loss;
+    }
+    double loss = local_batch(md, o, rank, o->batch, NULL);
+    emulate_device(o, o->batch, world);
     MPI_Allreduce(MPI_IN_PLACE, md->grad, (int)md->nparams, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     for (long k = 0; k < md->nparams; k++)
@@ -393,7 +499,7 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 static int parse_options(int argc, char **argv, struct options *o)
 {
     *o = (struct options){ .steps = 300, .params = 8192, .batch = 32, .lr = 0.003,
-                           .seed = 1, .print_every = 10 };
+                           .seed = 1, .print_every = 10, .grad_every = 10 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n = 0;
@@ -422,14 +528,24 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = parse_long(v, 0, 3600000, &o->suspend_delay_ms);
         else if (!bad && !strcmp(a, "--lr"))
             o->lr = strtod(v, NULL), bad = !(o->lr > 0.0 && o->lr < 10.0);
+        else if (!bad && !strcmp(a, "--batch"))
+            bad = parse_long(v, 1, 1L << 24, &o->global_batch);
+        else if (!bad && !strcmp(a, "--grad-every"))
+            bad = parse_long(v, 1, LONG_MAX, &o->grad_every);
+        else if (!bad && !strcmp(a, "--sleep-us-allreduce"))
+            bad = parse_long(v, 0, 10000000, &o->sleep_us_allreduce);
+        else if (!bad && !strcmp(a, "--label-noise"))
+            o->label_noise = strtod(v, NULL),
+            bad = !(o->label_noise >= 0.0 && o->label_noise < 100.0);
         else
             bad = 1;
         if (bad) {
             fprintf(stderr,
                     "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
-                    "[--lr X] [--seed S] [--print-every K] [--sleep-us-per-sample U] "
-                    "[--contend MS] [--checkpoint-every N] [--suspend-delay-ms N] [--report-total]"
-                    " (bad '%s')\n",
+                    "[--batch M0] [--lr X] [--seed S] [--print-every K] "
+                    "[--sleep-us-per-sample U] [--sleep-us-allreduce U] [--label-noise SIGMA] "
+                    "[--grad-every K] [--contend MS] [--checkpoint-every N] "
+                    "[--suspend-delay-ms N] [--report-total] (bad '%s')\n",
                     a);
             return -1;
         }
@@ -486,18 +602,60 @@ static int checkpoint_exit(struct model *md, int rank)
     return 0;
 }
 
+/* The batch of this launch: global (--batch or RINGJOB_BATCH: the scheduler's choice, else
+ * M0) split over the ranks, or --batch-per-rank on each; and the learning rate: --lr times
+ * ringjob_lr_scale() (for a global batch, 1 while the scheduler chose none). */
+static double batch_setup(struct batch_run *br, const struct options *o, int rank, int world)
+{
+    memset(br, 0, sizeof(*br));
+    long chosen = ringjob_batch();
+    br->global = o->global_batch > 0 || chosen > 0;
+    if (!br->global) {
+        br->batch = o->batch * world;
+        br->local = o->batch;
+        return o->lr * ringjob_lr_scale();
+    }
+    br->init = ringjob_init_batch() > 0 ? ringjob_init_batch() : o->global_batch;
+    br->batch = chosen > 0 ? chosen : br->init;
+    if (br->init <= 0)
+        br->init = br->batch;
+    if (br->batch < world)
+        br->batch = world; /* one example per rank at least */
+    br->local = br->batch / world + (rank < br->batch % world);
+    return o->lr * (chosen > 0 ? ringjob_lr_scale() : 1.0);
+}
+
+/* Rank 0 reports the smoothed gradient statistics every --grad-every steps. */
+static void grad_report(const struct batch_run *br, const struct options *o, long step, int rank)
+{
+    if (rank != 0 || !br->global || br->n < 2 || step % o->grad_every != 0)
+        return;
+    double sqr = br->sqr > 0 ? br->sqr : 0.0, var = br->var_per_example / (double)br->init;
+    var = var > 0 ? var : 0.0;
+    if ((sqr > 0 || var > 0) && isfinite(sqr) && isfinite(var) && ringjob_report_grad(sqr, var) < 0)
+        fprintf(stderr, "train-mlp: %s\n", ringjob_error());
+}
+
 /* The loop; returns the exit status. */
 static int train(struct model *md, const struct options *o, int rank, int world)
 {
-    double lr = o->lr * ringjob_lr_scale();
+    struct batch_run br;
+    double lr = batch_setup(&br, o, rank, world);
+    if (rank == 0 && br.global)
+        printf("train-mlp: global batch %ld (initial %ld), %ld examples on rank 0, lr %.6f\n",
+               br.batch, br.init, br.local, lr);
     while (md->step < o->steps) {
         double t0 = now_s();
         gpu_hold(o->contend_ms, 1);
-        double loss = train_step(md, o, rank, world, lr);
+        double loss = train_step(md, o, rank, world, lr, &br);
         gpu_hold(o->contend_ms, 0);
-        if (rank == 0 && (md->step % o->print_every == 0 || md->step == o->steps))
+        if (rank == 0 && (md->step % o->print_every == 0 || md->step == o->steps) && br.global)
+            printf("step %ld loss %.6f world %d lr %.5f batch %ld noise scale %.1f\n", md->step,
+                   loss, world, lr, br.batch, br.sqr > 0 ? br.var_per_example / br.sqr : -1.0);
+        else if (rank == 0 && (md->step % o->print_every == 0 || md->step == o->steps))
             printf("step %ld loss %.6f world %d lr %.5f\n", md->step, loss, world, lr);
-        ringjob_report(md->step, loss, o->batch * world, now_s() - t0);
+        ringjob_report(md->step, loss, br.batch, now_s() - t0);
+        grad_report(&br, o, md->step, rank);
         if (rank == 0 && o->checkpoint_every > 0 && md->step % o->checkpoint_every == 0 &&
             md->step < o->steps && checkpoint_write(md) < 0)
             fprintf(stderr, "train-mlp: periodic checkpoint at step %ld failed\n", md->step);

@@ -35,7 +35,7 @@ max_jobs=${RINGMASTER_TEST_JOBS:-3}
 # slicing) are spread over groups.
 declare -A parts=(
     [integration-worker]="worker; chain fence; torch; sched_live; gandiva_live gandiva_edges;
-                          rm_pack_kept rm_pack_reverted stale stale_api;
+                          rm_pack_kept rm_pack_reverted stale; goodput_live stale_api;
                           late_suspend pack_kept sched_e2e plans_live worker_api;
                           starve_live share_live; crash_actions leader_live whatif_live"
 )

@@ -17,7 +17,7 @@ $(RINGJOB_OBJS): CFLAGS += -fPIC -fvisibility=default
 $(RINGJOB_SOREAL): $(RINGJOB_OBJS) worker/ringjob.map
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libringjob.so.$(RINGJOB_SOVER) \
-		-Wl,--version-script=worker/ringjob.map -Wl,--no-undefined -o $@ $(RINGJOB_OBJS)
+		-Wl,--version-script=worker/ringjob.map -Wl,--no-undefined -o $@ $(RINGJOB_OBJS) -lm
 
 $(RINGJOB_SO): $(RINGJOB_SOREAL)
 	ln -sfn $(notdir $<) $@
@@ -74,7 +74,7 @@ $(WORKER_IT_BIN): $(WORKER_IT_OBJS) $(BUILD)/tests/integration/harness.o $(COMMO
 		| $(WORKERD_BIN) $(BUILD)/ringmasterd $(BUILD)/examples/train-mlp
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion \
-		$(shell pkg-config --libs jansson libcurl libpq) -lpthread
+		$(shell pkg-config --libs jansson libcurl libpq) -lpthread -lm
 TEST_BINS += $(WORKER_IT_BIN)
 
 # test_torch runs examples/train_torch.py (Debian's python) on this build's libringjob.so.

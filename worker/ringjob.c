@@ -31,7 +31,8 @@ struct ringjob {
     int rank;
     int world;
     double lr_scale;
-    long batch;    /* RINGJOB_BATCH: the global batch the scheduler chose; 0 none */
+    long batch;      /* RINGJOB_BATCH: the global batch the scheduler chose; 0 none */
+    long init_batch; /* RINGJOB_INIT_BATCH: the job's initial global batch; 0 none */
     char job_id[64];
     char plan[64];
     char ckdir[PATH_MAX];
@@ -111,9 +112,12 @@ static int read_environment(void)
             return fail("RINGJOB_LR_SCALE: expected a number in (0, 1e6], got '%s'", s);
         rj.lr_scale = v;
     }
-    rj.batch = 0;
-    if (env_long("RINGJOB_BATCH", 1, 1L << 40, &rj.batch) < 0)
+    rj.batch = rj.init_batch = 0;
+    if (env_long("RINGJOB_BATCH", 1, 1L << 40, &rj.batch) < 0 ||
+        env_long("RINGJOB_INIT_BATCH", 1, 1L << 40, &rj.init_batch) < 0)
         return -1;
+    if (!(s && *s) && rj.batch > 0 && rj.init_batch > 0)
+        rj.lr_scale = sqrt((double)rj.batch / (double)rj.init_batch);
     copy_word(rj.job_id, sizeof(rj.job_id), getenv("RINGJOB_JOB_ID"));
     s = getenv("RINGJOB_PLAN");
     copy_word(rj.plan, sizeof(rj.plan), s && *s ? s : "dp");
@@ -506,6 +510,11 @@ double ringjob_lr_scale(void)
 long ringjob_batch(void)
 {
     return rj.batch;
+}
+
+long ringjob_init_batch(void)
+{
+    return rj.init_batch;
 }
 
 const char *ringjob_job_id(void)

@@ -13,13 +13,18 @@
  *   RINGJOB_CHECKPOINT_DIR  directory of the job's checkpoints; "." when unset.
  *   RINGJOB_WORLD_SIZE      number of ranks of this launch; else OMPI_COMM_WORLD_SIZE; else 1.
  *   RINGJOB_LR_SCALE        factor on the learning rate of one rank (eq. 7 of DESIGN.md:
- *                           lr(w) = lr(1) * w for a constant per-rank batch); when unset,
+ *                           lr(w) = lr(1) * w for a constant per-rank batch); for a job with
+ *                           a batch model, factor on the rate tuned at its initial batch M0,
+ *                           sqrt(batch / M0) (square-root scaling). When unset: that square
+ *                           root when RINGJOB_BATCH and RINGJOB_INIT_BATCH are both set, else
  *                           the world size.
  *   RINGJOB_PLAN            the execution plan chosen by the scheduler (e.g. "dp"); "dp" when
  *                           unset.
  *   RINGJOB_BATCH           the global batch (examples per step over all ranks) the scheduler
  *                           chose for a job with a batch model (docs/scheduler.md "Goodput");
  *                           unset: the job keeps its own.
+ *   RINGJOB_INIT_BATCH      the job's initial global batch M0 (its spec's "batch"), the one
+ *                           its learning rate is tuned at; unset: none.
  *   OMPI_COMM_WORLD_RANK    this process's rank (set by OpenMPI's mpirun); 0 when unset.
  * Only rank 0 connects to the socket; the other ranks learn each decision from rank 0
  * through the broadcast callback (ringjob_set_broadcast()).
@@ -107,8 +112,9 @@ int ringjob_checkpoint_path(const char *name, char *buf, size_t len);
  * 0). After this the program exits with RINGJOB_EXIT_PLANNED. Returns 0 or -1. */
 int ringjob_checkpoint_done(long step);
 
-/* This process's rank, the world size of this launch, the learning-rate factor to apply to
- * the one-rank learning rate, the job id, the execution plan and the checkpoint directory
+/* This process's rank, the world size of this launch, the learning-rate factor (for a job
+ * with a batch model: to apply to the rate tuned at its initial batch, sqrt(batch / M0);
+ * otherwise to the one-rank learning rate), the job id, the execution plan and the checkpoint directory
  * (borrowed strings, valid until ringjob_finalize()). Valid after ringjob_init(). */
 int ringjob_rank(void);
 int ringjob_world_size(void);
@@ -116,6 +122,9 @@ double ringjob_lr_scale(void);
 /* The global batch the scheduler chose (RINGJOB_BATCH), 0 when it chose none: the job then
  * runs its own. Each rank takes ringjob_batch() / ringjob_world_size() examples per step. */
 long ringjob_batch(void);
+/* The job's initial global batch M0 (RINGJOB_INIT_BATCH, its spec's "batch"), 0 when unset:
+ * the batch its learning rate was tuned at and its gradient statistics are measured at. */
+long ringjob_init_batch(void);
 const char *ringjob_job_id(void);
 const char *ringjob_plan(void);
 const char *ringjob_checkpoint_dir(void);

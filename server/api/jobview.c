@@ -80,6 +80,27 @@ static json_t *progress_json(const PGresult *r, int row)
                      (json_int_t)total, "percent", pct, "of", declared ? "declared" : "reported");
 }
 
+/* The batch model (docs/scheduler.md "Goodput"): the declared batch, adaptive_batch and
+ * max_local_batch (null each without one), the global batch it runs now ("current_batch",
+ * null before its first start or without a batch model) and its latest gradient statistics
+ * ("grad": {sqr, var}, null before its first report). */
+static void batch_fields(json_t *j, const PGresult *r, int row)
+{
+    json_t *decl = col_json(r, row, C_BATCH_SPEC);
+    if (!json_is_object(decl)) {
+        json_decref(decl);
+        decl = json_pack("{s:n, s:n, s:n}", "batch", "adaptive_batch", "max_local_batch");
+    }
+    json_object_update(j, decl);
+    json_decref(decl);
+    json_object_set_new(j, "current_batch", cell_int(r, row, C_CUR_BATCH));
+    json_object_set_new(j, "grad",
+                        PQgetisnull(r, row, C_GRAD_SQR) || PQgetisnull(r, row, C_GRAD_VAR)
+                            ? json_null()
+                            : json_pack("{s:o, s:o}", "sqr", cell_real(r, row, C_GRAD_SQR), "var",
+                                        cell_real(r, row, C_GRAD_VAR)));
+}
+
 /* One row of JOB_COLS as the API's job object (new). */
 json_t *jobview_json(const PGresult *r, int row)
 {
@@ -114,6 +135,7 @@ json_t *jobview_json(const PGresult *r, int row)
     json_object_set_new(j, "progress", progress_json(r, row));
     json_object_set_new(j, "array_id", cell_int(r, row, C_ARRAY_ID));
     json_object_set_new(j, "array_index", cell_int(r, row, C_ARRAY_INDEX));
+    batch_fields(j, r, row);
     return j;
 }
 

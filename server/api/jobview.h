@@ -20,7 +20,9 @@ struct api_call;
                                                  " j.estimate_error, j.estimate_samples, "         \
                                                  "j.estimate_source,"                       \
                                                  " (SELECT l.step FROM job_last_report l"   \
-                                                 " WHERE l.job_id = j.id), j.array_id, j.array_index"
+                                                 " WHERE l.job_id = j.id), j.array_id, j.array_index,"  \
+                                                 " j.batch_spec, j.current_batch, j.grad_sqr,"      \
+                                                 " j.grad_var"
 enum {
     C_ID,
     C_USER,
@@ -51,6 +53,10 @@ enum {
     C_STEP,
     C_ARRAY_ID,
     C_ARRAY_INDEX,
+    C_BATCH_SPEC,
+    C_CUR_BATCH,
+    C_GRAD_SQR,
+    C_GRAD_VAR,
     C_NCOLS
 };
 

@@ -38,6 +38,7 @@ struct insert_params {
     char uid[24], gpus[12], min[12], max[12], prio[12], batch[12];
     char *command, *env, *model, *canonical, *plans;
     char *length; /* {total_steps, epochs, stop_at_convergence, stop_at_loss}, as declared */
+    char *batch_spec; /* jobspec_batch_json(), or NULL without a batch model */
 };
 
 static void insert_params_free(struct insert_params *ip)
@@ -48,19 +49,22 @@ static void insert_params_free(struct insert_params *ip)
     free(ip->canonical);
     free(ip->plans);
     free(ip->length);
+    free(ip->batch_spec);
 }
 
 /* $17: the job's id when chosen beforehand (an array's first job), else NULL; $18, $19: its
- * array's id and its index there, or NULL. */
+ * array's id and its index there, or NULL; $20: the batch declaration or NULL. */
 static const char *const insert_sql =
     "WITH ins AS (INSERT INTO jobs (user_id, name, command, env, model, gpus, min_gpus,"
     " max_gpus, elastic, priority, batch_per_gpu, idempotency_key, request_hash, plan_spec,"
-    " total_steps, epochs, stop_at_convergence, stop_at_loss, id, array_id, array_index)"
+    " total_steps, epochs, stop_at_convergence, stop_at_loss, id, array_id, array_index,"
+    " batch_spec)"
     " VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::jsonb, $6, $7, $8, $9, $10, $11, $12,"
     " sha256(convert_to($13, 'UTF8')), $15::jsonb, ($16::jsonb->>'total_steps')::bigint,"
     " ($16::jsonb->>'epochs')::float8, COALESCE(($16::jsonb->>'stop_at_convergence')::bool,"
     " false), ($16::jsonb->>'stop_at_loss')::float8,"
-    " COALESCE($17::bigint, nextval('jobs_id_seq'::regclass)), $18::bigint, $19::int)"
+    " COALESCE($17::bigint, nextval('jobs_id_seq'::regclass)), $18::bigint, $19::int,"
+    " $20::jsonb)"
     " ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING *),"
     " ev AS (INSERT INTO job_events (job_id, from_state, to_state, event, actor)"
     " SELECT id, NULL, 'PENDING', 'submit', $14 FROM ins)"
@@ -94,8 +98,8 @@ static void insert_job(struct api_call *call, const struct jobspec *s, struct in
                        ip->prio,      ip->batch,      key,
                        ip->canonical, call->who.name, ip->plans,
                        ip->length,    NULL,           NULL,
-                       NULL};
-    PGresult *r = db_exec(call->db, insert_sql, 19, p);
+                       NULL,          ip->batch_spec};
+    PGresult *r = db_exec(call->db, insert_sql, 20, p);
     if (!db_ok(r)) {
         api_db_error(call, r);
     } else if (PQntuples(r) == 0) {
@@ -193,8 +197,9 @@ static int params_of(struct api_call *call, const struct jobspec *spec, const ch
         .canonical = canonical ? strdup(canonical) : NULL,
         .length = length_json(spec),
     };
-    json_t *plans = jobspec_plans_json(spec);
+    json_t *plans = jobspec_plans_json(spec), *batch = jobspec_batch_json(spec);
     ip->plans = plans ? json_dumps(plans, JSON_COMPACT) : NULL;
+    ip->batch_spec = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
     snprintf(ip->uid, sizeof(ip->uid), "%lld", call->who.id);
     snprintf(ip->gpus, sizeof(ip->gpus), "%d", spec->gpus);
     snprintf(ip->min, sizeof(ip->min), "%d", spec->min_gpus);
@@ -203,8 +208,9 @@ static int params_of(struct api_call *call, const struct jobspec *spec, const ch
     snprintf(ip->batch, sizeof(ip->batch), "%d", spec->batch_per_gpu);
     int ok = ip->command && ip->env && (!canonical || ip->canonical) &&
              (!spec->model || ip->model) &&
-             (!plans || ip->plans) && ip->length;
+             (!plans || ip->plans) && ip->length && (!batch || ip->batch_spec);
     json_decref(plans);
+    json_decref(batch);
     return ok ? 0 : -1;
 }
 
@@ -477,8 +483,9 @@ static int batch_insert(struct api_call *call, const struct batch *b, const char
                        ip.gpus,      ip.min,         ip.max,        s->elastic ? "true" : "false",
                        ip.prio,      ip.batch,       key ? k : NULL, ip.canonical,
                        call->who.name, ip.plans,     ip.length,     id[0] ? id : NULL,
-                       aid[0] ? aid : NULL,          idx[0] ? idx : NULL};
-    PGresult *r = db_exec(call->db, insert_sql, 19, p);
+                       aid[0] ? aid : NULL,          idx[0] ? idx : NULL,
+                       ip.batch_spec};
+    PGresult *r = db_exec(call->db, insert_sql, 20, p);
     int rc = -1;
     if (db_ok(r) && PQntuples(r) == 1) {
         json_array_append_new(items, jobview_json(r, 0));

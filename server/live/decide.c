@@ -61,8 +61,8 @@ int plan_explore_stage(const struct sched_job *j, int limit, double stage_s)
 }
 
 /* The epochs a job declared: epochs, else its model's "epochs" (or its class's), else its
- * total steps (declared or reported) at the samples per step it has run so far (its batch
- * at w GPUs before it ran); 0 when none. */
+ * total steps (declared or reported) at the samples per step it has run so far (before it
+ * ran: its global batch with a batch model, else its batch at w GPUs); 0 when none. */
 static double declared_epochs(const struct snap_job *sj, const struct sched_model *m, int w)
 {
     if (sj->declared_epochs > 0)
@@ -71,8 +71,9 @@ static double declared_epochs(const struct snap_job *sj, const struct sched_mode
         return m->target_epochs;
     if (sj->declared_steps <= 0 || !(m->dataset_size > 0))
         return 0;
-    double per_step = m->last_step > 0 && m->epochs_done > 0
-                          ? m->epochs_done / m->last_step
+    double per_step = m->last_step > 0 && m->epochs_done > 0 ? m->epochs_done / m->last_step
+                      : goodput_has_model(&sj->batch)
+                          ? sj->batch.batch / m->dataset_size
                           : (double)w * sj->batch_per_gpu / m->dataset_size;
     return m->epochs_done + fmax(0, (double)sj->declared_steps - m->last_step) * per_step;
 }
@@ -109,7 +110,8 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
                             .speed = m->speed,
                             .conv = m->conv,
                             .epochs_done = m->epochs_done,
-                            .plan = sj->plan};
+                            .plan = sj->plan,
+                            .batch = sj->batch};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;
@@ -131,6 +133,16 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
         j->elastic = 0;
         j->requested_gpus = j->min_gpus = j->max_gpus = sj->cur_gpus;
     }
+}
+
+/* The examples per GPU its speed model counts: batch_per_gpu, or with a batch model its
+ * initial global batch over the GPUs it asked for. */
+static int batch_per_gpu(const struct snap_job *sj)
+{
+    if (!goodput_has_model(&sj->batch))
+        return sj->batch_per_gpu;
+    long m = lround(sj->batch.init_batch / (sj->gpus > 0 ? sj->gpus : 1));
+    return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
 }
 
 /* Which jobs the core sees: every job but a SUSPENDED one holding nothing, and a job in
@@ -157,9 +169,10 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
             continue;
         struct plan_job *pj = &p->jobs[p->njobs];
         pj->sj = sj;
-        pj->model = sched_models_get(ms, sj->id, sj->model, sj->batch_per_gpu, round_no);
+        pj->model = sched_models_get(ms, sj->id, sj->model, batch_per_gpu(sj), round_no);
         if (!pj->model)
             return -1;
+        pj->model->own_batch = goodput_has_model(&sj->batch);
         if (sched_model_refresh(pj->model, c, sj->nmetrics) < 0)
             log_error("scheduler: job %lld: cannot read its metrics", (long long)sj->id);
         pj->fixed = sj->state != JOB_PENDING && sj->state != JOB_RUNNING &&

@@ -38,15 +38,16 @@ static int fit_group(struct speed_model *sm, const struct sched_fit_obs *obs, si
         return -1;
     for (size_t i = 0; i < n; i++) {
         double si = obs_speed(&obs[i]), t = obs[i].step_s;
+        double m = obs[i].m > 0 && isfinite(obs[i].m) ? obs[i].m : sm->batch_per_gpu;
         if (s > 0 && si != s)
             continue;
         if (conv) {
             double f[SPEED_NFEATURES];
-            speed_features_placed(obs[i].w, 1, sm->batch_per_gpu, f);
+            speed_features_placed(obs[i].w, 1, m, f);
             double c = conv->theta[0] * f[0] + conv->theta[1] * f[1];
             t = fmin(fmax(t + c * (1.0 - 1.0 / si), t * fmin(1.0, si)), t * fmax(1.0, si));
         }
-        o[k++] = (struct speed_obs){obs[i].w, 1, sm->batch_per_gpu, t};
+        o[k++] = (struct speed_obs){obs[i].w, 1, m, t};
     }
     int rc = speed_fit_obs(sm, o, k);
     free(o);

@@ -15,11 +15,13 @@
 #include "speed.h"
 
 /* Mean step time step_s > 0 at world size w >= 1 on GPUs of speed gpu_speed (relative to the
- * reference; <= 0 or not finite: 1), one node, m = the model's batch_per_gpu. */
+ * reference; <= 0 or not finite: 1), one node, m examples per GPU per step (<= 0: the model's
+ * batch_per_gpu; a job with a batch model measures its own, its global batch / w). */
 struct sched_fit_obs {
     int w;
     double step_s;
     double gpu_speed;
+    double m;
 };
 
 /* Fits sm (batch_per_gpu and gpus_per_node set by the caller) so that it describes the job on

@@ -250,11 +250,12 @@ static double measured_speed(struct sched_model *m, const char *name)
 static int read_sums(struct sched_model *m, PGconn *c, const char *id, struct sched_fit_obs *obs)
 {
     const char *p[] = {id};
-    PGresult *r = db_exec(c,
-                          "SELECT world_size, sum_seconds / timed, sum_seconds, sum_samples,"
-                          " gpu_model FROM job_metric_sums WHERE job_id = $1 AND timed > 0"
-                          " ORDER BY world_size, gpu_model LIMIT 64",
-                          1, p);
+    PGresult *r = db_exec(
+        c,
+        "SELECT world_size, sum_seconds / timed, sum_seconds, sum_samples,"
+        " gpu_model, sum_samples / timed FROM job_metric_sums WHERE job_id = $1 AND timed > 0"
+        " ORDER BY world_size, gpu_model LIMIT 64",
+        1, p);
     if (!db_ok(r)) {
         PQclear(r);
         return -1;
@@ -267,7 +268,9 @@ static int read_sums(struct sched_model *m, PGconn *c, const char *id, struct sc
     for (int i = 0; i < n; i++) {
         int w = atoi(PQgetvalue(r, i, 0));
         obs[i] = (struct sched_fit_obs){w, strtod(PQgetvalue(r, i, 1), NULL),
-                                        measured_speed(m, PQgetvalue(r, i, 4))};
+                                        measured_speed(m, PQgetvalue(r, i, 4)), 0};
+        if (m->own_batch && w > 0)
+            obs[i].m = strtod(PQgetvalue(r, i, 5), NULL) / w;
         samples += PQgetisnull(r, i, 3) ? 0 : strtod(PQgetvalue(r, i, 3), NULL);
         for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
             if (w == 1 << k)

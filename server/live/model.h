@@ -52,6 +52,8 @@ struct sched_model {
     enum sched_estimate_source estimate_source;
     long round;  /* the last round that saw the job (for pruning) */
     int changed; /* refitted (or new) in this round: its JSON must be written */
+    int own_batch; /* the job has a batch model: its speed is fitted at the examples per GPU
+                    * it measured (samples / w), which change with its batch */
 };
 
 struct sched_models;

@@ -35,6 +35,68 @@ static void plan_after(const struct sched_plan *p, const struct plan_job *pj, ch
         jobspec_plan_name(&p->d->assign[pj - p->jobs].plan, buf, len);
 }
 
+/* The global batch job pj runs at after the round (0: it has no batch model): the decision's
+ * for a change it takes (its best batch for its new GPUs when adaptive), rounded to whole
+ * examples within its range and at least one per GPU; its current one for a migration a
+ * person asked for. */
+static long batch_after(const struct sched_plan *p, const struct plan_job *pj)
+{
+    const struct batch_spec *b = &pj->sj->batch;
+    if (!goodput_has_model(b))
+        return 0;
+    double m = pj->migrated_by_request ? 0 : p->d->assign[pj - p->jobs].batch;
+    if (!(m > 0) || !isfinite(m))
+        m = b->batch > 0 ? b->batch : b->init_batch;
+    double hi = b->max_batch > b->init_batch ? b->max_batch : b->init_batch;
+    m = fmin(fmax(round(m), b->init_batch), hi);
+    return (long)fmax(m, pj->gpus);
+}
+
+/* What the goodput model predicts for job pj at global batch m on its GPUs after the round,
+ * from the speed model and gradient statistics the round decided with (new; NULL without a
+ * fitted speed model): {"step_s", "efficiency", "epochs_per_s"} (epochs counted at M0), so
+ * that what the job then measures can be held against it. */
+static json_t *goodput_prediction(const struct sched_plan *p, const struct plan_job *pj, long m)
+{
+    const struct sched_job *j = &p->cjobs[pj - p->jobs];
+    if (!j->speed.fitted || pj->gpus < 1)
+        return NULL;
+    int nodes = 0;
+    for (int k = 0; k < pj->gpus; k++) {
+        int seen = 0;
+        for (int q = 0; q < k && !seen; q++)
+            seen = pj->slots[q].node == pj->slots[k].node;
+        nodes += !seen;
+    }
+    struct batch_spec b = pj->sj->batch;
+    double t = goodput_step_time(&j->speed, &b, pj->gpus, nodes, (double)m, NULL);
+    if (!isfinite(t) || !(t > 0))
+        return NULL;
+    return json_pack("{s:f, s:f, s:f}", "step_s", t, "efficiency",
+                     goodput_efficiency(&b, (double)m), "epochs_per_s",
+                     goodput_rate(&j->speed, &b, pj->gpus, nodes, (double)m));
+}
+
+/* A batch-model job's batch and learning-rate factor in its action spec: "batch" (the
+ * worker's RINGJOB_BATCH), "init_batch" (RINGJOB_INIT_BATCH) and "lr_scale" sqrt(batch / M0),
+ * square-root scaling (the rate the job was tuned at M0, times the square root of the growth
+ * of its batch: the gradient's noise falls with the square root of the batch), in place of
+ * the linear factor of a job that keeps its examples per GPU; and "goodput", the model's
+ * prediction there (goodput_prediction; absent without a fitted speed model). */
+static void batch_fields(json_t *spec, const struct sched_plan *p, const struct plan_job *pj)
+{
+    long m = batch_after(p, pj);
+    if (!spec || m <= 0)
+        return;
+    double m0 = pj->sj->batch.init_batch;
+    json_object_set_new(spec, "batch", json_integer(m));
+    json_object_set_new(spec, "init_batch", json_integer((json_int_t)m0));
+    json_object_set_new(spec, "lr_scale", json_real(sqrt((double)m / m0)));
+    json_t *pred = goodput_prediction(p, pj, m);
+    if (pred)
+        json_object_set_new(spec, "goodput", pred);
+}
+
 /* The spec of a start, resize or migrate action (new), per docs/worker-protocol.md. */
 static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj)
 {
@@ -72,6 +134,7 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
     }
     if (spec && pj->change != CH_START)
         json_object_set_new(spec, "grace_s", json_real(p->cfg->grace_s));
+    batch_fields(spec, p, pj);
     return spec;
 }
 
@@ -201,13 +264,15 @@ static const char *const allocations_sql =
     " jsonb_array_elements(e->'slots') s";
 
 /* The actions in the array's order (their ids say the order workers take them in); each
- * job's current_plan is its spec's, written in the same transaction. */
+ * job's current_plan and current_batch are its spec's, written in the same transaction (a
+ * suspend's spec has no batch: the job keeps its own). */
 static const char *const actions_sql =
     "WITH a AS (INSERT INTO actions (node_id, job_id, kind, spec, round_id)"
     " SELECT (x.e->>'node')::bigint, (x.e->>'id')::bigint, x.e->>'kind', x.e->'spec', $2"
     " FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, k) ORDER BY x.k"
-    " RETURNING job_id, spec->>'plan' AS plan)"
-    " UPDATE jobs j SET current_plan = a.plan FROM a WHERE j.id = a.job_id";
+    " RETURNING job_id, spec->>'plan' AS plan, (spec->>'batch')::bigint AS batch)"
+    " UPDATE jobs j SET current_plan = a.plan, current_batch = COALESCE(a.batch,"
+    " j.current_batch) FROM a WHERE j.id = a.job_id";
 
 /* Moves, releases, allocations, actions: four statements for all the round's changes, not
  * five per job (a round starting 2,732 jobs took 12 s on a loaded machine). Returns actions

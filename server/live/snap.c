@@ -28,7 +28,8 @@ static const char *const jobs_sql =
     " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
     " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen, j.user_id,"
     " COALESCE(j.total_steps, j.reported_total_steps, 0), COALESCE(j.epochs, 0),"
-    " j.stop_at_convergence OR j.stop_at_loss IS NOT NULL"
+    " j.stop_at_convergence OR j.stop_at_loss IS NOT NULL, j.batch_spec::text,"
+    " COALESCE(j.grad_sqr, 0), COALESCE(j.grad_var, 0), COALESCE(j.current_batch, 0)"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
 
@@ -171,6 +172,16 @@ static int fill_nodes(struct sched_snap *s, const PGresult *r)
     return 0;
 }
 
+/* The job's batch model: what it declared, its gradient statistics, its current batch. */
+static void job_batch(struct snap_job *j, const PGresult *r, int i)
+{
+    if (PQgetisnull(r, i, 21))
+        return;
+    json_t *decl = json_loads(PQgetvalue(r, i, 21), 0, NULL);
+    jobspec_batch_read(decl, dbl(r, i, 22), dbl(r, i, 23), (long)ll(r, i, 24), &j->batch);
+    json_decref(decl);
+}
+
 /* The job's declared plans and the plan it runs with. */
 static void job_plans(struct snap_job *j, const PGresult *r, int i)
 {
@@ -211,6 +222,7 @@ static int fill_jobs(struct sched_snap *s, const PGresult *r)
         j->declared_epochs = dbl(r, i, 19);
         j->stops_at_convergence = strcmp(PQgetvalue(r, i, 20), "t") == 0;
         job_plans(j, r, i);
+        job_batch(j, r, i);
     }
     return 0;
 }

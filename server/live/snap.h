@@ -51,6 +51,9 @@ struct snap_job {
     long long declared_steps;       /* total_steps, else the total it reported; 0: none */
     double declared_epochs;         /* epochs it declared; 0: none */
     int stops_at_convergence;       /* it may stop early (stop_at_convergence, stop_at_loss) */
+    /* Its batch model (zero: none): the declared batch_spec, its latest gradient statistics
+     * and, as batch.batch, the global batch of its latest start/resize (current_batch). */
+    struct batch_spec batch;
 };
 
 struct sched_snap {

@@ -386,6 +386,65 @@ static void check_length(struct fieldcheck *c, const json_t *body, struct jobspe
     spec->hold = get_bool(c, body, "hold");
 }
 
+/* ---- the batch model ---- */
+
+/* adaptive_batch: {"max": N, "min": M0 (optional)}. The scheduler chooses in [batch, max]:
+ * the gradient statistics are measured at batch, and below it the job's work could not be
+ * counted in the steps it declared; so min, when given, must equal batch. */
+static void check_adaptive(struct fieldcheck *c, const json_t *v, struct jobspec *spec)
+{
+    const json_t *mx = json_object_get(v, "max"), *mn = json_object_get(v, "min");
+    const char *k;
+    json_t *e;
+    json_object_foreach((json_t *)v, k, e) if (strcmp(k, "max") != 0 && strcmp(k, "min") != 0)
+        fieldcheck_fail(c, "adaptive_batch", "unknown key '%.64s' (expected min, max)", k);
+    if (!json_is_integer(mx) || json_integer_value(mx) < spec->batch ||
+        json_integer_value(mx) > JOBSPEC_MAX_GLOBAL_BATCH) {
+        fieldcheck_fail(c, "adaptive_batch.max", "expected an integer in %d..%d (at least batch)",
+                        spec->batch, JOBSPEC_MAX_GLOBAL_BATCH);
+        return;
+    }
+    if (mn && !json_is_null(mn) &&
+        (!json_is_integer(mn) || json_integer_value(mn) != spec->batch)) {
+        fieldcheck_fail(c, "adaptive_batch.min",
+                        "must equal batch (%d): the scheduler never goes below the batch the"
+                        " gradient statistics are measured at",
+                        spec->batch);
+        return;
+    }
+    spec->max_batch = (int)json_integer_value(mx);
+}
+
+/* batch (M0, at least gpus: each GPU takes one example or more), adaptive_batch and
+ * max_local_batch; the last two need batch. */
+static void check_batch(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
+{
+    const json_t *b = json_object_get(body, "batch"), *a = json_object_get(body, "adaptive_batch");
+    if (!b || json_is_null(b)) {
+        if (a && !json_is_null(a))
+            fieldcheck_fail(c, "adaptive_batch", "needs batch (the initial global batch)");
+        if (json_object_get(body, "max_local_batch"))
+            fieldcheck_fail(c, "max_local_batch", "needs batch (the initial global batch)");
+        return;
+    }
+    spec->batch = get_int(c, body, "batch", 1, JOBSPEC_MAX_GLOBAL_BATCH, 0);
+    if (spec->batch > 0 && spec->batch < spec->gpus) {
+        fieldcheck_fail(c, "batch",
+                        "must be at least gpus (%d): one example per GPU or more,"
+                        " got %d",
+                        spec->gpus, spec->batch);
+        spec->batch = 0;
+    }
+    spec->max_local_batch = get_int(c, body, "max_local_batch", 1, JOBSPEC_MAX_BATCH, 0);
+    if (spec->batch <= 0 || !a || json_is_null(a))
+        return;
+    if (!json_is_object(a))
+        fieldcheck_fail(c, "adaptive_batch", "expected an object {\"max\": N}, got %s",
+                        type_name(a));
+    else
+        check_adaptive(c, a, spec);
+}
+
 static void check_unknown(struct fieldcheck *c, const json_t *body)
 {
     static const char *const known[] = {"name",
@@ -408,7 +467,10 @@ static void check_unknown(struct fieldcheck *c, const json_t *body)
                                         "epochs",
                                         "stop_at_convergence",
                                         "stop_at_loss",
-                                        "hold"};
+                                        "hold",
+                                        "batch",
+                                        "adaptive_batch",
+                                        "max_local_batch"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -436,6 +498,7 @@ int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, cha
     check_model(&c, body, spec);
     check_plans(&c, body, spec);
     check_length(&c, body, spec);
+    check_batch(&c, body, spec);
     check_unknown(&c, body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
         json_decref(c.errors);
@@ -480,7 +543,50 @@ json_t *jobspec_to_json(const struct jobspec *spec)
         json_object_set_new(o, "stop_at_loss", json_real(spec->stop_at_loss));
     if (o && spec->hold)
         json_object_set_new(o, "hold", json_true());
+    json_t *batch = jobspec_batch_json(spec);
+    if (o && batch) {
+        json_object_update(o, batch);
+        if (!spec->max_batch)
+            json_object_del(o, "adaptive_batch");
+        if (!spec->max_local_batch)
+            json_object_del(o, "max_local_batch");
+    }
+    json_decref(batch);
     return o;
+}
+
+json_t *jobspec_batch_json(const struct jobspec *spec)
+{
+    if (spec->batch <= 0)
+        return NULL;
+    json_t *adaptive = spec->max_batch > 0
+                           ? json_pack("{s:i, s:i}", "min", spec->batch, "max", spec->max_batch)
+                           : json_null();
+    json_t *local = spec->max_local_batch > 0 ? json_integer(spec->max_local_batch) : json_null();
+    return json_pack("{s:i, s:o, s:o}", "batch", spec->batch, "adaptive_batch", adaptive,
+                     "max_local_batch", local);
+}
+
+int jobspec_batch_read(const json_t *decl, double grad_sqr, double grad_var, long cur,
+                       struct batch_spec *b)
+{
+    memset(b, 0, sizeof(*b));
+    json_int_t m0 = json_integer_value(json_object_get(decl, "batch"));
+    if (!json_is_object(decl) || m0 < 1)
+        return 0;
+    json_int_t mx =
+        json_integer_value(json_object_get(json_object_get(decl, "adaptive_batch"), "max"));
+    b->init_batch = (double)m0;
+    b->batch = cur > 0 ? (double)cur : (double)m0;
+    b->adaptive = mx >= m0;
+    b->max_batch = b->adaptive ? (double)mx : (double)m0;
+    b->max_local = (double)json_integer_value(json_object_get(decl, "max_local_batch"));
+    b->min_local = 1;
+    if (isfinite(grad_sqr) && isfinite(grad_var) && grad_sqr >= 0 && grad_var >= 0) {
+        b->grad_sqr = grad_sqr;
+        b->grad_var = grad_var;
+    }
+    return 1;
 }
 
 json_t *jobspec_plans_json(const struct jobspec *spec)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "goodput.h"
 #include "plan.h"
 
 #define JOBSPEC_MAX_GPUS 1024
@@ -25,6 +26,7 @@
 #define JOBSPEC_PLAN_MAX 32 /* bytes of a plan's name, NUL included */
 #define JOBSPEC_MAX_STEPS 1000000000000LL /* total_steps */
 #define JOBSPEC_MAX_EPOCHS 1000000.0
+#define JOBSPEC_MAX_GLOBAL_BATCH 16777216 /* batch and adaptive_batch.max (2^24 examples) */
 
 struct jobspec {
     char *name;
@@ -50,6 +52,12 @@ struct jobspec {
     bool has_stop_loss;
     double stop_at_loss;
     bool hold; /* accepted even when it cannot fit the cluster registered now */
+    /* Its batch model (docs/scheduler.md "Goodput"), when batch > 0: the initial global batch
+     * M0 (examples per step over all GPUs, at least gpus), the largest global batch the
+     * scheduler may choose when adaptive_batch is given (max_batch >= batch; 0: fixed at
+     * batch) and the largest examples per GPU per micro-step before the job accumulates
+     * gradients (max_local_batch; 0: no limit). */
+    int batch, max_batch, max_local_batch;
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors
@@ -64,8 +72,8 @@ void jobspec_clear(struct jobspec *spec);
 
 /* The spec's fields as a new object (name, command, gpus, min_gpus, max_gpus, elastic,
  * priority, batch_per_gpu, env, model when set, the plan fields when model_size is set, and
- * total_steps, epochs, stop_at_convergence, stop_at_loss and hold when declared): the form
- * jobspec_parse() accepts. */
+ * total_steps, epochs, stop_at_convergence, stop_at_loss and hold when declared, and the
+ * batch fields when batch is set): the form jobspec_parse() accepts. */
 json_t *jobspec_to_json(const struct jobspec *spec);
 
 /* The plan declaration as a new object {model_size, activation_gb, plans, plan, max_tp,
@@ -76,6 +84,18 @@ json_t *jobspec_plans_json(const struct jobspec *spec);
 /* Reads a stored plan declaration (borrowed; NULL or malformed: none) into the core's
  * form; *ps is zeroed when there is none. Returns 1 when it holds plan information. */
 int jobspec_plans_read(const json_t *decl, struct plan_spec *ps);
+
+/* The batch declaration as a new object {batch, adaptive_batch: {min, max} or null,
+ * max_local_batch or null} (what the jobs table stores in batch_spec), or NULL when the spec
+ * has no batch. */
+json_t *jobspec_batch_json(const struct jobspec *spec);
+
+/* Reads a stored batch declaration (borrowed; NULL or malformed: none) into the core's form
+ * with the job's gradient statistics (grad_sqr, grad_var: 0 when none reported) and its
+ * current global batch (cur <= 0: its initial one); *b is zeroed when there is none.
+ * Returns 1 when it holds a batch model. */
+int jobspec_batch_read(const json_t *decl, double grad_sqr, double grad_var, long cur,
+                       struct batch_spec *b);
 
 /* Parses a plan name "KIND[-tpN][-ppN]" (KIND: dp, zero1, zero2, zero3, offload; N: 1, 2,
  * 4 or 8) into c (no host resources). Returns 0, or -1 when it is not one. */

@@ -52,6 +52,51 @@ Test(estimates, a_declared_length_is_kept_and_checked)
     hx_finish();
 }
 
+/* A batch model (issue 18): batch, adaptive_batch and max_local_batch are stored and shown,
+ * with current_batch and the gradient statistics; broken ones are refused naming the field. */
+Test(estimates, a_batch_model_is_kept_and_checked)
+{
+    json_t *j = hx_expect_json(
+        hx_json("POST", "/api/v1/jobs", hx.admin,
+                "{\"name\":\"ad\",\"command\":[\"t\"],\"gpus\":2,\"batch\":64,"
+                "\"adaptive_batch\":{\"max\":512},\"max_local_batch\":128}"),
+        201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    cr_assert_eq(json_integer_value(json_object_get(j, "batch")), 64);
+    json_t *a = json_object_get(j, "adaptive_batch");
+    cr_assert_eq(json_integer_value(json_object_get(a, "min")), 64, "min defaults to batch");
+    cr_assert_eq(json_integer_value(json_object_get(a, "max")), 512);
+    cr_assert_eq(json_integer_value(json_object_get(j, "max_local_batch")), 128);
+    cr_assert(json_is_null(json_object_get(j, "current_batch")), "not started yet");
+    cr_assert(json_is_null(json_object_get(j, "grad")));
+    json_decref(j);
+
+    j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                               "{\"name\":\"plain\",\"command\":[\"t\"],\"gpus\":1}"),
+                       201);
+    cr_assert(json_is_null(json_object_get(j, "batch")));
+    cr_assert(json_is_null(json_object_get(j, "adaptive_batch")));
+    json_decref(j);
+
+    const char *bad[][2] = {
+        {"\"batch\":1", "batch"},
+        {"\"adaptive_batch\":{\"max\":64}", "adaptive_batch"},
+        {"\"batch\":64,\"adaptive_batch\":{\"max\":32}", "adaptive_batch.max"},
+        {"\"batch\":64,\"adaptive_batch\":{\"max\":128,\"min\":16}", "adaptive_batch.min"},
+        {"\"batch\":64,\"max_local_batch\":-1", "max_local_batch"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char body[256];
+        snprintf(body, sizeof(body), "{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":2,%s}",
+                 bad[i][0]);
+        hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin, body), 400, bad[i][1]);
+    }
+    hx_finish();
+}
+
 Test(estimates, max_wait_is_a_persisted_setting)
 {
     json_t *s = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);

@@ -178,6 +178,41 @@ Test(ringctl, jobs_from_submit_to_cancel)
     hx_finish();
 }
 
+/* --batch, --adaptive-batch and --max-local-batch reach the job's batch model; a malformed
+ * range is refused before any request. */
+Test(ringctl, submit_gives_a_batch_model)
+{
+    struct ctl_run *r = ctl("--json", "submit", "--name", "ad", "--gpus", "2", "--batch", "64",
+                            "--adaptive-batch", "64:1024", "--max-local-batch", "256", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    json_t *j = out_json(r);
+    cr_assert_eq(json_integer_value(json_object_get(j, "batch")), 64);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "adaptive_batch"), "max")),
+                 1024);
+    cr_assert_eq(json_integer_value(json_object_get(j, "max_local_batch")), 256);
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%" JSON_INTEGER_FORMAT,
+             json_integer_value(json_object_get(j, "id")));
+    json_decref(j);
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "batch:     64 global (adaptive to 1024), runs -"), "%s", r->out);
+    r = ctl("--json", "submit", "--name", "ad2", "--gpus", "1", "--batch", "8", "--adaptive-batch",
+            "32", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    j = out_json(r);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "adaptive_batch"), "min")),
+                 8, "MAX alone: the range starts at --batch");
+    json_decref(j);
+    r = ctl("submit", "--name", "bad", "--batch", "64", "--adaptive-batch", "64:x", "--", "t");
+    cr_assert_neq(r->code, 0);
+    cr_assert(strstr(r->err, "--adaptive-batch"), "%s", r->err);
+    r = ctl("submit", "--name", "bad", "--gpus", "1", "--batch", "64", "--adaptive-batch", "16:128",
+            "--", "t");
+    cr_assert_neq(r->code, 0);
+    cr_assert(strstr(r->err, "adaptive_batch.min"), "the server's detail: %s", r->err);
+    hx_finish();
+}
+
 Test(ringctl, watch_is_bounded_and_policy_reads_and_sets)
 {
     long long id = hx_submit(hx.admin, "waits", 4);

@@ -40,7 +40,8 @@ static void push_export(struct argv_buf *a, const char *entry)
 
 static const char *const ringjob_vars[] = {
     "RINGJOB_SOCKET",   "RINGJOB_JOB_ID", "RINGJOB_CHECKPOINT_DIR", "RINGJOB_WORLD_SIZE",
-    "RINGJOB_LR_SCALE", "RINGJOB_PLAN",   "RINGMASTER_RANK_GPUS", "RINGJOB_BATCH"};
+    "RINGJOB_LR_SCALE", "RINGJOB_PLAN",   "RINGMASTER_RANK_GPUS", "RINGJOB_BATCH",
+    "RINGJOB_INIT_BATCH"};
 
 static void build_argv(const struct launch_req *r, struct argv_buf *a)
 {
@@ -64,7 +65,8 @@ static void build_argv(const struct launch_req *r, struct argv_buf *a)
     push(a, a->owned[a->nowned++]);
     for (size_t i = 0; i < sizeof(ringjob_vars) / sizeof(ringjob_vars[0]); i++) {
         if ((r->lr_scale <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_LR_SCALE")) ||
-            (r->batch <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_BATCH")))
+            (r->batch <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_BATCH")) ||
+            (r->init_batch <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_INIT_BATCH")))
             continue; /* unset in the ranks: mpirun warns about -x of a missing variable */
         push(a, "-x");
         push(a, ringjob_vars[i]);
@@ -99,6 +101,12 @@ static void set_env(const struct launch_req *r)
         setenv("RINGJOB_BATCH", buf, 1);
     } else {
         unsetenv("RINGJOB_BATCH");
+    }
+    if (r->init_batch > 0) {
+        snprintf(buf, sizeof(buf), "%ld", r->init_batch);
+        setenv("RINGJOB_INIT_BATCH", buf, 1);
+    } else {
+        unsetenv("RINGJOB_INIT_BATCH");
     }
     setenv("RINGJOB_PLAN", r->plan ? r->plan : "dp", 1);
     setenv("RINGMASTER_RANK_GPUS", r->gpus, 1);

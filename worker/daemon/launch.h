@@ -28,6 +28,7 @@ struct launch_req {
     const char *plan;     /* RINGJOB_PLAN, may be NULL */
     double lr_scale;      /* RINGJOB_LR_SCALE; <= 0: unset (libringjob uses the world size) */
     long batch;           /* RINGJOB_BATCH, the global batch chosen; <= 0: unset */
+    long init_batch;      /* RINGJOB_INIT_BATCH, the job's initial global batch; <= 0: unset */
     const char *log_path; /* stdout and stderr are appended here */
     const char *self;     /* the worker binary (the rank wrapper) */
     int yield_when_idle;  /* ranks yield the CPU while waiting in MPI (unless the worker's

@@ -369,24 +369,27 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
     snprintf(ids, sizeof(ids), "%lld", j->id);
     const json_t *lr = json_object_get(spec, "lr_scale");
     const json_t *batch = json_object_get(spec, "batch");
+    const json_t *init_batch = json_object_get(spec, "init_batch");
     char **cmd = strv_of(json_object_get(spec, "command"));
     char **env = env_of(json_object_get(spec, "env"));
-    struct launch_req r = {.job_id = ids,
-                           .command = (const char *const *)cmd,
-                           .env = (const char *const *)env,
-                           .world_size = world,
-                           .gpus = gpus,
-                           .hosts = remote ? hosts : NULL,
-                           .server = a->server,
-                           .token_file = a->token_file,
-                           .socket = j->sock,
-                           .ckpt_dir = ckpt,
-                           .plan = json_string_value(json_object_get(spec, "plan")),
-                           .lr_scale = json_is_number(lr) ? json_number_value(lr) : -1,
-                           .batch = json_is_integer(batch) ? (long)json_integer_value(batch) : 0,
-                           .log_path = j->log,
-                           .self = a->self,
-                           .yield_when_idle = a->simulated};
+    struct launch_req r = {
+        .job_id = ids,
+        .command = (const char *const *)cmd,
+        .env = (const char *const *)env,
+        .world_size = world,
+        .gpus = gpus,
+        .hosts = remote ? hosts : NULL,
+        .server = a->server,
+        .token_file = a->token_file,
+        .socket = j->sock,
+        .ckpt_dir = ckpt,
+        .plan = json_string_value(json_object_get(spec, "plan")),
+        .lr_scale = json_is_number(lr) ? json_number_value(lr) : -1,
+        .batch = json_is_integer(batch) ? (long)json_integer_value(batch) : 0,
+        .init_batch = json_is_integer(init_batch) ? (long)json_integer_value(init_batch) : 0,
+        .log_path = j->log,
+        .self = a->self,
+        .yield_when_idle = a->simulated};
     pid_t pid = cmd && env ? launch_start(&r, err, errlen) : -1;
     free_strv(cmd);
     free_strv(env);

@@ -64,6 +64,7 @@ _SIGNATURES = {
     "ringjob_set_total_steps": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_report_grad": (ctypes.c_int, [ctypes.c_double, ctypes.c_double]),
     "ringjob_batch": (ctypes.c_long, []),
+    "ringjob_init_batch": (ctypes.c_long, []),
     "ringjob_suspended_wait": (ctypes.c_int, []),
     "ringjob_checkpoint_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                                ctypes.c_size_t]),
@@ -174,13 +175,20 @@ def world_size():
 
 
 def lr_scale():
-    """Factor on the one-rank learning rate (eq. 7: the world size unless the worker says)."""
+    """Factor on the learning rate: with a batch model, on the rate tuned at the initial
+    batch, sqrt(batch() / init_batch()); otherwise on the one-rank rate (eq. 7: the world
+    size unless the worker says)."""
     return _lib.ringjob_lr_scale()
 
 
 def batch():
     """The global batch the scheduler chose (0: none; keep your own)."""
     return _lib.ringjob_batch()
+
+
+def init_batch():
+    """The job's initial global batch M0 (0: it declared none)."""
+    return _lib.ringjob_init_batch()
 
 
 def job_id():

@@ -343,6 +343,22 @@ static int job_standalone(void)
     setenv("RINGJOB_BATCH", "0", 1);
     if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_BATCH"))
         return 20;
+    /* A batch model: square-root scaling from M0 unless the worker gives the factor. */
+    setenv("RINGJOB_BATCH", "512", 1);
+    setenv("RINGJOB_INIT_BATCH", "128", 1);
+    if (ringjob_init() < 0 || ringjob_init_batch() != 128 || ringjob_lr_scale() != 2.0)
+        return 21;
+    ringjob_finalize();
+    setenv("RINGJOB_LR_SCALE", "1.5", 1);
+    if (ringjob_init() < 0 || ringjob_lr_scale() != 1.5)
+        return 22;
+    ringjob_finalize();
+    unsetenv("RINGJOB_LR_SCALE");
+    setenv("RINGJOB_INIT_BATCH", "-3", 1);
+    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_INIT_BATCH"))
+        return 23;
+    unsetenv("RINGJOB_INIT_BATCH");
+    unsetenv("RINGJOB_BATCH");
     return 0;
 }
 

@@ -120,6 +120,48 @@ static void resize(int from, int to)
     jobtest_rmtree(r.dir);
 }
 
+/* A global batch chosen by the scheduler: RINGJOB_BATCH examples a step over the ranks (the
+ * first taking the odd one), at --lr times sqrt(batch / M0); the job's gradient statistics
+ * reach the worker and give a plausible noise scale; the loss falls. */
+Test(train_mlp, runs_the_batch_it_is_given_and_reports_gradient_statistics)
+{
+    struct run r;
+    static struct series s;
+    run_up(&r);
+    setenv("RINGJOB_BATCH", "65", 1);
+    setenv("RINGJOB_INIT_BATCH", "16", 1);
+    char *argv[] = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", r.bin,
+                    "--steps", "150", "--params", "4096", "--batch", "16", "--print-every", "50",
+                    NULL};
+    pid_t pid = jobtest_spawn(argv, r.sock, r.ckdir, r.log);
+    int status = jobtest_drive(r.jc, pid, RUN_TIMEOUT_S, &s, NULL, NULL);
+    unsetenv("RINGJOB_BATCH");
+    unsetenv("RINGJOB_INIT_BATCH");
+    if (status != 0)
+        jobtest_dump(r.log);
+    cr_assert_eq(status, 0);
+    cr_assert_eq(s.n, 150, "reports: %zu", s.n);
+    cr_assert_eq(s.r[0].samples, 65, "the global batch over both ranks");
+    double sqr = -1, var = -1;
+    cr_assert_eq(jobchan_grad(r.jc, &sqr, &var), 1, "gradient statistics arrived");
+    cr_assert(sqr > 0 && var > 0, "sqr %g var %g", sqr, var);
+    double noise = var / sqr * 16; /* var is at M0 = 16: the noise scale in examples */
+    cr_log_info("noise scale %.1f examples (sqr %g, var %g)", noise, sqr, var);
+    cr_assert(noise > 1 && noise < 100000, "noise scale %g", noise);
+    double first = jobtest_mean_loss(&s, 0, 10), last = jobtest_mean_loss(&s, 140, 10);
+    cr_assert_lt(last, 0.5 * first, "loss %.4f -> %.4f", first, last);
+    char log[8192] = "";
+    FILE *f = fopen(r.log, "r");
+    size_t n = f ? fread(log, 1, sizeof(log) - 1, f) : 0;
+    log[n] = '\0';
+    if (f)
+        fclose(f);
+    cr_assert(strstr(log, "global batch 65 (initial 16), 33 examples on rank 0, lr 0.006047"),
+              "lr 0.003 * sqrt(65 / 16): %s", log);
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}
+
 Test(train_mlp, checkpoint_exit_on_two_ranks_restart_on_one)
 {
     resize(2, 1);

@@ -1,5 +1,6 @@
 /* Validation of job submissions: every rule names its field; the JSON mapping round-trips. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "spec/jobspec.h"
@@ -161,4 +162,85 @@ Test(jobspec, all_errors_are_listed)
     cr_assert_str_eq(detail, "name: expected 1..128 characters, got 0");
     json_decref(errors);
     json_decref(body);
+}
+
+#define JOB "\"name\":\"b\",\"command\":[\"t\"],\"gpus\":2"
+
+Test(jobspec, batch_model_round_trips_and_reads_into_the_core)
+{
+    const char *text = "{" JOB ",\"batch\":64,\"adaptive_batch\":{\"min\":64,\"max\":1024},"
+                       "\"max_local_batch\":128}";
+    json_t *body = load(text);
+    struct jobspec s;
+    json_t *errors;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    cr_assert_eq(s.batch, 64);
+    cr_assert_eq(s.max_batch, 1024);
+    cr_assert_eq(s.max_local_batch, 128);
+    json_t *out = jobspec_to_json(&s);
+    cr_assert_eq(json_integer_value(json_object_get(out, "batch")), 64);
+    cr_assert(json_equal(json_object_get(out, "adaptive_batch"),
+                         json_object_get(body, "adaptive_batch")));
+    json_t *decl = jobspec_batch_json(&s);
+    struct batch_spec b;
+    cr_assert_eq(jobspec_batch_read(decl, 2.0, 30.0, 256, &b), 1);
+    cr_assert_float_eq(b.init_batch, 64, 1e-9);
+    cr_assert_float_eq(b.batch, 256, 1e-9);
+    cr_assert_float_eq(b.max_batch, 1024, 1e-9);
+    cr_assert_float_eq(b.max_local, 128, 1e-9);
+    cr_assert_eq(b.adaptive, 1);
+    cr_assert_float_eq(b.grad_sqr, 2.0, 1e-12);
+    cr_assert_float_eq(b.grad_var, 30.0, 1e-12);
+    cr_assert_eq(jobspec_batch_read(decl, NAN, 1, 0, &b), 1);
+    cr_assert_float_eq(b.batch, 64, 1e-9, "no current batch: the initial one");
+    cr_assert(b.grad_sqr == 0 && b.grad_var == 0, "nonsense statistics are none");
+    cr_assert_eq(jobspec_batch_read(NULL, 1, 1, 0, &b), 0);
+    cr_assert_eq(b.init_batch, 0);
+    json_decref(decl);
+    json_decref(out);
+    jobspec_clear(&s);
+    json_decref(body);
+}
+
+Test(jobspec, fixed_batch_has_no_range)
+{
+    json_t *body = load("{" JOB ",\"batch\":32}");
+    struct jobspec s;
+    json_t *errors;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    json_t *out = jobspec_to_json(&s);
+    json_t *want = json_pack("{s:s, s:[s], s:i, s:i, s:i, s:b, s:i, s:i, s:{}, s:i}", "name", "b",
+                             "command", "t", "gpus", 2, "min_gpus", 2, "max_gpus", 2, "elastic", 0,
+                             "priority", 0, "batch_per_gpu", 128, "env", "batch", 32);
+    cr_assert(json_equal(out, want), "to_json gives back what was accepted, no range");
+    json_decref(want);
+    struct batch_spec b;
+    json_t *decl = jobspec_batch_json(&s);
+    cr_assert_eq(jobspec_batch_read(decl, 0, 0, 0, &b), 1);
+    cr_assert_eq(b.adaptive, 0);
+    cr_assert_float_eq(b.max_batch, 32, 1e-9);
+    json_decref(decl);
+    json_decref(out);
+    jobspec_clear(&s);
+    json_decref(body);
+}
+
+Test(jobspec, batch_rules_name_their_field)
+{
+    expect_field("{" JOB ",\"batch\":0}", "batch");
+    expect_field("{" JOB ",\"batch\":1}", "batch"); /* fewer examples than GPUs */
+    expect_field("{" JOB ",\"batch\":16777217}", "batch");
+    expect_field("{" JOB ",\"batch\":\"64\"}", "batch");
+    expect_field("{" JOB ",\"adaptive_batch\":{\"max\":128}}", "adaptive_batch");
+    expect_field("{" JOB ",\"max_local_batch\":8}", "max_local_batch");
+    expect_field("{" JOB ",\"batch\":64,\"adaptive_batch\":128}", "adaptive_batch");
+    expect_field("{" JOB ",\"batch\":64,\"adaptive_batch\":{}}", "adaptive_batch.max");
+    expect_field("{" JOB ",\"batch\":64,\"adaptive_batch\":{\"max\":32}}", "adaptive_batch.max");
+    expect_field("{" JOB ",\"batch\":64,\"adaptive_batch\":{\"max\":128,\"min\":32}}",
+                 "adaptive_batch.min");
+    expect_field("{" JOB ",\"batch\":64,\"adaptive_batch\":{\"max\":128,\"step\":2}}",
+                 "adaptive_batch");
+    expect_field("{" JOB ",\"batch\":64,\"max_local_batch\":0}", "max_local_batch");
 }

@@ -28,7 +28,7 @@ static struct speed_model fit_on(const int *w, const double *speed, size_t n)
 {
     struct sched_fit_obs obs[16];
     for (size_t i = 0; i < n; i++)
-        obs[i] = (struct sched_fit_obs){w[i], true_step(w[i], speed[i]), speed[i]};
+        obs[i] = (struct sched_fit_obs){w[i], true_step(w[i], speed[i]), speed[i], 0};
     struct speed_model sm = {.batch_per_gpu = M, .dataset_size = 50000};
     cr_assert_eq(sched_fit_speed(&sm, obs, n), 0);
     cr_assert(sm.fitted);
@@ -67,7 +67,7 @@ Test(sched_fit, without_normalising_a100_looks_twice_as_fast)
     const double ref[] = {1, 1, 1, 1};
     struct sched_fit_obs obs[4];
     for (int i = 0; i < 4; i++)
-        obs[i] = (struct sched_fit_obs){w[i], true_step(w[i], 2.0), 1.0}; /* speed ignored */
+        obs[i] = (struct sched_fit_obs){w[i], true_step(w[i], 2.0), 1.0, 0}; /* speed ignored */
     struct speed_model naive = {.batch_per_gpu = M, .dataset_size = 50000};
     cr_assert_eq(sched_fit_speed(&naive, obs, 4), 0);
     struct speed_model on_v = fit_on(w, ref, 4);
@@ -92,10 +92,38 @@ Test(sched_fit, mixed_models_come_close_to_the_reference)
     assert_same(&on_mix, &on_v, 0.03);
 }
 
+/* A job with a batch model measures each world size at its own examples per GPU (its global
+ * batch, 256 or 1024, spread over w): the fit at those batches predicts the step time at any
+ * other batch, which one at the model's batch_per_gpu could not. */
+Test(sched_fit, own_batches_identify_the_compute_per_example)
+{
+    const int w[] = {1, 2, 4, 8, 2, 8};
+    const double global[] = {256, 256, 256, 256, 1024, 1024};
+    struct sched_fit_obs obs[6];
+    for (int i = 0; i < 6; i++) {
+        double m = global[i] / w[i], f[SPEED_NFEATURES], t = 0;
+        speed_features_placed(w[i], 1, m, f);
+        for (int k = 0; k < SPEED_NFEATURES; k++)
+            t += ref_theta[k] * f[k];
+        obs[i] = (struct sched_fit_obs){w[i], t, 1.0, m};
+    }
+    struct speed_model sm = {.batch_per_gpu = 256, .dataset_size = 50000};
+    cr_assert_eq(sched_fit_speed(&sm, obs, 6), 0);
+    for (int w2 = 1; w2 <= 8; w2 *= 2)
+        for (double m = 16; m <= 512; m *= 2) {
+            double f[SPEED_NFEATURES], t = 0;
+            speed_features_placed(w2, 1, m, f);
+            for (int k = 0; k < SPEED_NFEATURES; k++)
+                t += ref_theta[k] * f[k];
+            double got = speed_step_time_placed(&sm, w2, 1, m);
+            cr_assert(fabs(got - t) <= 0.03 * t, "w=%d m=%g: %g vs %g", w2, m, got, t);
+        }
+}
+
 Test(sched_fit, bad_input_is_refused)
 {
     struct speed_model sm = {.batch_per_gpu = M};
-    struct sched_fit_obs bad = {0, 1.0, 1.0};
+    struct sched_fit_obs bad = {0, 1.0, 1.0, 0};
     cr_assert_eq(sched_fit_speed(&sm, NULL, 1), -1);
     cr_assert_eq(sched_fit_speed(&sm, &bad, 1), -1);
     cr_assert_not(sm.fitted);
