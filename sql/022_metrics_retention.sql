@@ -9,12 +9,19 @@ UPDATE job_last_report l SET rows = c.n
 FROM (SELECT job_id, count(*) AS n FROM job_metrics GROUP BY job_id) c
 WHERE c.job_id = l.job_id;
 
+-- 016's function (the latest report's time and step), counting the rows too.
 CREATE OR REPLACE FUNCTION job_last_report_set() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO job_last_report AS t (job_id, at, rows)
-    SELECT job_id, max(at), count(*) FROM new_rows GROUP BY job_id
-    ON CONFLICT (job_id) DO UPDATE SET at = greatest(t.at, EXCLUDED.at),
-                                       rows = t.rows + EXCLUDED.rows;
+    INSERT INTO job_last_report AS t (job_id, at, step, rows)
+    SELECT l.job_id, l.at, l.step, c.n
+      FROM (SELECT DISTINCT ON (job_id) job_id, at, step FROM new_rows
+             ORDER BY job_id, at DESC, step DESC) l
+      JOIN (SELECT job_id, count(*) AS n FROM new_rows GROUP BY job_id) c USING (job_id)
+    ON CONFLICT (job_id) DO UPDATE
+       SET at = greatest(t.at, EXCLUDED.at),
+           step = CASE WHEN EXCLUDED.at >= t.at OR t.step IS NULL THEN EXCLUDED.step
+                       ELSE t.step END,
+           rows = t.rows + EXCLUDED.rows;
     RETURN NULL;
 END
 $$;
