@@ -54,6 +54,12 @@ struct sched_model {
     int changed; /* refitted (or new) in this round: its JSON must be written */
     int own_batch; /* the job has a batch model: its speed is fitted at the examples per GPU
                     * it measured (samples / w), which change with its batch */
+    /* Its job_sched row as last committed (plan_write.c writes it again only when it says
+     * something else): a hash of what it says but the times, and the times. */
+    uint64_t sched_hash;
+    double sched_at;     /* snapshot time of that write (epoch seconds); 0: never */
+    double sched_finish; /* its predicted finish then (< 0 none) */
+    double sched_rem;    /* its remaining seconds then (< 0 none) */
 };
 
 struct sched_models;

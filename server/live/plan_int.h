@@ -32,6 +32,9 @@ struct plan_job {
     int queue_position;      /* 1.. among waiting jobs; 0 when not waiting */
     double predicted_start;  /* epoch seconds; < 0 unknown */
     double predicted_finish; /* of a waiting job, epoch seconds; < 0 unknown */
+    int sched_written;       /* its job_sched row is in this round's write */
+    uint64_t sched_hash;     /* and says this (model.h) */
+    double sched_finish, sched_rem;
 };
 
 struct sched_plan {

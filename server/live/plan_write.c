@@ -357,11 +357,85 @@ static json_t *job_sched_json(const struct sched_plan *p, const struct plan_job 
     " s.estimate_at) >= greatest(60, (extract(epoch FROM now()) - COALESCE((s.estimates->0->>0)"   \
     "::float8, extract(epoch FROM now()))) / 32)))"
 
+/* A row that says the same as the one committed is written again at least this often: its
+ * times (predicted finish, remaining seconds) follow the clock in between. */
+#define JOB_SCHED_REFRESH_S 60.0
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Whether time t (< 0: none) moved from what the last written w predicts (expected: w for an
+ * absolute time, w - elapsed for a countdown) by more than max(30 s, 2 % of scale, the time
+ * it still counts). */
+static int moved(double t, double w, double expected, double scale)
+{
+    if ((t < 0) != (w < 0))
+        return 1;
+    if (t < 0)
+        return 0;
+    double tol = 0.02 * fabs(scale) > 30.0 ? 0.02 * fabs(scale) : 30.0;
+    return fabs(t - expected) > tol;
+}
+
+/* Whether pj's row must be written: it is new or old enough, says something else, or its times
+ * moved (moved()). Keeps what it says in pj for the commit. */
+static int job_sched_due(const struct sched_plan *p, struct plan_job *pj, json_t *e)
+{
+    const struct sched_model *m = pj->model;
+    double now = p->s->now;
+    const json_t *f = json_object_get(e, "finish"), *r = json_object_get(e, "rem");
+    pj->sched_finish = f ? json_number_value(f) : -1;
+    pj->sched_rem = r ? json_number_value(r) : -1;
+    json_t *rest = json_copy(e);
+    json_object_del(rest, "finish");
+    json_object_del(rest, "rem");
+    char *text = rest ? json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(rest);
+    pj->sched_hash = text ? fnv1a(text) : 0;
+    free(text);
+    double elapsed = now - m->sched_at;
+    return m->sched_at <= 0 || !pj->sched_hash || elapsed >= JOB_SCHED_REFRESH_S ||
+           elapsed < 0 || pj->sched_hash != m->sched_hash ||
+           moved(pj->sched_finish, m->sched_finish, m->sched_finish, pj->sched_finish - now) ||
+           moved(pj->sched_rem, m->sched_rem, m->sched_rem - elapsed, pj->sched_rem);
+}
+
+/* Remembers what the committed round wrote (sched_plan_write, after COMMIT). */
+static void job_sched_committed(struct sched_plan *p)
+{
+    for (size_t i = 0; i < p->njobs; i++) {
+        struct plan_job *pj = &p->jobs[i];
+        if (!pj->sched_written)
+            continue;
+        pj->model->sched_hash = pj->sched_hash;
+        pj->model->sched_at = p->s->now;
+        pj->model->sched_finish = pj->sched_finish;
+        pj->model->sched_rem = pj->sched_rem;
+    }
+}
+
+/* The rows of job_sched that say something new (job_sched_due): at 5,000 jobs the upsert of
+ * every row took a quarter of each round, though most said what they said a round before. */
 static int write_job_sched(struct sched_plan *p, PGconn *c)
 {
     json_t *all = json_array();
-    for (size_t i = 0; i < p->njobs; i++)
-        json_array_append_new(all, job_sched_json(p, &p->jobs[i]));
+    for (size_t i = 0; all && i < p->njobs; i++) {
+        struct plan_job *pj = &p->jobs[i];
+        json_t *e = job_sched_json(p, pj);
+        pj->sched_written = e && job_sched_due(p, pj, e);
+        if (pj->sched_written)
+            json_array_append(all, e);
+        json_decref(e);
+    }
+    if (json_array_size(all) == 0) {
+        json_decref(all);
+        return all ? 0 : -1;
+    }
     char *text = json_dumps(all, JSON_COMPACT);
     json_decref(all);
     const char *prm[] = {text};
@@ -463,6 +537,7 @@ int sched_plan_write(struct sched_plan *p, PGconn *c, long long t0_us,
         return -1;
     }
     out->round_id = strtoll(round, NULL, 10);
+    job_sched_committed(p);
     for (size_t i = 0; i < p->njobs; i++)
         p->jobs[i].model->changed = 0;
     return 0;
