@@ -180,6 +180,75 @@ struct workload *pollux_workload(const char *trace_path, const struct pollux_app
     return w;
 }
 
+/* The application index of name, or -1. */
+static int app_named(const char *name)
+{
+    for (size_t k = 0; k < PROFILE_NAPPS; k++)
+        if (!strcmp(profile_app_name(k), name))
+            return (int)k;
+    return -1;
+}
+
+struct workload *pollux_workload_csv(const char *path, const struct pollux_app *apps,
+                                     const struct pollux_opts *o, char *err, size_t errlen)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct workload *w = calloc(1, sizeof(*w));
+    char *line = NULL;
+    size_t len = 0, cap = 0, lineno = 1;
+    static const char header[] = "name,time,application,num_replicas,batch_size";
+    int ok = w && getline(&line, &len, in) > 0 && !strncmp(line, header, sizeof(header) - 1);
+    if (!ok)
+        snprintf(err, errlen, "%s: expected the header name,time,application,num_replicas,"
+                              "batch_size", path);
+    while (ok && getline(&line, &len, in) > 0) {
+        char name[64], app_name[32];
+        double at, batch;
+        int gpus, app = -1;
+        lineno++;
+        if (line[strspn(line, " \r\n")] == '\0')
+            continue;
+        if (sscanf(line, "%63[^,],%lf,%31[^,],%d,%lf", name, &at, app_name, &gpus, &batch) != 5 ||
+            (app = app_named(app_name)) < 0 || !(at >= 0) || gpus < 1 || !(batch >= 1)) {
+            snprintf(err, errlen, "%s:%zu: expected name,time,application (one of the six),"
+                                  "num_replicas >= 1,batch_size >= 1", path, lineno);
+            ok = 0;
+            break;
+        }
+        if (w->njobs == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct simulate_job_spec *g = realloc(w->jobs, (cap + 1) * sizeof(*g));
+            if (!g) {
+                snprintf(err, errlen, "out of memory");
+                ok = 0;
+                break;
+            }
+            w->jobs = g;
+        }
+        struct pollux_config c = {.gpus = gpus, .batch = batch};
+        make_job(&w->jobs[w->njobs], w->njobs, at, &apps[app], app, &c, o);
+        w->njobs++;
+    }
+    free(line);
+    fclose(in);
+    if (ok && w->njobs == 0) {
+        snprintf(err, errlen, "%s: no job", path);
+        ok = 0;
+    }
+    if (!ok) {
+        workload_destroy(w);
+        return NULL;
+    }
+    qsort(w->jobs, w->njobs, sizeof(*w->jobs), cmp_submit);
+    snprintf(w->name, sizeof(w->name), "pollux-%s-%llu", o->adaptive ? "adaptive" : "fixed",
+             (unsigned long long)o->seed);
+    return w;
+}
+
 const char *pollux_job_app(const struct simulate_job_spec *j)
 {
     return profile_app_name((size_t)(j->id % 16));
@@ -188,7 +257,7 @@ const char *pollux_job_app(const struct simulate_job_spec *j)
 static const char usage[] =
     "usage: ringmaster-sim pollux [--policies a,b,c] [--batch fixed|adaptive] [--workloads N]\n"
     "           [--jobs N] [--seed N] [--cluster NxG] [--trace FILE] [--resize-cost S]\n"
-    "           [--min-resize-interval S] [--by-app] [--per-job FILE]\n"
+    "           [--min-resize-interval S] [--by-app] [--per-job FILE] [--workload-dir DIR]\n"
     "           [--format table|csv|json]\n"
     "\n"
     "The Pollux paper's evaluation setting (OSDI'21): N workloads (8) of 160 jobs drawn from\n"
@@ -209,10 +278,14 @@ static const char usage[] =
     "  --by-app          also the mean JCT of each application under each policy\n"
     "  --per-job FILE    every job's figures as CSV (run's --per-job columns; the job id's\n"
     "                    last hex digit is its application: 0 bert .. 5 yolov3)\n"
-    "  --format F        table (default), csv or json (rows of `run`, in seconds)\n";
+    "  --format F        table (default), csv or json (rows of `run`, in seconds)\n"
+    "  --workload-dir D  read workload K (of --workloads, from --seed) from D/workload-K.csv\n"
+    "                    in the Pollux artifact's format (name,time,application,\n"
+    "                    num_replicas,batch_size; the artifact's simulator/workloads/) instead\n"
+    "                    of drawing it from the trace\n";
 
 struct args {
-    const char *policies, *cluster, *trace, *per_job;
+    const char *policies, *cluster, *trace, *per_job, *workload_dir;
     struct pollux_opts o;
     size_t workloads;
     double resize_cost, min_interval;
@@ -230,6 +303,7 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         {"min-resize-interval", required_argument, NULL, 'm'},
         {"by-app", no_argument, NULL, 'a'},         {"format", required_argument, NULL, 'f'},
         {"per-job", required_argument, NULL, 'J'},
+        {"workload-dir", required_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     long long n;
@@ -281,6 +355,9 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
             break;
         case 'J':
             a->per_job = optarg;
+            break;
+        case 'W':
+            a->workload_dir = optarg;
             break;
         case 'f':
             rc = options_format_parse(optarg, &a->fmt, err, len);
@@ -393,7 +470,14 @@ static int run_all(const struct args *a, const struct options_cluster *c,
         struct pollux_opts o = a->o;
         o.seed = a->o.seed + w;
         o.cluster_gpus = c->total_gpus;
-        loads[w] = pollux_workload(a->trace, apps, &o, err, errlen);
+        if (a->workload_dir) {
+            char path[1200];
+            snprintf(path, sizeof(path), "%s/workload-%llu.csv", a->workload_dir,
+                     (unsigned long long)o.seed);
+            loads[w] = pollux_workload_csv(path, apps, &o, err, errlen);
+        } else {
+            loads[w] = pollux_workload(a->trace, apps, &o, err, errlen);
+        }
         if (!loads[w])
             return -1;
         prm.seed = o.seed;

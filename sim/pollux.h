@@ -43,6 +43,13 @@ struct pollux_opts {
 struct workload *pollux_workload(const char *trace_path, const struct pollux_app *apps,
                                  const struct pollux_opts *o, char *err, size_t errlen);
 
+/* Reads one workload in the Pollux artifact's format (a header name,time,application,
+ * num_replicas,batch_size, then a job a line: its submission second, one of the six
+ * applications, its GPUs and global batch), the jobs built as pollux_workload() builds them.
+ * Returns NULL with a message in err. */
+struct workload *pollux_workload_csv(const char *path, const struct pollux_app *apps,
+                                     const struct pollux_opts *o, char *err, size_t errlen);
+
 /* The application index of job j of a workload drawn by pollux_workload() (its id's low
  * byte), and its name. */
 const char *pollux_job_app(const struct simulate_job_spec *j);

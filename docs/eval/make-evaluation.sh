@@ -91,3 +91,11 @@ RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --policies $PP --by-app > $OUT/pollux-
 RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --policies ringmaster --batch adaptive --by-app \
     >> $OUT/pollux-by-app.txt
 gnuplot $OUT/pollux.gp
+# The artifact's own eight workloads, when POLLUX_WORKLOADS names their folder (petuum/adaptdl,
+# branch osdi21-artifact, simulator/workloads; not in this repository).
+if [ -n "${POLLUX_WORKLOADS:-}" ]; then
+    for b in fixed adaptive; do
+        RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --workload-dir "$POLLUX_WORKLOADS" \
+            --policies $PP --batch $b --by-app
+    done > $OUT/pollux-artifact-workloads.txt
+fi

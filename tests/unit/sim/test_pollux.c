@@ -3,7 +3,10 @@
  * ringmaster alone. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "options.h"
 #include "pollux.h"
@@ -137,6 +140,56 @@ Test(pollux, a_workload_follows_the_papers_recipe)
     cr_expect_eq(memcmp(again->jobs, w->jobs, w->njobs * sizeof(*w->jobs)), 0);
     workload_destroy(again);
     workload_destroy(w);
+}
+
+/* A workload file in the Pollux artifact's format (simulator/workloads/workload-N.csv). */
+static struct workload *read_csv(const char *text, int adaptive, char *err, size_t errlen)
+{
+    char path[] = "/tmp/rm-pollux-csv-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    struct pollux_opts o = {.seed = 1, .adaptive = adaptive, .cluster_gpus = 64};
+    struct workload *w = pollux_workload_csv(path, apps, &o, err, errlen);
+    unlink(path);
+    return w;
+}
+
+Test(pollux, the_artifacts_workload_files_are_read_as_they_are)
+{
+    char err[256];
+    struct workload *w = read_csv("name,time,application,num_replicas,batch_size\n"
+                                  "imagenet-1,1604,imagenet,32,6400\n"
+                                  "cifar10-0,107,cifar10,6,2048\n"
+                                  "ncf-2,135,ncf,1,32768\n",
+                                  1, err, sizeof(err));
+    cr_assert(w, "%s", err);
+    cr_assert_eq(w->njobs, 3);
+    const struct simulate_job_spec *c = &w->jobs[0], *n = &w->jobs[1], *i = &w->jobs[2];
+    cr_expect_str_eq(pollux_job_app(c), "cifar10", "sorted by submission");
+    cr_expect_float_eq(c->submit_time, 107, 1e-9);
+    cr_expect_eq(c->requested_gpus, 6);
+    cr_expect_float_eq(c->batch.batch, 2048, 1e-9);
+    cr_expect_eq(c->batch.adaptive, 1);
+    cr_expect_str_eq(pollux_job_app(n), "ncf");
+    cr_expect_str_eq(pollux_job_app(i), "imagenet");
+    cr_expect_eq(i->requested_gpus, 32);
+    cr_expect_float_eq(i->batch.batch, 6400, 1e-9);
+    workload_destroy(w);
+
+    cr_expect_null(read_csv("name,time,app\n", 0, err, sizeof(err)));
+    cr_expect(strstr(err, "header"), "%s", err);
+    cr_expect_null(read_csv("name,time,application,num_replicas,batch_size\n"
+                            "cifar10-0,107,cifar10,6,2048\n"
+                            "gpt-1,200,gpt,8,512\n",
+                            0, err, sizeof(err)));
+    cr_expect(strstr(err, ":3:"), "the line is named: %s", err);
+    cr_expect_null(read_csv("name,time,application,num_replicas,batch_size\n", 0, err,
+                            sizeof(err)));
+    cr_expect(strstr(err, "no job"), "%s", err);
 }
 
 static double mean_jct(const char *policy, int adaptive, uint64_t seed)
