@@ -37,6 +37,7 @@ struct config {
     unsigned threads;
     unsigned max_connections;
     unsigned header_timeout, body_timeout;
+    int migrate_only; /* --migrate-only: apply the schema's migrations and exit */
 };
 
 struct daemon {
@@ -53,7 +54,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: ringmasterd [--listen HOST:PORT] [--state-dir DIR]"
                  " [--database-url URL] [--www-dir DIR] [--vendor-dir DIR] [--threads N]"
                  " [--max-connections N] [--header-timeout S] [--body-timeout S] [--name NAME]"
-                 " [--routes]\n"
+                 " [--routes] [--migrate-only]\n"
                  "  defaults: 127.0.0.1:8080, ./var, $RINGMASTER_DATABASE_URL or an embedded"
                  " PostgreSQL in DIR/pg, $RINGMASTER_WWW_DIR or ./www,"
                  " $RINGMASTER_VENDOR_DIR or /usr/share/javascript, 8 threads,"
@@ -88,6 +89,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                          {"body-timeout", required_argument, NULL, 'B'},
                                          {"name", required_argument, NULL, 'n'},
                                          {"routes", no_argument, NULL, 'r'},
+                                         {"migrate-only", no_argument, NULL, 'M'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     *cfg = (struct config){.listen = "127.0.0.1:8080",
@@ -100,7 +102,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                            .header_timeout = 10,
                            .body_timeout = 30};
     int c;
-    while ((c = getopt_long(argc, argv, "l:s:d:w:v:t:m:H:B:n:rh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "l:s:d:w:v:t:m:H:B:n:rMh", opts, NULL)) != -1) {
         switch (c) {
         case 'l':
             cfg->listen = optarg;
@@ -131,6 +133,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             break;
         case 'B':
             cfg->body_timeout = (unsigned)strtoul(optarg, NULL, 10);
+            break;
+        case 'M':
+            cfg->migrate_only = 1;
             break;
         case 'r':
             print_routes();
@@ -277,6 +282,32 @@ static void stop(struct daemon *d)
     pgcluster_destroy(d->cluster);
 }
 
+/* --migrate-only: the schema brought up to date, nothing else (no admin, no server). For an
+ * operator who migrates before starting, and for the integration tests' template database,
+ * which every test's database is then copied from. Returns the exit status. */
+static int migrate_only(const struct config *cfg, struct daemon *d)
+{
+    char err[1024] = "";
+    int rc = -1;
+    if (fsutil_mkdir_p(cfg->state_dir, 0700) < 0)
+        snprintf(err, sizeof(err), "state dir %s: %s", cfg->state_dir, strerror(errno));
+    else {
+        const char *conninfo = open_database(cfg, d, err, sizeof(err));
+        struct db_pool *one = conninfo ? db_create(conninfo, 1, err, sizeof(err)) : NULL;
+        PGconn *c = one ? db_acquire(one) : NULL;
+        if (one && !c)
+            snprintf(err, sizeof(err), "database unreachable");
+        if (c && (rc = migrate_run(c, migrate_files, migrate_nfiles, err, sizeof(err))) >= 0)
+            log_info("schema up to date (%d migrations applied)", rc);
+        db_release(one, c);
+        db_destroy(one);
+    }
+    if (rc < 0)
+        log_error("%s", err);
+    stop(d);
+    return rc < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     struct config cfg;
@@ -293,6 +324,8 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    if (cfg.migrate_only)
+        return migrate_only(&cfg, &d);
     if (start(&cfg, &d, err, sizeof(err)) < 0) {
         log_error("%s", err);
         stop(&d);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +26,10 @@
 #define RINGMASTERD_PATH "build/ringmasterd"
 #endif
 #define ENV_PGDIR "RINGMASTER_HX_PGDIR"
+#define ENV_TEMPLATE "RINGMASTER_HX_TEMPLATE"
+#define ENV_PGCACHE "RINGMASTER_HX_PGCACHE"
+/* The database every test's own is copied from: migrated once per test binary. */
+#define TEMPLATE_DB "rm_template"
 
 struct hx_server hx;
 
@@ -58,6 +63,134 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+static const char *server_bin(void)
+{
+    return getenv("RINGMASTERD") ? getenv("RINGMASTERD") : RINGMASTERD_PATH;
+}
+
+/* The template database: made once, migrated once by the server under test
+ * (ringmasterd --migrate-only), then left alone (CREATE DATABASE ... TEMPLATE needs it
+ * without connections). A test's database is a copy of it, the schema of today already in
+ * place, so that its server applies no migration at start (~0.4 s each under ASan); the
+ * admin and everything else a server makes at its first start are still made per test. The
+ * tests of migrations themselves (upgrade, sched's sql/015 replay) put an older schema back
+ * and start today's server on it; the embedded-mode tests migrate an empty cluster.
+ * c runs in dir. Returns 0, or -1 with text in err. */
+static int make_template(struct pgcluster *c, const char *dir, char *err, size_t errlen)
+{
+    char ci[1024], log[300], state[300];
+    if (pgcluster_conninfo_db(c, "postgres", ci, sizeof(ci)) < 0) {
+        snprintf(err, errlen, "conninfo too long");
+        return -1;
+    }
+    PGconn *conn = PQconnectdb(ci);
+    PGresult *r = PQexec(conn, "CREATE DATABASE " TEMPLATE_DB);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    snprintf(err, errlen, "CREATE DATABASE " TEMPLATE_DB ": %s", PQerrorMessage(conn));
+    PQclear(r);
+    PQfinish(conn);
+    if (!ok || pgcluster_conninfo_db(c, TEMPLATE_DB, ci, sizeof(ci)) < 0)
+        return -1;
+    snprintf(log, sizeof(log), "%s/template.log", dir);
+    snprintf(state, sizeof(state), "%s/template-state", dir);
+    const char *argv[] = {server_bin(), "--migrate-only", "--database-url", ci,
+                          "--state-dir", state, NULL};
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, STDERR_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 1200 && (done = waitpid(pid, &status, WNOHANG)) == 0; i++)
+        usleep(50000); /* 60 s at most */
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char cmd[400];
+        snprintf(cmd, sizeof(cmd), "tail -n 20 '%s' >&2", log);
+        if (system(cmd) != 0)
+            fprintf(stderr, "harness: no %s\n", log);
+        snprintf(err, errlen, "ringmasterd --migrate-only on " TEMPLATE_DB " failed (status %d)",
+                 status);
+        return -1;
+    }
+    return 0;
+}
+
+/* With RINGMASTER_HX_PGCACHE (tests/run-tests.sh sets it to a folder of the run's own), the
+ * first binary of the run makes a cluster there, the template database included, and stops
+ * it, under a lock; every binary copies that data directory into its own folder and starts
+ * the copy, instead of running initdb and the migrations itself (~5 s each on a loaded
+ * 2-core machine; the run has 17 such binaries). Each still has a cluster of its own. Returns
+ * 1 when dir/pg is such a copy, 0 when there is no cache or it failed (the caller then makes
+ * its cluster itself, as without one). */
+static int copy_cached_cluster(const char *dir)
+{
+    const char *cache = getenv(ENV_PGCACHE);
+    char path[300], err[1024], cmd[800];
+    if (!cache || !*cache || strlen(cache) > 200 || strchr(cache, '\''))
+        return 0;
+    snprintf(path, sizeof(path), "%s/lock", cache);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    snprintf(path, sizeof(path), "%s/ready", cache);
+    int ready = access(path, F_OK) == 0;
+    if (!ready) {
+        char made[300];
+        snprintf(made, sizeof(made), "%s/cluster", cache);
+        /* Reachable by PostgreSQL's user when root runs it (cache's parents too), so that
+         * the data directory is made in place, not linked elsewhere, and can be copied. */
+        chmod(cache, 0755);
+        struct pgcluster *c = NULL;
+        struct stat st;
+        char pg[320];
+        snprintf(pg, sizeof(pg), "%s/pg", made);
+        if ((mkdir(made, 0755) == 0 || errno == EEXIST) &&
+            (c = pgcluster_create(made, err, sizeof(err))) &&
+            pgcluster_start(c, err, sizeof(err)) == 0 &&
+            make_template(c, made, err, sizeof(err)) == 0 && pgcluster_stop(c) == 0 &&
+            (lstat(pg, &st) == 0 && S_ISDIR(st.st_mode))) {
+            FILE *f = fopen(path, "w");
+            ready = f != NULL;
+            if (f)
+                fclose(f);
+        } else {
+            fprintf(stderr, "harness: no cached cluster in %s: %s\n", made,
+                    c ? err : "not made");
+            if (c)
+                pgcluster_stop(c);
+        }
+        pgcluster_destroy(c);
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+    if (!ready)
+        return 0;
+    snprintf(cmd, sizeof(cmd), "cp -a '%s/cluster/pg' '%s/pg'", cache, dir);
+    if (system(cmd) == 0)
+        return 1;
+    fprintf(stderr, "harness: %s failed; a cluster of our own\n", cmd);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/pg'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "harness: %s failed\n", cmd);
+    return 0;
+}
+
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
     char err[1024];
@@ -67,6 +200,7 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
         fprintf(stderr, "harness: mkdtemp: %s\n", strerror(errno));
         return;
     }
+    int copied = copy_cached_cluster(cluster_dir);
     cluster = pgcluster_create(cluster_dir, err, sizeof(err));
     if (!cluster || pgcluster_start(cluster, err, sizeof(err)) < 0) {
         fprintf(stderr, "harness: PostgreSQL: %s\n", err);
@@ -77,6 +211,12 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     setenv(ENV_PGDIR, cluster_dir, 1);
+    if (copied)
+        setenv(ENV_TEMPLATE, TEMPLATE_DB, 1);
+    else if (make_template(cluster, cluster_dir, err, sizeof(err)) < 0)
+        fprintf(stderr, "harness: template database: %s\n", err);
+    else
+        setenv(ENV_TEMPLATE, TEMPLATE_DB, 1);
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
@@ -156,7 +296,9 @@ void hx_setup(void)
     snprintf(www, sizeof(www), "%s/www/index.html", hx.dir);
     write_file(www, "<!doctype html><title>Ringmaster</title>\n");
     snprintf(hx.dbname, sizeof(hx.dbname), "rm_test_%d", (int)getpid());
-    snprintf(sql, sizeof(sql), "CREATE DATABASE %s", hx.dbname);
+    const char *tmpl = getenv(ENV_TEMPLATE);
+    cr_assert_not_null(tmpl, "no template database (see the runner's first lines)");
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE %s", hx.dbname, tmpl);
     hx_admin_sql(sql);
     hx.port = hx_free_port();
     hx_start_server();
@@ -226,7 +368,7 @@ static pid_t spawn_server(void)
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", hx.port);
     snprintf(www, sizeof(www), "%s/www", hx.dir);
     snprintf(log, sizeof(log), "%s/server.log", hx.dir);
-    const char *bin = getenv("RINGMASTERD") ? getenv("RINGMASTERD") : RINGMASTERD_PATH;
+    const char *bin = server_bin();
     const char *argv[16] = {bin, "--listen", listen, "--state-dir", hx.dir, "--www-dir", www};
     int argc = 7;
     if (hx.conninfo[0]) {

@@ -1,7 +1,8 @@
 /* harness: integration tests against the real thing. One PostgreSQL cluster per test
  * binary (started by a report hook in Criterion's runner process, stopped when it ends;
- * its place is passed to the test processes in the environment), a fresh database and a
- * fresh ringmasterd process per test on a free loopback port, HTTP through libcurl. */
+ * its place is passed to the test processes in the environment), a fresh database (a copy
+ * of a template that `ringmasterd --migrate-only` brought to today's schema once per binary)
+ * and a fresh ringmasterd process per test on a free loopback port, HTTP through libcurl. */
 #ifndef RINGMASTER_HARNESS_H
 #define RINGMASTER_HARNESS_H
 

@@ -259,11 +259,19 @@ static void request_mix(long n)
 
 /* 30,000 requests keep the suite short on a shared machine; RINGMASTER_SOAK_REQUESTS=100000
  * gives the figure of docs/benchmarks.md. Under ASan, whose quarantine and shadow memory
- * make RSS meaningless, the figures are only logged. */
+ * make RSS meaningless, the figures are only logged and no bound on RSS is asserted: what the
+ * soak checks there (every answer's status, no finding, a clean exit: ASan's leak check
+ * reports a leak of one request as well as of thousands) 5,000 requests of the same mix
+ * check as well as 30,000, which took 14-56 s of the suite under load. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SOAK_DEFAULT 5000
+#else
+#define SOAK_DEFAULT 30000
+#endif
 static long soak_requests(void)
 {
     const char *env = getenv("RINGMASTER_SOAK_REQUESTS");
-    long n = env ? atol(env) : 30000;
+    long n = env ? atol(env) : SOAK_DEFAULT;
     return n >= 1000 ? n : 1000;
 }
 
