@@ -97,6 +97,8 @@ static int bring_back(struct pgsup *s)
     }
 }
 
+#define PGSUP_SETTLE_MS 500
+
 static void *run(void *arg)
 {
     struct pgsup *s = arg;
@@ -109,7 +111,10 @@ static void *run(void *arg)
             continue; /* someone else started it again meanwhile: watch the new one */
         log_error("pgsup: embedded PostgreSQL (pid %ld) is gone; restarting it", pid);
         tell(s, PGSUP_DOWN);
-        if (bring_back(s) < 0)
+        /* A pg_ctl stop that ended it waits for its pid file to go, looking every 0.1 s: a
+         * new postmaster's pid file written first would keep it waiting for its whole
+         * timeout (seen: 120 s, then failure), so it is given time to see the stop. */
+        if (wait_on(s, -1, PGSUP_SETTLE_MS) < 0 || bring_back(s) < 0)
             break;
         tell(s, PGSUP_UP);
     }

@@ -1,7 +1,8 @@
 /* pgsup: the supervisor of an embedded PostgreSQL cluster (pgcluster.h). A thread watches
  * the postmaster (a pidfd on the pid in postmaster.pid, checked twice a second as well) and,
  * when it exits for any reason (a signal, a crash, someone's pg_ctl stop), starts the cluster
- * again: PostgreSQL replays its WAL (crash recovery) before it accepts connections. Failed
+ * again half a second later (so that the pg_ctl stop sees its stop done): PostgreSQL replays
+ * its WAL (crash recovery) before it accepts connections. Failed
  * starts are retried with back-off (PGSUP_RETRY_MIN_S doubling to PGSUP_RETRY_MAX_S); every
  * exit, attempt and return is a log line. The owner hears of each through a callback, from
  * the supervisor's thread: PGSUP_DOWN when the postmaster was found gone, PGSUP_UP once it
