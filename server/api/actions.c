@@ -12,6 +12,7 @@
 #include "jobs.h"
 #include "live/live.h"
 #include "log.h"
+#include "metrics.h"
 #include "nodes.h"
 #include "reports.h"
 #include "store/db.h"
@@ -84,8 +85,10 @@ static void respond_items(struct api_call *call, PGresult *r)
     api_respond_json(call, 200, json_pack("{s:o}", "items", items));
 }
 
-/* Looks again this often while a long-poll waits. */
-#define POLL_SLICE_S 0.2
+/* A waiting long-poll looks again when an action for its node is committed (sql/021, woken
+ * through http_wake() with the node's id by ringmasterd's listener), and at least this often
+ * in case a notification was lost. */
+#define POLL_BACKSTOP_S 10.0
 
 void actions_poll(struct api_call *call)
 {
@@ -97,12 +100,13 @@ void actions_poll(struct api_call *call)
     snprintf(node, sizeof(node), "%lld", id);
     if (nodes_owned_or_respond(call, id) < 0)
         return;
+    metrics_poll_look();
     PGresult *r = fetch_pending(call, node);
     if (!r)
         return;
     double left = wait - http_req_age(call->req);
     if (PQntuples(r) == 0 && left > 0 && !atomic_load(&stopping))
-        http_req_retry(call->req, left < POLL_SLICE_S ? left : POLL_SLICE_S);
+        http_req_retry_on(call->req, left < POLL_BACKSTOP_S ? left : POLL_BACKSTOP_S, id);
     else
         respond_items(call, r);
     PQclear(r);

@@ -12,10 +12,11 @@ struct api_call;
 #define ACTIONS_WAIT_MAX 60
 
 /* GET /api/v1/nodes/{id}/actions?wait=S: {"items": [action...]}, the node's pending actions
- * oldest first. When there are none, holds the request up to S seconds (0..60), looking
- * again every 0.2 s, and answers as soon as there is one or the server stops. Between looks
- * the connection is suspended (http_req_retry): a waiting request holds no HTTP thread and no
- * database connection. */
+ * oldest first. When there are none, holds the request up to S seconds (0..60) and looks
+ * again when an action for the node is committed (the database's notification wakes the
+ * request: http_req_retry_on with the node's id), at least every 10 s, answering as soon as
+ * there is one or the server stops. Between looks the connection is suspended: a waiting
+ * request holds no HTTP thread and no database connection. */
 void actions_poll(struct api_call *call);
 
 /* POST /api/v1/actions/{id}/result {"outcome": "ok"|"failed", "detail"?, "job_state"?}.

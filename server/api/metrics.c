@@ -17,6 +17,7 @@
 static atomic_ulong http_counts[METRICS_MAX_ROUTES + 1][STATUS_SLOTS];
 static atomic_ulong db_errors;
 static atomic_ulong auth_failures, auth_refused;
+static atomic_ulong poll_looks;
 /* The route table, named once by api_create (metrics_name_routes). */
 static const struct route *route_table;
 static size_t route_count;
@@ -43,6 +44,11 @@ void metrics_auth_failure(void)
 void metrics_auth_refused(void)
 {
     atomic_fetch_add_explicit(&auth_refused, 1, memory_order_relaxed);
+}
+
+void metrics_poll_look(void)
+{
+    atomic_fetch_add_explicit(&poll_looks, 1, memory_order_relaxed);
 }
 
 void metrics_name_routes(const struct route *table, size_t n)
@@ -210,6 +216,17 @@ static void write_guards(FILE *f, const struct http_stats *h)
             atomic_load_explicit(&auth_refused, memory_order_relaxed));
 }
 
+static void write_polls(FILE *f)
+{
+    fprintf(f,
+            "# HELP ringmaster_actions_poll_looks_total Looks of the workers' long-polls for"
+            " their node's actions (a look when the poll arrives, when an action for the node is"
+            " committed, and at least every 10 s while it waits).\n"
+            "# TYPE ringmaster_actions_poll_looks_total counter\n"
+            "ringmaster_actions_poll_looks_total %lu\n",
+            atomic_load_explicit(&poll_looks, memory_order_relaxed));
+}
+
 char *metrics_text(PGconn *db, const struct http_stats *http, size_t *len)
 {
     char *text = NULL;
@@ -220,6 +237,7 @@ char *metrics_text(PGconn *db, const struct http_stats *http, size_t *len)
     write_rounds(f);
     write_http(f);
     write_guards(f, http);
+    write_polls(f);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

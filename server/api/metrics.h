@@ -31,6 +31,9 @@ void metrics_db_error(void);
 void metrics_auth_failure(void);
 void metrics_auth_refused(void);
 
+/* Counts one look of a worker's long-poll for its node's actions (actions.c). */
+void metrics_poll_look(void);
+
 /* The whole exposition as text (new; free()) with its length in *len, or NULL on ENOMEM. db
  * may be NULL (the database gauges are then left out and ringmaster_database_up is 0); http:
  * the front door's counters. */

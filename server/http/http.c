@@ -16,6 +16,9 @@
 #include "log.h"
 #include "problem.h"
 
+/* How many recent http_wake() keys are kept to tell a handler that news came while it ran. */
+#define WAKE_RING 64
+
 struct http_server {
     struct MHD_Daemon *daemon;
     http_handler_f fn;
@@ -25,6 +28,9 @@ struct http_server {
     size_t max_target, max_header, max_body;
     pthread_mutex_t lock;
     struct http_req *suspended; /* under lock: requests waiting for their retry */
+    /* http_wake() calls so far (written under lock) and the keys of the last WAKE_RING */
+    atomic_ullong wakes;
+    long long woken[WAKE_RING]; /* under lock: the key of wake number n at n % WAKE_RING */
     pthread_t resumer;
     int has_resumer;
     atomic_int stopping;
@@ -42,9 +48,11 @@ struct http_req {
     int answered;
     unsigned status;
     struct timespec started;
-    double retry_in;        /* > 0: the handler asked to be called again */
-    double retry_at;        /* CLOCK_MONOTONIC seconds, while suspended */
-    struct http_req *snext; /* in the server's suspended list */
+    double retry_in;              /* > 0: the handler asked to be called again */
+    double retry_at;              /* CLOCK_MONOTONIC seconds, while suspended */
+    struct http_req *snext;       /* in the server's suspended list */
+    long long wait_key;           /* > 0: http_wake() with it (or 0) resumes the request */
+    unsigned long long wake_seen; /* s->wakes when the handler was called */
 };
 
 static double mono_now(void)
@@ -57,6 +65,13 @@ static double mono_now(void)
 void http_req_retry(struct http_req *r, double delay_s)
 {
     r->retry_in = delay_s > 0.001 ? delay_s : 0.001;
+    r->wait_key = 0;
+}
+
+void http_req_retry_on(struct http_req *r, double delay_s, long long key)
+{
+    http_req_retry(r, delay_s);
+    r->wait_key = key > 0 ? key : 0;
 }
 
 void http_req_stats(const struct http_req *r, struct http_stats *out)
@@ -76,32 +91,80 @@ double http_req_age(const struct http_req *r)
     return mono_now() - ((double)r->started.tv_sec + (double)r->started.tv_nsec / 1e9);
 }
 
-/* Suspends r's connection until its retry is due (the resumer thread wakes it). */
+/* Under s->lock: whether http_wake() was called with key (or 0) since wake number seen.
+ * When more wakes came than the ring holds, yes: a spurious look is cheap, a lost one not. */
+static int woken_since(const struct http_server *s, long long key, unsigned long long seen)
+{
+    unsigned long long n = atomic_load(&s->wakes);
+    if (n - seen > WAKE_RING)
+        return 1;
+    for (unsigned long long i = seen; i < n; i++)
+        if (s->woken[i % WAKE_RING] == key || s->woken[i % WAKE_RING] == 0)
+            return 1;
+    return 0;
+}
+
+/* Suspends r's connection until its retry is due (the resumer thread wakes it) or, when it
+ * waits on a key, until http_wake() with that key; at once when that came while the handler
+ * ran. */
 static void suspend_request(struct http_server *s, struct http_req *r)
 {
     r->retry_at = mono_now() + r->retry_in;
     r->retry_in = 0;
     MHD_suspend_connection(r->conn);
     pthread_mutex_lock(&s->lock);
-    r->snext = s->suspended;
-    s->suspended = r;
+    if (r->wait_key && woken_since(s, r->wait_key, r->wake_seen)) {
+        MHD_resume_connection(r->conn);
+    } else {
+        r->snext = s->suspended;
+        s->suspended = r;
+    }
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Resumes the suspended requests that are due (all of them when all). */
-static void resume_due(struct http_server *s, int all)
+/* Under s->lock: resumes the suspended requests that match (due, or waiting on key). */
+static void resume_where(struct http_server *s,
+                         int (*match)(const struct http_req *r, double now, long long key),
+                         long long key)
 {
     double now = mono_now();
-    pthread_mutex_lock(&s->lock);
     for (struct http_req **pp = &s->suspended; *pp;) {
         struct http_req *r = *pp;
-        if (all || r->retry_at <= now) {
+        if (match(r, now, key)) {
             *pp = r->snext;
             MHD_resume_connection(r->conn);
         } else {
             pp = &r->snext;
         }
     }
+}
+
+static int is_due(const struct http_req *r, double now, long long all)
+{
+    return all || r->retry_at <= now;
+}
+
+static int waits_on(const struct http_req *r, double now, long long key)
+{
+    (void)now;
+    return r->wait_key && (key == 0 || r->wait_key == key);
+}
+
+/* Resumes the suspended requests that are due (all of them when all). */
+static void resume_due(struct http_server *s, int all)
+{
+    pthread_mutex_lock(&s->lock);
+    resume_where(s, is_due, all);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void http_wake(struct http_server *s, long long key)
+{
+    pthread_mutex_lock(&s->lock);
+    unsigned long long n = atomic_load(&s->wakes);
+    s->woken[n % WAKE_RING] = key;
+    atomic_store(&s->wakes, n + 1);
+    resume_where(s, waits_on, key);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -307,6 +370,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         http_problem(r, 413, "request body over %zu bytes", s->max_body);
         return MHD_YES;
     }
+    r->wake_seen = atomic_load(&s->wakes);
     s->fn(s->arg, r);
     if (!r->answered && r->retry_in > 0 && !atomic_load(&s->stopping))
         suspend_request(s, r);

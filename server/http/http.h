@@ -56,6 +56,15 @@ const char *http_req_body(const struct http_req *r, size_t *len);
  * being destroyed answers such a request 503 instead. For long-polls. */
 void http_req_retry(struct http_req *r, double delay_s);
 
+/* As http_req_retry(), and the handler is called again sooner, at once, when http_wake() is
+ * called with key (or with 0) after the request's handler began: also while the handler still
+ * runs, so that news between the handler's look and its return is not lost. key > 0. */
+void http_req_retry_on(struct http_req *r, double delay_s, long long key);
+
+/* Calls again now every request suspended by http_req_retry_on() with key; every one waiting
+ * with any key when key is 0. Safe from any thread; takes the server's short lock. */
+void http_wake(struct http_server *s, long long key);
+
 /* The client's address as numeric text ("127.0.0.1", "::1") into buf. Returns 0, or -1
  * (buf is then ""). */
 int http_req_peer(const struct http_req *r, char *buf, size_t len);

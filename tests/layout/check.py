@@ -29,7 +29,7 @@ ALLOWED = {
 PUBLIC = {
     "api": {"api.h", "auth.h"},
     "live": {"live.h"},
-    "store": {"db.h", "migrate.h"},
+    "store": {"db.h", "dblisten.h", "migrate.h"},
     "spec": {"jobspec.h", "nodespec.h", "fieldcheck.h"},
     "http": {"http.h", "problem.h", "router.h", "etag.h", "www.h"},
 }

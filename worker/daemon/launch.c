@@ -114,8 +114,12 @@ static void set_env(const struct launch_req *r)
         setenv("RINGMASTER_SERVER", r->server, 1);
         setenv("RINGMASTER_TOKEN_FILE", r->token_file, 1);
     }
-    if (r->yield_when_idle)
+    if (r->simulated) {
         setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+        /* No fabric to find: UCX's probe of the host's devices cost each MPI_Init about
+         * 0.25 s of a job's start (docs/benchmarks.md, "Live scheduler"). */
+        setenv("OMPI_MCA_pml", "ob1", 0);
+    }
     for (size_t i = 0; r->env && r->env[i]; i++)
         putenv((char *)r->env[i]);
 }

@@ -31,9 +31,11 @@ struct launch_req {
     long init_batch;      /* RINGJOB_INIT_BATCH, the job's initial global batch; <= 0: unset */
     const char *log_path; /* stdout and stderr are appended here */
     const char *self;     /* the worker binary (the rank wrapper) */
-    int yield_when_idle;  /* ranks yield the CPU while waiting in MPI (unless the worker's
-                             environment says otherwise): for simulated GPUs, whose ranks
-                             share the host's cores with other jobs */
+    int simulated;        /* simulated GPUs: unless the worker's environment says otherwise,
+                             ranks yield the CPU while waiting in MPI (they share the host's
+                             cores with other jobs) and use OpenMPI's ob1 messaging (pml)
+                             over its shared-memory and TCP transports, not UCX, whose probe
+                             of the host's devices slows every MPI_Init and finds no fabric */
 };
 
 /* Forks and execs mpirun ($RINGMASTER_MPIRUN or "mpirun" on PATH). Returns its pid, which

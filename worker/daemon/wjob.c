@@ -389,7 +389,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
         .init_batch = json_is_integer(init_batch) ? (long)json_integer_value(init_batch) : 0,
         .log_path = j->log,
         .self = a->self,
-        .yield_when_idle = a->simulated};
+        .simulated = a->simulated};
     pid_t pid = cmd && env ? launch_start(&r, err, errlen) : -1;
     free_strv(cmd);
     free_strv(env);

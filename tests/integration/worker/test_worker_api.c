@@ -3,6 +3,7 @@
  * stream, and who may do what. */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,67 @@ Test(worker_api, long_poll_waits_then_answers_and_results_are_idempotent)
     json_decref(a);
     snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=61", node);
     hx_expect_problem(hx_json("GET", path, wtok, NULL), 400, "wait");
+    hx_finish();
+}
+
+/* A long-poll of wait seconds for node's actions, on its own thread. */
+struct poll_arg {
+    long long node;
+    int wait;
+    double took;  /* seconds until answered */
+    size_t items; /* actions in the answer */
+    long status;
+};
+
+static void *long_poll(void *arg)
+{
+    struct poll_arg *p = arg;
+    char path[128];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/actions?wait=%d", p->node, p->wait);
+    double t0 = hx_now();
+    struct hx_resp *r = hx_json("GET", path, wtok, NULL);
+    p->took = hx_now() - t0;
+    p->status = r->status;
+    p->items = json_array_size(json_object_get(r->json, "items"));
+    hx_free(r);
+    return NULL;
+}
+
+#define LOOKS "ringmaster_actions_poll_looks_total"
+
+/* The long-poll is woken by the commit of an action for its node (sql/021's notification),
+ * not by a timer: waiting with nothing to deliver it looks at the database only when it
+ * arrives and when its wait ends (a timer of 0.2 s looked ten times a second), and an action
+ * written by another connection while it waits is delivered long before the 10 s backstop. */
+Test(worker_api, a_long_poll_wakes_on_the_commit_not_on_a_timer)
+{
+    long long node = make_node();
+    long long job = hx_submit(hx.admin, "j", 1);
+    double before = hx_metric(LOOKS);
+    cr_assert(before >= 0, "/metrics counts the long-poll's looks");
+    struct poll_arg idle = {.node = node, .wait = 3};
+    long_poll(&idle);
+    cr_assert_eq(idle.status, 200);
+    cr_assert_eq(idle.items, 0);
+    cr_assert(idle.took >= 2.9, "an empty long-poll waited its 3 s (%.2f s)", idle.took);
+    double looks = hx_metric(LOOKS) - before;
+    cr_assert(looks >= 2 && looks <= 3, "a quiet 3 s wait looked %.0f times, not on a timer",
+              looks);
+
+    struct poll_arg woken = {.node = node, .wait = 30};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, long_poll, &woken), 0);
+    usleep(500000); /* the poll is suspended by now (and if not, it finds the action at once) */
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind) VALUES (%lld, %lld, 'suspend')", node,
+             job);
+    hx_sql_do(sql);
+    pthread_join(t, NULL);
+    cr_assert_eq(woken.status, 200);
+    cr_assert_eq(woken.items, 1, "the action committed meanwhile is delivered");
+    cr_assert(woken.took < 5, "delivered on its commit, not by the 10 s backstop (%.2f s)",
+              woken.took);
     hx_finish();
 }
 
