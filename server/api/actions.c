@@ -45,11 +45,16 @@ static json_t *text_json(const PGresult *r, int row, int col)
 static PGresult *fetch_pending(struct api_call *call, const char *node)
 {
     const char *p[] = {node};
+    /* Only the actions not delivered before are written (and locked): a node polls again and
+     * again while an action is carried out, and rewriting its pending rows at every look
+     * took their locks against the round that supersedes them (deadlocks at 512 nodes). */
     PGresult *r = db_exec(call->db,
-                          "WITH a AS (UPDATE actions SET delivered_at ="
-                          " COALESCE(delivered_at, now()) WHERE node_id = $1"
-                          " AND state = 'pending' RETURNING *)"
-                          " SELECT " ACTION_JSON " FROM a ORDER BY a.id",
+                          "WITH fresh AS (UPDATE actions SET delivered_at = now()"
+                          " WHERE node_id = $1 AND state = 'pending' AND delivered_at IS NULL"
+                          " RETURNING *), seen AS (SELECT * FROM actions WHERE node_id = $1"
+                          " AND state = 'pending' AND delivered_at IS NOT NULL)"
+                          " SELECT " ACTION_JSON " FROM (SELECT * FROM fresh UNION ALL"
+                          " SELECT * FROM seen) a ORDER BY a.id",
                           1, p);
     if (db_ok(r))
         return r;

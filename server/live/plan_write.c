@@ -255,8 +255,9 @@ static const char *const moves_sql =
 static const char *const release_allocations_sql =
     "DELETE FROM allocations WHERE job_id IN " CHANGED_IDS;
 static const char *const release_actions_sql =
-    "UPDATE actions SET state = 'superseded', finished_at = now() WHERE job_id IN " CHANGED_IDS
-    " AND state = 'pending' AND kind IN ('start', 'resize', 'migrate')";
+    "UPDATE actions SET state = 'superseded', finished_at = now() WHERE id IN (SELECT id FROM"
+    " actions WHERE job_id IN " CHANGED_IDS " AND state = 'pending' AND kind IN ('start',"
+    " 'resize', 'migrate') ORDER BY id FOR UPDATE)"; /* locked in id order, as polls lock them */
 
 static const char *const allocations_sql =
     "INSERT INTO allocations (job_id, node_id, gpu_idx) SELECT (e->>'id')::bigint,"
@@ -289,7 +290,12 @@ static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
     if (text) {
         const char *prm[] = {text, round};
         PGresult *r = db_exec(c, moves_sql, 1, prm);
-        rc = db_ok(r) && strtol(PQcmdTuples(r), NULL, 10) == moves ? 0 : -1;
+        long moved = db_ok(r) ? strtol(PQcmdTuples(r), NULL, 10) : -1;
+        rc = moved == moves ? 0 : -1;
+        if (moved >= 0 && moved != moves) /* no database error to tell it */
+            log_warn("scheduler: round %s: %ld of its %d moves found their job in another state"
+                     " than the snapshot's (changed meanwhile); the round is not written",
+                     round, moves - moved, moves);
         PQclear(r);
         if (rc == 0 && (db_command_params(c, release_allocations_sql, 1, prm) < 0 ||
                         db_command_params(c, release_actions_sql, 1, prm) < 0 ||
