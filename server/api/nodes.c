@@ -205,9 +205,13 @@ static int running_or_respond(struct api_call *call, char **ids)
 #define LAUNCHED_STATES "('STARTING', 'RUNNING', 'SUSPENDED', 'RESIZING', 'MIGRATING')"
 
 /* The jobs the server believes run on node $1: launched, and launched there last (the first
- * slot of its latest start, resize or migrate). */
+ * slot of its latest start, resize or migrate). Looked for among the jobs of the node's own
+ * placement actions (sql/024's indexes), which hold every such job's latest one. */
 #define NODE_JOBS_SQL                                                                              \
     "mine AS (SELECT j.id FROM jobs j WHERE j.state IN " LAUNCHED_STATES " AND"                    \
+    " j.id IN (SELECT c.job_id FROM actions c WHERE c.kind IN ('start', 'resize', 'migrate')"      \
+    " AND c.state <> 'superseded' AND (c.node_id = $1::bigint"                                     \
+    " OR (c.spec->'slots'->0->>'node_id')::bigint = $1::bigint)) AND"                              \
     " (SELECT COALESCE((l.spec->'slots'->0->>'node_id')::bigint, l.node_id) FROM actions l"        \
     " WHERE l.job_id = j.id AND l.kind IN ('start', 'resize', 'migrate')"                          \
     " AND l.state <> 'superseded' ORDER BY l.id DESC LIMIT 1) = $1)"
