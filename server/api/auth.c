@@ -77,11 +77,12 @@ int auth_check(PGconn *c, const char *authorization, struct auth_user *who)
     const char *token = bearer_token(authorization);
     if (!token)
         return -1;
+    static const struct db_stmt lookup = {"auth_token",
+                                          "SELECT id, name, role FROM users"
+                                          " WHERE token_hash = sha256(convert_to($1, 'UTF8'))",
+                                          1};
     const char *p[] = {token};
-    PGresult *r = db_exec_retry(c,
-                                "SELECT id, name, role FROM users"
-                                " WHERE token_hash = sha256(convert_to($1, 'UTF8'))",
-                                1, p);
+    PGresult *r = db_exec_stmt_retry(c, &lookup, p);
     int rc = !db_ok(r) ? -2 : PQntuples(r) != 1 ? -1 : 0;
     if (rc == 0) {
         who->id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);

@@ -54,7 +54,7 @@ static void insert_params_free(struct insert_params *ip)
 
 /* $17: the job's id when chosen beforehand (an array's first job), else NULL; $18, $19: its
  * array's id and its index there, or NULL; $20: the batch declaration or NULL. */
-static const char *const insert_sql =
+static const char insert_sql[] =
     "WITH ins AS (INSERT INTO jobs (user_id, name, command, env, model, gpus, min_gpus,"
     " max_gpus, elastic, priority, batch_per_gpu, idempotency_key, request_hash, plan_spec,"
     " total_steps, epochs, stop_at_convergence, stop_at_loss, id, array_id, array_index,"
@@ -69,6 +69,8 @@ static const char *const insert_sql =
     " ev AS (INSERT INTO job_events (job_id, from_state, to_state, event, actor)"
     " SELECT id, NULL, 'PENDING', 'submit', $14 FROM ins)"
     " SELECT " JOB_COLS " FROM ins j JOIN users u ON u.id = j.user_id";
+
+static const struct db_stmt insert_stmt = {"submit_insert", insert_sql, 20};
 
 static const char *const existing_sql =
     "SELECT " JOB_COLS ", j.request_hash = sha256(convert_to($3, 'UTF8'))"
@@ -99,7 +101,7 @@ static void insert_job(struct api_call *call, const struct jobspec *s, struct in
                        ip->canonical, call->who.name, ip->plans,
                        ip->length,    NULL,           NULL,
                        NULL,          ip->batch_spec};
-    PGresult *r = db_exec(call->db, insert_sql, 20, p);
+    PGresult *r = db_exec_stmt(call->db, &insert_stmt, p);
     if (!db_ok(r)) {
         api_db_error(call, r);
     } else if (PQntuples(r) == 0) {
@@ -139,10 +141,12 @@ static int fits_size_or_respond(struct api_call *call, const struct jobspec *s, 
  * or -1 after a 503 or 500. */
 static int cluster_or_respond(struct api_call *call, long *nodes, long *gpus)
 {
-    PGresult *r = db_exec(call->db,
-                          "SELECT count(DISTINCT n.id), count(g.idx) FROM nodes n"
-                          " JOIN node_gpus g ON g.node_id = n.id WHERE n.state = 'UP'",
-                          0, NULL);
+    static const struct db_stmt cluster = {
+        "submit_cluster",
+        "SELECT count(DISTINCT n.id), count(g.idx) FROM nodes n"
+        " JOIN node_gpus g ON g.node_id = n.id WHERE n.state = 'UP'",
+        0};
+    PGresult *r = db_exec_stmt(call->db, &cluster, NULL);
     int rc = -1;
     if (!db_ok(r) || PQntuples(r) != 1) {
         api_db_error(call, r);
@@ -485,7 +489,7 @@ static int batch_insert(struct api_call *call, const struct batch *b, const char
                        call->who.name, ip.plans,     ip.length,     id[0] ? id : NULL,
                        aid[0] ? aid : NULL,          idx[0] ? idx : NULL,
                        ip.batch_spec};
-    PGresult *r = db_exec(call->db, insert_sql, 20, p);
+    PGresult *r = db_exec_stmt(call->db, &insert_stmt, p);
     int rc = -1;
     if (db_ok(r) && PQntuples(r) == 1) {
         json_array_append_new(items, jobview_json(r, 0));

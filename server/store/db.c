@@ -283,9 +283,80 @@ PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
     return r;
 }
 
-PGresult *db_exec_retry(PGconn *c, const char *sql, int n, const char *const *params)
+/* Which statements each session has prepared: an entry per connection, its backend's pid
+ * (another pid: a new session, nothing prepared) and the statements, under prepared_lock. */
+#define DB_PREPARED_CONNS 256
+#define DB_PREPARED_STMTS 16
+
+struct prepared {
+    const PGconn *conn;
+    int pid;
+    int n;
+    const struct db_stmt *stmts[DB_PREPARED_STMTS];
+};
+
+static struct prepared prepared[DB_PREPARED_CONNS];
+static pthread_mutex_t prepared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The entry of c's session (reset when the session is new), or NULL when the table is full. */
+static struct prepared *prepared_of(const PGconn *c)
 {
-    PGresult *r = db_exec(c, sql, n, params);
+    struct prepared *free_slot = NULL;
+    int pid = PQbackendPID(c);
+    for (size_t i = 0; i < DB_PREPARED_CONNS; i++) {
+        struct prepared *e = &prepared[i];
+        if (e->conn == c) {
+            if (e->pid != pid)
+                *e = (struct prepared){.conn = c, .pid = pid};
+            return e;
+        }
+        if (!e->conn && !free_slot)
+            free_slot = e;
+    }
+    if (free_slot)
+        *free_slot = (struct prepared){.conn = c, .pid = pid};
+    return free_slot;
+}
+
+/* 1 when st is prepared on c's session (preparing it now when not), 0 when it cannot be
+ * (the caller then runs it unprepared). */
+static int prepare_once(PGconn *c, const struct db_stmt *st)
+{
+    pthread_mutex_lock(&prepared_lock);
+    struct prepared *e = prepared_of(c);
+    int have = 0;
+    for (int i = 0; e && i < e->n; i++)
+        have = have || e->stmts[i] == st;
+    pthread_mutex_unlock(&prepared_lock); /* c is this thread's: nobody else prepares on it */
+    if (have || !e || e->n == DB_PREPARED_STMTS)
+        return have;
+    PGresult *r = PQprepare(c, st->name, st->sql, st->nparams, NULL);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (ok) {
+        pthread_mutex_lock(&prepared_lock);
+        e->stmts[e->n++] = st;
+        pthread_mutex_unlock(&prepared_lock);
+    }
+    return ok;
+}
+
+PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *params)
+{
+    if (PQtransactionStatus(c) == PQTRANS_INERROR || !prepare_once(c, st))
+        return db_exec(c, st->sql, st->nparams, params);
+    PGresult *r = PQexecPrepared(c, st->name, st->nparams, params, NULL, NULL, 0);
+    if (!r)
+        r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+    if (!db_ok(r))
+        log_warn("sql failed (%s): %s", db_sqlstate(r), PQresultErrorMessage(r));
+    return r;
+}
+
+/* After r failed: NULL when the connection still works (r stands), else r freed and c reset
+ * (reconnected or not), for the caller to run its statement once more. */
+static PGresult *reset_if_lost(PGconn *c, PGresult *r)
+{
     if (db_ok(r) || PQstatus(c) == CONNECTION_OK)
         return r;
     PQclear(r);
@@ -293,7 +364,19 @@ PGresult *db_exec_retry(PGconn *c, const char *sql, int n, const char *const *pa
     PQreset(c);
     if (PQstatus(c) == CONNECTION_OK)
         PQsetNoticeProcessor(c, quiet_notice, NULL);
-    return db_exec(c, sql, n, params);
+    return NULL;
+}
+
+PGresult *db_exec_retry(PGconn *c, const char *sql, int n, const char *const *params)
+{
+    PGresult *r = reset_if_lost(c, db_exec(c, sql, n, params));
+    return r ? r : db_exec(c, sql, n, params);
+}
+
+PGresult *db_exec_stmt_retry(PGconn *c, const struct db_stmt *st, const char *const *params)
+{
+    PGresult *r = reset_if_lost(c, db_exec_stmt(c, st, params));
+    return r ? r : db_exec_stmt(c, st, params);
 }
 
 int db_command(PGconn *c, const char *sql)

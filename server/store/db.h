@@ -56,10 +56,25 @@ void db_set_restarting(struct db_pool *p, bool restarting);
  * allocation failure the result reports PGRES_FATAL_ERROR. The caller PQclear()s. */
 PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params);
 
+/* A statement that runs often enough to be prepared: parsed and planned once per database
+ * session instead of once per call. name: unique in the process ("submit_insert"). */
+struct db_stmt {
+    const char *name;
+    const char *sql;
+    int nparams;
+};
+
+/* As db_exec() for st: prepares it first on a session that has not yet (a connection reset
+ * since starts a new session, found by its backend's pid). */
+PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *params);
+
 /* As db_exec(), for a statement that may safely run twice (a read): when it fails because
  * the connection broke (the server restarted, the backend was terminated), resets the
  * connection and runs it once more. */
 PGresult *db_exec_retry(PGconn *c, const char *sql, int n, const char *const *params);
+
+/* db_exec_retry() for a prepared statement (db_exec_stmt()). */
+PGresult *db_exec_stmt_retry(PGconn *c, const struct db_stmt *st, const char *const *params);
 
 /* Runs a statement without parameters and results (BEGIN, COMMIT); returns 0 or -1. */
 int db_command(PGconn *c, const char *sql);

@@ -129,7 +129,18 @@ Test(persistence, lost_database_connections_are_remade, .init = hx_setup, .fini 
     for (int i = 0; i < 12; i++)
         json_decref(hx_expect_json(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 200));
     json_decref(hx_expect_json(hx_json("GET", "/api/v1/health", NULL, NULL), 200));
-    cr_assert(hx_submit(hx.admin, "after", 1) > id);
+    /* the submission's statements are prepared per session (db_exec_stmt): the new sessions
+     * prepare them again, alone and inside a batch's transaction */
+    json_t *b =
+        hx_expect_json(hx_json("POST", "/api/v1/jobs:batch", hx.admin,
+                               "{\"jobs\":[{\"name\":\"b0\",\"command\":[\"x\"],\"gpus\":1},"
+                               "{\"name\":\"b1\",\"command\":[\"x\"],\"gpus\":1}]}"),
+                       201);
+    cr_assert_eq(json_array_size(json_object_get(b, "items")), 2);
+    json_decref(b);
+    long long after = hx_submit(hx.admin, "after", 1);
+    cr_assert(after > id);
+    cr_assert(hx_submit(hx.admin, "after-again", 1) > after);
     hx_finish();
 }
 
