@@ -14,10 +14,9 @@ struct db_pool {
     pthread_cond_t freed;
     unsigned size;
     unsigned nfree;
-    char *conninfo;  /* what the connections not yet made will connect to */
-    PGconn **conns;  /* all connections, NULL until first taken (written under lock) */
+    PGconn **conns;  /* all connections */
     unsigned *gens;  /* the generation each of conns was (re)made in */
-    unsigned *idle;  /* the free slots of conns, a stack of nfree */
+    PGconn **idle;   /* the free ones, a stack of nfree */
     unsigned gen;    /* advanced when every connection must be remade */
     /* The reconnect state, under lock: */
     bool up;         /* the last connection made or checked worked */
@@ -42,9 +41,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A connection with the pool's settings, made or failed (NULL only when out of memory); a
- * failed one is reset (PQreset) like a broken one. */
-static PGconn *connect_with_settings(const char *conninfo)
+PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
 {
     /* Later keywords win, so what conninfo says overrides these defaults. */
     const char *const keys[] = {"connect_timeout",     "keepalives_idle",
@@ -53,20 +50,13 @@ static PGconn *connect_with_settings(const char *conninfo)
                                 "dbname",              NULL};
     const char *const vals[] = {"5", "10", "5", "3", "30000", "ringmasterd", conninfo, NULL};
     PGconn *c = PQconnectdbParams(keys, vals, 1);
-    if (c && PQstatus(c) == CONNECTION_OK)
-        PQsetNoticeProcessor(c, quiet_notice, NULL);
-    return c;
-}
-
-PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
-{
-    PGconn *c = connect_with_settings(conninfo);
     if (!c || PQstatus(c) != CONNECTION_OK) {
         snprintf(err, errlen, "database: %s", c ? PQerrorMessage(c) : "out of memory");
         err[strcspn(err, "\n")] = '\0';
         PQfinish(c);
         return NULL;
     }
+    PQsetNoticeProcessor(c, quiet_notice, NULL);
     return c;
 }
 
@@ -75,32 +65,28 @@ struct db_pool *db_create(const char *conninfo, unsigned size, char *err, size_t
     struct db_pool *p = calloc(1, sizeof(*p));
     if (!p || size == 0)
         goto nomem;
-    p->conninfo = strdup(conninfo);
     p->conns = calloc(size, sizeof(*p->conns));
     p->gens = calloc(size, sizeof(*p->gens));
     p->idle = calloc(size, sizeof(*p->idle));
-    if (!p->conninfo || !p->conns || !p->gens || !p->idle)
+    if (!p->conns || !p->gens || !p->idle)
         goto nomem;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->freed, NULL);
     p->size = size;
     p->up = true;
     p->backoff = DB_RETRY_MIN_S;
-    /* The first connection now, so that a database that cannot be reached fails the start;
-     * the others when first taken (a start opens one, not threads + 1, and an idle server
-     * holds only the connections it has needed at once). Slot 0 on top of the stack. */
-    p->conns[0] = db_connect(conninfo, err, errlen);
-    if (!p->conns[0]) {
-        db_destroy(p);
-        return NULL;
+    for (unsigned i = 0; i < size; i++) {
+        p->conns[i] = db_connect(conninfo, err, errlen);
+        if (!p->conns[i]) {
+            db_destroy(p);
+            return NULL;
+        }
+        p->idle[p->nfree++] = p->conns[i];
     }
-    for (unsigned i = size; i-- > 0;)
-        p->idle[p->nfree++] = i;
     return p;
 nomem:
     snprintf(err, errlen, "database pool: out of memory or size 0");
     if (p) {
-        free(p->conninfo);
         free(p->conns);
         free(p->gens);
         free(p->idle);
@@ -117,14 +103,13 @@ void db_destroy(struct db_pool *p)
         PQfinish(p->conns[i]);
     pthread_cond_destroy(&p->freed);
     pthread_mutex_destroy(&p->lock);
-    free(p->conninfo);
     free(p->conns);
     free(p->gens);
     free(p->idle);
     free(p);
 }
 
-/* The slot of c in p->conns (under lock: a slot's first connection is stored under it). */
+/* The slot of c in p->conns (under lock or not: conns never changes). */
 static unsigned slot_of(const struct db_pool *p, const PGconn *c)
 {
     unsigned i = 0;
@@ -172,12 +157,10 @@ static void attempt_failed(struct db_pool *p, PGconn *c, double now)
     p->backoff = p->backoff * 2 > DB_RETRY_MAX_S ? DB_RETRY_MAX_S : p->backoff * 2;
 }
 
-/* Resets slot i's connection, or makes its first one, unless the back-off says wait (or the
- * owner restarts the server, or another thread is trying already). The caller holds the slot.
- * Returns 0 when it works (again), -1 when not. */
-static int reconnect(struct db_pool *p, unsigned i)
+/* Resets c unless the back-off says wait (or the owner restarts the server, or another
+ * thread is trying already). Returns 0 when c works again, -1 when not. */
+static int reconnect(struct db_pool *p, PGconn *c)
 {
-    PGconn *c = p->conns[i]; /* the slot is the caller's: no other thread writes it */
     pthread_mutex_lock(&p->lock);
     double now = now_s();
     bool gated = !p->up && (p->restarting || p->trying || now < p->retry_at);
@@ -186,26 +169,18 @@ static int reconnect(struct db_pool *p, unsigned i)
     pthread_mutex_unlock(&p->lock);
     if (gated)
         return -1;
-    bool made = false;
-    if (!c) {
-        c = connect_with_settings(p->conninfo);
-        made = c != NULL;
-    } else {
-        PQreset(c);
-        if (PQstatus(c) == CONNECTION_OK)
-            PQsetNoticeProcessor(c, quiet_notice, NULL);
-    }
-    bool ok = c && PQstatus(c) == CONNECTION_OK;
+    PQreset(c);
+    bool ok = PQstatus(c) == CONNECTION_OK;
+    if (ok)
+        PQsetNoticeProcessor(c, quiet_notice, NULL);
     pthread_mutex_lock(&p->lock);
     now = now_s();
-    if (made)
-        p->conns[i] = c; /* a failed one too: it is reset at the next attempt */
     if (claim)
         p->trying = false;
     if (!ok) {
         attempt_failed(p, c, now);
     } else {
-        p->gens[i] = p->gen;
+        p->gens[slot_of(p, c)] = p->gen;
         if (!p->up && !p->restarting)
             log_info("database reconnected after %.1f s (%u failed attempts)", now - p->down_at,
                      p->retries);
@@ -222,20 +197,14 @@ PGconn *db_acquire(struct db_pool *p)
     pthread_mutex_lock(&p->lock);
     while (p->nfree == 0)
         pthread_cond_wait(&p->freed, &p->lock);
-    unsigned i = p->idle[--p->nfree];
-    PGconn *c = p->conns[i];
-    bool stale = p->gens[i] != p->gen;
+    PGconn *c = p->idle[--p->nfree];
+    bool stale = p->gens[slot_of(p, c)] != p->gen;
     pthread_mutex_unlock(&p->lock);
-    if (c && !stale && idle_conn_alive(c))
+    if (!stale && idle_conn_alive(c))
         return c;
-    if (reconnect(p, i) == 0)
-        return p->conns[i];
-    pthread_mutex_lock(&p->lock); /* given back as it is: made, broken or never made */
-    if (p->conns[i] && PQstatus(p->conns[i]) != CONNECTION_OK)
-        mark_down(p, now_s());
-    p->idle[p->nfree++] = i;
-    pthread_cond_signal(&p->freed);
-    pthread_mutex_unlock(&p->lock);
+    if (reconnect(p, c) == 0)
+        return c;
+    db_release(p, c);
     return NULL;
 }
 
@@ -268,7 +237,7 @@ void db_release(struct db_pool *p, PGconn *c)
     pthread_mutex_lock(&p->lock);
     if (PQstatus(c) != CONNECTION_OK)
         mark_down(p, now_s());
-    p->idle[p->nfree++] = slot_of(p, c);
+    p->idle[p->nfree++] = c;
     pthread_cond_signal(&p->freed);
     pthread_mutex_unlock(&p->lock);
 }

@@ -1,9 +1,9 @@
-/* db: a fixed pool of libpq connections shared by the HTTP threads, each opened when first
- * needed. Every statement is parameterised (PQexecParams). A connection is checked when taken
- * (a socket the server closed is noticed then) and a broken one is reset (PQreset); while the
- * database cannot be reached the pool retries with back-off (DB_RETRY_MIN_S doubling to
- * DB_RETRY_MAX_S, one attempt at a time) and db_acquire() fails at once in between, so that
- * callers answer 503 quickly. docs/operations.md, "When the database dies". */
+/* db: a fixed pool of libpq connections shared by the HTTP threads. Every statement is
+ * parameterised (PQexecParams). A connection is checked when taken (a socket the server
+ * closed is noticed then) and a broken one is reset (PQreset); while the database cannot be
+ * reached the pool retries with back-off (DB_RETRY_MIN_S doubling to DB_RETRY_MAX_S, one
+ * attempt at a time) and db_acquire() fails at once in between, so that callers answer 503
+ * quickly. docs/operations.md, "When the database dies". */
 #ifndef RINGMASTER_DB_H
 #define RINGMASTER_DB_H
 
@@ -22,9 +22,8 @@ struct db_pool;
  * Returns it (new; PQfinish it), or NULL with text in err. */
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
 
-/* A pool of size connections to conninfo: the first is opened now, each other when first
- * taken (db_acquire() then connects it, under the same back-off as a reconnect). Returns the
- * pool, or NULL with text in err (the first connection's error). */
+/* Opens size connections to conninfo. Returns the pool, or NULL with text in err (the
+ * first connection's error). */
 struct db_pool *db_create(const char *conninfo, unsigned size, char *err, size_t errlen);
 
 /* Closes every connection and frees. All connections must have been released. NULL ok. */
