@@ -458,17 +458,23 @@ static void assign_batches(const struct sched_snapshot *snap, struct sched_decis
         a->batch = j->batch.batch > 0 ? j->batch.batch : j->batch.init_batch;
         if (!j->batch.adaptive || !j->speed.fitted || (!a->changed && j->cur_gpus > 0))
             continue;
-        int nodes = 0;
-        for (int k = 0; k < a->gpus; k++) {
-            int seen = 0;
-            for (int q = 0; q < k && !seen; q++)
-                seen = a->slots[q].node == a->slots[k].node;
-            nodes += !seen;
-        }
+        int nodes = sched_slots_nodes(a->slots, a->gpus);
         double m;
         if (goodput_best(&j->speed, &j->batch, a->gpus, nodes, &m) > 0)
             a->batch = m;
     }
+}
+
+int sched_slots_nodes(const struct sched_slot *slots, int n)
+{
+    int nodes = 0;
+    for (int k = 0; k < n; k++) {
+        int seen = 0;
+        for (int q = 0; q < k && !seen; q++)
+            seen = slots[q].node == slots[k].node;
+        nodes += !seen;
+    }
+    return nodes;
 }
 
 /* Runs the policy into pw (and want); returns 0, or -1 with errno. */

@@ -367,6 +367,9 @@ void sched_estimate_apply(struct sched_job *j, const struct sched_snapshot *snap
  * batch into *batch, which may be NULL), else speed_epochs_per_second(). 0 when unknown. */
 double sched_job_rate(const struct sched_job *j, int w, double *batch);
 
+/* The distinct nodes among n slots (in any order; n is a job's GPUs, so O(n^2) is fine). */
+int sched_slots_nodes(const struct sched_slot *slots, int n);
+
 /* Short name of a source: "given", "declared", "fit", "prior", "elapsed". */
 const char *sched_estimate_source_name(enum sched_estimate_source s);
 

@@ -61,13 +61,7 @@ static json_t *goodput_prediction(const struct sched_plan *p, const struct plan_
     const struct sched_job *j = &p->cjobs[pj - p->jobs];
     if (!j->speed.fitted || pj->gpus < 1)
         return NULL;
-    int nodes = 0;
-    for (int k = 0; k < pj->gpus; k++) {
-        int seen = 0;
-        for (int q = 0; q < k && !seen; q++)
-            seen = pj->slots[q].node == pj->slots[k].node;
-        nodes += !seen;
-    }
+    int nodes = sched_slots_nodes(pj->slots, pj->gpus);
     struct batch_spec b = pj->sj->batch;
     double t = goodput_step_time(&j->speed, &b, pj->gpus, nodes, (double)m, NULL);
     if (!isfinite(t) || !(t > 0))
