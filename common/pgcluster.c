@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "errtext.h"
+#include "fnv.h"
 #include "fsutil.h"
 #include "log.h"
 
@@ -185,9 +186,7 @@ static int choose_datadir(struct pgcluster *c, char *err, size_t errlen)
         chmod(c->state_dir, (st.st_mode & 07777) | S_IXGRP | S_IXOTH);
     if (reachable_by_user(c, c->state_dir))
         return 0;
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (const char *p = c->state_dir; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    uint64_t h = fnv1a_str(c->state_dir);
     char parent[] = "/var/lib/ringmaster-embedded";
     if (fsutil_mkdir_p(parent, 0755) < 0) {
         errtext_set(err, errlen, "user %s cannot reach %s, and %s cannot be made: %s", c->user,

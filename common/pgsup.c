@@ -18,6 +18,7 @@
 
 #include "errtext.h"
 #include "log.h"
+#include "monotime.h"
 #include "pgcluster.h"
 
 #define CHECK_MS 500 /* the pid is checked this often besides the pidfd */
@@ -31,13 +32,6 @@ struct pgsup {
     int started;
     atomic_uint restarts;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Waits up to ms for the stop request, or for fd (when >= 0) to become readable. Returns
  * -1 when stopping, 1 when fd is readable, 0 on the timeout. */
@@ -81,13 +75,13 @@ static void tell(const struct pgsup *s, enum pgsup_event ev)
 /* Starts the cluster until it runs, with back-off. Returns 0, or -1 when stopping. */
 static int bring_back(struct pgsup *s)
 {
-    double t0 = now_s(), wait = PGSUP_RETRY_MIN_S;
+    double t0 = monotime_s(), wait = PGSUP_RETRY_MIN_S;
     char err[512];
     for (unsigned attempt = 1;; attempt++) {
         if (pgcluster_start(s->c, err, sizeof(err)) == 0) {
             atomic_fetch_add(&s->restarts, 1);
             log_info("pgsup: embedded PostgreSQL running again after %.1f s (attempt %u)",
-                     now_s() - t0, attempt);
+                     monotime_s() - t0, attempt);
             return 0;
         }
         log_error("pgsup: restart attempt %u failed, next in %.1f s: %s", attempt, wait, err);
