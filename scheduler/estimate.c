@@ -104,13 +104,24 @@ const char *sched_estimate_source_name(enum sched_estimate_source s)
     return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
-double sched_job_rate(const struct sched_job *j, int w, double *batch)
+double sched_speed_rate(const struct speed_model *sp, const struct batch_spec *b, int w,
+                        double *batch)
 {
     if (batch)
         *batch = 0.0;
-    if (!j->speed.fitted || w < 1)
+    if (w < 1)
         return 0.0;
-    if (!goodput_has_model(&j->batch))
-        return speed_epochs_per_second(&j->speed, w);
-    return goodput_best(&j->speed, &j->batch, w, speed_packed_nodes(&j->speed, w), batch);
+    if (!goodput_has_model(b))
+        return speed_epochs_per_second(sp, w);
+    struct batch_spec o = goodput_outlook(b);
+    return goodput_best(sp, &o, w, speed_packed_nodes(sp, w), batch);
+}
+
+double sched_job_rate(const struct sched_job *j, int w, double *batch)
+{
+    if (j->speed.fitted)
+        return sched_speed_rate(&j->speed, &j->batch, w, batch);
+    if (batch)
+        *batch = 0.0;
+    return 0.0;
 }

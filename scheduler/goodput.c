@@ -93,3 +93,16 @@ double goodput_best(const struct speed_model *sp, const struct batch_spec *b, in
         *batch = m;
     return best;
 }
+
+struct batch_spec goodput_outlook(const struct batch_spec *b)
+{
+    struct batch_spec o = *b;
+
+    if (!goodput_has_model(b) || b->adaptive)
+        return o;
+    double s = current(b) / b->init_batch;
+    if (s > 1 && isfinite(s) && b->grad_sqr > 0 && isfinite(b->grad_sqr) && b->grad_var >= 0 &&
+        b->grad_var < s * b->grad_sqr)
+        o.grad_var = s * b->grad_sqr;
+    return o;
+}

@@ -68,4 +68,18 @@ double goodput_rate(const struct speed_model *sp, const struct batch_spec *b, in
 double goodput_best(const struct speed_model *sp, const struct batch_spec *b, int w, int nodes,
                     double *batch);
 
+/* The batch spec the policies plan a job's remaining time with. A fixed-batch job's
+ * gradient statistics are those of its last report, but its noise scale grows as it trains
+ * (McCandlish et al. 2018: by orders of magnitude): at its first epochs the gradient is large
+ * and consistent, and a large batch is worth little more than its initial one (deepspeech2
+ * at 640 = 32 x M0: gain 1.6 in its first epoch, 10 by its fourth, 20 by its tenth; in every
+ * measured profile the noise scale passes 32 x M0 within about ten epochs). Extrapolated over
+ * all of its remaining work, that first report makes the job look 10-20 times longer than it
+ * is, and a shortest-remaining-first policy leaves it at its base for hours (issue 18). So
+ * for a fixed batch M above M0 the noise scale is taken as at least M (the batch its user
+ * chose to train at throughout): grad_var >= (M / M0) grad_sqr, an efficiency of at least
+ * about 1/2 at M. Adaptive jobs (the core chooses their batch from the statistics as they
+ * are) and jobs without statistics are returned unchanged. */
+struct batch_spec goodput_outlook(const struct batch_spec *b);
+
 #endif

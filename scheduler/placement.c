@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "radix.h"
 #include "policies/policy.h"
 
 #define STRIDE SCHED_MAX_GPUS_PER_NODE
@@ -419,7 +420,7 @@ static void measure(struct pass *ps)
 }
 
 /* Repack pass: marks the GPUs each unchanged job would like back. */
-static int reserve_old(struct pass *ps, const int *want)
+static int reserve_old(struct pass *ps, const unsigned char *keep)
 {
     const struct sched_snapshot *snap = ps->snap;
 
@@ -428,7 +429,7 @@ static int reserve_old(struct pass *ps, const int *want)
         return -1;
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
-        if (keepable(snap, want, i))
+        if (keep[i])
             for (int k = 0; k < j->cur_gpus; k++)
                 ps->resv[j->slots[k].node] |= UINT64_C(1) << j->slots[k].gpu;
     }
@@ -444,9 +445,11 @@ static void unreserve(struct pass *ps, size_t i)
 }
 
 /* One plan: repack == 0 keeps unchanged running jobs first; repack == 1 starts
- * from an empty cluster and lets them take their old GPUs back in turn. */
+ * from an empty cluster and lets them take their old GPUs back in turn. keep[i]: job i is
+ * keepable() (worked out once for both passes). */
 static struct placement_plan *run_pass(const struct sched_snapshot *snap, const int *want,
-                                       const size_t *order, size_t norder, int repack)
+                                       const unsigned char *keep, const size_t *order,
+                                       size_t norder, int repack)
 {
     struct pass ps;
 
@@ -457,21 +460,21 @@ static struct placement_plan *run_pass(const struct sched_snapshot *snap, const 
         pass_fini(&ps);
         return NULL;
     }
-    if (repack && reserve_old(&ps, want)) {
+    if (repack && reserve_old(&ps, keep)) {
         placement_destroy(ps.plan);
         pass_fini(&ps);
         return NULL;
     }
     if (!repack)
         for (size_t i = 0; i < snap->njobs; i++)
-            if (keepable(snap, want, i))
+            if (keep[i])
                 keep_old(&ps, i, 0);
     build_free_lists(&ps);
     for (size_t k = 0; k < norder; k++) {
         size_t i = order[k];
         if (repack)
             unreserve(&ps, i);
-        if (ps.plan->kept[i] || (repack && keepable(snap, want, i) && keep_old(&ps, i, 1)))
+        if (ps.plan->kept[i] || (repack && keep[i] && keep_old(&ps, i, 1)))
             continue;
         int s = feasible_count(&ps, &snap->jobs[i], want[i]);
         ps.plan->short_gpus += want[i] - s;
@@ -482,45 +485,29 @@ static struct placement_plan *run_pass(const struct sched_snapshot *snap, const 
     return ps.plan;
 }
 
-struct order_key {
-    int want;
-    struct policy_rank rank;
-    size_t idx;
-};
-
-static int cmp_key(const void *a, const void *b)
-{
-    const struct order_key *x = a, *y = b;
-    int c;
-
-    if (x->want != y->want)
-        return x->want > y->want ? -1 : 1;
-    if ((c = policy_rank_cmp(&x->rank, &y->rank)))
-        return c;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Jobs with want > 0, largest first, then priority, arrival, id. */
+/* Jobs with want > 0, largest first, then in the policy order (priority, arrival, id):
+ * the policy order, then a stable sort by want. */
 static size_t *placement_order(const struct sched_snapshot *snap, const int *want, size_t *norder)
 {
-    struct order_key *keys = malloc((snap->njobs + 1) * sizeof(*keys));
+    struct radix_item *it = malloc((snap->njobs + 1) * sizeof(*it));
+    struct radix_item *tmp = malloc((snap->njobs + 1) * sizeof(*tmp));
     size_t *order = malloc((snap->njobs + 1) * sizeof(*order));
     size_t n = 0;
 
-    if (!keys || !order) {
-        free(keys);
+    if (!it || !tmp || !order || policy_order(snap, order)) {
+        free(it);
+        free(tmp);
         free(order);
         return NULL;
     }
-    for (size_t i = 0; i < snap->njobs; i++) {
-        const struct sched_job *j = &snap->jobs[i];
-        if (want[i] > 0)
-            keys[n++] = (struct order_key){ want[i], {j->priority, j->submit_time, j->id}, i };
-    }
-    qsort(keys, n, sizeof(*keys), cmp_key);
+    for (size_t k = 0; k < snap->njobs; k++)
+        if (want[order[k]] > 0)
+            it[n++] = (struct radix_item){(uint64_t)(INT_MAX - want[order[k]]), order[k]};
+    radix_sort(it, tmp, n);
     for (size_t k = 0; k < n; k++)
-        order[k] = keys[k].idx;
-    free(keys);
+        order[k] = it[k].idx;
+    free(it);
+    free(tmp);
     *norder = n;
     return order;
 }
@@ -535,15 +522,18 @@ struct placement_plan *placement_create_ex(const struct sched_snapshot *snap, co
 {
     size_t norder;
     size_t *order = placement_order(snap, want, &norder);
+    unsigned char *keep = malloc(snap->njobs + 1);
     struct placement_plan *best = NULL, *other = NULL;
 
-    if (!order)
+    if (!order || !keep)
         goto nomem;
-    best = run_pass(snap, want, order, norder, 0);
+    for (size_t i = 0; i < snap->njobs; i++)
+        keep[i] = (unsigned char)keepable(snap, want, i);
+    best = run_pass(snap, want, keep, order, norder, 0);
     if (!best)
         goto nomem;
     if (repack && (best->spread > 0 || best->short_gpus > 0)) {
-        other = run_pass(snap, want, order, norder, 1);
+        other = run_pass(snap, want, keep, order, norder, 1);
         if (!other)
             goto nomem;
         if (other->short_gpus < best->short_gpus ||
@@ -555,9 +545,11 @@ struct placement_plan *placement_create_ex(const struct sched_snapshot *snap, co
         placement_destroy(other);
     }
     free(order);
+    free(keep);
     return best;
 nomem:
     free(order);
+    free(keep);
     placement_destroy(best);
     errno = ENOMEM;
     return NULL;

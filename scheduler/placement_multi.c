@@ -1,5 +1,6 @@
 /* placement_multi: GPU-model groups and host resources (see placement_multi.h). */
 #include "placement_multi.h"
+#include "radix.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,35 +50,25 @@ static int running_model(const struct sched_snapshot *snap, const struct sched_j
     return g;
 }
 
-struct want_of {
-    int want;
-    size_t job;
-};
-
-static int cmp_want_desc(const void *a, const void *b)
-{
-    const struct want_of *x = a, *y = b;
-
-    if (x->want != y->want)
-        return x->want > y->want ? -1 : 1;
-    return (x->job > y->job) - (x->job < y->job);
-}
-
-/* Sorts idx by want descending, then by job index: one qsort of (want, job) pairs, whose
- * order is total, so the same as the insertion sort it replaces (O(n^2): two thirds of a
- * round of 10,000 jobs). Returns 0, or -1 (ENOMEM). */
+/* Sorts idx by want descending, then by job index (idx is ascending on entry and the sort
+ * stable). Returns 0, or -1 (ENOMEM). */
 static int sort_by_want(size_t *idx, size_t n, const int *want)
 {
-    struct want_of *w = malloc((n + 1) * sizeof(*w));
+    struct radix_item *w = malloc((n + 1) * sizeof(*w));
+    struct radix_item *tmp = malloc((n + 1) * sizeof(*tmp));
 
-    if (!w)
+    if (!w || !tmp) {
+        free(w);
+        free(tmp);
         return -1;
+    }
     for (size_t k = 0; k < n; k++)
-        w[k] = (struct want_of){want[idx[k]], idx[k]};
-    qsort(w, n, sizeof(*w), cmp_want_desc);
+        w[k] = (struct radix_item){(uint64_t)(INT_MAX - want[idx[k]]), idx[k]};
+    radix_sort(w, tmp, n);
     for (size_t k = 0; k < n; k++)
-        idx[k] = w[k].job;
+        idx[k] = w[k].idx;
     free(w);
+    free(tmp);
     return 0;
 }
 
@@ -117,7 +108,8 @@ int placement_multi_assign_models(const struct sched_snapshot *snap, const int *
     for (size_t i = 0; i < snap->njobs; i++)
         if (want[i] > 0 && model[i] < 0)
             idx[n++] = i;
-    int rc = sort_by_want(idx, n, want);
+    /* With one model every job gets it, whatever the order. */
+    int rc = nm > 1 ? sort_by_want(idx, n, want) : 0;
     for (size_t k = 0; rc == 0 && k < n && nm > 0; k++)
         pick_model(snap, idx[k], want[idx[k]], models, nm, free_gpus, model);
     free(models);
@@ -228,10 +220,18 @@ static int node_over(const struct sched_node *nd, double cores, double mem)
            (nd->host_mem_gb > 0 && mem > nd->host_mem_gb + 1e-9);
 }
 
-/* The first over-committed node, or -1. */
+/* The first over-committed node, or -1. A cluster whose nodes advertise no cores and no
+ * memory has none (node_over), and nothing to add up. */
 static long over_node(const struct sched_snapshot *snap, const struct placement_plan *p,
                       const struct plan_choice *plan, double *cores, double *mem)
 {
+    size_t counted = 0;
+
+    while (counted < snap->nnodes && snap->nodes[counted].cpu_cores <= 0 &&
+           !(snap->nodes[counted].host_mem_gb > 0))
+        counted++;
+    if (counted == snap->nnodes)
+        return -1;
     host_use(snap, p, plan, cores, mem);
     for (size_t n = 0; n < snap->nnodes; n++)
         if (node_over(&snap->nodes[n], cores[n], mem[n]))

@@ -99,14 +99,14 @@ static double offload_s(const struct plan_spec *ps, const struct plan_choice *c,
     return 4.0 * shard / PLAN_PCIE_GBPS + shard / (cores * PLAN_ADAM_GPARAMS_PER_CORE_S);
 }
 
-static double plan_step_model(const struct speed_model *sp, const struct plan_spec *ps,
-                              const struct plan_choice *c, int w, int nodes, double speed)
+/* Seconds per step of plan c at data-parallel degree d, whose features are f. */
+static double step_model_features(const struct speed_model *sp, const struct plan_spec *ps,
+                                  const struct plan_choice *c, int d,
+                                  const double f[SPEED_NFEATURES], double speed)
 {
-    int d = dp_degree(c, w), tp = degree(c->tp), pp = degree(c->pp);
-    double f[SPEED_NFEATURES];
+    int tp = degree(c->tp), pp = degree(c->pp);
     const double *th = sp->theta;
 
-    speed_features_placed(d, nodes < 1 ? 1 : nodes, sp->batch_per_gpu, f);
     double compute = (th[0] * f[0] + th[1] * f[1]) / speed;
     compute *= (1.0 + PLAN_TP_OVERHEAD * (tp - 1)) * (1.0 + (pp - 1) / PLAN_MICROBATCHES);
     double zf = c->kind == PLAN_ZERO3 ? 1.5 : 1.0;
@@ -115,6 +115,16 @@ static double plan_step_model(const struct speed_model *sp, const struct plan_sp
     if (c->kind == PLAN_OFFLOAD && plan_has_info(ps))
         t += offload_s(ps, c, d);
     return t;
+}
+
+static double plan_step_model(const struct speed_model *sp, const struct plan_spec *ps,
+                              const struct plan_choice *c, int w, int nodes, double speed)
+{
+    int d = dp_degree(c, w);
+    double f[SPEED_NFEATURES];
+
+    speed_features_placed(d, nodes < 1 ? 1 : nodes, sp->batch_per_gpu, f);
+    return step_model_features(sp, ps, c, d, f, speed);
 }
 
 double plan_step_time(const struct speed_model *sp, const struct plan_spec *ps,
@@ -134,15 +144,33 @@ double plan_step_time(const struct speed_model *sp, const struct plan_spec *ps,
     return plan_step_model(sp, ps, c, w, nodes, speed);
 }
 
+/* Epochs per second of w GPUs at t seconds a step. */
+static double per_second(const struct speed_model *sp, int w, double t)
+{
+    if (!isfinite(t) || t <= 0.0 || !(sp->dataset_size > 0.0))
+        return 0.0;
+    return (double)w * sp->batch_per_gpu / (t * sp->dataset_size);
+}
+
 double plan_epochs_per_second(const struct speed_model *sp, const struct plan_spec *ps,
                               const struct plan_choice *c, int w, int nodes, double gpu_speed,
                               double gpu_mem_gb)
 {
-    double t = plan_step_time(sp, ps, c, w, nodes, gpu_speed, gpu_mem_gb);
+    return per_second(sp, w, plan_step_time(sp, ps, c, w, nodes, gpu_speed, gpu_mem_gb));
+}
 
-    if (!isfinite(t) || t <= 0.0 || !(sp->dataset_size > 0.0))
+double plan_dp_rate(const struct speed_model *sp, int w, const double f[SPEED_NFEATURES],
+                    double gpu_speed)
+{
+    double speed = gpu_speed > 0 && isfinite(gpu_speed) ? gpu_speed : 1.0;
+    struct plan_choice dp = {0};
+
+    if (!sp || !sp->fitted || w < 1)
         return 0.0;
-    return (double)w * sp->batch_per_gpu / (t * sp->dataset_size);
+    /* plan_step_time()'s two ways for plain data parallel without plan information */
+    return per_second(sp, w,
+                      speed == 1.0 ? speed_step_time_features(sp, f)
+                                   : step_model_features(sp, NULL, &dp, w, f, speed));
 }
 
 /* Whether kind k (with degrees tp, pp) is one the job accepts. */
@@ -187,10 +215,10 @@ double plan_best(const struct speed_model *sp, const struct plan_spec *ps, int w
     struct best b = {0.0, ps ? ps->requested : (struct plan_choice){0}, 0};
 
     if (!plan_has_info(ps)) {
-        struct plan_choice dp = {0};
-        b.rate = plan_epochs_per_second(sp, ps, &dp, w, speed_packed_nodes(sp, w), gpu_speed, gpu_mem_gb);
-        *out = dp;
-        return b.rate;
+        double f[SPEED_NFEATURES];
+        speed_features_placed(w, speed_packed_nodes(sp, w), sp->batch_per_gpu, f);
+        *out = (struct plan_choice){0};
+        return plan_dp_rate(sp, w, f, gpu_speed);
     }
     for (int k = 0; k < PLAN_NKINDS; k++)
         for (int tp = 1; tp <= PLAN_MAX_DEGREE; tp *= 2)

@@ -95,10 +95,18 @@ double plan_epochs_per_second(const struct speed_model *sp, const struct plan_sp
  * sp->gpus_per_node) that holds at most max_cores cores and max_host_gb GB of
  * host memory per GPU (<= 0: no limit). Ties keep the requested plan, then the
  * lower kind and degrees. Fills *out (with its demand) and returns its epochs
- * per second, or 0 when no plan fits (out then holds the requested plan). */
+ * per second, or 0 when no plan fits (out then holds the requested plan). ps NULL: no
+ * plan information (as a plan_spec of zeros). */
 double plan_best(const struct speed_model *sp, const struct plan_spec *ps, int w,
                  double gpu_speed, double gpu_mem_gb, int max_cores, double max_host_gb,
                  struct plan_choice *out);
+
+/* plan_best(sp, NULL, w, gpu_speed, ...) (plain data parallel, no plan information: memory
+ * and host limits do not apply) from f, the features of w GPUs packed as sp says
+ * (speed_features_placed(w, speed_packed_nodes(sp, w), sp->batch_per_gpu, f)): the same
+ * number, for a caller that keeps the all-reduce coefficients of the counts it asks for. */
+double plan_dp_rate(const struct speed_model *sp, int w, const double f[SPEED_NFEATURES],
+                    double gpu_speed);
 
 /* The job's requested plan on requested_gpus reference GPUs (speed 1, memory
  * gpu_mem_gb): the epochs per second the guarantee protects; 0 if it does not

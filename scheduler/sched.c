@@ -12,6 +12,7 @@
 #include "placement_multi.h"
 #include "policies/policy.h"
 #include "policies/pack.h"
+#include "radix.h"
 #include "sched.h"
 
 /* The policies, in the order sched_policy_list() gives them. */
@@ -139,10 +140,12 @@ static int validate_pack(const struct sched_snapshot *snap, size_t i, struct msg
 
 /* Slots on existing GPUs, none held twice except by the two jobs of a packed
  * pair. busy has nnodes entries, zeroed. */
-static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, struct msg *m)
+static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, struct msg *m,
+                          int *packed)
 {
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
+        *packed |= j->packed != 0;
         if (j->packed && validate_pack(snap, i, m))
             return -1;
         if (policy_pack_is_second(snap, i))
@@ -160,25 +163,28 @@ static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, str
     return 0;
 }
 
-static int cmp_id(const void *a, const void *b)
+/* Unique ids: at once when they ascend (snapshots usually come by id; the job loop of
+ * sched_validate() found that out), else sorted. */
+static int validate_ids(const struct sched_snapshot *snap, int ascending, struct msg *m)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    size_t n = snap->njobs, i;
 
-    return (x > y) - (x < y);
-}
-
-static int validate_ids(const struct sched_snapshot *snap, struct msg *m)
-{
-    int64_t *ids = malloc((snap->njobs + 1) * sizeof(*ids));
-
-    if (!ids)
+    if (ascending)
+        return 0;
+    struct radix_item *ids = malloc((n + 1) * sizeof(*ids));
+    struct radix_item *tmp = malloc((n + 1) * sizeof(*tmp));
+    if (!ids || !tmp) {
+        free(ids);
+        free(tmp);
         return fail(m, "snapshot", -1, "out of memory checking job ids");
-    for (size_t i = 0; i < snap->njobs; i++)
-        ids[i] = snap->jobs[i].id;
-    qsort(ids, snap->njobs, sizeof(*ids), cmp_id);
-    for (size_t i = 1; i < snap->njobs; i++) {
-        if (ids[i] == ids[i - 1]) {
-            long long dup = (long long)ids[i];
+    }
+    for (i = 0; i < n; i++)
+        ids[i] = (struct radix_item){radix_key_i64(snap->jobs[i].id), i};
+    radix_sort(ids, tmp, n);
+    free(tmp);
+    for (i = 1; i < n; i++) {
+        if (ids[i].key == ids[i - 1].key) {
+            long long dup = (long long)snap->jobs[ids[i].idx].id;
             free(ids);
             return fail(m, "job id", dup, "appears twice");
         }
@@ -187,12 +193,15 @@ static int validate_ids(const struct sched_snapshot *snap, struct msg *m)
     return 0;
 }
 
-int sched_validate(const struct sched_snapshot *snap, char *err, size_t errlen)
+/* sched_validate(); *packed = 1 when it is valid and some job is packed (its pass over the
+ * slots reads every job's packed flag), else 0. */
+static int validate(const struct sched_snapshot *snap, char *err, size_t errlen, int *packed)
 {
     struct msg m = { err, 0, err ? errlen : 0 };
     uint64_t *busy;
-    int rc;
+    int rc, ascending = 1;
 
+    *packed = 0;
     msg_str(&m, "");
     if (!snap)
         return fail(&m, "snapshot", -1, "NULL");
@@ -202,17 +211,26 @@ int sched_validate(const struct sched_snapshot *snap, char *err, size_t errlen)
         return fail(&m, "snapshot", -1, "now is NaN");
     if (validate_nodes(snap, &m))
         return -1;
-    for (size_t i = 0; i < snap->njobs; i++)
+    for (size_t i = 0; i < snap->njobs; i++) {
         if (validate_job(&snap->jobs[i], i, &m))
             return -1;
+        ascending &= i == 0 || snap->jobs[i].id > snap->jobs[i - 1].id;
+    }
     busy = calloc(snap->nnodes + 1, sizeof(*busy));
     if (!busy)
         return fail(&m, "snapshot", -1, "out of memory checking slots");
-    rc = validate_slots(snap, busy, &m);
+    rc = validate_slots(snap, busy, &m, packed);
     free(busy);
     if (rc == 0)
-        rc = validate_ids(snap, &m);
+        rc = validate_ids(snap, ascending, &m);
     return rc;
+}
+
+int sched_validate(const struct sched_snapshot *snap, char *err, size_t errlen)
+{
+    int packed;
+
+    return validate(snap, err, errlen, &packed);
 }
 
 void sched_decision_destroy(struct sched_decision *d)
@@ -352,7 +370,7 @@ static void assign_plan(const struct sched_snapshot *snap, size_t i,
 
     memset(&a->plan, 0, sizeof(a->plan));
     a->gpu_model = nd ? nd->gpu_model : 0;
-    if (!plan_has_info(&j->plan) || !nd)
+    if (!nd || !plan_has_info(&j->plan)) /* a job placed nowhere: its lines are not read */
         return;
     a->plan = pw[i].plan;
     double mem = nd->gpu_mem_gb > 0 ? nd->gpu_mem_gb : PLAN_DEFAULT_GPU_MEM_GB;
@@ -431,9 +449,11 @@ static int batch_view(const struct sched_policy_ops *policy, const struct sched_
 
     *view = *snap;
     *copy = NULL;
+    if (policy->chooses_batch) /* before the pass over every job: it would not matter */
+        return 0;
     for (size_t i = 0; i < snap->njobs && !any; i++)
         any = snap->jobs[i].batch.adaptive;
-    if (!any || policy->chooses_batch)
+    if (!any)
         return 0;
     *copy = malloc(snap->njobs * sizeof(**copy));
     if (!*copy)
@@ -445,24 +465,23 @@ static int batch_view(const struct sched_policy_ops *policy, const struct sched_
     return 0;
 }
 
-/* The batch each running job with a batch model runs at: the one it runs at while its
+/* The batch running job i runs at when it has a batch model: the one it runs at while its
  * allocation stays (a new batch is applied at a restart), else the best for its new GPUs
  * and nodes (its own when it is not adaptive). */
-static void assign_batches(const struct sched_snapshot *snap, struct sched_decision *d)
+static void assign_batch(const struct sched_snapshot *snap, struct sched_decision *d, size_t i)
 {
-    for (size_t i = 0; i < d->njobs; i++) {
-        const struct sched_job *j = &snap->jobs[i];
-        struct sched_assignment *a = &d->assign[i];
-        if (a->gpus <= 0 || !goodput_has_model(&j->batch))
-            continue;
-        a->batch = j->batch.batch > 0 ? j->batch.batch : j->batch.init_batch;
-        if (!j->batch.adaptive || !j->speed.fitted || (!a->changed && j->cur_gpus > 0))
-            continue;
-        int nodes = sched_slots_nodes(a->slots, a->gpus);
-        double m;
-        if (goodput_best(&j->speed, &j->batch, a->gpus, nodes, &m) > 0)
-            a->batch = m;
-    }
+    const struct sched_job *j = &snap->jobs[i];
+    struct sched_assignment *a = &d->assign[i];
+
+    if (a->gpus <= 0 || !goodput_has_model(&j->batch))
+        return;
+    a->batch = j->batch.batch > 0 ? j->batch.batch : j->batch.init_batch;
+    if (!j->batch.adaptive || !j->speed.fitted || (!a->changed && j->cur_gpus > 0))
+        return;
+    int nodes = sched_slots_nodes(a->slots, a->gpus);
+    double m;
+    if (goodput_best(&j->speed, &j->batch, a->gpus, nodes, &m) > 0)
+        a->batch = m;
 }
 
 int sched_slots_nodes(const struct sched_slot *slots, int n)
@@ -512,7 +531,7 @@ static struct placement_plan *place(const struct sched_snapshot *snap, int *want
         goto out;
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
-        if (!plan_has_info(&j->plan) || want[i] <= 0)
+        if (want[i] <= 0 || !plan_has_info(&j->plan)) /* want first: no line of a job it skips */
             continue;
         if (!pw[i].has_plan)
             pw[i].plan = default_plan(j, want[i], node_of_model(snap, model[i]));
@@ -529,33 +548,45 @@ out:
     return p;
 }
 
-/* The suspend, resume and migrate flags, once the decision is final. */
-static void mark_moves(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
-                       struct sched_decision *d)
+/* Job i's suspend, resume and migrate flags, once the decision is final. */
+static void mark_move(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
+                      struct sched_decision *d, size_t i)
 {
-    for (size_t i = 0; i < d->njobs; i++) {
-        const struct sched_job *j = &snap->jobs[i];
-        struct sched_assignment *a = &d->assign[i];
-        a->suspended = policy->time_slices && j->cur_gpus > 0 && a->gpus == 0;
-        a->resumed = j->suspended && j->cur_gpus == 0 && a->gpus > 0;
-        a->migrated = j->cur_gpus > 0 && a->gpus == j->cur_gpus && a->changed &&
-                      a->pack != SCHED_PACK_PACK;
-        if (a->suspended && a->pack == SCHED_PACK_NONE)
-            a->reason = "suspended: time-sliced out, its state kept in host memory";
-        if (a->resumed && a->pack == SCHED_PACK_NONE)
-            a->reason = "resumed: its turn in the time-slicing";
-    }
+    const struct sched_job *j = &snap->jobs[i];
+    struct sched_assignment *a = &d->assign[i];
+
+    a->suspended = policy->time_slices && j->cur_gpus > 0 && a->gpus == 0;
+    a->resumed = a->gpus > 0 && j->cur_gpus == 0 && j->suspended; /* suspended: another line */
+    a->migrated = j->cur_gpus > 0 && a->gpus == j->cur_gpus && a->changed &&
+                  a->pack != SCHED_PACK_PACK;
+    if (a->suspended && a->pack == SCHED_PACK_NONE)
+        a->reason = "suspended: time-sliced out, its state kept in host memory";
+    if (a->resumed && a->pack == SCHED_PACK_NONE)
+        a->reason = "resumed: its turn in the time-slicing";
 }
 
-/* After a refine step moved jobs (packing, migration): each assignment's GPU
- * model from its slots, and its plan's host demand for its count. */
-static void refresh_models(const struct sched_snapshot *snap, struct sched_decision *d)
+/* After a refine step moved jobs (packing, migration): assignment i's GPU model from its
+ * slots, and its plan's host demand for its count. */
+static void refresh_model(const struct sched_snapshot *snap, struct sched_decision *d, size_t i)
+{
+    struct sched_assignment *a = &d->assign[i];
+
+    a->gpu_model = a->gpus > 0 ? snap->nodes[a->slots[0].node].gpu_model : 0;
+    if (a->gpus > 0 && plan_has_info(&snap->jobs[i].plan))
+        plan_demand(&snap->jobs[i].plan, &a->plan, a->gpus);
+}
+
+/* The decision's last steps, each job's in one visit (each reads and writes only job i and
+ * its assignment): at 10,000 jobs a pass of its own over the 504-byte jobs and the
+ * assignments was a cache miss or two per job each. */
+static void finish_decision(const struct sched_policy_ops *policy,
+                            const struct sched_snapshot *snap, struct sched_decision *d)
 {
     for (size_t i = 0; i < d->njobs; i++) {
-        struct sched_assignment *a = &d->assign[i];
-        a->gpu_model = a->gpus > 0 ? snap->nodes[a->slots[0].node].gpu_model : 0;
-        if (a->gpus > 0 && plan_has_info(&snap->jobs[i].plan))
-            plan_demand(&snap->jobs[i].plan, &a->plan, a->gpus);
+        mark_move(policy, snap, d, i);
+        if (policy->refine)
+            refresh_model(snap, d, i);
+        assign_batch(snap, d, i);
     }
 }
 
@@ -569,9 +600,9 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     const struct sched_snapshot *snap = &base;
     struct sched_job *copy = NULL, *fixed = NULL;
     unsigned char *forced = NULL;
-    int *want = NULL, capacity;
+    int *want = NULL, capacity, packed = 0;
 
-    if (!policy || !policy->allocate || sched_validate(given, NULL, 0)) {
+    if (!policy || !policy->allocate || validate(given, NULL, 0, &packed)) {
         errno = EINVAL;
         return NULL;
     }
@@ -582,7 +613,8 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     want = calloc(snap->njobs + 1, sizeof(*want));
     pw = calloc(snap->njobs + 1, sizeof(*pw));
     forced = calloc(snap->njobs + 1, 1);
-    if (!want || !pw || !forced || policy_pack_view(snap, &view, &copy)) {
+    view = *snap; /* policy_pack_view()'s answer when no job is packed, without its pass */
+    if (!want || !pw || !forced || (packed && policy_pack_view(snap, &view, &copy))) {
         errno = ENOMEM;
         goto out;
     }
@@ -605,10 +637,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         d = NULL;
         goto out;
     }
-    mark_moves(policy, snap, d);
-    if (policy->refine)
-        refresh_models(snap, d);
-    assign_batches(snap, d);
+    finish_decision(policy, snap, d);
 out:
     placement_destroy(p);
     free(copy);

@@ -362,9 +362,14 @@ double sched_estimate_remaining(const struct sched_job *j, const double *finishe
  * calls it for each job after filling its evidence. */
 void sched_estimate_apply(struct sched_job *j, const struct sched_snapshot *snap);
 
-/* Epochs per second of job j on w GPUs packed on as few nodes as its speed model's
- * gpus_per_node allows: with a batch model its goodput (at the best batch when adaptive, that
- * batch into *batch, which may be NULL), else speed_epochs_per_second(). 0 when unknown. */
+/* Epochs per second on w GPUs packed on as few nodes as sp's gpus_per_node allows, as the
+ * policies plan it: with a batch model (b) its goodput at goodput_outlook(b) (at the best
+ * batch when adaptive, that batch into *batch, which may be NULL), else
+ * speed_epochs_per_second(). 0 when w < 1. */
+double sched_speed_rate(const struct speed_model *sp, const struct batch_spec *b, int w,
+                        double *batch);
+
+/* sched_speed_rate() of job j; 0 when its speed model is not fitted. */
 double sched_job_rate(const struct sched_job *j, int w, double *batch);
 
 /* The distinct nodes among n slots (in any order; n is a job's GPUs, so O(n^2) is fine). */

@@ -55,10 +55,14 @@ static bool is_pow2(int p)
 
 static int floor_log2(int p)
 {
-    int k = 0;
-    while ((p >> (k + 1)) > 0)
-        k++;
-    return k;
+    return p > 1 ? 31 - __builtin_clz((unsigned)p) : 0;
+}
+
+/* 2^k, exactly, for |k| < 63 (what ldexp(1.0, k) gives, without the call: a round's
+ * predictions ask for these coefficients tens of thousands of times). */
+static double pow2(int k)
+{
+    return k >= 0 ? (double)(UINT64_C(1) << k) : 1.0 / (double)(UINT64_C(1) << -k);
 }
 
 enum allreduce_algo allreduce_algo_for(int p)
@@ -79,7 +83,7 @@ static void ring_coefficients(int p, double *ca, double *cb, double *cg)
 static void halving_doubling_coefficients(int p, double *ca, double *cb, double *cg)
 {
     int k = floor_log2(p);
-    double pp = ldexp(1.0, k);
+    double pp = pow2(k);
     double frac = (pp - 1.0) / pp;
     *ca = 2.0 * k;
     *cb = 2.0 * frac;
@@ -94,7 +98,7 @@ static void halving_doubling_coefficients(int p, double *ca, double *cb, double 
 static void binary_blocks_coefficients(int p, double *ca, double *cb, double *cg)
 {
     int prev = floor_log2(p);
-    double top = 1.0 - ldexp(1.0, -prev);
+    double top = 1.0 - pow2(-prev);
     *ca = 2.0 * prev;
     *cb = 2.0 * top;
     *cg = top;
@@ -102,8 +106,8 @@ static void binary_blocks_coefficients(int p, double *ca, double *cb, double *cg
         if (!(p & (1 << k)))
             continue;
         *ca += 2.0 * (1 + prev - k);
-        *cb += 2.0 * ldexp(1.0, -k);
-        *cg += ldexp(1.0, -prev);
+        *cb += 2.0 * pow2(-k);
+        *cg += pow2(-prev);
         prev = k;
     }
 }
@@ -257,11 +261,9 @@ double speed_step_time_placed(const struct speed_model *model, int w, int nodes,
 {
     if (!model || !model->fitted || w < 1)
         return INFINITY;
-    double f[SPEED_NFEATURES], t = 0.0;
+    double f[SPEED_NFEATURES];
     speed_features_placed(w, nodes < 1 ? 1 : nodes, m, f);
-    for (size_t j = 0; j < SPEED_NFEATURES; j++)
-        t += model->theta[j] * f[j];
-    return t;
+    return speed_step_time_features(model, f);
 }
 
 double speed_step_time(const struct speed_model *model, int w)

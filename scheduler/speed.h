@@ -85,6 +85,20 @@ double speed_step_time(const struct speed_model *model, int w);
 /* Predicted seconds per step for w workers on nodes nodes with m examples each. */
 double speed_step_time_placed(const struct speed_model *model, int w, int nodes, double m);
 
+/* The same from the features f of that placement (speed_features_placed()), for a caller
+ * that keeps the features of the counts it asks for: theta . f, summed from theta[0]. Inline
+ * (the only inline function here): rubick and ringmaster ask it for each of the tens of
+ * thousands of new rates of a round at 10,000 jobs, through plan_dp_rate(). */
+static inline double speed_step_time_features(const struct speed_model *model,
+                                              const double f[SPEED_NFEATURES])
+{
+    double t = 0.0;
+
+    for (size_t j = 0; j < SPEED_NFEATURES; j++)
+        t += model->theta[j] * f[j];
+    return t;
+}
+
 /* w * m / (t_step(w) * dataset_size); 0 when t_step is infinite or the dataset
  * size is not positive. */
 double speed_epochs_per_second(const struct speed_model *model, int w);

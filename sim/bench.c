@@ -16,13 +16,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "fnv.h"
 #include "options.h"
 #include "simulate.h"
 #include "template.h"
 
 static const char usage[] =
     "usage: ringmaster-sim bench-round --jobs N --gpus G [--policy P|all] [--repeat R]\n"
-    "                                  [--reference]\n"
+    "                                  [--reference] [--digest]\n"
     "\n"
     "Times full scheduling rounds (policy + placement) on a synthetic snapshot of\n"
     "N active jobs on G GPUs (G/8 nodes of 8). Prints each round's time, then\n"
@@ -35,7 +36,18 @@ static const char usage[] =
     "               (first line: reference build=plain|san) and add ratio=MIN/REF\n"
     "               reference_us=REF (REF: its least time) to each policy's line:\n"
     "               a round's cost in units of this machine's speed at that moment,\n"
-    "               which bench/round-check.sh compares with bench/round-baseline\n";
+    "               which bench/round-check.sh compares with bench/round-baseline\n"
+    "  --digest     add digest=HEX: a hash of every decision of the run (the first\n"
+    "               round's and each timed one's), to show that a change to the core\n"
+    "               left its decisions as they were (bench/round-same.sh)\n";
+
+/* What bench_main was asked for, beyond the sizes. */
+struct bench_opts {
+    int repeat;
+    int one;       /* one policy: its rounds and the single-policy format */
+    int reference; /* --reference */
+    int digest;    /* --digest */
+};
 
 struct bench {
     struct options_cluster cluster;
@@ -137,15 +149,40 @@ static int dbl_cmp(const void *a, const void *b)
 
 static double reference_work(void);
 
+/* Folds decision d into *h: each assignment's every field (its slots and reason text, not
+ * their addresses) and the decision's totals. */
+static void digest_decision(uint64_t *h, const struct sched_decision *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        const struct sched_assignment *a = &d->assign[i];
+        int64_t v[] = {a->job_id,    a->gpus,          a->changed,   a->wanted,
+                       a->plan.kind, a->plan.tp,       a->plan.pp,   a->plan.cpu_cores,
+                       a->gpu_model, a->plan_changed,  a->suspended, a->resumed,
+                       a->migrated,  (int64_t)a->pack, a->packed_with, a->forced};
+        double x[] = {a->plan.host_mem_gb, a->batch};
+        *h = fnv1a(*h, v, sizeof(v));
+        *h = fnv1a(*h, x, sizeof(x));
+        if (a->gpus > 0)
+            *h = fnv1a(*h, a->slots, (size_t)a->gpus * sizeof(*a->slots));
+        *h = fnv1a(*h, a->reason, strlen(a->reason) + 1);
+    }
+    int64_t t[] = {(int64_t)d->njobs, d->capacity, d->used, d->nchanged, d->packed_gpus};
+    *h = fnv1a(*h, t, sizeof(t));
+    *h = fnv1a(*h, &d->fragmentation, sizeof(d->fragmentation));
+}
+
 /* Runs the first round, then repeat timed ones into us[] (sorted on return); prints each
  * when verbose. With ref (not NULL), times the reference computation before each round, in
- * ref[] (sorted): the two minima then saw the same moments of the machine. Returns 0 or -1. */
+ * ref[] (sorted): the two minima then saw the same moments of the machine. With digest (not
+ * NULL), folds every decision into it, outside the timed part. Returns 0 or -1. */
 static int bench_rounds(struct bench *b, const struct sched_policy_ops *p, int repeat, double *us,
-                        double *ref, int verbose)
+                        double *ref, int verbose, uint64_t *digest)
 {
     struct sched_snapshot snap = snapshot_of(b, 0);
     struct sched_decision *d = sched_decide(p, &snap);
     double sink = 0;
+    if (d && digest)
+        digest_decision(digest, d);
     if (!d || adopt(b, d)) {
         sched_decision_destroy(d);
         return -1;
@@ -165,6 +202,8 @@ static int bench_rounds(struct bench *b, const struct sched_policy_ops *p, int r
             return -1;
         if (verbose)
             printf("round %d: %.1f us, fragmentation %.3f\n", r + 1, us[r], d->fragmentation);
+        if (digest)
+            digest_decision(digest, d);
         sched_decision_destroy(d);
     }
     if (sink == 42) /* never: keeps the reference's work */
@@ -212,25 +251,31 @@ static double reference_work(void)
 #endif
 
 /* Times policy p on a fresh bench of jobs and gpus; prints its line (the single-policy
- * format when one, else one summary line). reference: with the ratio. Returns 0, or -1
- * with text in err. */
+ * format when o->one, else one summary line), with the ratio and the digest when asked.
+ * Returns 0, or -1 with text in err. */
 static int bench_policy(const struct sched_policy_ops *p, long long jobs, long long gpus,
-                        int repeat, int one, int reference, char *err, size_t len)
+                        const struct bench_opts *o, char *err, size_t len)
 {
     struct bench b;
     double us[1000], ref[1000];
-    int rc = bench_init(&b, (size_t)jobs, (int)gpus, err, len);
-    if (rc == 0 && (rc = bench_rounds(&b, p, repeat, us, reference ? ref : NULL, one)))
+    uint64_t digest = FNV1A_INIT;
+    int rc = bench_init(&b, (size_t)jobs, (int)gpus, err, len), repeat = o->repeat;
+    if (rc == 0 && (rc = bench_rounds(&b, p, repeat, us, o->reference ? ref : NULL, o->one,
+                                      o->digest ? &digest : NULL)))
         snprintf(err, len, "sched_decide failed (policy %s)", p->name);
-    if (rc == 0 && one) {
+    if (rc == 0 && o->one) {
         printf("policy=%s jobs=%zu gpus=%d\n", p->name, b.njobs, b.cluster.total_gpus);
-        if (reference)
+        if (o->reference)
             printf("min_us=%.1f ratio=%.4f reference_us=%.1f\n", us[0], us[0] / ref[0], ref[0]);
+        if (o->digest)
+            printf("digest=%016llx\n", (unsigned long long)digest);
         printf("round_us=%.1f\n", us[repeat / 2]);
     } else if (rc == 0) {
         printf("policy=%s jobs=%zu gpus=%d round_us=%.1f min_us=%.1f", p->name, b.njobs,
                b.cluster.total_gpus, us[repeat / 2], us[0]);
-        if (reference)
+        if (o->digest)
+            printf(" digest=%016llx", (unsigned long long)digest);
+        if (o->reference)
             printf(" ratio=%.4f reference_us=%.1f", us[0] / ref[0], ref[0]);
         putchar('\n');
     }
@@ -240,13 +285,13 @@ static int bench_policy(const struct sched_policy_ops *p, long long jobs, long l
 }
 
 static int parse(int argc, char **argv, long long *jobs, long long *gpus, const char **policy,
-                 long long *repeat, int *reference, char *err, size_t len)
+                 long long *repeat, struct bench_opts *o, char *err, size_t len)
 {
     static const struct option longopts[] = {
         {"jobs", required_argument, NULL, 'j'},   {"gpus", required_argument, NULL, 'g'},
         {"policy", required_argument, NULL, 'p'}, {"repeat", required_argument, NULL, 'r'},
         {"reference", no_argument, NULL, 'R'},    {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"digest", no_argument, NULL, 'D'},       {NULL, 0, NULL, 0},
     };
     int c;
     optind = 1;
@@ -261,7 +306,9 @@ static int parse(int argc, char **argv, long long *jobs, long long *gpus, const 
         if (c == 'p')
             *policy = optarg;
         if (c == 'R')
-            *reference = 1;
+            o->reference = 1;
+        if (c == 'D')
+            o->digest = 1;
         if (c == '?') {
             snprintf(err, len, "unknown option (see --help)");
             return -1;
@@ -277,10 +324,10 @@ static int parse(int argc, char **argv, long long *jobs, long long *gpus, const 
 int bench_main(int argc, char **argv)
 {
     long long jobs = 0, gpus = 0, repeat = 5;
-    int reference = 0;
+    struct bench_opts o = {0};
     const char *pname = NULL;
     char err[256];
-    int rc = parse(argc, argv, &jobs, &gpus, &pname, &repeat, &reference, err, sizeof(err));
+    int rc = parse(argc, argv, &jobs, &gpus, &pname, &repeat, &o, err, sizeof(err));
     if (rc == 1) {
         fputs(usage, stdout);
         return 0;
@@ -298,12 +345,13 @@ int bench_main(int argc, char **argv)
         fprintf(stderr, "ringmaster-sim bench-round: %s\n", err);
         return 2;
     }
-    if (reference)
+    if (o.reference)
         printf("reference build=" BUILD_KIND "\n");
+    o.repeat = (int)repeat;
+    o.one = !all;
     const struct sched_policy_ops *const *list = sched_policy_list();
     for (size_t i = 0; rc == 0 && (all ? list[i] != NULL : i == 0); i++)
-        rc = bench_policy(all ? list[i] : p, jobs, gpus, (int)repeat, !all, reference, err,
-                          sizeof(err));
+        rc = bench_policy(all ? list[i] : p, jobs, gpus, &o, err, sizeof(err));
     if (rc)
         fprintf(stderr, "ringmaster-sim bench-round: %s\n", err);
     return rc ? 1 : 0;

@@ -216,33 +216,88 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
 {
     json_t *arr, *pt;
     size_t i, n = 0;
-    int w[DECIDE_MAX_POINTS];
+    int w[DECIDE_MAX_POINTS], placed = 0;
     double step[DECIDE_MAX_POINTS], m, d;
+    long long per_node;
+    struct speed_obs *obs;
     if (get_array(in, o, path, "speed_observations", DECIDE_MAX_POINTS, &arr) ||
         get_num(in, o, path, "batch_per_gpu", 1, 1e9, 128, &m) ||
-        get_num(in, o, path, "dataset_size", 1, 1e15, 50000, &d))
+        get_num(in, o, path, "dataset_size", 1, 1e15, 50000, &d) ||
+        get_int(in, o, path, "gpus_per_node", 0, 1024, 0, &per_node))
         return -1;
     job->speed.batch_per_gpu = m;
     job->speed.dataset_size = d;
+    job->speed.gpus_per_node = (int)per_node;
+    if (json_array_size(arr) == 0)
+        return 0;
+    obs = calloc(json_array_size(arr), sizeof(*obs));
+    if (!obs)
+        return bad(in, path, "out of memory");
     for (i = 0; i < json_array_size(arr); i++) {
         pt = json_array_get(arr, i);
         char p[160];
         long long wi;
         snprintf(p, sizeof(p), "%s.speed_observations[%zu]", path, i);
-        if (!json_is_object(pt))
+        if (!json_is_object(pt)) {
+            free(obs);
             return bad(in, p, "expected {\"w\": GPUS, \"step_s\": SECONDS}");
+        }
+        long long nodes;
+        double om;
         if (get_int(in, pt, p, "w", 1, 1000000, -1, &wi) ||
-            get_num(in, pt, p, "step_s", 1e-9, 1e6, -1, &step[n]))
+            get_num(in, pt, p, "step_s", 1e-9, 1e6, -1, &step[n]) ||
+            get_int(in, pt, p, "nodes", 1, 1000000, 0, &nodes) ||
+            get_num(in, pt, p, "m", 1e-9, 1e9, m, &om)) {
+            free(obs);
             return -1;
-        if (wi < 0 || step[n] < 0)
-            return bad(in, p, "w and step_s are required");
+        }
+        const char *fault = wi < 0 || step[n] < 0 ? "w and step_s are required"
+                            : nodes > wi          ? "nodes: at most w"
+                                                  : NULL;
+        if (fault) {
+            free(obs);
+            return bad(in, p, fault);
+        }
+        placed |= nodes > 0 || json_object_get(pt, "m") != NULL;
+        if (nodes == 0)
+            nodes = speed_packed_nodes(&job->speed, (int)wi);
+        obs[n] = (struct speed_obs){(int)wi, (int)nodes, om, step[n]};
         w[n++] = (int)wi;
     }
-    if (n == 0)
-        return 0;
-    if (speed_fit(&job->speed, w, step, n))
+    int rc = placed ? speed_fit_obs(&job->speed, obs, n) : speed_fit(&job->speed, w, step, n);
+    free(obs);
+    if (rc)
         return bad(in, path, "speed_observations: the speed model cannot be fitted");
     job->model_source = SCHED_MODEL_FITTED;
+    return 0;
+}
+
+/* Optional "batch" (goodput.h's batch_spec): {"init", "batch", "max", "min_local",
+ * "max_local", "adaptive", "grad_sqr", "grad_var"}; without it the job has no batch model. */
+static int read_batch(struct decide_input *in, json_t *o, const char *path, struct sched_job *job)
+{
+    json_t *b = json_object_get(o, "batch");
+    struct batch_spec *s = &job->batch;
+    char p[96];
+    int adaptive;
+
+    if (!b)
+        return 0;
+    snprintf(p, sizeof(p), "%s.batch", path);
+    if (!json_is_object(b))
+        return bad(in, p, "expected an object");
+    if (get_num(in, b, p, "init", 1e-9, 1e12, -1, &s->init_batch) ||
+        get_num(in, b, p, "batch", 0, 1e12, 0, &s->batch) ||
+        get_num(in, b, p, "max", 0, 1e12, 0, &s->max_batch) ||
+        get_num(in, b, p, "min_local", 0, 1e12, 0, &s->min_local) ||
+        get_num(in, b, p, "max_local", 0, 1e12, 0, &s->max_local) ||
+        get_bool(in, b, p, "adaptive", 0, &adaptive) ||
+        get_num(in, b, p, "grad_sqr", 0, 1e300, 0, &s->grad_sqr) ||
+        get_num(in, b, p, "grad_var", 0, 1e300, 0, &s->grad_var))
+        return -1;
+    if (s->init_batch < 0)
+        return bad(in, p, "member init is required");
+    s->adaptive = adaptive;
     return 0;
 }
 
@@ -497,9 +552,10 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
     if (!json_is_object(o))
         return bad(in, path, "expected an object");
     if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
-        read_speed(in, o, path, job) || read_loss(in, o, path, job, remaining_given) ||
-        read_explored(in, o, path, job) || read_gandiva(in, o, path, job) ||
-        read_plan(in, o, path, job) || read_model_source(in, o, path, job))
+        read_speed(in, o, path, job) || read_batch(in, o, path, job) ||
+        read_loss(in, o, path, job, remaining_given) || read_explored(in, o, path, job) ||
+        read_gandiva(in, o, path, job) || read_plan(in, o, path, job) ||
+        read_model_source(in, o, path, job))
         return -1;
     return read_evidence(in, o, path, job, remaining_given);
 }

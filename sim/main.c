@@ -8,6 +8,7 @@
 #include "gandiva.h"
 #include "paper.h"
 #include "pollux.h"
+#include "roundmem.h"
 #include "run.h"
 
 static const struct {
@@ -35,6 +36,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    roundmem_keep();
     if (argc < 2) {
         usage(stderr);
         return 2;

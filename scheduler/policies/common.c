@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "policy.h"
+#include "radix.h"
 
 int policy_capacity(const struct sched_snapshot *snap)
 {
@@ -28,37 +29,52 @@ int policy_rank_cmp(const struct policy_rank *a, const struct policy_rank *b)
     return 0;
 }
 
-struct rank_key {
-    struct policy_rank rank;
-    size_t idx;
-};
-
-static int cmp_rank(const void *a, const void *b)
+/* 1 if the jobs already stand in the policy order (snapshots usually come by id). */
+static int in_order(const struct sched_snapshot *snap)
 {
-    const struct rank_key *x = a, *y = b;
-    int c = policy_rank_cmp(&x->rank, &y->rank);
-
-    if (c)
-        return c;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
+    for (size_t i = 1; i < snap->njobs; i++) {
+        const struct sched_job *a = &snap->jobs[i - 1], *b = &snap->jobs[i];
+        struct policy_rank x = {a->priority, a->submit_time, a->id};
+        struct policy_rank y = {b->priority, b->submit_time, b->id};
+        if (policy_rank_cmp(&x, &y) > 0)
+            return 0;
+    }
+    return 1;
 }
 
+/* By id, then arrival, then priority, each pass stable: the order of policy_rank_cmp, ties
+ * (equal ids) by index. */
 int policy_order(const struct sched_snapshot *snap, size_t *order)
 {
-    struct rank_key *keys = malloc((snap->njobs + 1) * sizeof(*keys));
+    size_t n = snap->njobs;
+    struct radix_item *it, *tmp;
 
-    if (!keys) {
+    if (in_order(snap)) {
+        for (size_t k = 0; k < n; k++)
+            order[k] = k;
+        return 0;
+    }
+    it = malloc((n + 1) * sizeof(*it));
+    tmp = malloc((n + 1) * sizeof(*tmp));
+    if (!it || !tmp) {
+        free(it);
+        free(tmp);
         errno = ENOMEM;
         return -1;
     }
-    for (size_t i = 0; i < snap->njobs; i++) {
-        const struct sched_job *j = &snap->jobs[i];
-        keys[i] = (struct rank_key){ {j->priority, j->submit_time, j->id}, i };
-    }
-    qsort(keys, snap->njobs, sizeof(*keys), cmp_rank);
-    for (size_t k = 0; k < snap->njobs; k++)
-        order[k] = keys[k].idx;
-    free(keys);
+    for (size_t i = 0; i < n; i++)
+        it[i] = (struct radix_item){radix_key_i64(snap->jobs[i].id), i};
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        it[k].key = radix_key_double(snap->jobs[it[k].idx].submit_time);
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        it[k].key = radix_key_i64_desc(snap->jobs[it[k].idx].priority);
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        order[k] = it[k].idx;
+    free(it);
+    free(tmp);
     return 0;
 }
 
@@ -111,14 +127,20 @@ double policy_time_at(const struct sched_job *j, int w)
     return policy_remaining_epochs(j) / eps;
 }
 
-double policy_resize_penalty(const struct sched_snapshot *snap, const struct sched_job *j, int w,
-                             int w2)
+/* policy_resize_penalty() of a job holding cur_gpus. */
+static double resize_penalty(const struct sched_snapshot *snap, int cur_gpus, int w, int w2)
 {
-    if (j->cur_gpus <= 0 || w > j->cur_gpus || w2 <= j->cur_gpus)
+    if (cur_gpus <= 0 || w > cur_gpus || w2 <= cur_gpus)
         return 0.0;
     if (!(snap->resize_cost_s > 0) || !isfinite(snap->resize_cost_s))
         return 0.0;
     return snap->resize_cost_s;
+}
+
+double policy_resize_penalty(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                             int w2)
+{
+    return resize_penalty(snap, j->cur_gpus, w, w2);
 }
 
 int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
@@ -129,24 +151,96 @@ int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
            isfinite(snap->min_resize_interval_s) && age < snap->min_resize_interval_s;
 }
 
-double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
-                        int w2)
+static double step_gain_of(const struct sched_snapshot *snap, int cur_gpus, int w, int w2,
+                           double t1, double t2)
 {
-    double saved = policy_time_at(j, w) - policy_time_at(j, w2);
+    double saved = t1 - t2;
     double cost = snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s
                                                                            : 0.0;
 
-    if (j->cur_gpus > 0 && w2 <= j->cur_gpus)
+    if (cur_gpus > 0 && w2 <= cur_gpus)
         return saved * (1.0 + SCHED_KEEP_MARGIN) + cost;
-    return saved - policy_resize_penalty(snap, j, w, w2);
+    return saved - resize_penalty(snap, cur_gpus, w, w2);
 }
+
+double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
+                        int w2)
+{
+    return step_gain_of(snap, j->cur_gpus, w, w2, policy_time_at(j, w), policy_time_at(j, w2));
+}
+
+struct policy_time_memo *policy_time_memo_create(const struct sched_snapshot *snap, const int *want)
+{
+    struct policy_time_memo *m = malloc((snap->njobs + 1) * sizeof(*m));
+
+    if (!m) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        if (want[i] <= 0) {
+            m[i] = (struct policy_time_memo){.w = 0, .t = INFINITY};
+            continue;
+        }
+        m[i] = (struct policy_time_memo){
+            .w = 0,
+            .t = INFINITY, /* policy_time_at(j, 0) */
+            .max_gpus = policy_max_gpus(j),
+            .cur_gpus = j->cur_gpus,
+            .speed = (unsigned char)policy_has_speed(j),
+            .goodput = (unsigned char)goodput_has_model(&j->batch),
+            .pinned = (unsigned char)policy_pinned(snap, j),
+            .remaining = policy_remaining_epochs(j),
+        };
+    }
+    return m;
+}
+
+/* policy_time_at(j, w) from the memo's fields and j's speed model (and batch model, if it
+ * has one): sched_job_rate() of a job with a model. */
+static double memo_time_at(const struct sched_job *j, const struct policy_time_memo *m, int w)
+{
+    if (!m->speed || w < 1)
+        return INFINITY;
+    double eps = m->goodput ? sched_speed_rate(&j->speed, &j->batch, w, NULL)
+                            : speed_epochs_per_second(&j->speed, w);
+    if (!(eps > 0) || !isfinite(eps))
+        return INFINITY;
+    return m->remaining / eps;
+}
+
+double policy_step_gain_memo(const struct sched_snapshot *snap, size_t i, int w, int w2,
+                             struct policy_time_memo *m)
+{
+    const struct sched_job *j = &snap->jobs[i];
+    double t1 = m[i].w == w ? m[i].t : memo_time_at(j, &m[i], w);
+    double t2 = memo_time_at(j, &m[i], w2);
+
+    m[i].w = w2;
+    m[i].t = t2;
+    return step_gain_of(snap, m[i].cur_gpus, w, w2, t1, t2);
+}
+
+/* A run shorter than this goes into the heap instead: a short round (1,000 jobs on 64 GPUs)
+ * pops a few of its many candidates, and sorting them all cost more than pushing them. A
+ * heap for fewer candidates has no run at all. */
+#define HEAP_SORT_FROM 4096
 
 int policy_heap_init(struct policy_heap *h, size_t cap)
 {
-    h->items = malloc((cap + 1) * sizeof(*h->items));
-    h->n = 0;
-    h->cap = cap;
-    if (!h->items) {
+    int runs = cap >= HEAP_SORT_FROM;
+
+    *h = (struct policy_heap){
+        .items = malloc((cap + 1) * sizeof(*h->items)),
+        .run = runs ? malloc((cap + 1) * sizeof(*h->run)) : NULL,
+        .sort = runs ? malloc((cap + 1) * sizeof(*h->sort)) : NULL,
+        .tmp = runs ? malloc((cap + 1) * sizeof(*h->tmp)) : NULL,
+        .cap = cap,
+        .sorted = !runs,
+    };
+    if (!h->items || (runs && (!h->run || !h->sort || !h->tmp))) {
+        policy_heap_fini(h);
         errno = ENOMEM;
         return -1;
     }
@@ -156,54 +250,145 @@ int policy_heap_init(struct policy_heap *h, size_t cap)
 void policy_heap_fini(struct policy_heap *h)
 {
     free(h->items);
-    h->items = NULL;
-    h->n = h->cap = 0;
+    free(h->run);
+    free(h->sort);
+    free(h->tmp);
+    *h = (struct policy_heap){0};
 }
 
+void policy_heap_clear(struct policy_heap *h)
+{
+    h->n = h->run_n = h->run_at = 0;
+    h->sorted = h->run == NULL;
+}
+
+/* Larger gain, then smaller rank; without branches, as the heap's comparisons of
+ * unrelated gains go either way at random. */
 static int better(const struct policy_cand *a, const struct policy_cand *b)
 {
-    if (a->gain != b->gain)
-        return a->gain > b->gain;
-    return a->rank < b->rank;
+    return (a->gain > b->gain) | ((a->gain == b->gain) & (a->rank < b->rank));
+}
+
+/* The heap is 4-ary: children of k are 4k + 1 .. 4k + 4, side by side in memory. At 10,000
+ * candidates a binary heap's 13 levels were 13 dependent cache misses a pop; this has 7. */
+#define HEAP_D 4
+
+static size_t heap_parent(size_t k)
+{
+    return (k - 1) / HEAP_D;
 }
 
 int policy_heap_push(struct policy_heap *h, struct policy_cand c)
 {
     size_t k;
 
+    if (!h->sorted) {
+        if (h->run_n == h->cap) {
+            errno = ENOSPC;
+            return -1;
+        }
+        h->run[h->run_n++] = c;
+        return 0;
+    }
     if (h->n == h->cap) {
         errno = ENOSPC;
         return -1;
     }
     k = h->n++;
-    while (k > 0 && better(&c, &h->items[(k - 1) / 2])) {
-        h->items[k] = h->items[(k - 1) / 2];
-        k = (k - 1) / 2;
+    while (k > 0 && better(&c, &h->items[heap_parent(k)])) {
+        h->items[k] = h->items[heap_parent(k)];
+        k = heap_parent(k);
     }
     h->items[k] = c;
     return 0;
 }
 
-int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
+/* Sorts the run best first, as better() orders it: by rank (skipped when the pushes came in
+ * rank order, as they mostly do), then, stably, by gain descending. The heap is empty (every
+ * push so far went to the run), so its array takes the sorted run and the run's array
+ * becomes the heap's. */
+static void sort_run(struct policy_heap *h)
+{
+    size_t n = h->run_n;
+    int ranked = 1;
+
+    for (size_t k = 0; k < n; k++) {
+        h->sort[k] = (struct radix_item){radix_key_i64((int64_t)h->run[k].rank), k};
+        ranked &= k == 0 || h->run[k - 1].rank < h->run[k].rank;
+    }
+    if (!ranked)
+        radix_sort(h->sort, h->tmp, n);
+    for (size_t k = 0; k < n; k++)
+        h->sort[k].key = ~radix_key_double(h->run[h->sort[k].idx].gain);
+    radix_sort(h->sort, h->tmp, n);
+    for (size_t k = 0; k < n; k++)
+        h->items[k] = h->run[h->sort[k].idx];
+    struct policy_cand *t = h->run;
+    h->run = h->items;
+    h->items = t;
+}
+
+/* The best of the HEAP_D children from l (all there): two pairs, then their winners, so
+ * that the comparisons of a level do not wait on each other. Candidates are distinct, so
+ * the best is the same in any order of comparing. */
+static size_t best_of_four(const struct policy_cand *it, size_t l)
+{
+    _Static_assert(HEAP_D == 4, "best_of_four() compares four children");
+    size_t a = better(&it[l + 1], &it[l]) ? l + 1 : l;
+    size_t b = better(&it[l + 3], &it[l + 2]) ? l + 3 : l + 2;
+
+    return better(&it[b], &it[a]) ? b : a;
+}
+
+/* Floyd's pop: the hole at the root goes down to a leaf along the best children, then the
+ * last item rises from there (rarely far: it came from the bottom). */
+static void heap_pop(struct policy_heap *h, struct policy_cand *c)
 {
     size_t k = 0;
 
-    if (h->n == 0)
-        return -1;
     *c = h->items[0];
     struct policy_cand last = h->items[--h->n];
-    for (;;) {
-        size_t l = 2 * k + 1, best = l;
-        if (l >= h->n)
-            break;
-        if (l + 1 < h->n && better(&h->items[l + 1], &h->items[l]))
-            best = l + 1;
-        if (!better(&h->items[best], &last))
-            break;
+    for (size_t l = 1; l < h->n; l = HEAP_D * k + 1) {
+        size_t best = l, end = l + HEAP_D < h->n ? l + HEAP_D : h->n;
+        if (end - l == HEAP_D)
+            best = best_of_four(h->items, l);
+        else
+            for (size_t x = l + 1; x < end; x++)
+                best = better(&h->items[x], &h->items[best]) ? x : best;
         h->items[k] = h->items[best];
         k = best;
     }
+    while (k > 0 && better(&last, &h->items[heap_parent(k)])) {
+        h->items[k] = h->items[heap_parent(k)];
+        k = heap_parent(k);
+    }
     h->items[k] = last;
+}
+
+/* The better of the run's next candidate and the heap's top. Candidates are distinct (a job
+ * has one at a time, ranks differ), so the order popped depends only on them, not on where
+ * each one waits. */
+int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
+{
+    if (!h->sorted) {
+        h->sorted = 1;
+        if (h->run_n >= HEAP_SORT_FROM) {
+            sort_run(h);
+        } else {
+            for (size_t k = 0; k < h->run_n; k++)
+                policy_heap_push(h, h->run[k]); /* cannot fail: the heap is empty */
+            h->run_n = 0;
+        }
+    }
+    if (h->run_at < h->run_n && (h->n == 0 || better(&h->run[h->run_at], &h->items[0]))) {
+        *c = h->run[h->run_at++];
+        return 0;
+    }
+    if (h->n == 0) {
+        policy_heap_clear(h);
+        return -1;
+    }
+    heap_pop(h, c);
     return 0;
 }
 

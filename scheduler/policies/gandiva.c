@@ -31,9 +31,11 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 #include "pack.h"
+#include "radix.h"
 
 #define GANDIVA_EPS 1e-6
 
@@ -76,17 +78,40 @@ static void unit_classify(const struct sched_snapshot *snap, struct unit *u)
     }
 }
 
-static int unit_cmp(const void *a, const void *b)
+/* Sorts the units by priority (higher first), class, key, then id: a stable radix pass per
+ * field, the least significant first (ids are unique, so this is the order of those fields).
+ * Returns 0, or -1 (ENOMEM). */
+static int units_sort(struct unit *u, size_t n)
 {
-    const struct unit *x = a, *y = b;
+    struct radix_item *it = malloc((n + 1) * sizeof(*it));
+    struct radix_item *tmp = malloc((n + 1) * sizeof(*tmp));
+    struct unit *sorted = malloc((n + 1) * sizeof(*sorted));
 
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->cls != y->cls)
-        return x->cls - y->cls;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    if (!it || !tmp || !sorted) {
+        free(it);
+        free(tmp);
+        free(sorted);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++)
+        it[k] = (struct radix_item){radix_key_i64(u[k].id), k};
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        it[k].key = radix_key_double(u[it[k].idx].key);
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        it[k].key = radix_key_i64(u[it[k].idx].cls);
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        it[k].key = radix_key_i64_desc(u[it[k].idx].priority);
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        sorted[k] = u[it[k].idx];
+    memcpy(u, sorted, n * sizeof(*u));
+    free(it);
+    free(tmp);
+    free(sorted);
+    return 0;
 }
 
 /* The units of the snapshot, in serving order; *n set. The second job of a
@@ -107,7 +132,10 @@ static struct unit *units_build(const struct sched_snapshot *snap, size_t *n)
         unit_classify(snap, &u[*n]);
         (*n)++;
     }
-    qsort(u, *n, sizeof(*u), unit_cmp);
+    if (units_sort(u, *n)) {
+        free(u);
+        return NULL;
+    }
     return u;
 }
 

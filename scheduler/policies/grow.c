@@ -12,10 +12,7 @@ struct grow {
 
 static double age_boost(const struct policy_plan *pp, size_t i)
 {
-    const struct sched_job *j = &pp->snap->jobs[i];
-    double waited = pp->snap->now - j->submit_time - j->run_time;
-
-    return waited > 0 && isfinite(waited) ? 1.0 + waited / POLICY_PLAN_AGE_S : 1.0;
+    return pp->job[i].boost;
 }
 
 static double inv(double t)
@@ -24,52 +21,60 @@ static double inv(double t)
 }
 
 /* Ringmaster's gain of starting job i: its best completion rate per GPU at
- * its base on any class, whether it fits now or not (times its weight). */
+ * its base on any class, whether it fits now or not (times its weight); pp->start holds
+ * that rate when set. */
 static double start_gain(const struct policy_plan *pp, size_t i)
 {
     double g = 0;
 
-    for (size_t c = 0; c < pp->ncls; c++) {
+    for (size_t c = 0; !pp->start && c < pp->ncls; c++) {
         int b = policy_plan_base_count(pp, i, c, LONG_MAX / 4);
         double x = b > 0 ? inv(policy_plan_time_at(pp, i, b, c)) / b : 0;
         if (x > g)
             g = x;
     }
-    if (pp->snap->jobs[i].cur_gpus > 0)
+    if (pp->start)
+        g = pp->start[i];
+    if (pp->job[i].cur_gpus > 0)
         g *= 1.0 + SCHED_KEEP_MARGIN;
     return g * age_boost(pp, i) * pp->weight[i];
 }
 
-int policy_grow_start(struct policy_plan *pp, size_t i, struct policy_want *pw)
+/* Starts job i on w GPUs of class c (policy_plan_start_class()'s answer, c >= 0). */
+static void start_at(struct policy_plan *pp, size_t i, struct policy_want *pw, long c, int w)
 {
     const struct sched_job *j = &pp->snap->jobs[i];
-    int w = 0;
-    long c = policy_plan_start_class(pp, i, &w);
 
-    if (c < 0)
-        return 0;
     pp->cls_of[i] = (int)c;
     pp->cls[c].free -= w;
     pw[i].gpus = w;
-    if (!policy_pinned(pp->snap, j) || policy_plan_running_class(pp, j) != c ||
+    if (!pp->job[i].pinned || policy_plan_running_class(pp, i) != c ||
         !policy_plan_can_grow(pp, i, pw))
-        return 1;
+        return;
     while (2 * pw[i].gpus <= j->cur_gpus && pw[i].gpus <= pp->cls[c].free &&
            2 * pw[i].gpus <= policy_max_gpus(j)) {
         pp->cls[c].free -= pw[i].gpus;
         pw[i].gpus *= 2;
     }
+}
+
+int policy_grow_start(struct policy_plan *pp, size_t i, struct policy_want *pw)
+{
+    int w = 0;
+    long c = policy_plan_start_class(pp, i, &w);
+
+    if (c < 0)
+        return 0;
+    start_at(pp, i, pw, c, w);
     return 1;
 }
 
 static double step_gain(const struct policy_plan *pp, size_t i, int w, size_t to, int rm)
 {
-    const struct sched_job *j = &pp->snap->jobs[i];
+    const struct policy_plan_job *j = &pp->job[i];
     size_t c = (size_t)pp->cls_of[i];
-    double cost = pp->snap->resize_cost_s > 0 && isfinite(pp->snap->resize_cost_s)
-                      ? pp->snap->resize_cost_s
-                      : 0.0;
-    int held = j->cur_gpus > 0 && policy_plan_running_class(pp, j) == (long)to;
+    double cost = pp->resize_cost;
+    int held = j->cur_gpus > 0 && policy_plan_running_class(pp, i) == (long)to;
     int back = held && 2 * w <= j->cur_gpus;
     int restart = j->cur_gpus > 0 && (to != c || (w <= j->cur_gpus && !back));
     double t1 = policy_plan_time_at(pp, i, w, c), t2 = policy_plan_time_at(pp, i, 2 * w, to);
@@ -92,7 +97,7 @@ static struct grow best_grow(const struct policy_plan *pp, size_t i, int w, int 
     /* A running job grows only on the class it runs on: moving it whenever
      * the other class has room made jobs hop back and forth between classes
      * (3x the restarts, and a worse JCT than precompute on 4x8:a100,4x8:v100). */
-    int stays = pp->snap->jobs[i].cur_gpus > 0;
+    int stays = pp->job[i].cur_gpus > 0;
 
     for (size_t to = 0; to < pp->ncls; to++) {
         if (pp->cls[to].free < (to == c ? w : 2 * w) || (to != c && stays))
@@ -127,8 +132,7 @@ int policy_grow_push(const struct policy_plan *pp, struct policy_heap *h,
 
     if (pw[i].gpus == 0 && rm)
         g = start_gain(pp, i);
-    else if (pw[i].gpus == 0 || !policy_plan_can_grow(pp, i, pw) ||
-             policy_pinned(pp->snap, &pp->snap->jobs[i]))
+    else if (pw[i].gpus == 0 || !policy_plan_can_grow(pp, i, pw) || pp->job[i].pinned)
         return 0;
     else
         g = best_grow(pp, i, pw[i].gpus, rm).gain;
@@ -137,16 +141,29 @@ int policy_grow_push(const struct policy_plan *pp, struct policy_heap *h,
     return policy_heap_push(h, (struct policy_cand){g, pp->rank[i], i});
 }
 
-/* The gain of starting job i now (its feasible class), or 0. */
-static double start_now(const struct policy_plan *pp, size_t i)
+/* The gain of starting job i now on the class and count policy_plan_start_class() gives
+ * (into *c and *w), or 0 (*c = -1). */
+static double start_now(const struct policy_plan *pp, size_t i, long *c, int *w)
 {
-    int w = 0;
-    long c = policy_plan_start_class(pp, i, &w);
-
-    if (c < 0)
+    *w = 0;
+    *c = policy_plan_start_class(pp, i, w);
+    if (*c < 0)
         return 0.0;
-    double g = inv(policy_plan_time_at(pp, i, w, (size_t)c)) / w * age_boost(pp, i) * pp->weight[i];
-    return pp->snap->jobs[i].cur_gpus > 0 ? g * (1.0 + SCHED_KEEP_MARGIN) : g;
+    double g =
+        inv(policy_plan_time_at(pp, i, *w, (size_t)*c)) / *w * age_boost(pp, i) * pp->weight[i];
+    return pp->job[i].cur_gpus > 0 ? g * (1.0 + SCHED_KEEP_MARGIN) : g;
+}
+
+/* The best growth of job i (on w GPUs) when popped as candidate c. With one class the
+ * growth's gain depends only on the job and w, which have not changed since c was pushed
+ * (a job has one candidate at a time), and the class: c's gain while w more GPUs are free
+ * there, else nothing; best_grow() would work out the same number again. */
+static struct grow popped_grow(const struct policy_plan *pp, size_t i, int w, int rm,
+                               const struct policy_cand *c)
+{
+    if (pp->ncls == 1)
+        return pp->cls[0].free >= w ? (struct grow){c->gain, 0} : (struct grow){0.0, -1};
+    return best_grow(pp, i, w, rm);
 }
 
 int policy_grow_room(const struct policy_plan *pp)
@@ -168,10 +185,12 @@ int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct polic
         size_t i = c.job;
         double now;
         struct grow gr = {0.0, -1};
+        long sc = -1;
+        int sw = 0;
         if (pw[i].gpus == 0)
-            now = start_now(pp, i);
+            now = start_now(pp, i, &sc, &sw);
         else
-            now = (gr = best_grow(pp, i, pw[i].gpus, rm)).gain;
+            now = (gr = popped_grow(pp, i, pw[i].gpus, rm, &c)).gain;
         if (!(now > 0))
             continue;
         if (now < c.gain * (1.0 - 1e-9)) {
@@ -181,12 +200,12 @@ int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct polic
             continue;
         }
         if (pw[i].gpus == 0)
-            policy_grow_start(pp, i, pw);
+            start_at(pp, i, pw, sc, sw);
         else
             apply_grow(pp, i, pw, gr.to);
         if (policy_grow_push(pp, h, pw, i, rm))
             return -1;
     }
-    h->n = 0;
+    policy_heap_clear(h);
     return 0;
 }

@@ -13,14 +13,13 @@
 #include "policy.h"
 
 static int push_next(const struct sched_snapshot *snap, struct policy_heap *h, const int *want,
-                     const size_t *rank, size_t i)
+                     const size_t *rank, size_t i, struct policy_time_memo *m)
 {
-    const struct sched_job *j = &snap->jobs[i];
     int w = want[i];
 
-    if (w + 1 > policy_max_gpus(j))
+    if (w + 1 > m[i].max_gpus)
         return 0;
-    double gain = policy_step_gain(snap, j, w, w + 1);
+    double gain = policy_step_gain_memo(snap, i, w, w + 1, m);
     if (!(gain > 0) || !isfinite(gain))
         return 0;
     return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
@@ -30,11 +29,13 @@ static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, i
                        long free_gpus)
 {
     size_t *rank = malloc((snap->njobs + 1) * sizeof(*rank));
+    struct policy_time_memo *m = policy_time_memo_create(snap, want);
     struct policy_heap h;
     struct policy_cand c;
 
-    if (!rank || policy_heap_init(&h, snap->njobs)) {
+    if (!rank || !m || policy_heap_init(&h, snap->njobs)) {
         free(rank);
+        free(m);
         return -1;
     }
     policy_ranks(order, snap->njobs, rank);
@@ -44,7 +45,7 @@ static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, i
         if (want[i] <= 0 || !j->elastic || !policy_has_speed(j))
             continue;
         if (!policy_pinned(snap, j)) {
-            push_next(snap, &h, want, rank, i);
+            push_next(snap, &h, want, rank, i, m);
             continue;
         }
         int back = j->cur_gpus - want[i] < free_gpus ? j->cur_gpus - want[i] : (int)free_gpus;
@@ -56,10 +57,11 @@ static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, i
     while (free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {
         want[c.job]++;
         free_gpus--;
-        push_next(snap, &h, want, rank, c.job);
+        push_next(snap, &h, want, rank, c.job, m);
     }
     policy_heap_fini(&h);
     free(rank);
+    free(m);
     return 0;
 }
 

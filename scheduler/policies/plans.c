@@ -43,29 +43,85 @@ static void build_classes(struct policy_plan *pp)
     }
 }
 
+static double plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,
+                        struct plan_choice *out);
+
+/* k if w = 2^k with k < POLICY_PLAN_MEMO_POW, else -1. */
+static int memo_pow(int w)
+{
+    if (w < 1 || w >= (1 << POLICY_PLAN_MEMO_POW) || (w & (w - 1)))
+        return -1;
+    return __builtin_ctz((unsigned)w);
+}
+
+/* plan_rate() of job i without plan information nor goodput model on 2^k GPUs of class c:
+ * plan_best() from the round's all-reduce coefficients of 2^k (the same number). */
+static double dp_rate(const struct policy_plan *pp, size_t i, int k, size_t c)
+{
+    const struct speed_model *sp = &pp->speed[i];
+    const double *ar = pp->allreduce[k];
+    int w = 1 << k;
+
+    if (!pp->job[i].speed)
+        return 0.0;
+    double f[SPEED_NFEATURES] = {
+        1.0, sp->batch_per_gpu, ar[0], ar[1], ar[2], speed_packed_nodes(sp, w) > 1 ? 1.0 : 0.0,
+    };
+    return plan_dp_rate(sp, w, f, pp->cls[c].speed);
+}
+
+/* A rate the memo does not hold yet, into it. Kept out of policy_plan_rate() (noinline): the
+ * registers a new rate needs made every answer from the memo save and restore them. */
+__attribute__((noinline)) static double memo_miss(const struct policy_plan *pp, size_t i, int k,
+                                                  size_t c, size_t at)
+{
+    double r = pp->job[i].plan || pp->job[i].goodput ? plan_rate(pp, i, 1 << k, c, NULL)
+                                                     : dp_rate(pp, i, k, c);
+
+    pp->rate_memo[at * POLICY_PLAN_MEMO_POW + (size_t)k] = r;
+    pp->rate_known[at] |= (unsigned char)(1u << k);
+    return r;
+}
+
 double policy_plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,
+                        struct plan_choice *out)
+{
+    int k = out ? -1 : memo_pow(w);
+
+    if (k < 0 || !pp->rate_known)
+        return plan_rate(pp, i, w, c, out);
+    size_t at = i * pp->ncls + c;
+    if (!(pp->rate_known[at] & (1u << k)))
+        return memo_miss(pp, i, k, c, at);
+    return pp->rate_memo[at * POLICY_PLAN_MEMO_POW + (size_t)k];
+}
+
+static double plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,
                         struct plan_choice *out)
 {
     const struct sched_job *j = &pp->snap->jobs[i];
     const struct policy_plan_class *k = &pp->cls[c];
     struct plan_choice tmp;
 
-    if (!policy_has_speed(j) || w < 1)
+    if (!pp->job[i].speed || w < 1)
         return 0.0;
-    if (goodput_has_model(&j->batch) && !plan_has_info(&j->plan)) {
+    if (pp->job[i].goodput && !pp->job[i].plan) {
         /* data parallel at its (best) batch; a faster GPU model scales the whole step */
         if (out)
             *out = (struct plan_choice){0};
         return sched_job_rate(j, w, NULL) * k->speed;
     }
-    return plan_best(&j->speed, &j->plan, w, k->speed, k->mem, k->cores, k->host, out ? out : &tmp);
+    /* Without plan information plan_best() reads nothing of the plan but that it has none
+     * (pp->job[i].plan says so): NULL spares a cache line of the job per first rate. */
+    return plan_best(&pp->speed[i], pp->job[i].plan ? &j->plan : NULL, w, k->speed, k->mem,
+                     k->cores, k->host, out ? out : &tmp);
 }
 
 double policy_plan_time_at(const struct policy_plan *pp, size_t i, int w, size_t c)
 {
     double r = policy_plan_rate(pp, i, w, c, NULL);
 
-    return r > 0 && isfinite(r) ? policy_remaining_epochs(&pp->snap->jobs[i]) / r : INFINITY;
+    return r > 0 && isfinite(r) ? pp->job[i].remaining / r : INFINITY;
 }
 
 static int next_size(int w)
@@ -76,15 +132,15 @@ static int next_size(int w)
 int policy_plan_base_count(const struct policy_plan *pp, size_t i, size_t c, long cap)
 {
     const struct sched_job *j = &pp->snap->jobs[i];
-    int max = policy_max_gpus(j);
+    int max = pp->job[i].max_gpus;
 
-    if (!policy_has_speed(j) || !j->elastic) {
+    if (!pp->job[i].speed || !pp->job[i].elastic) {
         int w = policy_clamp(j, j->requested_gpus < cap ? j->requested_gpus : (int)cap);
         return w <= cap ? w : 0;
     }
-    if (!plan_has_info(&j->plan))
-        return policy_min_gpus(j) <= cap ? policy_min_gpus(j) : 0;
-    for (int w = policy_min_gpus(j); w <= max && w <= cap; w = next_size(w)) {
+    if (!pp->job[i].plan)
+        return pp->job[i].min_gpus <= cap ? pp->job[i].min_gpus : 0;
+    for (int w = pp->job[i].min_gpus; w <= max && w <= cap; w = next_size(w)) {
         double r = policy_plan_rate(pp, i, w, c, NULL);
         if (r > 0 && r >= pp->guarantee[i] * (1.0 - 1e-9))
             return w;
@@ -92,7 +148,12 @@ int policy_plan_base_count(const struct policy_plan *pp, size_t i, size_t c, lon
     return 0;
 }
 
-long policy_plan_running_class(const struct policy_plan *pp, const struct sched_job *j)
+long policy_plan_running_class(const struct policy_plan *pp, size_t i)
+{
+    return pp->job[i].run_cls;
+}
+
+static long held_class(const struct policy_plan *pp, const struct sched_job *j)
 {
     long c = -1;
 
@@ -111,7 +172,7 @@ long policy_plan_running_class(const struct policy_plan *pp, const struct sched_
 
 long policy_plan_start_class(const struct policy_plan *pp, size_t i, int *w)
 {
-    long cur = policy_plan_running_class(pp, &pp->snap->jobs[i]), best = -1;
+    long cur = policy_plan_running_class(pp, i), best = -1;
     double best_r = 0;
 
     if (cur >= 0 && (*w = policy_plan_base_count(pp, i, (size_t)cur, pp->cls[cur].free)) > 0)
@@ -142,26 +203,32 @@ void policy_plan_give_base(struct policy_plan *pp, size_t i, struct policy_want 
     pw[i].gpus = w;
 }
 
+static int cap_at(const struct policy_plan *pp, size_t i)
+{
+    if (pp->cap[i] == POLICY_PLAN_CAP_LATER)
+        pp->cap[i] = pp->cap_of(pp, i);
+    return pp->cap[i];
+}
+
 int policy_plan_can_grow(const struct policy_plan *pp, size_t i, const struct policy_want *pw)
 {
-    const struct sched_job *j = &pp->snap->jobs[i];
+    const struct policy_plan_job *j = &pp->job[i];
 
-    return pw[i].gpus > 0 && j->elastic && policy_has_speed(j) &&
-           pw[i].gpus <= policy_max_gpus(j) / 2 && (!pp->cap || pw[i].gpus <= pp->cap[i] / 2);
+    return pw[i].gpus > 0 && j->elastic && j->speed && pw[i].gpus <= j->max_gpus / 2 &&
+           (!pp->cap || pw[i].gpus <= cap_at(pp, i) / 2);
 }
 
 /* Final plans; a job whose plan would break its guarantee waits. */
 static void finish(struct policy_plan *pp, struct policy_want *pw)
 {
     for (size_t i = 0; i < pp->snap->njobs; i++) {
-        const struct sched_job *j = &pp->snap->jobs[i];
         if (pw[i].gpus <= 0 || pp->cls_of[i] < 0) {
             pw[i].gpus = 0;
             continue;
         }
         size_t c = (size_t)pp->cls_of[i];
         pw[i].gpu_model = pp->cls[c].model;
-        if (!plan_has_info(&j->plan) || !policy_has_speed(j))
+        if (!pp->job[i].plan || !pp->job[i].speed)
             continue;
         double r = policy_plan_rate(pp, i, pw[i].gpus, c, &pw[i].plan);
         pw[i].has_plan = 1;
@@ -170,16 +237,52 @@ static void finish(struct policy_plan *pp, struct policy_want *pw)
     }
 }
 
+static double age_boost(const struct sched_snapshot *snap, const struct sched_job *j)
+{
+    double waited = snap->now - j->submit_time - j->run_time;
+
+    return waited > 0 && isfinite(waited) ? 1.0 + waited / POLICY_PLAN_AGE_S : 1.0;
+}
+
+/* pp->job[i], once the classes are known. */
+static void job_init(struct policy_plan *pp, size_t i)
+{
+    const struct sched_job *j = &pp->snap->jobs[i];
+
+    pp->job[i] = (struct policy_plan_job){
+        .remaining = policy_remaining_epochs(j),
+        .boost = age_boost(pp->snap, j),
+        .cur_gpus = j->cur_gpus,
+        .min_gpus = policy_min_gpus(j),
+        .max_gpus = policy_max_gpus(j),
+        .run_cls = (int)held_class(pp, j),
+        .speed = (unsigned char)policy_has_speed(j),
+        .elastic = j->elastic != 0,
+        .plan = (unsigned char)plan_has_info(&j->plan),
+        .goodput = (unsigned char)goodput_has_model(&j->batch),
+        .pinned = (unsigned char)policy_pinned(pp->snap, j),
+    };
+    if (pp->job[i].speed)
+        pp->speed[i] = j->speed;
+    else
+        memset(&pp->speed[i], 0, sizeof(pp->speed[i]));
+}
+
 static void pp_fini(struct policy_plan *pp)
 {
     free(pp->cls);
+    free(pp->job);
+    free(pp->speed);
     free(pp->guarantee);
     free(pp->cls_of);
     free(pp->order);
     free(pp->rank);
     free(pp->key);
+    free(pp->priority);
     free(pp->cap);
     free(pp->weight);
+    free(pp->rate_known);
+    free(pp->rate_memo);
 }
 
 static int pp_init(struct policy_plan *pp, const struct sched_snapshot *snap)
@@ -188,28 +291,50 @@ static int pp_init(struct policy_plan *pp, const struct sched_snapshot *snap)
 
     memset(pp, 0, sizeof(*pp));
     pp->snap = snap;
+    pp->resize_cost =
+        snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s : 0.0;
     pp->cls = calloc(snap->nnodes + 1, sizeof(*pp->cls));
+    pp->job = malloc(n * sizeof(*pp->job));
+    pp->speed = malloc(n * sizeof(*pp->speed));
     pp->guarantee = calloc(n, sizeof(*pp->guarantee));
     pp->cls_of = malloc(n * sizeof(*pp->cls_of));
     pp->order = malloc(n * sizeof(*pp->order));
     pp->rank = malloc(n * sizeof(*pp->rank));
     pp->key = malloc(n * sizeof(*pp->key));
+    pp->priority = malloc(n * sizeof(*pp->priority));
     pp->cap = malloc(n * sizeof(*pp->cap));
     pp->weight = malloc(n * sizeof(*pp->weight));
-    if (!pp->cls || !pp->guarantee || !pp->cls_of || !pp->order || !pp->rank || !pp->key ||
-        !pp->cap || !pp->weight || policy_order(snap, pp->order)) {
+    if (!pp->cls || !pp->job || !pp->speed || !pp->guarantee || !pp->cls_of || !pp->order ||
+        !pp->rank || !pp->key || !pp->priority || !pp->cap || !pp->weight ||
+        policy_order(snap, pp->order)) {
         pp_fini(pp);
         errno = ENOMEM;
         return -1;
     }
     build_classes(pp);
+    size_t cells = n * (pp->ncls ? pp->ncls : 1);
+    pp->rate_known = calloc(cells, 1);
+    /* A job's counts on a class fill one cache line (8 doubles), aligned to it. */
+    pp->rate_memo = aligned_alloc(64, cells * POLICY_PLAN_MEMO_POW * sizeof(*pp->rate_memo));
+    if (!pp->rate_known || !pp->rate_memo) {
+        pp_fini(pp);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (int k = 0; k < POLICY_PLAN_MEMO_POW; k++) {
+        double f[SPEED_NFEATURES];
+        speed_features_placed(1 << k, 1, 0.0, f);
+        memcpy(pp->allreduce[k], &f[2], sizeof(pp->allreduce[k]));
+    }
     policy_ranks(pp->order, snap->njobs, pp->rank);
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
+        job_init(pp, i);
+        pp->priority[i] = j->priority;
         pp->cls_of[i] = -1;
         pp->cap[i] = INT_MAX;
         pp->weight[i] = 1.0;
-        if (plan_has_info(&j->plan) && policy_has_speed(j))
+        if (pp->job[i].plan && pp->job[i].speed)
             pp->guarantee[i] = plan_requested_rate(&j->speed, &j->plan, j->requested_gpus, 0);
     }
     return 0;

@@ -30,6 +30,7 @@
 #ifndef RINGMASTER_POLICY_PLAN_H
 #define RINGMASTER_POLICY_PLAN_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "policy.h"
@@ -46,18 +47,65 @@ struct policy_plan_class {
     long free;
 };
 
+/* What the growth loops read of each job, gathered once a round: the loops visit jobs in
+ * heap order, and each visit to the snapshot's jobs (about 500 bytes apart) was a few cache
+ * misses at 10,000 jobs. */
+struct policy_plan_job {
+    double remaining; /* policy_remaining_epochs() */
+    double boost;     /* ageing factor of its gains: 1 + waited / POLICY_PLAN_AGE_S, or 1 */
+    int cur_gpus;
+    int min_gpus;     /* policy_min_gpus() */
+    int max_gpus;     /* policy_max_gpus() */
+    int run_cls;      /* policy_plan_running_class() */
+    unsigned char speed, elastic, plan, pinned; /* policy_has_speed(), elastic,
+                                                 * plan_has_info(), policy_pinned() */
+    unsigned char goodput;                      /* goodput_has_model() */
+};
+
+/* Counts 1, 2, 4, ..., 128 are memoised (unsigned char bits). */
+#define POLICY_PLAN_MEMO_POW 8
+
 /* One round's working state of a plan-aware policy. */
 struct policy_plan {
     const struct sched_snapshot *snap;
     struct policy_plan_class *cls;
     size_t ncls;
+    struct policy_plan_job *job; /* per job */
+    /* Per job: a copy of its speed model (zeros without one), taken in the pass that gathers
+     * pp->job, where the job's lines are at hand; the rates read it. At 10,000 jobs the models
+     * in the 504-byte jobs were a miss to memory for every job's first rate (perf: 14 % of a
+     * rubick round on one load); these 80-byte copies sit together. */
+    struct speed_model *speed;
     double *guarantee; /* per job: epochs/s its requested plan gives; 0: none */
     int *cls_of;       /* per job: class index, -1 */
     size_t *order, *rank;
     double *key;
-    int *cap;       /* ringmaster: growth bound of the first greedy pass; INT_MAX: none */
+    int *priority;  /* per job: its priority, gathered with pp->job (ringmaster's order reads
+                     * it in key order, a job's line of the snapshot apiece) */
+    int *cap;       /* ringmaster: growth bound of the first greedy pass; INT_MAX: none;
+                     * POLICY_PLAN_CAP_LATER: cap_of(pp, i) works it out when first asked
+                     * (most jobs of a long queue never start, and a bound costs pow()s) */
+    int (*cap_of)(const struct policy_plan *pp, size_t i);
+    struct policy_plan_exp *exp; /* ringmaster: its exponents and what cap_of needs */
     double *weight; /* ringmaster: factor on a waiting job's start gain; 1 unless set */
+    double *start;  /* ringmaster, when set: per job, the best completion rate per GPU at its
+                     * base on any class (policy_grow_push()'s start gain before its factors),
+                     * worked out with its key; NULL: worked out when asked */
+    /* The round's memo of policy_plan_rate() at 2^k GPUs (k < POLICY_PLAN_MEMO_POW), per job
+     * and class: bit k of rate_known[i * ncls + c] says rate_memo[(i * ncls + c) *
+     * POLICY_PLAN_MEMO_POW + k] holds it. A rate depends only on the job, the count and the
+     * class's model and host shares, none of which change within a round; the growth loops
+     * ask for the same few counts of every job again and again. */
+    unsigned char *rate_known;
+    double *rate_memo;
+    /* The all-reduce coefficients (features 2..4, speed_features_placed()) of 2^k GPUs, k <
+     * POLICY_PLAN_MEMO_POW: a new rate of a job without plan information is the speed model
+     * at them, without working them out again (plan_dp_rate()). */
+    double allreduce[POLICY_PLAN_MEMO_POW][3];
+    double resize_cost; /* the snapshot's resize_cost_s if positive and finite, else 0 */
 };
+
+#define POLICY_PLAN_CAP_LATER INT_MIN
 
 /* A policy's body: fills pw[].gpus (and cls_of) from pp. Returns 0, or -1. */
 typedef int (*policy_plan_body_f)(struct policy_plan *pp, struct policy_want *pw);
@@ -82,8 +130,8 @@ double policy_plan_time_at(const struct policy_plan *pp, size_t i, int w, size_t
 /* Base count of job i on class c within cap GPUs; 0 if none fits. */
 int policy_plan_base_count(const struct policy_plan *pp, size_t i, size_t c, long cap);
 
-/* The class a running job's GPUs are all of, or -1. */
-long policy_plan_running_class(const struct policy_plan *pp, const struct sched_job *j);
+/* The class a running job i's GPUs are all of, or -1. */
+long policy_plan_running_class(const struct policy_plan *pp, size_t i);
 
 /* The class and base count (*w) job i starts on now (free GPUs), or -1: a
  * running job restarts on the class it holds if its base fits there (growth

@@ -103,28 +103,69 @@ int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j);
 double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
                         int w2);
 
+/* policy_step_gain() for job i of snap with a memo of the last count each job grew to and
+ * its T: a growth loop asks for T(w) and T(2w) (or T(w + 1)), then for T(2w) and T(4w), so
+ * half the speed-model evaluations were repeats. The memo also holds what the loops read of
+ * each job besides its speed model, gathered in one pass: they visit jobs in heap order, and
+ * each field of the 504-byte job they read there was a cache miss at 10,000 jobs. m has
+ * njobs entries from policy_time_memo_create() (free() it), which gathers the jobs with
+ * want[i] > 0 (those the loops grow; the others' entries hold nothing and must not be
+ * asked); the gain is the same number. */
+struct policy_time_memo {
+    int w;        /* the count t is for */
+    int max_gpus; /* policy_max_gpus() */
+    int cur_gpus;
+    unsigned char speed, goodput, pinned; /* policy_has_speed(), goodput_has_model(),
+                                           * policy_pinned() */
+    double t;                             /* policy_time_at(j, w) */
+    double remaining;                     /* policy_remaining_epochs() */
+};
+struct policy_time_memo *policy_time_memo_create(const struct sched_snapshot *snap,
+                                                 const int *want);
+double policy_step_gain_memo(const struct sched_snapshot *snap, size_t i, int w, int w2,
+                             struct policy_time_memo *m);
+
 /* The job-rank order's inverse: rank[order[k]] = k. */
 void policy_ranks(const size_t *order, size_t n, size_t *rank);
 
-/* A max-heap of growth candidates: largest gain first, then smallest rank. */
+/* A max-heap of growth candidates: largest gain first, then smallest rank. Gains are never
+ * NaN, and a job has at most one candidate in it at a time (ranks differ), so the order is
+ * strict.
+ *
+ * The candidates pushed before the first pop (a policy's first candidate of every job: up
+ * to 10,000 of them) wait in a run that the first pop sorts once (radix), when it holds
+ * 4,096 or more (fewer go into the heap then; a heap for fewer than 4,096 has no run);
+ * later pushes go to the heap, and each pop takes the better of the run's next and the
+ * heap's top. At 10,000 jobs the heap's pops were the largest part of a doubling round;
+ * now most pops take the run's next in O(1). */
 struct policy_cand {
     double gain;
     size_t rank;
     size_t job;
 };
 
+struct radix_item;
+
 struct policy_heap {
-    struct policy_cand *items;
+    struct policy_cand *items; /* the heap, items[0..n) */
     size_t n, cap;
+    struct policy_cand *run; /* run[run_at..run_n): pushed before the first pop */
+    size_t run_n, run_at;
+    int sorted; /* 1 once a pop sorted the run (or from the start when cap is
+                 * too small for one: run NULL); pushes then go to the heap */
+    struct radix_item *sort, *tmp;
 };
 
 /* Room for cap candidates. Returns 0, or -1 with errno ENOMEM. */
 int policy_heap_init(struct policy_heap *h, size_t cap);
 void policy_heap_fini(struct policy_heap *h);
-/* Adds c; returns -1 (ENOSPC) when full. */
+/* Adds c; returns -1 (ENOSPC) when full (cap candidates in the run, or in the heap). */
 int policy_heap_push(struct policy_heap *h, struct policy_cand c);
-/* Removes the best candidate into *c; returns 0, or -1 when empty. */
+/* Removes the best candidate into *c; returns 0, or -1 when empty (the heap is then as
+ * policy_heap_clear() leaves it). */
 int policy_heap_pop(struct policy_heap *h, struct policy_cand *c);
+/* Drops every candidate; the next pushes form a new run. */
+void policy_heap_clear(struct policy_heap *h);
 
 /* The first pass of the model-driven policies: in order, each job not yet
  * served (want[i] == 0 and !skip[i]) gets its base count if it still fits in

@@ -18,14 +18,13 @@
 #include "policy.h"
 
 static int push_double(const struct sched_snapshot *snap, struct policy_heap *h, const int *want,
-                       const size_t *rank, size_t i)
+                       const size_t *rank, size_t i, struct policy_time_memo *m)
 {
-    const struct sched_job *j = &snap->jobs[i];
     int w = want[i];
 
-    if (w > policy_max_gpus(j) / 2)
+    if (w > m[i].max_gpus / 2)
         return 0;
-    double gain = policy_step_gain(snap, j, w, 2 * w) / w;
+    double gain = policy_step_gain_memo(snap, i, w, 2 * w, m) / w;
     if (!(gain > 0) || !isfinite(gain))
         return 0;
     return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
@@ -35,14 +34,14 @@ static int push_double(const struct sched_snapshot *snap, struct policy_heap *h,
  * as the GPUs left after the waiting jobs' base counts allow; they grow no
  * further this round. */
 static void keep_pinned(const struct sched_snapshot *snap, const size_t *order, int *want,
-                        const unsigned char *grow, long *free_gpus)
+                        const unsigned char *grow, long *free_gpus,
+                        const struct policy_time_memo *m)
 {
     for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = order[k];
-        const struct sched_job *j = &snap->jobs[i];
-        if (want[i] <= 0 || !grow[i] || !policy_pinned(snap, j))
+        if (want[i] <= 0 || !grow[i] || !m[i].pinned)
             continue;
-        while (2 * want[i] <= j->cur_gpus && want[i] <= *free_gpus) {
+        while (2 * want[i] <= m[i].cur_gpus && want[i] <= *free_gpus) {
             *free_gpus -= want[i];
             want[i] *= 2;
         }
@@ -53,28 +52,31 @@ int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int 
                     const unsigned char *grow, long *free_gpus)
 {
     size_t *rank = malloc((snap->njobs + 1) * sizeof(*rank));
+    struct policy_time_memo *m = policy_time_memo_create(snap, want);
     struct policy_heap h;
     struct policy_cand c;
 
-    if (!rank || policy_heap_init(&h, snap->njobs)) {
+    if (!rank || !m || policy_heap_init(&h, snap->njobs)) {
         free(rank);
+        free(m);
         return -1;
     }
     policy_ranks(order, snap->njobs, rank);
-    keep_pinned(snap, order, want, grow, free_gpus);
+    keep_pinned(snap, order, want, grow, free_gpus, m);
     for (size_t i = 0; i < snap->njobs; i++)
-        if (want[i] > 0 && grow[i] && !policy_pinned(snap, &snap->jobs[i]))
-            push_double(snap, &h, want, rank, i);
+        if (want[i] > 0 && grow[i] && !m[i].pinned)
+            push_double(snap, &h, want, rank, i, m);
     /* A doubling that does not fit now never will (free only shrinks): drop it. */
     while (*free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {
         if (want[c.job] > *free_gpus)
             continue;
         *free_gpus -= want[c.job];
         want[c.job] *= 2;
-        push_double(snap, &h, want, rank, c.job);
+        push_double(snap, &h, want, rank, c.job, m);
     }
     policy_heap_fini(&h);
     free(rank);
+    free(m);
     return 0;
 }
 

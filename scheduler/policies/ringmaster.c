@@ -30,73 +30,94 @@
 
 #include "pack.h"
 #include "plans.h"
+#include "radix.h"
 
 /* ringmaster starts every job first when all their bases fit in this share
  * of the free GPUs (docs/evaluation.md: 0.5 .. 0.75 measured). */
 #define RM_SPARE 0.6
 
+/* Each job's base and exponent within one greedy(): they depend only on the job and the
+ * classes' models; spare() asks for the base of every waiting job, the growth bounds
+ * (set_caps) for the exponent of the jobs that start. */
+struct exp_memo {
+    double p;
+    int base;
+    int known; /* bit 0: base, bit 1: p */
+    long cls;  /* the class where the base runs fastest per GPU; -1: none */
+};
+
+struct policy_plan_exp {
+    struct exp_memo *m;
+    double free; /* free GPUs of all classes when the bounds were set */
+};
+
 /* Ringmaster's key: predicted remaining seconds at its base on its best class,
- * shortened by waiting (age) and for running jobs (hysteresis). */
+ * shortened by waiting (age) and for running jobs (hysteresis). The same pass over the
+ * classes works out best_base() (the base where it runs fastest per GPU), which spare()
+ * and the growth bounds ask for later, and the best completion rate per GPU at a base
+ * (pp->start, what grow.c's start_gain() works out before its factors): the bases, rates
+ * and times are at hand here. */
 static double rm_key(const struct policy_plan *pp, size_t i)
 {
-    const struct sched_snapshot *snap = pp->snap;
-    const struct sched_job *j = &snap->jobs[i];
-    double t = INFINITY;
+    struct exp_memo *m = &pp->exp->m[i];
+    double t = INFINITY, best = 0, g = 0;
 
+    m->base = 0;
+    m->cls = -1;
     for (size_t c = 0; c < pp->ncls; c++) {
         int w = policy_plan_base_count(pp, i, c, LONG_MAX / 4);
         double tc = w > 0 ? policy_plan_time_at(pp, i, w, c) : INFINITY;
         if (tc < t)
             t = tc;
+        double r = w > 0 ? policy_plan_rate(pp, i, w, c, NULL) / w : 0;
+        if (r > best) {
+            best = r;
+            m->cls = (long)c;
+            m->base = w;
+        }
+        double x = w > 0 && tc > 0 && isfinite(tc) ? 1.0 / tc / w : 0; /* start_gain()'s */
+        if (x > g)
+            g = x;
     }
+    m->known |= 1;
+    pp->start[i] = g;
+    /* From what pp_init() gathered, not the 504-byte job: the remaining epochs, the ageing
+     * factor (1 + waited / POLICY_PLAN_AGE_S when the job waited, else exactly 1: t / 1 is
+     * t) and what it holds. */
     if (!isfinite(t))
-        t = 1e12 + policy_remaining_epochs(j);
-    double waited = snap->now - j->submit_time - j->run_time;
-    if (waited > 0 && isfinite(waited))
-        t /= 1.0 + waited / POLICY_PLAN_AGE_S;
-    if (j->cur_gpus > 0)
+        t = 1e12 + pp->job[i].remaining;
+    t /= pp->job[i].boost;
+    if (pp->job[i].cur_gpus > 0)
         t /= 1.0 + SCHED_KEEP_MARGIN;
     return t;
 }
 
-/* A job's place in ringmaster's order: priority (higher first), then key (shorter
- * first), then its rank in the policy order; ranks are distinct, so the order is total and
- * any sort gives the same one. */
-struct rm_place {
-    int prio;
-    double key;
-    size_t rank;
-    size_t idx;
-};
-
-static int cmp_place(const void *a, const void *b)
-{
-    const struct rm_place *x = a, *y = b;
-    if (x->prio != y->prio)
-        return x->prio > y->prio ? -1 : 1;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* Orders by priority (an admin's word comes first), then by key, ties by the
- * policy order (pp->rank holds it on entry). O(n log n): an insertion sort here was
- * most of a 10,000-job round. Returns 0, or -1 (ENOMEM). */
+/* Orders by priority (an admin's word comes first), then by key (shorter first), ties by
+ * the policy order (pp->order and pp->rank hold it on entry): from the policy order, a
+ * stable sort by key, then one by priority. Returns 0, or -1 (ENOMEM). */
 static int order_by_key(struct policy_plan *pp)
 {
     size_t n = pp->snap->njobs;
-    struct rm_place *pl = malloc((n + 1) * sizeof(*pl));
+    struct radix_item *it = malloc((n + 1) * sizeof(*it));
+    struct radix_item *tmp = malloc((n + 1) * sizeof(*tmp));
 
-    if (!pl)
+    if (!it || !tmp) {
+        free(it);
+        free(tmp);
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        pp->key[i] = rm_key(pp, i);
-        pl[i] = (struct rm_place){pp->snap->jobs[i].priority, pp->key[i], pp->rank[i], i};
     }
-    qsort(pl, n, sizeof(*pl), cmp_place);
+    for (size_t i = 0; i < n; i++)
+        pp->key[i] = rm_key(pp, i);
     for (size_t k = 0; k < n; k++)
-        pp->order[k] = pl[k].idx;
-    free(pl);
+        it[k] = (struct radix_item){radix_key_double(pp->key[pp->order[k]]), pp->order[k]};
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        it[k].key = radix_key_i64_desc(pp->priority[it[k].idx]);
+    radix_sort(it, tmp, n);
+    for (size_t k = 0; k < n; k++)
+        pp->order[k] = it[k].idx;
+    free(it);
+    free(tmp);
     policy_ranks(pp->order, n, pp->rank);
     return 0;
 }
@@ -136,50 +157,48 @@ static void use_idle(struct policy_plan *pp, struct policy_want *pw)
     }
 }
 
-/* Each job's exponent() within one greedy(): it depends only on the job and the classes'
- * models, and spare() and set_caps() both ask for it. */
-struct exp_memo {
-    double p;
-    int base;
-    int known;
-};
-
-static double exponent(const struct policy_plan *pp, size_t i, int *base);
-
-static double exponent_memo(const struct policy_plan *pp, struct exp_memo *m, size_t i, int *base)
+/* Job i's base on the class where it runs fastest per GPU (0: none fits). */
+static int best_base(const struct policy_plan *pp, size_t i)
 {
-    if (!m[i].known) {
-        m[i].p = exponent(pp, i, &m[i].base);
-        m[i].known = 1;
+    struct exp_memo *m = &pp->exp->m[i];
+    double best = 0;
+
+    if (m->known & 1)
+        return m->base;
+    m->base = 0;
+    m->cls = -1;
+    for (size_t c = 0; c < pp->ncls; c++) {
+        int b = policy_plan_base_count(pp, i, c, LONG_MAX / 4);
+        double r = b > 0 ? policy_plan_rate(pp, i, b, c, NULL) / b : 0;
+        if (r > best) {
+            best = r;
+            m->cls = (long)c;
+            m->base = b;
+        }
     }
-    *base = m[i].base;
-    return m[i].p;
+    m->known |= 1;
+    return m->base;
 }
 
 /* Speed-up exponent of job i on the class where its base runs fastest per
  * GPU, between its base b and min(max_gpus, 8b); *base = b (0: none fits). */
 static double exponent(const struct policy_plan *pp, size_t i, int *base)
 {
-    double best = 0;
-    long bc = -1;
+    struct exp_memo *m = &pp->exp->m[i];
 
-    *base = 0;
-    for (size_t c = 0; c < pp->ncls; c++) {
-        int b = policy_plan_base_count(pp, i, c, LONG_MAX / 4);
-        double r = b > 0 ? policy_plan_rate(pp, i, b, c, NULL) / b : 0;
-        if (r > best) {
-            best = r;
-            bc = (long)c;
-            *base = b;
-        }
-    }
-    if (bc < 0)
+    *base = best_base(pp, i);
+    if (m->known & 2)
+        return m->p;
+    m->known |= 2;
+    m->p = 0.0;
+    if (m->cls < 0)
         return 0.0;
-    int m = policy_max_gpus(&pp->snap->jobs[i]);
-    if (m / 8 >= *base)
-        m = 8 * *base;
-    return policy_share_exponent(*base, policy_plan_rate(pp, i, *base, (size_t)bc, NULL), m,
-                                 policy_plan_rate(pp, i, m, (size_t)bc, NULL));
+    int b = *base, top = pp->job[i].max_gpus;
+    if (top / 8 >= b)
+        top = 8 * b;
+    m->p = policy_share_exponent(b, policy_plan_rate(pp, i, b, (size_t)m->cls, NULL), top,
+                                 policy_plan_rate(pp, i, top, (size_t)m->cls, NULL));
+    return m->p;
 }
 
 /* Free GPUs of all classes. */
@@ -196,21 +215,25 @@ static double free_gpus(const struct policy_plan *pp)
  * order gets its heSRPT share of the free GPUs (policy_share_fraction),
  * rounded to a power-of-two multiple of its base; a running job keeps at
  * least what it holds (shrinking it to a share that moves with every arrival
- * made jobs resize back and forth when nothing contended). */
-static void set_caps(struct policy_plan *pp, struct exp_memo *m)
+ * made jobs resize back and forth when nothing contended). Worked out when the
+ * greedy first asks (pp->cap_of): k is the job's rank, the free GPUs those when
+ * set_caps() ran. */
+static int cap_of(const struct policy_plan *pp, size_t i)
 {
-    size_t n = pp->snap->njobs;
-    double g = free_gpus(pp);
+    int b = 0;
+    double p = exponent(pp, i, &b);
+    int cap = policy_share_cap(b, policy_share_fraction(pp->rank[i], pp->snap->njobs, p) *
+                                      pp->exp->free);
 
-    for (size_t k = 0; k < n; k++) {
-        size_t i = pp->order[k];
-        int b = 0;
-        double p = exponent_memo(pp, m, i, &b);
-        int cap = policy_share_cap(b, policy_share_fraction(k, n, p) * g);
-        if (pp->snap->jobs[i].cur_gpus > cap)
-            cap = pp->snap->jobs[i].cur_gpus;
-        pp->cap[i] = cap;
-    }
+    return pp->job[i].cur_gpus > cap ? pp->job[i].cur_gpus : cap;
+}
+
+static void set_caps(struct policy_plan *pp)
+{
+    pp->exp->free = free_gpus(pp);
+    pp->cap_of = cap_of;
+    for (size_t i = 0; i < pp->snap->njobs; i++)
+        pp->cap[i] = POLICY_PLAN_CAP_LATER;
 }
 
 /* Pushes every elastic job with a model (a start or a growth) and runs the greedy. */
@@ -221,8 +244,7 @@ static int greedy_pass(struct policy_plan *pp, struct policy_heap *h, struct pol
     /* With no GPU free, the loop could do nothing with what would be pushed. */
     for (size_t k = 0; k < pp->snap->njobs && rc == 0 && policy_grow_room(pp); k++) {
         size_t i = pp->order[k];
-        const struct sched_job *j = &pp->snap->jobs[i];
-        if (policy_has_speed(j) && j->elastic)
+        if (pp->job[i].speed && pp->job[i].elastic)
             rc = policy_grow_push(pp, h, pw, i, 1);
     }
     return rc == 0 ? policy_grow_loop(pp, h, pw, 1) : rc;
@@ -230,16 +252,14 @@ static int greedy_pass(struct policy_plan *pp, struct policy_heap *h, struct pol
 
 /* 1 if the base counts of all elastic jobs with a model that hold nothing
  * yet fit in RM_SPARE of the free GPUs. */
-static int spare(const struct policy_plan *pp, const struct policy_want *pw, struct exp_memo *m)
+static int spare(const struct policy_plan *pp, const struct policy_want *pw)
 {
     double need = 0;
 
     for (size_t i = 0; i < pp->snap->njobs; i++) {
-        const struct sched_job *j = &pp->snap->jobs[i];
-        int b = 0;
-        if (pw[i].gpus > 0 || !policy_has_speed(j) || !j->elastic)
+        if (pw[i].gpus > 0 || !pp->job[i].speed || !pp->job[i].elastic)
             continue;
-        exponent_memo(pp, m, i, &b);
+        int b = best_base(pp, i);
         if (b <= 0)
             return 0;
         need += b;
@@ -256,29 +276,22 @@ static int greedy(struct policy_plan *pp, struct policy_want *pw)
 {
     struct policy_heap h;
     const struct sched_snapshot *snap = pp->snap;
-    struct exp_memo *m = calloc(snap->njobs + 1, sizeof(*m));
     int rc;
 
-    if (!m || policy_heap_init(&h, snap->njobs)) {
-        free(m);
-        errno = ENOMEM;
+    if (policy_heap_init(&h, snap->njobs))
         return -1;
-    }
     for (size_t k = 0; k < snap->njobs; k++) {
         size_t i = pp->order[k];
-        const struct sched_job *j = &snap->jobs[i];
-        if (!policy_has_speed(j) || !j->elastic)
+        if (!pp->job[i].speed || !pp->job[i].elastic)
             policy_plan_give_base(pp, i, pw);
     }
-    if (spare(pp, pw, m))
+    if (spare(pp, pw))
         for (size_t k = 0; k < snap->njobs; k++) {
             size_t i = pp->order[k];
-            const struct sched_job *j = &snap->jobs[i];
-            if (pw[i].gpus == 0 && policy_has_speed(j) && j->elastic)
+            if (pw[i].gpus == 0 && pp->job[i].speed && pp->job[i].elastic)
                 policy_grow_start(pp, i, pw);
         }
-    set_caps(pp, m);
-    free(m);
+    set_caps(pp);
     rc = greedy_pass(pp, &h, pw);
     int *cap = pp->cap;
     pp->cap = NULL;
@@ -306,12 +319,41 @@ static void weigh_packed(struct policy_plan *pp)
     }
 }
 
+static int ringmaster_run(struct policy_plan *pp, struct policy_want *pw, int packed)
+{
+    struct policy_plan_exp exp = {calloc(pp->snap->njobs + 1, sizeof(*exp.m)), 0};
+    double *start = malloc((pp->snap->njobs + 1) * sizeof(*start));
+    int rc = -1;
+
+    if (!exp.m || !start) {
+        free(exp.m);
+        free(start);
+        errno = ENOMEM;
+        return -1;
+    }
+    pp->exp = &exp;
+    pp->start = start;
+    if (packed)
+        weigh_packed(pp);
+    if (order_by_key(pp) == 0)
+        rc = greedy(pp, pw);
+    pp->exp = NULL;
+    pp->start = NULL;
+    free(exp.m);
+    free(start);
+    return rc;
+}
+
+/* With packed jobs in the snapshot (weigh_packed), or none: then no job is the second of a
+ * pair, and the pass that would look for them over every 504-byte job is spared. */
 static int ringmaster_body(struct policy_plan *pp, struct policy_want *pw)
 {
-    weigh_packed(pp);
-    if (order_by_key(pp) < 0)
-        return -1;
-    return greedy(pp, pw);
+    return ringmaster_run(pp, pw, 1);
+}
+
+static int ringmaster_body_unpacked(struct policy_plan *pp, struct policy_want *pw)
+{
+    return ringmaster_run(pp, pw, 0);
 }
 
 /* The allocator sees the second job of each packed pair as holding nothing
@@ -324,7 +366,8 @@ int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *
 
     if (policy_pack_view(snap, &view, &copy))
         return -1;
-    int rc = policy_plan_allocate(&view, pw, ringmaster_body);
+    /* policy_pack_view() copies the jobs only when one is packed. */
+    int rc = policy_plan_allocate(&view, pw, copy ? ringmaster_body : ringmaster_body_unpacked);
     free(copy);
     return rc;
 }
@@ -425,50 +468,55 @@ static long best_host(const struct sched_snapshot *snap, const struct sched_deci
     return best;
 }
 
-struct waiting {
-    double key;
-    size_t rank, job;
-};
-
-static int waiting_cmp(const void *x, const void *y)
-{
-    const struct waiting *a = x, *b = y;
-
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return (a->rank > b->rank) - (a->rank < b->rank);
-}
-
 /* New pairs: waiting jobs that would start on 1 GPU, shortest predicted
- * remaining time (on 1 GPU) first, ties in the policy order. */
+ * remaining time (on 1 GPU) first, ties in the policy order (a stable sort from it).
+ * The candidates are found first, in index order: the policy order (a pass over every job)
+ * is taken only when there is one. */
 static int new_pairs(const struct sched_snapshot *snap, struct sched_decision *d)
 {
-    size_t n = snap->njobs, m = 0;
-    size_t *order = malloc((n + 1) * sizeof(*order));
-    struct waiting *w = malloc((n + 1) * sizeof(*w));
+    size_t n = snap->njobs, m = 0, found = 0;
+    unsigned char *cand = malloc(n + 1);
 
-    if (!order || !w || policy_order(snap, order)) {
+    if (!cand)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        cand[i] = d->assign[i].gpus <= 0 && d->assign[i].pack == SCHED_PACK_NONE &&
+                  policy_pack_light(j) && one_gpu(j);
+        found += cand[i];
+    }
+    if (found == 0) {
+        free(cand);
+        return 0;
+    }
+    size_t *order = malloc((n + 1) * sizeof(*order));
+    struct radix_item *w = malloc((n + 1) * sizeof(*w));
+    struct radix_item *tmp = malloc((n + 1) * sizeof(*tmp));
+
+    if (!order || !w || !tmp || policy_order(snap, order)) {
+        free(cand);
         free(order);
         free(w);
+        free(tmp);
         return -1;
     }
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
-        const struct sched_job *j = &snap->jobs[i];
-        if (d->assign[i].gpus > 0 || d->assign[i].pack != SCHED_PACK_NONE ||
-            !policy_pack_light(j) || !one_gpu(j))
+        if (!cand[i])
             continue;
-        double t = policy_time_at(j, 1);
-        w[m++] = (struct waiting){isfinite(t) ? t : HUGE_VAL, k, i};
+        double t = policy_time_at(&snap->jobs[i], 1);
+        w[m++] = (struct radix_item){radix_key_double(isfinite(t) ? t : HUGE_VAL), i};
     }
-    qsort(w, m, sizeof(*w), waiting_cmp);
+    radix_sort(w, tmp, m);
     for (size_t k = 0; k < m; k++) {
-        long h = best_host(snap, d, w[k].job);
+        long h = best_host(snap, d, w[k].idx);
         if (h >= 0)
-            policy_pack_share(snap, d, w[k].job, (size_t)h, SCHED_PACK_PACK);
+            policy_pack_share(snap, d, w[k].idx, (size_t)h, SCHED_PACK_PACK);
     }
+    free(cand);
     free(order);
     free(w);
+    free(tmp);
     return 0;
 }
 

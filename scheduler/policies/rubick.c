@@ -9,12 +9,11 @@ static void keep_pinned(struct policy_plan *pp, struct policy_want *pw)
 {
     for (size_t k = 0; k < pp->snap->njobs; k++) {
         size_t i = pp->order[k];
-        const struct sched_job *j = &pp->snap->jobs[i];
-        if (!policy_plan_can_grow(pp, i, pw) || !policy_pinned(pp->snap, j) ||
-            policy_plan_running_class(pp, j) != pp->cls_of[i])
+        if (!policy_plan_can_grow(pp, i, pw) || !pp->job[i].pinned ||
+            policy_plan_running_class(pp, i) != pp->cls_of[i])
             continue;
         struct policy_plan_class *c = &pp->cls[pp->cls_of[i]];
-        while (2 * pw[i].gpus <= j->cur_gpus && pw[i].gpus <= c->free) {
+        while (2 * pw[i].gpus <= pp->job[i].cur_gpus && pw[i].gpus <= c->free) {
             c->free -= pw[i].gpus;
             pw[i].gpus *= 2;
         }

@@ -126,3 +126,36 @@ Test(goodput, weak_scaling_without_statistics_matches_the_speed_model)
         cr_expect_float_eq(goodput_rate(&sp, &b, w, 1, 32.0 * w), speed_epochs_per_second(&sp, w),
                            1e-12, "w %d", w);
 }
+
+Test(goodput, outlook_takes_a_fixed_batch_noise_scale_as_at_least_its_batch)
+{
+    /* deepspeech2's first epoch at 640 = 32 x M0: sqr 37.8, var 24.1 (noise scale 0.64 M0) */
+    struct batch_spec b = {.init_batch = 20, .batch = 640, .grad_sqr = 37.8, .grad_var = 24.1};
+    struct batch_spec o = goodput_outlook(&b);
+    cr_expect_float_eq(o.grad_sqr, 37.8, 1e-12);
+    cr_expect_float_eq(o.grad_var, 32 * 37.8, 1e-9);
+    cr_expect_lt(goodput_gain(&b, 640), 2.0, "the report's gain %g", goodput_gain(&b, 640));
+    /* var = s sqr: gain (s + 1) / 2 */
+    cr_expect_float_eq(goodput_gain(&o, 640), 33.0 / 2, 1e-9);
+    cr_expect_float_eq(o.batch, 640, 1e-12);
+    cr_expect_float_eq(o.init_batch, 20, 1e-12);
+    /* a noise scale already above the batch is kept */
+    b.grad_var = 100 * 37.8;
+    o = goodput_outlook(&b);
+    cr_expect_float_eq(o.grad_var, 100 * 37.8, 1e-9);
+}
+
+Test(goodput, outlook_leaves_adaptive_initial_and_unreported_batches)
+{
+    struct batch_spec adaptive = {.init_batch = 20, .batch = 640, .max_batch = 640,
+                                  .adaptive = 1, .grad_sqr = 37.8, .grad_var = 24.1};
+    cr_expect_float_eq(goodput_outlook(&adaptive).grad_var, 24.1, 1e-12);
+    struct batch_spec initial = {.init_batch = 20, .batch = 20, .grad_sqr = 37.8,
+                                 .grad_var = 24.1};
+    cr_expect_float_eq(goodput_outlook(&initial).grad_var, 24.1, 1e-12);
+    struct batch_spec none = {.init_batch = 20, .batch = 640};
+    cr_expect_float_eq(goodput_outlook(&none).grad_var, 0.0, 1e-12);
+    cr_expect_float_eq(goodput_outlook(&none).grad_sqr, 0.0, 1e-12);
+    struct batch_spec no_model = {.batch = 640, .grad_sqr = 1};
+    cr_expect_float_eq(goodput_outlook(&no_model).grad_var, 0.0, 1e-12);
+}

@@ -102,3 +102,37 @@ Test(goodput_decide, a_fixed_batch_job_gains_less_from_gpus_than_a_weak_scaling_
     /* 16 examples per GPU: the step's fixed costs dominate, so the fixed job barely speeds up */
     cr_expect_lt(f8 / f1, 2.0);
 }
+
+/* Issue 18: a fixed-batch job in its first epoch reports a small noise scale (a large,
+ * consistent gradient), and its batch of 8 x M0 is then worth barely more than M0. Taken as
+ * its efficiency for all its remaining work, that report made it look four times longer than
+ * it is: behind a job that is truly twice as long, held at its base. Two jobs run on 1 GPU
+ * each and one GPU is free: the one that is truly shorter must get it. */
+Test(goodput_decide, a_fixed_batch_job_at_its_first_report_is_not_held_at_its_base)
+{
+    struct fx f;
+    fx_init(&f, 1, 3);
+    struct sched_job *fixed = fx_job(&f, 1, 8);
+    fixed->batch = (struct batch_spec){.init_batch = 128, .batch = 1024, .grad_sqr = 10,
+                                       .grad_var = 1};
+    fx_hold(&f, fixed, 0, 0, 1);
+    struct sched_job *other = fx_job(&f, 2, 8);
+    fx_hold(&f, other, 0, 1, 1);
+    fixed->last_change_time = other->last_change_time = 0;
+    fixed->run_time = other->run_time = 900;
+    /* its time on 1 GPU if its noise scale is taken at its batch (var = 8 sqr) */
+    struct batch_spec outlook = fixed->batch;
+    outlook.grad_var = 8 * outlook.grad_sqr;
+    double t_fixed =
+        fixed->remaining_epochs / goodput_rate(&fixed->speed, &outlook, 1, 1, 1024);
+    double t_report =
+        fixed->remaining_epochs / goodput_rate(&fixed->speed, &fixed->batch, 1, 1, 1024);
+    cr_assert_gt(t_report, 3.5 * t_fixed, "the report's %g s vs %g s", t_report, t_fixed);
+    /* the other job: twice as long as the fixed one truly is */
+    other->remaining_epochs = 2 * t_fixed * sched_job_rate(other, 1, NULL);
+    struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
+    cr_assert(d);
+    cr_expect_eq(d->assign[0].gpus, 2, "the fixed-batch job got %d GPUs", d->assign[0].gpus);
+    cr_expect_eq(d->assign[1].gpus, 1, "the longer job got %d GPUs", d->assign[1].gpus);
+    sched_decision_destroy(d);
+}

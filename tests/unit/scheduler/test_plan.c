@@ -100,6 +100,42 @@ Test(plan, no_plan_info_is_plain_data_parallel)
     cr_assert(r2 > r1 && r2 < 2 * r1 + 1e-12);
 }
 
+/* plan_dp_rate() from a count's features is the number plan_epochs_per_second() (what
+ * plan_best() without plan information went through) gives, bit for bit: any count, packed
+ * or on one node, reference and other GPU speeds (and the ones read as 1), and 0 where the
+ * model cannot run. */
+Test(plan, dp_rate_from_features_is_the_plain_data_parallel_rate)
+{
+    static const double speeds[] = {1.0, 2.0, 0.37, 0.0, -1.0, INFINITY, NAN};
+    static const int per_node[] = {0, 4, 8};
+    struct plan_spec none = { 0 };
+    struct plan_choice dp = { 0 }, best;
+
+    for (size_t g = 0; g < sizeof(per_node) / sizeof(per_node[0]); g++) {
+        struct speed_model sp = fx_resnet_model();
+        sp.gpus_per_node = per_node[g];
+        for (size_t s = 0; s < sizeof(speeds) / sizeof(speeds[0]); s++) {
+            for (int w = 0; w <= 130; w++) {
+                double f[SPEED_NFEATURES];
+                int nodes = speed_packed_nodes(&sp, w);
+                speed_features_placed(w, nodes, sp.batch_per_gpu, f);
+                double want = plan_epochs_per_second(&sp, &none, &dp, w, nodes, speeds[s], 0);
+                double got = plan_dp_rate(&sp, w, f, speeds[s]);
+                cr_assert(memcmp(&want, &got, sizeof(got)) == 0,
+                          "w %d speed %g per node %d: %.17g, not %.17g", w, speeds[s], per_node[g],
+                          got, want);
+                got = plan_best(&sp, NULL, w, speeds[s], 0, 0, 0, &best);
+                cr_assert(memcmp(&want, &got, sizeof(got)) == 0, "plan_best, w %d", w);
+            }
+        }
+    }
+    struct speed_model unfitted = fx_resnet_model();
+    double f[SPEED_NFEATURES];
+    unfitted.fitted = 0;
+    speed_features_placed(4, 1, unfitted.batch_per_gpu, f);
+    cr_assert_eq(plan_dp_rate(&unfitted, 4, f, 1.0), 0.0);
+}
+
 /* Adds a gpt-like job with plan info to f. */
 static struct sched_job *plan_job(struct fx *f, int64_t id, double p, int kind, int requested)
 {

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,4 +310,52 @@ Test(decide, guarantees_estimates_and_explanations)
                    "$.users[0]");
     expect_refused("{\"nodes\": [{\"gpus\": 1}], \"jobs\": [], \"finished_run_s\": [-1]}",
                    "$.finished_run_s[0]");
+}
+
+/* A fixed-batch job as an outside simulator gives it: step times measured at (w, nodes,
+ * examples per GPU), 4 GPUs per node, and its batch model with its gradient statistics. */
+static const char goodput_snapshot[] =
+    "{\"nodes\": [{\"gpus\": 4}, {\"gpus\": 4}],\n"
+    " \"jobs\": [{\"id\": 1, \"requested_gpus\": 8, \"remaining_epochs\": 10,\n"
+    "   \"batch_per_gpu\": 20, \"dataset_size\": 7140, \"gpus_per_node\": 4,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"nodes\": 1, \"m\": 80, \"step_s\": 2.54},\n"
+    "     {\"w\": 2, \"nodes\": 1, \"m\": 80, \"step_s\": 2.63},\n"
+    "     {\"w\": 4, \"nodes\": 1, \"m\": 80, \"step_s\": 2.62},\n"
+    "     {\"w\": 8, \"nodes\": 2, \"m\": 80, \"step_s\": 2.73},\n"
+    "     {\"w\": 16, \"nodes\": 4, \"m\": 40, \"step_s\": 1.48}],\n"
+    "   \"batch\": {\"init\": 20, \"batch\": 640, \"max\": 640, \"min_local\": 10,\n"
+    "             \"max_local\": 80, \"grad_sqr\": 0.16, \"grad_var\": 2.0}}]}\n";
+
+Test(decide, batch_model_and_placed_observations)
+{
+    char err[256];
+    struct decide_input *in =
+        decide_input_read(goodput_snapshot, strlen(goodput_snapshot), err, sizeof(err));
+    cr_assert_not_null(in, "%s", err);
+    const struct sched_job *j = &decide_input_snapshot(in)->jobs[0];
+    cr_expect_float_eq(j->batch.init_batch, 20, 1e-12);
+    cr_expect_float_eq(j->batch.batch, 640, 1e-12);
+    cr_expect_float_eq(j->batch.max_local, 80, 1e-12);
+    cr_expect_float_eq(j->batch.grad_var, 2.0, 1e-12);
+    cr_expect_eq(j->batch.adaptive, 0);
+    cr_expect_eq(j->speed.gpus_per_node, 4);
+    cr_assert(j->speed.fitted);
+    /* the fit follows the observations at their own placement and local batch */
+    const int ws[2] = {8, 16};
+    const double want[2] = {2.73, 1.48};
+    for (int k = 0; k < 2; k++) {
+        double t = goodput_step_time(&j->speed, &j->batch, ws[k], ws[k] / 4, 640, NULL);
+        cr_expect_lt(fabs(t - want[k]) / want[k], 0.25, "w %d: %g s, measured %g s", ws[k], t,
+                     want[k]);
+    }
+    /* fixed at 640: 8 GPUs do a step (80 per GPU) far sooner than 1 GPU (8 micro-steps) */
+    double r1 = sched_job_rate(j, 1, NULL), r8 = sched_job_rate(j, 8, NULL);
+    cr_expect_gt(r8, 4 * r1, "rate %g on 1 GPU, %g on 8", r1, r8);
+    decide_input_destroy(in);
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1, \"requested_gpus\": 1,"
+                   " \"batch\": {\"batch\": 64}}]}",
+                   "$.jobs[0].batch: member init is required");
+    expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1, \"requested_gpus\": 1,"
+                   " \"speed_observations\": [{\"w\": 2, \"nodes\": 3, \"step_s\": 1}]}]}",
+                   "nodes: at most w");
 }
