@@ -35,16 +35,23 @@
  * RINGJOB_BATCH, makes the job run ringjob_batch() examples per step (M0 when the scheduler
  * chose none) split over its ranks (the first batch % world ranks take one more), at --lr
  * (the rate tuned at M0) times ringjob_lr_scale() (sqrt(batch / M0)). Each rank's gradient
- * is then weighted by its examples. It estimates the gradient noise as McCandlish et al.
- * (2018, appendix A) do from two batch sizes: every rank's minibatch is split into two
- * micro-batches, whose gradients' squared norms (mean |g_small|^2, at B_small = batch over
+ * is then weighted by its examples. With RINGJOB_MAX_LOCAL_BATCH (the spec's
+ * "max_local_batch") a rank whose share is larger computes it in ceil(share / max)
+ * micro-steps and sums their gradients before the one exchange of the step (gradient
+ * accumulation; it says so at start). It estimates the gradient noise as McCandlish et al.
+ * (2018, appendix A) do from two batch sizes: every rank's minibatch is split into four
+ * micro-batches (its accumulation's micro-steps, each split evenly so that there are four at
+ * least), whose gradients' squared norms (mean |g_small|^2, at B_small = batch over
  * the micro-batches) and that of the whole step's gradient (|g_big|^2, at B_big = batch) give
  * unbiased estimates of the true gradient's squared norm and of the per-example variance:
  *   |G|^2 = (B_big |g_big|^2 - B_small |g_small|^2) / (B_big - B_small)
  *   S     = (|g_small|^2 - |g_big|^2) / (1 / B_small - 1 / B_big)
- * smoothed over steps (exponential average, weight 0.1), and reports sqr = |G|^2 and
- * var = S / M0 (the variance of a gradient at the initial batch, Pollux's grad_var) with
- * ringjob_report_grad() every --grad-every steps (default 10).
+ * averaged over steps (the mean of a launch's first 20 steps, then an exponential average of
+ * weight 1/20), and reports sqr = |G|^2 and var = S / M0 (the variance of a gradient at the
+ * initial batch, Pollux's grad_var) with ringjob_report_grad() every --grad-every steps
+ * (default 10) once 20 steps of the launch are in: a few steps' estimate is too noisy to
+ * report (the noise scale of one step at batch 16 varies several-fold; the mean of ten still
+ * by +-15 % from launch to launch).
  *
  * --sleep-us-allreduce U emulates a gradient exchange that costs U microseconds a step on
  * more than one rank (a network-bound all-reduce; 0 on one rank), beside
@@ -70,6 +77,8 @@
 #define TEACHER_HIDDEN 8
 #define CKPT_NAME "train-mlp.ckpt"
 #define CKPT_MAGIC 0x31504b434d4c504dULL /* "MPLMCKP1" */
+#define GRAD_WINDOW 20 /* steps the gradient statistics average over (see the top) */
+#define GRAD_PARTS 4   /* micro-batches a rank's minibatch is measured as, at least */
 
 struct options {
     long steps;
@@ -96,6 +105,7 @@ struct batch_run {
     long batch; /* examples per step over all ranks */
     long init;  /* M0, the batch the statistics are reported at */
     long local; /* this rank's examples per step */
+    long accum; /* micro-steps it computes them in (>= 1; > 1: gradient accumulation) */
     double sqr, var_per_example;
     long n;
 };
@@ -234,34 +244,55 @@ static double sqnorm(const double *v, long n, double scale)
     return s * scale * scale;
 }
 
+/* Folds the micro-batch that ended at md->grad (its `n` examples summed since md->half) into
+ * micro (sum of squared norms of micro-batch mean gradients, their count), and marks the
+ * next one's start. */
+static void micro_end(struct model *md, long n, double micro[2])
+{
+    double s = 0.0;
+    for (long k = 0; k < md->nparams; k++) {
+        double g = md->grad[k] - md->half[k];
+        s += g * g;
+        md->half[k] = md->grad[k];
+    }
+    micro[0] += s / ((double)n * (double)n);
+    micro[1] += 1;
+}
+
 /* One rank's minibatch of count examples of step `step`: fills md->grad with its mean
- * gradient, returns its mean loss. With micro (not NULL) the minibatch is also two
- * micro-batches (when count >= 2): micro[0] gets the sum of their gradients' squared norms,
- * micro[1] how many there were. */
+ * gradient, returns its mean loss. It is computed in `parts` micro-steps of (nearly) equal
+ * size whose gradients are summed (gradient accumulation, when parts > 1). With micro (not
+ * NULL) it is also measured as micro-batches, each micro-step split so that there are
+ * GRAD_PARTS at least (at most count): micro[0] gets the sum of their mean gradients' squared
+ * norms, micro[1] how many there were. */
 static double local_batch(struct model *md, const struct options *o, int rank, long count,
-                          double micro[2])
+                          long parts, double micro[2])
 {
     memset(md->grad, 0, (size_t)md->nparams * sizeof(double));
+    memset(md->half, 0, (size_t)md->nparams * sizeof(double));
     uint64_t s = mix64(mix64(o->seed) ^ mix64((uint64_t)md->step * 1000003ULL + (uint64_t)rank));
     double loss = 0.0, x[IN_DIM];
-    long half = micro && count >= 2 ? count / 2 : 0;
-    for (long b = 0; b < count; b++) {
-        if (half > 0 && b == half)
-            memcpy(md->half, md->grad, (size_t)md->nparams * sizeof(double));
-        for (int i = 0; i < IN_DIM; i++)
-            x[i] = gaussian(&s);
-        double y = teacher(x);
-        if (o->label_noise > 0)
-            y += o->label_noise * gaussian(&s);
-        loss += sample_grad(md, x, y);
+    if (micro && parts < GRAD_PARTS)
+        parts *= (GRAD_PARTS + parts - 1) / parts; /* split each micro-step evenly */
+    if (parts > count)
+        parts = count > 0 ? count : 1;
+    if (micro)
+        micro[0] = micro[1] = 0;
+    long b = 0;
+    for (long p = 0; p < parts; p++) {
+        long n = count / parts + (p < count % parts);
+        for (long e = 0; e < n; e++, b++) {
+            for (int i = 0; i < IN_DIM; i++)
+                x[i] = gaussian(&s);
+            double y = teacher(x);
+            if (o->label_noise > 0)
+                y += o->label_noise * gaussian(&s);
+            loss += sample_grad(md, x, y);
+        }
+        if (micro && parts > 1)
+            micro_end(md, n, micro);
     }
-    if (micro && half > 0) {
-        micro[0] = sqnorm(md->half, md->nparams, 1.0 / (double)half);
-        for (long k = 0; k < md->nparams; k++)
-            md->half[k] = md->grad[k] - md->half[k];
-        micro[0] += sqnorm(md->half, md->nparams, 1.0 / (double)(count - half));
-        micro[1] = 2;
-    } else if (micro) {
+    if (micro && parts == 1) { /* one example: nothing to compare it with */
         micro[0] = sqnorm(md->grad, md->nparams, 1.0 / (double)count);
         micro[1] = 1;
     }
@@ -301,7 +332,7 @@ static void grad_stats_add(struct batch_run *br, double small_sqr, double nmicro
         return; /* one micro-batch in all: nothing to compare */
     double sqr = (b_big * big_sqr - b_small * small_sqr) / (b_big - b_small);
     double var = (small_sqr - big_sqr) / (1.0 / b_small - 1.0 / b_big);
-    double a = br->n == 0 ? 1.0 : 0.1;
+    double a = br->n < GRAD_WINDOW ? 1.0 / (double)(br->n + 1) : 1.0 / GRAD_WINDOW;
     br->sqr += a * (sqr - br->sqr);
     br->var_per_example += a * (var - br->var_per_example);
     br->n++;
@@ -312,7 +343,7 @@ static void grad_stats_add(struct batch_run *br, double small_sqr, double nmicro
 static double global_step(struct model *md, const struct options *o, int rank, int world,
                           struct batch_run *br)
 {
-    double micro[2] = {0, 0}, loss = local_batch(md, o, rank, br->local, micro);
+    double micro[2] = {0, 0}, loss = local_batch(md, o, rank, br->local, br->accum, micro);
     emulate_device(o, br->local, world);
     for (long k = 0; k < md->nparams; k++)
         md->grad[k] *= (double)br->local;
@@ -336,7 +367,7 @@ static double train_step(struct model *md, const struct options *o, int rank, in
         adam_update(md, lr);
         return loss;
     }
-    double loss = local_batch(md, o, rank, o->batch, NULL);
+    double loss = local_batch(md, o, rank, o->batch, 1, NULL);
     emulate_device(o, o->batch, world);
     MPI_Allreduce(MPI_IN_PLACE, md->grad, (int)md->nparams, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -622,13 +653,15 @@ static double batch_setup(struct batch_run *br, const struct options *o, int ran
     if (br->batch < world)
         br->batch = world; /* one example per rank at least */
     br->local = br->batch / world + (rank < br->batch % world);
+    long most = ringjob_max_local_batch();
+    br->accum = most > 0 && br->local > most ? (br->local + most - 1) / most : 1;
     return o->lr * (chosen > 0 ? ringjob_lr_scale() : 1.0);
 }
 
 /* Rank 0 reports the smoothed gradient statistics every --grad-every steps. */
 static void grad_report(const struct batch_run *br, const struct options *o, long step, int rank)
 {
-    if (rank != 0 || !br->global || br->n < 2 || step % o->grad_every != 0)
+    if (rank != 0 || !br->global || br->n < GRAD_WINDOW || step % o->grad_every != 0)
         return;
     double sqr = br->sqr > 0 ? br->sqr : 0.0, var = br->var_per_example / (double)br->init;
     var = var > 0 ? var : 0.0;
@@ -644,6 +677,10 @@ static int train(struct model *md, const struct options *o, int rank, int world)
     if (rank == 0 && br.global)
         printf("train-mlp: global batch %ld (initial %ld), %ld examples on rank 0, lr %.6f\n",
                br.batch, br.init, br.local, lr);
+    if (rank == 0 && br.accum > 1)
+        printf("train-mlp: gradient accumulation: %ld micro-steps of at most %ld examples on"
+               " rank 0 (max local batch %ld)\n",
+               br.accum, (br.local + br.accum - 1) / br.accum, ringjob_max_local_batch());
     while (md->step < o->steps) {
         double t0 = now_s();
         gpu_hold(o->contend_ms, 1);

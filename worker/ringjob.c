@@ -33,6 +33,7 @@ struct ringjob {
     double lr_scale;
     long batch;      /* RINGJOB_BATCH: the global batch the scheduler chose; 0 none */
     long init_batch; /* RINGJOB_INIT_BATCH: the job's initial global batch; 0 none */
+    long max_local;  /* RINGJOB_MAX_LOCAL_BATCH: most examples per rank per micro-step; 0 none */
     char job_id[64];
     char plan[64];
     char ckdir[PATH_MAX];
@@ -112,9 +113,10 @@ static int read_environment(void)
             return fail("RINGJOB_LR_SCALE: expected a number in (0, 1e6], got '%s'", s);
         rj.lr_scale = v;
     }
-    rj.batch = rj.init_batch = 0;
+    rj.batch = rj.init_batch = rj.max_local = 0;
     if (env_long("RINGJOB_BATCH", 1, 1L << 40, &rj.batch) < 0 ||
-        env_long("RINGJOB_INIT_BATCH", 1, 1L << 40, &rj.init_batch) < 0)
+        env_long("RINGJOB_INIT_BATCH", 1, 1L << 40, &rj.init_batch) < 0 ||
+        env_long("RINGJOB_MAX_LOCAL_BATCH", 1, 1L << 40, &rj.max_local) < 0)
         return -1;
     if (!(s && *s) && rj.batch > 0 && rj.init_batch > 0)
         rj.lr_scale = sqrt((double)rj.batch / (double)rj.init_batch);
@@ -515,6 +517,11 @@ long ringjob_batch(void)
 long ringjob_init_batch(void)
 {
     return rj.init_batch;
+}
+
+long ringjob_max_local_batch(void)
+{
+    return rj.max_local;
 }
 
 const char *ringjob_job_id(void)

@@ -25,6 +25,11 @@
  *                           unset: the job keeps its own.
  *   RINGJOB_INIT_BATCH      the job's initial global batch M0 (its spec's "batch"), the one
  *                           its learning rate is tuned at; unset: none.
+ *   RINGJOB_MAX_LOCAL_BATCH the most examples one rank computes at once (its spec's
+ *                           "max_local_batch", what fits in a GPU's memory); unset: no bound.
+ *                           A rank whose share of RINGJOB_BATCH is larger accumulates the
+ *                           gradients of ceil(share / max) micro-steps before it exchanges
+ *                           them once (ringjob_max_local_batch()).
  *   OMPI_COMM_WORLD_RANK    this process's rank (set by OpenMPI's mpirun); 0 when unset.
  * Only rank 0 connects to the socket; the other ranks learn each decision from rank 0
  * through the broadcast callback (ringjob_set_broadcast()).
@@ -125,6 +130,11 @@ long ringjob_batch(void);
 /* The job's initial global batch M0 (RINGJOB_INIT_BATCH, its spec's "batch"), 0 when unset:
  * the batch its learning rate was tuned at and its gradient statistics are measured at. */
 long ringjob_init_batch(void);
+/* The most examples a rank computes at once (RINGJOB_MAX_LOCAL_BATCH, the spec's
+ * "max_local_batch"), 0 when unbounded: a rank whose share of the global batch is larger runs
+ * it as ceil(share / max) micro-steps, summing their gradients (gradient accumulation), and
+ * exchanges once a step. */
+long ringjob_max_local_batch(void);
 const char *ringjob_job_id(void);
 const char *ringjob_plan(void);
 const char *ringjob_checkpoint_dir(void);

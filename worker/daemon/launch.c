@@ -41,7 +41,7 @@ static void push_export(struct argv_buf *a, const char *entry)
 static const char *const ringjob_vars[] = {
     "RINGJOB_SOCKET",   "RINGJOB_JOB_ID", "RINGJOB_CHECKPOINT_DIR", "RINGJOB_WORLD_SIZE",
     "RINGJOB_LR_SCALE", "RINGJOB_PLAN",   "RINGMASTER_RANK_GPUS", "RINGJOB_BATCH",
-    "RINGJOB_INIT_BATCH"};
+    "RINGJOB_INIT_BATCH", "RINGJOB_MAX_LOCAL_BATCH"};
 
 static void build_argv(const struct launch_req *r, struct argv_buf *a)
 {
@@ -66,7 +66,8 @@ static void build_argv(const struct launch_req *r, struct argv_buf *a)
     for (size_t i = 0; i < sizeof(ringjob_vars) / sizeof(ringjob_vars[0]); i++) {
         if ((r->lr_scale <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_LR_SCALE")) ||
             (r->batch <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_BATCH")) ||
-            (r->init_batch <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_INIT_BATCH")))
+            (r->init_batch <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_INIT_BATCH")) ||
+            (r->max_local <= 0 && !strcmp(ringjob_vars[i], "RINGJOB_MAX_LOCAL_BATCH")))
             continue; /* unset in the ranks: mpirun warns about -x of a missing variable */
         push(a, "-x");
         push(a, ringjob_vars[i]);
@@ -107,6 +108,12 @@ static void set_env(const struct launch_req *r)
         setenv("RINGJOB_INIT_BATCH", buf, 1);
     } else {
         unsetenv("RINGJOB_INIT_BATCH");
+    }
+    if (r->max_local > 0) {
+        snprintf(buf, sizeof(buf), "%ld", r->max_local);
+        setenv("RINGJOB_MAX_LOCAL_BATCH", buf, 1);
+    } else {
+        unsetenv("RINGJOB_MAX_LOCAL_BATCH");
     }
     setenv("RINGJOB_PLAN", r->plan ? r->plan : "dp", 1);
     setenv("RINGMASTER_RANK_GPUS", r->gpus, 1);

@@ -29,6 +29,7 @@ struct launch_req {
     double lr_scale;      /* RINGJOB_LR_SCALE; <= 0: unset (libringjob uses the world size) */
     long batch;           /* RINGJOB_BATCH, the global batch chosen; <= 0: unset */
     long init_batch;      /* RINGJOB_INIT_BATCH, the job's initial global batch; <= 0: unset */
+    long max_local;       /* RINGJOB_MAX_LOCAL_BATCH, most examples per rank at once; <= 0: unset */
     const char *log_path; /* stdout and stderr are appended here */
     const char *self;     /* the worker binary (the rank wrapper) */
     int simulated;        /* simulated GPUs: unless the worker's environment says otherwise,

@@ -370,6 +370,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
     const json_t *lr = json_object_get(spec, "lr_scale");
     const json_t *batch = json_object_get(spec, "batch");
     const json_t *init_batch = json_object_get(spec, "init_batch");
+    const json_t *max_local = json_object_get(spec, "max_local_batch");
     char **cmd = strv_of(json_object_get(spec, "command"));
     char **env = env_of(json_object_get(spec, "env"));
     struct launch_req r = {
@@ -387,6 +388,7 @@ static int launch(struct agent *a, struct wjob *j, const json_t *spec, char *err
         .lr_scale = json_is_number(lr) ? json_number_value(lr) : -1,
         .batch = json_is_integer(batch) ? (long)json_integer_value(batch) : 0,
         .init_batch = json_is_integer(init_batch) ? (long)json_integer_value(init_batch) : 0,
+        .max_local = json_is_integer(max_local) ? (long)json_integer_value(max_local) : 0,
         .log_path = j->log,
         .self = a->self,
         .simulated = a->simulated};

@@ -65,6 +65,7 @@ _SIGNATURES = {
     "ringjob_report_grad": (ctypes.c_int, [ctypes.c_double, ctypes.c_double]),
     "ringjob_batch": (ctypes.c_long, []),
     "ringjob_init_batch": (ctypes.c_long, []),
+    "ringjob_max_local_batch": (ctypes.c_long, []),
     "ringjob_suspended_wait": (ctypes.c_int, []),
     "ringjob_checkpoint_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                                ctypes.c_size_t]),
@@ -189,6 +190,13 @@ def batch():
 def init_batch():
     """The job's initial global batch M0 (0: it declared none)."""
     return _lib.ringjob_init_batch()
+
+
+def max_local_batch():
+    """The most examples a rank computes at once (0: no bound): a larger share of batch()
+    is run as ceil(share / max) micro-steps whose gradients are summed before the step's
+    exchange (gradient accumulation)."""
+    return _lib.ringjob_max_local_batch()
 
 
 def job_id():

@@ -358,6 +358,18 @@ static int job_standalone(void)
     if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_INIT_BATCH"))
         return 23;
     unsetenv("RINGJOB_INIT_BATCH");
+    /* The most examples a rank computes at once: 0 (no bound) unless the worker says. */
+    if (ringjob_init() < 0 || ringjob_max_local_batch() != 0)
+        return 24;
+    ringjob_finalize();
+    setenv("RINGJOB_MAX_LOCAL_BATCH", "48", 1);
+    if (ringjob_init() < 0 || ringjob_max_local_batch() != 48)
+        return 25;
+    ringjob_finalize();
+    setenv("RINGJOB_MAX_LOCAL_BATCH", "0", 1);
+    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_MAX_LOCAL_BATCH"))
+        return 26;
+    unsetenv("RINGJOB_MAX_LOCAL_BATCH");
     unsetenv("RINGJOB_BATCH");
     return 0;
 }

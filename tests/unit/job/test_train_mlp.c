@@ -162,6 +162,61 @@ Test(train_mlp, runs_the_batch_it_is_given_and_reports_gradient_statistics)
     jobtest_rmtree(r.dir);
 }
 
+/* Runs train-mlp on two ranks at global batch 96 (M0 16) for 40 steps, with
+ * RINGJOB_MAX_LOCAL_BATCH max_local when not NULL; its reports into s, its log into log. */
+static void run_batch96(struct series *s, const char *max_local, char *log, size_t len)
+{
+    struct run r;
+    run_up(&r);
+    setenv("RINGJOB_BATCH", "96", 1);
+    setenv("RINGJOB_INIT_BATCH", "16", 1);
+    if (max_local)
+        setenv("RINGJOB_MAX_LOCAL_BATCH", max_local, 1);
+    char *argv[] = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", r.bin,
+                    "--steps", "40", "--params", "4096", "--batch", "16", "--print-every", "20",
+                    NULL};
+    pid_t pid = jobtest_spawn(argv, r.sock, r.ckdir, r.log);
+    int status = jobtest_drive(r.jc, pid, RUN_TIMEOUT_S, s, NULL, NULL);
+    unsetenv("RINGJOB_BATCH");
+    unsetenv("RINGJOB_INIT_BATCH");
+    unsetenv("RINGJOB_MAX_LOCAL_BATCH");
+    if (status != 0)
+        jobtest_dump(r.log);
+    cr_assert_eq(status, 0);
+    double sqr = -1, var = -1;
+    cr_assert_eq(jobchan_grad(r.jc, &sqr, &var), 1, "gradient statistics arrived");
+    cr_assert(sqr > 0 && var > 0, "sqr %g var %g", sqr, var);
+    FILE *f = fopen(r.log, "r");
+    size_t n = f ? fread(log, 1, len - 1, f) : 0;
+    log[n] = '\0';
+    if (f)
+        fclose(f);
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}
+
+/* max_local_batch (RINGJOB_MAX_LOCAL_BATCH): 48 examples a rank, at most 16 at once, are three
+ * micro-steps whose gradients are summed before the step's exchange (gradient accumulation).
+ * The step is the same step: every loss of the run equals the one without a bound. */
+Test(train_mlp, a_share_above_max_local_batch_accumulates_micro_steps)
+{
+    static struct series whole, accum;
+    static char log_whole[16384], log_accum[16384];
+    run_batch96(&whole, NULL, log_whole, sizeof(log_whole));
+    run_batch96(&accum, "16", log_accum, sizeof(log_accum));
+    cr_assert(strstr(log_accum, "gradient accumulation: 3 micro-steps of at most 16 examples on"
+                                " rank 0 (max local batch 16)"),
+              "%s", log_accum);
+    cr_assert_null(strstr(log_whole, "accumulation"), "no bound: one pass");
+    cr_assert_eq(whole.n, 40);
+    cr_assert_eq(accum.n, 40);
+    for (size_t i = 0; i < whole.n; i++) {
+        cr_assert_eq(accum.r[i].samples, 96);
+        cr_assert_eq(accum.r[i].loss, whole.r[i].loss, "step %ld: %.17g vs %.17g",
+                     accum.r[i].step, accum.r[i].loss, whole.r[i].loss);
+    }
+}
+
 Test(train_mlp, checkpoint_exit_on_two_ranks_restart_on_one)
 {
     resize(2, 1);
