@@ -255,6 +255,12 @@ void ringctl_sleep(double s)
     nanosleep(&ts, NULL);
 }
 
+int ringctl_usage(const char *usage)
+{
+    fprintf(stderr, "usage: ringctl %s\n", usage);
+    return RINGCTL_USAGE;
+}
+
 void ringctl_print_json(json_t *v)
 {
     char *s = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);

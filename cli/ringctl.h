@@ -47,6 +47,9 @@ void ringctl_sleep(double s);
 /* Prints v as indented JSON on stdout. */
 void ringctl_print_json(json_t *v);
 
+/* Prints "usage: ringctl USAGE" on stderr; returns RINGCTL_USAGE. */
+int ringctl_usage(const char *usage);
+
 /* What --wait waits for after a request. */
 enum ringctl_goal {
     RINGCTL_GOAL_SUSPENDED, /* suspend: the job is SUSPENDED */

@@ -33,7 +33,7 @@ static int act_args(struct act_args *a, int argc, char **argv, int npos_min, int
         }
     }
     if (a->npos < npos_min) {
-        fprintf(stderr, "usage: ringctl %s\n", usage);
+        ringctl_usage(usage);
         return -1;
     }
     return 0;

@@ -178,8 +178,7 @@ int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv)
     char path[128];
     long long id;
     if (argc != 1) {
-        fprintf(stderr, "usage: ringctl cancel JOB_ID|ARRAY_ID|ARRAY_ID_INDEX\n");
-        return RINGCTL_USAGE;
+        return ringctl_usage("cancel JOB_ID|ARRAY_ID|ARRAY_ID_INDEX");
     }
     int rc = ringctl_array_resolve(ctl, argv[0], &id);
     if (rc == RINGCTL_ARRAY_WHOLE)

@@ -64,7 +64,7 @@ static int list_args(struct list_opts *o, int argc, char **argv)
         else
             bad = -1;
         if (bad) {
-            fprintf(stderr, "usage: ringctl " LIST_USAGE "\n");
+            ringctl_usage(LIST_USAGE);
             return -1;
         }
     }

@@ -43,8 +43,7 @@ int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv)
 {
     char path[128] = "/api/v1/nodes";
     if (argc > 1) {
-        fprintf(stderr, "usage: ringctl nodes [NODE_ID]\n");
-        return RINGCTL_USAGE;
+        return ringctl_usage("nodes [NODE_ID]");
     }
     if (argc == 1) {
         char *end;
@@ -199,8 +198,7 @@ int ringctl_cmd_health(struct ringctl *ctl, int argc, char **argv)
 {
     (void)argv;
     if (argc != 0) {
-        fprintf(stderr, "usage: ringctl health\n");
-        return RINGCTL_USAGE;
+        return ringctl_usage("health");
     }
     json_t *out;
     int rc = ringctl_call(ctl, "GET", "/api/v1/health", NULL, NULL, &out);

@@ -9,12 +9,6 @@
 #include "ringctl.h"
 #include "table.h"
 
-static int usage_error(const char *usage)
-{
-    fprintf(stderr, "usage: ringctl %s\n", usage);
-    return RINGCTL_USAGE;
-}
-
 /* ---- watch ---- */
 
 struct watch {
@@ -36,7 +30,7 @@ static int watch_args(struct watch *w, int argc, char **argv)
             if (ringctl_parse_int("JOB_ID", argv[i], 1, 1LL << 53, &w->job) < 0)
                 return -1;
         } else {
-            usage_error("watch [JOB_ID] [--timeout S] [--interval S]");
+            ringctl_usage("watch [JOB_ID] [--timeout S] [--interval S]");
             return -1;
         }
     }
@@ -169,14 +163,14 @@ static int policy_args(json_t *body, int argc, char **argv)
         } else if (!strcmp(argv[i], "--paused") && i + 1 < argc) {
             const char *v = argv[++i];
             if (strcmp(v, "true") && strcmp(v, "false")) {
-                usage_error(usage);
+                ringctl_usage(usage);
                 return -1;
             }
             json_object_set_new(body, "paused", json_boolean(!strcmp(v, "true")));
         } else if (argv[i][0] != '-' && !json_object_get(body, "policy")) {
             json_object_set_new(body, "policy", json_string(argv[i]));
         } else {
-            usage_error(usage);
+            ringctl_usage(usage);
             return -1;
         }
     }

@@ -150,8 +150,7 @@ static int get_job_thing(struct ringctl *ctl, int argc, char **argv, const char 
     char path[128];
     *out = NULL;
     if (argc != 1) {
-        fprintf(stderr, "usage: ringctl %s\n", usage);
-        return RINGCTL_USAGE;
+        return ringctl_usage(usage);
     }
     if (ringctl_job_path(argv[0], suffix, path, sizeof(path)) < 0)
         return RINGCTL_USAGE;

@@ -14,12 +14,6 @@
     "whatif [--since D] [--policies all|a,b,...] [--no-wait] [--timeout S]\n"                      \
     "       whatif show RUN_ID | whatif list"
 
-static int usage_error(void)
-{
-    fprintf(stderr, "usage: ringctl %s\n", WHATIF_USAGE);
-    return RINGCTL_USAGE;
-}
-
 /* "7d", "12h", "30m", "90s" or plain seconds into *s. Returns 0 or -1 (printed). */
 static int parse_period(const char *text, double *s)
 {
@@ -187,11 +181,11 @@ static int list_runs(struct ringctl *ctl)
 int ringctl_cmd_whatif(struct ringctl *ctl, int argc, char **argv)
 {
     if (argc >= 1 && !strcmp(argv[0], "list"))
-        return argc == 1 ? list_runs(ctl) : usage_error();
+        return argc == 1 ? list_runs(ctl) : ringctl_usage(WHATIF_USAGE);
     if (argc >= 1 && !strcmp(argv[0], "show")) {
         long long id;
         if (argc != 2 || ringctl_parse_int("RUN_ID", argv[1], 1, 1LL << 53, &id) < 0)
-            return usage_error();
+            return ringctl_usage(WHATIF_USAGE);
         char path[64];
         snprintf(path, sizeof(path), "/api/v1/whatif/%lld", id);
         json_t *run = NULL;
@@ -216,7 +210,7 @@ int ringctl_cmd_whatif(struct ringctl *ctl, int argc, char **argv)
         } else if (!strcmp(argv[i], "--no-wait")) {
             wait = 0;
         } else {
-            return usage_error();
+            return ringctl_usage(WHATIF_USAGE);
         }
     }
     json_t *body = json_pack("{s:f}", "since_s", since_s);

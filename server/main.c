@@ -22,6 +22,7 @@
 #include "log.h"
 #include "pgcluster.h"
 #include "pgsup.h"
+#include "roundmem.h"
 #include "store/db.h"
 #include "store/dblisten.h"
 #include "store/migrate.h"
@@ -328,6 +329,7 @@ int main(int argc, char **argv)
     struct daemon d = {0};
     char err[1024] = "";
     log_set_ident("ringmasterd");
+    roundmem_keep();
     int rc = parse_args(argc, argv, &cfg);
     if (rc != 0)
         return rc < 0 ? 2 : 0;

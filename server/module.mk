@@ -38,7 +38,7 @@ $(BUILD)/server/%.o: CPPFLAGS += -iquote server
 SERVER_UNIT_SRCS := $(wildcard tests/unit/server/*.c)
 SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
 SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,spec/fieldcheck.o spec/jobspec.o spec/nodespec.o http/router.o \
-                      http/www.o http/problem.o live/wake.o live/fit.o api/authlimit.o)
+                      http/www.o http/problem.o http/jsontext.o live/wake.o live/fit.o api/authlimit.o)
 
 ifneq ($(SERVER_UNIT_SRCS),)
 $(BUILD)/tests/unit/server/%.o: CPPFLAGS += -iquote server
@@ -56,7 +56,9 @@ SERVER_IT_BIN  := $(BUILD)/tests/integration-server
 ifneq ($(SERVER_IT_SRCS),)
 $(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"' \
                                        -DRINGCTL_PATH='"$(abspath $(BUILD)/ringctl)"'
-$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB) | $(SERVER_BIN) $(BUILD)/ringctl
+$(BUILD)/tests/integration/test_db_stmt.o: CPPFLAGS += -iquote server
+$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/server/store/db.o $(COMMON_LIB) | \
+                  $(SERVER_BIN) $(BUILD)/ringctl
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion -lcurl $(SERVER_LIBS)
 TEST_BINS += $(SERVER_IT_BIN)

@@ -17,10 +17,9 @@
 #include "reports.h"
 #include "store/db.h"
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define ACTION_JSON                                                                                \
     "json_build_object('id', a.id, 'node_id', a.node_id, 'job_id', a.job_id, 'kind', a.kind,"      \
-    " 'spec', a.spec, 'state', a.state, 'created_at', " TS("a.created_at") ")::text"
+    " 'spec', a.spec, 'state', a.state, 'created_at', " DB_TS("a.created_at") ")::text"
 /* The node that runs a job's mpirun: the first slot's node of its latest launch. */
 #define LAUNCH_NODE_SQL                                                                            \
     "(SELECT COALESCE((l.spec->'slots'->0->>'node_id')::bigint, l.node_id) FROM actions l"         \
@@ -47,15 +46,18 @@ static PGresult *fetch_pending(struct api_call *call, const char *node)
     const char *p[] = {node};
     /* Only the actions not delivered before are written (and locked): a node polls again and
      * again while an action is carried out, and rewriting its pending rows at every look
-     * took their locks against the round that supersedes them (deadlocks at 512 nodes). */
-    PGresult *r = db_exec(call->db,
-                          "WITH fresh AS (UPDATE actions SET delivered_at = now()"
-                          " WHERE node_id = $1 AND state = 'pending' AND delivered_at IS NULL"
-                          " RETURNING *), seen AS (SELECT * FROM actions WHERE node_id = $1"
-                          " AND state = 'pending' AND delivered_at IS NOT NULL)"
-                          " SELECT " ACTION_JSON " FROM (SELECT * FROM fresh UNION ALL"
-                          " SELECT * FROM seen) a ORDER BY a.id",
-                          1, p);
+     * took their locks against the round that supersedes them (deadlocks at 512 nodes).
+     * Prepared: every node's every look (bench-scale: 71 a second). */
+    static const struct db_stmt fetch = {
+        "actions_fetch",
+        "WITH fresh AS (UPDATE actions SET delivered_at = now()"
+        " WHERE node_id = $1 AND state = 'pending' AND delivered_at IS NULL"
+        " RETURNING *), seen AS (SELECT * FROM actions WHERE node_id = $1"
+        " AND state = 'pending' AND delivered_at IS NOT NULL)"
+        " SELECT " ACTION_JSON " FROM (SELECT * FROM fresh UNION ALL"
+        " SELECT * FROM seen) a ORDER BY a.id",
+        1, 0};
+    PGresult *r = db_exec_stmt(call->db, &fetch, p);
     if (db_ok(r))
         return r;
     api_db_error(call, r);

@@ -19,12 +19,13 @@
 #include "jobs.h"
 #include "log.h"
 #include "metrics.h"
+#include "monotime.h"
 #include "nodes.h"
 #include "openapi.h"
 #include "reports.h"
 #include "scheduler.h"
-#include "submit.h"
 #include "store/db.h"
+#include "submit.h"
 #include "users.h"
 #include "whatif.h"
 #include "whatif_run.h"
@@ -175,17 +176,10 @@ static int is_json_type(const char *ct)
            (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* 429 with Retry-After while the client's address is refused for its bad tokens. */
 static int not_refused_or_respond(struct api_call *call, const char *peer)
 {
-    unsigned wait = authlimit_check(call->api->failures, peer, mono_now());
+    unsigned wait = authlimit_check(call->api->failures, peer, monotime_s());
     if (!wait)
         return 0;
     metrics_auth_refused();
@@ -201,7 +195,7 @@ static int not_refused_or_respond(struct api_call *call, const char *peer)
 static void count_failure(struct api_call *call, const char *peer)
 {
     metrics_auth_failure();
-    unsigned wait = authlimit_fail(call->api->failures, peer, mono_now());
+    unsigned wait = authlimit_fail(call->api->failures, peer, monotime_s());
     if (wait)
         log_info("auth: %s refused for %u s after %d bad tokens", peer, wait, AUTH_MAX_FAILURES);
 }

@@ -80,7 +80,7 @@ int auth_check(PGconn *c, const char *authorization, struct auth_user *who)
     static const struct db_stmt lookup = {"auth_token",
                                           "SELECT id, name, role FROM users"
                                           " WHERE token_hash = sha256(convert_to($1, 'UTF8'))",
-                                          1};
+                                          1, 0};
     const char *p[] = {token};
     PGresult *r = db_exec_stmt_retry(c, &lookup, p);
     int rc = !db_ok(r) ? -2 : PQntuples(r) != 1 ? -1 : 0;

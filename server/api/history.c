@@ -12,15 +12,12 @@
 #include "live/live.h"
 #include "store/db.h"
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-
 /* $1 since (or NULL), $2 limit + 1, $3 step (0: the rows as stored). Averages weigh each
  * row by its samples. */
 #define WEIGHED(col)                                                                               \
     "sum(" col " * samples) / nullif(sum(samples) FILTER (WHERE " col " IS NOT NULL), 0)"
 static const char *const query_sql =
-    "SELECT " TS(
-        "t") ", span, n, gt, ga, gb, ql, jr, wp, js, ws FROM (SELECT"
+    "SELECT " DB_TS("t") ", span, n, gt, ga, gb, ql, jr, wp, js, ws FROM (SELECT"
              " CASE WHEN $3::float8 > 0 THEN to_timestamp(floor(extract(epoch FROM min(at))::float8"
              " / $3::float8) * $3::float8) ELSE min(at) END AS t,"
              " CASE WHEN $3::float8 > 0 THEN greatest($3::float8, max(span_s)) ELSE max(span_s) END"

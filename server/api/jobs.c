@@ -112,13 +112,15 @@ void jobs_list(struct api_call *call)
                           " AND ($6::bigint IS NULL OR j.array_id = $6)"
                           " ORDER BY j.id LIMIT $4",
                           6, p);
-    json_t *page = db_ok(r) ? jobview_list_fields(call->db, jobview_page(r, limit)) : NULL;
-    if (!page)
+    size_t len = 0;
+    char *page = db_ok(r) ? jobview_list_text(call->db, r, limit, &len) : NULL;
+    int ok = db_ok(r);
+    if (!ok)
         api_db_error(call, r);
     PQclear(r);
     jobview_snapshot_end(call->db, begun);
-    if (page)
-        etag_respond_json(call->req, page);
+    if (ok)
+        etag_respond_text(call->req, page, len);
 }
 
 /* Inside a transaction: locks job id and moves it by ev. Returns 0, or -1 after answering
@@ -204,7 +206,7 @@ void jobs_events(struct api_call *call)
     const char *p[] = {ids};
     PGresult *r =
         db_exec(call->db,
-                "SELECT e.id, " TS("e.at") ", e.from_state, e.to_state,"
+                "SELECT e.id, " DB_TS("e.at") ", e.from_state, e.to_state,"
                                            " e.event, e.actor, e.detail, j.id FROM jobs j LEFT JOIN"
                                            " job_events e ON e.job_id = j.id WHERE j.id = $1"
                                            " ORDER BY e.id",

@@ -18,6 +18,7 @@ static atomic_ulong http_counts[METRICS_MAX_ROUTES + 1][STATUS_SLOTS];
 static atomic_ulong db_errors;
 static atomic_ulong auth_failures, auth_refused;
 static atomic_ulong poll_looks;
+static atomic_ulong submit_groups, submit_grouped;
 /* The route table, named once by api_create (metrics_name_routes). */
 static const struct route *route_table;
 static size_t route_count;
@@ -44,6 +45,12 @@ void metrics_auth_failure(void)
 void metrics_auth_refused(void)
 {
     atomic_fetch_add_explicit(&auth_refused, 1, memory_order_relaxed);
+}
+
+void metrics_submit_group(unsigned n)
+{
+    atomic_fetch_add_explicit(&submit_groups, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&submit_grouped, n, memory_order_relaxed);
 }
 
 void metrics_poll_look(void)
@@ -227,6 +234,21 @@ static void write_polls(FILE *f)
             atomic_load_explicit(&poll_looks, memory_order_relaxed));
 }
 
+static void write_submissions(FILE *f)
+{
+    fprintf(f,
+            "# HELP ringmaster_submission_groups_total Groups of concurrent single submissions"
+            " stored in one statement (group commit).\n"
+            "# TYPE ringmaster_submission_groups_total counter\n"
+            "ringmaster_submission_groups_total %lu\n"
+            "# HELP ringmaster_submissions_grouped_total Single submissions stored in such a"
+            " group.\n"
+            "# TYPE ringmaster_submissions_grouped_total counter\n"
+            "ringmaster_submissions_grouped_total %lu\n",
+            atomic_load_explicit(&submit_groups, memory_order_relaxed),
+            atomic_load_explicit(&submit_grouped, memory_order_relaxed));
+}
+
 char *metrics_text(PGconn *db, const struct http_stats *http, size_t *len)
 {
     char *text = NULL;
@@ -238,6 +260,7 @@ char *metrics_text(PGconn *db, const struct http_stats *http, size_t *len)
     write_http(f);
     write_guards(f, http);
     write_polls(f);
+    write_submissions(f);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

@@ -31,6 +31,10 @@ void metrics_db_error(void);
 void metrics_auth_failure(void);
 void metrics_auth_refused(void);
 
+/* Counts a group of n jobs of concurrent single submissions stored in one statement
+ * (submit_group.h). */
+void metrics_submit_group(unsigned n);
+
 /* Counts one look of a worker's long-poll for its node's actions (actions.c). */
 void metrics_poll_look(void);
 

@@ -13,7 +13,6 @@
 #include "log.h"
 #include "store/db.h"
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define LOG_READ_MAX (1 << 20)
 #define DETAIL_MAX 4096
 
@@ -40,27 +39,53 @@ static int query_ll_or_respond(struct api_call *call, const char *name, long lon
 /* Which of the caller's nodes (user $2) may report for job $1, per docs/worker-protocol.md
  * "Who may report": actions from before the job last entered the queue (submission or
  * requeue) and superseded ones do not count; "recent" is a finish less than $3 s ago.
- * Columns: runs (state, metrics), hosts (log). No row: no such job. */
-static const char *const claim_sql =
-    "WITH j AS (SELECT id, COALESCE((SELECT max(e.at) FROM job_events e WHERE e.job_id = jobs.id"
-    " AND e.to_state = 'PENDING'), '-infinity') AS queued FROM jobs WHERE id = $1),"
-    " mine AS (SELECT id FROM nodes WHERE registered_by = $2),"
-    " acts AS (SELECT a.* FROM actions a, j WHERE a.job_id = j.id AND a.created_at > j.queued"
-    " AND a.state <> 'superseded'),"
-    " live AS (SELECT * FROM acts WHERE node_id IN (SELECT id FROM mine) AND (state = 'pending'"
-    " OR finished_at > now() - make_interval(secs => $3::float8))),"
-    " launch AS (SELECT * FROM acts WHERE kind IN ('start', 'resize', 'migrate')"
+ * Columns: runs (state, metrics), hosts (log). No row: no such job. Whether a node is the
+ * caller's is asked of the few nodes the job's actions and allocations name (the nodes'
+ * primary key), not of a list of all the caller's nodes: one worker token for a whole
+ * cluster owns them all, and hashing that list twice a post took 0.8-1.2 ms of the
+ * statement's 1.3 at 512 nodes (make bench-scale), more than the reports' insert. */
+#define CLAIM_MINE(node) "EXISTS (SELECT 1 FROM nodes n WHERE n.id = " node " AND n.registered_by = $2)"
+/* The claim's parts, for claim_stmt and metrics_stmt: the job (no row: no such job), its
+ * actions that count, the caller's live ones, its latest launch. */
+#define CLAIM_CTES                                                                                 \
+    "j AS (SELECT id, COALESCE((SELECT max(e.at) FROM job_events e WHERE e.job_id = jobs.id"       \
+    " AND e.to_state = 'PENDING'), '-infinity') AS queued FROM jobs WHERE id = $1),"               \
+    " acts AS (SELECT a.id, a.kind, a.state, a.spec, a.finished_at, " CLAIM_MINE("a.node_id")      \
+    " AS mine FROM actions a, j WHERE a.job_id = j.id AND a.created_at > j.queued"                 \
+    " AND a.state <> 'superseded'),"                                                               \
+    " live AS (SELECT kind FROM acts WHERE mine AND (state = 'pending'"                            \
+    " OR finished_at > now() - make_interval(secs => $3::float8))),"                               \
+    " launch AS (SELECT mine, spec FROM acts WHERE kind IN ('start', 'resize', 'migrate')"         \
     " ORDER BY id DESC LIMIT 1)"
-    " SELECT EXISTS (SELECT 1 FROM launch l WHERE l.node_id IN (SELECT id FROM mine)"
-    " OR (l.spec->'slots'->0->>'node_id')::bigint IN (SELECT id FROM mine))"
-    " OR EXISTS (SELECT 1 FROM live WHERE kind <> 'exec'),"
-    " EXISTS (SELECT 1 FROM launch l, jsonb_array_elements(CASE WHEN jsonb_typeof("
-    "l.spec->'slots') = 'array' THEN l.spec->'slots' ELSE '[]' END) s"
-    " WHERE (s->>'node_id')::bigint IN (SELECT id FROM mine))"
-    " OR EXISTS (SELECT 1 FROM live)"
-    " OR EXISTS (SELECT 1 FROM allocations al WHERE al.job_id = $1"
-    " AND al.node_id IN (SELECT id FROM mine))"
-    " FROM j";
+#define CLAIM_RUNS                                                                                 \
+    "(EXISTS (SELECT 1 FROM launch l WHERE l.mine"                                                 \
+    " OR " CLAIM_MINE("(l.spec->'slots'->0->>'node_id')::bigint") ")"                              \
+    " OR EXISTS (SELECT 1 FROM live WHERE kind <> 'exec'))"
+#define CLAIM_HOSTS                                                                                \
+    "(EXISTS (SELECT 1 FROM launch l, jsonb_array_elements(CASE WHEN jsonb_typeof("                \
+    "l.spec->'slots') = 'array' THEN l.spec->'slots' ELSE '[]' END) s"                             \
+    " WHERE " CLAIM_MINE("(s->>'node_id')::bigint") ")"                                            \
+    " OR EXISTS (SELECT 1 FROM live)"                                                              \
+    " OR EXISTS (SELECT 1 FROM allocations al WHERE al.job_id = $1"                                \
+    " AND " CLAIM_MINE("al.node_id") "))"
+static const struct db_stmt claim_stmt = {
+    "reports_claim", "WITH " CLAIM_CTES " SELECT " CLAIM_RUNS ", " CLAIM_HOSTS " FROM j", 3, 0};
+
+/* The claim's answer r (a row of claim_stmt or metrics_stmt, ok) for job ids, its column
+ * col: 0 when the caller may, else -1 after a 404 (no row: no such job) or a 403. */
+static int claimed_or_respond(struct api_call *call, const PGresult *r, const char *ids, int col)
+{
+    if (PQntuples(r) != 1)
+        http_problem(call->req, 404, "no job %s", ids);
+    else if (strcmp(PQgetvalue(r, 0, col), "t") != 0)
+        http_problem(call->req, 403,
+                     "job %s does not run on a node of worker %s (a worker reports only the"
+                     " jobs it runs, hosts or has an action of)",
+                     ids, call->who.name);
+    else
+        return 0;
+    return -1;
+}
 
 int reports_claim_or_respond(struct api_call *call, long long job, enum reports_claim claim)
 {
@@ -71,19 +96,12 @@ int reports_claim_or_respond(struct api_call *call, long long job, enum reports_
     snprintf(uid, sizeof(uid), "%lld", call->who.id);
     snprintf(late, sizeof(late), "%d", REPORTS_LATE_S);
     const char *p[] = {ids, uid, late};
-    PGresult *r = db_exec(call->db, claim_sql, 3, p);
+    PGresult *r = db_exec_stmt(call->db, &claim_stmt, p);
     int rc = -1;
     if (!db_ok(r))
         api_db_error(call, r);
-    else if (PQntuples(r) != 1)
-        http_problem(call->req, 404, "no job %s", ids);
-    else if (strcmp(PQgetvalue(r, 0, claim == REPORTS_LOG ? 1 : 0), "t") != 0)
-        http_problem(call->req, 403,
-                     "job %s does not run on a node of worker %s (a worker reports only the"
-                     " jobs it runs, hosts or has an action of)",
-                     ids, call->who.name);
     else
-        rc = 0;
+        rc = claimed_or_respond(call, r, ids, claim == REPORTS_LOG ? 1 : 0);
     PQclear(r);
     return rc;
 }
@@ -161,51 +179,61 @@ static int grad_or_respond(struct api_call *call, const json_t *body, double *sq
     return 1;
 }
 
-/* Keeps the job's last gradient statistics (jobs.grad_sqr, grad_var). Returns 0 or -1. */
-static int store_grad(struct api_call *call, const char *ids, double sqr, double var)
+/* A metrics post in one statement (one round trip after the token's, where there were up
+ * to four: the claim, the total, the gradient statistics, the insert; at 512 nodes the
+ * reports are most of a head node's requests, and each round trip a wait for a CPU). $1
+ * the job, $2 the caller, $3 REPORTS_LATE_S, $4 whether the caller may report for any job
+ * (an admin), $5 the job's total steps (0: not said), $6 and $7 its gradient statistics
+ * (NULL: not said), $8 the items. One row, or none for no such job: whether the caller may
+ * report (CLAIM_RUNS), and the reports stored (none when it may not). The job's total and
+ * statistics are kept in the same statement (one UPDATE: a statement changes a row once).
+ * The job's last report and running sums follow from the insert's triggers (sql/005, 022). */
+static const struct db_stmt metrics_stmt = {
+    "reports_metrics",
+    "WITH " CLAIM_CTES ", ok AS (SELECT $4::bool OR " CLAIM_RUNS " AS ok FROM j),"
+    " up AS (UPDATE jobs SET reported_total_steps = CASE WHEN $5::bigint > 0 THEN $5::bigint"
+    " ELSE reported_total_steps END, grad_sqr = COALESCE($6::float8, grad_sqr),"
+    " grad_var = COALESCE($7::float8, grad_var),"
+    " grad_at = CASE WHEN $6::float8 IS NULL THEN grad_at ELSE now() END"
+    " WHERE id = $1 AND (SELECT ok FROM ok) AND (($5::bigint > 0"
+    " AND reported_total_steps IS DISTINCT FROM $5::bigint) OR $6::float8 IS NOT NULL)),"
+    " ins AS (INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds, at,"
+    " gpu_model) SELECT $1, m.step, m.world_size, m.loss, m.samples, m.seconds,"
+    " COALESCE(m.at, now()), COALESCE((SELECT min(g.model) FROM allocations a JOIN node_gpus"
+    " g ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), '')"
+    " FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int, loss float8,"
+    " samples bigint, seconds float8, at timestamptz) WHERE (SELECT ok FROM ok)"
+    " ON CONFLICT DO NOTHING RETURNING 1)"
+    " SELECT ok, (SELECT count(*) FROM ins) FROM ok",
+    8, 0};
+
+/* Stores the post's reports (and the job's total and statistics) when the caller may. */
+static void store_metrics(struct api_call *call, long long job, const json_t *items,
+                          long long total, int grad, double sqr, double var)
 {
-    char s[32], v[32];
+    char ids[24], uid[24], late[24], tot[24], s[32], v[32];
+    snprintf(ids, sizeof(ids), "%lld", job);
+    snprintf(uid, sizeof(uid), "%lld", call->who.id);
+    snprintf(late, sizeof(late), "%d", REPORTS_LATE_S);
+    snprintf(tot, sizeof(tot), "%lld", total);
     snprintf(s, sizeof(s), "%.17g", sqr);
     snprintf(v, sizeof(v), "%.17g", var);
-    const char *p[] = {ids, s, v};
-    return db_command_params(call->db,
-                             "UPDATE jobs SET grad_sqr = $2::float8, grad_var = $3::float8,"
-                             " grad_at = now() WHERE id = $1",
-                             3, p);
-}
-
-/* Keeps the total the job says it runs (jobs.reported_total_steps). Returns 0 or -1. */
-static int store_total(struct api_call *call, const char *ids, long long total)
-{
-    char t[24];
-    snprintf(t, sizeof(t), "%lld", total);
-    const char *p[] = {ids, t};
-    return db_command_params(call->db,
-                             "UPDATE jobs SET reported_total_steps = $2::bigint WHERE id = $1"
-                             " AND reported_total_steps IS DISTINCT FROM $2::bigint",
-                             2, p);
-}
-
-static void store_metrics(struct api_call *call, const char *ids, const json_t *items)
-{
     char *text = json_dumps(items, JSON_COMPACT);
-    const char *p[] = {ids, text ? text : "[]"};
-    PGresult *r = db_exec(call->db,
-                          "INSERT INTO job_metrics (job_id, step, world_size, loss, samples,"
-                          " seconds, at, gpu_model) SELECT $1, m.step, m.world_size, m.loss,"
-                          " m.samples, m.seconds, COALESCE(m.at, now()), COALESCE((SELECT"
-                          " min(g.model) FROM allocations a JOIN node_gpus g ON g.node_id ="
-                          " a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), '')"
-                          " FROM jsonb_to_recordset($2::jsonb)"
-                          " AS m(step bigint, world_size int, loss float8, samples bigint,"
-                          " seconds float8, at timestamptz) ON CONFLICT DO NOTHING",
-                          2, p);
+    if (!text) { /* before the statement, which would keep the total and statistics */
+        http_problem(call->req, 500, "out of memory");
+        return;
+    }
+    const char *p[] = {ids, uid, late, call->who.role == AUTH_ADMIN ? "t" : "f", tot,
+                       grad > 0 ? s : NULL, grad > 0 ? v : NULL, text};
+    PGresult *r = db_exec_stmt(call->db, &metrics_stmt, p);
     const char *st = db_sqlstate(r);
-    if (db_ok(r))
-        api_respond_json(call, 200,
-                         json_pack("{s:I, s:I}", "received", (json_int_t)json_array_size(items),
-                                   "stored", (json_int_t)strtoll(PQcmdTuples(r), NULL, 10)));
-    else if (strcmp(st, "23503") == 0)
+    if (db_ok(r)) {
+        if (claimed_or_respond(call, r, ids, 0) == 0)
+            api_respond_json(
+                call, 200,
+                json_pack("{s:I, s:I}", "received", (json_int_t)json_array_size(items), "stored",
+                          (json_int_t)strtoll(PQgetvalue(r, 0, 1), NULL, 10)));
+    } else if (strcmp(st, "23503") == 0)
         http_problem(call->req, 404, "no job %s", ids);
     else if (strncmp(st, "22", 2) == 0)
         http_problem(call->req, 400, "items: a value out of range (an 'at' not a time?)");
@@ -220,22 +248,14 @@ void reports_metrics_post(struct api_call *call)
     long long id;
     json_t *body;
     const json_t *items;
-    char ids[24];
     if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
         return;
-    snprintf(ids, sizeof(ids), "%lld", id);
     long long total = 0;
     double sqr = 0, var = 0;
     int grad = 0;
     if (items_or_respond(call, body, &items) == 0 && (total = total_or_respond(call, body)) >= 0 &&
-        (grad = grad_or_respond(call, body, &sqr, &var)) >= 0 &&
-        reports_claim_or_respond(call, id, REPORTS_RUNS) == 0) {
-        if ((total > 0 && store_total(call, ids, total) < 0) ||
-            (grad > 0 && store_grad(call, ids, sqr, var) < 0))
-            api_db_error(call, NULL);
-        else
-            store_metrics(call, ids, items);
-    }
+        (grad = grad_or_respond(call, body, &sqr, &var)) >= 0)
+        store_metrics(call, id, items, total, grad, sqr, var);
     json_decref(body);
 }
 
@@ -255,11 +275,10 @@ void reports_metrics_get(struct api_call *call)
         db_exec(call->db,
                 "SELECT j.id, COALESCE((SELECT json_agg(json_build_object('step', m.step,"
                 " 'loss', m.loss, 'world_size', m.world_size, 'samples', m.samples,"
-                " 'step_time_s', m.seconds, 'time', " TS(
-                    "m.at") ") ORDER BY m.step,"
-                            " m.world_size) FROM (SELECT * FROM job_metrics WHERE job_id = j.id"
-                            " AND step > $2 ORDER BY step, world_size LIMIT $3) m), '[]')::text"
-                            " FROM jobs j WHERE j.id = $1",
+                " 'step_time_s', m.seconds, 'time', " DB_TS("m.at") ")"
+                " ORDER BY m.step, m.world_size) FROM (SELECT * FROM job_metrics"
+                " WHERE job_id = j.id AND step > $2 ORDER BY step, world_size LIMIT $3) m),"
+                " '[]')::text FROM jobs j WHERE j.id = $1",
                 3, p);
     if (!db_ok(r))
         api_db_error(call, r);

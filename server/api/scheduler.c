@@ -15,7 +15,6 @@
 #include "spec/jobspec.h"
 #include "store/db.h"
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define ROUNDS_DEFAULT 50
 #define ROUNDS_MAX 500
 
@@ -38,13 +37,14 @@ static const struct setting {
 /* clang-format off */
 static const char *const config_sql =
     "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, c.quantum_s, c.explore_stage_s, c.max_wait_s, " TS("c.updated_at") ", r.id, "
-    TS("r.at") ","
+    " c.grace_s, c.quantum_s, c.explore_stage_s, c.max_wait_s, " DB_TS("c.updated_at") ", r.id, "
+    DB_TS("r.at") ","
     " r.policy,"
     " r.duration_us, r.jobs, r.actions, c.paused, (SELECT a.application_name FROM pg_locks l"
     " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.classid = "
     SCHED_LEADER_LOCK_CLASS " AND l.objid = " SCHED_LEADER_LOCK_OBJ " AND l.objsubid = 2 AND"
-    " l.granted LIMIT 1), r.server FROM scheduler_config c"
+    " l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname ="
+    " current_database()) LIMIT 1), r.server FROM scheduler_config c"
     " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
     " WHERE c.id = 1";
 /* clang-format on */
@@ -226,9 +226,9 @@ void scheduler_rounds(struct api_call *call)
     snprintf(lim, sizeof(lim), "%ld", limit);
     const char *p[] = {lim};
     PGresult *r = db_exec(call->db,
-                          "SELECT id, " TS("at") ", policy, duration_us, jobs, decisions, actions,"
-                                                 " nodes_down, server FROM sched_rounds"
-                                                 " ORDER BY id DESC LIMIT $1",
+                          "SELECT id, " DB_TS("at") ", policy, duration_us, jobs, decisions,"
+                          " actions, nodes_down, server FROM sched_rounds"
+                          " ORDER BY id DESC LIMIT $1",
                           1, p);
     if (!db_ok(r)) {
         api_db_error(call, r);

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "spec/jobspec.h"
 #include "store/db.h"
+#include "submit_group.h"
+#include "submit_sql.h"
 
 #define IDEMPOTENCY_KEY_MAX 255
 
@@ -52,25 +54,11 @@ static void insert_params_free(struct insert_params *ip)
     free(ip->batch_spec);
 }
 
-/* $17: the job's id when chosen beforehand (an array's first job), else NULL; $18, $19: its
- * array's id and its index there, or NULL; $20: the batch declaration or NULL. */
-static const char insert_sql[] =
-    "WITH ins AS (INSERT INTO jobs (user_id, name, command, env, model, gpus, min_gpus,"
-    " max_gpus, elastic, priority, batch_per_gpu, idempotency_key, request_hash, plan_spec,"
-    " total_steps, epochs, stop_at_convergence, stop_at_loss, id, array_id, array_index,"
-    " batch_spec)"
-    " VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::jsonb, $6, $7, $8, $9, $10, $11, $12,"
-    " sha256(convert_to($13, 'UTF8')), $15::jsonb, ($16::jsonb->>'total_steps')::bigint,"
-    " ($16::jsonb->>'epochs')::float8, COALESCE(($16::jsonb->>'stop_at_convergence')::bool,"
-    " false), ($16::jsonb->>'stop_at_loss')::float8,"
-    " COALESCE($17::bigint, nextval('jobs_id_seq'::regclass)), $18::bigint, $19::int,"
-    " $20::jsonb)"
-    " ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING *),"
-    " ev AS (INSERT INTO job_events (job_id, from_state, to_state, event, actor)"
-    " SELECT id, NULL, 'PENDING', 'submit', $14 FROM ins)"
-    " SELECT " JOB_COLS " FROM ins j JOIN users u ON u.id = j.user_id";
-
-static const struct db_stmt insert_stmt = {"submit_insert", insert_sql, 20};
+static const struct db_stmt insert_stmt = {
+    "submit_insert",
+    "WITH ins AS (" INSERT_TARGET " VALUES (" INSERT_VALUES ")" INSERT_REST
+    " SELECT " JOB_COLS " FROM ins j JOIN users u ON u.id = j.user_id",
+    20, 0};
 
 static const char *const existing_sql =
     "SELECT " JOB_COLS ", j.request_hash = sha256(convert_to($3, 'UTF8'))"
@@ -87,31 +75,7 @@ static void respond_existing(struct api_call *call, const struct insert_params *
     else if (strcmp(PQgetvalue(r, 0, C_NCOLS), "t") != 0)
         http_problem(call->req, 409, "Idempotency-Key '%s' was used with another request", key);
     else
-        api_respond_json(call, 200, jobview_json(r, 0));
-    PQclear(r);
-}
-
-static void insert_job(struct api_call *call, const struct jobspec *s, struct insert_params *ip,
-                       const char *key)
-{
-    const char *p[] = {ip->uid,       s->name,        ip->command,
-                       ip->env,       ip->model,      ip->gpus,
-                       ip->min,       ip->max,        s->elastic ? "true" : "false",
-                       ip->prio,      ip->batch,      key,
-                       ip->canonical, call->who.name, ip->plans,
-                       ip->length,    NULL,           NULL,
-                       NULL,          ip->batch_spec};
-    PGresult *r = db_exec_stmt(call->db, &insert_stmt, p);
-    if (!db_ok(r)) {
-        api_db_error(call, r);
-    } else if (PQntuples(r) == 0) {
-        respond_existing(call, ip, key);
-    } else {
-        log_info("job %s: -> PENDING (submit by %s, %d gpus)", PQgetvalue(r, 0, C_ID),
-                 call->who.name, s->gpus);
-        api_respond_json(call, 201, jobview_json(r, 0));
-        sched_wake_signal();
-    }
+        jobview_respond_row(call, r, 0, 200);
     PQclear(r);
 }
 
@@ -137,6 +101,46 @@ static int fits_size_or_respond(struct api_call *call, const struct jobspec *s, 
     return -1;
 }
 
+/* Answers for job, stored (201), refused for its size (422), or made before under its key. */
+static void respond_stored(struct api_call *call, const struct jobspec *s,
+                           const struct insert_params *ip, const char *key, const PGresult *r,
+                           int row)
+{
+    if (!db_ok(r) || PQntuples(r) <= row) {
+        api_db_error(call, r);
+    } else if (PQgetisnull(r, row, C_ID)) { /* refused for its size, or made before */
+        long nodes = strtol(PQgetvalue(r, row, C_NCOLS), NULL, 10);
+        long gpus = strtol(PQgetvalue(r, row, C_NCOLS + 1), NULL, 10);
+        if (s->hold || fits_size_or_respond(call, s, nodes, gpus, -1) == 0)
+            respond_existing(call, ip, key);
+    } else {
+        log_info("job %s: -> PENDING (submit by %s, %d gpus)", PQgetvalue(r, row, C_ID),
+                 call->who.name, s->gpus);
+        jobview_respond_row(call, r, row, 201);
+        sched_wake_signal();
+    }
+}
+
+/* Stores the job in one statement, alone or in a group with concurrent submissions
+ * (submit_group.h), and answers. */
+static void insert_job(struct api_call *call, const struct jobspec *s, struct insert_params *ip,
+                       const char *key)
+{
+    const char *p[SUBMIT_NPARAMS] = {ip->uid,       s->name,        ip->command,
+                                     ip->env,       ip->model,      ip->gpus,
+                                     ip->min,       ip->max,        s->elastic ? "true" : "false",
+                                     ip->prio,      ip->batch,      key,
+                                     ip->canonical, call->who.name, ip->plans,
+                                     ip->length,    NULL,           NULL,
+                                     NULL,          ip->batch_spec, s->hold ? "true" : "false"};
+    struct submit_group_job job = {.params = p};
+    if (submit_group_store(call->db, &job) < 0)
+        http_problem(call->req, 503, "the database is unavailable");
+    else
+        respond_stored(call, s, ip, key, job.r, job.row);
+    submit_group_release(&job);
+}
+
 /* The cluster registered now: its nodes up and their GPUs, into *nodes and *gpus. Returns 0,
  * or -1 after a 503 or 500. */
 static int cluster_or_respond(struct api_call *call, long *nodes, long *gpus)
@@ -145,7 +149,7 @@ static int cluster_or_respond(struct api_call *call, long *nodes, long *gpus)
         "submit_cluster",
         "SELECT count(DISTINCT n.id), count(g.idx) FROM nodes n"
         " JOIN node_gpus g ON g.node_id = n.id WHERE n.state = 'UP'",
-        0};
+        0, 0};
     PGresult *r = db_exec_stmt(call->db, &cluster, NULL);
     int rc = -1;
     if (!db_ok(r) || PQntuples(r) != 1) {
@@ -157,19 +161,6 @@ static int cluster_or_respond(struct api_call *call, long *nodes, long *gpus)
     }
     PQclear(r);
     return rc;
-}
-
-/* A job that can never fit the cluster registered now is refused (unless it holds): its
- * min_gpus above the GPUs of the nodes up. A cluster with no node up yet is not known, and
- * refuses nothing. Returns 0, or -1 after answering (422 with the cluster's size, or 503). */
-static int fits_or_respond(struct api_call *call, const struct jobspec *s)
-{
-    long nodes, gpus;
-    if (s->hold)
-        return 0;
-    return cluster_or_respond(call, &nodes, &gpus) < 0
-               ? -1
-               : fits_size_or_respond(call, s, nodes, gpus, -1);
 }
 
 /* The declared length as the insert's $16 (new text; NULL on ENOMEM). */
@@ -232,12 +223,14 @@ void jobs_submit(struct api_call *call)
         return;
     }
     struct insert_params ip;
-    char *canonical = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!canonical || params_of(call, &spec, canonical, &ip) < 0)
+    /* the request's text identifies it only for a retry with its Idempotency-Key */
+    char *canonical = key ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    int filled = !key || canonical;
+    if (!filled || params_of(call, &spec, canonical, &ip) < 0)
         http_problem(call->req, 500, "out of memory");
-    else if (fits_or_respond(call, &spec) == 0)
+    else
         insert_job(call, &spec, &ip, key);
-    if (canonical)
+    if (filled)
         insert_params_free(&ip);
     free(canonical);
     jobspec_clear(&spec);

@@ -1,7 +1,8 @@
 /* submit: storing submissions, one job (POST /api/v1/jobs) or many in one transaction
  * (POST /api/v1/jobs:batch): validation (spec/jobspec.h), the admission check (a job that can
  * never fit the cluster up is refused, unless it holds), the Idempotency-Key that makes a
- * retry safe, and one wake-up of the scheduler. */
+ * retry safe, and one wake-up of the scheduler. Concurrent single submissions are stored
+ * together, a group in one statement (submit_group.h). */
 #ifndef RINGMASTER_API_SUBMIT_H
 #define RINGMASTER_API_SUBMIT_H
 

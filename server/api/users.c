@@ -70,8 +70,7 @@ void users_create(struct api_call *call)
 
 /* Each user with its share, its quota, the GPUs its jobs hold now and its waiting jobs. */
 static const char *const list_sql =
-    "SELECT u.id, u.name, u.role, to_char(u.created_at AT TIME ZONE 'UTC',"
-    " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), u.share, u.max_gpus,"
+    "SELECT u.id, u.name, u.role, " DB_TS("u.created_at") ", u.share, u.max_gpus,"
     " (SELECT count(DISTINCT (a.node_id, a.gpu_idx)) FROM allocations a JOIN jobs j"
     " ON j.id = a.job_id WHERE j.user_id = u.id),"
     " (SELECT count(*) FROM jobs j WHERE j.user_id = u.id AND j.state = 'PENDING')"

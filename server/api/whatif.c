@@ -13,8 +13,6 @@
 #include "store/db.h"
 #include "whatif_run.h"
 
-#define TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-
 #define SINCE_DEFAULT_S (7 * 86400.0)
 #define SINCE_MAX_S (366 * 86400.0)
 #define MAX_JOBS 20000 /* the latest jobs of the period, at most */
@@ -108,7 +106,7 @@ static const char *const jobs_sql =
     " COALESCE(r.run_s, extract(epoch FROM d.finished_at - d.submitted_at))::float8,"
     " extract(epoch FROM d.finished_at - d.submitted_at)::float8,"
     " extract(epoch FROM COALESCE(r.started, d.submitted_at) - d.submitted_at)::float8,"
-    " " TS("min(d.submitted_at) OVER ()") ", " TS("now()") ","
+    " " DB_TS("min(d.submitted_at) OVER ()") ", " DB_TS("now()") ","
     " COALESCE(m.model->>'source', 'none'),"
     " CASE WHEN m.model->>'source' = 'fitted' THEN (SELECT string_agg(t.x, ';' ORDER BY t.k)"
     " FROM jsonb_array_elements_text(m.model->'speed'->'theta') WITH ORDINALITY t(x, k)) END,"
@@ -236,9 +234,9 @@ static int cluster_spec(PGconn *db, char *out, size_t len)
 /* ---- answers ---- */
 
 #define RUN_COLS                                                                                   \
-    "w.id, u.name, w.state, " TS("w.since") ", " TS("w.until") ", w.policy_in_force,"              \
+    "w.id, u.name, w.state, " DB_TS("w.since") ", " DB_TS("w.until") ", w.policy_in_force,"        \
     " to_json(w.policies)::text, w.cluster, w.jobs, w.measured::text, w.results::text,"            \
-    " w.error, " TS("w.created_at") ", " TS("w.finished_at")
+    " w.error, " DB_TS("w.created_at") ", " DB_TS("w.finished_at")
 enum { R_ID, R_USER, R_STATE, R_SINCE, R_UNTIL, R_FORCE, R_POLICIES, R_CLUSTER, R_JOBS,
        R_MEASURED, R_RESULTS, R_ERROR, R_CREATED, R_FINISHED };
 

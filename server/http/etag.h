@@ -14,7 +14,7 @@ struct http_req;
 /* "\"" + 16 hex digits + "\"" and the NUL. */
 #define ETAG_LEN 19
 
-/* The entity tag of body[0..len) into tag: "\"0123456789abcdef\"" (FNV-1a, 64 bits). */
+/* The entity tag of body[0..len) into tag: "\"0123456789abcdef\"" (a 64-bit hash). */
 void etag_of(const char *body, size_t len, char tag[ETAG_LEN]);
 
 /* 1 when the If-None-Match value header (may be NULL: 0) names tag by the weak comparison of
@@ -24,5 +24,9 @@ int etag_matches(const char *header, const char *tag);
 /* Answers 200 with json (stolen) as application/json with its ETag, or 304 when the request's
  * If-None-Match names that tag; 500 when json is NULL or cannot be encoded. */
 void etag_respond_json(struct http_req *req, json_t *json);
+
+/* As etag_respond_json() for an answer already written as JSON text[0..len) (stolen: freed
+ * here); 500 when text is NULL. */
+void etag_respond_text(struct http_req *req, char *text, size_t len);
 
 #endif

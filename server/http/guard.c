@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "monotime.h"
+
 enum guard_stage { GUARD_WAITING, GUARD_BODY, GUARD_BUSY, GUARD_CLOSING };
 
 struct guard_conn {
@@ -26,13 +28,6 @@ struct guard {
     struct guard_list waiting, body; /* under lock */
     struct guard_stats stats;        /* under lock */
 };
-
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static struct guard_list *list_of(struct guard *g, enum guard_stage stage)
 {
@@ -62,7 +57,7 @@ static void enter(struct guard *g, struct guard_conn *c, enum guard_stage stage)
         return;
     unlink_conn(g, c);
     c->stage = stage;
-    c->since = mono_now();
+    c->since = monotime_s();
     struct guard_list *l = list_of(g, stage);
     if (!l)
         return;
@@ -167,7 +162,7 @@ static unsigned sweep_list(struct guard *g, struct guard_list *l, double cutoff)
 
 unsigned guard_sweep(struct guard *g)
 {
-    double now = mono_now();
+    double now = monotime_s();
     pthread_mutex_lock(&g->lock);
     unsigned n = sweep_list(g, &g->waiting, now - g->lim.header_s);
     n += sweep_list(g, &g->body, now - g->lim.body_s);

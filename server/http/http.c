@@ -14,6 +14,7 @@
 
 #include "guard.h"
 #include "log.h"
+#include "monotime.h"
 #include "problem.h"
 
 /* How many recent http_wake() keys are kept to tell a handler that news came while it ran. */
@@ -55,13 +56,6 @@ struct http_req {
     unsigned long long wake_seen; /* s->wakes when the handler was called */
 };
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void http_req_retry(struct http_req *r, double delay_s)
 {
     r->retry_in = delay_s > 0.001 ? delay_s : 0.001;
@@ -88,7 +82,7 @@ unsigned http_req_status(const struct http_req *r)
 
 double http_req_age(const struct http_req *r)
 {
-    return mono_now() - ((double)r->started.tv_sec + (double)r->started.tv_nsec / 1e9);
+    return monotime_s() - ((double)r->started.tv_sec + (double)r->started.tv_nsec / 1e9);
 }
 
 /* Under s->lock: whether http_wake() was called with key (or 0) since wake number seen.
@@ -109,7 +103,7 @@ static int woken_since(const struct http_server *s, long long key, unsigned long
  * ran. */
 static void suspend_request(struct http_server *s, struct http_req *r)
 {
-    r->retry_at = mono_now() + r->retry_in;
+    r->retry_at = monotime_s() + r->retry_in;
     r->retry_in = 0;
     MHD_suspend_connection(r->conn);
     pthread_mutex_lock(&s->lock);
@@ -127,7 +121,7 @@ static void resume_where(struct http_server *s,
                          int (*match)(const struct http_req *r, double now, long long key),
                          long long key)
 {
-    double now = mono_now();
+    double now = monotime_s();
     for (struct http_req **pp = &s->suspended; *pp;) {
         struct http_req *r = *pp;
         if (match(r, now, key)) {
@@ -238,15 +232,10 @@ int http_req_peer(const struct http_req *r, char *buf, size_t len)
     return 0;
 }
 
-int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
-                     const char *body, size_t len, const char *const *headers)
+/* Queues resp (NULL: -1) with the content type and headers. */
+static int queue(struct http_req *r, unsigned status, struct MHD_Response *resp,
+                 const char *content_type, const char *const *headers)
 {
-    if (r->answered)
-        return -1;
-    r->answered = 1;
-    r->status = status;
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return -1;
     if (content_type)
@@ -258,6 +247,33 @@ int http_req_respond(struct http_req *r, unsigned status, const char *content_ty
     enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return rc == MHD_YES ? 0 : -1;
+}
+
+int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
+                     const char *body, size_t len, const char *const *headers)
+{
+    if (r->answered)
+        return -1;
+    r->answered = 1;
+    r->status = status;
+    return queue(r, status,
+                 MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY),
+                 content_type, headers);
+}
+
+int http_req_respond_take(struct http_req *r, unsigned status, const char *content_type,
+                          char *body, size_t len, const char *const *headers)
+{
+    if (r->answered) {
+        free(body);
+        return -1;
+    }
+    r->answered = 1;
+    r->status = status;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        free(body);
+    return queue(r, status, resp, content_type, headers);
 }
 
 /* Appends a chunk, or marks the request too big and drops the chunk. */

@@ -90,6 +90,11 @@ double http_req_age(const struct http_req *r);
 int http_req_respond(struct http_req *r, unsigned status, const char *content_type,
                      const char *body, size_t len, const char *const *headers);
 
+/* As http_req_respond() for a body allocated with malloc(), handed over instead of copied
+ * (a page of 1,000 jobs is 650 KB): freed here in every case. */
+int http_req_respond_take(struct http_req *r, unsigned status, const char *content_type,
+                          char *body, size_t len, const char *const *headers);
+
 /* Answers r with a problem document (problem.h) whose detail is the formatted text and whose
  * instance is the request's path. errors: NULL or an array of {field, detail} (stolen).
  * headers: as for http_req_respond(). Returns http_req_respond()'s result. */

@@ -13,6 +13,7 @@
 #include "jobtx.h"
 #include "log.h"
 #include "model.h"
+#include "monotime.h"
 #include "plan_int.h"
 #include "sched.h"
 #include "slice.h"
@@ -61,8 +62,10 @@ int plan_explore_stage(const struct sched_job *j, int limit, double stage_s)
 }
 
 /* The epochs a job declared: epochs, else its model's "epochs" (or its class's), else its
- * total steps (declared or reported) at the samples per step it has run so far (before it
- * ran: its global batch with a batch model, else its batch at w GPUs); 0 when none. */
+ * total steps (declared or reported), the steps to go at what a step does: with a batch
+ * model a step of its current batch M does gain(M) steps' worth at M0 (epochs counted at M0,
+ * as its epochs done are: model.c), else the samples per step it has run so far (before it
+ * ran: its batch at w GPUs); 0 when none. */
 static double declared_epochs(const struct snap_job *sj, const struct sched_model *m, int w)
 {
     if (sj->declared_epochs > 0)
@@ -71,10 +74,13 @@ static double declared_epochs(const struct snap_job *sj, const struct sched_mode
         return m->target_epochs;
     if (sj->declared_steps <= 0 || !(m->dataset_size > 0))
         return 0;
-    double per_step = m->last_step > 0 && m->epochs_done > 0 ? m->epochs_done / m->last_step
-                      : goodput_has_model(&sj->batch)
-                          ? sj->batch.batch / m->dataset_size
-                          : (double)w * sj->batch_per_gpu / m->dataset_size;
+    const struct batch_spec *b = &sj->batch;
+    double per_step = (double)w * sj->batch_per_gpu / m->dataset_size;
+    if (goodput_has_model(b))
+        per_step = b->init_batch * goodput_gain(b, b->batch > 0 ? b->batch : b->init_batch) /
+                   m->dataset_size;
+    else if (m->last_step > 0 && m->epochs_done > 0)
+        per_step = m->epochs_done / m->last_step;
     return m->epochs_done + fmax(0, (double)sj->declared_steps - m->last_step) * per_step;
 }
 
@@ -153,6 +159,32 @@ static int wanted(const struct snap_job *sj)
     return !(moving && sj->cur_gpus == 0);
 }
 
+/* Refits the models of the jobs with new metrics, all of them together (model.h); a job
+ * whose metrics could not be read keeps its model this round. Returns 0, or -1 (ENOMEM). */
+static int refresh_models(struct sched_plan *p, struct sched_models *ms, PGconn *c)
+{
+    long long t0 = monotime_us();
+    struct sched_model **models = calloc(p->njobs + 1, sizeof(*models));
+    long long *nmetrics = calloc(p->njobs + 1, sizeof(*nmetrics));
+    if (!models || !nmetrics) {
+        free(models);
+        free(nmetrics);
+        return -1;
+    }
+    for (size_t i = 0; i < p->njobs; i++) {
+        models[i] = p->jobs[i].model;
+        nmetrics[i] = p->jobs[i].sj->nmetrics;
+    }
+    p->refits = sched_models_refresh(ms, models, nmetrics, p->njobs, c);
+    if (p->refits < 0)
+        log_error("scheduler: cannot read the metrics of the jobs that reported: %s",
+                  PQerrorMessage(c));
+    free(models);
+    free(nmetrics);
+    p->refit_us = monotime_us() - t0;
+    return 0;
+}
+
 static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_no, PGconn *c)
 {
     const struct sched_snap *s = p->s;
@@ -167,18 +199,22 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
         const struct snap_job *sj = &s->jobs[k];
         if (!sched_slice_wanted(p->slice, sj, wanted(sj)))
             continue;
-        struct plan_job *pj = &p->jobs[p->njobs];
+        struct plan_job *pj = &p->jobs[p->njobs++];
         pj->sj = sj;
         pj->model = sched_models_get(ms, sj->id, sj->model, batch_per_gpu(sj), round_no);
         if (!pj->model)
             return -1;
         pj->model->own_batch = goodput_has_model(&sj->batch);
-        if (sched_model_refresh(pj->model, c, sj->nmetrics) < 0)
-            log_error("scheduler: job %lld: cannot read its metrics", (long long)sj->id);
-        pj->fixed = sj->state != JOB_PENDING && sj->state != JOB_RUNNING &&
-                    !sched_slice_waiting(p->slice, sj);
+        pj->model->batch = sj->batch;
+    }
+    if (refresh_models(p, ms, c) < 0)
+        return -1;
+    for (size_t i = 0; i < p->njobs; i++) {
+        struct plan_job *pj = &p->jobs[i];
+        pj->fixed = pj->sj->state != JOB_PENDING && pj->sj->state != JOB_RUNNING &&
+                    !sched_slice_waiting(p->slice, pj->sj);
         pj->predicted_start = pj->predicted_finish = -1;
-        core_job(p, p->njobs++, s);
+        core_job(p, i, s);
     }
     return 0;
 }

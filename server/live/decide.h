@@ -29,6 +29,10 @@ struct sched_round_result {
     long long duration_us;
     int jobs, decisions, actions, nodes_down;
     char policy[32]; /* the policy that ran (see sched_round_run) */
+    /* Where its time went: the snapshot read, the refits (refits models), the rest of the
+     * decision (core and checks), and the write up to the audit row's update. */
+    long long snap_us, refit_us, decide_us, write_us;
+    int refits;
 };
 
 struct sched_plan;

@@ -92,18 +92,19 @@ static void halve(struct sched_fit_series *s)
     s->stride *= 2;
 }
 
-void sched_fit_series_add(struct sched_fit_series *s, double step, double loss)
+int sched_fit_series_add(struct sched_fit_series *s, double step, double loss)
 {
     if (s->stride < 1)
         s->stride = 1;
     long long index = s->arrived++;
     if (index % s->stride != 0)
-        return;
+        return 0;
     if (s->n == SCHED_FIT_SERIES_MAX) {
         halve(s);
         if (index % s->stride != 0)
-            return;
+            return 1;
     }
     s->step[s->n] = step;
     s->loss[s->n++] = loss;
+    return 1;
 }

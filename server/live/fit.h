@@ -46,7 +46,9 @@ struct sched_fit_series {
     long long arrived; /* points appended ever */
 };
 
-/* Appends a point (in increasing step order: the caller reads them so). */
-void sched_fit_series_add(struct sched_fit_series *s, double step, double loss);
+/* Appends a point (in increasing step order: the caller reads them so). Returns 1 when the
+ * series changed (the point is held, or the stride doubled), 0 when the point was passed
+ * over (the series, and so a fit on it, are as they were). */
+int sched_fit_series_add(struct sched_fit_series *s, double step, double loss);
 
 #endif

@@ -38,6 +38,14 @@ struct sched_thread *sched_thread_create(const char *conninfo, const char *name,
 #define SCHED_LEADER_LOCK_CLASS "1919512434" /* "ring" */
 #define SCHED_LEADER_LOCK_OBJ "1"
 
+/* SQL: true when this session holds the advisory lock (SCHED_LEADER_LOCK_CLASS, obj) or has
+ * just taken it, false when another session holds it (a session lock: it goes with the
+ * session). For the rounds' lock and retention's (RETENTION_LOCK_OBJ). */
+#define SCHED_LOCK_HELD_SQL(obj)                                                                   \
+    "CASE WHEN EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = "          \
+    SCHED_LEADER_LOCK_CLASS " AND objid = " obj " AND objsubid = 2 AND pid = pg_backend_pid()"    \
+    " AND granted) THEN true ELSE pg_try_advisory_lock(" SCHED_LEADER_LOCK_CLASS ", " obj ") END"
+
 /* Stops the thread (waiting for a round in progress to end), closes its connection. NULL ok. */
 void sched_thread_destroy(struct sched_thread *t);
 

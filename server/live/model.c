@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "monotime.h"
 #include "plan.h"
 #include "profile.h"
 #include "snap.h"
@@ -29,6 +30,7 @@ struct sched_models {
     struct sched_model **items; /* by job id; each allocated alone: pointers stay valid */
     size_t n, cap;
     struct class_model classes[PROFILE_NAPPS + 1];
+    int64_t conv_after; /* the last job whose convergence a round fitted */
 };
 
 struct sched_models *sched_models_create(void)
@@ -184,49 +186,127 @@ void sched_models_prune(struct sched_models *ms, long round)
     ms->n = k;
 }
 
-/* Reads the job's (step, loss) points beyond the last one read into its fitter, a page at a
- * time (points are read in step order: a late report of an older step is not read).
- * Returns the points read, or -1 on a database error. */
-static long long read_new_points(struct sched_model *m, PGconn *c, const char *id)
+/* The refits of a round read the new metrics of many jobs at once: a statement per group of
+ * jobs (all of them in a steady round) for their new (step, loss) points and one for their
+ * sums, instead of two per job. A group holds jobs until the rows it may return (each job's
+ * new reports, at most a page) reach REFRESH_ROWS_MAX, which bounds the result's memory
+ * when a restart reads every job's history. */
+#define REFRESH_ROWS_MAX 262144
+
+/* $1 the jobs, $2 the step after which each one's points are new (-1: all), in the same
+ * order: up to a page of each job's points in step order, the job by its position in $1. */
+static const char *const new_points_sql =
+    "SELECT a.i, m.step, m.loss FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY"
+    " AS a(job_id, after, i) CROSS JOIN LATERAL (SELECT step, loss FROM job_metrics"
+    " WHERE job_id = a.job_id AND step > a.after AND loss > 0 AND loss < 'Infinity'"
+    " ORDER BY step LIMIT " SCHED_MODEL_PAGE_TEXT ") m ORDER BY a.i, m.step";
+
+/* $1 the jobs: their sums per (world size, GPU model) with timed reports. */
+static const char *const sums_sql =
+    "SELECT job_id, world_size, sum_seconds / timed, sum_seconds, sum_progress, gpu_model,"
+    " sum_samples / timed FROM job_metric_sums WHERE job_id = ANY($1::bigint[]) AND timed > 0"
+    " ORDER BY job_id, world_size, gpu_model";
+
+/* A job being refreshed: its model, the metrics count to reach, whether more pages of its
+ * points remain. */
+struct refresh {
+    struct sched_model *m;
+    long long nmetrics;
+    int more;
+};
+
+/* "{a,b,c}" of n numbers from get(i). Returns a new string, or NULL (ENOMEM). */
+static char *int_array(const struct refresh *rs, size_t n, long long (*get)(const struct refresh *))
 {
-    long long got = 0;
-    for (;;) {
-        char after[32];
-        snprintf(after, sizeof(after), "%.0f", m->points_read > 0 ? m->last_step : -1.0);
-        const char *p[] = {id, after};
-        PGresult *r = db_exec(c,
-                              "SELECT step, loss FROM job_metrics WHERE job_id = $1"
-                              " AND step > $2::bigint AND loss > 0 AND loss < 'Infinity'"
-                              " ORDER BY step LIMIT " SCHED_MODEL_PAGE_TEXT,
-                              2, p);
-        if (!db_ok(r)) {
-            PQclear(r);
-            return -1;
-        }
-        int n = PQntuples(r);
-        for (int i = 0; i < n; i++) {
-            m->last_step = strtod(PQgetvalue(r, i, 0), NULL);
-            sched_fit_series_add(&m->points, m->last_step, strtod(PQgetvalue(r, i, 1), NULL));
-        }
-        PQclear(r);
-        m->points_read += n;
-        got += n;
-        if (n < SCHED_MODEL_PAGE)
-            return got;
-    }
+    char *a = malloc(n * 24 + 3), *p = a;
+    if (!a)
+        return NULL;
+    *p++ = '{';
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, "%s%lld", i ? "," : "", get(&rs[i]));
+    strcpy(p, "}");
+    return a;
 }
 
-/* The convergence model from the job's points, refitted when new ones came. */
-static int refit_conv(struct sched_model *m, PGconn *c, const char *id)
+static long long job_of(const struct refresh *r)
 {
-    long long got = read_new_points(m, c, id);
-    if (got < 0)
+    return (long long)r->m->job_id;
+}
+
+static long long after_of(const struct refresh *r)
+{
+    return r->m->points_read > 0 ? (long long)llround(r->m->last_step) : -1;
+}
+
+/* Reads a page of new points of each of the n jobs of rs into its fitter (points come in
+ * step order: a late report of an older step is not read), and marks those with a full page
+ * for another read. Returns 0, or -1 on a database error. */
+static int read_new_points(struct refresh *rs, size_t n, PGconn *c)
+{
+    char *ids = int_array(rs, n, job_of), *after = int_array(rs, n, after_of);
+    const char *p[] = {ids, after};
+    PGresult *r = ids && after ? db_exec(c, new_points_sql, 2, p) : NULL;
+    free(ids);
+    free(after);
+    if (!db_ok(r)) {
+        PQclear(r);
         return -1;
+    }
+    long long *page = calloc(n + 1, sizeof(*page));
+    for (int i = 0; page && i < PQntuples(r); i++) {
+        long long k = strtoll(PQgetvalue(r, i, 0), NULL, 10) - 1;
+        if (k < 0 || (size_t)k >= n)
+            continue;
+        struct sched_model *m = rs[k].m;
+        m->last_step = strtod(PQgetvalue(r, i, 1), NULL);
+        m->conv_due |=
+            sched_fit_series_add(&m->points, m->last_step, strtod(PQgetvalue(r, i, 2), NULL));
+        m->points_read++;
+        page[k]++;
+    }
+    PQclear(r);
+    if (!page)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        rs[k].more = page[k] >= SCHED_MODEL_PAGE;
+    free(page);
+    return 0;
+}
+
+/* The convergence model from the job's points (they changed since its last fit). */
+static void refit_conv(struct sched_model *m)
+{
     struct conv_model cm;
     const struct sched_fit_series *s = &m->points;
-    if (got > 0 && s->n >= 3 && conv_fit(s->step, s->loss, s->n, &cm) == 0)
+    if (conv_fit(s->step, s->loss, s->n, &cm) == 0)
         m->conv = cm;
-    return 0;
+    m->conv_due = 0;
+    m->changed = 1;
+}
+
+static int conv_fit_due(const struct sched_model *m)
+{
+    return m->conv_due && m->points.n >= 3;
+}
+
+/* The convergence fits due among the n models, at most SCHED_CONV_FITS_MAX, and past
+ * SCHED_CONV_FITS_MIN within SCHED_CONV_FIT_BUDGET_US, in turn by job id after the last one
+ * fitted (models in job id order). */
+static void refit_convs(struct sched_models *ms, struct sched_model *const *models, size_t n)
+{
+    int fits = 0, more = 1;
+    long long t0 = monotime_us();
+    for (int pass = 0; pass < 2 && more; pass++)
+        for (size_t i = 0; i < n && more; i++) {
+            struct sched_model *m = models[i];
+            if ((pass == 0) != (m->job_id > ms->conv_after) || !conv_fit_due(m))
+                continue;
+            refit_conv(m);
+            fits++;
+            ms->conv_after = m->job_id;
+            more = fits < SCHED_CONV_FITS_MAX &&
+                   (fits < SCHED_CONV_FITS_MIN || monotime_us() - t0 < SCHED_CONV_FIT_BUDGET_US);
+        }
 }
 
 /* The speed of the GPU model named (sched_snap's table; unknown names and '' count as the
@@ -244,74 +324,141 @@ static double measured_speed(struct sched_model *m, const char *name)
     return speed;
 }
 
-/* Reads the job's sums per (world size, GPU model) into obs (up to MAX_WORLD_SIZES); also
- * epochs done and the seconds run at 1, 2, 4, 8 GPUs (exploration). Returns the number of
- * rows, or -1 on a database error. */
-static int read_sums(struct sched_model *m, PGconn *c, const char *id, struct sched_fit_obs *obs)
+/* The job's sums per (world size, GPU model), rows [from, to) of sums_sql's result, into obs
+ * (the first MAX_WORLD_SIZES); also epochs done and the seconds run at 1, 2, 4, 8 GPUs
+ * (exploration). Epochs done count its progress (sum_progress, sql/025): raw examples, or for
+ * a job with a batch model examples at its initial batch weighted by the statistical
+ * efficiency of the batch each step ran at, as the simulator counts them. Returns the number
+ * of obs. */
+static int apply_sums(struct sched_model *m, const PGresult *r, int from, int to,
+                      struct sched_fit_obs *obs)
 {
-    const char *p[] = {id};
-    PGresult *r = db_exec(
-        c,
-        "SELECT world_size, sum_seconds / timed, sum_seconds, sum_samples,"
-        " gpu_model, sum_samples / timed FROM job_metric_sums WHERE job_id = $1 AND timed > 0"
-        " ORDER BY world_size, gpu_model LIMIT 64",
-        1, p);
-    if (!db_ok(r)) {
-        PQclear(r);
-        return -1;
-    }
     double samples = 0;
-    int n = PQntuples(r), prev_w = 0;
+    int n = to - from < MAX_WORLD_SIZES ? to - from : MAX_WORLD_SIZES, prev_w = 0;
     m->nworld_sizes = 0;
     m->measured_on[0] = '\0';
     memset(m->explored_s, 0, sizeof(m->explored_s));
     for (int i = 0; i < n; i++) {
-        int w = atoi(PQgetvalue(r, i, 0));
-        obs[i] = (struct sched_fit_obs){w, strtod(PQgetvalue(r, i, 1), NULL),
-                                        measured_speed(m, PQgetvalue(r, i, 4)), 0};
+        int row = from + i, w = atoi(PQgetvalue(r, row, 1));
+        obs[i] = (struct sched_fit_obs){w, strtod(PQgetvalue(r, row, 2), NULL),
+                                        measured_speed(m, PQgetvalue(r, row, 5)), 0};
         if (m->own_batch && w > 0)
-            obs[i].m = strtod(PQgetvalue(r, i, 5), NULL) / w;
-        samples += PQgetisnull(r, i, 3) ? 0 : strtod(PQgetvalue(r, i, 3), NULL);
+            obs[i].m = strtod(PQgetvalue(r, row, 6), NULL) / w;
+        samples += PQgetisnull(r, row, 4) ? 0 : strtod(PQgetvalue(r, row, 4), NULL);
         for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
             if (w == 1 << k)
-                m->explored_s[k] += strtod(PQgetvalue(r, i, 2), NULL);
+                m->explored_s[k] += strtod(PQgetvalue(r, row, 3), NULL);
         m->nworld_sizes += w != prev_w;
         prev_w = w;
     }
     m->epochs_done = m->dataset_size > 0 ? samples / m->dataset_size : 0;
-    PQclear(r);
     return n;
 }
 
 /* The speed model from the mean step time at each world size and GPU model, normalised to
  * the reference GPU. Read from the running sums that a trigger keeps (sql/005, sql/011),
  * not from every report. */
-static int refit_speed(struct sched_model *m, PGconn *c, const char *id)
+static void refit_speed(struct sched_model *m, const PGresult *r, int from, int to)
 {
     struct sched_fit_obs obs[MAX_WORLD_SIZES];
-    int n = read_sums(m, c, id, obs);
-    if (n < 0)
-        return -1;
+    int n = apply_sums(m, r, from, to, obs);
     struct speed_model sm = m->speed;
     sm.gpus_per_node = 0;
     if (m->nworld_sizes >= 2 && sched_fit_speed(&sm, obs, (size_t)n) == 0) {
         m->speed = sm;
         m->source = SCHED_MODEL_FITTED;
     }
+}
+
+/* Reads the sums of the n jobs of rs (sorted by job id), refits their models and marks them
+ * refitted. Returns 0, or -1 on a database error. */
+static int refit_group(struct refresh *rs, size_t n, PGconn *c)
+{
+    char *ids = int_array(rs, n, job_of);
+    const char *p[] = {ids};
+    PGresult *r = ids ? db_exec(c, sums_sql, 1, p) : NULL;
+    free(ids);
+    if (!db_ok(r)) {
+        PQclear(r);
+        return -1;
+    }
+    int row = 0, rows = PQntuples(r);
+    for (size_t k = 0; k < n; k++) {
+        struct sched_model *m = rs[k].m;
+        while (row < rows && strtoll(PQgetvalue(r, row, 0), NULL, 10) < m->job_id)
+            row++;
+        int from = row;
+        while (row < rows && strtoll(PQgetvalue(r, row, 0), NULL, 10) == m->job_id)
+            row++;
+        refit_speed(m, r, from, row);
+        m->metrics_seen = rs[k].nmetrics;
+        m->changed = 1;
+    }
+    PQclear(r);
     return 0;
 }
 
-int sched_model_refresh(struct sched_model *m, PGconn *c, long long nmetrics)
+/* Refreshes the n jobs of rs (sorted by job id): their points, page after page, then their
+ * sums and fits. Returns 0, or -1 on a database error (their models are then left to the
+ * next round). */
+static int refresh_group(struct refresh *rs, size_t n, PGconn *c)
 {
-    if (nmetrics == m->metrics_seen)
-        return 0;
-    char id[24];
-    snprintf(id, sizeof(id), "%lld", (long long)m->job_id);
-    if (refit_conv(m, c, id) < 0 || refit_speed(m, c, id) < 0)
+    struct refresh **more = calloc(n + 1, sizeof(*more));
+    struct refresh *again = calloc(n + 1, sizeof(*again));
+    int rc = more && again ? read_new_points(rs, n, c) : -1;
+    for (;;) { /* the jobs with a full page read on */
+        size_t k = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (rs[i].more) {
+                more[k] = &rs[i];
+                again[k++] = rs[i];
+            }
+        if (rc < 0 || k == 0)
+            break;
+        rc = read_new_points(again, k, c);
+        for (size_t i = 0; i < k; i++)
+            more[i]->more = rc == 0 && again[i].more;
+    }
+    free(more);
+    free(again);
+    return rc == 0 ? refit_group(rs, n, c) : -1;
+}
+
+static int by_job(const void *a, const void *b)
+{
+    int64_t x = ((const struct refresh *)a)->m->job_id, y = ((const struct refresh *)b)->m->job_id;
+    return x < y ? -1 : x > y;
+}
+
+int sched_models_refresh(struct sched_models *ms, struct sched_model *const *models,
+                         const long long *nmetrics, size_t n, PGconn *c)
+{
+    struct refresh *rs = calloc(n + 1, sizeof(*rs));
+    if (!rs)
         return -1;
-    m->metrics_seen = nmetrics;
-    m->changed = 1;
-    return 1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (nmetrics[i] != models[i]->metrics_seen)
+            rs[k++] = (struct refresh){.m = models[i], .nmetrics = nmetrics[i]};
+    qsort(rs, k, sizeof(*rs), by_job);
+    int rc = 0, refitted = 0;
+    for (size_t first = 0; first < k;) {
+        size_t end = first;
+        long long rows = 0;
+        while (end < k && (end == first || rows < REFRESH_ROWS_MAX)) {
+            long long fresh = rs[end].nmetrics - rs[end].m->metrics_seen;
+            rows += fresh > 0 && fresh < SCHED_MODEL_PAGE ? fresh : SCHED_MODEL_PAGE;
+            end++;
+        }
+        if (refresh_group(rs + first, end - first, c) < 0)
+            rc = -1;
+        else
+            refitted += (int)(end - first);
+        first = end;
+    }
+    free(rs);
+    refit_convs(ms, models, n);
+    return rc < 0 ? -1 : refitted;
 }
 
 double sched_model_fit_epochs(const struct sched_model *m, int w)
@@ -341,7 +488,7 @@ double sched_model_remaining_s(const struct sched_model *m, int w)
     if (m->source == SCHED_MODEL_NONE || w < 1)
         return -1;
     double ep = sched_model_remaining_epochs(m, w);
-    double eps = speed_epochs_per_second(&m->speed, w);
+    double eps = sched_speed_rate(&m->speed, &m->batch, w, NULL);
     return ep >= 0 && eps > 0 && isfinite(eps) ? ep / eps : -1;
 }
 

@@ -14,7 +14,8 @@
  *    model always describes the job on a v100, as the core expects) and the source becomes
  *    FITTED; its (step, loss) points refit the convergence model (conv_fit). Refits happen
  *    only when new metrics came; the points are read incrementally (only steps beyond the
- *    last one read) into a bounded, downsampled series (sched_fit_series).
+ *    last one read) into a bounded, downsampled series (sched_fit_series), for all the
+ *    jobs of a round in one statement (sched_models_refresh).
  *  - nothing: source NONE; the round then runs the exploratory policy for it.
  * Optional fields of the `model` object: "dataset_size" (examples per epoch, default 50,000
  * or the class's) and "epochs" (epochs to train; else the convergence model decides). */
@@ -27,6 +28,15 @@
 
 #include "fit.h"
 #include "sched.h"
+
+/* The convergence fits a round does at most (sched_models_refresh): 2,700 running jobs that
+ * all report between two rounds would otherwise take 1.5-3 s of each round on one core. And
+ * past SCHED_CONV_FITS_MIN of them, no more once SCHED_CONV_FIT_BUDGET_US of the round went
+ * to them: at 2,700 reporting jobs the 128 fits were due every round, 50-80 ms of each
+ * (make bench-scale: rounds that refreshed no model at all spent that on the fits). */
+#define SCHED_CONV_FITS_MAX 128
+#define SCHED_CONV_FITS_MIN 16
+#define SCHED_CONV_FIT_BUDGET_US 20000
 
 struct sched_model {
     int64_t job_id;
@@ -44,6 +54,7 @@ struct sched_model {
     char measured_on[64];           /* GPU models the step times came from ("a100 v100"; "" none) */
     long long points_read;          /* (step, loss) points read from job_metrics so far */
     struct sched_fit_series points; /* those points, bounded and downsampled (fit.h) */
+    int conv_due;                   /* points changed since its last convergence fit */
     /* The remaining work every policy reads, estimated from the job's evidence this round
      * (sched_estimate_apply: declared, fit, prior or elapsed); has_estimate 0: none (no
      * speed model yet: the job explores). */
@@ -54,6 +65,8 @@ struct sched_model {
     int changed; /* refitted (or new) in this round: its JSON must be written */
     int own_batch; /* the job has a batch model: its speed is fitted at the examples per GPU
                     * it measured (samples / w), which change with its batch */
+    struct batch_spec batch; /* that model (snap_job's, set each round; zero: none): its
+                              * remaining seconds come at its goodput, as in the core */
     /* Its job_sched row as last committed (plan_write.c writes it again only when it says
      * something else): a hash of what it says but the times, and the times. */
     uint64_t sched_hash;
@@ -77,9 +90,18 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
 /* Forgets the jobs not seen in round (finished or gone). */
 void sched_models_prune(struct sched_models *ms, long round);
 
-/* Refits m from the job's metrics when their count (nmetrics) differs from what the fit saw.
- * Returns 1 when refitted, 0 when nothing was new, -1 on a database error. */
-int sched_model_refresh(struct sched_model *m, PGconn *c, long long nmetrics);
+/* Refits the models of the n jobs whose metrics count (nmetrics[i] for models[i]) differs
+ * from what their fit saw: their new (step, loss) points and their sums are read for all of
+ * them in a statement or two per group of jobs (one group in a steady round), not per job.
+ * The convergence fits (conv_fit: about 0.5-1 ms each on 512 points) are bounded: at most
+ * SCHED_CONV_FITS_MAX a round, and past SCHED_CONV_FITS_MIN none once they took
+ * SCHED_CONV_FIT_BUDGET_US, taken in turn by job id after the last job fitted, among the
+ * jobs whose points changed; the others keep their fit until a later round (their points
+ * and speed are read every round). Below the bound every due fit is done, as before.
+ * Returns the models refitted, or -1 on a database error (the models of the jobs not read
+ * are left as they were, to the next round). */
+int sched_models_refresh(struct sched_models *ms, struct sched_model *const *models,
+                         const long long *nmetrics, size_t n, PGconn *c);
 
 /* Epochs to go by the convergence fit of its losses alone at world size w (0: the fit says
  * converged), or -1 without a fit. */
@@ -90,7 +112,9 @@ double sched_model_fit_epochs(const struct sched_model *m, int w);
  * fit's. */
 double sched_model_remaining_epochs(const struct sched_model *m, int w);
 
-/* Predicted seconds to finish at w GPUs, or -1 when unknown. */
+/* Predicted seconds to finish at w GPUs, or -1 when unknown: its remaining epochs at its
+ * rate there, sched_speed_rate() (with a batch model its goodput as the policies plan it,
+ * since its epochs are counted at its initial batch; else speed_epochs_per_second). */
 double sched_model_remaining_s(const struct sched_model *m, int w);
 
 /* The job's `model` object of the API (new): source, coefficients, predictions per GPU count

@@ -53,6 +53,8 @@ struct sched_plan {
     int capacity;             /* GPUs on up nodes */
     int guaranteed;           /* a guarantee of the core gave a job GPUs (some assign forced) */
     char policy[32];
+    int refits;         /* models refitted this round (-1: their metrics could not be read) */
+    long long refit_us; /* the time their reads and fits took */
 };
 
 /* The size of j's current exploring stage: the first of 1, 2, 4, 8 within its bounds and at

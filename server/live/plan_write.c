@@ -10,9 +10,11 @@
 
 #include "config.h"
 #include "decide.h"
+#include "fnv.h"
 #include "jobtx.h"
 #include "log.h"
 #include "model.h"
+#include "monotime.h"
 #include "plan_int.h"
 #include "sched.h"
 #include "slice.h"
@@ -54,8 +56,9 @@ static long batch_after(const struct sched_plan *p, const struct plan_job *pj)
 
 /* What the goodput model predicts for job pj at global batch m on its GPUs after the round,
  * from the speed model and gradient statistics the round decided with (new; NULL without a
- * fitted speed model): {"step_s", "efficiency", "epochs_per_s"} (epochs counted at M0), so
- * that what the job then measures can be held against it. */
+ * fitted speed model): {"step_s", "efficiency", "epochs_per_s", "grad": {"sqr", "var"}}
+ * (epochs counted at M0; grad: the statistics at M0 the efficiency came from), so that what
+ * the job then measures can be held against it. */
 static json_t *goodput_prediction(const struct sched_plan *p, const struct plan_job *pj, long m)
 {
     const struct sched_job *j = &p->cjobs[pj - p->jobs];
@@ -66,17 +69,20 @@ static json_t *goodput_prediction(const struct sched_plan *p, const struct plan_
     double t = goodput_step_time(&j->speed, &b, pj->gpus, nodes, (double)m, NULL);
     if (!isfinite(t) || !(t > 0))
         return NULL;
-    return json_pack("{s:f, s:f, s:f}", "step_s", t, "efficiency",
+    return json_pack("{s:f, s:f, s:f, s:{s:f, s:f}}", "step_s", t, "efficiency",
                      goodput_efficiency(&b, (double)m), "epochs_per_s",
-                     goodput_rate(&j->speed, &b, pj->gpus, nodes, (double)m));
+                     goodput_rate(&j->speed, &b, pj->gpus, nodes, (double)m), "grad", "sqr",
+                     b.grad_sqr, "var", b.grad_var);
 }
 
 /* A batch-model job's batch and learning-rate factor in its action spec: "batch" (the
  * worker's RINGJOB_BATCH), "init_batch" (RINGJOB_INIT_BATCH) and "lr_scale" sqrt(batch / M0),
  * square-root scaling (the rate the job was tuned at M0, times the square root of the growth
  * of its batch: the gradient's noise falls with the square root of the batch), in place of
- * the linear factor of a job that keeps its examples per GPU; and "goodput", the model's
- * prediction there (goodput_prediction; absent without a fitted speed model). */
+ * the linear factor of a job that keeps its examples per GPU; "max_local_batch"
+ * (RINGJOB_MAX_LOCAL_BATCH) when it declared one: a rank whose share of the batch is larger
+ * accumulates gradients over micro-steps, as the goodput model assumes; and "goodput", the
+ * model's prediction there (goodput_prediction; absent without a fitted speed model). */
 static void batch_fields(json_t *spec, const struct sched_plan *p, const struct plan_job *pj)
 {
     long m = batch_after(p, pj);
@@ -86,6 +92,9 @@ static void batch_fields(json_t *spec, const struct sched_plan *p, const struct 
     json_object_set_new(spec, "batch", json_integer(m));
     json_object_set_new(spec, "init_batch", json_integer((json_int_t)m0));
     json_object_set_new(spec, "lr_scale", json_real(sqrt((double)m / m0)));
+    double local = pj->sj->batch.max_local;
+    if (local >= 1 && isfinite(local))
+        json_object_set_new(spec, "max_local_batch", json_integer((json_int_t)local));
     json_t *pred = goodput_prediction(p, pj, m);
     if (pred)
         json_object_set_new(spec, "goodput", pred);
@@ -361,14 +370,6 @@ static json_t *job_sched_json(const struct sched_plan *p, const struct plan_job 
  * times (predicted finish, remaining seconds) follow the clock in between. */
 #define JOB_SCHED_REFRESH_S 60.0
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* Whether time t (< 0: none) moved from what the last written w predicts (expected: w for an
  * absolute time, w - elapsed for a countdown) by more than max(30 s, 2 % of scale, the time
  * it still counts). */
@@ -396,7 +397,7 @@ static int job_sched_due(const struct sched_plan *p, struct plan_job *pj, json_t
     json_object_del(rest, "rem");
     char *text = rest ? json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(rest);
-    pj->sched_hash = text ? fnv1a(text) : 0;
+    pj->sched_hash = text ? fnv1a_str(text) : 0;
     free(text);
     double elapsed = now - m->sched_at;
     return m->sched_at <= 0 || !pj->sched_hash || elapsed >= JOB_SCHED_REFRESH_S ||
@@ -475,13 +476,6 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
     return rc;
 }
 
-static long long usec_since(long long t0)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000 - t0;
-}
-
 static int begin_round(struct sched_plan *p, PGconn *c, char *round, size_t len)
 {
     char jobs[16];
@@ -504,10 +498,11 @@ static int begin_round(struct sched_plan *p, PGconn *c, char *round, size_t len)
 }
 
 static int end_round(struct sched_plan *p, PGconn *c, const char *round, long long t0,
-                     struct sched_round_result *out)
+                     long long w0, struct sched_round_result *out)
 {
     char us[24], dec[16], act[16], down[16];
-    out->duration_us = usec_since(t0);
+    out->duration_us = (monotime_us() - t0);
+    out->write_us = (monotime_us() - w0);
     out->decisions = p->d->nchanged;
     snprintf(us, sizeof(us), "%lld", out->duration_us);
     snprintf(dec, sizeof(dec), "%d", out->decisions);
@@ -529,9 +524,12 @@ int sched_plan_write(struct sched_plan *p, PGconn *c, long long t0_us,
     char round[24] = "";
     snprintf(out->policy, sizeof(out->policy), "%s", p->policy);
     out->jobs = (int)p->njobs;
+    out->refits = p->refits;
+    out->refit_us = p->refit_us;
+    long long w0 = monotime_us();
     if (begin_round(p, c, round, sizeof(round)) < 0 ||
         (out->actions = write_changes(p, c, round)) < 0 || write_job_sched(p, c) < 0 ||
-        end_round(p, c, round, t0_us, out) < 0) {
+        end_round(p, c, round, t0_us, w0, out) < 0) {
         snprintf(err, errlen, "writing round: %s", PQerrorMessage(c));
         db_command(c, "ROLLBACK");
         return -1;

@@ -4,27 +4,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "monotime.h"
 #include "store/db.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* The jobs past the bound (sql/022 counts their rows). */
+/* $1 the jobs this pass visited already. The jobs past their bound (sql/022 counts their
+ * rows), the longest histories first: by id, the first jobs thinned came back past the bound
+ * before the last got a turn, and with 2,732 jobs reporting one of them kept its whole hour
+ * (make bench-retention). A scan of one small row per job, sorted: no index (sql/022).
+ * A job's bound is RETENTION_ROWS_MAX less (id * 389) mod RETENTION_SPREAD (389 is prime to
+ * 500: a run of 500 ids takes every value once), so that jobs started together (a job
+ * array, bench-retention's 2,732) do not all cross it in the same pass and again 25 passes
+ * later: with one bound for all, every pass that thinned there took its whole 20 s budget. */
 static const char *const long_jobs_sql =
-    "SELECT job_id FROM job_last_report WHERE rows > " STR(RETENTION_ROWS_MAX)
-    " ORDER BY job_id LIMIT " STR(RETENTION_JOBS_PER_PASS);
+    "SELECT job_id FROM job_last_report WHERE rows > " STR(RETENTION_ROWS_MAX) " - job_id * 389"
+    " % " STR(RETENTION_SPREAD) " AND job_id <> ALL ($1::bigint[]) ORDER BY rows DESC, job_id"
+    " LIMIT " STR(RETENTION_JOBS_PER_BATCH);
 
 /* $1 the job, $2 the rows kept as they are. Drops every second row (by age, the oldest
  * kept) of those older than the newest $2, and takes them off the job's count; answers
  * the rows dropped. The count is lowered by what this statement deleted, so that reports
- * inserted meanwhile (counted by their own trigger) are neither lost nor counted twice. */
+ * inserted meanwhile (counted by their own trigger) are neither lost nor counted twice.
+ * The old rows are read in the primary key's order from the newest $2's edge (cut), and the
+ * rows to drop deleted by their place (ctid: a row is never updated, and one this statement
+ * sees cannot move under it): half the time of numbering the whole history twice (two
+ * window sorts) and finding each row to drop by its key again, 18 against 39 ms a job of
+ * 4,060 rows (docs/benchmarks.md, "Metrics retention that holds its bound"). */
 static const char *const thin_sql =
-    "WITH ordered AS (SELECT step, world_size, row_number() OVER (ORDER BY step DESC,"
-    " world_size DESC) AS newest FROM job_metrics WHERE job_id = $1),"
-    " old AS (SELECT step, world_size, row_number() OVER (ORDER BY step, world_size) AS k"
-    " FROM ordered WHERE newest > $2::bigint),"
-    " gone AS (DELETE FROM job_metrics m USING old o WHERE m.job_id = $1"
-    " AND m.step = o.step AND m.world_size = o.world_size AND o.k % 2 = 0 RETURNING 1),"
+    "WITH cut AS (SELECT step, world_size FROM job_metrics WHERE job_id = $1"
+    " ORDER BY step DESC, world_size DESC OFFSET $2::bigint LIMIT 1),"
+    " old AS (SELECT m.ctid AS t, row_number() OVER (ORDER BY m.step, m.world_size) AS k"
+    " FROM job_metrics m, cut WHERE m.job_id = $1"
+    " AND (m.step, m.world_size) <= (cut.step, cut.world_size)),"
+    " gone AS (DELETE FROM job_metrics WHERE ctid = ANY (ARRAY(SELECT t FROM old"
+    " WHERE k % 2 = 0)) AND job_id = $1 RETURNING 1),"
     " n AS (SELECT count(*) AS n FROM gone)"
     " UPDATE job_last_report l SET rows = greatest(l.rows - n.n, 0) FROM n"
     " WHERE l.job_id = $1 RETURNING n.n";
@@ -35,45 +50,99 @@ static const char *const rounds_sql =
     "DELETE FROM sched_rounds WHERE id IN (SELECT id FROM sched_rounds ORDER BY id LIMIT "
     STR(RETENTION_ROUNDS_PER_PASS) ") AND at < now() - $1::float8 * interval '1 second'";
 
-static int fail(char *err, size_t errlen, const char *what, PGconn *c)
+/* The jobs visited so far, as a bigint[] literal ("{}", "{12,7}"); grows by doubling. */
+struct visited {
+    char *text;
+    size_t len, cap;
+};
+
+/* Adds id (decimal text; "" the first time: "{}"). Returns 0 or -1 (out of memory). */
+static int visited_add(struct visited *v, const char *id)
 {
-    snprintf(err, errlen, "retention: %s: %s", what, PQerrorMessage(c));
-    err[strcspn(err, "\n")] = '\0';
-    return -1;
+    size_t need = v->len + strlen(id) + 3;
+    if (need > v->cap) {
+        size_t cap = v->cap ? v->cap : 256;
+        while (cap < need)
+            cap *= 2;
+        char *t = realloc(v->text, cap);
+        if (!t)
+            return -1;
+        v->text = t;
+        v->cap = cap;
+    }
+    if (v->len == 0)
+        v->len = (size_t)snprintf(v->text, v->cap, "{}");
+    if (*id) /* over the closing brace */
+        v->len = v->len - 1 + (size_t)snprintf(v->text + v->len - 1, v->cap - v->len + 1,
+                                               "%s%s}", v->len > 2 ? "," : "", id);
+    return 0;
 }
 
-static int thin_jobs(PGconn *c, struct retention_result *res, char *err, size_t errlen)
+/* Thins one job's history (thin_sql); counts it in *res. Returns 0 or -1. */
+static int thin_one(PGconn *c, const char *id, struct retention_result *res, char *err,
+                    size_t errlen)
 {
-    PGresult *r = db_exec(c, long_jobs_sql, 0, NULL);
-    if (!db_ok(r)) {
-        PQclear(r);
-        return fail(err, errlen, "finding long histories", c);
-    }
-    int rc = 0;
     char recent[24];
     snprintf(recent, sizeof(recent), "%d", RETENTION_RECENT);
-    for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
-        const char *p[] = {PQgetvalue(r, i, 0), recent};
-        PGresult *t = db_exec(c, thin_sql, 2, p);
-        if (!db_ok(t)) {
-            rc = fail(err, errlen, "thinning a history", c);
-        } else if (PQntuples(t) == 1) {
-            res->jobs_thinned++;
-            res->rows_dropped += strtoll(PQgetvalue(t, 0, 0), NULL, 10);
-        }
-        PQclear(t);
+    const char *p[] = {id, recent};
+    PGresult *t = db_exec(c, thin_sql, 2, p);
+    int rc = 0;
+    if (!db_ok(t)) {
+        rc = db_fail(err, errlen, "retention", "thinning a history", c);
+    } else if (PQntuples(t) == 1) {
+        res->jobs_thinned++;
+        res->rows_dropped += strtoll(PQgetvalue(t, 0, 0), NULL, 10);
     }
-    PQclear(r);
+    PQclear(t);
     return rc;
 }
 
-int retention_pass(PGconn *c, struct retention_result *res, char *err, size_t errlen)
+/* Every job past the bound, RETENTION_JOBS_PER_BATCH read at a time, each once (a job whose
+ * count stays past the bound is not taken again), until none is left, the budget is spent or
+ * *stop is set. Returns 0 or -1. */
+static int thin_jobs(PGconn *c, double end, const atomic_bool *stop, struct retention_result *res,
+                     char *err, size_t errlen)
+{
+    struct visited v = {NULL, 0, 0};
+    int rc = visited_add(&v, ""), more = 1;
+    if (rc < 0)
+        snprintf(err, errlen, "retention: out of memory");
+    while (rc == 0 && more) {
+        const char *p[] = {v.text};
+        PGresult *r = db_exec(c, long_jobs_sql, 1, p);
+        if (!db_ok(r)) {
+            PQclear(r);
+            rc = db_fail(err, errlen, "retention", "finding long histories", c);
+            break;
+        }
+        int n = PQntuples(r);
+        more = n == RETENTION_JOBS_PER_BATCH;
+        for (int i = 0; i < n && rc == 0; i++) {
+            if ((stop && atomic_load(stop)) || monotime_s() >= end) {
+                res->unfinished = 1;
+                more = 0;
+                break;
+            }
+            rc = thin_one(c, PQgetvalue(r, i, 0), res, err, errlen);
+            if (rc == 0 && visited_add(&v, PQgetvalue(r, i, 0)) < 0) {
+                snprintf(err, errlen, "retention: out of memory");
+                rc = -1;
+            }
+        }
+        PQclear(r);
+    }
+    free(v.text);
+    return rc;
+}
+
+int retention_pass(PGconn *c, double budget_s, const atomic_bool *stop,
+                   struct retention_result *res, char *err, size_t errlen)
 {
     struct retention_result none;
     if (!res)
         res = &none;
     memset(res, 0, sizeof(*res));
-    if (thin_jobs(c, res, err, errlen) < 0)
+    if (thin_jobs(c, monotime_s() + budget_s, stop, res, err, errlen) < 0)
         return -1;
     char age[24];
     snprintf(age, sizeof(age), "%d", RETENTION_ROUNDS_S);
@@ -81,18 +150,9 @@ int retention_pass(PGconn *c, struct retention_result *res, char *err, size_t er
     PGresult *r = db_exec(c, rounds_sql, 1, p);
     if (!db_ok(r)) {
         PQclear(r);
-        return fail(err, errlen, "dropping old rounds", c);
+        return db_fail(err, errlen, "retention", "dropping old rounds", c);
     }
     res->rounds_dropped = strtoll(PQcmdTuples(r), NULL, 10);
     PQclear(r);
     return 0;
-}
-
-int retention_tick(PGconn *c, double now, double *last, struct retention_result *res, char *err,
-                   size_t errlen)
-{
-    if (*last > 0 && now - *last < RETENTION_PERIOD_S)
-        return 0;
-    *last = now;
-    return retention_pass(c, res, err, errlen) < 0 ? -1 : 1;
 }

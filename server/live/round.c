@@ -14,6 +14,7 @@
 #include "live.h"
 #include "log.h"
 #include "model.h"
+#include "monotime.h"
 #include "sched.h"
 #include "snap.h"
 #include "store/db.h"
@@ -70,28 +71,26 @@ static int mark_nodes_down(PGconn *c, const struct sched_config *cfg)
     return n;
 }
 
-static long long usec_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
-
 int sched_round_run(PGconn *c, struct sched_models *ms, const struct sched_config *cfg,
                     long round_no, struct sched_round_result *out, char *err, size_t errlen)
 {
-    long long t0 = usec_now();
+    long long t0 = monotime_us();
     memset(out, 0, sizeof(*out));
     out->nodes_down = mark_nodes_down(c, cfg);
     if (out->nodes_down < 0) {
         snprintf(err, errlen, "marking silent nodes down: %s", PQerrorMessage(c));
         return -1;
     }
+    long long t1 = monotime_us();
     struct sched_snap *s = sched_snap_read(c, err, errlen);
     if (!s)
         return -1;
+    long long t2 = monotime_us();
     struct sched_plan *plan = sched_plan_create(s, ms, cfg, round_no, c, err, errlen);
+    long long t3 = monotime_us();
     int rc = plan ? sched_plan_write(plan, c, t0, out, err, errlen) : -1;
+    out->snap_us = t2 - t1;
+    out->decide_us = t3 - t2 - out->refit_us;
     sched_plan_destroy(plan);
     sched_snap_destroy(s);
     if (rc == 0)

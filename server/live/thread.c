@@ -11,6 +11,7 @@
 #include "config.h"
 #include "log.h"
 #include "model.h"
+#include "monotime.h"
 #include "retention.h"
 #include "round.h"
 #include "sampler.h"
@@ -19,6 +20,7 @@
 
 #define RETRY_S 1.0
 #define COALESCE_MAX_S 1.0 /* the longest a wake-up waits for the last round to settle */
+#define SLOW_ROUND_US 250000 /* a round this long is logged with where its time went */
 
 struct sched_thread {
     struct db_pool *db;
@@ -35,16 +37,18 @@ struct sched_thread {
     pthread_t tid;
     int started;
     long rounds;
-    double retention_at; /* the last retention pass (monotonic seconds; 0: none yet) */
+    struct retention_thread *retention; /* thins the metrics, off this thread (retention.h) */
 };
 
+/* A round that acted, or a slow one (what its time went to: snapshot, refits, decision,
+ * write). */
 static void log_round(const struct sched_round_result *r)
 {
-    if (r->actions > 0 || r->nodes_down > 0)
+    if (r->actions > 0 || r->nodes_down > 0 || r->duration_us >= SLOW_ROUND_US)
         log_info("scheduler: round %lld (%s): %d jobs, %d changed, %d actions, %d nodes down,"
-                 " %lld us",
+                 " %lld us (snapshot %lld, %d refits %lld, decision %lld, write %lld)",
                  r->round_id, r->policy, r->jobs, r->decisions, r->actions, r->nodes_down,
-                 r->duration_us);
+                 r->duration_us, r->snap_us, r->refits, r->refit_us, r->decide_us, r->write_us);
 }
 
 /* Whether this server runs the rounds (docs/operations.md, "A second head node"): the one
@@ -56,12 +60,8 @@ static int lead(struct sched_thread *t, PGconn *c)
 {
     const char *p[] = {t->name};
     PGresult *r = db_exec(c,
-                          "SELECT set_config('application_name', $1, false), CASE WHEN EXISTS"
-                          " (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = "
-                          SCHED_LEADER_LOCK_CLASS " AND objid = " SCHED_LEADER_LOCK_OBJ
-                          " AND objsubid = 2 AND pid = pg_backend_pid() AND granted) THEN true"
-                          " ELSE pg_try_advisory_lock(" SCHED_LEADER_LOCK_CLASS ", "
-                          SCHED_LEADER_LOCK_OBJ ") END",
+                          "SELECT set_config('application_name', $1, false), "
+                          SCHED_LOCK_HELD_SQL(SCHED_LEADER_LOCK_OBJ),
                           1, p);
     int leads = db_ok(r) && PQntuples(r) == 1 ? PQgetvalue(r, 0, 1)[0] == 't' : -1;
     PQclear(r);
@@ -72,22 +72,6 @@ static int lead(struct sched_thread *t, PGconn *c)
     if (leads >= 0)
         t->leads = leads;
     return leads;
-}
-
-static double now_s(void);
-
-/* Thins the metrics and drops old rounds when due (retention.h); logs what went. */
-static void keep_bounded(struct sched_thread *t, PGconn *c)
-{
-    char err[512];
-    struct retention_result rr;
-    int rc = retention_tick(c, now_s(), &t->retention_at, &rr, err, sizeof(err));
-    if (rc < 0)
-        log_error("scheduler: %s", err);
-    else if (rc > 0 && (rr.rows_dropped > 0 || rr.rounds_dropped > 0))
-        log_info("scheduler: retention: %lld minibatch reports of %d jobs thinned, %lld old"
-                 " rounds dropped",
-                 rr.rows_dropped, rr.jobs_thinned, rr.rounds_dropped);
 }
 
 /* One round; returns the seconds to wait before the next. */
@@ -109,8 +93,6 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
         rc = sched_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
     if (c && history_tick(c, herr, sizeof(herr)) < 0)
         log_error("scheduler: %s", herr);
-    if (c)
-        keep_bounded(t, c);
     db_release(t->db, c);
     if (rc < 0) {
         log_error("scheduler: round failed: %s", c ? err : "database unreachable");
@@ -121,13 +103,6 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
         sched_round_hist_observe((double)res.duration_us / 1e6);
     double wait = cfg->interval_s;
     return cfg->node_timeout_s / 2 < wait ? cfg->node_timeout_s / 2 : wait;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* (Re)connects the listening connection and runs LISTEN. Returns 0, or -1 after a failed
@@ -153,7 +128,7 @@ static int listen_connect(struct sched_thread *t)
     if (!t->lost)
         log_warn("scheduler: lost its LISTEN connection; reconnecting with back-off");
     t->lost = 1;
-    t->listen_at = now_s() + t->listen_wait;
+    t->listen_at = monotime_s() + t->listen_wait;
     t->listen_wait = t->listen_wait * 2 > DB_RETRY_MAX_S ? DB_RETRY_MAX_S : t->listen_wait * 2;
     return -1;
 }
@@ -174,7 +149,7 @@ static int listen_fd(struct sched_thread *t, int *round)
         t->lost = 1;
         t->listen_at = 0;
     }
-    if (now_s() < t->listen_at || listen_connect(t) < 0)
+    if (monotime_s() < t->listen_at || listen_connect(t) < 0)
         return -1;
     t->listening = 1;
     *round = *round || t->lost;
@@ -187,7 +162,7 @@ static double wait_for(const struct sched_thread *t, double wait)
 {
     if (t->listening)
         return wait;
-    double until = t->listen_at - now_s();
+    double until = t->listen_at - monotime_s();
     return until < 0.01 ? 0.01 : until < wait ? until : wait;
 }
 
@@ -218,12 +193,12 @@ static void *run(void *arg)
 {
     struct sched_thread *t = arg;
     struct sched_config cfg;
-    double wait = 0, left = 0, due = now_s(), settled = 0;
+    double wait = 0, left = 0, due = monotime_s(), settled = 0;
     int rc = 1, round = 1;
     for (;;) {
         int fd = listen_fd(t, &round);
         if (!round) {
-            left = due - now_s();
+            left = due - monotime_s();
             rc = sched_wake_wait(left > 0 ? wait_for(t, left) : 0, fd);
             if (rc < 0)
                 break;
@@ -231,13 +206,13 @@ static void *run(void *arg)
                 drain(t);
             if (rc > 0 && settled < due)
                 due = settled; /* in the past after a quiet while: at once */
-            round = now_s() >= due;
+            round = monotime_s() >= due;
             if (!round)
                 continue; /* settling, or woken to reconnect the listening connection */
         }
-        double start = now_s();
+        double start = monotime_s();
         wait = one_round(t, &cfg);
-        double end = now_s();
+        double end = monotime_s();
         due = end + wait;
         settled = end + settle_after(end - start);
         round = 0;
@@ -269,6 +244,9 @@ struct sched_thread *sched_thread_create(const char *conninfo, const char *name,
             snprintf(err, errlen, "out of memory");
         goto error;
     }
+    t->retention = retention_thread_create(conninfo, err, errlen);
+    if (!t->retention)
+        goto error;
     if (pthread_create(&t->tid, NULL, run, t) != 0) {
         snprintf(err, errlen, "cannot start the scheduler thread");
         goto error;
@@ -283,6 +261,7 @@ error:
 void sched_thread_db_restarting(struct sched_thread *t, int restarting)
 {
     db_set_restarting(t->db, restarting);
+    retention_thread_db_restarting(t->retention, restarting);
     if (!restarting) {
         atomic_store(&t->db_back, 1);
         sched_wake_signal();
@@ -297,6 +276,7 @@ void sched_thread_destroy(struct sched_thread *t)
         sched_wake_stop();
         pthread_join(t->tid, NULL);
     }
+    retention_thread_destroy(t->retention);
     sched_models_destroy(t->models);
     db_destroy(t->db);
     PQfinish(t->listen);

@@ -8,15 +8,17 @@
 #include <time.h>
 
 #include "log.h"
+#include "monotime.h"
 
 struct db_pool {
     pthread_mutex_t lock;
     pthread_cond_t freed;
     unsigned size;
     unsigned nfree;
-    PGconn **conns;  /* all connections */
+    char *conninfo;  /* what the connections not yet made will connect to */
+    PGconn **conns;  /* all connections, NULL until first taken (written under lock) */
     unsigned *gens;  /* the generation each of conns was (re)made in */
-    PGconn **idle;   /* the free ones, a stack of nfree */
+    unsigned *idle;  /* the free slots of conns, a stack of nfree */
     unsigned gen;    /* advanced when every connection must be remade */
     /* The reconnect state, under lock: */
     bool up;         /* the last connection made or checked worked */
@@ -34,29 +36,46 @@ static void quiet_notice(void *arg, const char *msg)
     (void)msg;
 }
 
-static double now_s(void)
+/* c reconnected as a new session, with the pool's notice handling when it came back. */
+static void reset_session(PGconn *c)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    PQreset(c);
+    if (PQstatus(c) == CONNECTION_OK)
+        PQsetNoticeProcessor(c, quiet_notice, NULL);
+}
+
+/* A connection with the pool's settings, made or failed (NULL only when out of memory); a
+ * failed one is reset (PQreset) like a broken one. */
+static PGconn *connect_with_settings(const char *conninfo)
+{
+    /* Later keywords win, so what conninfo says overrides these defaults. Timestamps come
+     * as text in the ISO DateStyle (jobcols.h, TS_UTC), whatever the server's default.
+     * jit=off: the server's statements are short, and PostgreSQL's cost estimate of a LATERAL
+     * over every active job passes jit_above_cost, so that each round compiled it (make
+     * bench-scale: 0.6 s of a 0.65 s statement, docs/benchmarks.md "A large cluster"). */
+    const char *const keys[] = {"connect_timeout",  "keepalives_idle",  "keepalives_interval",
+                                "keepalives_count", "tcp_user_timeout", "fallback_application_name",
+                                "options",          "dbname",           NULL};
+    const char *const vals[] = {"5",           "10",
+                                "5",           "3",
+                                "30000",       "ringmasterd",
+                                "-c DateStyle=ISO,MDY -c jit=off", conninfo,
+                                NULL};
+    PGconn *c = PQconnectdbParams(keys, vals, 1);
+    if (c && PQstatus(c) == CONNECTION_OK)
+        PQsetNoticeProcessor(c, quiet_notice, NULL);
+    return c;
 }
 
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
 {
-    /* Later keywords win, so what conninfo says overrides these defaults. */
-    const char *const keys[] = {"connect_timeout",     "keepalives_idle",
-                                "keepalives_interval", "keepalives_count",
-                                "tcp_user_timeout",    "fallback_application_name",
-                                "dbname",              NULL};
-    const char *const vals[] = {"5", "10", "5", "3", "30000", "ringmasterd", conninfo, NULL};
-    PGconn *c = PQconnectdbParams(keys, vals, 1);
+    PGconn *c = connect_with_settings(conninfo);
     if (!c || PQstatus(c) != CONNECTION_OK) {
         snprintf(err, errlen, "database: %s", c ? PQerrorMessage(c) : "out of memory");
         err[strcspn(err, "\n")] = '\0';
         PQfinish(c);
         return NULL;
     }
-    PQsetNoticeProcessor(c, quiet_notice, NULL);
     return c;
 }
 
@@ -65,28 +84,32 @@ struct db_pool *db_create(const char *conninfo, unsigned size, char *err, size_t
     struct db_pool *p = calloc(1, sizeof(*p));
     if (!p || size == 0)
         goto nomem;
+    p->conninfo = strdup(conninfo);
     p->conns = calloc(size, sizeof(*p->conns));
     p->gens = calloc(size, sizeof(*p->gens));
     p->idle = calloc(size, sizeof(*p->idle));
-    if (!p->conns || !p->gens || !p->idle)
+    if (!p->conninfo || !p->conns || !p->gens || !p->idle)
         goto nomem;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->freed, NULL);
     p->size = size;
     p->up = true;
     p->backoff = DB_RETRY_MIN_S;
-    for (unsigned i = 0; i < size; i++) {
-        p->conns[i] = db_connect(conninfo, err, errlen);
-        if (!p->conns[i]) {
-            db_destroy(p);
-            return NULL;
-        }
-        p->idle[p->nfree++] = p->conns[i];
+    /* The first connection now, so that a database that cannot be reached fails the start;
+     * the others when first taken (a start opens one, not threads + 1, and an idle server
+     * holds only the connections it has needed at once). Slot 0 on top of the stack. */
+    p->conns[0] = db_connect(conninfo, err, errlen);
+    if (!p->conns[0]) {
+        db_destroy(p);
+        return NULL;
     }
+    for (unsigned i = size; i-- > 0;)
+        p->idle[p->nfree++] = i;
     return p;
 nomem:
     snprintf(err, errlen, "database pool: out of memory or size 0");
     if (p) {
+        free(p->conninfo);
         free(p->conns);
         free(p->gens);
         free(p->idle);
@@ -103,13 +126,14 @@ void db_destroy(struct db_pool *p)
         PQfinish(p->conns[i]);
     pthread_cond_destroy(&p->freed);
     pthread_mutex_destroy(&p->lock);
+    free(p->conninfo);
     free(p->conns);
     free(p->gens);
     free(p->idle);
     free(p);
 }
 
-/* The slot of c in p->conns (under lock or not: conns never changes). */
+/* The slot of c in p->conns (under lock: a slot's first connection is stored under it). */
 static unsigned slot_of(const struct db_pool *p, const PGconn *c)
 {
     unsigned i = 0;
@@ -157,30 +181,38 @@ static void attempt_failed(struct db_pool *p, PGconn *c, double now)
     p->backoff = p->backoff * 2 > DB_RETRY_MAX_S ? DB_RETRY_MAX_S : p->backoff * 2;
 }
 
-/* Resets c unless the back-off says wait (or the owner restarts the server, or another
- * thread is trying already). Returns 0 when c works again, -1 when not. */
-static int reconnect(struct db_pool *p, PGconn *c)
+/* Resets slot i's connection, or makes its first one, unless the back-off says wait (or the
+ * owner restarts the server, or another thread is trying already). The caller holds the slot.
+ * Returns 0 when it works (again), -1 when not. */
+static int reconnect(struct db_pool *p, unsigned i)
 {
+    PGconn *c = p->conns[i]; /* the slot is the caller's: no other thread writes it */
     pthread_mutex_lock(&p->lock);
-    double now = now_s();
+    double now = monotime_s();
     bool gated = !p->up && (p->restarting || p->trying || now < p->retry_at);
     bool claim = !gated && !p->up;
     p->trying = p->trying || claim;
     pthread_mutex_unlock(&p->lock);
     if (gated)
         return -1;
-    PQreset(c);
-    bool ok = PQstatus(c) == CONNECTION_OK;
-    if (ok)
-        PQsetNoticeProcessor(c, quiet_notice, NULL);
+    bool made = false;
+    if (!c) {
+        c = connect_with_settings(p->conninfo);
+        made = c != NULL;
+    } else {
+        reset_session(c);
+    }
+    bool ok = c && PQstatus(c) == CONNECTION_OK;
     pthread_mutex_lock(&p->lock);
-    now = now_s();
+    now = monotime_s();
+    if (made)
+        p->conns[i] = c; /* a failed one too: it is reset at the next attempt */
     if (claim)
         p->trying = false;
     if (!ok) {
         attempt_failed(p, c, now);
     } else {
-        p->gens[slot_of(p, c)] = p->gen;
+        p->gens[i] = p->gen;
         if (!p->up && !p->restarting)
             log_info("database reconnected after %.1f s (%u failed attempts)", now - p->down_at,
                      p->retries);
@@ -197,14 +229,20 @@ PGconn *db_acquire(struct db_pool *p)
     pthread_mutex_lock(&p->lock);
     while (p->nfree == 0)
         pthread_cond_wait(&p->freed, &p->lock);
-    PGconn *c = p->idle[--p->nfree];
-    bool stale = p->gens[slot_of(p, c)] != p->gen;
+    unsigned i = p->idle[--p->nfree];
+    PGconn *c = p->conns[i];
+    bool stale = p->gens[i] != p->gen;
     pthread_mutex_unlock(&p->lock);
-    if (!stale && idle_conn_alive(c))
+    if (c && !stale && idle_conn_alive(c))
         return c;
-    if (reconnect(p, c) == 0)
-        return c;
-    db_release(p, c);
+    if (reconnect(p, i) == 0)
+        return p->conns[i];
+    pthread_mutex_lock(&p->lock); /* given back as it is: made, broken or never made */
+    if (p->conns[i] && PQstatus(p->conns[i]) != CONNECTION_OK)
+        mark_down(p, monotime_s());
+    p->idle[p->nfree++] = i;
+    pthread_cond_signal(&p->freed);
+    pthread_mutex_unlock(&p->lock);
     return NULL;
 }
 
@@ -213,7 +251,7 @@ void db_status(struct db_pool *p, struct db_status *out)
     pthread_mutex_lock(&p->lock);
     out->up = p->up;
     out->restarting = p->restarting;
-    out->down_s = p->up ? 0 : now_s() - p->down_at;
+    out->down_s = p->up ? 0 : monotime_s() - p->down_at;
     out->retries = p->retries;
     pthread_mutex_unlock(&p->lock);
 }
@@ -221,7 +259,7 @@ void db_status(struct db_pool *p, struct db_status *out)
 void db_set_restarting(struct db_pool *p, bool restarting)
 {
     pthread_mutex_lock(&p->lock);
-    mark_down(p, now_s());
+    mark_down(p, monotime_s());
     p->restarting = restarting;
     p->backoff = DB_RETRY_MIN_S;
     p->retry_at = 0;
@@ -236,8 +274,8 @@ void db_release(struct db_pool *p, PGconn *c)
         db_command(c, "ROLLBACK");
     pthread_mutex_lock(&p->lock);
     if (PQstatus(c) != CONNECTION_OK)
-        mark_down(p, now_s());
-    p->idle[p->nfree++] = c;
+        mark_down(p, monotime_s());
+    p->idle[p->nfree++] = slot_of(p, c);
     pthread_cond_signal(&p->freed);
     pthread_mutex_unlock(&p->lock);
 }
@@ -310,11 +348,77 @@ static int prepare_once(PGconn *c, const struct db_stmt *st)
     return ok;
 }
 
+/* The results of one pipelined statement, up to the NULL that ends them: the last (new), or
+ * NULL when none came. */
+static PGresult *pipeline_result(PGconn *c)
+{
+    PGresult *last = NULL, *r;
+    while ((r = PQgetResult(c)) != NULL) {
+        PQclear(last);
+        last = r;
+    }
+    return last;
+}
+
+/* 1 when the next result is the pipeline's synchronisation point (consumed), 0 when not. */
+static int pipeline_synced(PGconn *c)
+{
+    PGresult *r = PQgetResult(c);
+    int ok = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+    PQclear(r);
+    return ok;
+}
+
+/* st (prepared) with a generic plan, in one round trip: SET, the statement, sync; RESET,
+ * sync. A failing statement aborts its implicit transaction (or the caller's), and the SET
+ * with it; the RESET, after the first sync, runs either way. NULL when the pipeline could
+ * not be used (the caller then runs st plainly). */
+static PGresult *exec_generic(PGconn *c, const struct db_stmt *st, const char *const *params)
+{
+    if (PQpipelineStatus(c) != PQ_PIPELINE_OFF || PQenterPipelineMode(c) != 1)
+        return NULL;
+    int sent = PQsendQueryParams(c, "SET plan_cache_mode = force_generic_plan", 0, NULL, NULL,
+                                 NULL, NULL, 0) &&
+               PQsendQueryPrepared(c, st->name, st->nparams, params, NULL, NULL, 0) &&
+               PQpipelineSync(c) &&
+               PQsendQueryParams(c, "RESET plan_cache_mode", 0, NULL, NULL, NULL, NULL, 0) &&
+               PQpipelineSync(c);
+    PGresult *set = sent ? pipeline_result(c) : NULL;
+    PGresult *r = sent ? pipeline_result(c) : NULL;
+    int done = sent && pipeline_synced(c);
+    PGresult *reset = done ? pipeline_result(c) : NULL;
+    done = done && pipeline_synced(c);
+    if (set && PQresultStatus(set) != PGRES_COMMAND_OK && r &&
+        PQresultStatus(r) == PGRES_PIPELINE_ABORTED) {
+        PQclear(r); /* the SET's error says why */
+        r = set;
+        set = NULL;
+    }
+    if ((!reset || PQresultStatus(reset) != PGRES_COMMAND_OK) &&
+        PQtransactionStatus(c) != PQTRANS_INERROR) /* else its rollback undoes the SET */
+        log_warn("sql: plan_cache_mode not reset after %s: %s", st->name,
+                 reset ? PQresultErrorMessage(reset) : PQerrorMessage(c));
+    PQclear(set);
+    PQclear(reset);
+    if (!done || PQexitPipelineMode(c) != 1) {
+        /* a broken connection, or results not as sent: a new session, out of pipeline mode
+         * (what was prepared is prepared again, found by the new backend's pid) */
+        log_warn("sql: pipeline of %s not ended (%s); reconnecting", st->name,
+                 PQerrorMessage(c));
+        PQclear(r);
+        reset_session(c);
+        return PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+    }
+    return r ? r : PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+}
+
 PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *params)
 {
     if (PQtransactionStatus(c) == PQTRANS_INERROR || !prepare_once(c, st))
         return db_exec(c, st->sql, st->nparams, params);
-    PGresult *r = PQexecPrepared(c, st->name, st->nparams, params, NULL, NULL, 0);
+    PGresult *r = st->generic ? exec_generic(c, st, params) : NULL;
+    if (!r)
+        r = PQexecPrepared(c, st->name, st->nparams, params, NULL, NULL, 0);
     if (!r)
         r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
     if (!db_ok(r))
@@ -330,9 +434,7 @@ static PGresult *reset_if_lost(PGconn *c, PGresult *r)
         return r;
     PQclear(r);
     log_warn("database connection lost; reconnecting");
-    PQreset(c);
-    if (PQstatus(c) == CONNECTION_OK)
-        PQsetNoticeProcessor(c, quiet_notice, NULL);
+    reset_session(c);
     return NULL;
 }
 
@@ -368,6 +470,13 @@ bool db_ok(const PGresult *r)
 {
     ExecStatusType s = PQresultStatus(r);
     return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+int db_fail(char *err, size_t errlen, const char *who, const char *what, PGconn *c)
+{
+    snprintf(err, errlen, "%s: %s: %s", who, what, PQerrorMessage(c));
+    err[strcspn(err, "\n")] = '\0';
+    return -1;
 }
 
 const char *db_sqlstate(const PGresult *r)

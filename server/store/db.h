@@ -1,9 +1,9 @@
-/* db: a fixed pool of libpq connections shared by the HTTP threads. Every statement is
- * parameterised (PQexecParams). A connection is checked when taken (a socket the server
- * closed is noticed then) and a broken one is reset (PQreset); while the database cannot be
- * reached the pool retries with back-off (DB_RETRY_MIN_S doubling to DB_RETRY_MAX_S, one
- * attempt at a time) and db_acquire() fails at once in between, so that callers answer 503
- * quickly. docs/operations.md, "When the database dies". */
+/* db: a fixed pool of libpq connections shared by the HTTP threads, each opened when first
+ * needed. Every statement is parameterised (PQexecParams). A connection is checked when taken
+ * (a socket the server closed is noticed then) and a broken one is reset (PQreset); while the
+ * database cannot be reached the pool retries with back-off (DB_RETRY_MIN_S doubling to
+ * DB_RETRY_MAX_S, one attempt at a time) and db_acquire() fails at once in between, so that
+ * callers answer 503 quickly. docs/operations.md, "When the database dies". */
 #ifndef RINGMASTER_DB_H
 #define RINGMASTER_DB_H
 
@@ -15,15 +15,20 @@ struct db_pool;
 #define DB_RETRY_MIN_S 0.1 /* the first reconnect attempt after a loss */
 #define DB_RETRY_MAX_S 2.0 /* the retry interval: the back-off stops growing here */
 
+/* SQL text: the timestamp col as the API writes every time, in UTC with microseconds
+ * ("2026-11-27T16:22:37.500000Z"). */
+#define DB_TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
 /* Opens one connection to conninfo (a conninfo string or a URL) with the pool's settings:
  * connect_timeout 5 s, TCP keepalives (10 s idle, 5 s apart, 3 probes) and tcp_user_timeout
- * 30 s (a statement sent into a dead network fails then) unless conninfo says otherwise;
- * notices quiet.
+ * 30 s (a statement sent into a dead network fails then), the ISO DateStyle and no JIT
+ * (jit=off) unless conninfo says otherwise; notices quiet.
  * Returns it (new; PQfinish it), or NULL with text in err. */
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
 
-/* Opens size connections to conninfo. Returns the pool, or NULL with text in err (the
- * first connection's error). */
+/* A pool of size connections to conninfo: the first is opened now, each other when first
+ * taken (db_acquire() then connects it, under the same back-off as a reconnect). Returns the
+ * pool, or NULL with text in err (the first connection's error). */
 struct db_pool *db_create(const char *conninfo, unsigned size, char *err, size_t errlen);
 
 /* Closes every connection and frees. All connections must have been released. NULL ok. */
@@ -55,16 +60,24 @@ void db_set_restarting(struct db_pool *p, bool restarting);
  * allocation failure the result reports PGRES_FATAL_ERROR. The caller PQclear()s. */
 PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params);
 
-/* A statement that runs often enough to be prepared: parsed and planned once per database
- * session instead of once per call. name: unique in the process ("submit_insert"). */
+/* A statement that runs often enough to be prepared: parsed once per database session
+ * instead of once per call. name: unique in the process ("submit_insert"). PostgreSQL plans
+ * a prepared statement anew for each call's parameters until a generic plan (made once,
+ * for any parameters) looks no dearer; generic: 1 for a statement whose generic plan has
+ * been checked to be as good, to be used from the first call (plan_cache_mode), where
+ * PostgreSQL's estimates would keep planning it every time. */
 struct db_stmt {
     const char *name;
     const char *sql;
     int nparams;
+    int generic;
 };
 
 /* As db_exec() for st: prepares it first on a session that has not yet (a connection reset
- * since starts a new session, found by its backend's pid). */
+ * since starts a new session, found by its backend's pid). A generic statement runs in one
+ * round trip with plan_cache_mode = force_generic_plan around it (a pipeline: the setting,
+ * the statement, then the setting reset to the session's default; undone with the
+ * statement's transaction if it fails). */
 PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *params);
 
 /* As db_exec(), for a statement that may safely run twice (a read): when it fails because
@@ -83,6 +96,10 @@ int db_command_params(PGconn *c, const char *sql, int n, const char *const *para
 
 /* True when r is COMMAND_OK or TUPLES_OK. */
 bool db_ok(const PGresult *r);
+
+/* Writes "who: what: " and c's last error into err, on one line; returns -1, so that a
+ * step's failure reads `return db_fail(err, errlen, "migrate", "applying 012", c);`. */
+int db_fail(char *err, size_t errlen, const char *who, const char *what, PGconn *c);
 
 /* The SQLSTATE of a failed result ("23505"), or "" when none. */
 const char *db_sqlstate(const PGresult *r);

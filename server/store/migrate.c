@@ -9,13 +9,6 @@
 /* pg_advisory_lock key: "RINGMIGR" read as a number, shared by every ringmasterd. */
 #define MIGRATE_LOCK_KEY "5931037304087955794"
 
-static int fail(char *err, size_t errlen, const char *what, PGconn *c)
-{
-    snprintf(err, errlen, "migrate: %s: %s", what, PQerrorMessage(c));
-    err[strcspn(err, "\n")] = '\0';
-    return -1;
-}
-
 /* 1 when version is recorded, 0 when not, -1 on error. */
 static int is_applied(PGconn *c, const char *version)
 {
@@ -30,13 +23,13 @@ static int is_applied(PGconn *c, const char *version)
 static int apply_one(PGconn *c, const struct migrate_file *f, char *err, size_t errlen)
 {
     if (db_command(c, "BEGIN") < 0)
-        return fail(err, errlen, "BEGIN", c);
+        return db_fail(err, errlen, "migrate", "BEGIN", c);
     /* The file is our own static text with many statements: the simple protocol runs them. */
     PGresult *r = PQexec(c, f->sql);
     int ok = r && db_ok(r);
     PQclear(r);
     if (!ok) {
-        fail(err, errlen, f->version, c);
+        db_fail(err, errlen, "migrate", f->version, c);
         db_command(c, "ROLLBACK");
         return -1;
     }
@@ -45,7 +38,7 @@ static int apply_one(PGconn *c, const struct migrate_file *f, char *err, size_t 
     ok = db_ok(r);
     PQclear(r);
     if (!ok || db_command(c, "COMMIT") < 0) {
-        fail(err, errlen, f->version, c);
+        db_fail(err, errlen, "migrate", f->version, c);
         db_command(c, "ROLLBACK");
         return -1;
     }
@@ -58,12 +51,12 @@ static int apply_all(PGconn *c, const struct migrate_file *files, unsigned n, ch
 {
     if (db_command(c, "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY,"
                       " applied_at timestamptz NOT NULL DEFAULT now())") < 0)
-        return fail(err, errlen, "schema_migrations", c);
+        return db_fail(err, errlen, "migrate", "schema_migrations", c);
     int applied = 0;
     for (unsigned i = 0; i < n; i++) {
         int done = is_applied(c, files[i].version);
         if (done < 0)
-            return fail(err, errlen, "reading schema_migrations", c);
+            return db_fail(err, errlen, "migrate", "reading schema_migrations", c);
         if (done)
             continue;
         if (apply_one(c, &files[i], err, errlen) < 0)
@@ -76,7 +69,7 @@ static int apply_all(PGconn *c, const struct migrate_file *files, unsigned n, ch
 int migrate_run(PGconn *c, const struct migrate_file *files, unsigned n, char *err, size_t errlen)
 {
     if (db_command(c, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")") < 0)
-        return fail(err, errlen, "advisory lock", c);
+        return db_fail(err, errlen, "migrate", "advisory lock", c);
     int rc = apply_all(c, files, n, err, errlen);
     db_command(c, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")");
     return rc;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -355,5 +356,79 @@ Test(estimates, a_job_larger_than_the_cluster_is_refused_unless_it_holds)
                                        "{\"name\":\"fits\",\"command\":[\"t\"],\"gpus\":1,"
                                        "\"min_gpus\":1,\"max_gpus\":8,\"elastic\":true}"),
                                201));
+    hx_finish();
+}
+
+/* Posts steps from..to of job id at samples examples a step on world GPUs (extra: more of the
+ * post's body, e.g. its gradient statistics). */
+static void post_steps(long long id, long from, long to, long samples, int world,
+                       const char *extra)
+{
+    char path[96], *body = malloc(256 * (size_t)(to - from + 2));
+    cr_assert_not_null(body);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    int o = sprintf(body, "{\"items\":[");
+    for (long k = from; k <= to; k++)
+        o += sprintf(body + o,
+                     "%s{\"step\":%ld,\"loss\":1.0,\"samples\":%ld,\"seconds\":0.1,"
+                     "\"world_size\":%d}",
+                     k > from ? "," : "", k, samples, world);
+    sprintf(body + o, "]%s}", extra);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, body), 200));
+    free(body);
+}
+
+/* Progress in statistically efficient examples (issue 18, sql/025): a job with a batch model
+ * counts its work at its initial batch M0 = 16, and a step of 64 examples with gradient
+ * statistics sqr 1, var 3 (noise scale 48) does gain(64) = (3 + 1) / (3 / 4 + 1) = 2.2857
+ * steps' worth there: 36.57 examples, not 64. Its epochs done, and so its remaining epochs,
+ * say so (raw samples would claim 1,616 examples, 1.01 epochs of 1,600), as the simulator
+ * counts them (scheduler/simulate_goodput.c). A job without a batch model counts every
+ * example. */
+Test(estimates, a_larger_batch_counts_its_efficient_examples)
+{
+    json_t *j = hx_expect_json(
+        hx_json("POST", "/api/v1/jobs", hx.admin,
+                "{\"name\":\"eff\",\"command\":[\"t\"],\"gpus\":1,\"max_gpus\":2,"
+                "\"elastic\":true,\"batch\":16,\"adaptive_batch\":{\"max\":256},"
+                "\"model\":{\"dataset_size\":1600,\"epochs\":10}}"),
+        201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    long long raw = hx_submit(hx.admin, "raw", 1);
+    post_steps(id, 1, 21, 16, 1, ",\"grad\":{\"sqr\":1,\"var\":3}");
+    post_steps(id, 22, 41, 64, 2, "");
+    post_steps(raw, 1, 20, 64, 2, ",\"grad\":{\"sqr\":1,\"var\":3}");
+    double want = (21 * 16 + 20 * 16 * 4.0 / 1.75) / 1600;
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT sum(sum_progress) FROM job_metric_sums WHERE job_id = %lld",
+             id);
+    cr_assert_float_eq(hx_sql_num(sql), want * 1600, 1e-6);
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(sum_progress) / sum(sum_samples) FROM job_metric_sums WHERE job_id = %lld",
+             raw);
+    cr_assert_float_eq(hx_sql_num(sql), 1, 1e-12, "no batch model: every example counts");
+
+    /* What the scheduler's model says (its rounds refit it from the sums). */
+    json_decref(hx_expect_json(
+        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/model", id);
+    double until = hx_now() + 10;
+    json_t *m = NULL;
+    while (hx_now() < until) {
+        json_decref(m);
+        struct hx_resp *r = hx_json("GET", path, hx.admin, NULL);
+        m = r->status == 200 ? hx_expect_json(r, 200) : (hx_free(r), NULL);
+        if (m && json_integer_value(json_object_get(m, "metrics")) == 41)
+            break;
+        usleep(100000);
+    }
+    cr_assert_not_null(m, "a model");
+    cr_assert_eq(json_integer_value(json_object_get(m, "metrics")), 41);
+    cr_assert_float_eq(json_number_value(json_object_get(m, "epochs_done")), want, 1e-9,
+                       "epochs done %g", json_number_value(json_object_get(m, "epochs_done")));
+    cr_assert_float_eq(json_number_value(json_object_get(m, "remaining_epochs")), 10 - want, 1e-9);
+    json_decref(m);
     hx_finish();
 }

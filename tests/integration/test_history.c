@@ -218,11 +218,24 @@ Test(history, samples_tell_busy_from_allocated_and_count_the_queue)
     /* the two starts were counted in some sample, with their waits */
     cr_assert_eq(hx_sql_num("SELECT sum(jobs_started) FROM cluster_history"), 2);
     cr_assert_geq(hx_sql_num("SELECT max(wait_started_s) FROM cluster_history"), 0);
-    /* the report goes stale: the GPUs stay allocated but count as idle */
+    /* five slow minibatches: its mean is 1,500 s a minibatch */
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds)"
+             " SELECT %lld, k, 2, 1.0, 256, 2999.9 FROM generate_series(6, 10) k",
+             busy);
+    hx_sql_do(sql);
+    /* the report goes stale (two hours, past three minibatches): the GPUs stay allocated
+     * but count as idle */
+    snprintf(sql, sizeof(sql),
+             "UPDATE job_last_report SET at = now() - interval '2 hours' WHERE job_id = %lld",
+             busy);
+    hx_sql_do(sql);
+    json_decref(wait_sample(4, 4, 0, 1));
+    /* an hour ago is within three of its minibatches (75 min), though past the window */
     snprintf(sql, sizeof(sql),
              "UPDATE job_last_report SET at = now() - interval '1 hour' WHERE job_id = %lld", busy);
     hx_sql_do(sql);
-    json_decref(wait_sample(4, 4, 0, 1));
+    json_decref(wait_sample(4, 4, 2, 1));
     hx_finish();
 }
 

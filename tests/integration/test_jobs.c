@@ -1,6 +1,7 @@
 /* Jobs through the real server and database: submit, get, list with paging and filters,
  * cancel, events, idempotent retries (also concurrent ones). */
 #include <criterion/criterion.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,56 @@ Test(jobs, list_pages_by_cursor_and_filters)
     j = hx_expect_json(hx_json("GET", "/api/v1/jobs?name_prefix=sweep-lrx", hx.admin, NULL), 200);
     cr_assert_eq(json_array_size(json_object_get(j, "items")), 0);
     json_decref(j);
+    hx_finish();
+}
+
+/* The job's timestamps as the API has always written them (PostgreSQL's to_char() with
+ * TS()): UTC, "T", six digits of microseconds, "Z"; the server now formats them itself from
+ * the timestamps' text, so every shape of that text is checked against to_char(): whole
+ * seconds, a fraction without its trailing zeros, a five-digit year, a year BC, infinity. */
+Test(jobs, timestamps_read_as_to_char_writes_them)
+{
+    static const char *const stamps[][3] = {
+        {"2026-01-02 03:04:05+00", "2026-01-02 03:04:05.5+00", NULL},
+        {"2026-11-27 23:59:59.999999+05", "2026-11-27 16:22:37.1234+00",
+         "10000-01-01 00:00:00.000001+00"},
+        {"0044-03-15 12:00:00.25+00 BC", "2026-11-27 16:22:37.010+00", "infinity"},
+    };
+    long long id = hx_submit(hx.admin, "stamped", 1);
+    char sql[512], path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    for (size_t k = 0; k < sizeof(stamps) / sizeof(stamps[0]); k++) {
+        snprintf(sql, sizeof(sql),
+                 "UPDATE jobs SET submitted_at = '%s', updated_at = '%s', finished_at = %s%s%s"
+                 " WHERE id = %lld",
+                 stamps[k][0], stamps[k][1], stamps[k][2] ? "'" : "",
+                 stamps[k][2] ? stamps[k][2] : "NULL", stamps[k][2] ? "'" : "", id);
+        hx_sql_do(sql);
+        json_t *one = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+        json_t *list =
+            hx_expect_json(hx_json("GET", "/api/v1/jobs?limit=1000", hx.admin, NULL), 200);
+        json_t *item = json_array_get(json_object_get(list, "items"), 0);
+        static const char *const cols[] = {"submitted_at", "updated_at", "finished_at"};
+        for (int c = 0; c < 3; c++) {
+            snprintf(sql, sizeof(sql),
+                     "SELECT to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+                     " FROM jobs WHERE id = %lld",
+                     cols[c], id);
+            PGresult *r = hx_sql(sql);
+            const char *want = PQgetisnull(r, 0, 0) ? NULL : PQgetvalue(r, 0, 0);
+            const json_t *got[] = {json_object_get(one, cols[c]), json_object_get(item, cols[c])};
+            for (int g = 0; g < 2; g++) {
+                if (want)
+                    cr_assert_str_eq(json_string_value(got[g]) ? json_string_value(got[g]) : "?",
+                                     want, "%s of %s", cols[c], stamps[k][c]);
+                else
+                    cr_assert(json_is_null(got[g]), "%s of %s: null", cols[c], stamps[k][c]);
+            }
+            PQclear(r);
+        }
+        json_decref(list);
+        json_decref(one);
+    }
     hx_finish();
 }
 

@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
+#include "../../server/live/live.h" /* SCHED_LEADER_LOCK_* */
 #include "harness.h"
 
 #ifndef RINGCTL_PATH
@@ -19,6 +23,7 @@
 #endif
 
 #define NODE_TIMEOUT_S 5
+#define LEADER_LOCK SCHED_LEADER_LOCK_CLASS ", " SCHED_LEADER_LOCK_OBJ
 
 static struct hx_server head_a, head_b;
 
@@ -95,6 +100,17 @@ Test(leader, one_server_runs_the_rounds_and_the_other_takes_over_when_it_dies)
     while (strcmp(leader(), "head-a") && hx_now() < end)
         usleep(50000);
     cr_assert_str_eq(leader(), "head-a", "head-a alone: it leads");
+    /* Another database of the same PostgreSQL (another appliance's, say) has its own leader:
+     * what this one reports is its own database's, never that one's. */
+    char other[1200];
+    snprintf(other, sizeof(other), "%s dbname=postgres application_name=elsewhere", hx.conninfo);
+    PGconn *elsewhere = PQconnectdb(other);
+    cr_assert_eq(PQstatus(elsewhere), CONNECTION_OK, "%s", PQerrorMessage(elsewhere));
+    PGresult *held = PQexec(elsewhere, "SELECT pg_try_advisory_lock(" LEADER_LOCK ")");
+    cr_assert_str_eq(PQgetvalue(held, 0, 0), "t", "the other database's leader lock");
+    PQclear(held);
+    for (int i = 0; i < 5; i++)
+        cr_assert_str_eq(leader(), "head-a", "not the other database's leader");
     /* head-b: the same database and state folder (its admin token), another port */
     hx_second_server("head-b", &head_a);
     head_b = hx;
@@ -121,11 +137,10 @@ Test(leader, one_server_runs_the_rounds_and_the_other_takes_over_when_it_dies)
     json_decref(node);
     long long first = hx_submit(hx.admin, "first", 1); /* through head-b, placed by head-a */
     expect_started(first);
-    json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler/rounds?limit=1", hx.admin, NULL),
-                               200);
-    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(j, "items"),
-                                                                      0),
-                                                       "server")),
+    json_t *j =
+        hx_expect_json(hx_json("GET", "/api/v1/scheduler/rounds?limit=1", hx.admin, NULL), 200);
+    cr_assert_str_eq(json_string_value(
+                         json_object_get(json_array_get(json_object_get(j, "items"), 0), "server")),
                      "head-a", "the round's audit names its server");
     json_decref(j);
 
@@ -138,6 +153,7 @@ Test(leader, one_server_runs_the_rounds_and_the_other_takes_over_when_it_dies)
     waitpid(head_a.pid, NULL, 0);
     head_a.pid = 0;
     double killed = hx_now();
+    time_t killed_at = time(NULL);
     double beaten = 0;
     while ((strcmp(leader(), "head-b") || rounds_by("head-b") == 0) &&
            hx_now() < killed + 3 * NODE_TIMEOUT_S) {
@@ -151,17 +167,29 @@ Test(leader, one_server_runs_the_rounds_and_the_other_takes_over_when_it_dies)
     hx_free(hx_call("POST", beat, worker, NULL, NULL, 0, NULL));
     cr_assert_str_eq(leader(), "head-b");
     cr_assert_gt(rounds_by("head-b"), 0, "head-b runs rounds");
-    /* Alone this takes about 1 s. Within the full suite on 2 cores it took 4.8-6.7 s this
-     * session (head-b's log says it holds the lock soon after the kill; its first committed
-     * round comes seconds later): cause not found, so the bound is twice the node timeout
-     * until it is (see the session notes). */
-    cr_assert_leq(took, 2 * NODE_TIMEOUT_S, "took over in %.1f s", took);
+    /* About 1 s (a standing-by server asks for the lock every second). Within the full suite
+     * it once took 4.8-7.2 s: the leader's name was read from every database's locks, and the
+     * other tests' servers on the same PostgreSQL hold theirs (the lock held from "postgres"
+     * above shows it at once). */
     fprintf(stderr, "leader: head-b ran its first round %.2f s after head-a's kill -9\n", took);
+    if (took > 2) { /* slower than ever seen alone: the scheduler's last log lines */
+        struct tm tm;
+        char at[32], cmd[600];
+        gmtime_r(&killed_at, &tm);
+        strftime(at, sizeof(at), "%H:%M:%S", &tm);
+        fprintf(stderr, "leader: slow takeover; head-a killed at %s UTC\n", at);
+        snprintf(cmd, sizeof(cmd),
+                 "grep -E 'scheduler: |error|warn' '%s/server.log' | tail -n 25 >&2", hx.dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "leader: no server log\n");
+    }
+    cr_assert_leq(took, NODE_TIMEOUT_S, "took over in %.1f s", took);
     long long second = hx_submit(hx.admin, "second", 1);
     expect_started(second);
     cr_assert_eq(ringctl_health(both), 0, "a client given both servers goes on through head-b");
     char dead_only[64];
     snprintf(dead_only, sizeof(dead_only), "http://127.0.0.1:%d", head_a.port);
     cr_assert_eq(ringctl_health(dead_only), 3, "head-a alone is unreachable");
+    PQfinish(elsewhere);
     hx_finish();
 }

@@ -31,7 +31,7 @@ PUBLIC = {
     "live": {"live.h"},
     "store": {"db.h", "dblisten.h", "migrate.h"},
     "spec": {"jobspec.h", "nodespec.h", "fieldcheck.h"},
-    "http": {"http.h", "problem.h", "router.h", "etag.h", "www.h"},
+    "http": {"http.h", "problem.h", "router.h", "etag.h", "www.h", "jsontext.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -4,8 +4,9 @@
  * job takes one of its GPUs, and when that one ends the ringmaster policy gives it both GPUs
  * again at the batch of best goodput there: the resize carries a new global batch and the
  * square-root learning rate, which the job runs (train-mlp prints them), its loss goes on
- * falling, and the step time the goodput model predicted for that batch and those GPUs (the
- * action's "goodput") is held against the step times the job then reports.
+ * falling, and the goodput the model predicted for that batch and those GPUs (the action's
+ * "goodput": step time and statistical efficiency) is held against what the job then
+ * measures: its step times, and the efficiency its gradient statistics give at that batch.
  *
  * The job's device time is emulated (1 ms per example, 8 ms of exchange a step on two
  * ranks): its compute per GPU then grows with its local batch and its exchange is fixed, the
@@ -25,9 +26,22 @@
 #define M0 16
 /* The largest relative error of the predicted step time allowed: the fit has seen the job
  * at its initial batch only (its compute per example is then not told apart from its fixed
- * cost: it predicted 12-22 % short in six runs on a loaded 2-core machine), and the machine
- * is shared (the CPU time in the steps varies). */
+ * cost: it predicted 12-22 % short in six runs on a loaded 2-core machine, 14-27 % in 17
+ * later ones), and the machine is shared (the CPU time in the steps varies). */
 #define STEP_TOLERANCE 0.4
+/* The relative error allowed of the statistical efficiency predicted for the new batch
+ * (check_efficiency): measured / predicted - 1 in [-EFF_BELOW, EFF_ABOVE]. Asymmetric: the
+ * gradient's noise scale grows as the loss falls (the loss halves over a run), so the
+ * efficiency measured over the 20 steps after the restart comes out above the one predicted
+ * from the statistics before it: -0.3 to +28 % (median +11 %) in 17 runs on a loaded 2-core
+ * machine, two of them sanitized (docs/scheduler.md "Goodput"). The lower bound is what
+ * catches a model that promises more than the job gets: a prediction of 1 (the efficiency
+ * ignored) is -20 to -29 % off the 0.71-0.80 measured. */
+#define EFF_BELOW 0.15
+#define EFF_ABOVE 0.40
+/* Steps at the new batch before its first measured noise scale counts (train-mlp reports
+ * the mean of a launch's first 20 steps, then an exponential average). */
+#define GRAD_STEPS 20
 
 static pid_t worker;
 static char ckpt_root[64];
@@ -109,13 +123,95 @@ static double mean_loss(long long job, long long from, long long to)
     return hx_sql_num(sql);
 }
 
+/* Statistical efficiency of global batch m from gradient statistics at M0 (sqr, var):
+ * gain / s with gain = (var + sqr) / (var / s + sqr), s = m / M0 (docs/scheduler.md
+ * "Goodput"), written out here rather than taken from scheduler/goodput.c. */
+static double efficiency_at(double sqr, double var, double m)
+{
+    double s = m / M0;
+    return (var + sqr) / (var / s + sqr) / s;
+}
+
+/* The noise scale (examples) train-mlp printed at the first step of batch `batch` on two
+ * GPUs at least GRAD_STEPS steps after first_step (its first step there), or -1. The job
+ * prints "step N loss L world W lr X batch B noise scale S" every 10 steps. */
+static double first_noise_scale(const char *log, long batch, long long first_step)
+{
+    for (const char *p = log; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        long long step;
+        int world;
+        long b;
+        double loss, lr, scale;
+        if (sscanf(p, "step %lld loss %lf world %d lr %lf batch %ld noise scale %lf", &step, &loss,
+                   &world, &lr, &b, &scale) == 6 &&
+            world == 2 && b == batch && step - first_step + 1 >= GRAD_STEPS && scale > 0)
+            return scale;
+    }
+    return -1;
+}
+
+/* The statistical-efficiency half of the prediction (and so goodput, its product with the
+ * step rate). train-mlp measures the gradient's noise at the batch it runs (two-batch
+ * estimates, averaged from each launch's first step); its first estimate at the new batch
+ * (the mean of GRAD_STEPS steps there) gives the efficiency measured at that batch, held
+ * against the action's. Not a later one: the noise scale goes on growing as the loss falls
+ * (up to 3x by the test's end), which the rounds after see, not this prediction. The
+ * prediction's own terms must agree with each other and with the statistics it carries
+ * (those the job reported at M0 before the resize); the job must have reported new ones
+ * since. */
+static void check_efficiency(long long job, long long action, long batch, long long first_step,
+                             double step_pred, double step_meas, double eff_pred)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT (a.spec->'goodput'->>'epochs_per_s')::float8,"
+             " (a.spec->'goodput'->'grad'->>'sqr')::float8,"
+             " (a.spec->'goodput'->'grad'->>'var')::float8, j.grad_var / j.grad_sqr * %d"
+             " FROM jobs j, actions a WHERE j.id = %lld AND a.id = %lld"
+             " AND j.grad_at > a.finished_at",
+             M0, job, action);
+    PGresult *r = hx_sql(sql);
+    cr_assert_eq(PQntuples(r), 1, "gradient statistics reported after the resize");
+    double eps_pred = strtod(PQgetvalue(r, 0, 0), NULL);
+    double sqr0 = strtod(PQgetvalue(r, 0, 1), NULL), var0 = strtod(PQgetvalue(r, 0, 2), NULL);
+    double scale_last = strtod(PQgetvalue(r, 0, 3), NULL);
+    PQclear(r);
+    /* The prediction is what the model says from the statistics it decided with:
+     * efficiency(batch) from them, and epochs at M0 per second = batch x efficiency /
+     * (step time x 50,000 examples an epoch, the default dataset size). */
+    cr_assert_float_eq(eff_pred, efficiency_at(sqr0, var0, (double)batch), 1e-6,
+                       "predicted efficiency from the statistics it carries");
+    cr_assert_float_eq(eps_pred * step_pred * 50000 / ((double)batch * eff_pred), 1.0, 1e-6,
+                       "predicted goodput = batch x efficiency / step time");
+    char *log = wt_job_log(job);
+    double scale = first_noise_scale(log, batch, first_step);
+    free(log);
+    cr_assert_gt(scale, 0, "the job printed its noise scale at batch %ld", batch);
+    /* var / sqr at M0 is the noise scale over M0 */
+    double eff_meas = efficiency_at(1.0, scale / M0, (double)batch);
+    double eff_err = eff_meas / eff_pred - 1;
+    double good_err = (step_pred / step_meas) * (eff_meas / eff_pred) - 1;
+    fprintf(stderr,
+            "goodput_live: efficiency at batch %ld predicted %.3f (noise scale %.1f),"
+            " measured %.3f (noise scale %.1f; %.1f when the test ends), error %+.1f %%;"
+            " goodput predicted %.4g epochs/s, measured %.4g, error %+.1f %%\n",
+            batch, eff_pred, var0 / sqr0 * M0, eff_meas, scale, scale_last, eff_err * 100, eps_pred,
+            eps_pred * (1 + good_err), good_err * 100);
+    cr_assert(eff_err >= -EFF_BELOW && eff_err <= EFF_ABOVE,
+              "efficiency predicted %.3f, measured %.3f", eff_pred, eff_meas);
+    /* goodput = step rate x efficiency: within the product of the two halves' bounds */
+    cr_assert(good_err >= (1 - EFF_BELOW) / (1 + STEP_TOLERANCE) - 1 &&
+                  good_err <= (1 + EFF_ABOVE) / (1 - STEP_TOLERANCE) - 1,
+              "goodput predicted %.4g, measured %.4g", eps_pred, eps_pred * (1 + good_err));
+}
+
 Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
 {
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"name\":\"adaptive\",\"command\":[\"%s\",\"--steps\",\"100000000\",\"--seed\","
              "\"1801\",\"--params\",\"4096\",\"--batch\",\"%d\",\"--sleep-us-per-sample\","
-             "\"1000\",\"--sleep-us-allreduce\",\"8000\",\"--print-every\",\"100\"],"
+             "\"1000\",\"--sleep-us-allreduce\",\"8000\",\"--print-every\",\"10\"],"
              "\"gpus\":1,\"min_gpus\":1,\"max_gpus\":2,\"elastic\":true,\"batch\":%d,"
              "\"adaptive_batch\":{\"max\":256},\"env\":{" WT_ASAN_ENV "}}",
              TRAIN_MLP_PATH, M0, M0);
@@ -172,7 +268,9 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
     double efficiency = strtod(PQgetvalue(r, 0, 4), NULL);
     cr_assert_str_eq(PQgetvalue(r, 0, 5), "resize");
     PQclear(r);
-    cr_assert(batch > M0 && batch <= 256, "batch %ld", batch);
+    /* Below the largest: on throughput alone (the efficiency ignored) a larger batch is
+     * always better, and the policy would take 256. */
+    cr_assert(batch > M0 && batch < 256, "batch %ld", batch);
     cr_assert_float_eq(lr_scale, sqrt((double)batch / M0), 1e-9, "square-root scaling");
     cr_assert(efficiency > 0 && efficiency <= 1, "efficiency %g", efficiency);
     cr_assert(predicted > 0, "a prediction was recorded");
@@ -212,6 +310,7 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
             last_step - first_step - 4, err * 100);
     cr_assert(fabs(err) <= STEP_TOLERANCE, "predicted %.4f s, measured %.4f s", predicted,
               measured);
+    check_efficiency(a, action, batch, first_step, predicted, measured, efficiency);
 
     /* Its loss goes on falling at the new batch: the mean over the steps 30 to 60 after the
      * restart is below the mean over the 30 before it. */
@@ -222,5 +321,44 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
     cr_assert_lt(after, before, "loss %.5f before the resize, %.5f after", before, after);
     wt_cancel(a);
     wt_expect_state(a, "CANCELLED", 30, NULL);
+    hx_finish();
+}
+
+/* max_local_batch (docs/api.md): a job whose global batch does not fit its GPUs at that many
+ * examples each accumulates gradients. Batch 64 on two GPUs with at most 16 examples at once:
+ * the start carries max_local_batch, the worker hands it to the ranks
+ * (RINGJOB_MAX_LOCAL_BATCH), and each rank runs its 32 examples as two micro-steps of 16
+ * before the step's exchange. */
+Test(goodput_live, a_batch_above_max_local_batch_accumulates)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"accum\",\"command\":[\"%s\",\"--steps\",\"60\",\"--seed\",\"1803\","
+             "\"--params\",\"4096\",\"--batch\",\"64\",\"--print-every\",\"20\"],"
+             "\"gpus\":2,\"batch\":64,\"max_local_batch\":16,\"env\":{" WT_ASAN_ENV "}}",
+             TRAIN_MLP_PATH);
+    long long a = wt_post_job(body);
+    wt_expect_state(a, "COMPLETED", 90, wt_dump_logs);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT (spec->>'batch')::int, (spec->>'max_local_batch')::int FROM actions"
+             " WHERE job_id = %lld AND kind = 'start'",
+             a);
+    PGresult *r = hx_sql(sql);
+    cr_assert_eq(PQntuples(r), 1);
+    cr_assert_eq(atoi(PQgetvalue(r, 0, 0)), 64);
+    cr_assert_eq(atoi(PQgetvalue(r, 0, 1)), 16, "the start carries max_local_batch");
+    PQclear(r);
+    char *log = wt_job_log(a);
+    cr_assert(strstr(log, "global batch 64 (initial 64), 32 examples on rank 0"), "%s", log);
+    cr_assert(strstr(log, "gradient accumulation: 2 micro-steps of at most 16 examples on rank 0"
+                          " (max local batch 16)"),
+              "%s", log);
+    free(log);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND samples = 64"
+             " AND world_size = 2",
+             a);
+    cr_assert_eq(hx_sql_num(sql), 60, "60 steps of 64 examples on two GPUs");
     hx_finish();
 }

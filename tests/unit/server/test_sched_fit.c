@@ -168,3 +168,21 @@ Test(sched_fit, incremental_series_matches_a_full_refit)
     double sb = conv_steps_to_converge(&full, N, spe, 0.001);
     cr_assert(fabs(sa - sb) <= 0.10 * sb + spe, "steps to converge %g vs %g", sa, sb);
 }
+
+/* The series says when it changed, so that a refit on an unchanged one can be skipped: every
+ * point is held until the buffer fills; then only every stride-th, and the arrival that
+ * doubles the stride changes it even when that point itself is passed over. */
+Test(sched_fit, series_add_says_whether_it_changed)
+{
+    static struct sched_fit_series s;
+    for (int k = 0; k < SCHED_FIT_SERIES_MAX; k++)
+        cr_assert_eq(sched_fit_series_add(&s, k, 1.0), 1, "point %d", k);
+    cr_assert_eq(s.n, (size_t)SCHED_FIT_SERIES_MAX);
+    cr_assert_eq(sched_fit_series_add(&s, SCHED_FIT_SERIES_MAX, 1.0), 1, "halved and held");
+    cr_assert_eq(s.stride, 2);
+    size_t n = s.n;
+    cr_assert_eq(sched_fit_series_add(&s, SCHED_FIT_SERIES_MAX + 1, 1.0), 0, "passed over");
+    cr_assert_eq(s.n, n, "nothing held");
+    cr_assert_eq(sched_fit_series_add(&s, SCHED_FIT_SERIES_MAX + 2, 1.0), 1, "held");
+    cr_assert_eq(s.n, n + 1);
+}

@@ -1,0 +1,65 @@
+/* jobcols: the columns a job is read with, shared by the job object's two writers (jobview's
+ * jansson objects, jobtext's JSON text): the job's row (JOB_COLS of jobs j JOIN users u) and
+ * their indexes, and the scheduler's view of it (JOBVIEW_SCHED_COLS, the allocation rows).
+ * SQL text only. */
+#ifndef RINGMASTER_API_JOBCOLS_H
+#define RINGMASTER_API_JOBCOLS_H
+
+/* A timestamp of the job's columns, in UTC as PostgreSQL writes a timestamp in the ISO
+ * DateStyle (db_connect() asks for it): "2026-11-27 16:22:37.5". jobtext writes it as DB_TS()
+ * does ("2026-11-27T16:22:37.500000Z"): to_char() took 30 % of the CPU of a page's statement. */
+#define TS_UTC(col) col " AT TIME ZONE 'UTC'"
+#define JOB_COLS                                                                                   \
+    "j.id, u.name, j.state, j.name, j.command, j.env, j.model, j.gpus, j.min_gpus,"                \
+    " j.max_gpus, j.elastic, j.priority, j.batch_per_gpu, " TS_UTC("j.submitted_at") ", "         \
+    TS_UTC("j.updated_at") ", " TS_UTC("j.finished_at") ", j.plan_spec, j.current_plan,"           \
+    " j.total_steps, j.epochs, j.stop_at_convergence, j.stop_at_loss, j.reported_total_steps,"     \
+    " j.estimate_error, j.estimate_samples, j.estimate_source,"                                    \
+    " (SELECT l.step FROM job_last_report l WHERE l.job_id = j.id), j.array_id, j.array_index,"    \
+    " j.batch_spec, j.current_batch, j.grad_sqr, j.grad_var"
+enum {
+    C_ID,
+    C_USER,
+    C_STATE,
+    C_NAME,
+    C_CMD,
+    C_ENV,
+    C_MODEL,
+    C_GPUS,
+    C_MIN,
+    C_MAX,
+    C_ELASTIC,
+    C_PRIO,
+    C_BATCH,
+    C_SUBMITTED,
+    C_UPDATED,
+    C_FINISHED,
+    C_PLAN_SPEC,
+    C_CUR_PLAN,
+    C_TOTAL_STEPS,
+    C_EPOCHS,
+    C_STOP_CONV,
+    C_STOP_LOSS,
+    C_REPORTED_TOTAL,
+    C_EST_ERROR,
+    C_EST_SAMPLES,
+    C_EST_SOURCE,
+    C_STEP,
+    C_ARRAY_ID,
+    C_ARRAY_INDEX,
+    C_BATCH_SPEC,
+    C_CUR_BATCH,
+    C_GRAD_SQR,
+    C_GRAD_VAR,
+    C_NCOLS
+};
+
+/* The columns of the scheduler's view of a job (job_sched), and of its allocation
+ * (JOBVIEW_ALLOCS_SQL: one row per node, the GPUs' indexes as text "0 1 2"). */
+#define JOBVIEW_SCHED_COLS                                                                         \
+    "job_id, pending_reason, queue_position, " TS_UTC("predicted_start") ", model::text, "         \
+    TS_UTC("predicted_finish") ", remaining_source"
+enum { JS_JOB_ID, JS_REASON, JS_POSITION, JS_START, JS_MODEL, JS_FINISH, JS_SOURCE };
+enum { JA_JOB, JA_NODE, JA_GPUS, JA_COUNT };
+
+#endif
