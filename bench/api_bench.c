@@ -14,8 +14,13 @@
  * up to --stored J jobs (COMPLETED rows written straight into it, as a cluster's history
  * holds them), and one client GETs /api/v1/jobs?limit=1000 at random places of the table for
  * S seconds (the latency of one big page, p50 and p99).
+ * With --server-pid and --pg-pid (ringmasterd and its cluster's postmaster), each phase also
+ * prints the CPU time the server and the cluster's backends spent per request, from /proc:
+ * on a machine shared with other work the rates swing with the load, the CPU a request costs
+ * much less.
  * Prints one line per figure and the ratios. */
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_THREADS 64
 #define MAX_SAMPLES 2000000
@@ -37,6 +43,8 @@ struct opts {
     int batches;      /* --batches: POSTs of 1,000 jobs */
     long stored;      /* --stored: jobs in the table for the big pages */
     long long lo, hi; /* the ids of the table, for the big pages' cursors */
+    long server_pid;  /* --server-pid, 0: no CPU figures */
+    long pg_pid;      /* --pg-pid: the postmaster; its children are the backends */
 };
 
 enum phase { PHASE_SUBMIT, PHASE_LIST, PHASE_HEALTH, PHASE_PG, PHASE_BATCH, PHASE_BIG_LIST };
@@ -251,12 +259,61 @@ static int cmp_double(const void *a, const void *b)
 struct result {
     double rate, p50_ms, p99_ms;
     long ok, failed;
+    double server_cpu_s, pg_cpu_s; /* spent during the phase (with --server-pid, --pg-pid) */
 };
+
+/* utime + stime of process pid in seconds (all its threads), with its children that it
+ * waited for (cutime + cstime) when reaped; 0 when it cannot be read. */
+static double proc_cpu_s(long pid, int reaped)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command may hold spaces; the fields follow it */
+    unsigned long long ut = 0, st = 0, cut = 0, cst = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut,
+                     &st, &cut, &cst) != 4)
+        return 0;
+    return (double)(ut + st + (reaped ? cut + cst : 0)) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The CPU seconds of every child of pid (a postmaster's backends and helpers), those that
+ * ended included (their time is added to pid's children's when it reaps them). */
+static double children_cpu_s(long pid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    double sum = 0;
+    while (d && (e = readdir(d))) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        char *p = strrchr(buf, ')');
+        long ppid = 0;
+        if (p && sscanf(p + 2, "%*c %ld", &ppid) == 1 && ppid == pid)
+            sum += proc_cpu_s(atol(e->d_name), 0);
+    }
+    if (d)
+        closedir(d);
+    return sum + proc_cpu_s(pid, 1) - proc_cpu_s(pid, 0);
+}
 
 static struct result run_phase(const struct opts *o, enum phase phase, int threads)
 {
     struct worker ws[MAX_THREADS];
     memset(ws, 0, sizeof(ws));
+    double cpu0 = o->server_pid ? proc_cpu_s(o->server_pid, 0) : 0;
+    double pg0 = o->pg_pid ? children_cpu_s(o->pg_pid) : 0;
     double t0 = now_s();
     for (int i = 0; i < threads; i++) {
         ws[i] = (struct worker){.o = o, .phase = phase, .index = i};
@@ -269,6 +326,8 @@ static struct result run_phase(const struct opts *o, enum phase phase, int threa
     }
     double elapsed = now_s() - t0;
     struct result r = {0};
+    r.server_cpu_s = o->server_pid ? proc_cpu_s(o->server_pid, 0) - cpu0 : 0;
+    r.pg_cpu_s = o->pg_pid ? children_cpu_s(o->pg_pid) - pg0 : 0;
     double *all = malloc((total ? total : 1) * sizeof(double));
     size_t n = 0;
     for (int i = 0; i < threads; i++) {
@@ -361,10 +420,19 @@ static int fill_jobs(struct opts *o)
     return rc;
 }
 
+/* CPU microseconds a request of r: the server's and the cluster's. */
+static double cpu_us(const struct result *r)
+{
+    return r->ok ? (r->server_cpu_s + r->pg_cpu_s) * 1e6 / (double)r->ok : 0;
+}
+
 static void print_result(const char *what, const struct result *r)
 {
     printf("%-34s %10.1f /s   p50 %7.2f ms   p99 %7.2f ms   (%ld ok, %ld failed)\n", what,
            r->rate, r->p50_ms, r->p99_ms, r->ok, r->failed);
+    if (r->ok && (r->server_cpu_s > 0 || r->pg_cpu_s > 0))
+        printf("%-34s CPU per request: ringmasterd %.0f us, PostgreSQL %.0f us\n", "",
+               r->server_cpu_s * 1e6 / (double)r->ok, r->pg_cpu_s * 1e6 / (double)r->ok);
 }
 
 static int read_token(const char *path, char *buf, size_t len)
@@ -402,6 +470,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->batches = atoi(v);
         else if (!strcmp(argv[i], "--stored"))
             o->stored = atol(v);
+        else if (!strcmp(argv[i], "--server-pid"))
+            o->server_pid = atol(v);
+        else if (!strcmp(argv[i], "--pg-pid"))
+            o->pg_pid = atol(v);
         else
             return -1;
         i++;
@@ -418,7 +490,7 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &o) < 0) {
         fprintf(stderr, "usage: api-bench --url URL --token-file F [--threads 1..64] "
                         "[--seconds S] [--conninfo LIBPQ_CONNINFO] [--batches B (10)]"
-                        " [--stored J (100000)]\n");
+                        " [--stored J (100000)] [--server-pid PID --pg-pid POSTMASTER]\n");
         return 2;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -436,6 +508,9 @@ int main(int argc, char **argv)
         drop_baseline_table(o.conninfo);
         if (pg.rate > 0)
             printf("ratio submissions / raw commits: %.2f\n", submit.rate / pg.rate);
+        if (cpu_us(&submit) > 0 && cpu_us(&pg) > 0)
+            printf("ratio CPU per raw commit / CPU per submission: %.2f\n",
+                   cpu_us(&pg) / cpu_us(&submit));
     }
     if (list.p50_ms > 0 && health.p50_ms > 0)
         printf("ratio list p50 / health p50: %.2f\n", list.p50_ms / health.p50_ms);

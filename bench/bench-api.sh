@@ -11,4 +11,5 @@ pgdir=$(readlink -f "$state/pg")
 "$build/bench/api-bench" --url "$url" --token-file "$state/admin.token" \
     --threads "${BENCH_THREADS:-8}" --seconds "${BENCH_SECONDS:-5}" \
     --batches "${BENCH_BATCHES:-10}" --stored "${BENCH_STORED:-100000}" \
-    --conninfo "host=$pgdir port=5432 user=ringmaster dbname=ringmaster"
+    --conninfo "host=$pgdir port=5432 user=ringmaster dbname=ringmaster" \
+    --server-pid "$server" --pg-pid "$(head -1 "$pgdir/postmaster.pid")"

@@ -23,14 +23,8 @@ def sql(q):
 try:
     call("PUT", "/api/v1/scheduler", {"paused": True, "node_timeout_s": 86400})
     rmbench.register_sim_nodes(512, 8)
-    def job(i):
-        size = [1, 1, 1, 1, 2, 2, 4, 8][i % 8]
-        spec = {"name": f"sweep-{i}", "command": ["true"], "gpus": size}
-        if i % 2:
-            spec.update({"elastic": True, "min_gpus": 1, "max_gpus": max(2, 2 * size), "gpus": 1})
-        return spec
     for first in range(0, NJ, 1000):
-        call("POST", "/api/v1/jobs:batch", {"jobs": [job(i) for i in range(first, min(NJ, first + 1000))]})
+        call("POST", "/api/v1/jobs:batch", {"jobs": [rmbench.sweep_job(i) for i in range(first, min(NJ, first + 1000))]})
     stats = "pg_stat_statements" in os.environ.get("RINGMASTER_PG_OPTIONS", "")
     if stats:
         sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")

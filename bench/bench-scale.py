@@ -10,8 +10,12 @@ client submits a job and lists 50 jobs twice a second while the cluster runs. Pr
 server's rounds (duration_us) over that window, the heartbeats' latency (the loadgen's),
 submit and list latency, the CPU and memory of the server and of PostgreSQL, and the
 tables' sizes; its last lines are round_p99_ms=, heartbeat_p99_ms=, submit_p99_ms=.
+BENCH_PGSS=1 loads pg_stat_statements into the embedded PostgreSQL and prints the
+statements that took the most time over the window (BENCH_PGSS_TOP of them, 15).
+BENCH_SERVER_ARGS adds options to ringmasterd's command line; BENCH_LOADGEN_NICE sets the
+loadgen's niceness. BENCH_KEEP_LOG=FILE copies the server's log there before the state directory goes.
 Args: [BUILD]."""
-import json, os, subprocess, sys, time, urllib.request
+import datetime, json, os, re, signal, subprocess, sys, time, urllib.request
 
 import rmbench
 from rmbench import call, pct, stop
@@ -22,7 +26,22 @@ gpus = int(os.environ.get("BENCH_GPUS", "8"))
 njobs = int(os.environ.get("BENCH_JOBS", "5000"))
 seconds = float(os.environ.get("BENCH_SECONDS", "60"))
 settle_max = float(os.environ.get("BENCH_SETTLE_MAX", "300"))
+pgss = os.environ.get("BENCH_PGSS", "") not in ("", "0")
+pgss_top = int(os.environ.get("BENCH_PGSS_TOP", "15"))
+if pgss:
+    os.environ["RINGMASTER_PG_OPTIONS"] = (os.environ.get("RINGMASTER_PG_OPTIONS", "") +
+                                           " -c shared_preload_libraries=pg_stat_statements"
+                                           " -c pg_stat_statements.track=all")
 rmbench.timeout = 120
+# BENCH_LOADGEN_NICE=N runs the loadgen at niceness N (root may lower it): the 512 nodes it
+# stands for have CPUs of their own, so its delays in getting the CPU it shares with the
+# server and PostgreSQL here are the bench's, not the server's.
+loadgen_nice = os.environ.get("BENCH_LOADGEN_NICE")
+
+
+def lg_nice():
+    if loadgen_nice is not None:
+        os.setpriority(os.PRIO_PROCESS, 0, int(loadgen_nice))
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -33,6 +52,19 @@ def cpu_s(pids):
         try:
             f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
             t += (int(f[11]) + int(f[12])) / HZ
+        except OSError:
+            pass
+    return t
+
+
+def run_wait_s(pids):
+    """Seconds these processes' threads spent runnable but waiting for a CPU so far
+    (/proc/PID/task/TID/schedstat's second field)."""
+    t = 0
+    for p in pids:
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                t += int(open(f"/proc/{p}/task/{tid}/schedstat").read().split()[1]) / 1e9
         except OSError:
             pass
     return t
@@ -74,19 +106,69 @@ def sql(state, q):
                           check=True).stdout.strip()
 
 
+def tcp_counters():
+    """The kernel's TCP counters that show connections waiting or lost before the server
+    accepts them (a listen queue that overflowed, SYNs sent again)."""
+    out = subprocess.run(["nstat", "-az", "TcpExtListenOverflows", "TcpExtListenDrops",
+                          "TcpRetransSegs", "TcpExtTCPSynRetrans"], capture_output=True,
+                         text=True).stdout
+    return {l.split()[0]: int(l.split()[1]) for l in out.splitlines()
+            if l and not l.startswith("#")}
+
+
 def timed(method, path, body=None):
     t0 = time.monotonic()
     call(method, path, body)
     return (time.monotonic() - t0) * 1000
 
 
-def job(i):
-    size = [1, 1, 1, 1, 2, 2, 4, 8][i % 8]
-    spec = {"name": f"sweep-{i}", "command": ["true"], "gpus": size}
-    if i % 2:
-        spec.update({"elastic": True, "min_gpus": 1, "max_gpus": max(2, 2 * size),
-                     "gpus": 1})
-    return spec
+def utc_stamp():
+    """Now as the server's log stamps its lines (2026-11-27T16:24:00.517Z)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+ROUTES = [("heartbeat", r"POST /api/v1/nodes/\d+/heartbeat "),
+          ("metrics", r"POST /api/v1/jobs/\d+/metrics "),
+          ("job state", r"POST /api/v1/jobs/\d+/state "),
+          ("action result", r"POST /api/v1/actions/\d+/result "),
+          ("submit", r"POST /api/v1/jobs "), ("list", r"GET /api/v1/jobs[? ]")]
+ROUND_LINE = re.compile(r"scheduler: round \d+ .* (\d+) us \(snapshot (\d+), (-?\d+) refits "
+                        r"(\d+), decision (-?\d+), write (\d+)\)")
+
+
+def server_side(log_name, t0, t1):
+    """From the server's log between stamps t0 and t1: each route's handling time (from the
+    request's start in the server to its answer: its own work and its waits for a database
+    connection, not the time it queued before a server thread took it), and where the
+    logged rounds' time went (rounds that acted or took 250 ms or more)."""
+    times = {name: [] for name, _ in ROUTES}
+    phases = []
+    with open(log_name, errors="replace") as f:
+        for line in f:
+            at = line[:24]
+            if not (t0 <= at <= t1):
+                continue
+            m = ROUND_LINE.search(line)
+            if m:
+                phases.append([int(x) / (1 if k == 2 else 1000.0) for k, x in enumerate(m.groups())])
+                continue
+            for name, pat in ROUTES:
+                m = re.search(pat + r"\d+ ([\d.]+)ms", line)
+                if m:
+                    times[name].append(float(m.group(1)))
+                    break
+    errors = [l for l in open(log_name, errors="replace") if " error: " in l]
+    if errors:
+        print(f"  server errors over the whole run: {len(errors)}; the last: {errors[-1].strip()}")
+    for name, xs in times.items():
+        if xs:
+            print(f"  {name:14} {len(xs):>7} p50 {pct(xs, 50):8.1f} ms p99 {pct(xs, 99):8.1f} ms")
+    if phases:
+        cols = list(zip(*phases))
+        print(f"  rounds logged: {len(phases)}; p50 of each part: total {pct(cols[0], 50):.1f} ms,"
+              f" snapshot {pct(cols[1], 50):.1f}, refits {pct(cols[3], 50):.1f}"
+              f" ({pct(cols[2], 50):.0f} jobs), decision {pct(cols[4], 50):.1f},"
+              f" write {pct(cols[5], 50):.1f} ms")
 
 
 def count(state_name):
@@ -94,9 +176,13 @@ def count(state_name):
 
 
 srv, state, log = rmbench.start_server(f"{build}/ringmasterd", "rm-bench-scale-",
-                                       ["--max-connections", str(4 * nodes + 256)])
+                                       ["--max-connections", str(4 * nodes + 256)] +
+                                       os.environ.get("BENCH_SERVER_ARGS", "").split())
 lg = None
+tcp0 = tcp_counters()
 try:
+    if pgss:
+        sql(state, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
     wtok = call("POST", "/api/v1/users", {"name": "loadgen", "role": "worker"})["token"]
     open(os.path.join(state, "worker.token"), "w").write(wtok + "\n")
     lg_log = open(os.path.join(state, "loadgen.log"), "w")
@@ -104,7 +190,8 @@ try:
                            "--token-file", os.path.join(state, "worker.token"),
                            "--nodes", str(nodes), "--gpus", str(gpus),
                            "--duration", str(settle_max + seconds + 600),
-                           "--report-every", "10"], stdout=lg_log, stderr=lg_log)
+                           "--report-every", "10"], stdout=lg_log, stderr=lg_log,
+                          preexec_fn=lg_nice)
     t0 = time.monotonic()
     while len(call("GET", "/api/v1/nodes")["items"]) < nodes:
         if time.monotonic() - t0 > 120 or lg.poll() is not None:
@@ -114,7 +201,7 @@ try:
     t0 = time.monotonic()
     for first in range(0, njobs, 1000):
         call("POST", "/api/v1/jobs:batch",
-             {"jobs": [job(i) for i in range(first, min(njobs, first + 1000))]})
+             {"jobs": [rmbench.sweep_job(i) for i in range(first, min(njobs, first + 1000))]})
     print(f"bench-scale: {njobs} jobs submitted in {time.monotonic() - t0:.1f} s")
     t0, last, same = time.monotonic(), -1, 0
     while time.monotonic() - t0 < settle_max:
@@ -131,8 +218,13 @@ try:
           f"({states}; {gpus_held} GPUs allocated)")
 
     first_round = call("GET", "/api/v1/scheduler/rounds?limit=1")["items"][0]["id"]
+    if pgss:
+        sql(state, "SELECT pg_stat_statements_reset()")
     pg = postgres_pids(state)
-    c0 = (cpu_s([srv.pid]), cpu_s(pg), time.monotonic())
+    w0 = utc_stamp()
+    lg.send_signal(signal.SIGUSR1)
+    c0 = (cpu_s([srv.pid]), cpu_s(pg), time.monotonic(), cpu_s([lg.pid]))
+    q0 = (run_wait_s([srv.pid]), run_wait_s(pg), run_wait_s([lg.pid]), os.getloadavg()[0])
     subs, lists, k = [], [], 0
     t_end = time.monotonic() + seconds
     while time.monotonic() < t_end:
@@ -143,7 +235,9 @@ try:
         k += 1
         time.sleep(max(0, 0.5 - (time.monotonic() - t)))
     pg = postgres_pids(state)
-    c1 = (cpu_s([srv.pid]), cpu_s(pg), time.monotonic())
+    w1 = utc_stamp()
+    c1 = (cpu_s([srv.pid]), cpu_s(pg), time.monotonic(), cpu_s([lg.pid]))
+    q1 = (run_wait_s([srv.pid]), run_wait_s(pg), run_wait_s([lg.pid]), os.getloadavg()[0])
     wall = c1[2] - c0[2]
     rounds = [r for r in call("GET", "/api/v1/scheduler/rounds?limit=500")["items"]
               if r["id"] > first_round]
@@ -154,8 +248,24 @@ try:
     print(f"submit: {len(subs)} p50 {pct(subs, 50):.1f} ms p99 {pct(subs, 99):.1f} ms; "
           f"list 50: p50 {pct(lists, 50):.1f} ms p99 {pct(lists, 99):.1f} ms")
     print(f"cpu: ringmasterd {100 * (c1[0] - c0[0]) / wall:.0f} %, postgres "
-          f"{100 * (c1[1] - c0[1]) / wall:.0f} % (of one core); rss: ringmasterd "
+          f"{100 * (c1[1] - c0[1]) / wall:.0f} %, loadgen {100 * (c1[3] - c0[3]) / wall:.0f} %"
+          f" (of one core); rss: ringmasterd "
           f"{rss_mb([srv.pid]):.0f} MB, postgres {rss_mb(pg):.0f} MB ({len(pg)} processes)")
+    print(f"waiting for a CPU (runnable, not running), seconds a second: ringmasterd"
+          f" {(q1[0] - q0[0]) / wall:.2f}, postgres {(q1[1] - q0[1]) / wall:.2f}, loadgen"
+          f" {(q1[2] - q0[2]) / wall:.2f}; load average {q0[3]:.1f} -> {q1[3]:.1f}")
+    print("server side over the window (its log):")
+    log.flush()
+    server_side(log.name, w0, w1)
+    if pgss:
+        print(f"statements by total time over the window (pg_stat_statements, top {pgss_top}):")
+        print("  total_ms calls mean_ms rows jit_ms query")
+        out = sql(state, "SELECT round(total_exec_time), calls, round(mean_exec_time::numeric, 3),"
+                  " rows, round(jit_generation_time + jit_inlining_time + jit_optimization_time"
+                  " + jit_emission_time), regexp_replace(left(query, 150), '\\s+', ' ', 'g')"
+                  " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT " + str(pgss_top))
+        for line in out.splitlines():
+            print("  " + line)
     print("tables (rows, total bytes with indexes):")
     for t in ["jobs", "job_metrics", "job_metric_sums", "job_events", "actions", "allocations",
               "sched_rounds", "cluster_history", "job_sched"]:
@@ -164,8 +274,10 @@ try:
     lg.terminate()
     lg.wait(timeout=30)
     lg_log.close()
+    tcp1 = tcp_counters()
+    print("tcp over the run: " + ", ".join(f"{k} {tcp1.get(k, 0) - v}" for k, v in tcp0.items()))
     lines = open(lg_log.name).read().strip().splitlines()
-    for line in lines[-2:]:
+    for line in lines[-3:]:
         print(line)
     hb = [l for l in lines if l.startswith("heartbeat_p99_ms=")]
     print(f"round_p99_ms={pct(d, 99):.1f}" if d else "round_p99_ms=nan")
@@ -174,4 +286,7 @@ try:
 finally:
     if lg and lg.poll() is None:
         lg.kill()
+    if os.environ.get("BENCH_KEEP_LOG"):
+        log.flush()
+        subprocess.run(["cp", log.name, os.environ["BENCH_KEEP_LOG"]])
     stop(srv, state, log)

@@ -6,15 +6,23 @@
  *
  *   ringmaster-loadgen --server URL --token-file F [--nodes N] [--gpus G] [--heartbeat S]
  *                      [--metrics-every S] [--step-s S] [--duration S] [--prefix NAME]
- *                      [--report-every S]
+ *                      [--report-every S] [--queue-max N]
  *
  * Each node has its own source address (127.0.1.0 + its index on loopback), as real nodes
  * have their own, so that the server's per-address limits see 512 hosts, not one; one
  * long-poll at a time, its posts one at a time in order (as the worker's outbox sends
- * them), and its heartbeat beside them (as the worker's main thread does). Prints, every
- * --report-every seconds and at the end, one line: nodes registered, jobs running, actions
- * answered, requests failed, and the heartbeats' latency (p50, p99); its last line is
- * "heartbeat_p99_ms=X". Single-threaded over libcurl's multi interface. */
+ * them), and its heartbeat beside them (as the worker's main thread does). A node holds at
+ * most --queue-max (64) posts: when the server is slower than the reports come, the oldest
+ * minibatch report waiting is dropped, as the worker's outbox drops its oldest droppable
+ * entry when full (worker/daemon/outbox.c), so that the load stays what a cluster sends.
+ * Prints, every --report-every seconds and at the end, one line: nodes registered, jobs
+ * running, actions answered, posts done, minibatch reports delivered (the server answered
+ * 2xx), dropped and still queued, requests failed, and the heartbeats' latency (p50, p99);
+ * its last line is "heartbeat_p99_ms=X". Each heartbeat's time is also split by curl's timers
+ * (the server's part: request sent to its answer's first byte; the TCP connect), and the
+ * loop's own period is kept, so that the loadgen's delays show apart from the server's.
+ * SIGUSR1 starts a window (the bench's measured minute): the last lines give it apart.
+ * Single-threaded over libcurl's multi interface. */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <math.h>
@@ -43,6 +51,7 @@ struct req {
     struct buf resp;
     struct curl_slist *hdrs;
     CURL *h;
+    int rows;         /* minibatch reports it carries (a metrics post) */
     struct req *next; /* in the node's post queue */
 };
 
@@ -65,6 +74,7 @@ struct node {
     int reg_busy, hb_busy, poll_busy, post_busy;
     double next_hb;
     struct req *qhead, *qtail;
+    int queued; /* posts in the queue */
     struct simjob *jobs;
 };
 
@@ -73,6 +83,7 @@ static struct {
     char token[256];
     int nodes, gpus;
     double heartbeat_s, metrics_s, step_s, duration_s, report_s;
+    int queue_max;
     const char *prefix;
 } cfg = {.nodes = 512,
          .gpus = 8,
@@ -81,16 +92,42 @@ static struct {
          .step_s = 0.5,
          .duration_s = 60,
          .report_s = 10,
+         .queue_max = 64,
          .prefix = "lg"};
 
+/* A growing series of seconds, for percentiles. */
+struct series {
+    double *x;
+    size_t n, cap;
+};
+
 static struct {
-    long registered, running, actions, failed, posts, metrics_rows;
-    double *hb;
-    size_t hb_n, hb_cap;
+    long registered, running, actions, failed, posts;
+    long rows_delivered, rows_dropped, rows_queued; /* minibatch reports */
+    long hb_connects;                               /* heartbeats that opened a connection */
+    struct series hb;                               /* heartbeats, request made to answer read */
+    struct series hb_server; /* of which: request sent to its answer's first byte (curl's) */
+    struct series hb_connect; /* of which: the TCP connect, when the heartbeat made one */
+    struct series loop;       /* the loadgen's own loop: seconds from one pass to the next */
+    /* the same since SIGUSR1 (the bench's measured window), when window is set */
+    struct series w_hb, w_hb_server, w_loop;
 } st;
 
 static CURLM *multi;
-static volatile sig_atomic_t stop_now;
+
+static void add(struct series *s, double v)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 4096;
+        s->x = realloc(s->x, s->cap * sizeof(double));
+        if (!s->x) {
+            perror("loadgen");
+            exit(1);
+        }
+    }
+    s->x[s->n++] = v;
+}
+static volatile sig_atomic_t stop_now, window;
 
 static double mono(void)
 {
@@ -154,10 +191,42 @@ static struct req *make(struct node *n, enum rkind kind, const char *path, json_
     return r;
 }
 
-/* Queues a post of the node's, sent after those before it. */
-static void post(struct node *n, const char *path, json_t *body)
+static void release(struct req *r);
+
+/* Drops the node's oldest queued minibatch report; 0, or -1 when none waits. */
+static int drop_oldest_report(struct node *n)
+{
+    struct req **pp = &n->qhead, *prev = NULL;
+    while (*pp && (*pp)->rows == 0) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    struct req *r = *pp;
+    if (!r)
+        return -1;
+    *pp = r->next;
+    if (n->qtail == r)
+        n->qtail = prev;
+    n->queued--;
+    st.rows_dropped += r->rows;
+    st.rows_queued -= r->rows;
+    release(r);
+    return 0;
+}
+
+/* Queues a post of the node's, sent after those before it (rows: the minibatch reports it
+ * carries; a full queue drops the oldest such post, or this one). */
+static void post(struct node *n, const char *path, json_t *body, int rows)
 {
     struct req *r = make(n, R_POST, path, body);
+    r->rows = rows;
+    if (n->queued >= cfg.queue_max && rows > 0 && drop_oldest_report(n) < 0) {
+        st.rows_dropped += rows;
+        release(r);
+        return;
+    }
+    st.rows_queued += rows;
+    n->queued++;
     if (n->qtail)
         n->qtail->next = r;
     else
@@ -169,14 +238,14 @@ static void post_state(struct node *n, long long job, const char *state)
 {
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", job);
-    post(n, path, json_pack("{s:s, s:s}", "state", state, "detail", "loadgen"));
+    post(n, path, json_pack("{s:s, s:s}", "state", state, "detail", "loadgen"), 0);
 }
 
 static void post_result(struct node *n, long long action)
 {
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", action);
-    post(n, path, json_pack("{s:s, s:s}", "outcome", "ok", "detail", "loadgen"));
+    post(n, path, json_pack("{s:s, s:s}", "outcome", "ok", "detail", "loadgen"), 0);
 }
 
 static struct simjob *find_job(struct node *n, long long id, int unlink)
@@ -259,6 +328,28 @@ static void on_action(struct node *n, const json_t *a)
     }
 }
 
+/* The heartbeat's time split by curl's timers: the server's part (request sent to the
+ * answer's first byte) and the TCP connect, so that the loadgen's own delays show. */
+static void time_heartbeat(struct req *r)
+{
+    curl_off_t pre = 0, first = 0, conn = 0;
+    long connects = 0;
+    curl_easy_getinfo(r->h, CURLINFO_PRETRANSFER_TIME_T, &pre);
+    curl_easy_getinfo(r->h, CURLINFO_STARTTRANSFER_TIME_T, &first);
+    curl_easy_getinfo(r->h, CURLINFO_CONNECT_TIME_T, &conn);
+    curl_easy_getinfo(r->h, CURLINFO_NUM_CONNECTS, &connects);
+    add(&st.hb, mono() - r->t0);
+    add(&st.hb_server, (double)(first - pre) / 1e6);
+    if (window) {
+        add(&st.w_hb, mono() - r->t0);
+        add(&st.w_hb_server, (double)(first - pre) / 1e6);
+    }
+    if (connects > 0) {
+        st.hb_connects++;
+        add(&st.hb_connect, (double)conn / 1e6);
+    }
+}
+
 static void on_done(struct req *r, long status)
 {
     struct node *n = r->node;
@@ -280,13 +371,8 @@ static void on_done(struct req *r, long status)
         const json_t *stop = json_object_get(j, "stop"); /* jobs no longer this node's */
         for (size_t i = 0; i < json_array_size(stop); i++)
             free(find_job(n, json_integer_value(json_array_get(stop, i)), 1));
-        if (ok) {
-            if (st.hb_n == st.hb_cap) {
-                st.hb_cap = st.hb_cap ? 2 * st.hb_cap : 4096;
-                st.hb = realloc(st.hb, st.hb_cap * sizeof(double));
-            }
-            st.hb[st.hb_n++] = mono() - r->t0;
-        }
+        if (ok)
+            time_heartbeat(r);
         break;
     }
     case R_POLL: {
@@ -299,6 +385,9 @@ static void on_done(struct req *r, long status)
     case R_POST:
         n->post_busy = 0;
         st.posts++;
+        st.rows_queued -= r->rows;
+        if (ok)
+            st.rows_delivered += r->rows;
         break;
     }
     json_decref(j);
@@ -306,8 +395,10 @@ static void on_done(struct req *r, long status)
 
 static void release(struct req *r)
 {
-    curl_multi_remove_handle(multi, r->h);
-    curl_easy_cleanup(r->h);
+    if (r->h) {
+        curl_multi_remove_handle(multi, r->h);
+        curl_easy_cleanup(r->h);
+    }
     curl_slist_free_all(r->hdrs);
     free(r->resp.p);
     free(r->body);
@@ -331,8 +422,7 @@ static void report(struct node *n, double now)
                                  j->world));
         char path[96];
         snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
-        post(n, path, json_pack("{s:o}", "items", items));
-        st.metrics_rows += k;
+        post(n, path, json_pack("{s:o}", "items", items), k);
     }
 }
 
@@ -384,6 +474,7 @@ static void tick(struct node *nodes, double now, int *registering)
             if (!n->qhead)
                 n->qtail = NULL;
             r->next = NULL;
+            n->queued--;
             n->post_busy = 1;
             start(r);
         }
@@ -396,35 +487,42 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double pct(double p)
+/* The p-th percentile of s, in ms. */
+static double pct(struct series *s, double p)
 {
-    if (!st.hb_n)
+    if (!s->n)
         return 0;
-    qsort(st.hb, st.hb_n, sizeof(double), cmp_double);
-    size_t i = (size_t)llround(p / 100.0 * (double)(st.hb_n - 1));
-    return st.hb[i] * 1000.0;
+    qsort(s->x, s->n, sizeof(double), cmp_double);
+    size_t i = (size_t)llround(p / 100.0 * (double)(s->n - 1));
+    return s->x[i] * 1000.0;
 }
 
 static void print_line(double elapsed)
 {
-    printf("loadgen: %.0f s: %ld nodes, %ld jobs running, %ld actions answered, %ld posts "
-           "(%ld minibatch reports), %ld failed; heartbeats %zu, p50 %.1f ms, p99 %.1f ms\n",
-           elapsed, st.registered, st.running, st.actions, st.posts, st.metrics_rows, st.failed,
-           st.hb_n, pct(50), pct(99));
+    printf("loadgen: %.0f s: %ld nodes, %ld jobs running, %ld actions answered, %ld posts; "
+           "minibatch reports %ld delivered, %ld dropped, %ld queued; %ld failed; heartbeats %zu,"
+           " p50 %.1f ms, p99 %.1f ms (server's part p50 %.1f, p99 %.1f; %ld connects, p99"
+           " %.1f ms); loop p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+           elapsed, st.registered, st.running, st.actions, st.posts, st.rows_delivered,
+           st.rows_dropped, st.rows_queued, st.failed, st.hb.n, pct(&st.hb, 50), pct(&st.hb, 99),
+           pct(&st.hb_server, 50), pct(&st.hb_server, 99), st.hb_connects,
+           pct(&st.hb_connect, 99), pct(&st.loop, 50), pct(&st.loop, 99), pct(&st.loop, 100));
     fflush(stdout);
 }
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_now = 1;
+    if (sig == SIGUSR1)
+        window = 1;
+    else
+        stop_now = 1;
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: ringmaster-loadgen --server URL --token-file F [--nodes N] [--gpus G]"
                     " [--heartbeat S] [--metrics-every S] [--step-s S] [--duration S]"
-                    " [--prefix NAME] [--report-every S]\n");
+                    " [--prefix NAME] [--report-every S] [--queue-max N]\n");
     exit(2);
 }
 
@@ -456,13 +554,15 @@ static void parse(int argc, char **argv)
             cfg.report_s = atof(v);
         else if (!strcmp(a, "--prefix"))
             cfg.prefix = v;
+        else if (!strcmp(a, "--queue-max"))
+            cfg.queue_max = atoi(v);
         else
             usage();
     }
     FILE *f = token_file ? fopen(token_file, "r") : NULL;
     if (!cfg.server || !f || !fgets(cfg.token, sizeof(cfg.token), f) || cfg.nodes < 1 ||
         cfg.nodes > 60000 || cfg.gpus < 1 || cfg.heartbeat_s <= 0 || cfg.metrics_s <= 0 ||
-        cfg.step_s <= 0 || cfg.report_s <= 0)
+        cfg.step_s <= 0 || cfg.report_s <= 0 || cfg.queue_max < 1)
         usage();
     fclose(f);
     cfg.token[strcspn(cfg.token, "\r\n")] = '\0';
@@ -473,6 +573,7 @@ int main(int argc, char **argv)
     parse(argc, argv);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    signal(SIGUSR1, on_signal);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     multi = curl_multi_init();
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)(3 * cfg.nodes));
@@ -486,8 +587,14 @@ int main(int argc, char **argv)
     }
     double t0 = mono(), next_report = t0 + cfg.report_s;
     int registering = 0;
+    double prev = 0;
     while (!stop_now && mono() - t0 < cfg.duration_s) {
         double now = mono();
+        if (prev > 0)
+            add(&st.loop, now - prev);
+        if (prev > 0 && window)
+            add(&st.w_loop, now - prev);
+        prev = now;
         tick(nodes, now, &registering);
         int running;
         curl_multi_perform(multi, &running);
@@ -513,6 +620,12 @@ int main(int argc, char **argv)
         curl_multi_poll(multi, NULL, 0, 20, NULL);
     }
     print_line(mono() - t0);
-    printf("heartbeat_p99_ms=%.1f\n", pct(99));
+    if (window)
+        printf("loadgen: since SIGUSR1: heartbeats %zu, p50 %.1f ms, p99 %.1f ms (server's part"
+               " p50 %.1f, p99 %.1f); loop p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+               st.w_hb.n, pct(&st.w_hb, 50), pct(&st.w_hb, 99), pct(&st.w_hb_server, 50),
+               pct(&st.w_hb_server, 99), pct(&st.w_loop, 50), pct(&st.w_loop, 99),
+               pct(&st.w_loop, 100));
+    printf("heartbeat_p99_ms=%.1f\n", pct(&st.hb, 99));
     return 0;
 }

@@ -16,12 +16,37 @@ $(LOADGEN): $(BUILD)/bench/loadgen.o
 
 BINS += $(LOADGEN)
 
+# What an hour of minibatch reports leaves in the database, with the server's retention
+# (bench/retention_hour.c, bench/bench-retention.py).
+RETENTION_HOUR := $(BUILD)/bench/ringmaster-retention-hour
+
+$(BUILD)/bench/retention_hour.o: CPPFLAGS += -iquote server
+
+$(RETENTION_HOUR): $(BUILD)/bench/retention_hour.o $(BUILD)/server/live/retention.o \
+                   $(BUILD)/server/store/db.o $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libpq) -lpthread
+
+BINS += $(RETENTION_HOUR)
+
+bench-retention: deps all
+	@python3 bench/bench-retention.py $(BUILD)
+
+.PHONY: bench-retention
+
 # One head node under 512 nodes x 8 GPUs and 5,000 jobs (docs/benchmarks.md, "A large
 # cluster"). BENCH_NODES, BENCH_GPUS, BENCH_JOBS, BENCH_SECONDS scale it.
 bench-scale: deps all
 	@python3 bench/bench-scale.py $(BUILD)
 
 .PHONY: bench-scale
+
+# What a heartbeat and a metrics post cost the server and PostgreSQL on a 512-node, 5,000-job
+# database (bench/bench-requests.py); BENCH_BASE=DIR compares another build's ringmasterd.
+bench-requests: deps all
+	@python3 bench/bench-requests.py $(BUILD) $(BENCH_BASE)
+
+.PHONY: bench-requests
 
 bench-api: deps all
 	@bench/bench-api.sh $(BUILD)

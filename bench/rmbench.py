@@ -62,3 +62,13 @@ def register_sim_nodes(n=16, gpus=4):
     for k in range(n):
         call("POST", "/api/v1/nodes", {"name": f"sim-{k}", "cpus": 16, "memory_bytes": 1 << 30,
              "gpus": [{"index": g, "model": "sim", "memory_bytes": 1 << 30} for g in range(gpus)]})
+
+
+def sweep_job(i, prefix="sweep"):
+    """The benches' mixed job i of a sweep: sizes 1, 1, 1, 1, 2, 2, 4, 8 GPUs in turn, every
+    second one elastic (1 GPU up to twice its size)."""
+    size = [1, 1, 1, 1, 2, 2, 4, 8][i % 8]
+    spec = {"name": f"{prefix}-{i}", "command": ["true"], "gpus": size}
+    if i % 2:
+        spec.update({"elastic": True, "min_gpus": 1, "max_gpus": max(2, 2 * size), "gpus": 1})
+    return spec
