@@ -11,6 +11,7 @@
 #define RINGMASTER_POLICY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sched.h"
 
@@ -146,10 +147,18 @@ struct policy_cand {
 
 struct radix_item;
 
+/* A candidate as the heap holds it: 16 bytes, so that the four children of a node share one
+ * cache line (the arrays are offset for that, policy_heap_init()): a pop goes down one line
+ * a level. Ranks and jobs below 2^32 (a push of a larger one fails with EOVERFLOW). */
+struct policy_heap_item {
+    double gain;
+    uint32_t rank, job;
+};
+
 struct policy_heap {
-    struct policy_cand *items; /* the heap, items[0..n) */
+    struct policy_heap_item *items; /* the heap, items[0..n) */
     size_t n, cap;
-    struct policy_cand *run; /* run[run_at..run_n): pushed before the first pop */
+    struct policy_heap_item *run; /* run[run_at..run_n): pushed before the first pop */
     size_t run_n, run_at;
     int sorted; /* 1 once a pop sorted the run (or from the start when cap is
                  * too small for one: run NULL); pushes then go to the heap */
@@ -159,7 +168,8 @@ struct policy_heap {
 /* Room for cap candidates. Returns 0, or -1 with errno ENOMEM. */
 int policy_heap_init(struct policy_heap *h, size_t cap);
 void policy_heap_fini(struct policy_heap *h);
-/* Adds c; returns -1 (ENOSPC) when full (cap candidates in the run, or in the heap). */
+/* Adds c; returns -1 (ENOSPC) when full (cap candidates in the run, or in the heap;
+ * EOVERFLOW for a rank or job of 2^32 or more). */
 int policy_heap_push(struct policy_heap *h, struct policy_cand c);
 /* Removes the best candidate into *c; returns 0, or -1 when empty (the heap is then as
  * policy_heap_clear() leaves it). */
