@@ -426,6 +426,12 @@ int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
     return 0;
 }
 
+void policy_heap_next(const struct policy_heap *h, long next[2])
+{
+    next[0] = h->sorted && h->run_at < h->run_n ? (long)h->run[h->run_at].job : -1;
+    next[1] = h->sorted && h->n > 0 ? (long)h->items[0].job : -1;
+}
+
 void policy_give_base(const struct sched_snapshot *snap, const size_t *order, int *want,
                       const unsigned char *skip, long *free_gpus)
 {

@@ -176,6 +176,10 @@ int policy_heap_push(struct policy_heap *h, struct policy_cand c);
 int policy_heap_pop(struct policy_heap *h, struct policy_cand *c);
 /* Drops every candidate; the next pushes form a new run. */
 void policy_heap_clear(struct policy_heap *h);
+/* The jobs of the candidates that the next pop chooses between (the run's next and the
+ * heap's top) into next[0..2), -1 where there is none (and both before the first pop): a
+ * loop may load their data while it works on the one it popped. */
+void policy_heap_next(const struct policy_heap *h, long next[2]);
 
 /* The first pass of the model-driven policies: in order, each job not yet
  * served (want[i] == 0 and !skip[i]) gets its base count if it still fits in
