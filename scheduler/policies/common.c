@@ -333,29 +333,57 @@ int policy_heap_push(struct policy_heap *h, struct policy_cand c)
     return 0;
 }
 
-/* Sorts the run best first, as better() orders it: by rank (skipped when the pushes came in
- * rank order, as they mostly do), then, stably, by gain descending. The heap is empty (every
- * push so far went to the run), so its array takes the sorted run and the run's array
- * becomes the heap's. */
+/* Sorts run[a..b), candidates of one gain, by rank. */
+static void rank_ties(struct policy_heap *h, size_t a, size_t b)
+{
+    struct policy_heap_item *r = h->run;
+
+    if (b - a <= 32) {
+        for (size_t k = a + 1; k < b; k++) {
+            struct policy_heap_item x = r[k];
+            size_t at = k;
+            while (at > a && r[at - 1].rank > x.rank) {
+                r[at] = r[at - 1];
+                at--;
+            }
+            r[at] = x;
+        }
+        return;
+    }
+    for (size_t k = a; k < b; k++)
+        h->sort[k - a] = (struct radix_item){r[k].rank, k};
+    radix_sort(h->sort, h->tmp, b - a);
+    for (size_t k = a; k < b; k++)
+        h->items[k] = r[h->sort[k - a].idx];
+    for (size_t k = a; k < b; k++)
+        r[k] = h->items[k];
+}
+
+/* Sorts the run best first, as better() orders it: by gain descending, then the runs of one
+ * gain (rare) by rank, so the order the candidates were pushed in does not matter. The heap
+ * is empty (every push so far went to the run), so its array takes the sorted run and the
+ * run's array becomes the heap's. */
 static void sort_run(struct policy_heap *h)
 {
     size_t n = h->run_n;
-    int ranked = 1;
 
-    for (size_t k = 0; k < n; k++) {
-        h->sort[k] = (struct radix_item){radix_key_i64((int64_t)h->run[k].rank), k};
-        ranked &= k == 0 || h->run[k - 1].rank < h->run[k].rank;
-    }
-    if (!ranked)
-        radix_sort(h->sort, h->tmp, n);
     for (size_t k = 0; k < n; k++)
-        h->sort[k].key = ~radix_key_double(h->run[h->sort[k].idx].gain);
+        h->sort[k] = (struct radix_item){~radix_key_double(h->run[k].gain), k};
     radix_sort(h->sort, h->tmp, n);
     for (size_t k = 0; k < n; k++)
         h->items[k] = h->run[h->sort[k].idx];
     struct policy_heap_item *t = h->run;
     h->run = h->items;
     h->items = t;
+    for (size_t k = 1; k < n; k++) {
+        if (h->run[k].gain != h->run[k - 1].gain)
+            continue;
+        size_t a = k - 1, b = k + 1;
+        while (b < n && h->run[b].gain == h->run[a].gain)
+            b++;
+        rank_ties(h, a, b);
+        k = b;
+    }
 }
 
 /* The best of the HEAP_D children from l (all there, in one cache line): two pairs, then
