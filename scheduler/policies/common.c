@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 #include "radix.h"
@@ -295,7 +296,34 @@ void policy_heap_clear(struct policy_heap *h)
  * unrelated gains go either way at random. */
 static int better(const struct policy_heap_item *a, const struct policy_heap_item *b)
 {
-    return (a->gain > b->gain) | ((a->gain == b->gain) & (a->rank < b->rank));
+    return (a->key > b->key) | ((a->key == b->key) & (a->rank < b->rank));
+}
+
+#define SIGN_BIT (UINT64_C(1) << 63)
+
+/* The key of gain g (not NaN): unsigned order is g's order, -0.0 as 0.0. */
+static uint64_t gain_key(double g)
+{
+    uint64_t u;
+
+    if (g == 0.0)
+        g = 0.0;
+    memcpy(&u, &g, sizeof(u));
+    return u & SIGN_BIT ? ~u : u | SIGN_BIT;
+}
+
+static double key_gain(uint64_t key)
+{
+    uint64_t u = key & SIGN_BIT ? key & ~SIGN_BIT : ~key;
+    double g;
+
+    memcpy(&g, &u, sizeof(g));
+    return g;
+}
+
+static struct policy_cand cand_of(struct policy_heap_item it)
+{
+    return (struct policy_cand){key_gain(it.key), it.rank, it.job};
 }
 
 static size_t heap_parent(size_t k)
@@ -311,7 +339,7 @@ int policy_heap_push(struct policy_heap *h, struct policy_cand c)
         errno = EOVERFLOW;
         return -1;
     }
-    struct policy_heap_item it = {c.gain, (uint32_t)c.rank, (uint32_t)c.job};
+    struct policy_heap_item it = {gain_key(c.gain), (uint32_t)c.rank, (uint32_t)c.job};
     if (!h->sorted) {
         if (h->run_n == h->cap) {
             errno = ENOSPC;
@@ -368,7 +396,7 @@ static void sort_run(struct policy_heap *h)
     size_t n = h->run_n;
 
     for (size_t k = 0; k < n; k++)
-        h->sort[k] = (struct radix_item){~radix_key_double(h->run[k].gain), k};
+        h->sort[k] = (struct radix_item){~h->run[k].key, k};
     radix_sort(h->sort, h->tmp, n);
     for (size_t k = 0; k < n; k++)
         h->items[k] = h->run[h->sort[k].idx];
@@ -376,10 +404,10 @@ static void sort_run(struct policy_heap *h)
     h->run = h->items;
     h->items = t;
     for (size_t k = 1; k < n; k++) {
-        if (h->run[k].gain != h->run[k - 1].gain)
+        if (h->run[k].key != h->run[k - 1].key)
             continue;
         size_t a = k - 1, b = k + 1;
-        while (b < n && h->run[b].gain == h->run[a].gain)
+        while (b < n && h->run[b].key == h->run[a].key)
             b++;
         rank_ties(h, a, b);
         k = b;
@@ -435,10 +463,8 @@ int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
         if (h->run_n >= HEAP_SORT_FROM) {
             sort_run(h);
         } else {
-            for (size_t k = 0; k < h->run_n; k++) { /* cannot fail: the heap is empty */
-                struct policy_heap_item r = h->run[k];
-                policy_heap_push(h, (struct policy_cand){r.gain, r.rank, r.job});
-            }
+            for (size_t k = 0; k < h->run_n; k++) /* cannot fail: the heap is empty */
+                policy_heap_push(h, cand_of(h->run[k]));
             h->run_n = 0;
         }
     }
@@ -450,7 +476,7 @@ int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
     } else {
         heap_pop(h, &it);
     }
-    *c = (struct policy_cand){it.gain, it.rank, it.job};
+    *c = cand_of(it);
     return 0;
 }
 
