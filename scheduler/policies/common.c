@@ -333,13 +333,18 @@ static size_t heap_parent(size_t k)
 
 int policy_heap_push(struct policy_heap *h, struct policy_cand c)
 {
+    return policy_heap_add(h, c.gain, c.rank, c.job);
+}
+
+int policy_heap_add(struct policy_heap *h, double gain, size_t rank, size_t job)
+{
     size_t k;
 
-    if (c.rank > UINT32_MAX || c.job > UINT32_MAX) {
+    if (rank > UINT32_MAX || job > UINT32_MAX) {
         errno = EOVERFLOW;
         return -1;
     }
-    struct policy_heap_item it = {gain_key(c.gain), (uint32_t)c.rank, (uint32_t)c.job};
+    struct policy_heap_item it = {gain_key(gain), (uint32_t)rank, (uint32_t)job};
     if (!h->sorted) {
         if (h->run_n == h->cap) {
             errno = ENOSPC;

@@ -138,7 +138,7 @@ int policy_grow_push(const struct policy_plan *pp, struct policy_heap *h,
         g = best_grow(pp, i, pw[i].gpus, rm).gain;
     if (!(g > 0) || !isfinite(g))
         return 0;
-    return policy_heap_push(h, (struct policy_cand){g, pp->rank[i], i});
+    return policy_heap_add(h, g, pp->rank[i], i);
 }
 
 /* The gain of starting job i now on the class and count policy_plan_start_class() gives
@@ -221,7 +221,7 @@ int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct polic
             continue;
         if (now < c.gain * (1.0 - 1e-9)) {
             c.gain = now;
-            if (policy_heap_push(h, c))
+            if (policy_heap_add(h, c.gain, c.rank, c.job))
                 return -1;
             continue;
         }

@@ -174,6 +174,9 @@ void policy_heap_fini(struct policy_heap *h);
 /* Adds c; returns -1 (ENOSPC) when full (cap candidates in the run, or in the heap;
  * EOVERFLOW for a rank or job of 2^32 or more). */
 int policy_heap_push(struct policy_heap *h, struct policy_cand c);
+/* policy_heap_push() of {gain, rank, job}, the three in registers: a candidate built to be
+ * passed by value went through the stack, and its reload waited on the store. */
+int policy_heap_add(struct policy_heap *h, double gain, size_t rank, size_t job);
 /* Removes the best candidate into *c; returns 0, or -1 when empty (the heap is then as
  * policy_heap_clear() leaves it). */
 int policy_heap_pop(struct policy_heap *h, struct policy_cand *c);
@@ -214,5 +217,8 @@ int policy_share_cap(int base, double target);
 /* The exponent p of rate(w) ~ w^p through (w1, r1) and (w2, r2), clamped to
  * [0, 0.95]; 0 when w2 <= w1, a rate is not positive or r2 <= r1. */
 double policy_share_exponent(int w1, double r1, int w2, double r2);
+/* The same with lw = log((double)w2 / (double)w1) given (a caller that asks for the same
+ * ratio of counts again and again keeps its log): the same number. */
+double policy_share_exponent_log(int w1, double r1, int w2, double r2, double lw);
 
 #endif

@@ -50,6 +50,8 @@ struct policy_plan_exp {
     struct exp_memo *m;
     double free;  /* free GPUs of all classes when the bounds were set */
     size_t plain; /* jobs without a model or not elastic (counted with the keys) */
+    double ratio, log_ratio; /* the last ratio of counts an exponent spanned, its log (0: none):
+                              * nearly every job's is 8 (its base to 8 times it) */
 };
 
 /* Ringmaster's key: predicted remaining seconds at its base on its best class,
@@ -203,8 +205,14 @@ static double exponent(const struct policy_plan *pp, size_t i, int *base)
     int b = *base, top = pp->job[i].max_gpus;
     if (top / 8 >= b)
         top = 8 * b;
-    m->p = policy_share_exponent(b, policy_plan_rate(pp, i, b, (size_t)m->cls, NULL), top,
-                                 policy_plan_rate(pp, i, top, (size_t)m->cls, NULL));
+    double ratio = (double)top / (double)b;
+    if (top > b && ratio != pp->exp->ratio) {
+        pp->exp->ratio = ratio;
+        pp->exp->log_ratio = log(ratio);
+    }
+    m->p = policy_share_exponent_log(b, policy_plan_rate(pp, i, b, (size_t)m->cls, NULL), top,
+                                     policy_plan_rate(pp, i, top, (size_t)m->cls, NULL),
+                                     pp->exp->log_ratio);
     return m->p;
 }
 
@@ -330,7 +338,7 @@ static void weigh_packed(struct policy_plan *pp)
 
 static int ringmaster_run(struct policy_plan *pp, struct policy_want *pw, int packed)
 {
-    struct policy_plan_exp exp = {calloc(pp->snap->njobs + 1, sizeof(*exp.m)), 0, 0};
+    struct policy_plan_exp exp = {calloc(pp->snap->njobs + 1, sizeof(*exp.m)), 0, 0, 0, 0};
     double *start = malloc((pp->snap->njobs + 1) * sizeof(*start));
     int rc = -1;
 
