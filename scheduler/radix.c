@@ -34,8 +34,10 @@ static int passes(uint64_t diff, int from, int bits)
 {
     int n = 0;
 
-    for (int shift = from; shift < 64; shift += bits)
-        n += ((diff >> shift) & ((UINT64_C(1) << (64 - shift < bits ? 64 - shift : bits)) - 1)) != 0;
+    for (int shift = from; shift < 64; shift += bits) {
+        int width = 64 - shift < bits ? 64 - shift : bits;
+        n += ((diff >> shift) & ((UINT64_C(1) << width) - 1)) != 0;
+    }
     return n;
 }
 

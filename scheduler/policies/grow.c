@@ -179,7 +179,8 @@ int policy_grow_room(const struct policy_plan *pp)
  * visit was a row of cache misses that waited on each other. Only a hint: nothing changes.
  * Inlined by force: GCC takes a function of prefetches alone for one without effects and
  * drops the calls. */
-__attribute__((always_inline)) static inline void prefetch_job(const struct policy_plan *pp, const struct policy_want *pw, size_t i)
+__attribute__((always_inline)) static inline void
+prefetch_job(const struct policy_plan *pp, const struct policy_want *pw, size_t i)
 {
     __builtin_prefetch(&pw[i]);
     __builtin_prefetch(&pp->job[i]);
