@@ -87,11 +87,6 @@ struct policy_plan {
                      * (most jobs of a long queue never start, and a bound costs pow()s) */
     int (*cap_of)(const struct policy_plan *pp, size_t i);
     struct policy_plan_exp *exp; /* ringmaster: its exponents and what cap_of needs */
-    /* A policy's own per-job array that its callbacks read (ringmaster: the exponents'
-     * memo), own_size bytes a job: the growth loop prefetches job i's entry with its other
-     * lines (grow.c). NULL: none. */
-    const void *own;
-    size_t own_size;
     double *weight; /* ringmaster: factor on a waiting job's start gain; 1 unless set */
     double *start;  /* ringmaster, when set: per job, the best completion rate per GPU at its
                      * base on any class (policy_grow_push()'s start gain before its factors),

@@ -349,15 +349,12 @@ static int ringmaster_run(struct policy_plan *pp, struct policy_want *pw, int pa
         return -1;
     }
     pp->exp = &exp;
-    pp->own = exp.m;
-    pp->own_size = sizeof(*exp.m);
     pp->start = start;
     if (packed)
         weigh_packed(pp);
     if (order_by_key(pp) == 0)
         rc = greedy(pp, pw);
     pp->exp = NULL;
-    pp->own = NULL;
     pp->start = NULL;
     free(exp.m);
     free(start);
