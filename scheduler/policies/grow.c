@@ -178,7 +178,7 @@ int policy_grow_room(const struct policy_plan *pp)
  * (its want, fields, memoised rates, speed model) ahead of its visit: the loop visits jobs in
  * gain order, so each visit was a row of cache misses that waited on each other. The small
  * per-job arrays (class, rank, weight, bound) mostly stay cached: prefetching them too was
- * slower. Only a hint: nothing changes. Inlined by force: GCC takes a function of
+ * no faster. Only a hint: nothing changes. Inlined by force: GCC takes a function of
  * prefetches alone for one without effects and drops the calls. */
 __attribute__((always_inline)) static inline void
 prefetch_job(const struct policy_plan *pp, const struct policy_want *pw, size_t i)
