@@ -168,9 +168,9 @@ double plan_dp_rate(const struct speed_model *sp, int w, const double f[SPEED_NF
     if (!sp || !sp->fitted || w < 1)
         return 0.0;
     /* plan_step_time()'s two ways for plain data parallel without plan information */
-    return per_second(sp, w,
-                      speed == 1.0 ? speed_step_time_features(sp, f)
-                                   : step_model_features(sp, NULL, &dp, w, f, speed));
+    if (speed == 1.0)
+        return plan_dp_rate_unit(sp, w, f);
+    return per_second(sp, w, step_model_features(sp, NULL, &dp, w, f, speed));
 }
 
 /* Whether kind k (with degrees tp, pp) is one the job accepts. */

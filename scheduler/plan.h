@@ -28,6 +28,8 @@
 #ifndef RINGMASTER_PLAN_H
 #define RINGMASTER_PLAN_H
 
+#include <math.h>
+
 #include "speed.h"
 
 enum plan_kind {
@@ -107,6 +109,19 @@ double plan_best(const struct speed_model *sp, const struct plan_spec *ps, int w
  * number, for a caller that keeps the all-reduce coefficients of the counts it asks for. */
 double plan_dp_rate(const struct speed_model *sp, int w, const double f[SPEED_NFEATURES],
                     double gpu_speed);
+
+/* plan_dp_rate(sp, w, f, 1.0) of a fitted model (sp->fitted, w >= 1), inline (plan_dp_rate()
+ * goes through it): the step time at f, as epochs per second (0 when it is not positive and
+ * finite, or the dataset size is not positive). */
+static inline double plan_dp_rate_unit(const struct speed_model *sp, int w,
+                                       const double f[SPEED_NFEATURES])
+{
+    double t = speed_step_time_features(sp, f);
+
+    if (!isfinite(t) || t <= 0.0 || !(sp->dataset_size > 0.0))
+        return 0.0;
+    return (double)w * sp->batch_per_gpu / (t * sp->dataset_size);
+}
 
 /* The job's requested plan on requested_gpus reference GPUs (speed 1, memory
  * gpu_mem_gb): the epochs per second the guarantee protects; 0 if it does not

@@ -145,13 +145,6 @@ void speed_features(int w, double m, double f[SPEED_NFEATURES])
     speed_features_placed(w, 1, m, f);
 }
 
-int speed_packed_nodes(const struct speed_model *model, int w)
-{
-    if (model->gpus_per_node <= 0)
-        return 1;
-    return (w + model->gpus_per_node - 1) / model->gpus_per_node;
-}
-
 static bool obs_valid(const struct speed_obs *o)
 {
     return o->w >= 1 && o->nodes >= 1 && o->nodes <= o->w && isfinite(o->m) && o->m > 0.0 &&

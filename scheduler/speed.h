@@ -75,8 +75,13 @@ struct speed_obs {
 int speed_fit_obs(struct speed_model *model, const struct speed_obs *obs, size_t n);
 
 /* The nodes w >= 1 GPUs span when packed: ceil(w / gpus_per_node), 1 when gpus_per_node
- * is 0 (one node). */
-int speed_packed_nodes(const struct speed_model *model, int w);
+ * is 0 (one node). Inline: a round asks it of every new rate. */
+static inline int speed_packed_nodes(const struct speed_model *model, int w)
+{
+    if (model->gpus_per_node <= 0)
+        return 1;
+    return (w + model->gpus_per_node - 1) / model->gpus_per_node;
+}
 
 /* Predicted seconds per step at world size w >= 1 (packed placement, see above;
  * m = model->batch_per_gpu). INFINITY when w < 1 or the model is not fitted. */

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 #include "radix.h"
@@ -227,13 +228,42 @@ double policy_step_gain_memo(const struct sched_snapshot *snap, size_t i, int w,
  * heap for fewer candidates has no run at all. */
 #define HEAP_SORT_FROM 4096
 
+/* The heap is 4-ary: children of k are 4k + 1 .. 4k + 4, side by side in memory. At 10,000
+ * candidates a binary heap's 13 levels were 13 dependent cache misses a pop; this has 7. */
+#define HEAP_D 4
+/* Items before items[0] in its block: with 16-byte items, 4k + 1 then starts a 64-byte
+ * line, so the four children of every node share one line. */
+#define HEAP_SKEW 3
+#define HEAP_LINE 64
+
+_Static_assert(sizeof(struct policy_heap_item) * HEAP_D == HEAP_LINE,
+               "a node's children fill one cache line");
+_Static_assert(sizeof(struct policy_heap_item) * (HEAP_SKEW + 1) == HEAP_LINE,
+               "items[1] starts a line");
+
+/* An array of cap items laid out for the heap (see HEAP_SKEW); NULL if out of memory. */
+static struct policy_heap_item *heap_array(size_t cap)
+{
+    size_t bytes = (cap + HEAP_SKEW + 1) * sizeof(struct policy_heap_item);
+    struct policy_heap_item *a = aligned_alloc(HEAP_LINE, (bytes + HEAP_LINE - 1) / HEAP_LINE *
+                                                              HEAP_LINE);
+
+    return a ? a + HEAP_SKEW : NULL;
+}
+
+static void heap_array_free(struct policy_heap_item *a)
+{
+    if (a)
+        free(a - HEAP_SKEW);
+}
+
 int policy_heap_init(struct policy_heap *h, size_t cap)
 {
     int runs = cap >= HEAP_SORT_FROM;
 
     *h = (struct policy_heap){
-        .items = malloc((cap + 1) * sizeof(*h->items)),
-        .run = runs ? malloc((cap + 1) * sizeof(*h->run)) : NULL,
+        .items = heap_array(cap),
+        .run = runs ? heap_array(cap) : NULL,
         .sort = runs ? malloc((cap + 1) * sizeof(*h->sort)) : NULL,
         .tmp = runs ? malloc((cap + 1) * sizeof(*h->tmp)) : NULL,
         .cap = cap,
@@ -249,8 +279,8 @@ int policy_heap_init(struct policy_heap *h, size_t cap)
 
 void policy_heap_fini(struct policy_heap *h)
 {
-    free(h->items);
-    free(h->run);
+    heap_array_free(h->items);
+    heap_array_free(h->run);
     free(h->sort);
     free(h->tmp);
     *h = (struct policy_heap){0};
@@ -264,14 +294,37 @@ void policy_heap_clear(struct policy_heap *h)
 
 /* Larger gain, then smaller rank; without branches, as the heap's comparisons of
  * unrelated gains go either way at random. */
-static int better(const struct policy_cand *a, const struct policy_cand *b)
+static int better(const struct policy_heap_item *a, const struct policy_heap_item *b)
 {
-    return (a->gain > b->gain) | ((a->gain == b->gain) & (a->rank < b->rank));
+    return (a->key > b->key) | ((a->key == b->key) & (a->rank < b->rank));
 }
 
-/* The heap is 4-ary: children of k are 4k + 1 .. 4k + 4, side by side in memory. At 10,000
- * candidates a binary heap's 13 levels were 13 dependent cache misses a pop; this has 7. */
-#define HEAP_D 4
+#define SIGN_BIT (UINT64_C(1) << 63)
+
+/* The key of gain g (not NaN): unsigned order is g's order, -0.0 as 0.0. */
+static uint64_t gain_key(double g)
+{
+    uint64_t u;
+
+    if (g == 0.0)
+        g = 0.0;
+    memcpy(&u, &g, sizeof(u));
+    return u & SIGN_BIT ? ~u : u | SIGN_BIT;
+}
+
+static double key_gain(uint64_t key)
+{
+    uint64_t u = key & SIGN_BIT ? key & ~SIGN_BIT : ~key;
+    double g;
+
+    memcpy(&g, &u, sizeof(g));
+    return g;
+}
+
+static struct policy_cand cand_of(struct policy_heap_item it)
+{
+    return (struct policy_cand){key_gain(it.key), it.rank, it.job};
+}
 
 static size_t heap_parent(size_t k)
 {
@@ -280,14 +333,24 @@ static size_t heap_parent(size_t k)
 
 int policy_heap_push(struct policy_heap *h, struct policy_cand c)
 {
+    return policy_heap_add(h, c.gain, c.rank, c.job);
+}
+
+int policy_heap_add(struct policy_heap *h, double gain, size_t rank, size_t job)
+{
     size_t k;
 
+    if (rank > UINT32_MAX || job > UINT32_MAX) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    struct policy_heap_item it = {gain_key(gain), (uint32_t)rank, (uint32_t)job};
     if (!h->sorted) {
         if (h->run_n == h->cap) {
             errno = ENOSPC;
             return -1;
         }
-        h->run[h->run_n++] = c;
+        h->run[h->run_n++] = it;
         return 0;
     }
     if (h->n == h->cap) {
@@ -295,43 +358,71 @@ int policy_heap_push(struct policy_heap *h, struct policy_cand c)
         return -1;
     }
     k = h->n++;
-    while (k > 0 && better(&c, &h->items[heap_parent(k)])) {
+    while (k > 0 && better(&it, &h->items[heap_parent(k)])) {
         h->items[k] = h->items[heap_parent(k)];
         k = heap_parent(k);
     }
-    h->items[k] = c;
+    h->items[k] = it;
     return 0;
 }
 
-/* Sorts the run best first, as better() orders it: by rank (skipped when the pushes came in
- * rank order, as they mostly do), then, stably, by gain descending. The heap is empty (every
- * push so far went to the run), so its array takes the sorted run and the run's array
- * becomes the heap's. */
+/* Sorts run[a..b), candidates of one gain, by rank. */
+static void rank_ties(struct policy_heap *h, size_t a, size_t b)
+{
+    struct policy_heap_item *r = h->run;
+
+    if (b - a <= 32) {
+        for (size_t k = a + 1; k < b; k++) {
+            struct policy_heap_item x = r[k];
+            size_t at = k;
+            while (at > a && r[at - 1].rank > x.rank) {
+                r[at] = r[at - 1];
+                at--;
+            }
+            r[at] = x;
+        }
+        return;
+    }
+    for (size_t k = a; k < b; k++)
+        h->sort[k - a] = (struct radix_item){r[k].rank, k};
+    radix_sort(h->sort, h->tmp, b - a);
+    for (size_t k = a; k < b; k++)
+        h->items[k] = r[h->sort[k - a].idx];
+    for (size_t k = a; k < b; k++)
+        r[k] = h->items[k];
+}
+
+/* Sorts the run best first, as better() orders it: by gain descending, then the runs of one
+ * gain (rare) by rank, so the order the candidates were pushed in does not matter. The heap
+ * is empty (every push so far went to the run), so its array takes the sorted run and the
+ * run's array becomes the heap's. */
 static void sort_run(struct policy_heap *h)
 {
     size_t n = h->run_n;
-    int ranked = 1;
 
-    for (size_t k = 0; k < n; k++) {
-        h->sort[k] = (struct radix_item){radix_key_i64((int64_t)h->run[k].rank), k};
-        ranked &= k == 0 || h->run[k - 1].rank < h->run[k].rank;
-    }
-    if (!ranked)
-        radix_sort(h->sort, h->tmp, n);
     for (size_t k = 0; k < n; k++)
-        h->sort[k].key = ~radix_key_double(h->run[h->sort[k].idx].gain);
+        h->sort[k] = (struct radix_item){~h->run[k].key, k};
     radix_sort(h->sort, h->tmp, n);
     for (size_t k = 0; k < n; k++)
         h->items[k] = h->run[h->sort[k].idx];
-    struct policy_cand *t = h->run;
+    struct policy_heap_item *t = h->run;
     h->run = h->items;
     h->items = t;
+    for (size_t k = 1; k < n; k++) {
+        if (h->run[k].key != h->run[k - 1].key)
+            continue;
+        size_t a = k - 1, b = k + 1;
+        while (b < n && h->run[b].key == h->run[a].key)
+            b++;
+        rank_ties(h, a, b);
+        k = b;
+    }
 }
 
-/* The best of the HEAP_D children from l (all there): two pairs, then their winners, so
- * that the comparisons of a level do not wait on each other. Candidates are distinct, so
- * the best is the same in any order of comparing. */
-static size_t best_of_four(const struct policy_cand *it, size_t l)
+/* The best of the HEAP_D children from l (all there, in one cache line): two pairs, then
+ * their winners, so that the comparisons of a level do not wait on each other. Candidates
+ * are distinct, so the best is the same in any order of comparing. */
+static size_t best_of_four(const struct policy_heap_item *it, size_t l)
 {
     _Static_assert(HEAP_D == 4, "best_of_four() compares four children");
     size_t a = better(&it[l + 1], &it[l]) ? l + 1 : l;
@@ -342,12 +433,12 @@ static size_t best_of_four(const struct policy_cand *it, size_t l)
 
 /* Floyd's pop: the hole at the root goes down to a leaf along the best children, then the
  * last item rises from there (rarely far: it came from the bottom). */
-static void heap_pop(struct policy_heap *h, struct policy_cand *c)
+static void heap_pop(struct policy_heap *h, struct policy_heap_item *c)
 {
     size_t k = 0;
 
     *c = h->items[0];
-    struct policy_cand last = h->items[--h->n];
+    struct policy_heap_item last = h->items[--h->n];
     for (size_t l = 1; l < h->n; l = HEAP_D * k + 1) {
         size_t best = l, end = l + HEAP_D < h->n ? l + HEAP_D : h->n;
         if (end - l == HEAP_D)
@@ -370,26 +461,34 @@ static void heap_pop(struct policy_heap *h, struct policy_cand *c)
  * each one waits. */
 int policy_heap_pop(struct policy_heap *h, struct policy_cand *c)
 {
+    struct policy_heap_item it;
+
     if (!h->sorted) {
         h->sorted = 1;
         if (h->run_n >= HEAP_SORT_FROM) {
             sort_run(h);
         } else {
-            for (size_t k = 0; k < h->run_n; k++)
-                policy_heap_push(h, h->run[k]); /* cannot fail: the heap is empty */
+            for (size_t k = 0; k < h->run_n; k++) /* cannot fail: the heap is empty */
+                policy_heap_push(h, cand_of(h->run[k]));
             h->run_n = 0;
         }
     }
     if (h->run_at < h->run_n && (h->n == 0 || better(&h->run[h->run_at], &h->items[0]))) {
-        *c = h->run[h->run_at++];
-        return 0;
-    }
-    if (h->n == 0) {
+        it = h->run[h->run_at++];
+    } else if (h->n == 0) {
         policy_heap_clear(h);
         return -1;
+    } else {
+        heap_pop(h, &it);
     }
-    heap_pop(h, c);
+    *c = cand_of(it);
     return 0;
+}
+
+void policy_heap_next(const struct policy_heap *h, long next[2])
+{
+    next[0] = h->sorted && h->run_at < h->run_n ? (long)h->run[h->run_at].job : -1;
+    next[1] = h->sorted && h->n > 0 ? (long)h->items[0].job : -1;
 }
 
 void policy_give_base(const struct sched_snapshot *snap, const size_t *order, int *want,

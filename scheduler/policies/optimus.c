@@ -22,7 +22,7 @@ static int push_next(const struct sched_snapshot *snap, struct policy_heap *h, c
     double gain = policy_step_gain_memo(snap, i, w, w + 1, m);
     if (!(gain > 0) || !isfinite(gain))
         return 0;
-    return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
+    return policy_heap_add(h, gain, rank[i], i);
 }
 
 static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, int *want,

@@ -67,7 +67,12 @@ static double dp_rate(const struct policy_plan *pp, size_t i, int k, size_t c)
     double f[SPEED_NFEATURES] = {
         1.0, sp->batch_per_gpu, ar[0], ar[1], ar[2], speed_packed_nodes(sp, w) > 1 ? 1.0 : 0.0,
     };
-    return plan_dp_rate(sp, w, f, pp->cls[c].speed);
+    double s = pp->cls[c].speed;
+    /* plan_dp_rate() takes a speed that is not positive and finite as 1; at 1 (a class of
+     * reference GPUs, the usual case) its answer is plan_dp_rate_unit(), here inline. */
+    if (sp->fitted && (s == 1.0 || !(s > 0 && isfinite(s))))
+        return plan_dp_rate_unit(sp, w, f);
+    return plan_dp_rate(sp, w, f, s);
 }
 
 /* A rate the memo does not hold yet, into it. Kept out of policy_plan_rate() (noinline): the

@@ -11,6 +11,7 @@
 #define RINGMASTER_POLICY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sched.h"
 
@@ -146,10 +147,21 @@ struct policy_cand {
 
 struct radix_item;
 
+/* A candidate as the heap holds it: 16 bytes, so that the four children of a node share one
+ * cache line (the arrays are offset for that, policy_heap_init()): a pop goes down one line
+ * a level. The gain is kept as an integer of the same order (its bits, the negative ones
+ * reversed), which compares faster along a pop's chain of comparisons and gives the gain
+ * back exactly (a gain of -0.0 comes back as 0.0, its equal). Ranks and jobs below 2^32 (a
+ * push of a larger one fails with EOVERFLOW). */
+struct policy_heap_item {
+    uint64_t key;
+    uint32_t rank, job;
+};
+
 struct policy_heap {
-    struct policy_cand *items; /* the heap, items[0..n) */
+    struct policy_heap_item *items; /* the heap, items[0..n) */
     size_t n, cap;
-    struct policy_cand *run; /* run[run_at..run_n): pushed before the first pop */
+    struct policy_heap_item *run; /* run[run_at..run_n): pushed before the first pop */
     size_t run_n, run_at;
     int sorted; /* 1 once a pop sorted the run (or from the start when cap is
                  * too small for one: run NULL); pushes then go to the heap */
@@ -159,13 +171,21 @@ struct policy_heap {
 /* Room for cap candidates. Returns 0, or -1 with errno ENOMEM. */
 int policy_heap_init(struct policy_heap *h, size_t cap);
 void policy_heap_fini(struct policy_heap *h);
-/* Adds c; returns -1 (ENOSPC) when full (cap candidates in the run, or in the heap). */
+/* Adds c; returns -1 (ENOSPC) when full (cap candidates in the run, or in the heap;
+ * EOVERFLOW for a rank or job of 2^32 or more). */
 int policy_heap_push(struct policy_heap *h, struct policy_cand c);
+/* policy_heap_push() of {gain, rank, job}, the three in registers: a candidate built to be
+ * passed by value went through the stack, and its reload waited on the store. */
+int policy_heap_add(struct policy_heap *h, double gain, size_t rank, size_t job);
 /* Removes the best candidate into *c; returns 0, or -1 when empty (the heap is then as
  * policy_heap_clear() leaves it). */
 int policy_heap_pop(struct policy_heap *h, struct policy_cand *c);
 /* Drops every candidate; the next pushes form a new run. */
 void policy_heap_clear(struct policy_heap *h);
+/* The jobs of the candidates that the next pop chooses between (the run's next and the
+ * heap's top) into next[0..2), -1 where there is none (and both before the first pop): a
+ * loop may load their data while it works on the one it popped. */
+void policy_heap_next(const struct policy_heap *h, long next[2]);
 
 /* The first pass of the model-driven policies: in order, each job not yet
  * served (want[i] == 0 and !skip[i]) gets its base count if it still fits in
@@ -197,5 +217,8 @@ int policy_share_cap(int base, double target);
 /* The exponent p of rate(w) ~ w^p through (w1, r1) and (w2, r2), clamped to
  * [0, 0.95]; 0 when w2 <= w1, a rate is not positive or r2 <= r1. */
 double policy_share_exponent(int w1, double r1, int w2, double r2);
+/* The same with lw = log((double)w2 / (double)w1) given (a caller that asks for the same
+ * ratio of counts again and again keeps its log): the same number. */
+double policy_share_exponent_log(int w1, double r1, int w2, double r2, double lw);
 
 #endif

@@ -27,7 +27,7 @@ static int push_double(const struct sched_snapshot *snap, struct policy_heap *h,
     double gain = policy_step_gain_memo(snap, i, w, 2 * w, m) / w;
     if (!(gain > 0) || !isfinite(gain))
         return 0;
-    return policy_heap_push(h, (struct policy_cand){ gain, rank[i], i });
+    return policy_heap_add(h, gain, rank[i], i);
 }
 
 /* Jobs resized too recently go back to what they hold first, in order, as far

@@ -43,10 +43,17 @@ int policy_share_cap(int base, double target)
     return cap;
 }
 
-double policy_share_exponent(int w1, double r1, int w2, double r2)
+double policy_share_exponent_log(int w1, double r1, int w2, double r2, double lw)
 {
     if (w1 < 1 || w2 <= w1 || !(r1 > 0) || !(r2 > r1) || !isfinite(r2))
         return 0.0;
-    double p = log(r2 / r1) / log((double)w2 / (double)w1);
+    double p = log(r2 / r1) / lw;
     return p < 0 ? 0.0 : p > SHARE_MAX_P ? SHARE_MAX_P : p;
+}
+
+double policy_share_exponent(int w1, double r1, int w2, double r2)
+{
+    if (w1 < 1 || w2 <= w1)
+        return 0.0;
+    return policy_share_exponent_log(w1, r1, w2, r2, log((double)w2 / (double)w1));
 }

@@ -63,6 +63,40 @@ Test(radix, matches_qsort_and_is_stable)
             check_sort(sizes[s], masks[m]);
 }
 
+/* Keys that differ over more bits than the sort's first passes take (radix_sort() sorts by the
+ * top varying bits, then the runs alike there): runs of every length alike in the top bits,
+ * short (insertion) and long (a radix sort of the run), and doubles in a narrow range. */
+Test(radix, runs_alike_in_the_top_bits)
+{
+    static const size_t sizes[] = {2, 33, 100, 4095, 4096, 5000, 20000};
+    static const int groups[] = {1, 2, 3, 50, 1000, 100000};
+
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+        for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+            for (int low = 0; low < 3; low++) {
+                size_t n = sizes[s];
+                struct radix_item *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+                struct radix_item *tmp = malloc(n * sizeof(*tmp));
+                cr_assert(a && b && tmp);
+                for (size_t i = 0; i < n; i++) {
+                    uint64_t top = (rng() % (uint64_t)groups[g]) << (low == 2 ? 50 : 40);
+                    uint64_t bottom = low == 0 ? rng() & 0xff : low == 1 ? rng() & 0xffffffffULL
+                                                                         : rng() & 0x3;
+                    double d = 1.0 + (double)(rng() % (uint64_t)groups[g]) * 1e-12;
+                    a[i] = b[i] = (struct radix_item){
+                        low == 2 && g % 2 ? radix_key_double(d) : top | bottom | (1ULL << 63), i};
+                }
+                radix_sort(a, tmp, n);
+                qsort(b, n, sizeof(*b), cmp_item);
+                for (size_t i = 0; i < n; i++)
+                    cr_assert(a[i].key == b[i].key && a[i].idx == b[i].idx,
+                              "n %zu groups %d low %d: at %zu", n, groups[g], low, i);
+                free(a);
+                free(b);
+                free(tmp);
+            }
+}
+
 Test(radix, double_keys_follow_the_numbers)
 {
     static const double v[] = {-INFINITY, -1e300, -2.5, -1.0, -1e-300, 0.0,
