@@ -77,10 +77,15 @@ int sched_snap_gpu_position(const struct snap_node *n, int idx)
 
 int sched_snap_node_index(const struct sched_snap *s, int64_t id)
 {
-    for (size_t i = 0; i < s->nnodes; i++)
-        if (s->nodes[i].id == id)
-            return (int)i;
-    return -1;
+    size_t lo = 0, hi = s->nnodes; /* nodes_sql reads them by id */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->nodes[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nnodes && s->nodes[lo].id == id ? (int)lo : -1;
 }
 
 static long long ll(const PGresult *r, int i, int c)
