@@ -43,7 +43,7 @@ SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,spec/fieldcheck.o spec/jobspec.
 ifneq ($(SERVER_UNIT_SRCS),)
 $(BUILD)/tests/unit/server/%.o: CPPFLAGS += -iquote server
 $(SERVER_UNIT_BIN): $(SERVER_UNIT_SRCS:%.c=$(BUILD)/%.o) $(SERVER_PURE_OBJS) $(BUILD)/server/http/http.o \
-                    $(BUILD)/server/http/guard.o $(COMMON_LIB) $(SCHED_LIB)
+                    $(BUILD)/server/http/guard.o $(BUILD)/server/http/workq.o $(COMMON_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(SERVER_LIBS)
 TEST_BINS += $(SERVER_UNIT_BIN)

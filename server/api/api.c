@@ -258,6 +258,25 @@ static void dispatch_route(struct api *a, struct http_req *req, const struct rou
     db_release(a->db, call.db);
 }
 
+/* Whether path ends with suffix. */
+static int ends_with(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+    return n > k && strcmp(path + n - k, suffix) == 0;
+}
+
+enum http_class api_classify(const char *method, const char *path)
+{
+    if (strcmp(method, "POST") != 0)
+        return HTTP_CLASS_NORMAL;
+    if (strncmp(path, "/api/v1/nodes/", 14) == 0 && ends_with(path, "/heartbeat"))
+        return HTTP_CLASS_URGENT;
+    if (strncmp(path, "/api/v1/jobs/", 13) == 0 &&
+        (ends_with(path, "/metrics") || ends_with(path, "/log")))
+        return HTTP_CLASS_BULK;
+    return HTTP_CLASS_NORMAL;
+}
+
 void api_handle(void *arg, struct http_req *req)
 {
     struct api *a = arg;

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "monotime.h"
 #include "problem.h"
+#include "workq.h"
 
 /* How many recent http_wake() keys are kept to tell a handler that news came while it ran. */
 #define WAKE_RING 64
@@ -25,6 +26,8 @@ struct http_server {
     http_handler_f fn;
     void *arg;
     struct guard *guard;
+    struct workq *work; /* runs the handlers (workq.h) */
+    enum http_class (*classify)(const char *method, const char *path);
     unsigned conn_limit;
     size_t max_target, max_header, max_body;
     pthread_mutex_t lock;
@@ -48,6 +51,10 @@ struct http_req {
     int too_big;
     int answered;
     unsigned status;
+    /* Set while the request is the work queue's (its connection suspended): an answer is
+     * kept in pending until libmicrohttpd calls on_access again after the resume. */
+    int in_work;
+    struct MHD_Response *pending;
     struct timespec started;
     double retry_in;              /* > 0: the handler asked to be called again */
     double retry_at;              /* CLOCK_MONOTONIC seconds, while suspended */
@@ -98,14 +105,13 @@ static int woken_since(const struct http_server *s, long long key, unsigned long
     return 0;
 }
 
-/* Suspends r's connection until its retry is due (the resumer thread wakes it) or, when it
- * waits on a key, until http_wake() with that key; at once when that came while the handler
- * ran. */
-static void suspend_request(struct http_server *s, struct http_req *r)
+/* Keeps r's connection suspended (it is, since its handler ran in the work queue) until its
+ * retry is due (the resumer thread wakes it) or, when it waits on a key, until http_wake()
+ * with that key; resumes it at once when that came while the handler ran. */
+static void park_request(struct http_server *s, struct http_req *r)
 {
     r->retry_at = monotime_s() + r->retry_in;
     r->retry_in = 0;
-    MHD_suspend_connection(r->conn);
     pthread_mutex_lock(&s->lock);
     if (r->wait_key && woken_since(s, r->wait_key, r->wake_seen)) {
         MHD_resume_connection(r->conn);
@@ -232,7 +238,8 @@ int http_req_peer(const struct http_req *r, char *buf, size_t len)
     return 0;
 }
 
-/* Queues resp (NULL: -1) with the content type and headers. */
+/* Queues resp (NULL: -1) with the content type and headers; on a work queue's thread, keeps
+ * it for on_access (libmicrohttpd takes an answer only from its own callback). */
 static int queue(struct http_req *r, unsigned status, struct MHD_Response *resp,
                  const char *content_type, const char *const *headers)
 {
@@ -244,6 +251,10 @@ static int queue(struct http_req *r, unsigned status, struct MHD_Response *resp,
         MHD_add_response_header(resp, security_headers[i], security_headers[i + 1]);
     for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
         MHD_add_response_header(resp, headers[i], headers[i + 1]);
+    if (r->in_work) {
+        r->pending = resp;
+        return 0;
+    }
     enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     return rc == MHD_YES ? 0 : -1;
@@ -365,6 +376,40 @@ static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connectio
     return MHD_YES;
 }
 
+/* A work queue's thread: runs the handler of r (its connection suspended), then resumes the
+ * connection for its answer, or leaves it suspended until its retry (park_request). */
+static void run_request(void *arg, void *item)
+{
+    struct http_server *s = arg;
+    struct http_req *r = item;
+    r->wake_seen = atomic_load(&s->wakes);
+    s->fn(s->arg, r);
+    if (!r->answered && r->retry_in > 0 && !atomic_load(&s->stopping)) {
+        park_request(s, r);
+        return;
+    }
+    if (!r->answered && r->retry_in > 0)
+        http_problem(r, 503, "the server is stopping");
+    else if (!r->answered)
+        http_problem(r, 500, "the handler gave no answer");
+    MHD_resume_connection(r->conn);
+}
+
+/* Hands r to the work queue; its connection stays suspended until the handler is done. */
+static void dispatch(struct http_server *s, struct http_req *r)
+{
+    MHD_suspend_connection(r->conn);
+    r->in_work = 1;
+    enum http_class c = s->classify ? s->classify(r->method, r->path) : HTTP_CLASS_NORMAL;
+    enum workq_class wc = c == HTTP_CLASS_URGENT ? WORKQ_URGENT
+                          : c == HTTP_CLASS_BULK ? WORKQ_BULK
+                                                 : WORKQ_NORMAL;
+    if (atomic_load(&s->stopping) || workq_push(s->work, r, wc) < 0) {
+        http_problem(r, 503, "the server is stopping");
+        MHD_resume_connection(r->conn);
+    }
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -379,6 +424,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (r->in_work && r->answered) { /* back from the work queue with its answer */
+        struct MHD_Response *resp = r->pending;
+        r->pending = NULL;
+        r->in_work = 0;
+        if (!resp)
+            return MHD_NO; /* the answer could not be made (out of memory): close */
+        enum MHD_Result rc = MHD_queue_response(conn, r->status, resp);
+        MHD_destroy_response(resp);
+        return rc;
+    }
     if (r->answered)
         return MHD_YES;
     guard_busy(s->guard, r->gc);
@@ -386,14 +441,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         http_problem(r, 413, "request body over %zu bytes", s->max_body);
         return MHD_YES;
     }
-    r->wake_seen = atomic_load(&s->wakes);
-    s->fn(s->arg, r);
-    if (!r->answered && r->retry_in > 0 && !atomic_load(&s->stopping))
-        suspend_request(s, r);
-    else if (!r->answered && r->retry_in > 0)
-        http_problem(r, 503, "the server is stopping");
-    else if (!r->answered)
-        http_problem(r, 500, "the handler gave no answer");
+    dispatch(s, r); /* first time, or resumed for a retry */
     return MHD_YES;
 }
 
@@ -405,6 +453,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)conn;
     if (!r)
         return;
+    if (r->pending) /* never sent: the connection ended first */
+        MHD_destroy_response(r->pending);
     guard_idle(s->guard, r->gc);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -496,6 +546,7 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     }
     s->fn = fn;
     s->arg = arg;
+    s->classify = cfg->classify;
     s->conn_limit = cfg->conn_limit;
     s->max_target = cfg->max_target;
     s->max_header = cfg->max_header;
@@ -503,11 +554,13 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     pthread_mutex_init(&s->lock, NULL);
     struct guard_limits gl = {cfg->header_s, cfg->body_s, cfg->conn_limit - cfg->conn_limit / 16};
     s->guard = guard_create(&gl);
-    if (s->guard)
+    s->work = s->guard ? workq_create(cfg->threads, run_request, s) : NULL;
+    if (s->work)
         s->daemon = start_daemon(s, cfg, ai->ai_addr, ai->ai_family == AF_INET6);
     freeaddrinfo(ai);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not local?)", cfg->listen);
+        workq_destroy(s->work);
         guard_destroy(s->guard);
         pthread_mutex_destroy(&s->lock);
         free(s);
@@ -529,6 +582,9 @@ void http_destroy(struct http_server *s)
     atomic_store(&s->stopping, 1);
     if (s->has_resumer)
         pthread_join(s->resumer, NULL);
+    /* The queued requests run (a retry is answered 503); what comes later is answered 503. */
+    if (s->work)
+        workq_drain(s->work);
     /* Suspended requests are resumed (and answered 503 if they ask again) before the stop:
      * MHD must not be stopped with suspended connections. */
     for (int i = 0; i < 100; i++) {
@@ -542,6 +598,7 @@ void http_destroy(struct http_server *s)
     }
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
+    workq_destroy(s->work); /* after the daemon: its threads push until they stop */
     guard_destroy(s->guard);
     pthread_mutex_destroy(&s->lock);
     free(s);

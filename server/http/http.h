@@ -14,13 +14,19 @@
 struct http_server;
 struct http_req;
 
-/* Called once per request, with the complete body, on one of the pool's threads. Must answer
- * with http_req_respond() (or http_problem()) exactly once. */
+/* Called once per request, with the complete body, on one of the work queue's threads (not
+ * libmicrohttpd's: a handler that waits holds up no other connection). Must answer with
+ * http_req_respond() (or http_problem()) exactly once, or ask for a retry. */
 typedef void (*http_handler_f)(void *arg, struct http_req *req);
+
+/* Requests wait for a handler's thread in order of arrival within their class: urgent ones
+ * first, then normal ones, then bulk ones, which get a turn in four while normal ones wait
+ * (late under load, never starved). */
+enum http_class { HTTP_CLASS_BULK, HTTP_CLASS_NORMAL, HTTP_CLASS_URGENT };
 
 struct http_config {
     const char *listen;    /* "HOST:PORT", IPv4 or [IPv6] (borrowed) */
-    unsigned threads;      /* worker threads (thread pool size), >= 1 */
+    unsigned threads;      /* threads that run handlers, and libmicrohttpd's threads, >= 1 */
     unsigned conn_limit;   /* connections served at once; a request past it gets 503 with
                             * Retry-After; from conn_limit - conn_limit/16 on, each new
                             * connection closes the oldest one still waiting for its header */
@@ -32,6 +38,9 @@ struct http_config {
     size_t max_target;     /* longer request targets (path and query) get 414 */
     size_t max_header;     /* larger request lines and headers get 431 */
     size_t max_body;       /* larger bodies get 413 */
+    /* How a request waits for a handler's thread (NULL: all normal); called on
+     * libmicrohttpd's threads, must not block. */
+    enum http_class (*classify)(const char *method, const char *path);
 };
 
 /* Starts listening. Returns the server, or NULL with text in err. */

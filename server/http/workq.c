@@ -1,0 +1,150 @@
+#include "workq.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* A first-in first-out ring of items that grows by doubling. */
+struct ring {
+    void **items;
+    size_t head, len, cap;
+};
+
+struct workq {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    struct ring rings[3]; /* under lock: by enum workq_class */
+    unsigned normal_run;  /* under lock: normal items taken while bulk ones waited */
+    int stopping;         /* under lock */
+    workq_run_f run;
+    void *arg;
+    pthread_t *threads;
+    unsigned nthreads; /* started */
+};
+
+static int ring_push(struct ring *r, void *item)
+{
+    if (r->len == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        void **items = malloc(cap * sizeof(*items));
+        if (!items)
+            return -1;
+        for (size_t i = 0; i < r->len; i++)
+            items[i] = r->items[(r->head + i) % r->cap];
+        free(r->items);
+        r->items = items;
+        r->head = 0;
+        r->cap = cap;
+    }
+    r->items[(r->head + r->len) % r->cap] = item;
+    r->len++;
+    return 0;
+}
+
+static void *ring_pop(struct ring *r)
+{
+    void *item = r->items[r->head];
+    r->head = (r->head + 1) % r->cap;
+    r->len--;
+    return item;
+}
+
+static size_t waiting(const struct workq *q)
+{
+    return q->rings[WORKQ_URGENT].len + q->rings[WORKQ_NORMAL].len + q->rings[WORKQ_BULK].len;
+}
+
+/* Under q->lock, some item waiting: the ring to take from. */
+static struct ring *next_ring(struct workq *q)
+{
+    struct ring *bulk = &q->rings[WORKQ_BULK], *normal = &q->rings[WORKQ_NORMAL];
+    if (q->rings[WORKQ_URGENT].len)
+        return &q->rings[WORKQ_URGENT];
+    if (normal->len && (!bulk->len || ++q->normal_run < WORKQ_BULK_TURN))
+        return normal;
+    q->normal_run = 0;
+    return bulk;
+}
+
+static void *thread_main(void *arg)
+{
+    struct workq *q = arg;
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        while (!waiting(q) && !q->stopping)
+            pthread_cond_wait(&q->ready, &q->lock);
+        if (!waiting(q))
+            break; /* stopping, and nothing left to run */
+        void *item = ring_pop(next_ring(q));
+        pthread_mutex_unlock(&q->lock);
+        q->run(q->arg, item);
+        pthread_mutex_lock(&q->lock);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+struct workq *workq_create(unsigned nthreads, workq_run_f run, void *arg)
+{
+    struct workq *q = nthreads >= 1 ? calloc(1, sizeof(*q)) : NULL;
+    if (!q)
+        return NULL;
+    q->run = run;
+    q->arg = arg;
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->ready, NULL);
+    q->threads = calloc(nthreads, sizeof(*q->threads));
+    if (!q->threads) {
+        workq_destroy(q);
+        return NULL;
+    }
+    for (; q->nthreads < nthreads; q->nthreads++)
+        if (pthread_create(&q->threads[q->nthreads], NULL, thread_main, q) != 0) {
+            workq_destroy(q);
+            return NULL;
+        }
+    return q;
+}
+
+int workq_push(struct workq *q, void *item, enum workq_class cls)
+{
+    if (cls != WORKQ_BULK && cls != WORKQ_URGENT)
+        cls = WORKQ_NORMAL;
+    pthread_mutex_lock(&q->lock);
+    int rc = q->stopping ? -1 : ring_push(&q->rings[cls], item);
+    if (rc == 0)
+        pthread_cond_signal(&q->ready);
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+size_t workq_waiting(struct workq *q)
+{
+    pthread_mutex_lock(&q->lock);
+    size_t n = waiting(q);
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}
+
+void workq_drain(struct workq *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->stopping = 1;
+    pthread_cond_broadcast(&q->ready);
+    pthread_mutex_unlock(&q->lock);
+    for (unsigned i = 0; i < q->nthreads; i++)
+        pthread_join(q->threads[i], NULL);
+    q->nthreads = 0;
+}
+
+void workq_destroy(struct workq *q)
+{
+    if (!q)
+        return;
+    workq_drain(q);
+    pthread_cond_destroy(&q->ready);
+    pthread_mutex_destroy(&q->lock);
+    for (int i = 0; i < 3; i++)
+        free(q->rings[i].items);
+    free(q->threads);
+    free(q);
+}

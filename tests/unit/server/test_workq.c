@@ -1,0 +1,103 @@
+/* workq: every item pushed runs once, urgent items are taken first, then normal ones with a
+ * turn in WORKQ_BULK_TURN for bulk ones (each class in its order of arrival), items queued
+ * at the drain still run, and pushes after it are refused. Real threads; every wait is bounded by the items' own progress. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "http/workq.h"
+
+#define MANY 20000
+
+static atomic_int counts[MANY];
+
+static void count_item(void *arg, void *item)
+{
+    (void)arg;
+    atomic_fetch_add(&counts[(intptr_t)item], 1);
+}
+
+Test(workq, every_item_runs_once_on_several_threads)
+{
+    struct workq *q = workq_create(4, count_item, NULL);
+    cr_assert_not_null(q);
+    for (intptr_t i = 0; i < MANY; i++)
+        cr_assert_eq(workq_push(q, (void *)i, (enum workq_class)(i % 3)), 0);
+    workq_destroy(q); /* runs what is still queued first */
+    for (int i = 0; i < MANY; i++)
+        cr_assert_eq(atomic_load(&counts[i]), 1, "item %d ran %d times", i,
+                     atomic_load(&counts[i]));
+}
+
+/* The first item holds the only thread until released; the order the others ran in. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_entered, gate_open;
+static int order[16];
+static int norder;
+
+static void record_item(void *arg, void *item)
+{
+    (void)arg;
+    int v = (int)(intptr_t)item;
+    pthread_mutex_lock(&gate_lock);
+    if (v == 0) {
+        gate_entered = 1;
+        pthread_cond_broadcast(&gate_cond);
+        while (!gate_open)
+            pthread_cond_wait(&gate_cond, &gate_lock);
+    }
+    order[norder++] = v;
+    pthread_mutex_unlock(&gate_lock);
+}
+
+Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
+{
+    struct workq *q = workq_create(1, record_item, NULL);
+    cr_assert_not_null(q);
+    cr_assert_eq(workq_push(q, (void *)0, WORKQ_NORMAL), 0);
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_entered)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    /* the thread holds item 0: these wait (bulk 20s, normal 1-6, urgent 100s) */
+    cr_assert_eq(workq_push(q, (void *)20, WORKQ_BULK), 0);
+    for (intptr_t v = 1; v <= 4; v++)
+        cr_assert_eq(workq_push(q, (void *)v, WORKQ_NORMAL), 0);
+    cr_assert_eq(workq_push(q, (void *)100, WORKQ_URGENT), 0);
+    cr_assert_eq(workq_push(q, (void *)21, WORKQ_BULK), 0);
+    cr_assert_eq(workq_push(q, (void *)5, WORKQ_NORMAL), 0);
+    cr_assert_eq(workq_push(q, (void *)101, WORKQ_URGENT), 0);
+    cr_assert_eq(workq_push(q, (void *)6, WORKQ_NORMAL), 0);
+    cr_assert_eq(workq_waiting(q), 10);
+    pthread_mutex_lock(&gate_lock);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    workq_destroy(q);
+    /* three normal ones, then a bulk one while normal ones still wait; bulk ones alone last */
+    const int want[] = {0, 100, 101, 1, 2, 3, 20, 4, 5, 6, 21};
+    cr_assert_eq(norder, 11);
+    for (int i = 0; i < 11; i++)
+        cr_assert_eq(order[i], want[i], "position %d: %d, expected %d", i, order[i], want[i]);
+}
+
+Test(workq, a_drained_queue_refuses_new_items)
+{
+    struct workq *q = workq_create(2, count_item, NULL);
+    cr_assert_not_null(q);
+    cr_assert_eq(workq_push(q, (void *)1, WORKQ_BULK), 0);
+    workq_drain(q);
+    cr_assert_eq(atomic_load(&counts[1]), 1, "queued before the drain: ran");
+    cr_assert_eq(workq_push(q, (void *)2, WORKQ_NORMAL), -1);
+    cr_assert_eq(workq_push(q, (void *)2, WORKQ_URGENT), -1);
+    workq_drain(q); /* again: nothing more */
+    workq_destroy(q);
+    cr_assert_eq(atomic_load(&counts[2]), 0);
+}
+
+Test(workq, no_threads_is_refused)
+{
+    cr_assert_null(workq_create(0, count_item, NULL));
+}
