@@ -386,8 +386,7 @@ static int moved(double t, double w, double expected, double scale)
 /* Whether pj's row must be written: it is new or old enough, says something else, or its times
  * moved (moved()). Keeps what it says in pj for the commit. The count of reports the model
  * has seen is not something else: it grows with every report of a running job, and no reader
- * uses it (the model's refit is; 2,732 reporting jobs made ~520 rows due every round of
- * bench-scale, most for that count alone). */
+ * uses it (a refit changes the model, which is). */
 static int job_sched_due(const struct sched_plan *p, struct plan_job *pj, json_t *e)
 {
     const struct sched_model *m = pj->model;
