@@ -10,18 +10,19 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* $1 the jobs this pass visited already. The jobs past their bound (sql/022 counts their
- * rows), the longest histories first: by id, the first jobs thinned came back past the bound
- * before the last got a turn, and with 2,732 jobs reporting one of them kept its whole hour
- * (make bench-retention). A scan of one small row per job, sorted: no index (sql/022).
+/* The jobs past their bound (sql/022 counts their rows), the longest histories first: by id,
+ * the first jobs thinned came back past the bound before the last got a turn, and with 2,732
+ * jobs reporting one of them kept its whole hour (make bench-retention). Read once at a
+ * pass's start (a job that crosses its bound meanwhile waits for the next pass, 30 s on; the
+ * pass that read 100 at a time, passing back the ids it had seen, was quadratic in the jobs
+ * it thinned). A scan of one small row per job, sorted: no index (sql/022).
  * A job's bound is RETENTION_ROWS_MAX less (id * 389) mod RETENTION_SPREAD (389 is prime to
  * 500: a run of 500 ids takes every value once), so that jobs started together (a job
  * array, bench-retention's 2,732) do not all cross it in the same pass and again 25 passes
  * later: with one bound for all, every pass that thinned there took its whole 20 s budget. */
 static const char *const long_jobs_sql =
     "SELECT job_id FROM job_last_report WHERE rows > " STR(RETENTION_ROWS_MAX) " - job_id * 389"
-    " % " STR(RETENTION_SPREAD) " AND job_id <> ALL ($1::bigint[]) ORDER BY rows DESC, job_id"
-    " LIMIT " STR(RETENTION_JOBS_PER_BATCH);
+    " % " STR(RETENTION_SPREAD) " ORDER BY rows DESC, job_id";
 
 /* $1 the job, $2 the rows kept as they are. Drops every second row (by age, the oldest
  * kept) of those older than the newest $2, and takes them off the job's count; answers
@@ -50,34 +51,6 @@ static const char *const rounds_sql =
     "DELETE FROM sched_rounds WHERE id IN (SELECT id FROM sched_rounds ORDER BY id LIMIT "
     STR(RETENTION_ROUNDS_PER_PASS) ") AND at < now() - $1::float8 * interval '1 second'";
 
-/* The jobs visited so far, as a bigint[] literal ("{}", "{12,7}"); grows by doubling. */
-struct visited {
-    char *text;
-    size_t len, cap;
-};
-
-/* Adds id (decimal text; "" the first time: "{}"). Returns 0 or -1 (out of memory). */
-static int visited_add(struct visited *v, const char *id)
-{
-    size_t need = v->len + strlen(id) + 3;
-    if (need > v->cap) {
-        size_t cap = v->cap ? v->cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *t = realloc(v->text, cap);
-        if (!t)
-            return -1;
-        v->text = t;
-        v->cap = cap;
-    }
-    if (v->len == 0)
-        v->len = (size_t)snprintf(v->text, v->cap, "{}");
-    if (*id) /* over the closing brace */
-        v->len = v->len - 1 + (size_t)snprintf(v->text + v->len - 1, v->cap - v->len + 1,
-                                               "%s%s}", v->len > 2 ? "," : "", id);
-    return 0;
-}
-
 /* Thins one job's history (thin_sql); counts it in *res. Returns 0 or -1. */
 static int thin_one(PGconn *c, const char *id, struct retention_result *res, char *err,
                     size_t errlen)
@@ -97,41 +70,25 @@ static int thin_one(PGconn *c, const char *id, struct retention_result *res, cha
     return rc;
 }
 
-/* Every job past the bound, RETENTION_JOBS_PER_BATCH read at a time, each once (a job whose
- * count stays past the bound is not taken again), until none is left, the budget is spent or
- * *stop is set. Returns 0 or -1. */
+/* Every job past the bound, each once, until none is left, the budget is spent or *stop is
+ * set. Returns 0 or -1. */
 static int thin_jobs(PGconn *c, double end, const atomic_bool *stop, struct retention_result *res,
                      char *err, size_t errlen)
 {
-    struct visited v = {NULL, 0, 0};
-    int rc = visited_add(&v, ""), more = 1;
-    if (rc < 0)
-        snprintf(err, errlen, "retention: out of memory");
-    while (rc == 0 && more) {
-        const char *p[] = {v.text};
-        PGresult *r = db_exec(c, long_jobs_sql, 1, p);
-        if (!db_ok(r)) {
-            PQclear(r);
-            rc = db_fail(err, errlen, "retention", "finding long histories", c);
+    PGresult *r = db_exec(c, long_jobs_sql, 0, NULL);
+    if (!db_ok(r)) {
+        PQclear(r);
+        return db_fail(err, errlen, "retention", "finding long histories", c);
+    }
+    int rc = 0;
+    for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
+        if ((stop && atomic_load(stop)) || monotime_s() >= end) {
+            res->unfinished = 1;
             break;
         }
-        int n = PQntuples(r);
-        more = n == RETENTION_JOBS_PER_BATCH;
-        for (int i = 0; i < n && rc == 0; i++) {
-            if ((stop && atomic_load(stop)) || monotime_s() >= end) {
-                res->unfinished = 1;
-                more = 0;
-                break;
-            }
-            rc = thin_one(c, PQgetvalue(r, i, 0), res, err, errlen);
-            if (rc == 0 && visited_add(&v, PQgetvalue(r, i, 0)) < 0) {
-                snprintf(err, errlen, "retention: out of memory");
-                rc = -1;
-            }
-        }
-        PQclear(r);
+        rc = thin_one(c, PQgetvalue(r, i, 0), res, err, errlen);
     }
-    free(v.text);
+    PQclear(r);
     return rc;
 }
 

@@ -10,8 +10,8 @@
  *   as the live fitter keeps its points (fit.h). The running sums the speed model reads
  *   (job_metric_sums) are not touched: a thinned job keeps its measured step times exactly.
  * - drops the scheduler's round audit rows (sched_rounds) older than RETENTION_ROUNDS_S.
- * A pass thins every job past the bound (the longest histories first, RETENTION_JOBS_PER_BATCH
- * read at a time, each job once), one short statement a job, and begins no job after
+ * A pass thins every job past the bound at its start (the longest histories first, each job
+ * once), one short statement a job, and begins no job after
  * RETENTION_PASS_BUDGET_S: a backlog (after an upgrade) is worked off over a few passes, never
  * in one long statement. With 2,732 jobs reporting twice a second, a pass that thinned took
  * 210 jobs on average, at most 331, and never ran into its budget (make bench-retention,
@@ -27,7 +27,6 @@
 #define RETENTION_ROWS_MAX 4000
 #define RETENTION_SPREAD 500 /* a job's own bound: RETENTION_ROWS_MAX less 0..499 (retention.c) */
 #define RETENTION_RECENT 1000
-#define RETENTION_JOBS_PER_BATCH 100
 #define RETENTION_PASS_BUDGET_S 20.0
 #define RETENTION_ROUNDS_S (7 * 86400)
 #define RETENTION_ROUNDS_PER_PASS 10000

@@ -153,8 +153,8 @@ Test(retention, each_job_has_its_own_bound)
     hx_finish();
 }
 
-/* More jobs past the bound than one batch reads (RETENTION_JOBS_PER_BATCH, 100): a pass thins
- * them all, the longest history first. With 100 jobs a pass (main before 2026-11-28) 2,732
+/* Many jobs past the bound (more than the 100 a pass once read at a time): a pass thins them
+ * all, the longest history first. With 100 jobs a pass (main before 2026-11-28) 2,732
  * jobs reporting twice a second outgrew the thinning: after an hour 364 were past 4,000 rows
  * (make bench-retention). */
 Test(retention, a_pass_thins_every_job_past_the_bound)
