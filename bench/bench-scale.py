@@ -137,11 +137,12 @@ ROUND_LINE = re.compile(r"scheduler: round \d+ .* (\d+) us \(snapshot (\d+), (-?
 
 
 def server_side(log_name, t0, t1):
-    """From the server's log between stamps t0 and t1: each route's handling time (from the
-    request's start in the server to its answer: its own work and its waits for a database
-    connection, not the time it queued before a server thread took it), and where the
-    logged rounds' time went (rounds that acted or took 250 ms or more)."""
+    """From the server's log between stamps t0 and t1: each route's time in the server (from
+    the request's start in the server to its answer: its wait in the queue for a handler's
+    thread, printed apart, and its own work), and where the logged rounds' time went (rounds
+    that acted or took 250 ms or more)."""
     times = {name: [] for name, _ in ROUTES}
+    queued = {name: [] for name, _ in ROUTES}
     phases = []
     with open(log_name, errors="replace") as f:
         for line in f:
@@ -153,16 +154,21 @@ def server_side(log_name, t0, t1):
                 phases.append([int(x) / (1 if k == 2 else 1000.0) for k, x in enumerate(m.groups())])
                 continue
             for name, pat in ROUTES:
-                m = re.search(pat + r"\d+ ([\d.]+)ms", line)
+                m = re.search(pat + r"\d+ ([\d.]+)ms(?: \(aborted\))?(?: queued ([\d.]+)ms)?", line)
                 if m:
                     times[name].append(float(m.group(1)))
+                    if m.group(2) is not None:
+                        queued[name].append(float(m.group(2)))
                     break
     errors = [l for l in open(log_name, errors="replace") if " error: " in l]
     if errors:
         print(f"  server errors over the whole run: {len(errors)}; the last: {errors[-1].strip()}")
     for name, xs in times.items():
         if xs:
-            print(f"  {name:14} {len(xs):>7} p50 {pct(xs, 50):8.1f} ms p99 {pct(xs, 99):8.1f} ms")
+            q = queued[name]
+            waited = (f"; of which queued for a thread p50 {pct(q, 50):.1f} ms p99 {pct(q, 99):.1f} ms"
+                      if q else "")
+            print(f"  {name:14} {len(xs):>7} p50 {pct(xs, 50):8.1f} ms p99 {pct(xs, 99):8.1f} ms{waited}")
     if phases:
         cols = list(zip(*phases))
         print(f"  rounds logged: {len(phases)}; p50 of each part: total {pct(cols[0], 50):.1f} ms,"

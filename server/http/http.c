@@ -55,6 +55,8 @@ struct http_req {
      * kept in pending until libmicrohttpd calls on_access again after the resume. */
     int in_work;
     struct MHD_Response *pending;
+    double queued_at; /* monotonic s when last handed to the queue */
+    double queued_s;  /* waited in the queue for a thread, in all (logged) */
     struct timespec started;
     double retry_in;              /* > 0: the handler asked to be called again */
     double retry_at;              /* CLOCK_MONOTONIC seconds, while suspended */
@@ -382,6 +384,7 @@ static void run_request(void *arg, void *item)
 {
     struct http_server *s = arg;
     struct http_req *r = item;
+    r->queued_s += monotime_s() - r->queued_at;
     r->wake_seen = atomic_load(&s->wakes);
     s->fn(s->arg, r);
     if (!r->answered && r->retry_in > 0 && !atomic_load(&s->stopping)) {
@@ -400,6 +403,7 @@ static void dispatch(struct http_server *s, struct http_req *r)
 {
     MHD_suspend_connection(r->conn);
     r->in_work = 1;
+    r->queued_at = monotime_s();
     enum http_class c = s->classify ? s->classify(r->method, r->path) : HTTP_CLASS_NORMAL;
     enum workq_class wc = c == HTTP_CLASS_URGENT ? WORKQ_URGENT
                           : c == HTTP_CLASS_BULK ? WORKQ_BULK
@@ -460,8 +464,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     clock_gettime(CLOCK_MONOTONIC, &now);
     double ms = (double)(now.tv_sec - r->started.tv_sec) * 1e3 +
                 (double)(now.tv_nsec - r->started.tv_nsec) / 1e6;
-    log_info("%s %s %u %.1fms%s", r->method, r->path, r->status, ms,
-             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+    log_info("%s %s %u %.1fms%s queued %.1fms", r->method, r->path, r->status, ms,
+             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)", r->queued_s * 1e3);
     free(r->body);
     free(r);
     *con_cls = NULL;

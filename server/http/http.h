@@ -1,10 +1,10 @@
 /* http: the HTTP front door (libmicrohttpd). Collects each request's body up to a bound,
  * answers 413 past it, calls one handler per complete request and logs one line per request
- * (method path status duration) when it is done. Guards its connections against slow and
- * hostile clients (deadlines for a request's header and body, a budget that slow clients
- * cannot fill: guard.h), refuses over-long request targets (414) and headers (431) and puts
- * the security headers (Content-Security-Policy, nosniff, no referrer, no framing) on every
- * answer. */
+ * when it is done (method path status duration, and of that the time it waited for a
+ * handler's thread). Guards its connections against slow and hostile clients (deadlines for
+ * a request's header and body, a budget that slow clients cannot fill: guard.h), refuses
+ * over-long request targets (414) and headers (431) and puts the security headers
+ * (Content-Security-Policy, nosniff, no referrer, no framing) on every answer. */
 #ifndef RINGMASTER_HTTP_H
 #define RINGMASTER_HTTP_H
 
