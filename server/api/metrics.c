@@ -197,7 +197,8 @@ static void write_database(FILE *f, PGconn *db)
             atomic_load_explicit(&db_errors, memory_order_relaxed));
 }
 
-/* The connections (guard.h) and the refusals of bad tokens (authlimit.h). */
+/* The connections (guard.h), the requests waiting for a thread and the refusals of bad tokens
+ * (authlimit.h). */
 static void write_guards(FILE *f, const struct http_stats *h)
 {
     fprintf(f,
@@ -209,8 +210,12 @@ static void write_guards(FILE *f, const struct http_stats *h)
             " to make room.\n"
             "# TYPE ringmaster_http_connections_cut_total counter\n"
             "ringmaster_http_connections_cut_total{reason=\"deadline\"} %llu\n"
-            "ringmaster_http_connections_cut_total{reason=\"room\"} %llu\n",
-            h->connections, h->cut_late, h->cut_for_room);
+            "ringmaster_http_connections_cut_total{reason=\"room\"} %llu\n"
+            "# HELP ringmaster_http_requests_waiting Complete requests waiting for a handler's"
+            " thread (heartbeats go first, minibatch reports and log lines last).\n"
+            "# TYPE ringmaster_http_requests_waiting gauge\n"
+            "ringmaster_http_requests_waiting %zu\n",
+            h->connections, h->cut_late, h->cut_for_room, h->waiting);
     fprintf(f,
             "# HELP ringmaster_auth_failures_total Bad bearer tokens presented.\n"
             "# TYPE ringmaster_auth_failures_total counter\n"

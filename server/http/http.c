@@ -81,7 +81,7 @@ void http_req_stats(const struct http_req *r, struct http_stats *out)
 {
     struct guard_stats g;
     guard_get_stats(r->server->guard, &g);
-    *out = (struct http_stats){g.open, g.late, g.evicted};
+    *out = (struct http_stats){g.open, g.late, g.evicted, workq_waiting(r->server->work)};
 }
 
 unsigned http_req_status(const struct http_req *r)

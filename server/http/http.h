@@ -83,6 +83,7 @@ struct http_stats {
     unsigned connections;            /* open now */
     unsigned long long cut_late;     /* closed: a request past its header or body deadline */
     unsigned long long cut_for_room; /* closed: the oldest waiting one, to make room */
+    size_t waiting;                  /* complete requests waiting for a handler's thread */
 };
 
 /* Fills *out with the counters of the server that received r. */

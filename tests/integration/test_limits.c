@@ -164,6 +164,8 @@ Test(limits, slowloris_from_four_addresses_leaves_room_for_others)
                 room);
     cr_assert_gt(late + room, 0);
     cr_assert_geq(hx_metric("ringmaster_http_connections"), 1);
+    /* the scrape's own request is being handled, not waiting; nothing else is sent now */
+    cr_assert_eq(hx_metric("ringmaster_http_requests_waiting"), 0);
     hx_finish();
 }
 
