@@ -71,17 +71,18 @@ static const struct route routes[] = {
     {"GET", "/api/v1/jobs/{id}/events", jobs_events, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/suspend", actions_suspend, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/resume", actions_resume, PEOPLE, 0},
-    {"POST", "/api/v1/jobs/{id}/metrics", reports_metrics_post, MACHINES, ROUTE_JSON_BODY},
+    {"POST", "/api/v1/jobs/{id}/metrics", reports_metrics_post, MACHINES,
+     ROUTE_JSON_BODY | ROUTE_BULK},
     {"GET", "/api/v1/jobs/{id}/metrics", reports_metrics_get, ANY_ROLE, 0},
     {"POST", "/api/v1/jobs/{id}/state", reports_state, MACHINES, ROUTE_JSON_BODY},
-    {"POST", "/api/v1/jobs/{id}/log", reports_log_post, MACHINES, ROUTE_ANY_BODY},
+    {"POST", "/api/v1/jobs/{id}/log", reports_log_post, MACHINES, ROUTE_ANY_BODY | ROUTE_BULK},
     {"POST", "/api/v1/jobs/{id}/remote", actions_remote, MACHINES, ROUTE_JSON_BODY},
     {"GET", "/api/v1/jobs/{id}/log", reports_log_get, ANY_ROLE, 0},
     {"POST", "/api/v1/actions/{id}/result", actions_result, MACHINES, ROUTE_JSON_BODY},
     {"POST", "/api/v1/nodes", nodes_register, MACHINES, ROUTE_JSON_BODY},
     {"GET", "/api/v1/nodes", nodes_list, ANY_ROLE, 0},
     {"GET", "/api/v1/nodes/{id}", nodes_get, ANY_ROLE, 0},
-    {"POST", "/api/v1/nodes/{id}/heartbeat", nodes_heartbeat, MACHINES, 0},
+    {"POST", "/api/v1/nodes/{id}/heartbeat", nodes_heartbeat, MACHINES, ROUTE_URGENT},
     {"GET", "/api/v1/nodes/{id}/actions", actions_poll, MACHINES, 0},
     {"POST", "/api/v1/users", users_create, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/users", users_list, AUTH_ADMIN, 0},
@@ -258,23 +259,14 @@ static void dispatch_route(struct api *a, struct http_req *req, const struct rou
     db_release(a->db, call.db);
 }
 
-/* Whether path ends with suffix. */
-static int ends_with(const char *path, const char *suffix)
-{
-    size_t n = strlen(path), k = strlen(suffix);
-    return n > k && strcmp(path + n - k, suffix) == 0;
-}
-
 enum http_class api_classify(const char *method, const char *path)
 {
-    if (strcmp(method, "POST") != 0)
+    struct router_match m;
+    if (router_match(routes, NROUTES, method, path, &m) != ROUTER_FOUND)
         return HTTP_CLASS_NORMAL;
-    if (strncmp(path, "/api/v1/nodes/", 14) == 0 && ends_with(path, "/heartbeat"))
-        return HTTP_CLASS_URGENT;
-    if (strncmp(path, "/api/v1/jobs/", 13) == 0 &&
-        (ends_with(path, "/metrics") || ends_with(path, "/log")))
-        return HTTP_CLASS_BULK;
-    return HTTP_CLASS_NORMAL;
+    return m.route->flags & ROUTE_URGENT ? HTTP_CLASS_URGENT
+           : m.route->flags & ROUTE_BULK ? HTTP_CLASS_BULK
+                                         : HTTP_CLASS_NORMAL;
 }
 
 void api_handle(void *arg, struct http_req *req)

@@ -22,10 +22,10 @@ void api_destroy(struct api *a);
 /* The http_handler_f of the server: arg is the struct api. */
 void api_handle(void *arg, struct http_req *req);
 
-/* How a request waits for a handler's thread (http_config.classify): a node's heartbeat
- * (its liveness: a burst of posts must not make a node seem down) is urgent; minibatch
- * reports and log lines, which a worker sends in bulk and keeps in its outbox, are bulk;
- * the rest (people, state changes, actions) normal. */
+/* How a request waits for a handler's thread (http_config.classify), as its route says
+ * (ROUTE_URGENT, ROUTE_BULK): a node's heartbeat (its liveness: a burst of posts must not
+ * make a node seem down) is urgent; minibatch reports and log lines, which a worker sends in
+ * bulk and keeps in its outbox, are bulk; the rest (people, state changes, actions) normal. */
 enum http_class api_classify(const char *method, const char *path);
 
 /* Answers every long-poll waiting for actions at once (the server is stopping). */

@@ -12,6 +12,8 @@ typedef void (*route_handler_f)(struct api_call *call);
 enum route_flags {
     ROUTE_JSON_BODY = 1, /* a JSON object body is required (else 415 or 400) */
     ROUTE_ANY_BODY = 2,  /* a body of any content type (a job's log) */
+    ROUTE_URGENT = 4,    /* before the others waiting for a handler's thread (http_class) */
+    ROUTE_BULK = 8,      /* after them, a turn in four (http_class) */
 };
 
 struct route {
