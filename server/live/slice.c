@@ -132,24 +132,7 @@ error:
 /* The row of job id (rows are sorted by id), or NULL. */
 const struct slice_row *slice_row_of(const struct sched_slice *sl, int64_t id)
 {
-    size_t lo = 0, hi = sl->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (sl->rows[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < sl->n && sl->rows[lo].id == id ? &sl->rows[lo] : NULL;
-}
-
-/* The snapshot's job of id, or NULL. */
-const struct snap_job *slice_snap_job(const struct sched_snap *s, int64_t id)
-{
-    for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i].id == id)
-            return &s->jobs[i];
-    return NULL;
+    return sched_snap_by_id(sl->rows, sl->n, sizeof(*sl->rows), id);
 }
 
 int sched_slice_waiting(const struct sched_slice *sl, const struct snap_job *sj)
@@ -254,7 +237,7 @@ static const struct snap_job *partner(const struct sched_slice *sl, const struct
 {
     const struct slice_row *r = slice_row_of(sl, sj->id), *pr;
     const struct snap_job *p;
-    if (!r || r->packed_with <= 0 || !(p = slice_snap_job(sl->s, r->packed_with)) ||
+    if (!r || r->packed_with <= 0 || !(p = sched_snap_job(sl->s, r->packed_with)) ||
         !(pr = slice_row_of(sl, p->id)) || pr->packed_with != sj->id || !same_slots(sj, p))
         return NULL;
     return p;

@@ -40,8 +40,6 @@ struct sched_slice {
 
 /* The row of job id, or NULL. */
 const struct slice_row *slice_row_of(const struct sched_slice *sl, int64_t id);
-/* The snapshot job of id, or NULL. */
-const struct snap_job *slice_snap_job(const struct sched_snap *s, int64_t id);
 
 /* Seconds per minibatch that r's speed model predicts for it alone on 1 GPU of node (an index
  * into the snapshot's nodes; < 0: the reference GPU); 0 without a model. */

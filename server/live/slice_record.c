@@ -147,7 +147,7 @@ static int record_keep(const struct sched_slice *sl, PGconn *c, const struct sna
                        const struct sched_assignment *a)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
-    const struct snap_job *p = slice_snap_job(sl->s, a->packed_with);
+    const struct snap_job *p = sched_snap_job(sl->s, a->packed_with);
     if (!r || r->pack_started || !p || sj->state != JOB_RUNNING || p->state != JOB_RUNNING)
         return 0;
     char id[24], settle[32];

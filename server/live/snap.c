@@ -75,17 +75,28 @@ int sched_snap_gpu_position(const struct snap_node *n, int idx)
     return -1;
 }
 
+/* bsearch()'s comparison of an id with an item that begins with its int64_t id. */
+static int cmp_id(const void *key, const void *item)
+{
+    int64_t a = *(const int64_t *)key, b;
+    memcpy(&b, item, sizeof(b));
+    return (a > b) - (a < b);
+}
+
+void *sched_snap_by_id(const void *items, size_t n, size_t size, int64_t id)
+{
+    return n ? bsearch(&id, items, n, size, cmp_id) : NULL;
+}
+
+struct snap_job *sched_snap_job(const struct sched_snap *s, int64_t id)
+{
+    return sched_snap_by_id(s->jobs, s->njobs, sizeof(*s->jobs), id);
+}
+
 int sched_snap_node_index(const struct sched_snap *s, int64_t id)
 {
-    size_t lo = 0, hi = s->nnodes; /* nodes_sql reads them by id */
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->nodes[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->nnodes && s->nodes[lo].id == id ? (int)lo : -1;
+    const struct snap_node *n = sched_snap_by_id(s->nodes, s->nnodes, sizeof(*s->nodes), id);
+    return n ? (int)(n - s->nodes) : -1;
 }
 
 static long long ll(const PGresult *r, int i, int c)
@@ -232,19 +243,6 @@ static int fill_jobs(struct sched_snap *s, const PGresult *r)
     return 0;
 }
 
-/* The job of id (jobs are sorted by id), or NULL. */
-static struct snap_job *job_by_id(struct sched_snap *s, int64_t id)
-{
-    size_t lo = 0, hi = s->njobs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->jobs[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->njobs && s->jobs[lo].id == id ? &s->jobs[lo] : NULL;
-}
 
 /* Allocations come sorted by job: each job's slots are contiguous in the pool. */
 static int fill_allocs(struct sched_snap *s, const PGresult *r)
@@ -254,7 +252,7 @@ static int fill_allocs(struct sched_snap *s, const PGresult *r)
         return -1;
     size_t k = 0;
     for (int i = 0; i < PQntuples(r); i++) {
-        struct snap_job *j = job_by_id(s, ll(r, i, 0));
+        struct snap_job *j = sched_snap_job(s, ll(r, i, 0));
         int node = sched_snap_node_index(s, ll(r, i, 1));
         int gpu = node < 0 ? -1 : sched_snap_gpu_position(&s->nodes[node], (int)ll(r, i, 2));
         if (!j || gpu < 0)

@@ -86,6 +86,14 @@ int sched_snap_gpu_position(const struct snap_node *n, int idx);
  * nothing filled when none matches. */
 int sched_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb);
 
+/* The item of id among n items of size bytes sorted by id, each beginning with its int64_t
+ * id (struct snap_node, snap_job, slice_row: the snapshot reads them by id), or NULL; as
+ * bsearch(). */
+void *sched_snap_by_id(const void *items, size_t n, size_t size, int64_t id);
+
+/* The job of id in s->jobs, or NULL. */
+struct snap_job *sched_snap_job(const struct sched_snap *s, int64_t id);
+
 /* Index of node id in s->nodes, or -1. */
 int sched_snap_node_index(const struct sched_snap *s, int64_t id);
 
