@@ -303,7 +303,7 @@ try:
     tcp1 = tcp_counters()
     print("tcp over the run: " + ", ".join(f"{k} {tcp1.get(k, 0) - v}" for k, v in tcp0.items()))
     lines = open(lg_log.name).read().strip().splitlines()
-    for line in lines[-3:]:
+    for line in lines[-4:]:
         print(line)
     hb = [l for l in lines if l.startswith("heartbeat_p99_ms=")]
     print(f"round_p99_ms={pct(d, 99):.1f}" if d else "round_p99_ms=nan")

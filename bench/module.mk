@@ -12,7 +12,7 @@ LOADGEN := $(BUILD)/bench/ringmaster-loadgen
 
 $(LOADGEN): $(BUILD)/bench/loadgen.o
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl jansson) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl jansson) -lm -lpthread
 
 BINS += $(LOADGEN)
 

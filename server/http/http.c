@@ -21,6 +21,12 @@
 /* How many recent http_wake() keys are kept to tell a handler that news came while it ran. */
 #define WAKE_RING 64
 
+/* Handler threads that run urgent requests only (a node's heartbeat), besides cfg->threads:
+ * in bench-scale's launch every general thread was inside a metrics post waiting for
+ * PostgreSQL, and heartbeats queued behind them (docs/benchmarks.md, "A thread kept for
+ * heartbeats"). */
+#define HTTP_URGENT_THREADS 1
+
 struct http_server {
     struct MHD_Daemon *daemon;
     http_handler_f fn;
@@ -558,7 +564,7 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     pthread_mutex_init(&s->lock, NULL);
     struct guard_limits gl = {cfg->header_s, cfg->body_s, cfg->conn_limit - cfg->conn_limit / 16};
     s->guard = guard_create(&gl);
-    s->work = s->guard ? workq_create(cfg->threads, run_request, s) : NULL;
+    s->work = s->guard ? workq_create(cfg->threads, HTTP_URGENT_THREADS, run_request, s) : NULL;
     if (s->work)
         s->daemon = start_daemon(s, cfg, ai->ai_addr, ai->ai_family == AF_INET6);
     freeaddrinfo(ai);

@@ -11,14 +11,15 @@ struct ring {
 
 struct workq {
     pthread_mutex_t lock;
-    pthread_cond_t ready;
+    pthread_cond_t ready;        /* an item waits: for any thread */
+    pthread_cond_t urgent_ready; /* an urgent item waits: for the reserved threads */
     struct ring rings[3]; /* under lock: by enum workq_class */
     unsigned normal_run;  /* under lock: normal items taken while bulk ones waited */
     int stopping;         /* under lock */
     workq_run_f run;
     void *arg;
     pthread_t *threads;
-    unsigned nthreads; /* started */
+    unsigned nthreads; /* started, the reserved ones last */
 };
 
 static int ring_push(struct ring *r, void *item)
@@ -65,25 +66,39 @@ static struct ring *next_ring(struct workq *q)
     return bulk;
 }
 
-static void *thread_main(void *arg)
+/* Takes items while the class ring (urgent) or any (NULL) holds one; returns when stopping and
+ * nothing it could take is left. */
+static void take_items(struct workq *q, const struct ring *only, pthread_cond_t *wake)
 {
-    struct workq *q = arg;
     pthread_mutex_lock(&q->lock);
     for (;;) {
-        while (!waiting(q) && !q->stopping)
-            pthread_cond_wait(&q->ready, &q->lock);
-        if (!waiting(q))
+        while (!(only ? only->len : waiting(q)) && !q->stopping)
+            pthread_cond_wait(wake, &q->lock);
+        if (!(only ? only->len : waiting(q)))
             break; /* stopping, and nothing left to run */
-        void *item = ring_pop(next_ring(q));
+        void *item = ring_pop(only ? &q->rings[WORKQ_URGENT] : next_ring(q));
         pthread_mutex_unlock(&q->lock);
         q->run(q->arg, item);
         pthread_mutex_lock(&q->lock);
     }
     pthread_mutex_unlock(&q->lock);
+}
+
+static void *thread_main(void *arg)
+{
+    struct workq *q = arg;
+    take_items(q, NULL, &q->ready);
     return NULL;
 }
 
-struct workq *workq_create(unsigned nthreads, workq_run_f run, void *arg)
+static void *urgent_main(void *arg)
+{
+    struct workq *q = arg;
+    take_items(q, &q->rings[WORKQ_URGENT], &q->urgent_ready);
+    return NULL;
+}
+
+struct workq *workq_create(unsigned nthreads, unsigned nurgent, workq_run_f run, void *arg)
 {
     struct workq *q = nthreads >= 1 ? calloc(1, sizeof(*q)) : NULL;
     if (!q)
@@ -92,13 +107,15 @@ struct workq *workq_create(unsigned nthreads, workq_run_f run, void *arg)
     q->arg = arg;
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->ready, NULL);
-    q->threads = calloc(nthreads, sizeof(*q->threads));
+    pthread_cond_init(&q->urgent_ready, NULL);
+    q->threads = calloc((size_t)nthreads + nurgent, sizeof(*q->threads));
     if (!q->threads) {
         workq_destroy(q);
         return NULL;
     }
-    for (; q->nthreads < nthreads; q->nthreads++)
-        if (pthread_create(&q->threads[q->nthreads], NULL, thread_main, q) != 0) {
+    for (; q->nthreads < nthreads + nurgent; q->nthreads++)
+        if (pthread_create(&q->threads[q->nthreads], NULL,
+                           q->nthreads < nthreads ? thread_main : urgent_main, q) != 0) {
             workq_destroy(q);
             return NULL;
         }
@@ -113,6 +130,8 @@ int workq_push(struct workq *q, void *item, enum workq_class cls)
     int rc = q->stopping ? -1 : ring_push(&q->rings[cls], item);
     if (rc == 0)
         pthread_cond_signal(&q->ready);
+    if (rc == 0 && cls == WORKQ_URGENT)
+        pthread_cond_signal(&q->urgent_ready); /* whichever is free first takes it */
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -130,6 +149,7 @@ void workq_drain(struct workq *q)
     pthread_mutex_lock(&q->lock);
     q->stopping = 1;
     pthread_cond_broadcast(&q->ready);
+    pthread_cond_broadcast(&q->urgent_ready);
     pthread_mutex_unlock(&q->lock);
     for (unsigned i = 0; i < q->nthreads; i++)
         pthread_join(q->threads[i], NULL);
@@ -142,6 +162,7 @@ void workq_destroy(struct workq *q)
         return;
     workq_drain(q);
     pthread_cond_destroy(&q->ready);
+    pthread_cond_destroy(&q->urgent_ready);
     pthread_mutex_destroy(&q->lock);
     for (int i = 0; i < 3; i++)
         free(q->rings[i].items);

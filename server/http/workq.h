@@ -7,7 +7,9 @@
  * every request waits in one queue for the first free thread, in order of arrival within
  * three classes: urgent ones (a node's heartbeat: its liveness) first, then the normal ones,
  * then bulk ones (minibatch reports), which get one turn in WORKQ_BULK_TURN while normal
- * ones wait, so that they are late under load but never starved.
+ * ones wait, so that they are late under load but never starved. Some threads may be
+ * reserved for urgent items: with every other thread inside a slow handler (a launch's
+ * metrics posts wait for PostgreSQL), a heartbeat still finds one free at once.
  *
  * Thread-safe. Items are the caller's; the queue only holds them until run() is called. */
 #ifndef RINGMASTER_HTTP_WORKQ_H
@@ -23,9 +25,10 @@ enum workq_class { WORKQ_BULK, WORKQ_NORMAL, WORKQ_URGENT };
 
 #define WORKQ_BULK_TURN 4
 
-/* Starts nthreads (>= 1) threads that call run(arg, item) for each item pushed. Returns the
- * queue, or NULL (out of memory, or a thread could not start). */
-struct workq *workq_create(unsigned nthreads, workq_run_f run, void *arg);
+/* Starts nthreads (>= 1) threads that call run(arg, item) for each item pushed, and nurgent
+ * more that run urgent items only. Returns the queue, or NULL (out of memory, or a thread
+ * could not start). */
+struct workq *workq_create(unsigned nthreads, unsigned nurgent, workq_run_f run, void *arg);
 
 /* Queues item in its class. Returns 0, or -1 when the queue is stopping or out of memory:
  * run() will not see it. */

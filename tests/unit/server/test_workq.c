@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "http/workq.h"
 
@@ -20,7 +21,7 @@ static void count_item(void *arg, void *item)
 
 Test(workq, every_item_runs_once_on_several_threads)
 {
-    struct workq *q = workq_create(4, count_item, NULL);
+    struct workq *q = workq_create(4, 0, count_item, NULL);
     cr_assert_not_null(q);
     for (intptr_t i = 0; i < MANY; i++)
         cr_assert_eq(workq_push(q, (void *)i, (enum workq_class)(i % 3)), 0);
@@ -49,12 +50,32 @@ static void record_item(void *arg, void *item)
             pthread_cond_wait(&gate_cond, &gate_lock);
     }
     order[norder++] = v;
+    pthread_cond_broadcast(&gate_cond);
     pthread_mutex_unlock(&gate_lock);
+}
+
+/* Waits (at most 10 s) until v ran; returns the items that had run by then. */
+static int wait_ran(int v)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&gate_lock);
+    for (;;) {
+        int seen = 0;
+        for (int i = 0; i < norder; i++)
+            seen = seen || order[i] == v;
+        if (seen || pthread_cond_timedwait(&gate_cond, &gate_lock, &until) != 0)
+            break;
+    }
+    int n = norder;
+    pthread_mutex_unlock(&gate_lock);
+    return n;
 }
 
 Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
 {
-    struct workq *q = workq_create(1, record_item, NULL);
+    struct workq *q = workq_create(1, 0, record_item, NULL);
     cr_assert_not_null(q);
     cr_assert_eq(workq_push(q, (void *)0, WORKQ_NORMAL), 0);
     pthread_mutex_lock(&gate_lock);
@@ -85,7 +106,7 @@ Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
 
 Test(workq, a_drained_queue_refuses_new_items)
 {
-    struct workq *q = workq_create(2, count_item, NULL);
+    struct workq *q = workq_create(2, 1, count_item, NULL);
     cr_assert_not_null(q);
     cr_assert_eq(workq_push(q, (void *)1, WORKQ_BULK), 0);
     workq_drain(q);
@@ -99,5 +120,34 @@ Test(workq, a_drained_queue_refuses_new_items)
 
 Test(workq, no_threads_is_refused)
 {
-    cr_assert_null(workq_create(0, count_item, NULL));
+    cr_assert_null(workq_create(0, 1, count_item, NULL));
+}
+
+/* The only general thread is held: an urgent item still runs, on the reserved thread, and the
+ * reserved thread leaves the normal item waiting for the general one. */
+Test(workq, a_reserved_thread_runs_urgent_items_while_the_others_are_busy)
+{
+    struct workq *q = workq_create(1, 1, record_item, NULL);
+    cr_assert_not_null(q);
+    cr_assert_eq(workq_push(q, (void *)0, WORKQ_NORMAL), 0);
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_entered)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    cr_assert_eq(workq_push(q, (void *)1, WORKQ_NORMAL), 0);
+    cr_assert_eq(workq_push(q, (void *)100, WORKQ_URGENT), 0);
+    cr_assert_eq(wait_ran(100), 1, "the urgent item ran while the general thread was held");
+    cr_assert_eq(workq_push(q, (void *)101, WORKQ_URGENT), 0);
+    cr_assert_eq(wait_ran(101), 2);
+    cr_assert_eq(order[0], 100);
+    cr_assert_eq(order[1], 101, "the reserved thread took no normal item (1 still waits)");
+    cr_assert_eq(workq_waiting(q), 1);
+    pthread_mutex_lock(&gate_lock);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    workq_destroy(q);
+    cr_assert_eq(norder, 4);
+    cr_assert_eq(order[2], 0);
+    cr_assert_eq(order[3], 1);
 }
