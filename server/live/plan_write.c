@@ -100,7 +100,8 @@ static void batch_fields(json_t *spec, const struct sched_plan *p, const struct 
         json_object_set_new(spec, "goodput", pred);
 }
 
-/* The spec of a start, resize or migrate action (new), per docs/worker-protocol.md. */
+/* The spec of a start, resize, migrate or resume action (new), per docs/worker-protocol.md,
+ * less the job's command and env, which actions_sql adds from the job's row. */
 static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj)
 {
     char plan[JOBSPEC_PLAN_MAX];
@@ -121,9 +122,8 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
         json_object_set_new(last, "slots",
                             json_integer(json_integer_value(json_object_get(last, "slots")) + 1));
     }
-    json_t *spec = json_pack("{s:o, s:o, s:i, s:o, s:o, s:f, s:s, s:i, s:s}", "command",
-                             json_loads(sj->command, 0, NULL), "env", json_loads(sj->env, 0, NULL),
-                             "world_size", pj->gpus, "slots", slots, "hosts", hosts, "lr_scale",
+    json_t *spec = json_pack("{s:i, s:o, s:o, s:f, s:s, s:i, s:s}", "world_size", pj->gpus,
+                             "slots", slots, "hosts", hosts, "lr_scale",
                              (double)pj->gpus, "plan", plan, "from_world_size", sj->cur_gpus,
                              "reason", pj->migrated_by_request ? "migrate requested" : pj->reason);
     /* Checkpoints must be reachable from every node a job may move to: a shared folder the
@@ -267,13 +267,17 @@ static const char *const allocations_sql =
     " (s->>0)::bigint, (s->>1)::int FROM jsonb_array_elements($1::jsonb) e,"
     " jsonb_array_elements(e->'slots') s";
 
-/* The actions in the array's order (their ids say the order workers take them in); each
- * job's current_plan and current_batch are its spec's, written in the same transaction (a
- * suspend's spec has no batch: the job keeps its own). */
+/* The actions in the array's order (their ids say the order workers take them in), each
+ * spec but a suspend's with its job's command and env; each job's current_plan and
+ * current_batch are its spec's, written in the same transaction (a suspend's spec has no
+ * batch: the job keeps its own). */
 static const char *const actions_sql =
     "WITH a AS (INSERT INTO actions (node_id, job_id, kind, spec, round_id)"
-    " SELECT (x.e->>'node')::bigint, (x.e->>'id')::bigint, x.e->>'kind', x.e->'spec', $2"
-    " FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, k) ORDER BY x.k"
+    " SELECT (x.e->>'node')::bigint, (x.e->>'id')::bigint, x.e->>'kind',"
+    " CASE WHEN x.e->>'kind' = 'suspend' THEN x.e->'spec' ELSE x.e->'spec'"
+    " || jsonb_build_object('command', j.command, 'env', j.env) END, $2"
+    " FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, k)"
+    " JOIN jobs j ON j.id = (x.e->>'id')::bigint ORDER BY x.k"
     " RETURNING job_id, spec->>'plan' AS plan, (spec->>'batch')::bigint AS batch)"
     " UPDATE jobs j SET current_plan = a.plan, current_batch = COALESCE(a.batch,"
     " j.current_batch) FROM a WHERE j.id = a.job_id";

@@ -22,9 +22,19 @@ static const char *const meta_sql =
     "SELECT extract(epoch FROM now()), (SELECT avg(extract(epoch FROM finished_at - created_at))"
     " FROM actions WHERE kind = 'resize' AND state = 'done')";
 
+/* The active jobs, in the columns of enum job_col. Not their command and environment: only
+ * the actions a round writes carry them, and actions_sql (plan_write.c) takes them from the
+ * jobs table there; read here for every job each round they were a fifth of this statement's
+ * time at 5,000 jobs (make bench-scale, 2026-11-28). */
+enum job_col {
+    JC_ID, JC_STATE, JC_SUBMIT, JC_PRIORITY, JC_GPUS, JC_MIN_GPUS, JC_MAX_GPUS, JC_ELASTIC,
+    JC_BATCH_PER_GPU, JC_MODEL, JC_NMETRICS, JC_MIGRATE_TO, JC_PLAN_SPEC, JC_CURRENT_PLAN,
+    JC_CKPT_GEN, JC_USER_ID, JC_STEPS, JC_EPOCHS, JC_STOPS_EARLY, JC_BATCH_SPEC, JC_GRAD_SQR,
+    JC_GRAD_VAR, JC_CURRENT_BATCH
+};
 static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
-    " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text, j.command::text, j.env::text,"
+    " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text,"
     " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
     " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen, j.user_id,"
     " COALESCE(j.total_steps, j.reported_total_steps, 0), COALESCE(j.epochs, 0),"
@@ -191,20 +201,23 @@ static int fill_nodes(struct sched_snap *s, const PGresult *r)
 /* The job's batch model: what it declared, its gradient statistics, its current batch. */
 static void job_batch(struct snap_job *j, const PGresult *r, int i)
 {
-    if (PQgetisnull(r, i, 21))
+    if (PQgetisnull(r, i, JC_BATCH_SPEC))
         return;
-    json_t *decl = json_loads(PQgetvalue(r, i, 21), 0, NULL);
-    jobspec_batch_read(decl, dbl(r, i, 22), dbl(r, i, 23), (long)ll(r, i, 24), &j->batch);
+    json_t *decl = json_loads(PQgetvalue(r, i, JC_BATCH_SPEC), 0, NULL);
+    jobspec_batch_read(decl, dbl(r, i, JC_GRAD_SQR), dbl(r, i, JC_GRAD_VAR),
+                       (long)ll(r, i, JC_CURRENT_BATCH), &j->batch);
     json_decref(decl);
 }
 
 /* The job's declared plans and the plan it runs with. */
 static void job_plans(struct snap_job *j, const PGresult *r, int i)
 {
-    json_t *decl = PQgetisnull(r, i, 14) ? NULL : json_loads(PQgetvalue(r, i, 14), 0, NULL);
+    json_t *decl = PQgetisnull(r, i, JC_PLAN_SPEC)
+                       ? NULL
+                       : json_loads(PQgetvalue(r, i, JC_PLAN_SPEC), 0, NULL);
     jobspec_plans_read(decl, &j->plan);
     json_decref(decl);
-    j->current_plan = str_or_null(r, i, 15);
+    j->current_plan = str_or_null(r, i, JC_CURRENT_PLAN);
     if (!j->current_plan || jobspec_plan_parse(j->current_plan, &j->cur_plan) < 0)
         jobspec_plan_parse("dp", &j->cur_plan);
 }
@@ -217,26 +230,24 @@ static int fill_jobs(struct sched_snap *s, const PGresult *r)
         return -1;
     for (int i = 0; i < PQntuples(r); i++) {
         struct snap_job *j = &s->jobs[i];
-        j->id = ll(r, i, 0);
-        if (job_state_parse(PQgetvalue(r, i, 1), &j->state) < 0)
+        j->id = ll(r, i, JC_ID);
+        if (job_state_parse(PQgetvalue(r, i, JC_STATE), &j->state) < 0)
             j->state = JOB_PENDING;
-        j->submit = dbl(r, i, 2);
-        j->priority = (int)ll(r, i, 3);
-        j->gpus = (int)ll(r, i, 4);
-        j->min_gpus = (int)ll(r, i, 5);
-        j->max_gpus = (int)ll(r, i, 6);
-        j->elastic = strcmp(PQgetvalue(r, i, 7), "t") == 0;
-        j->batch_per_gpu = (int)ll(r, i, 8);
-        j->model = str_or_null(r, i, 9);
-        j->command = PQgetvalue(r, i, 10);
-        j->env = PQgetvalue(r, i, 11);
-        j->nmetrics = ll(r, i, 12);
-        j->migrate_to = PQgetisnull(r, i, 13) ? -1 : ll(r, i, 13);
-        j->ckpt_gen = (int)ll(r, i, 16);
-        j->user_id = ll(r, i, 17);
-        j->declared_steps = ll(r, i, 18);
-        j->declared_epochs = dbl(r, i, 19);
-        j->stops_at_convergence = strcmp(PQgetvalue(r, i, 20), "t") == 0;
+        j->submit = dbl(r, i, JC_SUBMIT);
+        j->priority = (int)ll(r, i, JC_PRIORITY);
+        j->gpus = (int)ll(r, i, JC_GPUS);
+        j->min_gpus = (int)ll(r, i, JC_MIN_GPUS);
+        j->max_gpus = (int)ll(r, i, JC_MAX_GPUS);
+        j->elastic = strcmp(PQgetvalue(r, i, JC_ELASTIC), "t") == 0;
+        j->batch_per_gpu = (int)ll(r, i, JC_BATCH_PER_GPU);
+        j->model = str_or_null(r, i, JC_MODEL);
+        j->nmetrics = ll(r, i, JC_NMETRICS);
+        j->migrate_to = PQgetisnull(r, i, JC_MIGRATE_TO) ? -1 : ll(r, i, JC_MIGRATE_TO);
+        j->ckpt_gen = (int)ll(r, i, JC_CKPT_GEN);
+        j->user_id = ll(r, i, JC_USER_ID);
+        j->declared_steps = ll(r, i, JC_STEPS);
+        j->declared_epochs = dbl(r, i, JC_EPOCHS);
+        j->stops_at_convergence = strcmp(PQgetvalue(r, i, JC_STOPS_EARLY), "t") == 0;
         job_plans(j, r, i);
         job_batch(j, r, i);
     }

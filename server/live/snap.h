@@ -36,7 +36,6 @@ struct snap_job {
     int gpus, min_gpus, max_gpus, elastic, priority, batch_per_gpu;
     double submit;     /* epoch seconds */
     const char *model; /* the job's model object as text, or NULL */
-    const char *command, *env;
     long long nmetrics; /* job_metrics rows */
     int64_t migrate_to; /* -1: no request; 0: anywhere; else a node id */
     /* Current allocation: cur_gpus slots from slots[], node = index into nodes. */
