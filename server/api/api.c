@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "actions.h"
+#include "authcache.h"
 #include "authlimit.h"
 #include "call.h"
 #include "health.h"
@@ -41,11 +42,15 @@ static void metrics_get(struct api_call *call);
 #define AUTH_WINDOW_S 60
 #define AUTH_BLOCK_S 60
 
+/* How long a verified token is taken without asking the database again (authcache.h). */
+#define AUTH_CACHE_TTL_S 10.0
+
 struct api {
     struct db_pool *db;
     const char *www_dir;
     const char *vendor_dir;
     struct authlimit *failures;
+    struct authcache *tokens; /* verified lately (authcache.h) */
     struct whatif_runner *whatif;
 };
 
@@ -146,8 +151,10 @@ struct api *api_create(struct db_pool *db, const char *www_dir, const char *vend
     a->www_dir = www_dir;
     a->vendor_dir = vendor_dir;
     a->failures = authlimit_create(AUTH_MAX_FAILURES, AUTH_WINDOW_S, AUTH_BLOCK_S);
-    a->whatif = a->failures ? whatif_runner_create(db) : NULL;
+    a->tokens = a->failures ? authcache_create(AUTH_CACHE_TTL_S) : NULL;
+    a->whatif = a->tokens ? whatif_runner_create(db) : NULL;
     if (!a->whatif) {
+        authcache_destroy(a->tokens);
         authlimit_destroy(a->failures);
         free(a);
         return NULL;
@@ -161,6 +168,7 @@ void api_destroy(struct api *a)
     if (!a)
         return;
     whatif_runner_destroy(a->whatif);
+    authcache_destroy(a->tokens);
     authlimit_destroy(a->failures);
     free(a);
 }
@@ -201,6 +209,19 @@ static void count_failure(struct api_call *call, const char *peer)
         log_info("auth: %s refused for %u s after %d bad tokens", peer, wait, AUTH_MAX_FAILURES);
 }
 
+/* auth_check(), asking the database only for a token not verified lately (authcache.h). */
+static int check_token(struct api_call *call, const char *authz)
+{
+    const char *token = auth_bearer_token(authz);
+    double now = monotime_s();
+    if (token && authcache_get(call->api->tokens, token, now, &call->who))
+        return 0;
+    int rc = auth_check(call->db, authz, &call->who);
+    if (rc == 0)
+        authcache_put(call->api->tokens, token, &call->who, now);
+    return rc;
+}
+
 /* 429 while the address is refused for bad tokens, 401 when the token is missing or
  * unknown, 403 when its role may not use the route. */
 static int authorize_or_respond(struct api_call *call, const struct route *rt)
@@ -210,7 +231,7 @@ static int authorize_or_respond(struct api_call *call, const struct route *rt)
     if (not_refused_or_respond(call, peer) < 0)
         return -1;
     const char *authz = http_req_header(call->req, "Authorization");
-    int rc = auth_check(call->db, authz, &call->who);
+    int rc = check_token(call, authz);
     static const char *const bearer[] = {"WWW-Authenticate", "Bearer realm=\"ringmaster\"", NULL};
     if (rc == -1 && authz)
         count_failure(call, peer);

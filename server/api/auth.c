@@ -57,8 +57,7 @@ int auth_token_new(char *buf, size_t len)
     return 0;
 }
 
-/* The token of "Bearer TOKEN" when it has the right shape, else NULL. */
-static const char *bearer_token(const char *authorization)
+const char *auth_bearer_token(const char *authorization)
 {
     if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
         return NULL;
@@ -74,7 +73,7 @@ static const char *bearer_token(const char *authorization)
 
 int auth_check(PGconn *c, const char *authorization, struct auth_user *who)
 {
-    const char *token = bearer_token(authorization);
+    const char *token = auth_bearer_token(authorization);
     if (!token)
         return -1;
     static const struct db_stmt lookup = {"auth_token",

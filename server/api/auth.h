@@ -27,6 +27,10 @@ int auth_role_parse(const char *name, enum auth_role *out);
 /* Fills buf (at least AUTH_TOKEN_LEN + 1 bytes) with a new token. Returns 0 or -1 (errno). */
 int auth_token_new(char *buf, size_t len);
 
+/* The token of an Authorization header value ("Bearer TOKEN") when it has the right shape
+ * (AUTH_TOKEN_LEN characters, "rm_" and hex digits), else NULL. */
+const char *auth_bearer_token(const char *authorization);
+
 /* Checks an Authorization header value ("Bearer TOKEN"). Returns 0 and fills *who, -1 when
  * missing, malformed or unknown (401), -2 on a database error. */
 int auth_check(PGconn *c, const char *authorization, struct auth_user *who);
