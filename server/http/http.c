@@ -521,13 +521,16 @@ static int resolve_listen(const char *listen, struct addrinfo **res, char *err, 
 /* libmicrohttpd's own limits sit above ours, so that ours answer first: its connection
  * limit (past which it stops accepting) leaves room for the 503s, and its memory per
  * connection (past which it answers 414 or 431 itself, with an HTML page that cannot be
- * changed in 0.9.75) holds a header twice our bound. poll(2), not epoll: with epoll the
- * first pool thread awake accepts a series of connections, and 8 clients were served by 2
- * of 8 threads (docs/benchmarks.md, "Submissions while the scheduler runs"). */
+ * changed in 0.9.75) holds a header twice our bound. epoll: with poll(2) each pool thread
+ * looked at every one of its connections at each wake-up, and at 512 nodes' ~1,500
+ * connections that was 40 % of the server's CPU (make bench-scale; docs/benchmarks.md, "The
+ * heartbeat as a node sends it"). epoll was left once because its first thread awake accepts
+ * a series of connections (8 clients served by 2 of 8 threads): the handlers then ran on
+ * those threads; now they run on the work queue, and the pool threads only read and write. */
 static struct MHD_Daemon *start_daemon(struct http_server *s, const struct http_config *cfg,
                                        const struct sockaddr *sa, int ipv6)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (ipv6)
         flags |= MHD_USE_IPv6;
     unsigned hard_limit = cfg->conn_limit + cfg->conn_limit / 16 + cfg->threads;
