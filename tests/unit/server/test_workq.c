@@ -73,15 +73,30 @@ static int wait_ran(int v)
     return n;
 }
 
-Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
+/* Pushes item 0 and waits until a thread holds it (at the gate). */
+static void hold_a_thread(struct workq *q)
 {
-    struct workq *q = workq_create(1, 0, record_item, NULL);
-    cr_assert_not_null(q);
     cr_assert_eq(workq_push(q, (void *)0, WORKQ_NORMAL), 0);
     pthread_mutex_lock(&gate_lock);
     while (!gate_entered)
         pthread_cond_wait(&gate_cond, &gate_lock);
     pthread_mutex_unlock(&gate_lock);
+}
+
+/* Opens the gate: item 0's thread goes on. */
+static void release_the_thread(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
+{
+    struct workq *q = workq_create(1, 0, record_item, NULL);
+    cr_assert_not_null(q);
+    hold_a_thread(q);
     /* the thread holds item 0: these wait (bulk 20s, normal 1-6, urgent 100s) */
     cr_assert_eq(workq_push(q, (void *)20, WORKQ_BULK), 0);
     for (intptr_t v = 1; v <= 4; v++)
@@ -92,10 +107,7 @@ Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
     cr_assert_eq(workq_push(q, (void *)101, WORKQ_URGENT), 0);
     cr_assert_eq(workq_push(q, (void *)6, WORKQ_NORMAL), 0);
     cr_assert_eq(workq_waiting(q), 10);
-    pthread_mutex_lock(&gate_lock);
-    gate_open = 1;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    release_the_thread();
     workq_destroy(q);
     /* three normal ones, then a bulk one while normal ones still wait; bulk ones alone last */
     const int want[] = {0, 100, 101, 1, 2, 3, 20, 4, 5, 6, 21};
@@ -129,11 +141,7 @@ Test(workq, a_reserved_thread_runs_urgent_items_while_the_others_are_busy)
 {
     struct workq *q = workq_create(1, 1, record_item, NULL);
     cr_assert_not_null(q);
-    cr_assert_eq(workq_push(q, (void *)0, WORKQ_NORMAL), 0);
-    pthread_mutex_lock(&gate_lock);
-    while (!gate_entered)
-        pthread_cond_wait(&gate_cond, &gate_lock);
-    pthread_mutex_unlock(&gate_lock);
+    hold_a_thread(q);
     cr_assert_eq(workq_push(q, (void *)1, WORKQ_NORMAL), 0);
     cr_assert_eq(workq_push(q, (void *)100, WORKQ_URGENT), 0);
     cr_assert_eq(wait_ran(100), 1, "the urgent item ran while the general thread was held");
@@ -142,10 +150,7 @@ Test(workq, a_reserved_thread_runs_urgent_items_while_the_others_are_busy)
     cr_assert_eq(order[0], 100);
     cr_assert_eq(order[1], 101, "the reserved thread took no normal item (1 still waits)");
     cr_assert_eq(workq_waiting(q), 1);
-    pthread_mutex_lock(&gate_lock);
-    gate_open = 1;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    release_the_thread();
     workq_destroy(q);
     cr_assert_eq(norder, 4);
     cr_assert_eq(order[2], 0);
