@@ -71,6 +71,7 @@ struct sched_model {
      * something else): a hash of what it says but the times, and the times. */
     uint64_t sched_hash;
     double sched_at;     /* snapshot time of that write (epoch seconds); 0: never */
+    double sched_start;  /* its predicted start then (< 0 none) */
     double sched_finish; /* its predicted finish then (< 0 none) */
     double sched_rem;    /* its remaining seconds then (< 0 none) */
 };

@@ -34,7 +34,7 @@ struct plan_job {
     double predicted_finish; /* of a waiting job, epoch seconds; < 0 unknown */
     int sched_written;       /* its job_sched row is in this round's write */
     uint64_t sched_hash;     /* and says this (model.h) */
-    double sched_finish, sched_rem;
+    double sched_start, sched_finish, sched_rem;
 };
 
 struct sched_plan {

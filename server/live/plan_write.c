@@ -388,27 +388,38 @@ static int moved(double t, double w, double expected, double scale)
 }
 
 /* Whether pj's row must be written: it is new or old enough, says something else, or its times
- * moved (moved()). Keeps what it says in pj for the commit. The count of reports the model
- * has seen is not something else: it grows with every report of a running job, and no reader
- * uses it (a refit changes the model, which is). */
-static int job_sched_due(const struct sched_plan *p, struct plan_job *pj, json_t *e)
+ * moved (moved()). Keeps what it says in pj for the commit. What it says but the times is
+ * hashed from the fields job_sched_json() writes, not from that JSON (building, copying and
+ * dumping an object for each of 5,000 jobs every round, to write ~500, was most of the
+ * write's time). A refitted model (or a changed job) is always written; the count of reports
+ * the model has seen is not something else: it grows with every report of a running job, and
+ * no reader uses it. A waiting job's predicted start moves with the clock and with the jobs
+ * around it: like its finish it is written again when it moved by more than max(30 s, 2 % of
+ * the time to it), and at least every JOB_SCHED_REFRESH_S. */
+static int job_sched_due(const struct sched_plan *p, struct plan_job *pj)
 {
     const struct sched_model *m = pj->model;
     double now = p->s->now;
-    const json_t *f = json_object_get(e, "finish"), *r = json_object_get(e, "rem");
-    pj->sched_finish = f ? json_number_value(f) : -1;
-    pj->sched_rem = r ? json_number_value(r) : -1;
-    json_t *rest = json_copy(e);
-    json_object_del(rest, "finish");
-    json_object_del(rest, "rem");
-    json_object_del(rest, "metrics");
-    char *text = rest ? json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(rest);
-    pj->sched_hash = text ? fnv1a_str(text) : 0;
-    free(text);
+    pj->sched_start = pj->predicted_start;
+    pj->sched_finish = predicted_finish(p, pj);
+    pj->sched_rem = -1;
+    if (m->has_estimate) {
+        double left = sched_model_remaining_s(m, pj->gpus > 0 ? pj->gpus : 1);
+        pj->sched_rem = left >= 0 && isfinite(left) ? left : -1;
+    }
+    uint64_t h = fnv1a(FNV1A_INIT, &pj->sj->id, sizeof(pj->sj->id));
+    int pos = pj->queue_position, migrated = pj->migrated_by_request != 0;
+    h = fnv1a(h, &pos, sizeof(pos));
+    if (pos > 0)
+        h = fnv1a(h, pj->pending_reason, strlen(pj->pending_reason) + 1);
+    h = fnv1a(h, &migrated, sizeof(migrated));
+    int src = m->has_estimate ? (int)m->estimate_source : -1;
+    h = fnv1a(h, &src, sizeof(src));
+    pj->sched_hash = h ? h : 1;
     double elapsed = now - m->sched_at;
-    return m->sched_at <= 0 || !pj->sched_hash || elapsed >= JOB_SCHED_REFRESH_S ||
-           elapsed < 0 || pj->sched_hash != m->sched_hash ||
+    return m->sched_at <= 0 || m->changed || pj->change != CH_KEEP ||
+           elapsed >= JOB_SCHED_REFRESH_S || elapsed < 0 || pj->sched_hash != m->sched_hash ||
+           moved(pj->sched_start, m->sched_start, m->sched_start, pj->sched_start - now) ||
            moved(pj->sched_finish, m->sched_finish, m->sched_finish, pj->sched_finish - now) ||
            moved(pj->sched_rem, m->sched_rem, m->sched_rem - elapsed, pj->sched_rem);
 }
@@ -422,6 +433,7 @@ static void job_sched_committed(struct sched_plan *p)
             continue;
         pj->model->sched_hash = pj->sched_hash;
         pj->model->sched_at = p->s->now;
+        pj->model->sched_start = pj->sched_start;
         pj->model->sched_finish = pj->sched_finish;
         pj->model->sched_rem = pj->sched_rem;
     }
@@ -434,11 +446,11 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
     json_t *all = json_array();
     for (size_t i = 0; all && i < p->njobs; i++) {
         struct plan_job *pj = &p->jobs[i];
-        json_t *e = job_sched_json(p, pj);
-        pj->sched_written = e && job_sched_due(p, pj, e);
-        if (pj->sched_written)
-            json_array_append(all, e);
-        json_decref(e);
+        pj->sched_written = job_sched_due(p, pj);
+        if (pj->sched_written && json_array_append_new(all, job_sched_json(p, pj)) < 0) {
+            json_decref(all);
+            return -1;
+        }
     }
     if (json_array_size(all) == 0) {
         json_decref(all);
