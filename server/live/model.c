@@ -193,6 +193,14 @@ void sched_models_prune(struct sched_models *ms, long round)
  * when a restart reads every job's history. */
 #define REFRESH_ROWS_MAX 262144
 
+/* The jobs refitted in one round at most: those with the most new reports first (a job left
+ * out has more the next round, so none waits for ever). Jobs started together report
+ * together, and in make bench-scale's window the rounds where 1,200-2,600 of them had new
+ * reports at once spent 74-152 ms refitting and were the rounds over 250 ms (docs/
+ * benchmarks.md, "Refits spread over rounds"); a round takes about half a second to come
+ * again, so a model is at most a few rounds late. */
+#define REFITS_MAX 384
+
 /* $1 the jobs, $2 the step after which each one's points are new (-1: all), in the same
  * order: up to a page of each job's points in step order, the job by its position in $1. */
 static const char *const new_points_sql =
@@ -430,6 +438,14 @@ static int by_job(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The most new reports first, then by job id. */
+static int by_news(const void *a, const void *b)
+{
+    const struct refresh *x = a, *y = b;
+    long long nx = x->nmetrics - x->m->metrics_seen, ny = y->nmetrics - y->m->metrics_seen;
+    return nx != ny ? (nx < ny ? 1 : -1) : by_job(a, b);
+}
+
 int sched_models_refresh(struct sched_models *ms, struct sched_model *const *models,
                          const long long *nmetrics, size_t n, PGconn *c)
 {
@@ -440,6 +456,10 @@ int sched_models_refresh(struct sched_models *ms, struct sched_model *const *mod
     for (size_t i = 0; i < n; i++)
         if (nmetrics[i] != models[i]->metrics_seen)
             rs[k++] = (struct refresh){.m = models[i], .nmetrics = nmetrics[i]};
+    if (k > REFITS_MAX) {
+        qsort(rs, k, sizeof(*rs), by_news);
+        k = REFITS_MAX;
+    }
     qsort(rs, k, sizeof(*rs), by_job);
     int rc = 0, refitted = 0;
     for (size_t first = 0; first < k;) {

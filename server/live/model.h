@@ -92,7 +92,8 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
 void sched_models_prune(struct sched_models *ms, long round);
 
 /* Refits the models of the n jobs whose metrics count (nmetrics[i] for models[i]) differs
- * from what their fit saw: their new (step, loss) points and their sums are read for all of
+ * from what their fit saw, at most a few hundred a round (those with the most new reports;
+ * model.c, REFITS_MAX): their new (step, loss) points and their sums are read for all of
  * them in a statement or two per group of jobs (one group in a steady round), not per job.
  * The convergence fits (conv_fit: about 0.5-1 ms each on 512 points) are bounded: at most
  * SCHED_CONV_FITS_MAX a round, and past SCHED_CONV_FITS_MIN none once they took
