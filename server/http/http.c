@@ -21,10 +21,11 @@
 /* How many recent http_wake() keys are kept to tell a handler that news came while it ran. */
 #define WAKE_RING 64
 
-/* Handler threads that run urgent requests only (a node's heartbeat), besides cfg->threads:
- * in bench-scale's launch every general thread was inside a metrics post waiting for
- * PostgreSQL, and heartbeats queued behind them (docs/benchmarks.md, "A thread kept for
- * heartbeats"). */
+/* Handler threads that run urgent requests only (a node's heartbeat), besides cfg->threads,
+ * so that a node's liveness never waits for every general thread to leave a slow handler (a
+ * PostgreSQL stall under a launch's metrics posts). On two cores make bench-scale measured no
+ * gain from it: a heartbeat's wait in the queue there is a wait for a CPU (docs/
+ * benchmarks.md, "The heartbeat as a node sends it"). */
 #define HTTP_URGENT_THREADS 1
 
 struct http_server {

@@ -197,8 +197,8 @@ void sched_models_prune(struct sched_models *ms, long round)
  * out has more the next round, so none waits for ever). Jobs started together report
  * together, and in make bench-scale's window the rounds where 1,200-2,600 of them had new
  * reports at once spent 74-152 ms refitting and were the rounds over 250 ms (docs/
- * benchmarks.md, "Refits spread over rounds"); a round takes about half a second to come
- * again, so a model is at most a few rounds late. */
+ * benchmarks.md, "The round's write and its refits"); a round takes about half a second to
+ * come again, so a model is at most a few rounds late. */
 #define REFITS_MAX 384
 
 /* $1 the jobs, $2 the step after which each one's points are new (-1: all), in the same

@@ -335,31 +335,29 @@ static double predicted_finish(const struct sched_plan *p, const struct plan_job
     return left >= 0 && isfinite(left) ? p->s->now + left : -1;
 }
 
-/* One element of the job_sched upsert (new). */
-static json_t *job_sched_json(const struct sched_plan *p, const struct plan_job *pj)
+/* One element of the job_sched upsert (new), for a row job_sched_due() found due: its times
+ * are those it kept in pj. */
+static json_t *job_sched_json(const struct plan_job *pj)
 {
-    double finish = predicted_finish(p, pj);
     json_t *e = json_pack("{s:I, s:I}", "id", (json_int_t)pj->sj->id, "metrics",
                           (json_int_t)pj->model->metrics_seen);
     if (pj->queue_position > 0) {
         json_object_set_new(e, "reason", json_string(pj->pending_reason));
         json_object_set_new(e, "pos", json_integer(pj->queue_position));
     }
-    if (pj->predicted_start >= 0)
-        json_object_set_new(e, "start", json_real(pj->predicted_start));
-    if (finish >= 0)
-        json_object_set_new(e, "finish", json_real(finish));
+    if (pj->sched_start >= 0)
+        json_object_set_new(e, "start", json_real(pj->sched_start));
+    if (pj->sched_finish >= 0)
+        json_object_set_new(e, "finish", json_real(pj->sched_finish));
     if (pj->model->changed || pj->change != CH_KEEP)
         json_object_set_new(e, "model", sched_model_json(pj->model, pj->gpus));
     if (pj->migrated_by_request)
         json_object_set_new(e, "migrated", json_true());
-    if (pj->model->has_estimate) {
+    if (pj->model->has_estimate)
         json_object_set_new(e, "src",
                             json_string(sched_estimate_source_name(pj->model->estimate_source)));
-        double left = sched_model_remaining_s(pj->model, pj->gpus > 0 ? pj->gpus : 1);
-        if (left >= 0 && isfinite(left))
-            json_object_set_new(e, "rem", json_real(left));
-    }
+    if (pj->sched_rem >= 0)
+        json_object_set_new(e, "rem", json_real(pj->sched_rem));
     return e;
 }
 
@@ -447,7 +445,7 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
     for (size_t i = 0; all && i < p->njobs; i++) {
         struct plan_job *pj = &p->jobs[i];
         pj->sched_written = job_sched_due(p, pj);
-        if (pj->sched_written && json_array_append_new(all, job_sched_json(p, pj)) < 0) {
+        if (pj->sched_written && json_array_append_new(all, job_sched_json(pj)) < 0) {
             json_decref(all);
             return -1;
         }
