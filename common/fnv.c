@@ -1,6 +1,8 @@
 #include "fnv.h"
 
+#include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
 
 uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
@@ -13,4 +15,12 @@ uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 uint64_t fnv1a_str(const char *s)
 {
     return fnv1a(FNV1A_INIT, s, strlen(s));
+}
+
+uint64_t fnv1a_seeded_init(const void *salt)
+{
+    uint64_t seed;
+    if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+        seed = (uint64_t)(uintptr_t)salt ^ UINT64_C(0x9e3779b97f4a7c15);
+    return FNV1A_INIT ^ seed;
 }

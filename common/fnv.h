@@ -15,4 +15,10 @@ uint64_t fnv1a(uint64_t h, const void *p, size_t n);
 /* The hash of the text s (its bytes before the '\0'). */
 uint64_t fnv1a_str(const char *s);
 
+/* A starting point of its own (FNV1A_INIT with random bits from getrandom(), or the address
+ * salt when there are none), for the sets of a table whose keys come from outside the
+ * process (authlimit's addresses, authcache's tokens): keys picked in advance to share a
+ * set do not share one here. */
+uint64_t fnv1a_seeded_init(const void *salt);
+
 #endif

@@ -4,7 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+
+#include "fnv.h"
 
 #define WAYS 4
 #define SETS (AUTHCACHE_SLOTS / WAYS)
@@ -17,7 +18,7 @@ struct slot {
 
 struct authcache {
     double ttl_s;
-    uint64_t seed; /* so that no one can choose tokens that share a set with another's */
+    uint64_t basis; /* fnv1a_seeded_init(): no one can choose tokens that share a set */
     pthread_mutex_t lock;
     struct slot slots[SETS][WAYS]; /* under lock */
 };
@@ -28,8 +29,7 @@ struct authcache *authcache_create(double ttl_s)
     if (!c)
         return NULL;
     c->ttl_s = ttl_s;
-    if (getrandom(&c->seed, sizeof(c->seed), GRND_NONBLOCK) != sizeof(c->seed))
-        c->seed = (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15ull;
+    c->basis = fnv1a_seeded_init(c);
     pthread_mutex_init(&c->lock, NULL);
     return c;
 }
@@ -44,9 +44,7 @@ void authcache_destroy(struct authcache *c)
 
 static struct slot *set_of(struct authcache *c, const char *token)
 {
-    uint64_t h = 1469598103934665603ull ^ c->seed;
-    for (int i = 0; i < AUTH_TOKEN_LEN; i++)
-        h = (h ^ (unsigned char)token[i]) * 1099511628211ull;
+    uint64_t h = fnv1a(c->basis, token, AUTH_TOKEN_LEN);
     return c->slots[(h ^ (h >> 29)) % SETS];
 }
 

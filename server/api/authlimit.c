@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+
+#include "fnv.h"
 
 #define WAYS 4
 #define SETS (AUTHLIMIT_SLOTS / WAYS)
@@ -22,7 +23,7 @@ struct slot {
 
 struct authlimit {
     unsigned max_failures, window_s, block_s;
-    uint64_t seed; /* so that no one can choose addresses that share a set with another's */
+    uint64_t basis; /* fnv1a_seeded_init(): no one can choose addresses that share a set */
     pthread_mutex_t lock;
     struct slot slots[SETS][WAYS]; /* under lock */
 };
@@ -35,8 +36,7 @@ struct authlimit *authlimit_create(unsigned max_failures, unsigned window_s, uns
     a->max_failures = max_failures ? max_failures : 1;
     a->window_s = window_s;
     a->block_s = block_s;
-    if (getrandom(&a->seed, sizeof(a->seed), GRND_NONBLOCK) != sizeof(a->seed))
-        a->seed = (uint64_t)(uintptr_t)a ^ 0x9e3779b97f4a7c15ull;
+    a->basis = fnv1a_seeded_init(a);
     pthread_mutex_init(&a->lock, NULL);
     return a;
 }
@@ -68,9 +68,7 @@ static void key_of(const char *addr, unsigned char key[16])
 
 static struct slot *set_of(struct authlimit *a, const unsigned char key[16])
 {
-    uint64_t h = 1469598103934665603ull ^ a->seed;
-    for (int i = 0; i < 16; i++)
-        h = (h ^ key[i]) * 1099511628211ull;
+    uint64_t h = fnv1a(a->basis, key, 16);
     return a->slots[(h ^ (h >> 29)) % SETS];
 }
 
