@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "http/http.h"
 #include "http/jsontext.h"
 #include "log.h"
 #include "metrics.h"
@@ -154,8 +155,10 @@ int submit_group_store(PGconn *c, struct submit_group_job *job)
         else
             head = job;
         tail = job;
+        http_wait_begin(); /* the statement in flight is PostgreSQL's work, not ours */
         while (job->state == QUEUED)
             pthread_cond_wait(&cv, &mu);
+        http_wait_end();
         if (job->state == LEAD)
             n = take_queue(jobs);
     }

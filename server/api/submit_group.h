@@ -1,6 +1,7 @@
 /* submit_group: group commit of concurrent single submissions (POST /api/v1/jobs). A
  * submission stores its job alone, in one statement, when fewer than two submissions'
- * statements are in flight; one that finds two in flight queues its job, and when one of them
+ * statements are in flight; one that finds two in flight queues its job (and steps aside for
+ * another request meanwhile: http_wait_begin()), and when one of them
  * ends the first job queued leads: its request stores every job queued by then (at most
  * SUBMIT_GROUP_MAX) as one multi-row insert in one transaction, on its own connection, while
  * the next jobs queue. The statement's start, the constraints' rebuild, the foreign keys'

@@ -28,6 +28,31 @@
  * benchmarks.md, "The heartbeat as a node sends it"). */
 #define HTTP_URGENT_THREADS 1
 
+/* Spare handler threads, which run while handlers wait aside (http_wait_begin()): as many as
+ * the general ones, at most HTTP_SPARE_MAX, so that the pool's database connections stay well
+ * inside PostgreSQL's default max_connections (100) at 64 threads. */
+#define HTTP_SPARE_MAX 16
+
+static unsigned spare_threads(unsigned threads)
+{
+    return threads < HTTP_SPARE_MAX ? threads : HTTP_SPARE_MAX;
+}
+
+unsigned http_handler_threads(unsigned threads)
+{
+    return threads + spare_threads(threads) + HTTP_URGENT_THREADS;
+}
+
+void http_wait_begin(void)
+{
+    workq_wait_begin();
+}
+
+void http_wait_end(void)
+{
+    workq_wait_end();
+}
+
 struct http_server {
     struct MHD_Daemon *daemon;
     http_handler_f fn;
@@ -568,7 +593,8 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     pthread_mutex_init(&s->lock, NULL);
     struct guard_limits gl = {cfg->header_s, cfg->body_s, cfg->conn_limit - cfg->conn_limit / 16};
     s->guard = guard_create(&gl);
-    s->work = s->guard ? workq_create(cfg->threads, HTTP_URGENT_THREADS, run_request, s) : NULL;
+    s->work = s->guard ? workq_create(cfg->threads, spare_threads(cfg->threads), HTTP_URGENT_THREADS,
+                                           run_request, s) : NULL;
     if (s->work)
         s->daemon = start_daemon(s, cfg, ai->ai_addr, ai->ai_family == AF_INET6);
     freeaddrinfo(ai);

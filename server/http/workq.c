@@ -3,6 +3,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+/* The queue whose general thread this is (NULL on any other thread): workq_wait_begin(). */
+static _Thread_local struct workq *own_queue;
+
 /* A first-in first-out ring of items that grows by doubling. */
 struct ring {
     void **items;
@@ -15,6 +18,8 @@ struct workq {
     pthread_cond_t urgent_ready; /* an urgent item waits: for the reserved threads */
     struct ring rings[3]; /* under lock: by enum workq_class */
     unsigned normal_run;  /* under lock: normal items taken while bulk ones waited */
+    unsigned active;      /* under lock: general threads in run() and not waiting aside */
+    unsigned limit;       /* at most this many active: the nthreads of workq_create() */
     int stopping;         /* under lock */
     workq_run_f run;
     void *arg;
@@ -66,20 +71,32 @@ static struct ring *next_ring(struct workq *q)
     return bulk;
 }
 
-/* Takes items while the class ring (urgent) or any (NULL) holds one; returns when stopping and
- * nothing it could take is left. */
+/* Under q->lock: whether a thread may take an item now: the urgent ring's (only) holds one, or
+ * (a general thread) some item waits and fewer than limit general threads are active. While
+ * draining, a general thread that may not take one leaves: the active ones run what is left. */
+static int may_take(const struct workq *q, const struct ring *only)
+{
+    if (only)
+        return only->len > 0;
+    return waiting(q) > 0 && q->active < q->limit;
+}
+
+/* Takes items while the class ring (urgent) or any (NULL: a general thread, counted active
+ * while it runs one) holds one; returns when stopping and nothing it could take is left. */
 static void take_items(struct workq *q, const struct ring *only, pthread_cond_t *wake)
 {
     pthread_mutex_lock(&q->lock);
     for (;;) {
-        while (!(only ? only->len : waiting(q)) && !q->stopping)
+        while (!may_take(q, only) && !q->stopping)
             pthread_cond_wait(wake, &q->lock);
-        if (!(only ? only->len : waiting(q)))
+        if (!may_take(q, only))
             break; /* stopping, and nothing left to run */
         void *item = ring_pop(only ? &q->rings[WORKQ_URGENT] : next_ring(q));
+        q->active += !only;
         pthread_mutex_unlock(&q->lock);
         q->run(q->arg, item);
         pthread_mutex_lock(&q->lock);
+        q->active -= !only;
     }
     pthread_mutex_unlock(&q->lock);
 }
@@ -87,6 +104,7 @@ static void take_items(struct workq *q, const struct ring *only, pthread_cond_t 
 static void *thread_main(void *arg)
 {
     struct workq *q = arg;
+    own_queue = q;
     take_items(q, NULL, &q->ready);
     return NULL;
 }
@@ -98,11 +116,14 @@ static void *urgent_main(void *arg)
     return NULL;
 }
 
-struct workq *workq_create(unsigned nthreads, unsigned nurgent, workq_run_f run, void *arg)
+struct workq *workq_create(unsigned nthreads, unsigned nspare, unsigned nurgent, workq_run_f run,
+                           void *arg)
 {
     struct workq *q = nthreads >= 1 ? calloc(1, sizeof(*q)) : NULL;
     if (!q)
         return NULL;
+    q->limit = nthreads;
+    nthreads += nspare;
     q->run = run;
     q->arg = arg;
     pthread_mutex_init(&q->lock, NULL);
@@ -134,6 +155,28 @@ int workq_push(struct workq *q, void *item, enum workq_class cls)
         pthread_cond_signal(&q->urgent_ready); /* whichever is free first takes it */
     pthread_mutex_unlock(&q->lock);
     return rc;
+}
+
+void workq_wait_begin(void)
+{
+    struct workq *q = own_queue;
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->lock);
+    q->active--;
+    if (may_take(q, NULL))
+        pthread_cond_signal(&q->ready);
+    pthread_mutex_unlock(&q->lock);
+}
+
+void workq_wait_end(void)
+{
+    struct workq *q = own_queue;
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->lock);
+    q->active++;
+    pthread_mutex_unlock(&q->lock);
 }
 
 size_t workq_waiting(struct workq *q)
