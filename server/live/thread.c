@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "duty.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
@@ -19,7 +20,6 @@
 #include "wake.h"
 
 #define RETRY_S 1.0
-#define COALESCE_MAX_S 1.0 /* the longest a wake-up waits for the last round to settle */
 #define SLOW_ROUND_US 250000 /* a round this long is logged with where its time went */
 
 struct sched_thread {
@@ -176,23 +176,17 @@ static void drain(struct sched_thread *t)
         PQfreemem(n);
 }
 
-/* The rest a wake-up lets the thread take after a round that took took_s seconds: as long again, at
- * most COALESCE_MAX_S. */
-static double settle_after(double took_s)
-{
-    return took_s < COALESCE_MAX_S ? took_s : COALESCE_MAX_S;
-}
-
 /* Rounds run when due (the timer) and on a wake-up (a signal or a notification). A wake-up
- * within settle_after() of the last round's end waits until then, and every wake-up of that
- * while joins the one round: a burst of submissions (each wakes the thread) gets a round
- * at most every two rounds' time, and the thread takes at most half a core instead of all of
- * it (a round over thousands of jobs costs ~100 ms on a 2-core machine). A wake-up after a
- * quiet while runs a round at once, as before. */
+ * before the time the round budget allows (duty.h: at once after a quiet while) waits until
+ * then, and every wake-up of that while joins the one round: in a burst of submissions (each
+ * wakes the thread) the rounds take at most a quarter of the time instead of all of it (a
+ * round over thousands of jobs costs ~100 ms on a 2-core machine). */
 static void *run(void *arg)
 {
     struct sched_thread *t = arg;
     struct sched_config cfg;
+    struct sched_duty duty;
+    sched_duty_init(&duty);
     double wait = 0, left = 0, due = monotime_s(), settled = 0;
     int rc = 1, round = 1;
     for (;;) {
@@ -214,7 +208,7 @@ static void *run(void *arg)
         wait = one_round(t, &cfg);
         double end = monotime_s();
         due = end + wait;
-        settled = end + settle_after(end - start);
+        settled = sched_duty_round(&duty, start, end);
         round = 0;
     }
     return NULL;
