@@ -145,11 +145,7 @@ static void insert_job(struct api_call *call, const struct jobspec *s, struct in
  * or -1 after a 503 or 500. */
 static int cluster_or_respond(struct api_call *call, long *nodes, long *gpus)
 {
-    static const struct db_stmt cluster = {
-        "submit_cluster",
-        "SELECT count(DISTINCT n.id), count(g.idx) FROM nodes n"
-        " JOIN node_gpus g ON g.node_id = n.id WHERE n.state = 'UP'",
-        0, 0};
+    static const struct db_stmt cluster = {"submit_cluster", SUBMIT_CLUSTER_SQL, 0, 0};
     PGresult *r = db_exec_stmt(call->db, &cluster, NULL);
     int rc = -1;
     if (!db_ok(r) || PQntuples(r) != 1) {

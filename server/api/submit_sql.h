@@ -8,10 +8,11 @@
 /* The parameters of a single submission's statement (SUBMIT_ONE_SQL): $1..$21. */
 #define SUBMIT_NPARAMS 21
 
-/* The cluster up: its nodes and their GPUs, for the admission check. */
-#define SUBMIT_CLUSTER_CTE                                                                         \
-    "cl AS (SELECT count(DISTINCT n.id) AS nodes, count(g.idx) AS gpus FROM nodes n"               \
-    " JOIN node_gpus g ON g.node_id = n.id WHERE n.state = 'UP')"
+/* The cluster up: its nodes with GPUs and their GPUs, for the admission check, as the
+ * database keeps them (sql/029_cluster_up.sql): counting them here cost 0.77 ms a statement at
+ * 512 nodes of 8 GPUs. */
+#define SUBMIT_CLUSTER_SQL "SELECT nodes, gpus FROM cluster_up WHERE id = 1"
+#define SUBMIT_CLUSTER_CTE "cl AS (" SUBMIT_CLUSTER_SQL ")"
 
 /* The insert of a job and its first event. $17: the job's id when chosen beforehand (an
  * array's first job), else NULL; $18, $19: its array's id and its index there, or NULL; $20:

@@ -359,6 +359,85 @@ Test(estimates, a_job_larger_than_the_cluster_is_refused_unless_it_holds)
     hx_finish();
 }
 
+/* The cluster up as the database keeps it (sql/029) is the count of the nodes up with GPUs
+ * and their GPUs, after each way a node comes, changes, goes down, comes back and leaves. */
+static void expect_cluster_up(long nodes, long gpus)
+{
+    long kept_nodes = (long)hx_sql_num("SELECT nodes FROM cluster_up WHERE id = 1");
+    long kept_gpus = (long)hx_sql_num("SELECT gpus FROM cluster_up WHERE id = 1");
+    long counted_nodes = (long)hx_sql_num("SELECT count(DISTINCT n.id) FROM nodes n JOIN node_gpus"
+                                          " g ON g.node_id = n.id WHERE n.state = 'UP'");
+    long counted_gpus = (long)hx_sql_num("SELECT count(*) FROM nodes n JOIN node_gpus g"
+                                         " ON g.node_id = n.id WHERE n.state = 'UP'");
+    cr_assert_eq(kept_nodes, counted_nodes, "kept %ld nodes, counted %ld", kept_nodes,
+                 counted_nodes);
+    cr_assert_eq(kept_gpus, counted_gpus, "kept %ld GPUs, counted %ld", kept_gpus, counted_gpus);
+    cr_assert_eq(kept_nodes, nodes, "%ld nodes up, expected %ld", kept_nodes, nodes);
+    cr_assert_eq(kept_gpus, gpus, "%ld GPUs up, expected %ld", kept_gpus, gpus);
+}
+
+/* Registers (or registers again) node name with GPUs 0..gpus-1 as worker w. */
+static long long register_node(const char *w, const char *name, int gpus)
+{
+    char body[1024];
+    int o = snprintf(body, sizeof(body),
+                     "{\"name\":\"%s\",\"cpus\":8,\"memory_bytes\":1000,\"gpus\":[", name);
+    for (int i = 0; i < gpus; i++)
+        o += snprintf(body + o, sizeof(body) - (size_t)o,
+                      "%s{\"index\":%d,\"model\":\"V100\",\"memory_bytes\":1000}", i ? "," : "",
+                      i);
+    snprintf(body + o, sizeof(body) - (size_t)o, "]}");
+    struct hx_resp *r = hx_json("POST", "/api/v1/nodes", w, body);
+    cr_assert(r->status == 201 || r->status == 200, "%ld %s", r->status, r->body);
+    json_t *n = hx_expect_json(r, r->status);
+    long long id = json_integer_value(json_object_get(n, "id"));
+    json_decref(n);
+    return id;
+}
+
+Test(estimates, the_cluster_up_is_kept_as_nodes_come_and_go)
+{
+    char w[128], path[96];
+    hx_user("w1", "worker", w);
+    expect_cluster_up(0, 0);
+    long long a = register_node(w, "a", 2);
+    expect_cluster_up(1, 2);
+    register_node(w, "b", 4);
+    expect_cluster_up(2, 6);
+    register_node(w, "c", 0); /* up without GPUs: not counted, as before */
+    expect_cluster_up(2, 6);
+    register_node(w, "b", 1); /* again, with fewer GPUs */
+    expect_cluster_up(2, 3);
+    register_node(w, "c", 3); /* again, with GPUs now */
+    expect_cluster_up(3, 6);
+    /* a node and its GPUs in one statement: both kinds of trigger see both */
+    hx_sql_do("WITH n AS (INSERT INTO nodes (name, cpus, memory_bytes) VALUES ('d', 8, 1)"
+              " RETURNING id) INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
+              " SELECT id, g, 'sim', 1 FROM n, generate_series(0, 2) g");
+    expect_cluster_up(4, 9);
+    hx_sql_do("UPDATE nodes SET state = 'DOWN' WHERE name = 'a'");
+    expect_cluster_up(3, 7);
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"big\",\"command\":[\"t\"],\"gpus\":8}"),
+                      422, "gpus");
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", a); /* back up */
+    json_decref(hx_expect_json(hx_json("POST", path, w, NULL), 200));
+    expect_cluster_up(4, 9);
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"big\",\"command\":[\"t\"],\"gpus\":8}"),
+                               201));
+    hx_sql_do("UPDATE nodes SET state = 'DRAINING' WHERE name = 'c'");
+    expect_cluster_up(3, 6);
+    hx_sql_do("DELETE FROM node_gpus WHERE node_id = (SELECT id FROM nodes WHERE name = 'b')");
+    expect_cluster_up(2, 5);
+    hx_sql_do("DELETE FROM nodes WHERE name IN ('a', 'c')"); /* one up, one draining */
+    expect_cluster_up(1, 3);
+    hx_sql_do("UPDATE nodes SET state = 'DOWN' WHERE name = 'b'");
+    hx_sql_do("DELETE FROM nodes");
+    expect_cluster_up(0, 0);
+    hx_finish();
+}
+
 /* Posts steps from..to of job id at samples examples a step on world GPUs (extra: more of the
  * post's body, e.g. its gradient statistics). */
 static void post_steps(long long id, long from, long to, long samples, int world,
