@@ -47,6 +47,9 @@ void workq_wait_end(void);
  * run() will not see it. */
 int workq_push(struct workq *q, void *item, enum workq_class cls);
 
+/* General threads waiting for an item. */
+unsigned workq_idle(struct workq *q);
+
 /* Items waiting (not yet taken by a thread). */
 size_t workq_waiting(struct workq *q);
 

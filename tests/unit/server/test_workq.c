@@ -1,7 +1,8 @@
 /* workq: every item pushed runs once, urgent items are taken first, then normal ones with a
  * turn in WORKQ_BULK_TURN for bulk ones (each class in its order of arrival), items queued
  * at the drain still run, and pushes after it are refused; spare threads run only while a
- * handler waits aside, never more than the general threads at once. Real threads; every wait is bounded by the items' own progress. */
+ * handler waits aside, never more than the general threads at once, and the thread idle last
+ * takes the next item. Real threads; every wait is bounded by the items' own progress. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -219,4 +220,38 @@ Test(workq, spare_threads_never_run_past_the_general_count)
     workq_destroy(q);
     cr_assert_eq(atomic_load(&finished), 40);
     cr_assert_eq(atomic_load(&most_running), 2, "at most (and, with 40 queued, exactly) two at once");
+}
+
+/* One item at a time, each pushed once the last has run: the thread idle last takes the next,
+ * so that the same one runs them all while the spare threads sleep. */
+static pthread_t ran_on[50];
+static atomic_int ran_count;
+
+static void where_item(void *arg, void *item)
+{
+    (void)arg;
+    ran_on[(intptr_t)item] = pthread_self();
+    atomic_fetch_add(&ran_count, 1);
+}
+
+Test(workq, the_thread_idle_last_takes_the_next_item)
+{
+    struct workq *q = workq_create(1, 3, 0, where_item, NULL);
+    cr_assert_not_null(q);
+    for (int k = 0; k < 10000 && workq_idle(q) < 4; k++) { /* every thread started and idle */
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    cr_assert_eq(workq_idle(q), 4);
+    for (intptr_t i = 0; i < 50; i++) {
+        cr_assert_eq(workq_push(q, (void *)i, WORKQ_NORMAL), 0);
+        for (int k = 0; k < 10000 && atomic_load(&ran_count) <= i; k++) {
+            struct timespec pause = {0, 100000};
+            nanosleep(&pause, NULL);
+        }
+        cr_assert_eq(atomic_load(&ran_count), i + 1, "item %ld ran", (long)i);
+    }
+    workq_destroy(q);
+    for (int i = 1; i < 50; i++)
+        cr_assert(pthread_equal(ran_on[i], ran_on[0]), "item %d ran on another thread", i);
 }
