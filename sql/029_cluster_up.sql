@@ -6,10 +6,13 @@
 -- cluster_up: the nodes up with at least one GPU, and their GPUs (as the count did: a node up
 -- without GPUs leaves the cluster "not known" when it is the only one). cluster_up_nodes: what
 -- each node adds to it now. A change to a node (its state, its GPUs, the node itself) has that
--- node's share counted again from its row and its GPUs as they are, and adds the difference:
--- counting again is the same whichever of a statement's triggers runs it, and how often, and
--- the differences of different nodes add up in any order. Each count runs after the node's row
--- is locked (by the statement that changed it, or here), with a snapshot taken after it.
+-- node's share counted again from its row and its GPUs as they are: counting again is the same
+-- whichever of a statement's triggers runs it, and how often. Each count runs after the node's
+-- row is locked (by the statement that changed it, or here), with a snapshot taken after it.
+-- The total row takes the differences of the shares at commit (a deferred trigger), so that a
+-- transaction holds it only at its very end, after every node row it locks: the round's
+-- statement that marks many nodes down and a registration of one of them never wait for each
+-- other in a circle. Differences of different nodes add up in any order.
 CREATE TABLE cluster_up (
     id    integer PRIMARY KEY CHECK (id = 1),
     nodes bigint NOT NULL,
@@ -50,11 +53,24 @@ BEGIN
         INSERT INTO cluster_up_nodes (node_id, gpus) VALUES (nid, now_)
             ON CONFLICT (node_id) DO UPDATE SET gpus = EXCLUDED.gpus;
     END IF;
-    UPDATE cluster_up SET gpus = gpus + now_ - was,
-                          nodes = nodes + (now_ > 0)::int - (was > 0)::int
-    WHERE id = 1;
 END;
 $$;
+
+-- A node's share changed: its difference into the total, at commit.
+CREATE FUNCTION cluster_up_total() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE cluster_up SET
+        nodes = nodes + (TG_OP = 'INSERT')::int - (TG_OP = 'DELETE')::int,
+        gpus = gpus + CASE TG_OP WHEN 'INSERT' THEN NEW.gpus WHEN 'DELETE' THEN -OLD.gpus
+                                 ELSE NEW.gpus - OLD.gpus END
+    WHERE id = 1;
+    RETURN NULL;
+END;
+$$;
+
+CREATE CONSTRAINT TRIGGER cluster_up_nodes_total AFTER INSERT OR UPDATE OR DELETE
+    ON cluster_up_nodes DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION cluster_up_total();
 
 -- A node inserted, its state changed, or deleted (before the row goes).
 CREATE FUNCTION cluster_up_node() RETURNS trigger LANGUAGE plpgsql AS $$
