@@ -187,8 +187,8 @@ void sched_models_prune(struct sched_models *ms, long round)
 }
 
 /* The refits of a round read the new metrics of many jobs at once: a statement per group of
- * jobs (all of them in a steady round) for their new (step, loss) points and one for their
- * sums, instead of two per job. A group holds jobs until the rows it may return (each job's
+ * jobs (REFIT_GROUP_JOBS at most) for their new (step, loss) points and one for their sums,
+ * instead of two per job. A group holds jobs until the rows it may return (each job's
  * new reports, at most a page) reach REFRESH_ROWS_MAX, which bounds the result's memory
  * when a restart reads every job's history. */
 #define REFRESH_ROWS_MAX 262144
@@ -200,6 +200,13 @@ void sched_models_prune(struct sched_models *ms, long round)
  * benchmarks.md, "The round's write and its refits"); a round takes about half a second to
  * come again, so a model is at most a few rounds late. */
 #define REFITS_MAX 384
+
+/* And the time they may take: the cap bounds the count, not the time (384 refits still took
+ * 89-108 ms in bench-scale's slow rounds). Groups of at most REFIT_GROUP_JOBS jobs, the most
+ * new reports first; no group starts once the refits took REFIT_BUDGET_US (the first always
+ * runs). A job left out has more new reports the next round and comes first then. */
+#define REFIT_GROUP_JOBS 64
+#define REFIT_BUDGET_US 40000
 
 /* $1 the jobs, $2 the step after which each one's points are new (-1: all), in the same
  * order: up to a page of each job's points in step order, the job by its position in $1. */
@@ -456,20 +463,21 @@ int sched_models_refresh(struct sched_models *ms, struct sched_model *const *mod
     for (size_t i = 0; i < n; i++)
         if (nmetrics[i] != models[i]->metrics_seen)
             rs[k++] = (struct refresh){.m = models[i], .nmetrics = nmetrics[i]};
-    if (k > REFITS_MAX) {
-        qsort(rs, k, sizeof(*rs), by_news);
+    qsort(rs, k, sizeof(*rs), by_news);
+    if (k > REFITS_MAX)
         k = REFITS_MAX;
-    }
-    qsort(rs, k, sizeof(*rs), by_job);
     int rc = 0, refitted = 0;
-    for (size_t first = 0; first < k;) {
+    long long t0 = monotime_us();
+    for (size_t first = 0; first < k && (first == 0 || monotime_us() - t0 < REFIT_BUDGET_US);) {
         size_t end = first;
         long long rows = 0;
-        while (end < k && (end == first || rows < REFRESH_ROWS_MAX)) {
+        while (end < k && end - first < REFIT_GROUP_JOBS &&
+               (end == first || rows < REFRESH_ROWS_MAX)) {
             long long fresh = rs[end].nmetrics - rs[end].m->metrics_seen;
             rows += fresh > 0 && fresh < SCHED_MODEL_PAGE ? fresh : SCHED_MODEL_PAGE;
             end++;
         }
+        qsort(rs + first, end - first, sizeof(*rs), by_job);
         if (refresh_group(rs + first, end - first, c) < 0)
             rc = -1;
         else

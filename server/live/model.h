@@ -92,9 +92,10 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
 void sched_models_prune(struct sched_models *ms, long round);
 
 /* Refits the models of the n jobs whose metrics count (nmetrics[i] for models[i]) differs
- * from what their fit saw, at most a few hundred a round (those with the most new reports;
- * model.c, REFITS_MAX): their new (step, loss) points and their sums are read for all of
- * them in a statement or two per group of jobs (one group in a steady round), not per job.
+ * from what their fit saw, at most a few hundred a round and for a few tens of ms (those with
+ * the most new reports first; model.c, REFITS_MAX, REFIT_BUDGET_US): their new (step, loss)
+ * points and their sums are read in a statement or two per group of up to 64 jobs, not per
+ * job.
  * The convergence fits (conv_fit: about 0.5-1 ms each on 512 points) are bounded: at most
  * SCHED_CONV_FITS_MAX a round, and past SCHED_CONV_FITS_MIN none once they took
  * SCHED_CONV_FIT_BUDGET_US, taken in turn by job id after the last job fitted, among the

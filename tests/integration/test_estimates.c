@@ -590,3 +590,38 @@ Test(estimates, a_larger_batch_counts_its_efficient_examples)
     json_decref(m);
     hx_finish();
 }
+
+/* More jobs with new reports than one group of refits holds (64): every model takes its
+ * reports within a few rounds, group after group, the most new reports first. */
+Test(estimates, every_model_is_refitted_when_many_jobs_report_at_once)
+{
+    enum { N = 150 };
+    long long ids[N];
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "many-%d", i);
+        ids[i] = hx_submit(hx.admin, name, 1);
+    }
+    for (int i = 0; i < N; i++)
+        post_steps(ids[i], 1, 1 + i % 3, 32, 1, "");
+    json_decref(hx_expect_json(
+        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
+    double until = hx_now() + 60;
+    int done = 0;
+    while (done < N && hx_now() < until) {
+        usleep(300000);
+        for (done = 0; done < N; done++) {
+            char path[64];
+            snprintf(path, sizeof(path), "/api/v1/jobs/%lld/model", ids[done]);
+            struct hx_resp *r = hx_json("GET", path, hx.admin, NULL);
+            json_t *m = r->status == 200 ? hx_expect_json(r, 200) : (hx_free(r), NULL);
+            long long seen = m ? json_integer_value(json_object_get(m, "metrics")) : -1;
+            json_decref(m);
+            if (seen != 1 + done % 3)
+                break;
+        }
+    }
+    cr_assert_eq(done, N, "job %d of %d not refitted with its reports", done, N);
+    hx_finish();
+}
+
