@@ -29,8 +29,9 @@
 #define HTTP_URGENT_THREADS 1
 
 /* Spare handler threads, which run while handlers wait aside (http_wait_begin()): as many as
- * the general ones, at most HTTP_SPARE_MAX, so that the pool's database connections stay well
- * inside PostgreSQL's default max_connections (100) at 64 threads. */
+ * the general ones, at most HTTP_SPARE_MAX, so that one server's database connections stay
+ * inside PostgreSQL's default max_connections (100) at 64 threads: 85 with the scheduler's
+ * own (docs/operations.md, "A second head node"). */
 #define HTTP_SPARE_MAX 16
 
 static unsigned spare_threads(unsigned threads)
