@@ -17,7 +17,9 @@
  * With --server-pid and --pg-pid (ringmasterd and its cluster's postmaster), each phase also
  * prints the CPU time the server and the cluster's backends spent per request, from /proc:
  * on a machine shared with other work the rates swing with the load, the CPU a request costs
- * much less.
+ * much less; and how much of the machine's CPU stayed idle (/proc/stat): a phase bound by
+ * waiting rather than by the CPU shows it (docs/benchmarks.md, "Submissions that wait aside,
+ * and rounds that take a quarter").
  * Prints one line per figure and the ratios. */
 #include <curl/curl.h>
 #include <dirent.h>
@@ -260,6 +262,7 @@ struct result {
     double rate, p50_ms, p99_ms;
     long ok, failed;
     double server_cpu_s, pg_cpu_s; /* spent during the phase (with --server-pid, --pg-pid) */
+    double idle;                   /* the machine's CPUs idle during the phase, 0..1 (-1: unknown) */
 };
 
 /* utime + stime of process pid in seconds (all its threads), with its children that it
@@ -308,12 +311,34 @@ static double children_cpu_s(long pid)
     return sum + proc_cpu_s(pid, 1) - proc_cpu_s(pid, 0);
 }
 
+/* The machine's CPU time so far, all and idle (idle and iowait), in /proc/stat's ticks;
+ * 0 and 0 when it cannot be read. */
+static void machine_ticks(unsigned long long *all, unsigned long long *idle)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                       &v[3], &v[4], &v[5], &v[6], &v[7])
+              : 0;
+    if (f)
+        fclose(f);
+    *all = 0;
+    *idle = 0;
+    if (n != 8)
+        return;
+    for (int i = 0; i < 8; i++)
+        *all += v[i];
+    *idle = v[3] + v[4];
+}
+
 static struct result run_phase(const struct opts *o, enum phase phase, int threads)
 {
     struct worker ws[MAX_THREADS];
     memset(ws, 0, sizeof(ws));
     double cpu0 = o->server_pid ? proc_cpu_s(o->server_pid, 0) : 0;
     double pg0 = o->pg_pid ? children_cpu_s(o->pg_pid) : 0;
+    unsigned long long all0, idle0, all1, idle1;
+    machine_ticks(&all0, &idle0);
     double t0 = now_s();
     for (int i = 0; i < threads; i++) {
         ws[i] = (struct worker){.o = o, .phase = phase, .index = i};
@@ -328,6 +353,8 @@ static struct result run_phase(const struct opts *o, enum phase phase, int threa
     struct result r = {0};
     r.server_cpu_s = o->server_pid ? proc_cpu_s(o->server_pid, 0) - cpu0 : 0;
     r.pg_cpu_s = o->pg_pid ? children_cpu_s(o->pg_pid) - pg0 : 0;
+    machine_ticks(&all1, &idle1);
+    r.idle = all1 > all0 ? (double)(idle1 - idle0) / (double)(all1 - all0) : -1;
     double *all = malloc((total ? total : 1) * sizeof(double));
     size_t n = 0;
     for (int i = 0; i < threads; i++) {
@@ -431,8 +458,10 @@ static void print_result(const char *what, const struct result *r)
     printf("%-34s %10.1f /s   p50 %7.2f ms   p99 %7.2f ms   (%ld ok, %ld failed)\n", what,
            r->rate, r->p50_ms, r->p99_ms, r->ok, r->failed);
     if (r->ok && (r->server_cpu_s > 0 || r->pg_cpu_s > 0))
-        printf("%-34s CPU per request: ringmasterd %.0f us, PostgreSQL %.0f us\n", "",
-               r->server_cpu_s * 1e6 / (double)r->ok, r->pg_cpu_s * 1e6 / (double)r->ok);
+        printf("%-34s CPU per request: ringmasterd %.0f us, PostgreSQL %.0f us; machine idle"
+               " %.0f %%\n",
+               "", r->server_cpu_s * 1e6 / (double)r->ok, r->pg_cpu_s * 1e6 / (double)r->ok,
+               r->idle >= 0 ? r->idle * 100 : -1.0);
 }
 
 static int read_token(const char *path, char *buf, size_t len)
