@@ -31,15 +31,15 @@ WHERE n.state = 'UP' GROUP BY n.id;
 INSERT INTO cluster_up (id, nodes, gpus)
 SELECT 1, count(*), COALESCE(sum(gpus), 0) FROM cluster_up_nodes;
 
--- Node nid's share counted again (none when gone is true: the node is being deleted).
-CREATE FUNCTION cluster_up_recount(nid bigint, gone boolean) RETURNS void LANGUAGE plpgsql AS $$
+-- Node nid's share counted again (none once it is deleted).
+CREATE FUNCTION cluster_up_recount(nid bigint) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     st   text;
     now_ bigint := 0; -- GPUs it adds now
     was  bigint;      -- GPUs it added
 BEGIN
     SELECT state INTO st FROM nodes WHERE id = nid FOR NO KEY UPDATE;
-    IF FOUND AND NOT gone AND st = 'UP' THEN
+    IF FOUND AND st = 'UP' THEN
         SELECT count(*) INTO now_ FROM node_gpus WHERE node_id = nid;
     END IF;
     SELECT gpus INTO was FROM cluster_up_nodes WHERE node_id = nid;
@@ -72,14 +72,12 @@ CREATE CONSTRAINT TRIGGER cluster_up_nodes_total AFTER INSERT OR UPDATE OR DELET
     ON cluster_up_nodes DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION cluster_up_total();
 
--- A node inserted, its state changed, or deleted (before the row goes).
+-- A node inserted or its state changed. A node deleted takes its share with it: the foreign
+-- key's cascade deletes its cluster_up_nodes row (the total trigger subtracts it) and its GPUs
+-- (whose recount then finds no node and no share left).
 CREATE FUNCTION cluster_up_node() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        PERFORM cluster_up_recount(OLD.id, true);
-        RETURN OLD;
-    END IF;
-    PERFORM cluster_up_recount(NEW.id, false);
+    PERFORM cluster_up_recount(NEW.id);
     RETURN NULL;
 END;
 $$;
@@ -88,13 +86,11 @@ CREATE TRIGGER nodes_cluster_up_insert AFTER INSERT ON nodes
     FOR EACH ROW EXECUTE FUNCTION cluster_up_node();
 CREATE TRIGGER nodes_cluster_up_update AFTER UPDATE OF state ON nodes
     FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION cluster_up_node();
-CREATE TRIGGER nodes_cluster_up_delete BEFORE DELETE ON nodes
-    FOR EACH ROW EXECUTE FUNCTION cluster_up_node();
 
 -- GPUs added or removed: each node they belong to, once per statement.
 CREATE FUNCTION cluster_up_gpus() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM cluster_up_recount(c.node_id, false)
+    PERFORM cluster_up_recount(c.node_id)
     FROM (SELECT DISTINCT node_id FROM changed_gpus ORDER BY node_id) c;
     RETURN NULL;
 END;
