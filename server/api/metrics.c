@@ -168,8 +168,7 @@ static void write_database(FILE *f, PGconn *db)
         write_gauge(f, db, "ringmaster_queue_length", "Jobs waiting (PENDING).",
                     "SELECT count(*) FROM jobs WHERE state = 'PENDING'");
         write_gauge(f, db, "ringmaster_gpus", "GPUs of the nodes that are UP.",
-                    "SELECT count(*) FROM node_gpus g JOIN nodes n ON n.id = g.node_id"
-                    " WHERE n.state = 'UP'");
+                    "SELECT gpus FROM cluster_up WHERE id = 1"); /* sql/029 keeps it */
         /* A GPU holding a packed pair is one GPU allocated, not two. */
         write_gauge(f, db, "ringmaster_gpus_allocated", "GPUs held by jobs.",
                     "SELECT count(DISTINCT (node_id, gpu_idx)) FROM allocations");
