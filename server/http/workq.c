@@ -102,7 +102,7 @@ static void wake_idler(struct workq *q)
 }
 
 /* Under q->lock, on a general thread (self: its place in the idle stack) or a reserved one
- * (self NULL): waits until it may take an item or the queue stops. */
+ * (self NULL, only its urgent ring): waits until it may take an item or the queue stops. */
 static void await_item(struct workq *q, const struct ring *only, struct idler *self)
 {
     while (!may_take(q, only) && !q->stopping) {
@@ -118,16 +118,15 @@ static void await_item(struct workq *q, const struct ring *only, struct idler *s
     }
 }
 
-/* Takes items while the class ring (urgent: a reserved thread) or any (NULL: a general
- * thread, counted active while it runs one) holds one; returns when stopping and nothing it
- * could take is left. */
-static void take_items(struct workq *q, const struct ring *only)
+/* Takes items: a general thread (self: its place in the idle stack; counted active while it
+ * runs one) any, a reserved one (self NULL) urgent ones only; returns when stopping and
+ * nothing it could take is left. */
+static void take_items(struct workq *q, struct idler *self)
 {
-    struct idler self = {.woken = 1};
-    pthread_cond_init(&self.cv, NULL);
+    const struct ring *only = self ? NULL : &q->rings[WORKQ_URGENT];
     pthread_mutex_lock(&q->lock);
     for (;;) {
-        await_item(q, only, only ? NULL : &self);
+        await_item(q, only, self);
         if (!may_take(q, only))
             break; /* stopping, and nothing left to run */
         void *item = ring_pop(only ? &q->rings[WORKQ_URGENT] : next_ring(q));
@@ -138,21 +137,22 @@ static void take_items(struct workq *q, const struct ring *only)
         q->active -= !only;
     }
     pthread_mutex_unlock(&q->lock);
-    pthread_cond_destroy(&self.cv);
 }
 
 static void *thread_main(void *arg)
 {
     struct workq *q = arg;
+    struct idler self = {.woken = 1};
+    pthread_cond_init(&self.cv, NULL);
     own_queue = q;
-    take_items(q, NULL);
+    take_items(q, &self);
+    pthread_cond_destroy(&self.cv);
     return NULL;
 }
 
 static void *urgent_main(void *arg)
 {
-    struct workq *q = arg;
-    take_items(q, &q->rings[WORKQ_URGENT]);
+    take_items(arg, NULL);
     return NULL;
 }
 
