@@ -18,7 +18,8 @@
 
 /* On c (autocommit, no transaction open): adds a sample when the newest is HISTORY_PERIOD_S
  * old or older (or there is none), and then compacts the table. Returns 1 when a sample was
- * added, 0 when none was due, -1 with text in err. */
+ * added, 0 when none was due, -1 with text in err. One thread's (the scheduler's): it keeps
+ * when the sample it added last makes the next one due, and asks nothing before. */
 int history_tick(PGconn *c, char *err, size_t errlen);
 
 #endif

@@ -180,7 +180,8 @@ static void drain(struct sched_thread *t)
  * before the time the round budget allows (duty.h: at once after a quiet while) waits until
  * then, and every wake-up of that while joins the one round: in a burst of submissions (each
  * wakes the thread) the rounds take at most a quarter of the time instead of all of it (a
- * round over thousands of jobs costs ~100 ms on a 2-core machine). */
+ * round over thousands of jobs costs ~100 ms on a 2-core machine). While it waits, those
+ * signals do not wake it again (wake.h: the round rearms them as it begins). */
 static void *run(void *arg)
 {
     struct sched_thread *t = arg;
@@ -204,6 +205,7 @@ static void *run(void *arg)
             if (!round)
                 continue; /* settling, or woken to reconnect the listening connection */
         }
+        sched_wake_rearm(); /* what is signalled from now on comes after this round's reads */
         double start = monotime_s();
         wait = one_round(t, &cfg);
         double end = monotime_s();

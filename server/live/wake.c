@@ -8,8 +8,12 @@
 
 static atomic_int wake_fd = -1;
 static atomic_int stopped;
+/* A signal was written and the round that answers it has not begun: later signals are that
+ * round's too, and write nothing. In a burst of submissions (each signals) this spares a
+ * write and a wake-up of the scheduler thread per submission while the round settles. */
+static atomic_int pending;
 
-void sched_wake_signal(void)
+static void write_signal(void)
 {
     int fd = atomic_load(&wake_fd);
     uint64_t one = 1;
@@ -18,12 +22,24 @@ void sched_wake_signal(void)
     }
 }
 
+void sched_wake_signal(void)
+{
+    if (!atomic_exchange(&pending, 1))
+        write_signal();
+}
+
+void sched_wake_rearm(void)
+{
+    atomic_store(&pending, 0);
+}
+
 int sched_wake_open(void)
 {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd < 0)
         return -1;
     atomic_store(&stopped, 0);
+    atomic_store(&pending, 0);
     atomic_store(&wake_fd, fd);
     return 0;
 }
@@ -51,7 +67,7 @@ int sched_wake_wait(double timeout_s, int fd)
 void sched_wake_stop(void)
 {
     atomic_store(&stopped, 1);
-    sched_wake_signal();
+    write_signal(); /* even while a signal is pending: that one may have been read */
 }
 
 void sched_wake_close(void)

@@ -12,6 +12,10 @@
 /* Opens the wake-up channel (the scheduler thread's creator). Returns 0 or -1 (errno). */
 int sched_wake_open(void);
 
+/* The round that answers the signals so far begins: a signal from now on wakes the waiter
+ * again. Until then signals after the first write nothing (they are that round's). */
+void sched_wake_rearm(void);
+
 /* Waits until a signal arrives, fd (when >= 0) becomes readable, or timeout_s passes.
  * Returns 1 for a signal (cleared), 2 when fd is readable, 0 on the timeout, -1 once
  * sched_wake_stop() was called. */

@@ -30,6 +30,39 @@ Test(sched_wake, a_signal_wakes_once_and_several_coalesce)
     cr_assert(now_s() - t0 >= 0.04, "waited out the timeout");
 }
 
+Test(sched_wake, signals_before_the_round_begins_are_its_own_until_it_rearms)
+{
+    sched_wake_signal();
+    cr_assert_eq(sched_wake_wait(5, -1), 1);
+    sched_wake_signal(); /* the burst goes on while the round settles */
+    sched_wake_signal();
+    cr_assert_eq(sched_wake_wait(0.05, -1), 0, "no wake-up until the round begins");
+    sched_wake_rearm();
+    cr_assert_eq(sched_wake_wait(0.05, -1), 0, "rearming is not a signal");
+    sched_wake_signal();
+    cr_assert_eq(sched_wake_wait(5, -1), 1, "a signal after the round began wakes again");
+}
+
+static void *stop_later(void *arg)
+{
+    (void)arg;
+    usleep(50000);
+    sched_wake_stop();
+    return NULL;
+}
+
+Test(sched_wake, stop_wakes_while_a_signal_is_pending)
+{
+    sched_wake_signal();
+    cr_assert_eq(sched_wake_wait(5, -1), 1);
+    pthread_t t;
+    double t0 = now_s();
+    pthread_create(&t, NULL, stop_later, NULL);
+    cr_assert_eq(sched_wake_wait(5, -1), -1);
+    cr_assert(now_s() - t0 < 2, "not the timeout");
+    pthread_join(t, NULL);
+}
+
 static void *signal_later(void *arg)
 {
     (void)arg;
