@@ -1,0 +1,97 @@
+/* The database's own rules for a job's columns (sql/001 and later, as domains since sql/030):
+ * whoever writes the jobs table, a value the rules forbid is refused with check_violation
+ * (23514) and the row keeps what it had; the values the rules allow are taken. */
+#include <criterion/criterion.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+TestSuite(schema, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
+
+/* Runs sql on the test's database; returns its SQLSTATE, or "" when it worked. */
+static const char *sql_state(const char *sql)
+{
+    static char state[8];
+    PGconn *c = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType st = PQresultStatus(r);
+    const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    snprintf(state, sizeof(state), "%s",
+             st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? "" : s ? s : "?");
+    PQclear(r);
+    PQfinish(c);
+    return state;
+}
+
+/* A waiting job of the admin's, made through the API; its id. */
+static long long a_job(void)
+{
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"rules\",\"command\":[\"true\"],\"gpus\":1}"),
+                               201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    return id;
+}
+
+static void refused(long long id, const char *set)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), "UPDATE jobs SET %s WHERE id = %lld", set, id);
+    cr_assert_str_eq(sql_state(sql), "23514", "not refused: %s", sql);
+}
+
+static void taken(long long id, const char *set)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), "UPDATE jobs SET %s WHERE id = %lld", set, id);
+    cr_assert_str_eq(sql_state(sql), "", "refused: %s", sql);
+}
+
+Test(schema, a_jobs_columns_refuse_what_their_rules_forbid)
+{
+    long long id = a_job();
+    refused(id, "state = 'DONE'");
+    refused(id, "state = 'pending'");
+    refused(id, "command = '{\"a\": 1}'");
+    refused(id, "env = '[]'");
+    refused(id, "model = '\"resnet\"'");
+    refused(id, "plan_spec = '[1]'");
+    refused(id, "batch_spec = '{\"batch\": 0}'");
+    refused(id, "batch_spec = '[]'");
+    refused(id, "batch_per_gpu = 0");
+    refused(id, "ckpt_gen = -1");
+    refused(id, "total_steps = 0");
+    refused(id, "reported_total_steps = 0");
+    refused(id, "epochs = 0");
+    refused(id, "array_id = 7, array_index = -1");
+    refused(id, "grad_sqr = -1");
+    refused(id, "grad_var = -0.5");
+    refused(id, "current_batch = 0");
+    /* the rules over several columns */
+    refused(id, "min_gpus = 0");
+    refused(id, "gpus = 2, max_gpus = 1");
+    refused(id, "max_gpus = 1025");
+    refused(id, "array_id = 7");
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs WHERE state = 'PENDING' AND"
+                            " command = '[\"true\"]' AND array_id IS NULL AND batch_per_gpu = 128"),
+                 1, "the row kept what it had");
+
+    taken(id, "state = 'SUSPENDED'");
+    taken(id, "state = 'PENDING'");
+    taken(id, "model = '{\"name\": \"resnet\"}', plan_spec = '{}', env = '{\"A\": \"1\"}'");
+    taken(id, "batch_spec = '{\"batch\": 64}', current_batch = 64, batch_per_gpu = 1");
+    taken(id, "ckpt_gen = 0, total_steps = 1, reported_total_steps = 1, epochs = 0.5");
+    taken(id, "grad_sqr = 0, grad_var = 0, array_id = 7, array_index = 0");
+    taken(id, "model = NULL, plan_spec = NULL, batch_spec = NULL, total_steps = NULL,"
+              " epochs = NULL, grad_sqr = NULL, current_batch = NULL");
+    /* a state the scheduler writes through its parameters */
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", id);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs WHERE state = 'CANCELLED'"), 1);
+    hx_finish();
+}
