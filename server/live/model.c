@@ -202,9 +202,9 @@ void sched_models_prune(struct sched_models *ms, long round)
 #define REFITS_MAX 384
 
 /* And the time they may take: the cap bounds the count, not the time (384 refits still took
- * 89-108 ms in bench-scale's slow rounds). Groups of at most REFIT_GROUP_JOBS jobs, the most
- * new reports first; no group starts once the refits took REFIT_BUDGET_US (the first always
- * runs). A job left out has more new reports the next round and comes first then. */
+ * 89-108 ms in bench-scale's slow rounds). Groups of at most REFIT_GROUP_JOBS jobs, in
+ * REFITS_MAX's order; no group starts once the refits took REFIT_BUDGET_US (the first always
+ * runs), and those left out come first in a later round, as REFITS_MAX's do. */
 #define REFIT_GROUP_JOBS 64
 #define REFIT_BUDGET_US 40000
 
