@@ -273,7 +273,16 @@ static int requeue_unseen(PGconn *db, const char *node)
  * PostgreSQL would (its generic estimate counts ten jobs in an unknown running list, the
  * custom one the list's own), 300 heartbeats took 1.35-2.18 s of a scratch database of 512
  * nodes and 5,000 jobs; with the generic plan, which finds every table by its indexes as the
- * custom ones do, 0.25-0.46 s. */
+ * custom ones do, 0.25-0.46 s.
+ * Its transaction commits without waiting for the WAL's flush (synchronous_commit off for
+ * it alone, set in its last column: a local setting is read at the commit and undone after
+ * it). What it writes may be lost if PostgreSQL crashes in the next few hundred milliseconds,
+ * and nothing is lost by that: the node's next heartbeat writes its time and state again,
+ * and a job's absence is timed from then (a job lost that way goes back to the queue one
+ * node timeout later). Its answer only reads what was committed before. At 512 nodes
+ * (make bench-scale) the heartbeats were a quarter of the head node's WAL flushes (252 -> 186
+ * a second), each waiting ~1.2 ms for the disk: a heartbeat's p50 3.3 -> 2.0-2.3 ms (docs/
+ * benchmarks.md, "Heartbeats that do not wait for the disk"). */
 static const struct db_stmt beat_stmt = {
     "nodes_beat",
     "WITH node AS (UPDATE nodes n SET last_heartbeat_at = now(), state = 'UP' WHERE n.id = $1"
@@ -292,7 +301,8 @@ static const struct db_stmt beat_stmt = {
     " IS NOT NULL AND u.job_id IN (SELECT id FROM mine) AND u.job_id <> ALL($2::bigint[])"
     " AND " LOST_SQL "),"
     " CASE WHEN $2::bigint[] IS NOT NULL THEN (SELECT COALESCE(json_agg(s.id ORDER BY s.id),"
-    " '[]') FROM (" STALE_SQL ") s)::text END"
+    " '[]') FROM (" STALE_SQL ") s)::text END,"
+    " set_config('synchronous_commit', 'off', true)"
     " FROM node",
     3, 1};
 
