@@ -25,7 +25,8 @@ static const char *const meta_sql =
 /* The active jobs, in the columns of enum job_col. Not their command and environment: only
  * the actions a round writes carry them, and actions_sql (plan_write.c) takes them from the
  * jobs table there; read here for every job each round they were a fifth of this statement's
- * time at 5,000 jobs (make bench-scale, 2026-11-28). */
+ * time at 5,000 jobs (make bench-scale, 2026-11-28). A job's count of reports is
+ * job_last_report's (sql/031), one row, not a sum over its job_metric_sums rows. */
 enum job_col {
     JC_ID, JC_STATE, JC_SUBMIT, JC_PRIORITY, JC_GPUS, JC_MIN_GPUS, JC_MAX_GPUS, JC_ELASTIC,
     JC_BATCH_PER_GPU, JC_MODEL, JC_NMETRICS, JC_MIGRATE_TO, JC_PLAN_SPEC, JC_CURRENT_PLAN,
@@ -35,12 +36,13 @@ enum job_col {
 static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
     " j.max_gpus, j.elastic, j.batch_per_gpu, j.model::text,"
-    " (SELECT COALESCE(sum(m.reports), 0) FROM job_metric_sums m WHERE m.job_id = j.id),"
+    " COALESCE(l.reports, 0),"
     " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen, j.user_id,"
     " COALESCE(j.total_steps, j.reported_total_steps, 0), COALESCE(j.epochs, 0),"
     " j.stop_at_convergence OR j.stop_at_loss IS NOT NULL, j.batch_spec::text,"
     " COALESCE(j.grad_sqr, 0), COALESCE(j.grad_var, 0), COALESCE(j.current_batch, 0)"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
+    " LEFT JOIN job_last_report l ON l.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
 
 /* The users with a share or a quota of their own (the others count as share 1, no quota). */

@@ -95,3 +95,35 @@ Test(schema, a_jobs_columns_refuse_what_their_rules_forbid)
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs WHERE state = 'CANCELLED'"), 1);
     hx_finish();
 }
+
+/* job_last_report.reports (sql/031): every report a job made, as its job_metric_sums count
+ * them, whatever the statement mixes; the thinning's deletes leave it as it is. */
+Test(schema, a_jobs_count_of_reports_is_every_report_it_ever_made)
+{
+    long long a = a_job(), b = a_job();
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds) VALUES"
+             " (%lld, 1, 1, 2.0, 32, 0.1), (%lld, 2, 1, 1.9, 32, 0.1), (%lld, 3, 1, 1.8, 32, 0),"
+             " (%lld, 4, 2, 1.7, 64, 0.1), (%lld, 5, 2, 1.6, 64, 0.1), (%lld, 1, 1, 3.0, 8, 0.2)",
+             a, a, a, a, a, b);
+    hx_sql_do(sql);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds) VALUES"
+             " (%lld, 6, 1, 1.5, 32, 0.1), (%lld, 2, 4, 2.9, 32, 0.1)",
+             a, b);
+    hx_sql_do(sql);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_last_report l WHERE l.reports <>"
+                            " (SELECT sum(s.reports) FROM job_metric_sums s"
+                            " WHERE s.job_id = l.job_id)"),
+                 0, "the same count as the sums'");
+    snprintf(sql, sizeof(sql), "SELECT reports FROM job_last_report WHERE job_id = %lld", a);
+    cr_assert_eq(hx_sql_num(sql), 6);
+    char del[128];
+    snprintf(del, sizeof(del), "DELETE FROM job_metrics WHERE job_id = %lld AND step <= 3", a);
+    hx_sql_do(del);
+    cr_assert_eq(hx_sql_num(sql), 6, "deleted reports still count");
+    snprintf(sql, sizeof(sql), "SELECT reports FROM job_last_report WHERE job_id = %lld", b);
+    cr_assert_eq(hx_sql_num(sql), 2);
+    hx_finish();
+}
