@@ -7,9 +7,6 @@
 #include "monotime.h"
 #include "store/db.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 /* The jobs past their bound (sql/022 counts their rows), the longest histories first: by id,
  * the first jobs thinned came back past the bound before the last got a turn, and with 2,732
  * jobs reporting one of them kept its whole hour (make bench-retention). Read once at a
@@ -21,8 +18,8 @@
  * array, bench-retention's 2,732) do not all cross it in the same pass and again 25 passes
  * later: with one bound for all, every pass that thinned there took its whole 20 s budget. */
 static const char *const long_jobs_sql =
-    "SELECT job_id FROM job_last_report WHERE rows > " STR(RETENTION_ROWS_MAX) " - job_id * 389"
-    " % " STR(RETENTION_SPREAD) " ORDER BY rows DESC, job_id";
+    "SELECT job_id FROM job_last_report WHERE rows > " DB_NUM(RETENTION_ROWS_MAX)
+    " - job_id * 389 % " DB_NUM(RETENTION_SPREAD) " ORDER BY rows DESC, job_id";
 
 /* $1 the job, $2 the rows kept as they are. Drops every second row (by age, the oldest
  * kept) of those older than the newest $2, and takes them off the job's count; answers
@@ -49,7 +46,7 @@ static const char *const thin_sql =
  * of rows whether or not any is old. */
 static const char *const rounds_sql =
     "DELETE FROM sched_rounds WHERE id IN (SELECT id FROM sched_rounds ORDER BY id LIMIT "
-    STR(RETENTION_ROUNDS_PER_PASS) ") AND at < now() - $1::float8 * interval '1 second'";
+    DB_NUM(RETENTION_ROUNDS_PER_PASS) ") AND at < now() - $1::float8 * interval '1 second'";
 
 /* Thins one job's history (thin_sql); counts it in *res. Returns 0 or -1. */
 static int thin_one(PGconn *c, const char *id, struct retention_result *res, char *err,

@@ -9,6 +9,10 @@
 
 #define SECONDS(p) "(" p "::float8 * interval '1 second')"
 
+/* A sample is due once the newest is this share of HISTORY_PERIOD_S old: the statement's
+ * check, and history_tick()'s own before it asks. */
+#define DUE_SHARE 0.9
+
 /* The time a job last entered the queue (its submission, or a return after its node died). */
 #define QUEUED_AT(job, before)                                                                     \
     "COALESCE((SELECT max(q.at) FROM job_events q WHERE q.job_id = " job                           \
@@ -23,7 +27,7 @@
 static const char *const sample_sql =
     "WITH prev AS (SELECT max(at) AS at FROM cluster_history WHERE span_s = 0),"
     " due AS (SELECT COALESCE(prev.at, now() - " SECONDS("$1") ") AS since FROM prev"
-    " WHERE prev.at IS NULL OR prev.at <= now() - 0.9 * " SECONDS("$1") "),"
+    " WHERE prev.at IS NULL OR prev.at <= now() - " DB_NUM(DUE_SHARE) " * " SECONDS("$1") "),"
     " starts AS (SELECT count(*) AS n, avg(extract(epoch FROM e.at - " QUEUED_AT(
         "e.job_id", " AND q.id < e.id") ")) AS wait FROM due, job_events e JOIN jobs j"
     " ON j.id = e.job_id WHERE e.from_state = 'PENDING' AND e.to_state = 'STARTING'"
@@ -78,10 +82,11 @@ static int compact(PGconn *c, char *err, size_t errlen)
 
 int history_tick(PGconn *c, char *err, size_t errlen)
 {
-    /* Not due when this server added the newest sample itself, less than 0.9 period ago: the
-     * statement is not even sent. It runs after every round, and in a burst of submissions
-     * (rounds several times a second) planning it cost ~1 ms each time (pg_stat_statements,
-     * make bench-api) for one sample in 5 s. The scheduler thread's alone (sampler.h). */
+    /* Not due when this server added the newest sample itself, less than DUE_SHARE of a
+     * period ago: the statement is not even sent. It runs after every round, and in a burst
+     * of submissions (rounds several times a second) planning it cost ~1 ms each time
+     * (pg_stat_statements, make bench-api) for one sample in 5 s. The scheduler thread's
+     * alone (sampler.h). */
     static double next_due;
     double now = monotime_s();
     if (now < next_due)
@@ -98,7 +103,7 @@ int history_tick(PGconn *c, char *err, size_t errlen)
     int added = PQntuples(r) == 1;
     PQclear(r);
     if (added)
-        next_due = now + 0.9 * HISTORY_PERIOD_S;
+        next_due = now + DUE_SHARE * HISTORY_PERIOD_S;
     if (added && compact(c, err, errlen) < 0)
         return -1;
     return added;

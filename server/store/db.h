@@ -19,6 +19,11 @@ struct db_pool;
  * ("2026-11-27T16:22:37.500000Z"). */
 #define DB_TS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
+/* SQL text: a C constant (a macro's number) written into a statement, so that the C code and
+ * its SQL read the same one. */
+#define DB_NUM(x) DB_NUM_(x)
+#define DB_NUM_(x) #x
+
 /* Opens one connection to conninfo (a conninfo string or a URL) with the pool's settings:
  * connect_timeout 5 s, TCP keepalives (10 s idle, 5 s apart, 3 probes) and tcp_user_timeout
  * 30 s (a statement sent into a dead network fails then), the ISO DateStyle and no JIT
