@@ -30,6 +30,19 @@ Test(sched_wake, a_signal_wakes_once_and_several_coalesce)
     cr_assert(now_s() - t0 >= 0.04, "waited out the timeout");
 }
 
+/* What another thread calls 50 ms after it starts (call_later). */
+struct later {
+    void (*fn)(void);
+};
+static const struct later signal_later = {sched_wake_signal}, stop_later = {sched_wake_stop};
+
+static void *call_later(void *arg)
+{
+    usleep(50000);
+    ((const struct later *)arg)->fn();
+    return NULL;
+}
+
 Test(sched_wake, signals_before_the_round_begins_are_its_own_until_it_rearms)
 {
     sched_wake_signal();
@@ -43,39 +56,23 @@ Test(sched_wake, signals_before_the_round_begins_are_its_own_until_it_rearms)
     cr_assert_eq(sched_wake_wait(5, -1), 1, "a signal after the round began wakes again");
 }
 
-static void *stop_later(void *arg)
-{
-    (void)arg;
-    usleep(50000);
-    sched_wake_stop();
-    return NULL;
-}
-
 Test(sched_wake, stop_wakes_while_a_signal_is_pending)
 {
     sched_wake_signal();
     cr_assert_eq(sched_wake_wait(5, -1), 1);
     pthread_t t;
     double t0 = now_s();
-    pthread_create(&t, NULL, stop_later, NULL);
+    pthread_create(&t, NULL, call_later, (void *)&stop_later);
     cr_assert_eq(sched_wake_wait(5, -1), -1);
     cr_assert(now_s() - t0 < 2, "not the timeout");
     pthread_join(t, NULL);
-}
-
-static void *signal_later(void *arg)
-{
-    (void)arg;
-    usleep(50000);
-    sched_wake_signal();
-    return NULL;
 }
 
 Test(sched_wake, a_signal_from_another_thread_ends_the_wait)
 {
     pthread_t t;
     double t0 = now_s();
-    pthread_create(&t, NULL, signal_later, NULL);
+    pthread_create(&t, NULL, call_later, (void *)&signal_later);
     cr_assert_eq(sched_wake_wait(5, -1), 1);
     cr_assert(now_s() - t0 < 2);
     pthread_join(t, NULL);
