@@ -22,14 +22,18 @@ struct submit_group_shared {
     atomic_int refs;
 };
 
-/* The statements in flight at most (busy), each a job alone or a group. Two, not one: with
- * one, a leader that the kernel does not run for a while (two cores, other work) stalls every
- * submission behind it. In two short alternated bench-api runs two stored 1,153-1,159
- * submissions a second against 852-874 with one (the spread on the loaded VM is as large:
- * docs/benchmarks.md, "Group commit"). */
-#define INFLIGHT_MAX 2
+/* The statements in flight at most (busy), each a job alone or a group. One: the jobs that
+ * arrive while it runs make the next group, and PostgreSQL flushes one commit at a time
+ * anyway. Two were allowed until 2026-11-29, but a leader promoted while another statement
+ * ended before it woke was promoted twice and its slot never given back, so that after the
+ * first burst one statement ran at a time; counted right, two made groups of 2.4 jobs
+ * instead of 3.9 and cost PostgreSQL a fifth more CPU a job for no more submissions (make
+ * bench-api, 8 clients: 4,129-4,356 /s against 4,233-4,381 with one; 32 clients: 6,318
+ * against 7,337; docs/benchmarks.md, "One statement in flight"). */
+#define INFLIGHT_MAX 1
 
-/* The jobs queued while INFLIGHT_MAX statements are in flight (busy), oldest first. */
+/* The jobs queued while INFLIGHT_MAX statements are in flight (busy), oldest first; a job
+ * leaves the queue when it is promoted to lead (hand_over()) or taken into a group. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static struct submit_group_job *head, *tail;
@@ -113,11 +117,11 @@ static int run_group(PGconn *c, struct submit_group_job *const *jobs, int n)
     return DONE;
 }
 
-/* Under the lock: unlinks up to SUBMIT_GROUP_MAX jobs from the queue's head into jobs. */
-static int take_queue(struct submit_group_job **jobs)
+/* Under the lock: unlinks up to max jobs from the queue's head into jobs. */
+static int take_queue(struct submit_group_job **jobs, int max)
 {
     int n = 0;
-    while (head && n < SUBMIT_GROUP_MAX) {
+    while (head && n < max) {
         jobs[n++] = head;
         head = head->next;
     }
@@ -126,14 +130,16 @@ static int take_queue(struct submit_group_job **jobs)
     return n;
 }
 
-/* Under the lock, after a group's statement: its jobs are settled (state), and the next
- * queued job leads in its place, or one statement fewer is in flight. */
+/* Under the lock, after a group's statement: its jobs are settled (state), and the first
+ * queued job leaves the queue to lead in its place (it takes the jobs queued behind it when
+ * it wakes), or one statement fewer is in flight. */
 static void hand_over(struct submit_group_job *const *jobs, int n, int state)
 {
     for (int k = 0; k < n; k++)
         jobs[k]->state = state;
-    if (head)
-        head->state = LEAD;
+    struct submit_group_job *next;
+    if (take_queue(&next, 1))
+        next->state = LEAD;
     else
         busy--;
     pthread_cond_broadcast(&cv);
@@ -159,8 +165,8 @@ int submit_group_store(PGconn *c, struct submit_group_job *job)
         while (job->state == QUEUED)
             pthread_cond_wait(&cv, &mu);
         http_wait_end();
-        if (job->state == LEAD)
-            n = take_queue(jobs);
+        if (job->state == LEAD) /* out of the queue: jobs[0] is job */
+            n = 1 + take_queue(jobs + 1, SUBMIT_GROUP_MAX - 1);
     }
     if (job->state == LEAD) {
         pthread_mutex_unlock(&mu);

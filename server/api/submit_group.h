@@ -1,10 +1,9 @@
 /* submit_group: group commit of concurrent single submissions (POST /api/v1/jobs). A
- * submission stores its job alone, in one statement, when fewer than two submissions'
- * statements are in flight; one that finds two in flight queues its job (and steps aside for
- * another request meanwhile: http_wait_begin()), and when one of them
- * ends the first job queued leads: its request stores every job queued by then (at most
- * SUBMIT_GROUP_MAX) as one multi-row insert in one transaction, on its own connection, while
- * the next jobs queue. The statement's start, the constraints' rebuild, the foreign keys'
+ * submission stores its job alone, in one statement, when no submission's statement is in
+ * flight; one that finds one in flight queues its job (and steps aside for another request
+ * meanwhile: http_wait_begin()), and when that statement ends the first job queued leads:
+ * its request stores every job queued by then (at most SUBMIT_GROUP_MAX) as one multi-row
+ * insert in one transaction, on its own connection, while the next jobs queue. The statement's start, the constraints' rebuild, the foreign keys'
  * plans and the commit's WAL flush are then paid once for the group instead of once a job.
  * Each job still gets its own row: stored, refused for its size, or found made before under
  * its Idempotency-Key, exactly as alone. When the group's statement fails with the database

@@ -2,8 +2,8 @@
  * server: each request gets its own job and its own answer when several are stored in one
  * statement (stored, refused for its size, made before under its Idempotency-Key, or a 409),
  * and a job whose insert fails fails only its own request. To make a group for certain, the
- * test holds a lock on job_events: the first two submissions' statements wait on it (two may
- * be in flight), the next ones queue behind them, and when the lock goes they are stored as
+ * test holds a lock on job_events: the first submission's statement waits on it (one is in
+ * flight at a time), the next ones queue behind it, and when the lock goes they are stored as
  * one group (or a few, when two connections came to one HTTP thread). The scheduler is paused
  * meanwhile. */
 #include <criterion/criterion.h>
@@ -117,6 +117,8 @@ static void submit_as_group(struct sub *subs, int n)
         pthread_create(&subs[i].tid, NULL, submit, &subs[i]);
     }
     usleep(1000000);
+    /* one statement in flight: the others queued instead of starting theirs */
+    cr_assert_eq(hx_sql_num(SUBMISSION_WAITS), 1, "one submission's statement in flight");
     release_events(hold);
     for (int i = 0; i < n; i++)
         pthread_join(subs[i].tid, NULL);
