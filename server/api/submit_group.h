@@ -3,12 +3,13 @@
  * flight; one that finds one in flight queues its job (and steps aside for another request
  * meanwhile: http_wait_begin()), and when that statement ends the first job queued leads:
  * its request stores every job queued by then (at most SUBMIT_GROUP_MAX) as one multi-row
- * insert in one transaction, on its own connection, while the next jobs queue. The statement's start, the constraints' rebuild, the foreign keys'
- * plans and the commit's WAL flush are then paid once for the group instead of once a job.
- * Each job still gets its own row: stored, refused for its size, or found made before under
- * its Idempotency-Key, exactly as alone. When the group's statement fails with the database
- * still reachable (nothing of it was stored), every job of the group is stored again alone,
- * so that a failing job fails only its own request. docs/benchmarks.md, "Group commit". */
+ * insert in one transaction, on its own connection, while the next jobs queue. The
+ * statement's start, the constraints' rebuild, the foreign keys' plans and the commit's WAL
+ * flush are then paid once for the group instead of once a job. Each job still gets its own
+ * row: stored, refused for its size, or found made before under its Idempotency-Key, exactly
+ * as alone. When the group's statement fails with the database still reachable (nothing of
+ * it was stored), every job of the group is stored again alone, so that a failing job fails
+ * only its own request. docs/benchmarks.md, "Group commit". */
 #ifndef RINGMASTER_API_SUBMIT_GROUP_H
 #define RINGMASTER_API_SUBMIT_GROUP_H
 

@@ -72,9 +72,13 @@ static void release_events(PGconn *c)
     PQfinish(c);
 }
 
+/* The submissions' statements waiting on job_events in this test's database (the tests run
+ * in parallel on one cluster, and pg_locks shows every database's locks: their tables' oids
+ * are alike). */
 #define SUBMISSION_WAITS                                                                           \
     "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT"           \
-    " l.granted AND l.relation = 'job_events'::regclass AND a.query LIKE 'WITH cl AS%'"
+    " l.granted AND l.relation = 'job_events'::regclass AND a.datname = current_database()"        \
+    " AND a.query LIKE 'WITH cl AS%'"
 
 /* Waits (bounded) until a submission's statement waits for the test's lock. */
 static void await_submission_waiting(void)
@@ -118,7 +122,8 @@ static void submit_as_group(struct sub *subs, int n)
     }
     usleep(1000000);
     /* one statement in flight: the others queued instead of starting theirs */
-    cr_assert_eq(hx_sql_num(SUBMISSION_WAITS), 1, "one submission's statement in flight");
+    double waiting = hx_sql_num(SUBMISSION_WAITS);
+    cr_assert_eq(waiting, 1, "one submission's statement in flight, not %.0f", waiting);
     release_events(hold);
     for (int i = 0; i < n; i++)
         pthread_join(subs[i].tid, NULL);
