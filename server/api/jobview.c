@@ -51,17 +51,28 @@ void jobview_snapshot_end(PGconn *c, int begun)
         db_command(c, "ROLLBACK");
 }
 
-static const char *const allocs_sql =
+/* The scheduler's view and the allocations of the jobs of an id array ("{1,2,3}"), in
+ * ascending ids: prepared once a session, as a page of jobs reads both (planning them was a
+ * fifth of PostgreSQL's CPU for a page of 50; docs/benchmarks.md, "Lists on prepared
+ * statements"). */
+static const struct db_stmt sched_stmt = {
+    "jobview_sched",
+    "SELECT " JOBVIEW_SCHED_COLS " FROM job_sched WHERE job_id = ANY($1::bigint[])"
+    " ORDER BY job_id",
+    1, 0};
+static const struct db_stmt allocs_stmt = {
+    "jobview_allocs",
     "SELECT job_id, node_id, string_agg(gpu_idx::text, ' ' ORDER BY gpu_idx), count(*)"
     " FROM allocations WHERE job_id = ANY($1::bigint[]) GROUP BY job_id, node_id"
-    " ORDER BY job_id, node_id";
+    " ORDER BY job_id, node_id",
+    1, 0};
 
-/* sql with the id array ids ("{1,2,3}") as $1: its rows, or NULL when it failed (the view
- * is then left out, as when a round has not written it yet). */
-static PGresult *query_ids(PGconn *c, const char *sql, const char *ids)
+/* st with the id array ids as $1: its rows, or NULL when it failed (the view is then left
+ * out, as when a round has not written it yet). */
+static PGresult *query_ids(PGconn *c, const struct db_stmt *st, const char *ids)
 {
     const char *p[] = {ids};
-    PGresult *r = db_exec(c, sql, 1, p);
+    PGresult *r = db_exec_stmt(c, st, p);
     if (!db_ok(r)) {
         PQclear(r);
         return NULL;
@@ -104,11 +115,8 @@ static json_t *with_sched(PGconn *c, const PGresult *r)
 {
     char ids[32];
     snprintf(ids, sizeof(ids), "{%s}", PQgetvalue(r, 0, C_ID));
-    PGresult *q = query_ids(c,
-                            "SELECT " JOBVIEW_SCHED_COLS " FROM job_sched"
-                            " WHERE job_id = ANY($1::bigint[])",
-                            ids);
-    PGresult *a = query_ids(c, allocs_sql, ids);
+    PGresult *q = query_ids(c, &sched_stmt, ids);
+    PGresult *a = query_ids(c, &allocs_stmt, ids);
     int found = q && PQntuples(q) == 1;
     struct jobtext_sched s = {q, found ? 0 : -1, a, a && PQntuples(a) > 0 ? 0 : -1};
     struct jsontext t;
@@ -203,12 +211,8 @@ char *jobview_list_text(PGconn *c, const PGresult *r, long long limit, size_t *l
 {
     int n = PQntuples(r), shown = n > limit ? (int)limit : n, live, all;
     char *live_ids = id_array(r, shown, 1, &live), *ids = id_array(r, shown, 0, &all);
-    PGresult *q = live_ids && live ? query_ids(c,
-                                               "SELECT " JOBVIEW_SCHED_COLS " FROM job_sched"
-                                               " WHERE job_id = ANY($1::bigint[]) ORDER BY job_id",
-                                               live_ids)
-                                   : NULL;
-    PGresult *a = ids && all ? query_ids(c, allocs_sql, ids) : NULL;
+    PGresult *q = live_ids && live ? query_ids(c, &sched_stmt, live_ids) : NULL;
+    PGresult *a = ids && all ? query_ids(c, &allocs_stmt, ids) : NULL;
     free(live_ids);
     free(ids);
     struct jsontext t;

@@ -293,7 +293,7 @@ PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
 /* Which statements each session has prepared: an entry per connection, its backend's pid
  * (another pid: a new session, nothing prepared) and the statements, under prepared_lock. */
 #define DB_PREPARED_CONNS 256
-#define DB_PREPARED_STMTS 16
+#define DB_PREPARED_STMTS 32
 
 struct prepared {
     const PGconn *conn;
