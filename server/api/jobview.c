@@ -55,17 +55,22 @@ void jobview_snapshot_end(PGconn *c, int begun)
  * ascending ids: prepared once a session, as a page of jobs reads both (planning them was a
  * fifth of PostgreSQL's CPU for a page of 50; docs/benchmarks.md, "Lists on prepared
  * statements"). */
-static const struct db_stmt sched_stmt = {
-    "jobview_sched",
-    "SELECT " JOBVIEW_SCHED_COLS " FROM job_sched WHERE job_id = ANY($1::bigint[])"
-    " ORDER BY job_id",
-    1, 0};
+static const struct db_stmt sched_stmt = {"jobview_sched",
+                                          "SELECT " JOBVIEW_SCHED_COLS
+                                          " FROM job_sched WHERE job_id = ANY($1::bigint[])"
+                                          " ORDER BY job_id",
+                                          1, 0};
 static const struct db_stmt allocs_stmt = {
     "jobview_allocs",
     "SELECT job_id, node_id, string_agg(gpu_idx::text, ' ' ORDER BY gpu_idx), count(*)"
     " FROM allocations WHERE job_id = ANY($1::bigint[]) GROUP BY job_id, node_id"
     " ORDER BY job_id, node_id",
     1, 0};
+
+/* One job's row, by its id. */
+static const struct db_stmt job_stmt = {
+    "jobview_job",
+    "SELECT " JOB_COLS " FROM jobs j JOIN users u ON u.id = j.user_id WHERE j.id = $1", 1, 0};
 
 /* st with the id array ids as $1: its rows, or NULL when it failed (the view is then left
  * out, as when a round has not written it yet). */
@@ -149,10 +154,7 @@ void jobview_respond(struct api_call *call, long long id, unsigned status, int s
         api_db_error(call, NULL);
         return;
     }
-    PGresult *r = db_exec(call->db,
-                          "SELECT " JOB_COLS " FROM jobs j JOIN users u"
-                          " ON u.id = j.user_id WHERE j.id = $1",
-                          1, p);
+    PGresult *r = db_exec_stmt(call->db, &job_stmt, p);
     json_t *job = NULL;
     int found = db_ok(r) && PQntuples(r) == 1;
     if (!db_ok(r))
