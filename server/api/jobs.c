@@ -86,10 +86,11 @@ static int filters_or_respond(struct api_call *call, const char **state, const c
     return 0;
 }
 
-/* A page's statement with no filter but an array's, prepared once a session: planning it
- * was a fifth of PostgreSQL's CPU for a page of 50 (docs/benchmarks.md, "Lists on prepared
- * statements"). $1 the cursor, $2 the limit, $3 the array or NULL. One generic plan serves
- * every value: the ids' index, or the array's. */
+/* A page's statement with no filter but an array's, prepared once a session: planning a
+ * page's three statements was a quarter of PostgreSQL's CPU for a page of 50 (docs/
+ * benchmarks.md, "Lists on prepared statements"). $1 the cursor, $2 the limit, and in an
+ * array's $3 the array. One generic plan serves every value: the ids' index, or the
+ * array's. */
 static const struct db_stmt list_all_stmt = {
     "jobs_list_all",
     "SELECT " JOB_COLS " FROM jobs j JOIN users u ON u.id = j.user_id WHERE j.id > $1"
