@@ -268,7 +268,7 @@ static int content_type_or_respond(struct api_call *call, const struct route *rt
 
 static void dispatch_route(struct api *a, struct http_req *req, const struct router_match *m)
 {
-    struct api_call call = {.api = a, .req = req, .id = m->id};
+    struct api_call call = {.api = a, .req = req, .id = m->id, .route = (size_t)(m->route - routes)};
     call.db = db_acquire(a->db);
     if (!call.db && m->route->roles) {
         http_problem(req, 503, "the database is unavailable");
@@ -278,6 +278,18 @@ static void dispatch_route(struct api *a, struct http_req *req, const struct rou
         content_type_or_respond(&call, m->route) == 0)
         m->route->handler(&call);
     db_release(a->db, call.db);
+}
+
+void api_call_detach(struct api_call *call)
+{
+    http_req_detach(call->req);
+}
+
+void api_call_finish(struct api_call *call)
+{
+    struct http_req *req = call->req;
+    metrics_http_request(call->route, http_req_status(req) ? http_req_status(req) : 500);
+    http_req_finish(req);
 }
 
 enum http_class api_classify(const char *method, const char *path)
@@ -311,8 +323,9 @@ void api_handle(void *arg, struct http_req *req)
     } else {
         dispatch_route(a, req, &m);
     }
-    /* A long-poll asked to be called again is counted when it is answered. */
-    if (http_req_status(req))
+    /* A long-poll asked to be called again is counted when it is answered, a detached call
+     * by api_call_finish() (req may be gone already). */
+    if (!http_req_detached() && http_req_status(req))
         metrics_http_request(m.route ? (size_t)(m.route - routes) : METRICS_MAX_ROUTES,
                              http_req_status(req));
 }

@@ -20,7 +20,16 @@ struct api_call {
     struct auth_user who; /* the caller, when the route needs a token */
     PGconn *db;           /* held for the call; NULL only for a public route when the
                              database cannot be reached */
+    size_t route;         /* the route's index, for the metrics of a detached call */
 };
+
+/* Hands the call's request to another thread, which answers it later and then calls
+ * api_call_finish() with a copy of the call (the handler returns at once, and its caller
+ * releases call->db: the copy must use a connection of its own). */
+void api_call_detach(struct api_call *call);
+
+/* Sends the answer of a call detached with api_call_detach() and counts it. */
+void api_call_finish(struct api_call *call);
 
 /* Answers with json (stolen) as application/json. */
 void api_respond_json(struct api_call *call, unsigned status, json_t *json);

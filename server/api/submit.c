@@ -1,5 +1,6 @@
 #include "submit.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,24 +122,40 @@ static void respond_stored(struct api_call *call, const struct jobspec *s,
     }
 }
 
-/* Stores the job in one statement, alone or in a group with concurrent submissions
- * (submit_group.h), and answers. */
-static void insert_job(struct api_call *call, const struct jobspec *s, struct insert_params *ip,
-                       const char *key)
+/* A single submission on its way: what its statement and its answer need, on the heap
+ * from its handler to its answer, which its group's leader may give from another thread
+ * (submit_group.h). */
+struct submission {
+    struct submit_group_job job;
+    struct api_call call; /* the handler's; its db that of whoever answers */
+    json_t *body;
+    struct jobspec spec; /* parsed from body */
+    struct insert_params ip;
+    char *canonical;
+    const char *key; /* the request's Idempotency-Key header, or NULL */
+    const char *params[SUBMIT_NPARAMS];
+};
+
+static void submission_free(struct submission *sub)
 {
-    const char *p[SUBMIT_NPARAMS] = {ip->uid,       s->name,        ip->command,
-                                     ip->env,       ip->model,      ip->gpus,
-                                     ip->min,       ip->max,        s->elastic ? "true" : "false",
-                                     ip->prio,      ip->batch,      key,
-                                     ip->canonical, call->who.name, ip->plans,
-                                     ip->length,    NULL,           NULL,
-                                     NULL,          ip->batch_spec, s->hold ? "true" : "false"};
-    struct submit_group_job job = {.params = p};
-    if (submit_group_store(call->db, &job) < 0)
-        http_problem(call->req, 503, "the database is unavailable");
+    insert_params_free(&sub->ip);
+    free(sub->canonical);
+    jobspec_clear(&sub->spec);
+    json_decref(sub->body);
+    free(sub);
+}
+
+/* submit_group's done(): answers the submission on c's data and frees it. */
+static void submission_done(struct submit_group_job *job, PGconn *c, const PGresult *r, int row)
+{
+    struct submission *sub = (struct submission *)((char *)job - offsetof(struct submission, job));
+    sub->call.db = c;
+    if (!r)
+        http_problem(sub->call.req, 503, "the database is unavailable");
     else
-        respond_stored(call, s, ip, key, job.r, job.row);
-    submit_group_release(&job);
+        respond_stored(&sub->call, &sub->spec, &sub->ip, sub->key, r, row);
+    api_call_finish(&sub->call);
+    submission_free(sub);
 }
 
 /* The cluster registered now: its nodes up and their GPUs, into *nodes and *gpus. Returns 0,
@@ -198,39 +215,57 @@ static int params_of(struct api_call *call, const struct jobspec *spec, const ch
     snprintf(ip->prio, sizeof(ip->prio), "%d", spec->priority);
     snprintf(ip->batch, sizeof(ip->batch), "%d", spec->batch_per_gpu);
     int ok = ip->command && ip->env && (!canonical || ip->canonical) &&
-             (!spec->model || ip->model) &&
-             (!plans || ip->plans) && ip->length && (!batch || ip->batch_spec);
+             (!spec->model || ip->model) && (!plans || ip->plans) && ip->length &&
+             (!batch || ip->batch_spec);
     json_decref(plans);
     json_decref(batch);
     return ok ? 0 : -1;
 }
 
+/* Stores the job in one statement, alone or in a group with concurrent submissions
+ * (submit_group.h), and answers: the request is detached, and answered by submission_done()
+ * on this thread or on its group's leader's. */
 void jobs_submit(struct api_call *call)
 {
     const char *key;
     json_t *body, *errors;
-    struct jobspec spec;
     char detail[512];
     if (idempotency_key_or_respond(call, &key) < 0 || api_body_or_respond(call, &body) < 0)
         return;
-    if (jobspec_parse(body, &spec, &errors, detail, sizeof(detail)) < 0) {
-        http_send_problem(call->req, 400, errors, NULL, "%s", detail);
+    struct submission *sub = calloc(1, sizeof(*sub));
+    if (!sub) {
+        http_problem(call->req, 500, "out of memory");
         json_decref(body);
         return;
     }
-    struct insert_params ip;
+    *sub = (struct submission){.call = *call, .body = body, .key = key};
+    sub->call.id = ""; /* the router's, gone with the handler */
+    if (jobspec_parse(body, &sub->spec, &errors, detail, sizeof(detail)) < 0) {
+        http_send_problem(call->req, 400, errors, NULL, "%s", detail);
+        json_decref(body);
+        free(sub);
+        return;
+    }
     /* the request's text identifies it only for a retry with its Idempotency-Key */
-    char *canonical = key ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    int filled = !key || canonical;
-    if (!filled || params_of(call, &spec, canonical, &ip) < 0)
+    sub->canonical = key ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if ((key && !sub->canonical) || params_of(call, &sub->spec, sub->canonical, &sub->ip) < 0) {
         http_problem(call->req, 500, "out of memory");
-    else
-        insert_job(call, &spec, &ip, key);
-    if (filled)
-        insert_params_free(&ip);
-    free(canonical);
-    jobspec_clear(&spec);
-    json_decref(body);
+        submission_free(sub);
+        return;
+    }
+    const struct jobspec *s = &sub->spec;
+    const struct insert_params *ip = &sub->ip;
+    const char *p[SUBMIT_NPARAMS] = {ip->uid,       s->name,        ip->command,
+                                     ip->env,       ip->model,      ip->gpus,
+                                     ip->min,       ip->max,        s->elastic ? "true" : "false",
+                                     ip->prio,      ip->batch,      key,
+                                     ip->canonical, sub->call.who.name, ip->plans,
+                                     ip->length,    NULL,           NULL,
+                                     NULL,          ip->batch_spec, s->hold ? "true" : "false"};
+    memcpy(sub->params, p, sizeof(p));
+    sub->job = (struct submit_group_job){.params = sub->params, .done = submission_done};
+    api_call_detach(call);
+    submit_group_store(call->db, &sub->job);
 }
 
 /* ---- a batch: many jobs in one transaction ---- */

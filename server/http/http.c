@@ -414,15 +414,42 @@ static enum MHD_Result begin_request(struct http_server *s, struct MHD_Connectio
     return MHD_YES;
 }
 
+/* Set on a handler's thread while its handler runs, when it detached its request. */
+static _Thread_local int detached;
+
+void http_req_detach(struct http_req *r)
+{
+    (void)r;
+    detached = 1;
+}
+
+int http_req_detached(void)
+{
+    return detached;
+}
+
+void http_req_finish(struct http_req *r)
+{
+    if (!r->answered)
+        http_problem(r, 500, "the handler gave no answer");
+    MHD_resume_connection(r->conn);
+}
+
 /* A work queue's thread: runs the handler of r (its connection suspended), then resumes the
- * connection for its answer, or leaves it suspended until its retry (park_request). */
+ * connection for its answer, or leaves it suspended until its retry (park_request), or to
+ * whoever it was handed to (detached: r may be gone already). */
 static void run_request(void *arg, void *item)
 {
     struct http_server *s = arg;
     struct http_req *r = item;
     r->queued_s += monotime_s() - r->queued_at;
     r->wake_seen = atomic_load(&s->wakes);
+    detached = 0;
     s->fn(s->arg, r);
+    if (detached) {
+        detached = 0;
+        return;
+    }
     if (!r->answered && r->retry_in > 0 && !atomic_load(&s->stopping)) {
         park_request(s, r);
         return;

@@ -70,6 +70,20 @@ void http_req_retry(struct http_req *r, double delay_s);
  * runs, so that news between the handler's look and its return is not lost. key > 0. */
 void http_req_retry_on(struct http_req *r, double delay_s, long long key);
 
+/* Leaves r to be answered after its handler returns, by whoever the handler handed it to
+ * (another handler's thread): that one answers it and then calls http_req_finish(r). Until
+ * then the connection stays suspended and holds no thread. After http_req_detach(), the
+ * handler and its callers must not touch r again: it may be answered and gone before they
+ * return. */
+void http_req_detach(struct http_req *r);
+
+/* Whether the handler running on this thread detached its request (http_req_detach()):
+ * its callers, after the handler returned, must then leave the request alone. */
+int http_req_detached(void);
+
+/* Sends the answer of a detached request (500 when none was given). Safe from any thread. */
+void http_req_finish(struct http_req *r);
+
 /* Calls again now every request suspended by http_req_retry_on() with key; every one waiting
  * with any key when key is 0. Safe from any thread; takes the server's short lock. */
 void http_wake(struct http_server *s, long long key);
