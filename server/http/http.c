@@ -28,33 +28,9 @@
  * benchmarks.md, "The heartbeat as a node sends it"). */
 #define HTTP_URGENT_THREADS 1
 
-/* Spare handler threads, which run while handlers wait aside (http_wait_begin()): four
- * times the general ones, at most HTTP_SPARE_MAX, so that one server's database connections
- * stay inside PostgreSQL's default max_connections (100) at 64 threads: 85 with the
- * scheduler's own (docs/operations.md, "A second head node"). Each submission waiting for
- * its group's statement holds one: with as many as the general ones (4 on 2 CPUs), 16
- * concurrent submitters waited 1.6 ms of their 3.6 for a thread (make bench-api with 16
- * clients: 3,945 -> 4,916 /s with 16; 32 clients: 3,959 -> 5,710). */
-#define HTTP_SPARE_MAX 16
-
-static unsigned spare_threads(unsigned threads)
-{
-    return 4 * threads < HTTP_SPARE_MAX ? 4 * threads : HTTP_SPARE_MAX;
-}
-
 unsigned http_handler_threads(unsigned threads)
 {
-    return threads + spare_threads(threads) + HTTP_URGENT_THREADS;
-}
-
-void http_wait_begin(void)
-{
-    workq_wait_begin();
-}
-
-void http_wait_end(void)
-{
-    workq_wait_end();
+    return threads + HTTP_URGENT_THREADS;
 }
 
 struct http_server {
@@ -624,8 +600,7 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     pthread_mutex_init(&s->lock, NULL);
     struct guard_limits gl = {cfg->header_s, cfg->body_s, cfg->conn_limit - cfg->conn_limit / 16};
     s->guard = guard_create(&gl);
-    s->work = s->guard ? workq_create(cfg->threads, spare_threads(cfg->threads), HTTP_URGENT_THREADS,
-                                           run_request, s) : NULL;
+    s->work = s->guard ? workq_create(cfg->threads, HTTP_URGENT_THREADS, run_request, s) : NULL;
     if (s->work)
         s->daemon = start_daemon(s, cfg, ai->ai_addr, ai->ai_family == AF_INET6);
     freeaddrinfo(ai);

@@ -88,15 +88,8 @@ void http_req_finish(struct http_req *r);
  * with any key when key is 0. Safe from any thread; takes the server's short lock. */
 void http_wake(struct http_server *s, long long key);
 
-/* A handler about to wait for another request's work rather than for this host's CPU (a
- * submission waiting for its group's statement: submit_group.h) steps aside: a spare thread
- * may run another request meanwhile, while at most the config's threads handlers are runnable
- * at once. http_wait_end() before it goes on. Nothing on a thread that is not a handler's. */
-void http_wait_begin(void);
-void http_wait_end(void);
-
-/* The handler threads a server with threads (http_config.threads) starts, spare and urgent
- * ones included: each may hold one of the database pool's connections while it runs. */
+/* The handler threads a server with threads (http_config.threads) starts, the urgent one
+ * included: each may hold one of the database pool's connections while it runs. */
 unsigned http_handler_threads(unsigned threads);
 
 /* The client's address as numeric text ("127.0.0.1", "::1") into buf. Returns 0, or -1

@@ -3,17 +3,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* The queue whose general thread this is (NULL on any other thread): workq_wait_begin(). */
-static _Thread_local struct workq *own_queue;
-
 /* A first-in first-out ring of items that grows by doubling. */
 struct ring {
     void **items;
     size_t head, len, cap;
 };
 
-/* A general thread waiting for an item. The one idle last is woken first: the spare threads
- * sleep while the others keep up, so that the threads at work stay few and warm (woken in
+/* A general thread waiting for an item. The one idle last is woken first: the threads idle
+ * longest sleep while the others keep up, so that the threads at work stay few and warm (woken in
  * turn from one condition, nine threads cost a health request 8 us more than five). */
 struct idler {
     pthread_cond_t cv;
@@ -27,7 +24,7 @@ struct workq {
     pthread_cond_t urgent_ready; /* an urgent item waits: for the reserved threads */
     struct ring rings[3]; /* under lock: by enum workq_class */
     unsigned normal_run;  /* under lock: normal items taken while bulk ones waited */
-    unsigned active;      /* under lock: general threads in run() and not waiting aside */
+    unsigned active;      /* under lock: general threads in run() */
     unsigned limit;       /* at most this many active: the nthreads of workq_create() */
     int stopping;         /* under lock */
     workq_run_f run;
@@ -144,7 +141,6 @@ static void *thread_main(void *arg)
     struct workq *q = arg;
     struct idler self = {.woken = 1};
     pthread_cond_init(&self.cv, NULL);
-    own_queue = q;
     take_items(q, &self);
     pthread_cond_destroy(&self.cv);
     return NULL;
@@ -156,14 +152,12 @@ static void *urgent_main(void *arg)
     return NULL;
 }
 
-struct workq *workq_create(unsigned nthreads, unsigned nspare, unsigned nurgent, workq_run_f run,
-                           void *arg)
+struct workq *workq_create(unsigned nthreads, unsigned nurgent, workq_run_f run, void *arg)
 {
     struct workq *q = nthreads >= 1 ? calloc(1, sizeof(*q)) : NULL;
     if (!q)
         return NULL;
     q->limit = nthreads;
-    nthreads += nspare;
     q->run = run;
     q->arg = arg;
     pthread_mutex_init(&q->lock, NULL);
@@ -188,36 +182,13 @@ int workq_push(struct workq *q, void *item, enum workq_class cls)
         cls = WORKQ_NORMAL;
     pthread_mutex_lock(&q->lock);
     int rc = q->stopping ? -1 : ring_push(&q->rings[cls], item);
-    /* with every place taken no waiting thread may take it: a thread leaving run() takes it,
-     * or one stepping aside wakes an idler */
+    /* with every thread in run() none is idle: the first to leave run() takes it */
     if (rc == 0 && q->active < q->limit)
         wake_idler(q);
     if (rc == 0 && cls == WORKQ_URGENT)
         pthread_cond_signal(&q->urgent_ready); /* whichever is free first takes it */
     pthread_mutex_unlock(&q->lock);
     return rc;
-}
-
-void workq_wait_begin(void)
-{
-    struct workq *q = own_queue;
-    if (!q)
-        return;
-    pthread_mutex_lock(&q->lock);
-    q->active--;
-    if (may_take(q, NULL))
-        wake_idler(q);
-    pthread_mutex_unlock(&q->lock);
-}
-
-void workq_wait_end(void)
-{
-    struct workq *q = own_queue;
-    if (!q)
-        return;
-    pthread_mutex_lock(&q->lock);
-    q->active++;
-    pthread_mutex_unlock(&q->lock);
 }
 
 unsigned workq_idle(struct workq *q)

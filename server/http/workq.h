@@ -10,11 +10,7 @@
  * ones wait, so that they are late under load but never starved. Some threads may be
  * reserved for urgent items: with every other thread inside a slow handler (a launch's
  * metrics posts wait for PostgreSQL), a heartbeat still finds one free at once.
- *
- * A handler that waits for another's work and not for this host's CPU (a submission waiting
- * for its group's statement) steps aside (workq_wait_begin): a spare thread runs the next
- * item meanwhile, so that waiting requests do not keep others from the cores, while at most
- * nthreads handlers at once are runnable.
+
  *
  * Thread-safe. Items are the caller's; the queue only holds them until run() is called. */
 #ifndef RINGMASTER_HTTP_WORKQ_H
@@ -30,18 +26,10 @@ enum workq_class { WORKQ_BULK, WORKQ_NORMAL, WORKQ_URGENT };
 
 #define WORKQ_BULK_TURN 4
 
-/* Starts nthreads (>= 1) + nspare threads that call run(arg, item) for each item pushed, at
- * most nthreads of them at once besides those waiting aside, and nurgent more that run urgent
- * items only. Returns the queue, or NULL (out of memory, or a thread could not start). */
-struct workq *workq_create(unsigned nthreads, unsigned nspare, unsigned nurgent, workq_run_f run,
-                           void *arg);
-
-/* Called by run() on one of the general threads before a wait for another's work: the thread
- * no longer counts against nthreads, and a spare thread may take the next item. Then
- * workq_wait_end() before it goes on (it counts again, even past nthreads until some thread
- * leaves run()). On any other thread (an urgent one, or not the queue's): nothing. */
-void workq_wait_begin(void);
-void workq_wait_end(void);
+/* Starts nthreads (>= 1) threads that call run(arg, item) for each item pushed, and nurgent
+ * more that run urgent items only. Returns the queue, or NULL (out of memory, or a thread
+ * could not start). */
+struct workq *workq_create(unsigned nthreads, unsigned nurgent, workq_run_f run, void *arg);
 
 /* Queues item in its class. Returns 0, or -1 when the queue is stopping or out of memory:
  * run() will not see it. */

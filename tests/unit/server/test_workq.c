@@ -1,8 +1,7 @@
 /* workq: every item pushed runs once, urgent items are taken first, then normal ones with a
  * turn in WORKQ_BULK_TURN for bulk ones (each class in its order of arrival), items queued
- * at the drain still run, and pushes after it are refused; spare threads run only while a
- * handler waits aside, never more than the general threads at once, and the thread idle last
- * takes the next item. Real threads; every wait is bounded by the items' own progress. */
+ * at the drain still run, and pushes after it are refused, and the thread idle last takes the
+ * next item. Real threads; every wait is bounded by the items' own progress. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,7 +22,7 @@ static void count_item(void *arg, void *item)
 
 Test(workq, every_item_runs_once_on_several_threads)
 {
-    struct workq *q = workq_create(4, 0, 0, count_item, NULL);
+    struct workq *q = workq_create(4, 0, count_item, NULL);
     cr_assert_not_null(q);
     for (intptr_t i = 0; i < MANY; i++)
         cr_assert_eq(workq_push(q, (void *)i, (enum workq_class)(i % 3)), 0);
@@ -96,7 +95,7 @@ static void release_the_thread(void)
 
 Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
 {
-    struct workq *q = workq_create(1, 0, 0, record_item, NULL);
+    struct workq *q = workq_create(1, 0, record_item, NULL);
     cr_assert_not_null(q);
     hold_a_thread(q);
     /* the thread holds item 0: these wait (bulk 20s, normal 1-6, urgent 100s) */
@@ -120,7 +119,7 @@ Test(workq, urgent_first_then_normal_with_a_turn_for_bulk_in_four)
 
 Test(workq, a_drained_queue_refuses_new_items)
 {
-    struct workq *q = workq_create(2, 0, 1, count_item, NULL);
+    struct workq *q = workq_create(2, 1, count_item, NULL);
     cr_assert_not_null(q);
     cr_assert_eq(workq_push(q, (void *)1, WORKQ_BULK), 0);
     workq_drain(q);
@@ -134,14 +133,14 @@ Test(workq, a_drained_queue_refuses_new_items)
 
 Test(workq, no_threads_is_refused)
 {
-    cr_assert_null(workq_create(0, 2, 1, count_item, NULL));
+    cr_assert_null(workq_create(0, 1, count_item, NULL));
 }
 
 /* The only general thread is held: an urgent item still runs, on the reserved thread, and the
  * reserved thread leaves the normal item waiting for the general one. */
 Test(workq, a_reserved_thread_runs_urgent_items_while_the_others_are_busy)
 {
-    struct workq *q = workq_create(1, 0, 1, record_item, NULL);
+    struct workq *q = workq_create(1, 1, record_item, NULL);
     cr_assert_not_null(q);
     hold_a_thread(q);
     cr_assert_eq(workq_push(q, (void *)1, WORKQ_NORMAL), 0);
@@ -159,71 +158,8 @@ Test(workq, a_reserved_thread_runs_urgent_items_while_the_others_are_busy)
     cr_assert_eq(order[3], 1);
 }
 
-/* Item 0 steps aside and waits (at most 10 s) for item 1, which only the spare thread can run
- * while item 0 holds the only general place. */
-static atomic_int aside_seen;
-
-static void aside_item(void *arg, void *item)
-{
-    (void)arg;
-    if ((intptr_t)item == 1) {
-        record_item(NULL, item);
-        return;
-    }
-    workq_wait_begin();
-    atomic_store(&aside_seen, wait_ran(1) == 1);
-    workq_wait_end();
-    record_item(NULL, (void *)2);
-}
-
-Test(workq, a_spare_thread_runs_while_a_handler_waits_aside)
-{
-    struct workq *q = workq_create(1, 1, 0, aside_item, NULL);
-    cr_assert_not_null(q);
-    cr_assert_eq(workq_push(q, (void *)0, WORKQ_NORMAL), 0);
-    cr_assert_eq(workq_push(q, (void *)1, WORKQ_NORMAL), 0);
-    cr_assert_eq(wait_ran(2), 2);
-    workq_destroy(q);
-    cr_assert(atomic_load(&aside_seen), "item 1 ran while item 0 waited aside");
-    cr_assert_eq(order[0], 1);
-    cr_assert_eq(order[1], 2);
-}
-
-/* Items that keep their thread busy for a while without stepping aside: the spare threads
- * never make more of them run at once than the general threads' count. */
-static atomic_int running, most_running, finished;
-
-static void busy_item(void *arg, void *item)
-{
-    (void)arg;
-    (void)item;
-    int now = atomic_fetch_add(&running, 1) + 1;
-    int most = atomic_load(&most_running);
-    while (now > most && !atomic_compare_exchange_weak(&most_running, &most, now))
-        ;
-    struct timespec pause = {0, 2000000};
-    nanosleep(&pause, NULL);
-    atomic_fetch_sub(&running, 1);
-    atomic_fetch_add(&finished, 1);
-}
-
-Test(workq, spare_threads_never_run_past_the_general_count)
-{
-    struct workq *q = workq_create(2, 4, 0, busy_item, NULL);
-    cr_assert_not_null(q);
-    for (intptr_t i = 0; i < 40; i++)
-        cr_assert_eq(workq_push(q, (void *)i, WORKQ_NORMAL), 0);
-    for (int i = 0; i < 10000 && atomic_load(&finished) < 40; i++) {
-        struct timespec pause = {0, 1000000};
-        nanosleep(&pause, NULL);
-    }
-    workq_destroy(q);
-    cr_assert_eq(atomic_load(&finished), 40);
-    cr_assert_eq(atomic_load(&most_running), 2, "at most (and, with 40 queued, exactly) two at once");
-}
-
 /* One item at a time, each pushed once the last has run: the thread idle last takes the next,
- * so that the same one runs them all while the spare threads sleep. */
+ * so that the same one runs them all while the others sleep. */
 static pthread_t ran_on[50];
 static atomic_int ran_count;
 
@@ -236,7 +172,7 @@ static void where_item(void *arg, void *item)
 
 Test(workq, the_thread_idle_last_takes_the_next_item)
 {
-    struct workq *q = workq_create(1, 3, 0, where_item, NULL);
+    struct workq *q = workq_create(4, 0, where_item, NULL);
     cr_assert_not_null(q);
     for (int k = 0; k < 10000 && workq_idle(q) < 4; k++) { /* every thread started and idle */
         struct timespec pause = {0, 100000};
