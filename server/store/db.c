@@ -426,6 +426,23 @@ PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *p
     return r;
 }
 
+int db_send_stmt(PGconn *c, const struct db_stmt *st, const char *const *params)
+{
+    if (st->generic || PQtransactionStatus(c) == PQTRANS_INERROR || !prepare_once(c, st))
+        return -1;
+    return PQsendQueryPrepared(c, st->name, st->nparams, params, NULL, NULL, 0) == 1 ? 0 : -1;
+}
+
+PGresult *db_stmt_result(PGconn *c)
+{
+    PGresult *r = pipeline_result(c); /* one statement's results, up to its end */
+    if (!r)
+        r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+    if (!db_ok(r))
+        log_warn("sql failed (%s): %s", db_sqlstate(r), PQresultErrorMessage(r));
+    return r;
+}
+
 /* After r failed: NULL when the connection still works (r stands), else r freed and c reset
  * (reconnected or not), for the caller to run its statement once more. */
 static PGresult *reset_if_lost(PGconn *c, PGresult *r)

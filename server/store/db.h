@@ -85,6 +85,14 @@ struct db_stmt {
  * statement's transaction if it fails). */
 PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *params);
 
+/* db_exec_stmt() in two halves, so that the caller works while PostgreSQL runs st (a
+ * statement that is not generic): db_send_stmt() prepares st when the session has not yet
+ * and sends it without waiting; returns 0, or -1 when it did not send it (run it with
+ * db_exec_stmt() then). db_stmt_result() waits for its answer, as db_exec_stmt() returns it.
+ * Nothing else may run on c between the two. */
+int db_send_stmt(PGconn *c, const struct db_stmt *st, const char *const *params);
+PGresult *db_stmt_result(PGconn *c);
+
 /* As db_exec(), for a statement that may safely run twice (a read): when it fails because
  * the connection broke (the server restarted, the backend was terminated), resets the
  * connection and runs it once more. */
