@@ -9,14 +9,21 @@
  * DateStyle (db_connect() asks for it): "2026-11-27 16:22:37.5". jobtext writes it as DB_TS()
  * does ("2026-11-27T16:22:37.500000Z"): to_char() took 30 % of the CPU of a page's statement. */
 #define TS_UTC(col) col " AT TIME ZONE 'UTC'"
-#define JOB_COLS                                                                                   \
-    "j.id, u.name, j.state, j.name, j.command, j.env, j.model, j.gpus, j.min_gpus,"                \
+/* The columns with the user's name and the job's last reported step as given: JOB_COLS reads
+ * them from users u and job_last_report; a statement that has just inserted the job knows
+ * both (JOB_COLS_NEW). */
+#define JOB_COLS_WITH(user, step)                                                                  \
+    "j.id, " user ", j.state, j.name, j.command, j.env, j.model, j.gpus, j.min_gpus,"             \
     " j.max_gpus, j.elastic, j.priority, j.batch_per_gpu, " TS_UTC("j.submitted_at") ", "         \
     TS_UTC("j.updated_at") ", " TS_UTC("j.finished_at") ", j.plan_spec, j.current_plan,"           \
     " j.total_steps, j.epochs, j.stop_at_convergence, j.stop_at_loss, j.reported_total_steps,"     \
-    " j.estimate_error, j.estimate_samples, j.estimate_source,"                                    \
-    " (SELECT l.step FROM job_last_report l WHERE l.job_id = j.id), j.array_id, j.array_index,"    \
-    " j.batch_spec, j.current_batch, j.grad_sqr, j.grad_var"
+    " j.estimate_error, j.estimate_samples, j.estimate_source, " step ", j.array_id,"              \
+    " j.array_index, j.batch_spec, j.current_batch, j.grad_sqr, j.grad_var"
+#define JOB_COLS                                                                                   \
+    JOB_COLS_WITH("u.name", "(SELECT l.step FROM job_last_report l WHERE l.job_id = j.id)")
+/* JOB_COLS of a job the statement inserts (jobs j): its user's name is user (an expression),
+ * and it has reported nothing yet. */
+#define JOB_COLS_NEW(user) JOB_COLS_WITH(user, "NULL::bigint")
 enum {
     C_ID,
     C_USER,

@@ -36,19 +36,21 @@
 
 /* A single submission in one statement: the insert only when the job fits the cluster up
  * ($21: it holds; no node up: not known, nothing refused), and the cluster's nodes up and
- * their GPUs after the job's columns (JOB_COLS all null when nothing was stored: refused, or
- * an earlier request with its Idempotency-Key made it). */
+ * their GPUs after the job's columns (JOB_COLS_NEW: its user is the submitter, $14; the id
+ * and the others null when nothing was stored: refused, or an earlier request with its
+ * Idempotency-Key made it). Not the users table nor job_last_report: a job just stored has
+ * reported nothing, and reading them was a tenth of a group's statement (pgbench). */
 #define SUBMIT_ONE_SQL                                                                             \
     "WITH " SUBMIT_CLUSTER_CTE ", ins AS (" INSERT_TARGET " SELECT " INSERT_VALUES " FROM cl"      \
-    " WHERE $21::bool OR cl.nodes = 0 OR $7::int <= cl.gpus" INSERT_REST " SELECT " JOB_COLS       \
-    ", cl.nodes, cl.gpus FROM cl LEFT JOIN (ins j JOIN users u"                                    \
-    " ON u.id = j.user_id) ON true"
+    " WHERE $21::bool OR cl.nodes = 0 OR $7::int <= cl.gpus" INSERT_REST                          \
+    " SELECT " JOB_COLS_NEW("$14::text") ", cl.nodes, cl.gpus FROM cl LEFT JOIN ins j ON true"
 
 /* SUBMIT_ONE_SQL for many jobs at once: $1 is a JSON array with one array per job, the 21
  * parameters of SUBMIT_ONE_SQL as JSON strings or null ($17..$19 null: no array's job). Each
  * job's id is drawn first (x), so that every job of $1 has its row in the answer, in $1's
- * order: JOB_COLS (null when it was not stored: refused for its size, or made before under its
- * Idempotency-Key) and the cluster's size, as SUBMIT_ONE_SQL answers. */
+ * order: JOB_COLS_NEW (its user the submitter, p->>13; the rest null when it was not
+ * stored: refused for its size, or made before under its Idempotency-Key) and the cluster's
+ * size, as SUBMIT_ONE_SQL answers. */
 #define SUBMIT_MANY_SQL                                                                            \
     "WITH " SUBMIT_CLUSTER_CTE ", x AS MATERIALIZED (SELECT e.i, e.p, (e.p->>15)::jsonb AS len,"   \
     " nextval('jobs_id_seq'::regclass) AS id"                                                      \
@@ -63,7 +65,7 @@
     "x.i" INSERT_CONFLICT "),"                                                                     \
     " ev AS (INSERT INTO job_events (job_id, from_state, to_state, event, actor)"                  \
     " SELECT ins.id, NULL, 'PENDING', 'submit', x.p->>13 FROM ins JOIN x ON x.id = ins.id)"        \
-    " SELECT " JOB_COLS ", cl.nodes, cl.gpus FROM x CROSS JOIN cl LEFT JOIN (ins j JOIN users u"   \
-    " ON u.id = j.user_id) ON j.id = x.id ORDER BY x.i"
+    " SELECT " JOB_COLS_NEW("x.p->>13") ", cl.nodes, cl.gpus FROM x CROSS JOIN cl"               \
+    " LEFT JOIN ins j ON j.id = x.id ORDER BY x.i"
 
 #endif
