@@ -1,7 +1,8 @@
 /* Group commit of concurrent single submissions (server/api/submit_group.h) through the real
  * server: each request gets its own job and its own answer when several are stored in one
  * statement (stored, refused for its size, made before under its Idempotency-Key, or a 409),
- * and a job whose insert fails fails only its own request. To make a group for certain, the
+ * and a job whose insert fails fails only its own request; queued submissions are answered
+ * when the server stops meanwhile. To make a group for certain, the
  * test holds a lock on job_events: the first submission's statement waits on it (one is in
  * flight at a time), the next ones queue behind it, and when the lock goes they are stored as
  * one group (or a few, when two connections came to one HTTP thread). The scheduler is paused
@@ -9,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,4 +263,45 @@ Test(group, concurrent_submissions_each_get_their_own_job)
                 hx_metric("ringmaster_submissions_grouped_total"), T * 10,
                 hx_metric("ringmaster_submission_groups_total"));
     hx_finish();
+}
+
+static void *stop_server(void *arg)
+{
+    *(int *)arg = hx_stop_server(SIGTERM, 60);
+    return NULL;
+}
+
+/* Queued submissions hold no thread: the server is told to stop while they wait behind the
+ * first one's statement, and still answers each (the leader stores the queue before its
+ * handler returns), then exits cleanly (no connection left suspended). */
+Test(group, queued_submissions_are_answered_when_the_server_stops)
+{
+    enum { N = 4 };
+    struct sub s[N];
+    memset(s, 0, sizeof(s));
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "stopping-%d", i);
+        set_body(&s[i], name, 1, NULL);
+    }
+    PGconn *hold = hold_events();
+    hx_sql_do("UPDATE scheduler_config SET paused = true");
+    pthread_create(&s[0].tid, NULL, submit, &s[0]);
+    await_submission_waiting();
+    for (int i = 1; i < N; i++) {
+        usleep(150000);
+        pthread_create(&s[i].tid, NULL, submit, &s[i]);
+    }
+    usleep(500000);
+    int rc = -2;
+    pthread_t stopper;
+    pthread_create(&stopper, NULL, stop_server, &rc);
+    usleep(300000); /* the server is stopping, its first statement still waits on the lock */
+    release_events(hold);
+    for (int i = 0; i < N; i++) {
+        pthread_join(s[i].tid, NULL);
+        cr_expect_eq(s[i].status, 201, "%s: %ld %s", s[i].body, s[i].status, s[i].detail);
+    }
+    pthread_join(stopper, NULL);
+    cr_assert_eq(rc, 0, "ringmasterd exited with %d on SIGTERM", rc);
 }
