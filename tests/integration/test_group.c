@@ -1,12 +1,11 @@
 /* Group commit of concurrent single submissions (server/api/submit_group.h) through the real
  * server: each request gets its own job and its own answer when several are stored in one
  * statement (stored, refused for its size, made before under its Idempotency-Key, or a 409),
- * and a job whose insert fails fails only its own request; queued submissions are answered
- * when the server stops meanwhile. To make a group for certain, the
- * test holds a lock on job_events: the first submission's statement waits on it (one is in
- * flight at a time), the next ones queue behind it, and when the lock goes they are stored as
- * one group (or a few, when two connections came to one HTTP thread). The scheduler is paused
- * meanwhile. */
+ * a job whose insert fails fails only its own request, and queued submissions are answered
+ * when the server stops meanwhile. To make a group for certain, the test holds a lock on
+ * job_events: the first submission's statement waits on it (one is in flight at a time), the
+ * next ones queue behind it, and when the lock goes they are stored as one group (or a few).
+ * The scheduler is paused meanwhile. */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <pthread.h>
