@@ -627,7 +627,7 @@ json_t *hx_expect_json(struct hx_resp *r, long status)
 {
     cr_assert_eq(r->status, status, "want %ld, got %ld: %s", status, r->status, r->body);
     cr_assert_not_null(r->json, "not JSON: %s", r->body);
-    cr_assert_str_eq(r->content_type, "application/json");
+    cr_assert_str_eq(r->content_type, "application/json", "%s", r->body);
     json_t *j = json_incref(r->json);
     hx_free(r);
     return j;
