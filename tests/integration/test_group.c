@@ -104,12 +104,12 @@ static int log_has(const char *text)
     return found;
 }
 
-/* Sends subs[0] and waits until its statement waits on the held lock, then the others, which
- * queue behind it; gives them time to reach the queue (each checks its token first), then
- * releases the lock and waits for every answer. The others are sent 150 ms apart: a
- * connection that came to an HTTP thread while that thread's first request waits in the
- * queue would wait with it. */
-static void submit_as_group(struct sub *subs, int n)
+/* Sends subs[0] and waits until its statement waits on a lock the test holds, then the
+ * others, which queue behind it; gives them time to reach the queue (each checks its token
+ * first) and checks that they did not start statements of their own. Returns the test's
+ * connection that holds the lock (release_events() lets them go). The others are sent 150 ms
+ * apart, each to an HTTP thread free. */
+static PGconn *queue_behind_lock(struct sub *subs, int n)
 {
     PGconn *hold = hold_events();
     /* a round that starts a job writes its event: it would wait on the lock too, and the
@@ -117,7 +117,7 @@ static void submit_as_group(struct sub *subs, int n)
     hx_sql_do("UPDATE scheduler_config SET paused = true");
     pthread_create(&subs[0].tid, NULL, submit, &subs[0]);
     await_submission_waiting();
-    for (int i = 1; i < n; i++) { /* one at a time: each connection to an HTTP thread free */
+    for (int i = 1; i < n; i++) {
         usleep(150000);
         pthread_create(&subs[i].tid, NULL, submit, &subs[i]);
     }
@@ -125,7 +125,13 @@ static void submit_as_group(struct sub *subs, int n)
     /* one statement in flight: the others queued instead of starting theirs */
     double waiting = hx_sql_num(SUBMISSION_WAITS);
     cr_assert_eq(waiting, 1, "one submission's statement in flight, not %.0f", waiting);
-    release_events(hold);
+    return hold;
+}
+
+/* queue_behind_lock(), then releases the lock and waits for every answer. */
+static void submit_as_group(struct sub *subs, int n)
+{
+    release_events(queue_behind_lock(subs, n));
     for (int i = 0; i < n; i++)
         pthread_join(subs[i].tid, NULL);
 }
@@ -283,15 +289,7 @@ Test(group, queued_submissions_are_answered_when_the_server_stops)
         snprintf(name, sizeof(name), "stopping-%d", i);
         set_body(&s[i], name, 1, NULL);
     }
-    PGconn *hold = hold_events();
-    hx_sql_do("UPDATE scheduler_config SET paused = true");
-    pthread_create(&s[0].tid, NULL, submit, &s[0]);
-    await_submission_waiting();
-    for (int i = 1; i < N; i++) {
-        usleep(150000);
-        pthread_create(&s[i].tid, NULL, submit, &s[i]);
-    }
-    usleep(500000);
+    PGconn *hold = queue_behind_lock(s, N);
     int rc = -2;
     pthread_t stopper;
     pthread_create(&stopper, NULL, stop_server, &rc);
