@@ -10,8 +10,9 @@ struct ring {
 };
 
 /* A general thread waiting for an item. The one idle last is woken first: the threads idle
- * longest sleep while the others keep up, so that the threads at work stay few and warm (woken in
- * turn from one condition, nine threads cost a health request 8 us more than five). */
+ * longest sleep while the others keep up, so that the threads at work stay few and warm
+ * (woken in turn from one condition, nine threads cost a health request 8 us more than
+ * five). */
 struct idler {
     pthread_cond_t cv;
     struct idler *next;
@@ -22,11 +23,9 @@ struct workq {
     pthread_mutex_t lock;
     struct idler *idle;          /* under lock: the general threads waiting, last idle first */
     pthread_cond_t urgent_ready; /* an urgent item waits: for the reserved threads */
-    struct ring rings[3]; /* under lock: by enum workq_class */
-    unsigned normal_run;  /* under lock: normal items taken while bulk ones waited */
-    unsigned active;      /* under lock: general threads in run() */
-    unsigned limit;       /* at most this many active: the nthreads of workq_create() */
-    int stopping;         /* under lock */
+    struct ring rings[3];        /* under lock: by enum workq_class */
+    unsigned normal_run;         /* under lock: normal items taken while bulk ones waited */
+    int stopping;                /* under lock */
     workq_run_f run;
     void *arg;
     pthread_t *threads;
@@ -78,13 +77,11 @@ static struct ring *next_ring(struct workq *q)
 }
 
 /* Under q->lock: whether a thread may take an item now: the urgent ring's (only) holds one, or
- * (a general thread) some item waits and fewer than limit general threads are active. While
- * draining, a general thread that may not take one leaves: the active ones run what is left. */
+ * (a general thread) some item waits. While draining, a thread that may not take one leaves:
+ * the others run what is left. */
 static int may_take(const struct workq *q, const struct ring *only)
 {
-    if (only)
-        return only->len > 0;
-    return waiting(q) > 0 && q->active < q->limit;
+    return only ? only->len > 0 : waiting(q) > 0;
 }
 
 /* Under q->lock: wakes the general thread idle last, if one is. */
@@ -115,9 +112,8 @@ static void await_item(struct workq *q, const struct ring *only, struct idler *s
     }
 }
 
-/* Takes items: a general thread (self: its place in the idle stack; counted active while it
- * runs one) any, a reserved one (self NULL) urgent ones only; returns when stopping and
- * nothing it could take is left. */
+/* Takes items: a general thread (self: its place in the idle stack) any, a reserved one
+ * (self NULL) urgent ones only; returns when stopping and nothing it could take is left. */
 static void take_items(struct workq *q, struct idler *self)
 {
     const struct ring *only = self ? NULL : &q->rings[WORKQ_URGENT];
@@ -127,11 +123,9 @@ static void take_items(struct workq *q, struct idler *self)
         if (!may_take(q, only))
             break; /* stopping, and nothing left to run */
         void *item = ring_pop(only ? &q->rings[WORKQ_URGENT] : next_ring(q));
-        q->active += !only;
         pthread_mutex_unlock(&q->lock);
         q->run(q->arg, item);
         pthread_mutex_lock(&q->lock);
-        q->active -= !only;
     }
     pthread_mutex_unlock(&q->lock);
 }
@@ -157,7 +151,6 @@ struct workq *workq_create(unsigned nthreads, unsigned nurgent, workq_run_f run,
     struct workq *q = nthreads >= 1 ? calloc(1, sizeof(*q)) : NULL;
     if (!q)
         return NULL;
-    q->limit = nthreads;
     q->run = run;
     q->arg = arg;
     pthread_mutex_init(&q->lock, NULL);
@@ -183,7 +176,7 @@ int workq_push(struct workq *q, void *item, enum workq_class cls)
     pthread_mutex_lock(&q->lock);
     int rc = q->stopping ? -1 : ring_push(&q->rings[cls], item);
     /* with every thread in run() none is idle: the first to leave run() takes it */
-    if (rc == 0 && q->active < q->limit)
+    if (rc == 0)
         wake_idler(q);
     if (rc == 0 && cls == WORKQ_URGENT)
         pthread_cond_signal(&q->urgent_ready); /* whichever is free first takes it */

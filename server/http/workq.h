@@ -10,7 +10,6 @@
  * ones wait, so that they are late under load but never starved. Some threads may be
  * reserved for urgent items: with every other thread inside a slow handler (a launch's
  * metrics posts wait for PostgreSQL), a heartbeat still finds one free at once.
-
  *
  * Thread-safe. Items are the caller's; the queue only holds them until run() is called. */
 #ifndef RINGMASTER_HTTP_WORKQ_H
