@@ -280,14 +280,20 @@ void db_release(struct db_pool *p, PGconn *c)
     pthread_mutex_unlock(&p->lock);
 }
 
-PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
+/* A statement's result as the db_exec*() functions answer it: a failed one when libpq gave
+ * none (out of memory), a failure logged. */
+static PGresult *checked(PGconn *c, PGresult *r)
 {
-    PGresult *r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
     if (!r)
         r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
     if (!db_ok(r))
         log_warn("sql failed (%s): %s", db_sqlstate(r), PQresultErrorMessage(r));
     return r;
+}
+
+PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
+{
+    return checked(c, PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0));
 }
 
 /* Which statements each session has prepared: an entry per connection, its backend's pid
@@ -412,35 +418,31 @@ static PGresult *exec_generic(PGconn *c, const struct db_stmt *st, const char *c
     return r ? r : PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 }
 
+/* Whether st may run prepared on c: prepared on its session (now, when not yet), and c not
+ * in a failed transaction (the statement then runs unprepared, to fail as it would). */
+static int runs_prepared(PGconn *c, const struct db_stmt *st)
+{
+    return PQtransactionStatus(c) != PQTRANS_INERROR && prepare_once(c, st);
+}
+
 PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *params)
 {
-    if (PQtransactionStatus(c) == PQTRANS_INERROR || !prepare_once(c, st))
+    if (!runs_prepared(c, st))
         return db_exec(c, st->sql, st->nparams, params);
     PGresult *r = st->generic ? exec_generic(c, st, params) : NULL;
-    if (!r)
-        r = PQexecPrepared(c, st->name, st->nparams, params, NULL, NULL, 0);
-    if (!r)
-        r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-    if (!db_ok(r))
-        log_warn("sql failed (%s): %s", db_sqlstate(r), PQresultErrorMessage(r));
-    return r;
+    return checked(c, r ? r : PQexecPrepared(c, st->name, st->nparams, params, NULL, NULL, 0));
 }
 
 int db_send_stmt(PGconn *c, const struct db_stmt *st, const char *const *params)
 {
-    if (st->generic || PQtransactionStatus(c) == PQTRANS_INERROR || !prepare_once(c, st))
+    if (st->generic || !runs_prepared(c, st))
         return -1;
     return PQsendQueryPrepared(c, st->name, st->nparams, params, NULL, NULL, 0) == 1 ? 0 : -1;
 }
 
 PGresult *db_stmt_result(PGconn *c)
 {
-    PGresult *r = pipeline_result(c); /* one statement's results, up to its end */
-    if (!r)
-        r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-    if (!db_ok(r))
-        log_warn("sql failed (%s): %s", db_sqlstate(r), PQresultErrorMessage(r));
-    return r;
+    return checked(c, pipeline_result(c)); /* one statement's results, up to its end */
 }
 
 /* After r failed: NULL when the connection still works (r stands), else r freed and c reset
