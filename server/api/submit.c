@@ -59,7 +59,7 @@ static const struct db_stmt insert_stmt = {
     "submit_insert",
     "WITH ins AS (" INSERT_TARGET " VALUES (" INSERT_VALUES ")" INSERT_REST
     " SELECT " JOB_COLS " FROM ins j JOIN users u ON u.id = j.user_id",
-    20, 0};
+    SUBMIT_NPARAMS - 1, 0};
 
 static const char *const existing_sql =
     "SELECT " JOB_COLS ", j.request_hash = sha256(convert_to($3, 'UTF8'))"
@@ -222,6 +222,36 @@ static int params_of(struct api_call *call, const struct jobspec *spec, const ch
     return ok ? 0 : -1;
 }
 
+/* The insert's parameters $1..$20 (INSERT_VALUES, submit_sql.h) for s as ip holds it: its
+ * Idempotency-Key, the submitter's name (its first event's actor), and for an array's job
+ * the id chosen beforehand, the array's id and the job's index there (each NULL: none). */
+static void insert_args(const char **p, const struct jobspec *s, const struct insert_params *ip,
+                        const char *key, const char *actor, const char *id, const char *array,
+                        const char *index)
+{
+    const char *args[SUBMIT_NPARAMS - 1] = {ip->uid,
+                                            s->name,
+                                            ip->command,
+                                            ip->env,
+                                            ip->model,
+                                            ip->gpus,
+                                            ip->min,
+                                            ip->max,
+                                            s->elastic ? "true" : "false",
+                                            ip->prio,
+                                            ip->batch,
+                                            key,
+                                            ip->canonical,
+                                            actor,
+                                            ip->plans,
+                                            ip->length,
+                                            id,
+                                            array,
+                                            index,
+                                            ip->batch_spec};
+    memcpy(p, args, sizeof(args));
+}
+
 /* Stores the job in one statement, alone or in a group with concurrent submissions
  * (submit_group.h), and answers: the request is detached, and answered by submission_done()
  * on this thread or on its group's leader's. */
@@ -253,16 +283,8 @@ void jobs_submit(struct api_call *call)
         submission_free(sub);
         return;
     }
-    const struct jobspec *s = &sub->spec;
-    const struct insert_params *ip = &sub->ip;
-    const char *p[SUBMIT_NPARAMS] = {ip->uid,       s->name,        ip->command,
-                                     ip->env,       ip->model,      ip->gpus,
-                                     ip->min,       ip->max,        s->elastic ? "true" : "false",
-                                     ip->prio,      ip->batch,      key,
-                                     ip->canonical, sub->call.who.name, ip->plans,
-                                     ip->length,    NULL,           NULL,
-                                     NULL,          ip->batch_spec, s->hold ? "true" : "false"};
-    memcpy(sub->params, p, sizeof(p));
+    insert_args(sub->params, &sub->spec, &sub->ip, key, sub->call.who.name, NULL, NULL, NULL);
+    sub->params[SUBMIT_NPARAMS - 1] = sub->spec.hold ? "true" : "false"; /* $21 */
     sub->job = (struct submit_group_job){.params = sub->params, .done = submission_done};
     api_call_detach(call);
     submit_group_store(call->db, &sub->job);
@@ -507,12 +529,9 @@ static int batch_insert(struct api_call *call, const struct batch *b, const char
         http_problem(call->req, 500, "out of memory");
         return -1;
     }
-    const char *p[] = {ip.uid,       s->name,        ip.command,    ip.env,      ip.model,
-                       ip.gpus,      ip.min,         ip.max,        s->elastic ? "true" : "false",
-                       ip.prio,      ip.batch,       key ? k : NULL, ip.canonical,
-                       call->who.name, ip.plans,     ip.length,     id[0] ? id : NULL,
-                       aid[0] ? aid : NULL,          idx[0] ? idx : NULL,
-                       ip.batch_spec};
+    const char *p[SUBMIT_NPARAMS - 1];
+    insert_args(p, s, &ip, key ? k : NULL, call->who.name, id[0] ? id : NULL,
+                aid[0] ? aid : NULL, idx[0] ? idx : NULL);
     PGresult *r = db_exec_stmt(call->db, &insert_stmt, p);
     int rc = -1;
     if (db_ok(r) && PQntuples(r) == 1) {
