@@ -127,3 +127,38 @@ Test(schema, a_jobs_count_of_reports_is_every_report_it_ever_made)
     cr_assert_eq(hx_sql_num(sql), 2);
     hx_finish();
 }
+
+/* sql/032: a job's owner and its events are no longer checked by foreign keys, and still
+ * nothing is orphaned: a user who owns jobs cannot be deleted or renumbered by hand
+ * (foreign_key_violation, 23503, as the key's NO ACTION answered), one who owns none can; a
+ * job deleted by hand takes its events with it, and only its own. */
+Test(schema, a_jobs_owner_and_events_are_kept_without_foreign_keys)
+{
+    char token[128];
+    hx_user("owner", "user", token);
+    hx_user("nobody", "user", token);
+    long long mine = a_job(), other = a_job();
+    hx_sql_do("UPDATE jobs SET user_id = (SELECT id FROM users WHERE name = 'owner')"
+              " WHERE id = (SELECT max(id) FROM jobs)");
+    cr_assert_str_eq(sql_state("DELETE FROM users WHERE name = 'owner'"), "23503");
+    cr_assert_str_eq(sql_state("UPDATE users SET id = id + 1000 WHERE name = 'owner'"), "23503");
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM users WHERE name = 'owner'"), 1,
+                 "the owner was kept");
+    cr_assert_str_eq(sql_state("DELETE FROM users WHERE name = 'nobody'"), "");
+    cr_assert_str_eq(sql_state("UPDATE users SET created_at = now() WHERE name = 'owner'"), "",
+                     "a change that keeps the id is taken");
+
+    char sql[256];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_events WHERE job_id = %lld", mine);
+    cr_assert_eq(hx_sql_num(sql), 1, "its submit event");
+    char del[128];
+    snprintf(del, sizeof(del), "DELETE FROM jobs WHERE id = %lld", mine);
+    hx_sql_do(del);
+    cr_assert_eq(hx_sql_num(sql), 0, "its events went with it");
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_events WHERE job_id = %lld", other);
+    cr_assert_eq(hx_sql_num(sql), 1, "the other job's events stay");
+    cr_assert_str_eq(sql_state("DELETE FROM jobs"), "");
+    cr_assert_str_eq(sql_state("DELETE FROM users WHERE name = 'owner'"), "",
+                     "an owner of no jobs any more can go");
+    hx_finish();
+}
