@@ -11,7 +11,7 @@
 -- theirs exist is refused, as the key's NO ACTION did (23503), by the trigger below. Every
 -- event the server writes comes from its job's row in the same statement or transaction,
 -- and the server never deletes jobs; a job deleted by hand still takes its events with it,
--- as ON DELETE CASCADE did (the way sql/026 does for its reports).
+-- as ON DELETE CASCADE did (with sql/026's reports, by one trigger).
 ALTER TABLE jobs DROP CONSTRAINT jobs_user_id_fkey;
 ALTER TABLE job_events DROP CONSTRAINT job_events_job_id_fkey;
 
@@ -38,13 +38,18 @@ CREATE TRIGGER users_keep_jobs_owners_update AFTER UPDATE ON users
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION users_keep_jobs_owners();
 
-CREATE FUNCTION job_events_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+-- One trigger takes a deleted job's reports (sql/026's) and its events.
+DROP TRIGGER jobs_forget_metrics ON jobs;
+DROP FUNCTION job_metrics_forget();
+
+CREATE FUNCTION jobs_forget() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    DELETE FROM job_metrics m USING old_rows o WHERE m.job_id = o.id;
     DELETE FROM job_events e USING old_rows o WHERE e.job_id = o.id;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER jobs_forget_events AFTER DELETE ON jobs
+CREATE TRIGGER jobs_forget AFTER DELETE ON jobs
     REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION job_events_forget();
+    FOR EACH STATEMENT EXECUTE FUNCTION jobs_forget();

@@ -131,7 +131,7 @@ Test(schema, a_jobs_count_of_reports_is_every_report_it_ever_made)
 /* sql/032: a job's owner and its events are no longer checked by foreign keys, and still
  * nothing is orphaned: a user who owns jobs cannot be deleted or renumbered by hand
  * (foreign_key_violation, 23503, as the key's NO ACTION answered), one who owns none can; a
- * job deleted by hand takes its events with it, and only its own. */
+ * job deleted by hand takes its events and its reports with it, and only its own. */
 Test(schema, a_jobs_owner_and_events_are_kept_without_foreign_keys)
 {
     char token[128];
@@ -151,10 +151,20 @@ Test(schema, a_jobs_owner_and_events_are_kept_without_foreign_keys)
     char sql[256];
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_events WHERE job_id = %lld", mine);
     cr_assert_eq(hx_sql_num(sql), 1, "its submit event");
+    char rep[256];
+    snprintf(rep, sizeof(rep),
+             "INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds)"
+             " VALUES (%lld, 1, 1, 2.0, 32, 0.1), (%lld, 1, 1, 2.0, 32, 0.1)",
+             mine, other);
+    hx_sql_do(rep);
     char del[128];
     snprintf(del, sizeof(del), "DELETE FROM jobs WHERE id = %lld", mine);
     hx_sql_do(del);
     cr_assert_eq(hx_sql_num(sql), 0, "its events went with it");
+    snprintf(rep, sizeof(rep), "SELECT count(*) FROM job_metrics WHERE job_id = %lld", mine);
+    cr_assert_eq(hx_sql_num(rep), 0, "its reports went with it (sql/026)");
+    snprintf(rep, sizeof(rep), "SELECT count(*) FROM job_metrics WHERE job_id = %lld", other);
+    cr_assert_eq(hx_sql_num(rep), 1, "the other job's reports stay");
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_events WHERE job_id = %lld", other);
     cr_assert_eq(hx_sql_num(sql), 1, "the other job's events stay");
     cr_assert_str_eq(sql_state("DELETE FROM jobs"), "");
