@@ -38,6 +38,23 @@ CREATE TRIGGER users_keep_jobs_owners_update AFTER UPDATE ON users
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION users_keep_jobs_owners();
 
+-- A job given by hand to a user who does not exist is refused too (the server never changes a
+-- job's user; the trigger fires only for an update that sets user_id). A job or event
+-- inserted by hand is not checked: that check is the cost this migration removes.
+CREATE FUNCTION jobs_keep_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM users u WHERE u.id = NEW.user_id) THEN
+        RAISE EXCEPTION 'no user %', NEW.user_id
+            USING ERRCODE = 'foreign_key_violation', TABLE = 'jobs';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER jobs_keep_owner AFTER UPDATE OF user_id ON jobs
+    FOR EACH ROW WHEN (NEW.user_id IS DISTINCT FROM OLD.user_id)
+    EXECUTE FUNCTION jobs_keep_owner();
+
 -- One trigger takes a deleted job's reports (sql/026's) and its events.
 DROP TRIGGER jobs_forget_metrics ON jobs;
 DROP FUNCTION job_metrics_forget();

@@ -129,9 +129,10 @@ Test(schema, a_jobs_count_of_reports_is_every_report_it_ever_made)
 }
 
 /* sql/032: a job's owner and its events are no longer checked by foreign keys, and still
- * nothing is orphaned: a user who owns jobs cannot be deleted or renumbered by hand
- * (foreign_key_violation, 23503, as the key's NO ACTION answered), one who owns none can; a
- * job deleted by hand takes its events and its reports with it, and only its own. */
+ * nothing is orphaned: a user who owns jobs cannot be deleted or renumbered by hand, nor a
+ * job given to no user (foreign_key_violation, 23503, as the keys answered); one who owns
+ * none can go; a job deleted by hand takes its events and its reports with it, and only its
+ * own. */
 Test(schema, a_jobs_owner_and_events_are_kept_without_foreign_keys)
 {
     char token[128];
@@ -140,6 +141,8 @@ Test(schema, a_jobs_owner_and_events_are_kept_without_foreign_keys)
     long long mine = a_job(), other = a_job();
     hx_sql_do("UPDATE jobs SET user_id = (SELECT id FROM users WHERE name = 'owner')"
               " WHERE id = (SELECT max(id) FROM jobs)");
+    cr_assert_str_eq(sql_state("UPDATE jobs SET user_id = 999999"), "23503",
+                     "a job given to no user");
     cr_assert_str_eq(sql_state("DELETE FROM users WHERE name = 'owner'"), "23503");
     cr_assert_str_eq(sql_state("UPDATE users SET id = id + 1000 WHERE name = 'owner'"), "23503");
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM users WHERE name = 'owner'"), 1,
