@@ -21,6 +21,8 @@
     " j.array_index, j.batch_spec, j.current_batch, j.grad_sqr, j.grad_var"
 #define JOB_COLS                                                                                   \
     JOB_COLS_WITH("u.name", "(SELECT l.step FROM job_last_report l WHERE l.job_id = j.id)")
+/* Where JOB_COLS read a stored job: its row and its user's. */
+#define JOB_FROM " FROM jobs j JOIN users u ON u.id = j.user_id"
 /* JOB_COLS of a job the statement inserts (jobs j): its user's name is user (an expression),
  * and it has reported nothing yet. */
 #define JOB_COLS_NEW(user) JOB_COLS_WITH(user, "NULL::bigint")

@@ -67,9 +67,8 @@ static const struct db_stmt allocs_stmt = {
     1, 0};
 
 /* One job's row, by its id. */
-static const struct db_stmt job_stmt = {
-    "jobview_job",
-    "SELECT " JOB_COLS " FROM jobs j JOIN users u ON u.id = j.user_id WHERE j.id = $1", 1, 0};
+static const struct db_stmt job_stmt = {"jobview_job",
+                                        "SELECT " JOB_COLS JOB_FROM " WHERE j.id = $1", 1, 0};
 
 /* st with the id array ids as $1: its rows, or NULL when it failed (the view is then left
  * out, as when a round has not written it yet). */

@@ -62,8 +62,7 @@ static const struct db_stmt insert_stmt = {
     SUBMIT_NPARAMS - 1, 0};
 
 static const char *const existing_sql =
-    "SELECT " JOB_COLS ", j.request_hash = sha256(convert_to($3, 'UTF8'))"
-    " FROM jobs j JOIN users u ON u.id = j.user_id"
+    "SELECT " JOB_COLS ", j.request_hash = sha256(convert_to($3, 'UTF8'))" JOB_FROM
     " WHERE j.user_id = $1 AND j.idempotency_key = $2";
 
 /* The job an earlier request with key made: 200, or 409 when the body differed. */
