@@ -5,13 +5,13 @@
  * queue is empty. One that finds a statement in flight queues its job and returns at once:
  * the leader stores it and answers it (its done()), so that neither a thread nor a database
  * connection waits with it, and the leader goes straight on to the next group. The
- * statement's start, the constraints' rebuild, the foreign keys' plans and the commit's WAL
- * flush are then paid once for the group instead of once a job. Each job still gets its own
- * row: stored, refused for its size, or found made before under its Idempotency-Key, exactly
- * as alone. When the group's statement fails with the database still reachable (nothing of
- * it was stored), every job of the group is stored again alone, so that a failing job fails
- * only its own request. docs/benchmarks.md, "Group commit" and "Submissions answered by
- * their group's leader". */
+ * statement's start, the constraints' rebuild and the commit's WAL flush are then paid once
+ * for the group instead of once a job. Each job still gets its own row: stored, refused for
+ * its size, or found made before under its Idempotency-Key, exactly as alone. When the
+ * group's statement fails with the database still reachable (nothing of it was stored),
+ * every job of the group is stored again alone, so that a failing job fails only its own
+ * request. docs/benchmarks.md, "Group commit" and "Submissions answered by their group's
+ * leader". */
 #ifndef RINGMASTER_API_SUBMIT_GROUP_H
 #define RINGMASTER_API_SUBMIT_GROUP_H
 
