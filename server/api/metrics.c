@@ -18,7 +18,7 @@ static atomic_ulong http_counts[METRICS_MAX_ROUTES + 1][STATUS_SLOTS];
 static atomic_ulong db_errors;
 static atomic_ulong auth_failures, auth_refused;
 static atomic_ulong poll_looks;
-static atomic_ulong submit_groups, submit_grouped;
+static atomic_ulong submit_groups, submit_grouped, submit_pipelined;
 /* The route table, named once by api_create (metrics_name_routes). */
 static const struct route *route_table;
 static size_t route_count;
@@ -51,6 +51,11 @@ void metrics_submit_group(unsigned n)
 {
     atomic_fetch_add_explicit(&submit_groups, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&submit_grouped, n, memory_order_relaxed);
+}
+
+void metrics_submit_pipelined(void)
+{
+    atomic_fetch_add_explicit(&submit_pipelined, 1, memory_order_relaxed);
 }
 
 void metrics_poll_look(void)
@@ -248,9 +253,14 @@ static void write_submissions(FILE *f)
             "# HELP ringmaster_submissions_grouped_total Single submissions stored in such a"
             " group.\n"
             "# TYPE ringmaster_submissions_grouped_total counter\n"
-            "ringmaster_submissions_grouped_total %lu\n",
+            "ringmaster_submissions_grouped_total %lu\n"
+            "# HELP ringmaster_submission_statements_pipelined_total Statements of submissions"
+            " sent behind another still running, on the same connection.\n"
+            "# TYPE ringmaster_submission_statements_pipelined_total counter\n"
+            "ringmaster_submission_statements_pipelined_total %lu\n",
             atomic_load_explicit(&submit_groups, memory_order_relaxed),
-            atomic_load_explicit(&submit_grouped, memory_order_relaxed));
+            atomic_load_explicit(&submit_grouped, memory_order_relaxed),
+            atomic_load_explicit(&submit_pipelined, memory_order_relaxed));
 }
 
 char *metrics_text(PGconn *db, const struct http_stats *http, size_t *len)

@@ -35,6 +35,10 @@ void metrics_auth_refused(void);
  * (submit_group.h). */
 void metrics_submit_group(unsigned n);
 
+/* Counts one statement of submissions sent into the leader's pipeline behind another still
+ * running (submit_group.h). */
+void metrics_submit_pipelined(void);
+
 /* Counts one look of a worker's long-poll for its node's actions (actions.c). */
 void metrics_poll_look(void);
 

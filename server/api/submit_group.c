@@ -1,7 +1,11 @@
 #include "submit_group.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "http/jsontext.h"
 #include "log.h"
@@ -9,13 +13,20 @@
 #include "store/db.h"
 #include "submit_sql.h"
 
-/* The jobs queued while a leader stores, oldest first; busy: a leader is storing. One
- * statement in flight at a time: the jobs that arrive while it runs make the next group, and
- * PostgreSQL flushes one commit at a time anyway (two in flight made groups of 2.4 jobs
- * instead of 3.9 for no more submissions: docs/benchmarks.md, "One statement in flight"). */
+/* The jobs queued while a leader stores, oldest first, and how many; busy: a leader is
+ * storing. wanted: the leader waits until that many jobs are queued (0: it does not), to
+ * send them into its pipeline; whoever queues the one that makes them that many wakes it
+ * through wake_fd (an eventfd). */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct submit_group_job *head, *tail;
-static int busy;
+static int queued, busy, wanted;
+static int wake_fd = -1;
+static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
+
+/* A second statement goes into the leader's pipeline once as many jobs are queued as the
+ * statement in flight holds, and at least this many: each statement has the same fixed cost
+ * whatever its size (docs/benchmarks.md, "Two statements in one pipeline"). */
+#define PIPELINE_MIN_GROUP 2
 
 static const struct db_stmt one_stmt = {"submit_one", SUBMIT_ONE_SQL, SUBMIT_NPARAMS, 0};
 static const struct db_stmt many_stmt = {"submit_many", SUBMIT_MANY_SQL, 1, 0};
@@ -56,7 +67,7 @@ static void store_alone(PGconn *c, struct submit_group_job *job)
 struct group {
     struct submit_group_job *jobs[SUBMIT_GROUP_MAX];
     int n;
-    int sent;    /* sent on c, its answer not yet read */
+    int sent;    /* sent on c, its answer not yet read (pipelined: 1 its results, 2 its sync) */
     PGresult *r; /* its answer; NULL: no memory to run it */
 };
 
@@ -141,18 +152,21 @@ static void take_queue(struct group *g)
     while (head && g->n < SUBMIT_GROUP_MAX) {
         g->jobs[g->n++] = head;
         head = head->next;
+        queued--;
     }
     if (!head)
         tail = NULL;
 }
 
-/* The leader's work: its own job, then while jobs were queued meanwhile the next group. The
- * next group's statement is sent before the last group's jobs are answered when those need
- * nothing more of c, so that PostgreSQL runs it while their answers are written (two
- * groups alternate: cur, whose answer came, and next). */
-static void lead(PGconn *c, struct submit_group_job *job)
+/* The leader's work without a pipeline, from the group first (not yet sent): then, while
+ * jobs were queued meanwhile, the next group. The next group's statement is sent before the
+ * last group's jobs are answered when those need nothing more of c, so that PostgreSQL runs
+ * it while their answers are written (two groups alternate: cur, whose answer came, and
+ * next). */
+static void lead_serial(PGconn *c, const struct group *first)
 {
-    struct group groups[2] = {{.jobs = {job}, .n = 1}};
+    struct group groups[2];
+    groups[0] = *first;
     struct group *cur = &groups[0], *next = &groups[1];
     group_start(c, cur);
     for (;;) {
@@ -183,8 +197,187 @@ static void lead(PGconn *c, struct submit_group_job *job)
     }
 }
 
+/* ---- the pipelined leader ---- */
+
+static void wake_open(void)
+{
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd < 0)
+        log_warn("submissions: no eventfd (%m); one statement at a time");
+}
+
+/* Sends g's statement (alone when g holds one job) and its sync into c's pipeline: its
+ * transaction commits at the sync. When it cannot be sent, g is complete with no answer
+ * (g->r NULL: each of its jobs is stored again alone, out of the pipeline). */
+static void pipe_send(PGconn *c, struct group *g)
+{
+    char *text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
+    const char *many[] = {text};
+    const struct db_stmt *st = g->n > 1 ? &many_stmt : &one_stmt;
+    const char *const *params = g->n > 1 ? many : g->jobs[0]->params;
+    g->r = NULL;
+    g->sent = (g->n == 1 || text) &&
+                      PQsendQueryPrepared(c, st->name, st->nparams, params, NULL, NULL, 0) == 1 &&
+                      PQpipelineSync(c) == 1
+                  ? 1
+                  : 0;
+    free(text);
+}
+
+/* Reads what has come of the answer of g, the oldest statement in flight, without waiting.
+ * Returns 1 once g is complete: its sync came (its transaction committed, or failed: g->r
+ * holds its statement's last result), or the connection was lost (g->r an error). */
+static int pipe_read(PGconn *c, struct group *g)
+{
+    while (g->sent) {
+        if (PQstatus(c) != CONNECTION_OK) {
+            PQclear(g->r);
+            g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+            g->sent = 0;
+            break;
+        }
+        if (PQisBusy(c))
+            return 0;
+        PGresult *r = PQgetResult(c);
+        if (g->sent == 1) { /* its results, up to the NULL that ends them */
+            if (r) {
+                PQclear(g->r);
+                g->r = r;
+            } else {
+                g->sent = 2;
+            }
+            continue;
+        }
+        int synced = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+        PQclear(r);
+        if (!synced || !g->r) { /* not the answer the pipeline owes: it is broken */
+            PQclear(g->r);
+            g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+        }
+        g->sent = 0;
+    }
+    if (g->r && !db_ok(g->r))
+        log_warn("sql failed (%s): %s", db_sqlstate(g->r), PQresultErrorMessage(g->r));
+    return 1;
+}
+
+/* Waits until c has input to read (read in), or, with queue, until wake_fd was written. */
+static void pipe_wait(PGconn *c, int queue)
+{
+    struct pollfd p[2] = {{.fd = PQsocket(c), .events = POLLIN},
+                          {.fd = wake_fd, .events = POLLIN}};
+    if (p[0].fd < 0)
+        return; /* lost: pipe_read() sees it */
+    if (poll(p, queue ? 2 : 1, 1000) > 0 && queue && (p[1].revents & POLLIN)) {
+        uint64_t v;
+        ssize_t n = read(wake_fd, &v, sizeof(v));
+        (void)n;
+    }
+    PQconsumeInput(c);
+}
+
+/* Under the lock: takes the queue into g when at least want jobs wait, else asks to be woken
+ * when they do (want 0: takes whatever waits). */
+static void take_queue_of(struct group *g, int want)
+{
+    g->n = 0;
+    wanted = 0;
+    if (queued >= want)
+        take_queue(g);
+    else
+        wanted = want;
+}
+
+/* The leader's work in c's pipeline (entered), from the group first (not yet sent): while
+ * one statement runs, the jobs queued meanwhile go into a second one behind it (on the same
+ * connection: PostgreSQL runs them one after the other, the second without waiting for this
+ * thread), and each group is answered once its transaction committed, while the other runs.
+ * A group whose jobs need c for their answers (a job not stored: refused for its size, made
+ * before under its Idempotency-Key, or the statement failed) waits for the other, and the
+ * leader goes on without the pipeline. */
+static void lead_pipelined(PGconn *c, const struct group *first)
+{
+    struct group groups[2], *flight[2] = {NULL, NULL}; /* in flight, oldest first */
+    groups[0] = *first;
+    int n = 1;
+    flight[0] = &groups[0];
+    pipe_send(c, flight[0]);
+    for (;;) {
+        if (n == 1) {
+            struct group *next = flight[0] == &groups[0] ? &groups[1] : &groups[0];
+            int want = flight[0]->n > PIPELINE_MIN_GROUP ? flight[0]->n : PIPELINE_MIN_GROUP;
+            pthread_mutex_lock(&mu);
+            take_queue_of(next, want);
+            pthread_mutex_unlock(&mu);
+            if (next->n) {
+                pipe_send(c, next);
+                metrics_submit_pipelined();
+                flight[n++] = next;
+                continue;
+            }
+        }
+        if (!pipe_read(c, flight[0])) {
+            pipe_wait(c, n == 1);
+            continue;
+        }
+        if (!answers_apart(flight[0]))
+            break;
+        struct group *done = flight[0];
+        group_answer(c, done);
+        flight[0] = flight[1];
+        if (--n == 0) { /* its storage is free again */
+            flight[0] = done;
+            pthread_mutex_lock(&mu);
+            take_queue_of(flight[0], 0);
+            busy = flight[0]->n > 0;
+            pthread_mutex_unlock(&mu);
+            if (!busy) {
+                if (PQexitPipelineMode(c) != 1) /* results not as sent: a new session */
+                    PQreset(c);
+                return;
+            }
+            pipe_send(c, flight[0]);
+            n = 1;
+        }
+    }
+    /* flight[0]'s answers need c: the other statement's answer first, then out of the
+     * pipeline, both answered in order, and the queue without the pipeline */
+    pthread_mutex_lock(&mu);
+    wanted = 0;
+    pthread_mutex_unlock(&mu);
+    while (n == 2 && !pipe_read(c, flight[1]))
+        pipe_wait(c, 0);
+    if (PQexitPipelineMode(c) != 1 && PQstatus(c) == CONNECTION_OK)
+        PQreset(c); /* results not as sent: a new session, out of pipeline mode */
+    for (int k = 0; k < n; k++)
+        group_answer(c, flight[k]);
+    struct group rest;
+    pthread_mutex_lock(&mu);
+    take_queue(&rest);
+    busy = rest.n > 0;
+    pthread_mutex_unlock(&mu);
+    if (rest.n) {
+        if (PQstatus(c) != CONNECTION_OK)
+            PQreset(c);
+        lead_serial(c, &rest);
+    }
+}
+
+/* The leader's work, from its own job: in c's pipeline when it can be used (both statements
+ * prepared on c's session), else one statement at a time. */
+static void lead(PGconn *c, struct submit_group_job *job)
+{
+    struct group first = {.jobs = {job}, .n = 1};
+    if (wake_fd >= 0 && db_stmt_prepared(c, &one_stmt) && db_stmt_prepared(c, &many_stmt) &&
+        PQenterPipelineMode(c) == 1)
+        lead_pipelined(c, &first);
+    else
+        lead_serial(c, &first);
+}
+
 void submit_group_store(PGconn *c, struct submit_group_job *job)
 {
+    pthread_once(&wake_once, wake_open);
     job->next = NULL;
     pthread_mutex_lock(&mu);
     if (busy) {
@@ -193,7 +386,16 @@ void submit_group_store(PGconn *c, struct submit_group_job *job)
         else
             head = job;
         tail = job;
+        queued++;
+        int wake = wanted && queued >= wanted;
+        if (wake)
+            wanted = 0;
         pthread_mutex_unlock(&mu);
+        if (wake) {
+            uint64_t one = 1;
+            ssize_t n = write(wake_fd, &one, sizeof(one));
+            (void)n;
+        }
         return;
     }
     busy = 1;

@@ -1,17 +1,20 @@
 /* submit_group: group commit of concurrent single submissions (POST /api/v1/jobs). A
- * submission that finds no statement of submissions in flight leads: it stores its job alone,
- * in one statement, on its own connection, and then, while jobs were queued meanwhile, every
- * job queued (at most SUBMIT_GROUP_MAX) as one multi-row insert in one transaction, until the
- * queue is empty. One that finds a statement in flight queues its job and returns at once:
- * the leader stores it and answers it (its done()), so that neither a thread nor a database
- * connection waits with it, and the leader goes straight on to the next group. The
- * statement's start, the constraints' rebuild and the commit's WAL flush are then paid once
- * for the group instead of once a job. Each job still gets its own row: stored, refused for
- * its size, or found made before under its Idempotency-Key, exactly as alone. When the
- * group's statement fails with the database still reachable (nothing of it was stored),
- * every job of the group is stored again alone, so that a failing job fails only its own
- * request. docs/benchmarks.md, "Group commit" and "Submissions answered by their group's
- * leader". */
+ * submission that finds no leader storing leads: it stores its job alone, in one statement,
+ * on its own connection, and then, while jobs were queued meanwhile, every job queued (at
+ * most SUBMIT_GROUP_MAX) as one multi-row insert in one transaction, until the queue is
+ * empty. One that finds a leader queues its job and returns at once: the leader stores it and
+ * answers it (its done()), so that neither a thread nor a database connection waits with it.
+ * The statement's start, the constraints' rebuild and the commit's WAL flush are then paid
+ * once for the group instead of once a job. The leader keeps two statements in its
+ * connection's pipeline: while one runs, the jobs queued meanwhile go into the next, sent
+ * behind it once as many wait as it holds, so that PostgreSQL starts the next as soon as the
+ * last one committed, without waiting for this process. Each job still gets its own row:
+ * stored, refused for its size, or found made before under its Idempotency-Key, exactly as
+ * alone; a job is answered only once its transaction committed. When the group's statement
+ * fails with the database still reachable (nothing of it was stored), every job of the group
+ * is stored again alone, so that a failing job fails only its own request. docs/benchmarks.md,
+ * "Group commit", "Submissions answered by their group's leader" and "Two statements in one
+ * pipeline". */
 #ifndef RINGMASTER_API_SUBMIT_GROUP_H
 #define RINGMASTER_API_SUBMIT_GROUP_H
 

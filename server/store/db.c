@@ -440,6 +440,11 @@ int db_send_stmt(PGconn *c, const struct db_stmt *st, const char *const *params)
     return PQsendQueryPrepared(c, st->name, st->nparams, params, NULL, NULL, 0) == 1 ? 0 : -1;
 }
 
+int db_stmt_prepared(PGconn *c, const struct db_stmt *st)
+{
+    return !st->generic && runs_prepared(c, st);
+}
+
 PGresult *db_stmt_result(PGconn *c)
 {
     return checked(c, pipeline_result(c)); /* one statement's results, up to its end */

@@ -93,6 +93,9 @@ PGresult *db_exec_stmt(PGconn *c, const struct db_stmt *st, const char *const *p
 int db_send_stmt(PGconn *c, const struct db_stmt *st, const char *const *params);
 PGresult *db_stmt_result(PGconn *c);
 
+/* 1 when st is prepared on c's session (preparing it now when not), else 0. */
+int db_stmt_prepared(PGconn *c, const struct db_stmt *st);
+
 /* As db_exec(), for a statement that may safely run twice (a read): when it fails because
  * the connection broke (the server restarted, the backend was terminated), resets the
  * connection and runs it once more. */

@@ -3,9 +3,10 @@
  * statement (stored, refused for its size, made before under its Idempotency-Key, or a 409),
  * a job whose insert fails fails only its own request, and queued submissions are answered
  * when the server stops meanwhile. To make a group for certain, the test holds a lock on
- * job_events: the first submission's statement waits on it (one is in flight at a time), the
- * next ones queue behind it, and when the lock goes they are stored as one group (or a few).
- * The scheduler is paused meanwhile. */
+ * job_events: the first submission's statement waits on it (PostgreSQL runs one statement of
+ * submissions at a time), the next ones queue behind it, the first of them go into a second
+ * statement waiting in the leader's pipeline, and when the lock goes they are stored as one
+ * group or a few. The scheduler is paused meanwhile. */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -224,6 +225,69 @@ Test(group, a_failing_job_fails_only_its_own_request)
     cr_log_info("%.0f jobs in %.0f groups", hx_metric("ringmaster_submissions_grouped_total"),
                 hx_metric("ringmaster_submission_groups_total"));
     cr_assert(log_has("each is stored alone"), "a group was tried and failed");
+    hx_finish();
+}
+
+/* The submissions' statements waiting for another transaction in this test's database. */
+#define SUBMISSION_XACT_WAITS                                                                      \
+    "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT"           \
+    " l.granted AND l.locktype = 'transactionid' AND a.datname = current_database()"             \
+    " AND a.query LIKE 'WITH cl AS%'"
+
+/* While the first statement waits, the jobs queued behind it go into a second statement sent
+ * behind it on the same connection (once two wait), the later ones wait in the queue for a
+ * statement to end; each is stored once, with its own answer. The first waits on a
+ * transaction of the test's that holds its Idempotency-Key (a lock on a table would hold up
+ * the statements' PREPARE, before the pipeline). */
+Test(group, the_next_group_waits_in_the_pipeline_behind_the_statement_running)
+{
+    enum { N = 5 };
+    struct sub s[N];
+    memset(s, 0, sizeof(s));
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "piped-%d", i);
+        set_body(&s[i], name, 1, i ? NULL : "piped");
+    }
+    hx_sql_do("UPDATE scheduler_config SET paused = true");
+    PGconn *hold = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(hold), CONNECTION_OK, "%s", PQerrorMessage(hold));
+    PGresult *r = PQexec(hold, "BEGIN; INSERT INTO jobs (user_id, name, command, gpus, min_gpus,"
+                               " max_gpus, idempotency_key, request_hash) SELECT id, 'blocker',"
+                               " '[\"true\"]', 1, 1, 1, 'piped', sha256('x') FROM users WHERE"
+                               " name = 'admin'");
+    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s", PQresultErrorMessage(r));
+    PQclear(r);
+    pthread_create(&s[0].tid, NULL, submit, &s[0]);
+    double end = hx_now() + 20;
+    while (hx_sql_num(SUBMISSION_XACT_WAITS) < 1 && hx_now() < end)
+        usleep(20000);
+    cr_assert_eq(hx_sql_num(SUBMISSION_XACT_WAITS), 1, "the first waits on the test's key");
+    for (int i = 1; i < N; i++) {
+        usleep(150000);
+        pthread_create(&s[i].tid, NULL, submit, &s[i]);
+    }
+    usleep(1000000);
+    const char *piped = "ringmaster_submission_statements_pipelined_total";
+    cr_assert_eq(hx_metric(piped), 1, "the first two queued went into the pipeline, not %.0f",
+                 hx_metric(piped));
+    cr_assert_eq(hx_sql_num(SUBMISSION_XACT_WAITS), 1, "one statement runs");
+    r = PQexec(hold, "ROLLBACK"); /* the key is free: the first job is stored */
+    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(hold);
+    for (int i = 0; i < N; i++) {
+        pthread_join(s[i].tid, NULL);
+        cr_assert_eq(s[i].status, 201, "%s: %ld %s", s[i].body, s[i].status, s[i].detail);
+        cr_assert(strstr(s[i].body, s[i].name) && s[i].name[0], "its own job: %s", s[i].name);
+    }
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), N);
+    cr_assert_eq(hx_sql_num("SELECT count(DISTINCT name) FROM jobs"), N);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'submit'"), N);
+    /* the last two went in behind the second once the first ended */
+    cr_assert_eq(hx_metric(piped), 2);
+    cr_assert_eq(hx_metric("ringmaster_submission_groups_total"), 2);
+    cr_assert_eq(hx_metric("ringmaster_submissions_grouped_total"), 4);
     hx_finish();
 }
 
