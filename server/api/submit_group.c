@@ -30,6 +30,8 @@ static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
 
 static const struct db_stmt one_stmt = {"submit_one", SUBMIT_ONE_SQL, SUBMIT_NPARAMS, 0};
 static const struct db_stmt many_stmt = {"submit_many", SUBMIT_MANY_SQL, 1, 0};
+static const struct db_stmt keyless_stmt = {"submit_many_keyless", SUBMIT_MANY_KEYLESS_SQL, 1,
+                                            0};
 
 /* The group's $1: each job's parameters as an array of JSON strings (new text; NULL on
  * ENOMEM). */
@@ -71,13 +73,25 @@ struct group {
     PGresult *r; /* its answer; NULL: no memory to run it */
 };
 
+/* The statement of g: alone, or many at once, without the Idempotency-Key's conflict check
+ * when no job of g has a key. */
+static const struct db_stmt *group_stmt(const struct group *g)
+{
+    if (g->n == 1)
+        return &one_stmt;
+    for (int k = 0; k < g->n; k++)
+        if (g->jobs[k]->params[SUBMIT_KEY_PARAM])
+            return &many_stmt;
+    return &keyless_stmt;
+}
+
 /* Sends g's statement on c without waiting for it (alone when g holds one job), or, when it
  * cannot be sent so, runs it. */
 static void group_start(PGconn *c, struct group *g)
 {
     char *text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
     const char *many[] = {text};
-    const struct db_stmt *st = g->n > 1 ? &many_stmt : &one_stmt;
+    const struct db_stmt *st = group_stmt(g);
     const char *const *params = g->n > 1 ? many : g->jobs[0]->params;
     g->sent = 0;
     g->r = NULL;
@@ -213,7 +227,7 @@ static void pipe_send(PGconn *c, struct group *g)
 {
     char *text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
     const char *many[] = {text};
-    const struct db_stmt *st = g->n > 1 ? &many_stmt : &one_stmt;
+    const struct db_stmt *st = group_stmt(g);
     const char *const *params = g->n > 1 ? many : g->jobs[0]->params;
     g->r = NULL;
     g->sent = (g->n == 1 || text) &&
@@ -363,13 +377,13 @@ static void lead_pipelined(PGconn *c, const struct group *first)
     }
 }
 
-/* The leader's work, from its own job: in c's pipeline when it can be used (both statements
+/* The leader's work, from its own job: in c's pipeline when it can be used (its statements
  * prepared on c's session), else one statement at a time. */
 static void lead(PGconn *c, struct submit_group_job *job)
 {
     struct group first = {.jobs = {job}, .n = 1};
     if (wake_fd >= 0 && db_stmt_prepared(c, &one_stmt) && db_stmt_prepared(c, &many_stmt) &&
-        PQenterPipelineMode(c) == 1)
+        db_stmt_prepared(c, &keyless_stmt) && PQenterPipelineMode(c) == 1)
         lead_pipelined(c, &first);
     else
         lead_serial(c, &first);
