@@ -70,6 +70,7 @@ struct group {
     struct submit_group_job *jobs[SUBMIT_GROUP_MAX];
     int n;
     int sent;    /* sent on c, its answer not yet read (pipelined: 1 its results, 2 its sync) */
+    int broken;  /* pipelined, and its answer lost or not as sent: its outcome is not known */
     PGresult *r; /* its answer; NULL: no memory to run it */
 };
 
@@ -133,16 +134,21 @@ static void group_answer(PGconn *c, struct group *g)
 {
     PGresult *r = g->r;
     g->r = NULL;
+    if (g->broken) { /* whether it was stored is not known: answered as lost */
+        log_warn("submissions: the pipeline's results were not as sent; %d answered 503", g->n);
+        PQclear(r);
+        r = NULL;
+    }
     if (g->n == 1) {
         g->jobs[0]->done(g->jobs[0], c, r, 0);
         PQclear(r);
         return;
     }
     int stored = r && db_ok(r) && PQntuples(r) == g->n;
-    int alone = !r || (!db_ok(r) && PQstatus(c) == CONNECTION_OK);
+    int alone = !g->broken && (!r || (!db_ok(r) && PQstatus(c) == CONNECTION_OK));
     if (stored)
         metrics_submit_group((unsigned)g->n);
-    else
+    else if (!g->broken)
         log_warn("submissions: a group of %d failed (%s); %s", g->n,
                  !r         ? "out of memory"
                  : db_ok(r) ? "rows missing"
@@ -163,6 +169,7 @@ static void group_answer(PGconn *c, struct group *g)
 static void take_queue(struct group *g)
 {
     g->n = 0;
+    g->broken = 0;
     while (head && g->n < SUBMIT_GROUP_MAX) {
         g->jobs[g->n++] = head;
         head = head->next;
@@ -240,20 +247,24 @@ static void pipe_send(PGconn *c, struct group *g)
 
 /* Reads what has come of the answer of g, the oldest statement in flight, without waiting.
  * Returns 1 once g is complete: its sync came (its transaction committed, or failed: g->r
- * holds its statement's last result), or the connection was lost (g->r an error). */
+ * holds its statement's last result, or the error its commit gave after the statement's
+ * rows), or the connection was lost or its results are not as sent (g->r an error, and
+ * the connection down or g->broken). */
 static int pipe_read(PGconn *c, struct group *g)
 {
+    int nulls = 0;
     while (g->sent) {
-        if (PQstatus(c) != CONNECTION_OK) {
+        if (PQstatus(c) != CONNECTION_OK) { /* lost: whether it committed is not known */
             PQclear(g->r);
             g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
             g->sent = 0;
+            g->broken = 1;
             break;
         }
         if (PQisBusy(c))
             return 0;
         PGresult *r = PQgetResult(c);
-        if (g->sent == 1) { /* its results, up to the NULL that ends them */
+        if (g->sent == 1) { /* the statement's results, up to the NULL that ends them */
             if (r) {
                 PQclear(g->r);
                 g->r = r;
@@ -262,13 +273,25 @@ static int pipe_read(PGconn *c, struct group *g)
             }
             continue;
         }
-        int synced = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
-        PQclear(r);
-        if (!synced || !g->r) { /* not the answer the pipeline owes: it is broken */
+        /* then its sync; an error before it (the commit failed: a deferred check, the
+         * disk) is the group's answer: nothing of it was stored */
+        if (r && PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            if (!g->r)
+                g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+            g->sent = 0;
+        } else if (r) {
+            nulls = 0;
+            PQclear(g->r);
+            g->r = PQresultStatus(r) == PGRES_FATAL_ERROR
+                       ? r
+                       : (PQclear(r), PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR));
+        } else if (++nulls > 1) { /* nothing more will come: not the pipeline we sent */
             PQclear(g->r);
             g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+            g->sent = 0;
+            g->broken = 1;
         }
-        g->sent = 0;
     }
     if (g->r && !db_ok(g->r))
         log_warn("sql failed (%s): %s", db_sqlstate(g->r), PQresultErrorMessage(g->r));
@@ -359,10 +382,14 @@ static void lead_pipelined(PGconn *c, const struct group *first)
     pthread_mutex_lock(&mu);
     wanted = 0;
     pthread_mutex_unlock(&mu);
+    if (n == 2 && flight[0]->broken) { /* what comes next is not the other's answer */
+        flight[1]->broken = 1;
+        flight[1]->sent = 0;
+    }
     while (n == 2 && !pipe_read(c, flight[1]))
         pipe_wait(c, 0);
-    if (PQexitPipelineMode(c) != 1 && PQstatus(c) == CONNECTION_OK)
-        PQreset(c); /* results not as sent: a new session, out of pipeline mode */
+    if (PQexitPipelineMode(c) != 1) /* lost, or results not as sent: a new session */
+        PQreset(c);
     for (int k = 0; k < n; k++)
         group_answer(c, flight[k]);
     struct group rest;

@@ -234,11 +234,56 @@ Test(group, a_failing_job_fails_only_its_own_request)
     " l.granted AND l.locktype = 'transactionid' AND a.datname = current_database()"             \
     " AND a.query LIKE 'WITH cl AS%'"
 
+/* Sends subs[0] (its Idempotency-Key key) while a transaction of the test's holds that key
+ * (inserted, not yet committed), waits until its statement waits on it, then sends the others
+ * 150 ms apart and gives them time to queue: the first two go into a second statement in
+ * the leader's pipeline, the others wait in the queue. (A lock on a table would hold up the
+ * statements' PREPARE, before the pipeline.) Returns the test's connection: release_key()
+ * rolls its transaction back, and the first job is stored. */
+static PGconn *pipeline_behind_key(struct sub *subs, int n, const char *key)
+{
+    hx_sql_do("UPDATE scheduler_config SET paused = true");
+    PGconn *hold = PQconnectdb(hx.conninfo);
+    cr_assert_eq(PQstatus(hold), CONNECTION_OK, "%s", PQerrorMessage(hold));
+    PGresult *r = PQexec(hold, "BEGIN");
+    PQclear(r);
+    const char *params[] = {key};
+    r = PQexecParams(hold,
+                     "INSERT INTO jobs (user_id, name, command, gpus, min_gpus, max_gpus,"
+                     " idempotency_key, request_hash) SELECT id, 'blocker', '[\"true\"]', 1, 1,"
+                     " 1, $1, sha256('x') FROM users WHERE name = 'admin'",
+                     1, NULL, params, NULL, NULL, 0);
+    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s", PQresultErrorMessage(r));
+    PQclear(r);
+    snprintf(subs[0].key, sizeof(subs[0].key), "%s", key);
+    pthread_create(&subs[0].tid, NULL, submit, &subs[0]);
+    double end = hx_now() + 20;
+    while (hx_sql_num(SUBMISSION_XACT_WAITS) < 1 && hx_now() < end)
+        usleep(20000);
+    cr_assert_eq(hx_sql_num(SUBMISSION_XACT_WAITS), 1, "the first waits on the test's key");
+    for (int i = 1; i < n; i++) {
+        usleep(150000);
+        pthread_create(&subs[i].tid, NULL, submit, &subs[i]);
+    }
+    usleep(1000000);
+    cr_assert_eq(hx_sql_num(SUBMISSION_XACT_WAITS), 1, "one statement runs");
+    return hold;
+}
+
+static void release_key(PGconn *hold)
+{
+    PGresult *r = PQexec(hold, "ROLLBACK");
+    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(hold);
+}
+
+#define PIPELINED "ringmaster_submission_statements_pipelined_total"
+
 /* While the first statement waits, the jobs queued behind it go into a second statement sent
  * behind it on the same connection (once two wait), the later ones wait in the queue for a
- * statement to end; each is stored once, with its own answer. The first waits on a
- * transaction of the test's that holds its Idempotency-Key (a lock on a table would hold up
- * the statements' PREPARE, before the pipeline). */
+ * statement to end; none is answered before its statement committed, and each is stored
+ * once, with its own answer. */
 Test(group, the_next_group_waits_in_the_pipeline_behind_the_statement_running)
 {
     enum { N = 5 };
@@ -247,35 +292,15 @@ Test(group, the_next_group_waits_in_the_pipeline_behind_the_statement_running)
     for (int i = 0; i < N; i++) {
         char name[32];
         snprintf(name, sizeof(name), "piped-%d", i);
-        set_body(&s[i], name, 1, i ? NULL : "piped");
+        set_body(&s[i], name, 1, NULL);
     }
-    hx_sql_do("UPDATE scheduler_config SET paused = true");
-    PGconn *hold = PQconnectdb(hx.conninfo);
-    cr_assert_eq(PQstatus(hold), CONNECTION_OK, "%s", PQerrorMessage(hold));
-    PGresult *r = PQexec(hold, "BEGIN; INSERT INTO jobs (user_id, name, command, gpus, min_gpus,"
-                               " max_gpus, idempotency_key, request_hash) SELECT id, 'blocker',"
-                               " '[\"true\"]', 1, 1, 1, 'piped', sha256('x') FROM users WHERE"
-                               " name = 'admin'");
-    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s", PQresultErrorMessage(r));
-    PQclear(r);
-    pthread_create(&s[0].tid, NULL, submit, &s[0]);
-    double end = hx_now() + 20;
-    while (hx_sql_num(SUBMISSION_XACT_WAITS) < 1 && hx_now() < end)
-        usleep(20000);
-    cr_assert_eq(hx_sql_num(SUBMISSION_XACT_WAITS), 1, "the first waits on the test's key");
-    for (int i = 1; i < N; i++) {
-        usleep(150000);
-        pthread_create(&s[i].tid, NULL, submit, &s[i]);
-    }
-    usleep(1000000);
-    const char *piped = "ringmaster_submission_statements_pipelined_total";
-    cr_assert_eq(hx_metric(piped), 1, "the first two queued went into the pipeline, not %.0f",
-                 hx_metric(piped));
-    cr_assert_eq(hx_sql_num(SUBMISSION_XACT_WAITS), 1, "one statement runs");
-    r = PQexec(hold, "ROLLBACK"); /* the key is free: the first job is stored */
-    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK);
-    PQclear(r);
-    PQfinish(hold);
+    PGconn *hold = pipeline_behind_key(s, N, "piped");
+    cr_assert_eq(hx_metric(PIPELINED), 1, "the first two queued went into the pipeline, not %.0f",
+                 hx_metric(PIPELINED));
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(s[i].status, 0, "%s answered before its statement ran", s[i].body);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), 0, "nothing stored yet");
+    release_key(hold);
     for (int i = 0; i < N; i++) {
         pthread_join(s[i].tid, NULL);
         cr_assert_eq(s[i].status, 201, "%s: %ld %s", s[i].body, s[i].status, s[i].detail);
@@ -285,9 +310,44 @@ Test(group, the_next_group_waits_in_the_pipeline_behind_the_statement_running)
     cr_assert_eq(hx_sql_num("SELECT count(DISTINCT name) FROM jobs"), N);
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'submit'"), N);
     /* the last two went in behind the second once the first ended */
-    cr_assert_eq(hx_metric(piped), 2);
+    cr_assert_eq(hx_metric(PIPELINED), 2);
     cr_assert_eq(hx_metric("ringmaster_submission_groups_total"), 2);
     cr_assert_eq(hx_metric("ringmaster_submissions_grouped_total"), 4);
+    hx_finish();
+}
+
+/* A pipelined group whose rows came back but whose commit failed (a deferred check refuses
+ * one job at commit) was not stored: its jobs are stored again one by one, the refused one
+ * fails alone, and the group behind it in the pipeline is answered from its own results:
+ * each good job once, none answered for a row that was never committed. */
+Test(group, a_group_whose_commit_fails_is_stored_again_job_by_job)
+{
+    hx_sql_do("CREATE FUNCTION test_refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS"
+              " $$BEGIN IF NEW.name = 'refused-at-commit' THEN RAISE EXCEPTION 'refused at"
+              " commit'; END IF; RETURN NULL; END$$");
+    hx_sql_do("CREATE CONSTRAINT TRIGGER test_refuse_at_commit AFTER INSERT ON jobs DEFERRABLE"
+              " INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_refuse_at_commit()");
+    enum { N = 5 };
+    struct sub s[N];
+    memset(s, 0, sizeof(s));
+    set_body(&s[0], "first", 1, NULL);
+    set_body(&s[1], "good-1", 1, NULL);
+    set_body(&s[2], "refused-at-commit", 1, NULL); /* with good-1, in the pipeline */
+    set_body(&s[3], "good-2", 1, NULL);            /* queued, then behind them */
+    set_body(&s[4], "good-3", 1, NULL);
+    release_key(pipeline_behind_key(s, N, "first"));
+    for (int i = 0; i < N; i++) {
+        pthread_join(s[i].tid, NULL);
+        long want = i == 2 ? 500 : 201;
+        cr_assert_eq(s[i].status, want, "%s: %ld %s", s[i].body, s[i].status, s[i].detail);
+        cr_assert(i == 2 || strstr(s[i].body, s[i].name), "its own job: %s", s[i].name);
+    }
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), N - 1, "each good job once");
+    cr_assert_eq(hx_sql_num("SELECT count(DISTINCT name) FROM jobs"), N - 1);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs WHERE name = 'refused-at-commit'"), 0);
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_events WHERE event = 'submit'"), N - 1);
+    cr_assert_geq(hx_metric(PIPELINED), 2, "the groups went through the pipeline");
+    cr_assert(log_has("each is stored alone"), "the group was stored again alone");
     hx_finish();
 }
 
