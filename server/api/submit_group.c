@@ -135,7 +135,9 @@ static void group_answer(PGconn *c, struct group *g)
     PGresult *r = g->r;
     g->r = NULL;
     if (g->broken) { /* whether it was stored is not known: answered as lost */
-        log_warn("submissions: the pipeline's results were not as sent; %d answered 503", g->n);
+        log_warn("submissions: a group of %d lost with its connection (or its results not as"
+                 " sent); answered 503",
+                 g->n);
         PQclear(r);
         r = NULL;
     }
