@@ -282,7 +282,8 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
                              .max_target = 8192,
                              .max_header = 16384,
                              .max_body = MAX_BODY,
-                             .classify = api_classify};
+                             .classify = api_classify,
+                             .run_inline = api_run_inline};
     raise_fd_limit(cfg->max_connections);
     d->http = http_create(&hc, api_handle, d->api, err, errlen);
     if (!d->http)

@@ -280,6 +280,42 @@ static void dispatch_route(struct api *a, struct http_req *req, const struct rou
     db_release(a->db, call.db);
 }
 
+/* The handlers that may run on libmicrohttpd's thread (api_run_inline), by route: 1 when
+ * it ran, 0 when it did nothing. */
+typedef int (*inline_handler_f)(struct api_call *call);
+
+static inline_handler_f inline_handler_of(const struct route *rt)
+{
+    return rt->handler == jobs_submit ? jobs_submit_inline : NULL;
+}
+
+int api_run_inline(void *arg, struct http_req *req)
+{
+    struct api *a = arg;
+    struct router_match m;
+    if (router_match(routes, NROUTES, http_req_method(req), http_req_path(req), &m) !=
+        ROUTER_FOUND)
+        return 0;
+    inline_handler_f run = inline_handler_of(m.route);
+    if (!run)
+        return 0;
+    struct api_call call = {.api = a, .req = req, .id = m.id, .route = (size_t)(m.route - routes)};
+    char peer[64];
+    http_req_peer(req, peer, sizeof(peer));
+    double now = monotime_s();
+    const char *token = auth_bearer_token(http_req_header(req, "Authorization"));
+    if (authlimit_check(a->failures, peer, now) || !token ||
+        !authcache_get(a->tokens, token, now, &call.who) || !(m.route->roles & call.who.role))
+        return 0;
+    if ((m.route->flags & ROUTE_JSON_BODY) && !is_json_type(http_req_header(req, "Content-Type")))
+        return 0;
+    if (!run(&call))
+        return 0;
+    if (!http_req_detached() && http_req_status(req))
+        metrics_http_request(call.route, http_req_status(req));
+    return 1;
+}
+
 void api_call_detach(struct api_call *call)
 {
     http_req_detach(call->req);

@@ -28,6 +28,13 @@ void api_handle(void *arg, struct http_req *req);
  * bulk and keeps in its outbox, are bulk; the rest (people, state changes, actions) normal. */
 enum http_class api_classify(const char *method, const char *path);
 
+/* http_config.run_inline: runs a route that may (a single submission, which only
+ * queues its job behind the statement running: submit.h) on libmicrohttpd's thread, without
+ * the hop to a handler's thread, when nothing of it has to wait: its token verified lately
+ * (authcache), its role allowed, its body JSON, its address not refused. Anything else (a
+ * token to look up, an answer with a problem) takes the usual way. Returns 1 when it ran. */
+int api_run_inline(void *arg, struct http_req *req);
+
 /* Answers every long-poll waiting for actions at once (the server is stopping). */
 void api_stop_waiting(void);
 

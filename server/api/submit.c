@@ -251,21 +251,20 @@ static void insert_args(const char **p, const struct jobspec *s, const struct in
     memcpy(p, args, sizeof(args));
 }
 
-/* Stores the job in one statement, alone or in a group with concurrent submissions
- * (submit_group.h), and answers: the request is detached, and answered by submission_done()
- * on this thread or on its group's leader's. */
-void jobs_submit(struct api_call *call)
+/* The submission of call's request, ready to store; NULL after answering it (a broken
+ * request: 400, 415, or out of memory). */
+static struct submission *submission_of(struct api_call *call)
 {
     const char *key;
     json_t *body, *errors;
     char detail[512];
     if (idempotency_key_or_respond(call, &key) < 0 || api_body_or_respond(call, &body) < 0)
-        return;
+        return NULL;
     struct submission *sub = calloc(1, sizeof(*sub));
     if (!sub) {
         http_problem(call->req, 500, "out of memory");
         json_decref(body);
-        return;
+        return NULL;
     }
     *sub = (struct submission){.call = *call, .body = body, .key = key};
     sub->call.id = ""; /* the router's, gone with the handler */
@@ -273,20 +272,45 @@ void jobs_submit(struct api_call *call)
         http_send_problem(call->req, 400, errors, NULL, "%s", detail);
         json_decref(body);
         free(sub);
-        return;
+        return NULL;
     }
     /* the request's text identifies it only for a retry with its Idempotency-Key */
     sub->canonical = key ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if ((key && !sub->canonical) || params_of(call, &sub->spec, sub->canonical, &sub->ip) < 0) {
         http_problem(call->req, 500, "out of memory");
         submission_free(sub);
-        return;
+        return NULL;
     }
     insert_args(sub->params, &sub->spec, &sub->ip, key, sub->call.who.name, NULL, NULL, NULL);
     sub->params[SUBMIT_NPARAMS - 1] = sub->spec.hold ? "true" : "false"; /* $21 */
     sub->job = (struct submit_group_job){.params = sub->params, .done = submission_done};
+    return sub;
+}
+
+/* Stores the job in one statement, alone or in a group with concurrent submissions
+ * (submit_group.h), and answers: the request is detached, and answered by submission_done()
+ * on this thread or on its group's leader's. */
+void jobs_submit(struct api_call *call)
+{
+    struct submission *sub = submission_of(call);
+    if (!sub)
+        return;
     api_call_detach(call);
     submit_group_store(call->db, &sub->job);
+}
+
+int jobs_submit_inline(struct api_call *call)
+{
+    if (!submit_group_leading())
+        return 0; /* the usual way leads; parsing here first would be work thrown away */
+    struct submission *sub = submission_of(call);
+    if (!sub)
+        return 1; /* answered */
+    api_call_detach(call); /* before the job is queued: its leader may answer it at once */
+    if (submit_group_enqueue(&sub->job) == 0)
+        return 1;
+    submission_free(sub); /* the statement ended meanwhile: nothing done, the usual way */
+    return 0;
 }
 
 /* ---- a batch: many jobs in one transaction ---- */

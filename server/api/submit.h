@@ -16,6 +16,12 @@ struct api_call;
  * fit the cluster up and does not hold. */
 void jobs_submit(struct api_call *call);
 
+/* jobs_submit() on libmicrohttpd's thread (api_run_inline; call->db NULL): answers a broken
+ * request, or queues the job behind the statement of submissions running (its leader stores
+ * and answers it) and returns 1; returns 0 having done nothing when no statement runs (the
+ * request then goes to a handler's thread, whose submission leads). */
+int jobs_submit_inline(struct api_call *call);
+
 /* POST /api/v1/jobs:batch {"jobs": [submission, ...]} (1..1000): all stored in one
  * transaction, or none: 201 {"items": [job...]} in their order; 400 naming jobs[i].field for
  * every broken field; 413 for more than 1000; 422 naming jobs[i] for the first that cannot

@@ -418,27 +418,61 @@ static void lead(PGconn *c, struct submit_group_job *job)
         lead_serial(c, &first);
 }
 
+/* Under the lock, a leader storing: queues job behind it. Returns whether the leader waits
+ * for this job (wake it through wake_fd, after the lock). */
+static int queue_job(struct submit_group_job *job)
+{
+    job->next = NULL;
+    if (tail)
+        tail->next = job;
+    else
+        head = job;
+    tail = job;
+    queued++;
+    int wake = wanted && queued >= wanted;
+    if (wake)
+        wanted = 0;
+    return wake;
+}
+
+static void wake_leader(void)
+{
+    uint64_t one = 1;
+    ssize_t n = write(wake_fd, &one, sizeof(one));
+    (void)n;
+}
+
+int submit_group_leading(void)
+{
+    pthread_mutex_lock(&mu);
+    int b = busy;
+    pthread_mutex_unlock(&mu);
+    return b;
+}
+
+int submit_group_enqueue(struct submit_group_job *job)
+{
+    pthread_mutex_lock(&mu);
+    if (!busy) {
+        pthread_mutex_unlock(&mu);
+        return -1;
+    }
+    int wake = queue_job(job);
+    pthread_mutex_unlock(&mu);
+    if (wake)
+        wake_leader();
+    return 0;
+}
+
 void submit_group_store(PGconn *c, struct submit_group_job *job)
 {
     pthread_once(&wake_once, wake_open);
-    job->next = NULL;
     pthread_mutex_lock(&mu);
     if (busy) {
-        if (tail)
-            tail->next = job;
-        else
-            head = job;
-        tail = job;
-        queued++;
-        int wake = wanted && queued >= wanted;
-        if (wake)
-            wanted = 0;
+        int wake = queue_job(job);
         pthread_mutex_unlock(&mu);
-        if (wake) {
-            uint64_t one = 1;
-            ssize_t n = write(wake_fd, &one, sizeof(one));
-            (void)n;
-        }
+        if (wake)
+            wake_leader();
         return;
     }
     busy = 1;

@@ -47,4 +47,12 @@ struct submit_group_job {
  * this returns). */
 void submit_group_store(PGconn *c, struct submit_group_job *job);
 
+/* Whether a leader is storing now (a hint: it may stop at any time). */
+int submit_group_leading(void);
+
+/* Queues job behind the leader storing, when one is, without waiting for anything: returns
+ * 0 (the leader stores and answers it, maybe before this returns), or -1 when no leader is
+ * storing (nothing done: submit_group_store() it from a thread that may wait). */
+int submit_group_enqueue(struct submit_group_job *job);
+
 #endif

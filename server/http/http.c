@@ -40,6 +40,7 @@ struct http_server {
     struct guard *guard;
     struct workq *work; /* runs the handlers (workq.h) */
     enum http_class (*classify)(const char *method, const char *path);
+    int (*run_inline)(void *arg, struct http_req *req);
     unsigned conn_limit;
     size_t max_target, max_header, max_body;
     pthread_mutex_t lock;
@@ -437,12 +438,35 @@ static void run_request(void *arg, void *item)
     MHD_resume_connection(r->conn);
 }
 
-/* Hands r to the work queue; its connection stays suspended until the handler is done. */
+/* Runs r's handler here, on libmicrohttpd's thread, when run_inline can (its connection
+ * suspended, as on the work queue: a detached request is answered from another thread).
+ * Returns 1 when it ran, 0 when r goes to the work queue. */
+static int run_here(struct http_server *s, struct http_req *r)
+{
+    detached = 0;
+    if (!s->run_inline || !s->run_inline(s->arg, r)) {
+        detached = 0;
+        return 0;
+    }
+    if (detached) {
+        detached = 0;
+        return 1;
+    }
+    if (!r->answered)
+        http_problem(r, 500, "the handler gave no answer");
+    MHD_resume_connection(r->conn);
+    return 1;
+}
+
+/* Hands r to the work queue (or runs it here: run_here()); its connection stays suspended
+ * until the handler is done. */
 static void dispatch(struct http_server *s, struct http_req *r)
 {
     MHD_suspend_connection(r->conn);
     r->in_work = 1;
     r->queued_at = monotime_s();
+    if (!atomic_load(&s->stopping) && run_here(s, r))
+        return;
     enum http_class c = s->classify ? s->classify(r->method, r->path) : HTTP_CLASS_NORMAL;
     enum workq_class wc = c == HTTP_CLASS_URGENT ? WORKQ_URGENT
                           : c == HTTP_CLASS_BULK ? WORKQ_BULK
@@ -593,6 +617,7 @@ struct http_server *http_create(const struct http_config *cfg, http_handler_f fn
     s->fn = fn;
     s->arg = arg;
     s->classify = cfg->classify;
+    s->run_inline = cfg->run_inline;
     s->conn_limit = cfg->conn_limit;
     s->max_target = cfg->max_target;
     s->max_header = cfg->max_header;

@@ -15,7 +15,8 @@ struct http_server;
 struct http_req;
 
 /* Called once per request, with the complete body, on one of the work queue's threads (not
- * libmicrohttpd's: a handler that waits holds up no other connection). Must answer with
+ * libmicrohttpd's: a handler that waits holds up no other connection; but see
+ * http_config.run_inline). Must answer with
  * http_req_respond() (or http_problem()) exactly once, or ask for a retry. */
 typedef void (*http_handler_f)(void *arg, struct http_req *req);
 
@@ -41,6 +42,10 @@ struct http_config {
     /* How a request waits for a handler's thread (NULL: all normal); called on
      * libmicrohttpd's threads, must not block. */
     enum http_class (*classify)(const char *method, const char *path);
+    /* Runs a request's handler on libmicrohttpd's thread instead, when it can without
+     * waiting (NULL: never): returns 1 when it did (the request answered, or detached), 0
+     * when it did nothing and the request goes to the work queue. Must not block. */
+    int (*run_inline)(void *arg, struct http_req *req);
 };
 
 /* Starts listening. Returns the server, or NULL with text in err. */

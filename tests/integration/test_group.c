@@ -300,6 +300,22 @@ Test(group, the_next_group_waits_in_the_pipeline_behind_the_statement_running)
     for (int i = 0; i < N; i++)
         cr_assert_eq(s[i].status, 0, "%s answered before its statement ran", s[i].body);
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM jobs"), 0, "nothing stored yet");
+    /* while a leader stores, a submission is handled on libmicrohttpd's thread (its token
+     * known): a broken one is answered at once, as on a handler's thread */
+    const char *broken = "{\"name\":\"no-command\",\"gpus\":1}";
+    struct hx_resp *r = hx_call("POST", "/api/v1/jobs", hx.admin, "application/json", broken,
+                                strlen(broken), NULL);
+    cr_assert_eq(r->status, 400, "%s", r->body);
+    cr_assert(strstr(r->content_type, "application/problem+json"), "%s", r->content_type);
+    cr_assert(strstr(r->body, "command"), "names the field: %s", r->body);
+    hx_free(r);
+    r = hx_call("POST", "/api/v1/jobs", hx.admin, "text/plain", broken, strlen(broken), NULL);
+    cr_assert_eq(r->status, 415, "%s", r->body);
+    hx_free(r);
+    r = hx_call("POST", "/api/v1/jobs", "rm_not-a-token", "application/json", broken,
+                strlen(broken), NULL);
+    cr_assert_eq(r->status, 401, "%s", r->body);
+    hx_free(r);
     release_key(hold);
     for (int i = 0; i < N; i++) {
         pthread_join(s[i].tid, NULL);
