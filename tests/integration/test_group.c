@@ -55,6 +55,17 @@ static void set_body(struct sub *s, const char *name, int gpus, const char *key)
     snprintf(s->key, sizeof(s->key), "%s", key ? key : "");
 }
 
+/* n submissions of one GPU named prefix-0, prefix-1, ..., without a key. */
+static void set_bodies(struct sub *s, int n, const char *prefix)
+{
+    memset(s, 0, sizeof(*s) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%s-%d", prefix, i);
+        set_body(&s[i], name, 1, NULL);
+    }
+}
+
 /* A connection of the test's own that holds job_events against inserts until released. */
 static PGconn *hold_events(void)
 {
@@ -66,12 +77,18 @@ static PGconn *hold_events(void)
     return c;
 }
 
-static void release_events(PGconn *c)
+/* Ends the transaction of the test's connection c (sql: COMMIT or ROLLBACK), and closes it. */
+static void end_hold(PGconn *c, const char *sql)
 {
-    PGresult *r = PQexec(c, "COMMIT");
+    PGresult *r = PQexec(c, sql);
     cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK);
     PQclear(r);
     PQfinish(c);
+}
+
+static void release_events(PGconn *c)
+{
+    end_hold(c, "COMMIT");
 }
 
 /* The submissions' statements waiting on job_events in this test's database (the tests run
@@ -82,13 +99,14 @@ static void release_events(PGconn *c)
     " l.granted AND l.relation = 'job_events'::regclass AND a.datname = current_database()"        \
     " AND a.query LIKE 'WITH cl AS%'"
 
-/* Waits (bounded) until a submission's statement waits for the test's lock. */
-static void await_submission_waiting(void)
+/* Waits (bounded) until a submission's statement waits for the test's lock (waits: the
+ * count of such statements). */
+static void await_submission_waiting(const char *waits)
 {
     double end = hx_now() + 20;
-    while (hx_sql_num(SUBMISSION_WAITS) < 1 && hx_now() < end)
+    while (hx_sql_num(waits) < 1 && hx_now() < end)
         usleep(20000);
-    cr_assert_geq(hx_sql_num(SUBMISSION_WAITS), 1, "a submission waits on the lock");
+    cr_assert_geq(hx_sql_num(waits), 1, "a submission waits on the test's lock");
 }
 
 /* Whether the server's log holds text. */
@@ -117,7 +135,7 @@ static PGconn *queue_behind_lock(struct sub *subs, int n)
      * requests behind it with it */
     hx_sql_do("UPDATE scheduler_config SET paused = true");
     pthread_create(&subs[0].tid, NULL, submit, &subs[0]);
-    await_submission_waiting();
+    await_submission_waiting(SUBMISSION_WAITS);
     for (int i = 1; i < n; i++) {
         usleep(150000);
         pthread_create(&subs[i].tid, NULL, submit, &subs[i]);
@@ -257,10 +275,7 @@ static PGconn *pipeline_behind_key(struct sub *subs, int n, const char *key)
     PQclear(r);
     snprintf(subs[0].key, sizeof(subs[0].key), "%s", key);
     pthread_create(&subs[0].tid, NULL, submit, &subs[0]);
-    double end = hx_now() + 20;
-    while (hx_sql_num(SUBMISSION_XACT_WAITS) < 1 && hx_now() < end)
-        usleep(20000);
-    cr_assert_eq(hx_sql_num(SUBMISSION_XACT_WAITS), 1, "the first waits on the test's key");
+    await_submission_waiting(SUBMISSION_XACT_WAITS);
     for (int i = 1; i < n; i++) {
         usleep(150000);
         pthread_create(&subs[i].tid, NULL, submit, &subs[i]);
@@ -272,10 +287,7 @@ static PGconn *pipeline_behind_key(struct sub *subs, int n, const char *key)
 
 static void release_key(PGconn *hold)
 {
-    PGresult *r = PQexec(hold, "ROLLBACK");
-    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK);
-    PQclear(r);
-    PQfinish(hold);
+    end_hold(hold, "ROLLBACK");
 }
 
 #define PIPELINED "ringmaster_submission_statements_pipelined_total"
@@ -288,12 +300,7 @@ Test(group, the_next_group_waits_in_the_pipeline_behind_the_statement_running)
 {
     enum { N = 5 };
     struct sub s[N];
-    memset(s, 0, sizeof(s));
-    for (int i = 0; i < N; i++) {
-        char name[32];
-        snprintf(name, sizeof(name), "piped-%d", i);
-        set_body(&s[i], name, 1, NULL);
-    }
+    set_bodies(s, N, "piped");
     PGconn *hold = pipeline_behind_key(s, N, "piped");
     cr_assert_eq(hx_metric(PIPELINED), 1, "the first two queued went into the pipeline, not %.0f",
                  hx_metric(PIPELINED));
@@ -423,12 +430,7 @@ Test(group, queued_submissions_are_answered_when_the_server_stops)
 {
     enum { N = 4 };
     struct sub s[N];
-    memset(s, 0, sizeof(s));
-    for (int i = 0; i < N; i++) {
-        char name[32];
-        snprintf(name, sizeof(name), "stopping-%d", i);
-        set_body(&s[i], name, 1, NULL);
-    }
+    set_bodies(s, N, "stopping");
     PGconn *hold = queue_behind_lock(s, N);
     int rc = -2;
     pthread_t stopper;
