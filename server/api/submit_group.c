@@ -69,9 +69,7 @@ static void store_alone(PGconn *c, struct submit_group_job *job)
 struct group {
     struct submit_group_job *jobs[SUBMIT_GROUP_MAX];
     int n;
-    int sent;    /* sent on c, its answer not yet read (pipelined: 1 its results, 2 its sync) */
-    int broken;  /* pipelined, and its answer lost or not as sent: its outcome is not known */
-    PGresult *r; /* its answer; NULL: no memory to run it */
+    struct db_answer ans; /* its statement's; ans.r NULL: no memory to run it */
 };
 
 /* The statement of g: alone, or many at once, without the Idempotency-Key's conflict check
@@ -86,31 +84,46 @@ static const struct db_stmt *group_stmt(const struct group *g)
     return &keyless_stmt;
 }
 
+/* The statement of a group and its parameters: alone, its job's; many at once, $1 the
+ * group's JSON (text, to free). */
+struct group_call {
+    const struct db_stmt *st;
+    char *text;
+    const char *many[1];
+    const char *const *params;
+};
+
+/* Fills *gc for g. Returns 0, or -1 when there was no memory for the JSON. */
+static int group_call_of(const struct group *g, struct group_call *gc)
+{
+    gc->st = group_stmt(g);
+    gc->text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
+    gc->many[0] = gc->text;
+    gc->params = g->n > 1 ? gc->many : g->jobs[0]->params;
+    return g->n == 1 || gc->text ? 0 : -1;
+}
+
 /* Sends g's statement on c without waiting for it (alone when g holds one job), or, when it
  * cannot be sent so, runs it. */
 static void group_start(PGconn *c, struct group *g)
 {
-    char *text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
-    const char *many[] = {text};
-    const struct db_stmt *st = group_stmt(g);
-    const char *const *params = g->n > 1 ? many : g->jobs[0]->params;
-    g->sent = 0;
-    g->r = NULL;
-    if (g->n > 1 && !text)
-        return;
-    if (db_send_stmt(c, st, params) == 0)
-        g->sent = 1; /* libpq copied the parameters into its buffer */
-    else
-        g->r = db_exec_stmt(c, st, params);
-    free(text);
+    struct group_call gc;
+    g->ans = (struct db_answer){0};
+    if (group_call_of(g, &gc) == 0) {
+        if (db_send_stmt(c, gc.st, gc.params) == 0)
+            g->ans.wait = 1; /* libpq copied the parameters into its buffer */
+        else
+            g->ans.r = db_exec_stmt(c, gc.st, gc.params);
+    }
+    free(gc.text);
 }
 
 /* Waits for the answer of g's statement. */
 static void group_wait(PGconn *c, struct group *g)
 {
-    if (g->sent)
-        g->r = db_stmt_result(c);
-    g->sent = 0;
+    if (g->ans.wait)
+        g->ans.r = db_stmt_result(c);
+    g->ans.wait = 0;
 }
 
 /* Whether g's jobs may be answered while another statement runs on c: all of them stored. A
@@ -118,10 +131,10 @@ static void group_wait(PGconn *c, struct group *g)
  * Idempotency-Key. */
 static int answers_apart(const struct group *g)
 {
-    if (!g->r || !db_ok(g->r) || PQntuples(g->r) != g->n)
+    if (!g->ans.r || !db_ok(g->ans.r) || PQntuples(g->ans.r) != g->n)
         return 0;
     for (int k = 0; k < g->n; k++)
-        if (PQgetisnull(g->r, k, 0))
+        if (PQgetisnull(g->ans.r, k, 0))
             return 0;
     return 1;
 }
@@ -132,9 +145,9 @@ static int answers_apart(const struct group *g)
  * answered as lost (whether it was stored is not known). */
 static void group_answer(PGconn *c, struct group *g)
 {
-    PGresult *r = g->r;
-    g->r = NULL;
-    if (g->broken) { /* whether it was stored is not known: answered as lost */
+    PGresult *r = g->ans.r;
+    g->ans.r = NULL;
+    if (g->ans.lost) { /* whether it was stored is not known: answered as lost */
         log_warn("submissions: a group of %d lost with its connection (or its results not as"
                  " sent); answered 503",
                  g->n);
@@ -147,10 +160,10 @@ static void group_answer(PGconn *c, struct group *g)
         return;
     }
     int stored = r && db_ok(r) && PQntuples(r) == g->n;
-    int alone = !g->broken && (!r || (!db_ok(r) && PQstatus(c) == CONNECTION_OK));
+    int alone = !g->ans.lost && (!r || (!db_ok(r) && PQstatus(c) == CONNECTION_OK));
     if (stored)
         metrics_submit_group((unsigned)g->n);
-    else if (!g->broken)
+    else if (!g->ans.lost)
         log_warn("submissions: a group of %d failed (%s); %s", g->n,
                  !r         ? "out of memory"
                  : db_ok(r) ? "rows missing"
@@ -171,7 +184,6 @@ static void group_answer(PGconn *c, struct group *g)
 static void take_queue(struct group *g)
 {
     g->n = 0;
-    g->broken = 0;
     while (head && g->n < SUBMIT_GROUP_MAX) {
         g->jobs[g->n++] = head;
         head = head->next;
@@ -229,75 +241,16 @@ static void wake_open(void)
         log_warn("submissions: no eventfd (%m); one statement at a time");
 }
 
-/* Sends g's statement (alone when g holds one job) and its sync into c's pipeline: its
- * transaction commits at the sync. When it cannot be sent, g is complete with no answer
- * (g->r NULL: each of its jobs is stored again alone, out of the pipeline). */
+/* Sends g's statement (alone when g holds one job) into c's pipeline, its own transaction.
+ * When it cannot be sent, g's answer has come empty (each of its jobs is stored again alone,
+ * out of the pipeline). */
 static void pipe_send(PGconn *c, struct group *g)
 {
-    char *text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
-    const char *many[] = {text};
-    const struct db_stmt *st = group_stmt(g);
-    const char *const *params = g->n > 1 ? many : g->jobs[0]->params;
-    g->r = NULL;
-    g->sent = (g->n == 1 || text) &&
-                      PQsendQueryPrepared(c, st->name, st->nparams, params, NULL, NULL, 0) == 1 &&
-                      PQpipelineSync(c) == 1
-                  ? 1
-                  : 0;
-    free(text);
-}
-
-/* Reads what has come of the answer of g, the oldest statement in flight, without waiting.
- * Returns 1 once g is complete: its sync came (its transaction committed, or failed: g->r
- * holds its statement's last result, or the error its commit gave after the statement's
- * rows), or the connection was lost or its results are not as sent (g->r an error, and
- * the connection down or g->broken). */
-static int pipe_read(PGconn *c, struct group *g)
-{
-    int nulls = 0;
-    while (g->sent) {
-        if (PQstatus(c) != CONNECTION_OK) { /* lost: whether it committed is not known */
-            PQclear(g->r);
-            g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-            g->sent = 0;
-            g->broken = 1;
-            break;
-        }
-        if (PQisBusy(c))
-            return 0;
-        PGresult *r = PQgetResult(c);
-        if (g->sent == 1) { /* the statement's results, up to the NULL that ends them */
-            if (r) {
-                PQclear(g->r);
-                g->r = r;
-            } else {
-                g->sent = 2;
-            }
-            continue;
-        }
-        /* then its sync; an error before it (the commit failed: a deferred check, the
-         * disk) is the group's answer: nothing of it was stored */
-        if (r && PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
-            PQclear(r);
-            if (!g->r)
-                g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-            g->sent = 0;
-        } else if (r) {
-            nulls = 0;
-            PQclear(g->r);
-            g->r = PQresultStatus(r) == PGRES_FATAL_ERROR
-                       ? r
-                       : (PQclear(r), PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR));
-        } else if (++nulls > 1) { /* nothing more will come: not the pipeline we sent */
-            PQclear(g->r);
-            g->r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-            g->sent = 0;
-            g->broken = 1;
-        }
-    }
-    if (g->r && !db_ok(g->r))
-        log_warn("sql failed (%s): %s", db_sqlstate(g->r), PQresultErrorMessage(g->r));
-    return 1;
+    struct group_call gc;
+    g->ans = (struct db_answer){0};
+    if (group_call_of(g, &gc) == 0)
+        db_pipe_send(c, gc.st, gc.params, &g->ans);
+    free(gc.text);
 }
 
 /* Waits until c has input to read (read in), or, with queue, until wake_fd was written. */
@@ -306,7 +259,7 @@ static void pipe_wait(PGconn *c, int queue)
     struct pollfd p[2] = {{.fd = PQsocket(c), .events = POLLIN},
                           {.fd = wake_fd, .events = POLLIN}};
     if (p[0].fd < 0)
-        return; /* lost: pipe_read() sees it */
+        return; /* lost: db_pipe_read() sees it */
     if (poll(p, queue ? 2 : 1, 1000) > 0 && queue && (p[1].revents & POLLIN)) {
         uint64_t v;
         ssize_t n = read(wake_fd, &v, sizeof(v));
@@ -355,7 +308,7 @@ static void lead_pipelined(PGconn *c, const struct group *first)
                 continue;
             }
         }
-        if (!pipe_read(c, flight[0])) {
+        if (!db_pipe_read(c, &flight[0]->ans)) {
             pipe_wait(c, n == 1);
             continue;
         }
@@ -384,11 +337,11 @@ static void lead_pipelined(PGconn *c, const struct group *first)
     pthread_mutex_lock(&mu);
     wanted = 0;
     pthread_mutex_unlock(&mu);
-    if (n == 2 && flight[0]->broken) { /* what comes next is not the other's answer */
-        flight[1]->broken = 1;
-        flight[1]->sent = 0;
+    if (n == 2 && flight[0]->ans.lost) { /* what comes next is not the other's answer */
+        flight[1]->ans.lost = 1;
+        flight[1]->ans.wait = 0;
     }
-    while (n == 2 && !pipe_read(c, flight[1]))
+    while (n == 2 && !db_pipe_read(c, &flight[1]->ans))
         pipe_wait(c, 0);
     if (PQexitPipelineMode(c) != 1) /* lost, or results not as sent: a new session */
         PQreset(c);

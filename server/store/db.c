@@ -450,6 +450,66 @@ PGresult *db_stmt_result(PGconn *c)
     return checked(c, pipeline_result(c)); /* one statement's results, up to its end */
 }
 
+int db_pipe_send(PGconn *c, const struct db_stmt *st, const char *const *params,
+                 struct db_answer *a)
+{
+    *a = (struct db_answer){0};
+    if (PQsendQueryPrepared(c, st->name, st->nparams, params, NULL, NULL, 0) != 1 ||
+        PQpipelineSync(c) != 1)
+        return -1;
+    a->wait = 1;
+    return 0;
+}
+
+/* *a has come as r (new; NULL: a made-up failure), lost or not. */
+static void pipe_came(PGconn *c, struct db_answer *a, PGresult *r, int lost)
+{
+    PQclear(a->r);
+    a->r = r ? r : PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+    a->wait = 0;
+    a->lost = lost;
+}
+
+int db_pipe_read(PGconn *c, struct db_answer *a)
+{
+    int nulls = 0;
+    while (a->wait) {
+        if (PQstatus(c) != CONNECTION_OK) {
+            pipe_came(c, a, NULL, 1);
+            break;
+        }
+        if (PQisBusy(c))
+            return 0;
+        PGresult *r = PQgetResult(c);
+        if (a->wait == 1) { /* the statement's results, up to the NULL that ends them */
+            if (r) {
+                PQclear(a->r);
+                a->r = r;
+            } else {
+                a->wait = 2;
+            }
+            continue;
+        }
+        /* then its sync: libpq gives rows, NULL, then the sync; or, when the commit fails
+         * (a deferred check, the disk), rows, NULL, the error, NULL, the sync */
+        if (r && PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            PGresult *came = a->r;
+            a->r = NULL;
+            pipe_came(c, a, came, 0);
+        } else if (r) {
+            nulls = 0;
+            PQclear(a->r);
+            a->r = PQresultStatus(r) == PGRES_FATAL_ERROR ? r : (PQclear(r), NULL);
+        } else if (++nulls > 1) { /* nothing more will come: not the pipeline sent */
+            pipe_came(c, a, NULL, 1);
+        }
+    }
+    if (a->r)
+        checked(c, a->r); /* logs a failure */
+    return 1;
+}
+
 /* After r failed: NULL when the connection still works (r stands), else r freed and c reset
  * (reconnected or not), for the caller to run its statement once more. */
 static PGresult *reset_if_lost(PGconn *c, PGresult *r)

@@ -96,6 +96,30 @@ PGresult *db_stmt_result(PGconn *c);
 /* 1 when st is prepared on c's session (preparing it now when not), else 0. */
 int db_stmt_prepared(PGconn *c, const struct db_stmt *st);
 
+/* A statement sent without waiting for it, and its answer once come. */
+struct db_answer {
+    int wait;    /* 0: come; 1: its results are coming; 2 (in a pipeline): its sync */
+    int lost;    /* come, in a pipeline, but whether it committed is not known: the
+                  * connection was lost, or the results did not come as sent */
+    PGresult *r; /* once come: the answer (NULL: it was never sent) */
+};
+
+/* Sends st (a statement that is not generic, prepared on c's session: db_stmt_prepared())
+ * and a sync into c's pipeline (PQenterPipelineMode()): its own transaction, which commits
+ * at the sync. Several may wait in the pipeline; PostgreSQL runs them one after the other.
+ * Returns 0 (*a waits for its answer: db_pipe_read()), or -1 when it was not sent (*a has come,
+ * empty). */
+int db_pipe_send(PGconn *c, const struct db_stmt *st, const char *const *params,
+                 struct db_answer *a);
+
+/* Reads what has come of *a, the oldest statement waiting in c's pipeline, without waiting
+ * for more (the caller waits for PQsocket() and calls PQconsumeInput()). Returns 1 once it
+ * has come, at its sync: a->r its statement's last result, or the error its commit gave
+ * after the statement's rows (nothing stored), a failure logged as db_exec() logs it; or
+ * a->lost (a->r an error) when the connection was lost or the results did not come as sent.
+ * Returns 0 while more must come. */
+int db_pipe_read(PGconn *c, struct db_answer *a);
+
 /* As db_exec(), for a statement that may safely run twice (a read): when it fails because
  * the connection broke (the server restarted, the backend was terminated), resets the
  * connection and runs it once more. */
