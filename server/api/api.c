@@ -252,15 +252,21 @@ static int authorize_or_respond(struct api_call *call, const struct route *rt)
     return 0;
 }
 
-static int content_type_or_respond(struct api_call *call, const struct route *rt)
+/* Whether req's body may go to rt's handler: JSON, none where none is required, or any
+ * where any is taken. */
+static int content_type_ok(struct http_req *req, const struct route *rt)
 {
     size_t len;
-    http_req_body(call->req, &len);
-    if ((!(rt->flags & ROUTE_JSON_BODY) && len == 0) || (rt->flags & ROUTE_ANY_BODY))
+    http_req_body(req, &len);
+    return (!(rt->flags & ROUTE_JSON_BODY) && len == 0) || (rt->flags & ROUTE_ANY_BODY) ||
+           is_json_type(http_req_header(req, "Content-Type"));
+}
+
+static int content_type_or_respond(struct api_call *call, const struct route *rt)
+{
+    if (content_type_ok(call->req, rt))
         return 0;
     const char *ct = http_req_header(call->req, "Content-Type");
-    if (is_json_type(ct))
-        return 0;
     http_problem(call->req, 415, "expected Content-Type application/json, got %s",
                  ct ? ct : "none");
     return -1;
@@ -307,9 +313,7 @@ int api_run_inline(void *arg, struct http_req *req)
     if (authlimit_check(a->failures, peer, now) || !token ||
         !authcache_get(a->tokens, token, now, &call.who) || !(m.route->roles & call.who.role))
         return 0;
-    if ((m.route->flags & ROUTE_JSON_BODY) && !is_json_type(http_req_header(req, "Content-Type")))
-        return 0;
-    if (!run(&call))
+    if (!content_type_ok(req, m.route) || !run(&call))
         return 0;
     if (!http_req_detached() && http_req_status(req))
         metrics_http_request(call.route, http_req_status(req));
