@@ -1,3 +1,5 @@
+/* arrayspec: the parser of ringctl submit --array's indexes in Slurm's forms ("0-99",
+ * "1,3,5-7", "0-15:4"), refusing repeats and bounds past ARRAYSPEC_MAX_*. */
 #include "arrayspec.h"
 
 #include <ctype.h>

@@ -1,3 +1,5 @@
+/* table: ringctl's aligned plain-text tables: rows kept as copied cells, printed with each
+ * column padded to its widest cell. */
 #include "table.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* timefmt: the server's UTC timestamps parsed, and the times ringctl prints for people:
+ * relative ("in 3m12s", "2m05s ago"), local, and elapsed like squeue's TIME. */
 #include "timefmt.h"
 
 #include <stdio.h>

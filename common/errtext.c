@@ -1,3 +1,4 @@
+/* errtext: errtext_set(), the printf into a caller's "char *err, size_t errlen" buffer. */
 #include "errtext.h"
 
 #include <stdarg.h>

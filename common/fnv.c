@@ -1,3 +1,5 @@
+/* fnv: the FNV-1a 64-bit hash of bytes and of text, and a seeded starting point (getrandom)
+ * for tables keyed by outside input. */
 #include "fnv.h"
 
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* fsutil: fsutil_mkdir_p(), mkdir -p for the daemons' state and checkpoint folders. */
 #include "fsutil.h"
 
 #include <errno.h>

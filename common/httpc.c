@@ -1,3 +1,5 @@
+/* httpc: the JSON-over-HTTP client (libcurl, jansson) of ringctl, the worker and the
+ * benchmarks: a kept-alive handle, bearer token, failover across several base URLs. */
 #include "httpc.h"
 
 #include <curl/curl.h>

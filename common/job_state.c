@@ -1,3 +1,5 @@
+/* job_state: the job state machine's transition table (job_state_next()) and the names of
+ * states and events. Pure. */
 #include "job_state.h"
 
 #include <string.h>

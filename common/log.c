@@ -1,3 +1,5 @@
+/* log: log_msg(), one line per event to stderr with a UTC timestamp, the level and the
+ * program's name, written with one write(); the level from RINGMASTER_LOG. */
 #include "log.h"
 
 #include <stdarg.h>

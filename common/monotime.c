@@ -1,3 +1,4 @@
+/* monotime: CLOCK_MONOTONIC as seconds and as microseconds, for durations and deadlines. */
 #include "monotime.h"
 
 #include <time.h>

@@ -1,3 +1,5 @@
+/* pgcluster: the private PostgreSQL cluster under a state directory: finding the binaries
+ * and the unprivileged user, initdb, pg_ctl start, the database and its conninfo. */
 #include "pgcluster.h"
 
 #include <dirent.h>

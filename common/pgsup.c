@@ -1,3 +1,5 @@
+/* pgsup: the supervisor thread of an embedded cluster: waits on the postmaster's pidfd and
+ * starts the cluster again with back-off when it exits, telling the owner DOWN and UP. */
 #include "pgsup.h"
 
 #include <errno.h>

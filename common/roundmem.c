@@ -1,3 +1,5 @@
+/* roundmem: roundmem_keep(), the mallopt() settings that keep a scheduling round's freed
+ * memory for the next round instead of giving it back to the kernel. */
 #include "roundmem.h"
 
 #include <malloc.h>

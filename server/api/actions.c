@@ -1,3 +1,5 @@
+/* actions: the handlers of a node's actions: the long-poll of pending actions, the results
+ * workers post, and suspend, resume and cancel asked for by people. */
 #include "actions.h"
 
 #include <stdatomic.h>

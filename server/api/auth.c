@@ -1,3 +1,5 @@
+/* auth: bearer tokens and roles: new tokens from getrandom(), their check against the
+ * users table's SHA-256, user creation, and the first admin's token file. */
 #include "auth.h"
 
 #include <errno.h>

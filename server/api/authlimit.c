@@ -1,3 +1,5 @@
+/* authlimit: the fixed-size table of failed authentications per client address (IPv6 by
+ * its /64) that blocks an address after too many bad tokens in a window. */
 #include "authlimit.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* health: GET /api/v1/health: ok, or 503 with the database's recovery state. */
 #include "health.h"
 
 #include "call.h"

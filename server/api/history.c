@@ -1,3 +1,5 @@
+/* history: GET /api/v1/cluster/history: the scheduler's samples of the cluster since a time,
+ * optionally averaged into buckets of step seconds, with an ETag. */
 #include "history.h"
 
 #include <math.h>

@@ -1,3 +1,5 @@
+/* job_requests: the handlers of requests on a job that the scheduler carries out at its next
+ * round (resize, migrate, priority) and of the scheduler's model of the job. */
 #include "job_requests.h"
 
 #include <math.h>

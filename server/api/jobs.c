@@ -1,3 +1,5 @@
+/* jobs: the /api/v1/jobs handlers: get, list (keyset paging and filters), cancel and a job's
+ * events. */
 #include "jobs.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* jobtext: the API's job object written as JSON text straight from its rows (the job, its
+ * job_sched row, its allocations), byte for byte as jansson would. */
 #include "jobtext.h"
 #include "jobcols.h"
 

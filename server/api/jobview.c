@@ -1,3 +1,5 @@
+/* jobview: the job object as the API answers it: a row as JSON, one job or a page with the
+ * scheduler's view (job_sched, allocations) added, read in one REPEATABLE READ snapshot. */
 #include "jobview.h"
 
 #include <stdio.h>

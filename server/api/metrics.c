@@ -1,3 +1,5 @@
+/* metrics: GET /metrics, ringmasterd's Prometheus text: the in-memory counters (requests,
+ * database and auth errors, submit groups), round durations, and gauges read at each scrape. */
 #include "metrics.h"
 
 #include <stdatomic.h>

@@ -1,3 +1,5 @@
+/* nodes: the /api/v1/nodes handlers: registration, the heartbeat with its reconciliation of
+ * running jobs (requeueing those unseen or on a lost node), list and get. */
 #include "nodes.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* openapi: GET /api/v1/openapi.json, the embedded OpenAPI document served as it is. */
 #include "openapi.h"
 
 #include "call.h"

@@ -1,3 +1,5 @@
+/* reports: what workers report about their jobs and its reading: who may report, minibatch
+ * metrics posted and read, a job's own state transitions, its log. */
 #include "reports.h"
 
 #include <math.h>

@@ -1,3 +1,5 @@
+/* users: the /api/v1/users handlers (create with a new token, list, patch share and quota)
+ * and whoami. */
 #include "users.h"
 
 #include <stdio.h>

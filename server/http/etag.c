@@ -1,3 +1,5 @@
+/* etag: entity tags (a 64-bit hash of an answer's bytes), the If-None-Match test, and JSON
+ * answers sent as 304 when unchanged. */
 #include "etag.h"
 
 #include <stdint.h>

@@ -1,3 +1,5 @@
+/* guard: the front door's connection budget and deadlines: each connection on the list of
+ * its stage (waiting, body, busy), cut when its stage runs past time or the budget is full. */
 #include "guard.h"
 
 #include <pthread.h>

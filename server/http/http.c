@@ -1,3 +1,5 @@
+/* http: the HTTP front door on libmicrohttpd: request bodies up to a bound, early refusals
+ * (413, 414, 431), dispatch to the work queue, suspended requests woken by key, answers. */
 #include "http.h"
 
 #include <microhttpd.h>

@@ -1,3 +1,5 @@
+/* jsontext: JSON written into a growing buffer byte for byte as jansson's compact dump:
+ * strings escaped, reals formatted and jsonb documents rewritten as jansson would. */
 #include "jsontext.h"
 
 #include <errno.h>

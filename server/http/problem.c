@@ -1,3 +1,5 @@
+/* problem: RFC 9457 problem documents: the title of each status, the document built and
+ * written as compact text with its errors[]. */
 #include "problem.h"
 
 #include <stdio.h>

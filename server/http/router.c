@@ -1,3 +1,5 @@
+/* router: router_match(), the route table's matcher: method and path pattern ("{id}"
+ * segments), with the Allow list for a 405. */
 #include "router.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* workq: the handlers' thread pool: one queue in three classes (urgent, normal, bulk with a
+ * turn in WORKQ_BULK_TURN), and threads reserved for urgent items. */
 #include "workq.h"
 
 #include <pthread.h>

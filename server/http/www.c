@@ -1,3 +1,5 @@
+/* www: the dashboard's static files and the system's JavaScript libraries under /vendor/:
+ * content types, refused ".." paths, files read and sent with no-cache. */
 #include "www.h"
 
 #include <errno.h>

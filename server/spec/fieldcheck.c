@@ -1,3 +1,5 @@
+/* fieldcheck: fieldcheck_fail(), which records a wrong field as {field, detail} and the
+ * first one as the problem's detail (field names cut to whole UTF-8 characters). */
 #include "fieldcheck.h"
 
 #include <stdarg.h>

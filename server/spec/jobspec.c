@@ -1,3 +1,5 @@
+/* jobspec: every rule of a job submission (name, command, env, GPUs, plans, batch, lengths,
+ * priority...), each broken one naming its field, and the spec's JSON mapping. Pure. */
 #include "jobspec.h"
 
 #include <math.h>

@@ -1,3 +1,5 @@
+/* nodespec: nodespec_check(), the rules of a node registration (name, cpus, memory, GPUs
+ * with distinct indexes, no unknown fields). Pure. */
 #include "nodespec.h"
 
 #include <stdio.h>

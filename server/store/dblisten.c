@@ -1,3 +1,5 @@
+/* dblisten: the LISTEN thread on its own connection: each notification's payload to a
+ * callback, NULL after each (re)connection, reconnects with back-off. */
 #include "dblisten.h"
 
 #include <errno.h>

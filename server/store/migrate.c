@@ -1,3 +1,5 @@
+/* migrate: migrate_run(), the embedded sql/ files applied in order under an advisory lock,
+ * each in its own transaction and recorded in schema_migrations. */
 #include "migrate.h"
 
 #include <stdio.h>

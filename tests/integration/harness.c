@@ -1,3 +1,5 @@
+/* harness: the integration tests' real PostgreSQL (one cluster per binary, a template
+ * database), a fresh ringmasterd per test on a free port, and HTTP helpers. */
 #include "harness.h"
 
 #include <arpa/inet.h>

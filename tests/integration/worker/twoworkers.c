@@ -1,3 +1,5 @@
+/* twoworkers: the setting of the stale-copy and checkpoint-generation suites: two real
+ * workers of one simulated GPU beside ringmasterd (fifo), and the waits they use. */
 #include "twoworkers.h"
 
 #include <criterion/criterion.h>

@@ -1,3 +1,5 @@
+/* wtest: the worker end-to-end tests' helpers on top of the harness: submitting jobs, waiting
+ * on states, starting and stopping real workers, reading a job and its metrics. */
 #include "wtest.h"
 
 #include <criterion/criterion.h>
