@@ -18,8 +18,8 @@
  * prints the CPU time the server and the cluster's backends spent per request, from /proc:
  * on a machine shared with other work the rates swing with the load, the CPU a request costs
  * much less; and how much of the machine's CPU stayed idle (/proc/stat): a phase bound by
- * waiting rather than by the CPU shows it (docs/benchmarks.md, "Submissions that wait aside,
- * and rounds that take a quarter").
+ * waiting rather than by the CPU shows it (docs/benchmarks-history.md, "Submissions that wait
+ * aside, and rounds that take a quarter").
  * Prints one line per figure and the ratios. */
 #include <curl/curl.h>
 #include <dirent.h>

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make bench-requests: what a worker's heartbeat and metrics post cost the head node, per
-request, on a large cluster's database (docs/benchmarks.md, "Fewer round trips and plans").
+request, on a large cluster's database (docs/benchmarks.md, "A worker's requests on a large
+cluster").
 
 Builds one database: a ringmasterd from BUILD on its embedded PostgreSQL, its scheduler
 paused, 512 nodes of 8 simulated GPUs owned by one worker account, 5,000 jobs (half elastic)

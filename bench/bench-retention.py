@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make bench-retention: what an hour of simulated minibatch reports leaves in PostgreSQL,
-with the server's retention bounding it (docs/benchmarks.md, "A large cluster").
+with the server's retention bounding it (docs/benchmarks.md, "An hour of minibatch reports").
 
 Starts RINGMASTERD (embedded PostgreSQL) in a temporary state directory, submits BENCH_JOBS
 (2,732: the jobs that run in make bench-scale's cluster) 1-GPU jobs, stops it, and runs

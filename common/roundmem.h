@@ -2,7 +2,7 @@
  * jobs allocates its arrays afresh (megabytes) and frees them at its end; glibc gives large
  * blocks back to the kernel (each above the mmap threshold is an mmap of its own, and the top
  * of the heap is trimmed past 128 KiB), so every round faulted the same pages in again:
- * 20 % of a precompute round in perf (docs/benchmarks.md, "The allocator keeps a round's
+ * 20 % of a precompute round in perf (docs/benchmarks-history.md, "The allocator keeps a round's
  * memory"). Called once at the start of ringmasterd and ringmaster-sim, before any thread. */
 #ifndef RINGMASTER_ROUNDMEM_H
 #define RINGMASTER_ROUNDMEM_H

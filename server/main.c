@@ -68,8 +68,8 @@ static void usage(FILE *out)
 
 /* Twice the CPUs online, 4..64: the handlers' work is mostly PostgreSQL's CPU on the same
  * host, and more of them than that only wait for a core (make bench-scale on 2 cores: 8
- * handlers took round p99 from 213-231 ms to 414-441 ms against 4; docs/benchmarks.md, "One
- * queue for every connection's requests"). A submission queued for its group's statement
+ * handlers took round p99 from 213-231 ms to 414-441 ms against 4; docs/benchmarks-history.md,
+ * "One queue for every connection's requests"). A submission queued for its group's statement
  * holds no thread (submit_group.h); the database pool has a connection for each thread
  * (http_handler_threads()). */
 static unsigned default_threads(void)

@@ -90,7 +90,7 @@ static int filters_or_respond(struct api_call *call, const char **state, const c
 
 /* A page's statement with no filter but an array's, prepared once a session: planning a
  * page's three statements was a quarter of PostgreSQL's CPU for a page of 50 (docs/
- * benchmarks.md, "Lists on prepared statements"). $1 the cursor, $2 the limit, and in an
+ * benchmarks-history.md, "Lists on prepared statements"). $1 the cursor, $2 the limit, and in an
  * array's $3 the array. One generic plan serves every value: the ids' index, or the
  * array's. */
 static const struct db_stmt list_all_stmt = {

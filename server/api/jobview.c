@@ -55,7 +55,7 @@ void jobview_snapshot_end(PGconn *c, int begun)
 
 /* The scheduler's view and the allocations of the jobs of an id array ("{1,2,3}"), in
  * ascending ids: prepared once a session, as every page of jobs reads both (docs/
- * benchmarks.md, "Lists on prepared statements"). */
+ * benchmarks-history.md, "Lists on prepared statements"). */
 static const struct db_stmt sched_stmt = {"jobview_sched",
                                           "SELECT " JOBVIEW_SCHED_COLS
                                           " FROM job_sched WHERE job_id = ANY($1::bigint[])"

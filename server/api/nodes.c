@@ -284,7 +284,7 @@ static int requeue_unseen(PGconn *db, const char *node)
  * node timeout later). Its answer only reads what was committed before. At 512 nodes
  * (make bench-scale) the heartbeats were a quarter of the head node's WAL flushes (252 -> 186
  * a second), each waiting ~1.2 ms for the disk: a heartbeat's p50 3.3 -> 2.0-2.3 ms (docs/
- * benchmarks.md, "Heartbeats that do not wait for the disk"). */
+ * benchmarks-history.md, "Heartbeats that do not wait for the disk"). */
 static const struct db_stmt beat_stmt = {
     "nodes_beat",
     "WITH node AS (UPDATE nodes n SET last_heartbeat_at = now(), state = 'UP' WHERE n.id = $1"

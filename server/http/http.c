@@ -27,7 +27,7 @@
  * so that a node's liveness never waits for every general thread to leave a slow handler (a
  * PostgreSQL stall under a launch's metrics posts). On two cores make bench-scale measured no
  * gain from it: a heartbeat's wait in the queue there is a wait for a CPU (docs/
- * benchmarks.md, "The heartbeat as a node sends it"). */
+ * benchmarks-history.md, "The heartbeat as a node sends it"). */
 #define HTTP_URGENT_THREADS 1
 
 unsigned http_handler_threads(unsigned threads)
@@ -582,8 +582,8 @@ static int resolve_listen(const char *listen, struct addrinfo **res, char *err, 
  * connection (past which it answers 414 or 431 itself, with an HTML page that cannot be
  * changed in 0.9.75) holds a header twice our bound. epoll: with poll(2) each pool thread
  * looked at every one of its connections at each wake-up, and at 512 nodes' ~1,500
- * connections that was 40 % of the server's CPU (make bench-scale; docs/benchmarks.md, "The
- * heartbeat as a node sends it"). epoll was left once because its first thread awake accepts
+ * connections that was 40 % of the server's CPU (make bench-scale; docs/benchmarks-history.md,
+ * "The heartbeat as a node sends it"). epoll was left once because its first thread awake accepts
  * a series of connections (8 clients served by 2 of 8 threads): the handlers then ran on
  * those threads; now they run on the work queue, and the pool threads only read and write. */
 static struct MHD_Daemon *start_daemon(struct http_server *s, const struct http_config *cfg,

@@ -3,7 +3,7 @@
  * threads, one request after another: a handler that waits for PostgreSQL holds up every
  * other connection of its thread. At 512 nodes a node's heartbeat waited up to 15 s behind
  * the posts of a launch burst while the handlers themselves took at most 0.7 s (make
- * bench-scale; docs/benchmarks.md, "One queue for every connection's requests"). Here
+ * bench-scale; docs/benchmarks-history.md, "One queue for every connection's requests"). Here
  * every request waits in one queue for the first free thread, in order of arrival within
  * three classes: urgent ones (a node's heartbeat: its liveness) first, then the normal ones,
  * then bulk ones (minibatch reports), which get one turn in WORKQ_BULK_TURN while normal
