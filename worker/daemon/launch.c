@@ -1,3 +1,5 @@
+/* launch: the start of a job's mpirun (and of a remote daemon's shell command) in a child
+ * of the worker, the kill of its ranks, and the per-rank wrapper (see launch.h). */
 #include "launch.h"
 
 #include <dirent.h>
@@ -131,10 +133,11 @@ static void set_env(const struct launch_req *r)
         putenv((char *)r->env[i]);
 }
 
-static void child(const struct launch_req *r, struct argv_buf *a)
+/* In a child after fork: stdin from /dev/null, stdout and stderr appended to log_path, no
+ * signal blocked and SIGPIPE back to its default. _exits 127 when the files cannot be set. */
+static void child_io(const char *log_path)
 {
-    setpgid(0, 0);
-    int log = open(r->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     int null = open("/dev/null", O_RDONLY);
     if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
         _exit(127);
@@ -142,6 +145,12 @@ static void child(const struct launch_req *r, struct argv_buf *a)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+}
+
+static void child(const struct launch_req *r, struct argv_buf *a)
+{
+    setpgid(0, 0);
+    child_io(r->log_path);
     set_env(r);
     execvp(a->v[0], (char *const *)a->v);
     dprintf(2, "ringmaster-worker: cannot run %s: %s\n", a->v[0], strerror(errno));
@@ -165,6 +174,18 @@ pid_t launch_start(const struct launch_req *r, char *err, size_t errlen)
     if (pid == 0)
         child(r, &a);
     setpgid(pid, pid); /* also here, so that a kill right after the fork reaches the group */
+    return pid;
+}
+
+pid_t launch_shell(const char *cmd, const char *log_path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        child_io(log_path);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
     return pid;
 }
 

@@ -497,20 +497,7 @@ static void do_exec(struct agent *a, struct wjob *j, long long act, const json_t
 {
     const char *cmd = json_string_value(json_object_get(spec, "command"));
     begin(j, act, "exec", spec, CONTROL_TIMEOUT_S);
-    pid_t pid = cmd ? fork() : -1;
-    if (pid == 0) {
-        setsid();
-        int log = open(j->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        int null = open("/dev/null", O_RDONLY);
-        if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
-            _exit(127);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = cmd ? launch_shell(cmd, j->log) : -1;
     if (pid < 0) {
         finish(a, j, 0, cmd ? "fork failed" : "no command");
         return;
