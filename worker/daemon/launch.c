@@ -84,6 +84,18 @@ static void build_argv(const struct launch_req *r, struct argv_buf *a)
     a->v[a->n] = NULL;
 }
 
+/* In the child: name=v, or name unset when v <= 0 (libringjob's default then). */
+static void set_positive(const char *name, long v)
+{
+    char buf[64];
+    if (v > 0) {
+        snprintf(buf, sizeof(buf), "%ld", v);
+        setenv(name, buf, 1);
+    } else {
+        unsetenv(name);
+    }
+}
+
 /* In the child: the environment of the ranks. */
 static void set_env(const struct launch_req *r)
 {
@@ -99,24 +111,9 @@ static void set_env(const struct launch_req *r)
     } else {
         unsetenv("RINGJOB_LR_SCALE");
     }
-    if (r->batch > 0) {
-        snprintf(buf, sizeof(buf), "%ld", r->batch);
-        setenv("RINGJOB_BATCH", buf, 1);
-    } else {
-        unsetenv("RINGJOB_BATCH");
-    }
-    if (r->init_batch > 0) {
-        snprintf(buf, sizeof(buf), "%ld", r->init_batch);
-        setenv("RINGJOB_INIT_BATCH", buf, 1);
-    } else {
-        unsetenv("RINGJOB_INIT_BATCH");
-    }
-    if (r->max_local > 0) {
-        snprintf(buf, sizeof(buf), "%ld", r->max_local);
-        setenv("RINGJOB_MAX_LOCAL_BATCH", buf, 1);
-    } else {
-        unsetenv("RINGJOB_MAX_LOCAL_BATCH");
-    }
+    set_positive("RINGJOB_BATCH", r->batch);
+    set_positive("RINGJOB_INIT_BATCH", r->init_batch);
+    set_positive("RINGJOB_MAX_LOCAL_BATCH", r->max_local);
     setenv("RINGJOB_PLAN", r->plan ? r->plan : "dp", 1);
     setenv("RINGMASTER_RANK_GPUS", r->gpus, 1);
     if (r->hosts) {
