@@ -5,7 +5,7 @@
 
 #include "bench.h"
 #include "decide.h"
-#include "gandiva.h"
+#include "gandiva_micro.h"
 #include "paper.h"
 #include "pollux.h"
 #include "roundmem.h"
@@ -20,7 +20,7 @@ static const struct {
     {"paper-table3", paper_main, "the first paper's Table 3 beside ours"},
     {"bench-round", bench_main, "time full scheduling rounds on a synthetic snapshot"},
     {"decide", decide_main, "one round on a JSON snapshot from stdin"},
-    {"gandiva-micro", gandiva_main, "the Gandiva seed's experiments beside ours"},
+    {"gandiva-micro", gandiva_micro_main, "the Gandiva seed's experiments beside ours"},
     {"pollux", pollux_main, "the Pollux paper's workloads: goodput jobs, fixed or adaptive batch"},
 };
 
