@@ -1,11 +1,11 @@
 /* ringmaster-sim: the discrete-event simulator's command line. Each subcommand
- * lives in its own file (run.c, paper.c, bench.c, decide.c, gandiva.c, pollux.c). */
+ * lives in its own file (run.c, paper.c, bench.c, decide_cmd.c, gandiva_micro.c, pollux.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
-#include "decide.h"
-#include "gandiva.h"
+#include "decide_cmd.h"
+#include "gandiva_micro.h"
 #include "paper.h"
 #include "pollux.h"
 #include "roundmem.h"
@@ -19,8 +19,8 @@ static const struct {
     {"run", run_main, "simulate a Poisson or trace workload under policies"},
     {"paper-table3", paper_main, "the first paper's Table 3 beside ours"},
     {"bench-round", bench_main, "time full scheduling rounds on a synthetic snapshot"},
-    {"decide", decide_main, "one round on a JSON snapshot from stdin"},
-    {"gandiva-micro", gandiva_main, "the Gandiva seed's experiments beside ours"},
+    {"decide", decide_cmd_main, "one round on a JSON snapshot from stdin"},
+    {"gandiva-micro", gandiva_micro_main, "the Gandiva seed's experiments beside ours"},
     {"pollux", pollux_main, "the Pollux paper's workloads: goodput jobs, fixed or adaptive batch"},
 };
 

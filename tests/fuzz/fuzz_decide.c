@@ -1,4 +1,4 @@
-/* Fuzz target: `ringmaster-sim decide`'s JSON snapshot reader (sim/decide.c). A snapshot
+/* Fuzz target: `ringmaster-sim decide`'s JSON snapshot reader (sim/decide_input.c). A snapshot
  * it refuses must say why; one it reads is checked by sched_validate(), which either
  * passes it or says why; a valid small one then goes through one scheduling round with
  * its policy, whose decision must be feasible: one entry per job, no GPU given twice
@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "decide.h"
+#include "decide_input.h"
 #include "fuzz.h"
 #include "sched.h"
 

@@ -1,3 +1,4 @@
+/* agent: the worker daemon's clock (agent_now), beside the state of agent.h. */
 #include "agent.h"
 
 #include <time.h>

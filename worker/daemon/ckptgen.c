@@ -1,3 +1,5 @@
+/* ckptgen: a job's checkpoint generations g<k> on the worker's side: a new generation's
+ * folder restored from the newest older one's checkpoint (see ckptgen.h). */
 #include "ckptgen.h"
 
 #include <dirent.h>

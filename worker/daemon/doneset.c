@@ -1,3 +1,5 @@
+/* doneset: the ids of the actions carried out and their outcome, kept in an appended,
+ * fsynced file of the state directory (see doneset.h). */
 #include "doneset.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* inventory: the host's CPUs, memory and GPUs (found through a dlopen'ed CUDA runtime, or
+ * simulated) for the worker's registration (see inventory.h). */
 #include "inventory.h"
 
 #include <dlfcn.h>

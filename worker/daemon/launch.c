@@ -1,3 +1,5 @@
+/* launch: the start of a job's mpirun (and of a remote daemon's shell command) in a child
+ * of the worker, the kill of its ranks, and the per-rank wrapper (see launch.h). */
 #include "launch.h"
 
 #include <dirent.h>
@@ -82,6 +84,18 @@ static void build_argv(const struct launch_req *r, struct argv_buf *a)
     a->v[a->n] = NULL;
 }
 
+/* In the child: name=v, or name unset when v <= 0 (libringjob's default then). */
+static void set_positive(const char *name, long v)
+{
+    char buf[64];
+    if (v > 0) {
+        snprintf(buf, sizeof(buf), "%ld", v);
+        setenv(name, buf, 1);
+    } else {
+        unsetenv(name);
+    }
+}
+
 /* In the child: the environment of the ranks. */
 static void set_env(const struct launch_req *r)
 {
@@ -97,24 +111,9 @@ static void set_env(const struct launch_req *r)
     } else {
         unsetenv("RINGJOB_LR_SCALE");
     }
-    if (r->batch > 0) {
-        snprintf(buf, sizeof(buf), "%ld", r->batch);
-        setenv("RINGJOB_BATCH", buf, 1);
-    } else {
-        unsetenv("RINGJOB_BATCH");
-    }
-    if (r->init_batch > 0) {
-        snprintf(buf, sizeof(buf), "%ld", r->init_batch);
-        setenv("RINGJOB_INIT_BATCH", buf, 1);
-    } else {
-        unsetenv("RINGJOB_INIT_BATCH");
-    }
-    if (r->max_local > 0) {
-        snprintf(buf, sizeof(buf), "%ld", r->max_local);
-        setenv("RINGJOB_MAX_LOCAL_BATCH", buf, 1);
-    } else {
-        unsetenv("RINGJOB_MAX_LOCAL_BATCH");
-    }
+    set_positive("RINGJOB_BATCH", r->batch);
+    set_positive("RINGJOB_INIT_BATCH", r->init_batch);
+    set_positive("RINGJOB_MAX_LOCAL_BATCH", r->max_local);
     setenv("RINGJOB_PLAN", r->plan ? r->plan : "dp", 1);
     setenv("RINGMASTER_RANK_GPUS", r->gpus, 1);
     if (r->hosts) {
@@ -131,10 +130,11 @@ static void set_env(const struct launch_req *r)
         putenv((char *)r->env[i]);
 }
 
-static void child(const struct launch_req *r, struct argv_buf *a)
+/* In a child after fork: stdin from /dev/null, stdout and stderr appended to log_path, no
+ * signal blocked and SIGPIPE back to its default. _exits 127 when the files cannot be set. */
+static void child_io(const char *log_path)
 {
-    setpgid(0, 0);
-    int log = open(r->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     int null = open("/dev/null", O_RDONLY);
     if (log < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0)
         _exit(127);
@@ -142,6 +142,12 @@ static void child(const struct launch_req *r, struct argv_buf *a)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+}
+
+static void child(const struct launch_req *r, struct argv_buf *a)
+{
+    setpgid(0, 0);
+    child_io(r->log_path);
     set_env(r);
     execvp(a->v[0], (char *const *)a->v);
     dprintf(2, "ringmaster-worker: cannot run %s: %s\n", a->v[0], strerror(errno));
@@ -165,6 +171,18 @@ pid_t launch_start(const struct launch_req *r, char *err, size_t errlen)
     if (pid == 0)
         child(r, &a);
     setpgid(pid, pid); /* also here, so that a kill right after the fork reaches the group */
+    return pid;
+}
+
+pid_t launch_shell(const char *cmd, const char *log_path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        child_io(log_path);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
     return pid;
 }
 

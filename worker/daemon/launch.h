@@ -1,5 +1,5 @@
 /* launch: starts a job's ranks with OpenMPI's mpirun, one rank per GPU, and the per-rank
- * wrapper that gives each rank its GPU.
+ * wrapper that gives each rank its GPU; also the shell of a remote daemon (exec).
  *
  * The worker runs `mpirun [--allow-run-as-root] --oversubscribe --bind-to none -np W
  * -x VAR... <worker> --rank-exec -- <command...>` in a process group of its own, with its
@@ -42,6 +42,11 @@ struct launch_req {
 /* Forks and execs mpirun ($RINGMASTER_MPIRUN or "mpirun" on PATH). Returns its pid, which
  * is also its process group, or -1 with text in err. */
 pid_t launch_start(const struct launch_req *r, char *err, size_t errlen);
+
+/* Forks `/bin/sh -c cmd` (a job's remote mpirun daemon, the exec action) in a session of its
+ * own, with stdin from /dev/null and stdout and stderr appended to log_path, as mpirun's.
+ * Returns its pid, which is also its process group, or -1 when fork failed. */
+pid_t launch_shell(const char *cmd, const char *log_path);
 
 /* Sends sig to the process group of mpirun pid and, since mpirun puts each local rank in a
  * process group of its own, to the group of each of its children too (so that SIGKILL,

@@ -30,6 +30,7 @@
 #include "launch.h"
 #include "log.h"
 #include "outbox.h"
+#include "pidfile.h"
 #include "rsh.h"
 #include "wjob.h"
 
@@ -413,7 +414,7 @@ int main(int argc, char **argv)
     rc = setup_signals() < 0 || open_agent(&a, &cfg, &in) < 0 ||
          pthread_create(&th, NULL, poller_main, &p) != 0;
     if (!rc) {
-        wjob_end_orphans(&a);
+        pidfile_end_orphans(a.state_dir);
         loop(&a, &cfg, &inv, &in);
         atomic_store(&a.stopping, 1);
         wjob_stop_all(&a, 5.0);

@@ -1,3 +1,5 @@
+/* outbox: the worker's reports to the server, in order, sent again until the server takes
+ * them (see outbox.h). */
 #include "outbox.h"
 
 #include <stdlib.h>

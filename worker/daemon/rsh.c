@@ -1,3 +1,5 @@
+/* rsh: the workers' rsh agent, which asks the server to have another node's worker start a
+ * job's remote mpirun daemon (see rsh.h). */
 #include "rsh.h"
 
 #include <curl/curl.h>

@@ -40,11 +40,6 @@ void wjob_stop_stale(struct agent *a, const json_t *ids);
 /* {"running": [{"job_id", "pid", "world_size"}]}, the heartbeat's body (new). */
 json_t *wjob_heartbeat_json(struct agent *a);
 
-/* At start: ends the jobs an earlier instance of this worker started and left running (it
- * was killed with SIGKILL): their channel is gone, they would train on unseen and clash
- * with the same job restarted elsewhere from its checkpoint. */
-void wjob_end_orphans(struct agent *a);
-
 /* Stops every job and frees them: asks each to checkpoint and exit (waiting up to grace_s),
  * then SIGTERM to the ones left, SIGKILL after grace_s more. Their server state is left as
  * it is: a node that stops heartbeating loses its jobs to the queue, and they restart from

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decide.h"
+#include "decide_cmd.h"
+#include "decide_input.h"
 #include "report.h"
 
 static const char snapshot[] =
@@ -33,7 +34,7 @@ static const char snapshot[] =
 Test(decide, round_trip)
 {
     char *out = NULL, err[256];
-    cr_assert_eq(decide_json(snapshot, strlen(snapshot), NULL, &out, err, sizeof(err)), 0, "%s",
+    cr_assert_eq(decide_cmd_json(snapshot, strlen(snapshot), NULL, &out, err, sizeof(err)), 0, "%s",
                  err);
     json_error_t jerr;
     json_t *d = json_loads(out, 0, &jerr);
@@ -71,9 +72,9 @@ Test(decide, round_trip)
 Test(decide, policy_argument_overrides_the_snapshot)
 {
     char *out = NULL, err[256];
-    cr_assert_eq(
-        decide_json(snapshot, strlen(snapshot), sched_policy_find("one"), &out, err, sizeof(err)),
-        0, "%s", err);
+    cr_assert_eq(decide_cmd_json(snapshot, strlen(snapshot), sched_policy_find("one"), &out, err,
+                                 sizeof(err)),
+                 0, "%s", err);
     json_t *d = json_loads(out, 0, NULL);
     cr_assert_str_eq(json_string_value(json_object_get(d, "policy")), "one");
     json_t *jobs = json_object_get(d, "jobs");
@@ -95,7 +96,7 @@ static int tiresias_gpus_of_first(const char *settings)
 {
     char text[1024], *out = NULL, err[256];
     snprintf(text, sizeof(text), tiresias_fmt, settings);
-    cr_assert_eq(decide_json(text, strlen(text), NULL, &out, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(decide_cmd_json(text, strlen(text), NULL, &out, err, sizeof(err)), 0, "%s", err);
     json_t *d = json_loads(out, 0, NULL);
     int gpus = (int)json_integer_value(
         json_object_get(json_array_get(json_object_get(d, "jobs"), 0), "gpus"));
@@ -118,7 +119,7 @@ static void expect_refused(const char *text, const char *needle)
 {
     char *out = NULL, err[256];
     errno = 0;
-    cr_assert_eq(decide_json(text, strlen(text), NULL, &out, err, sizeof(err)), -1, "%s", text);
+    cr_assert_eq(decide_cmd_json(text, strlen(text), NULL, &out, err, sizeof(err)), -1, "%s", text);
     cr_assert_eq(errno, EINVAL, "%s", text);
     cr_assert_null(out);
     cr_assert(strstr(err, needle), "expected '%s' in: %s", needle, err);
@@ -216,8 +217,9 @@ static const char plan_snapshot[] =
 Test(decide, plans_and_gpu_models)
 {
     char *out = NULL, err[256];
-    cr_assert_eq(decide_json(plan_snapshot, strlen(plan_snapshot), NULL, &out, err, sizeof(err)),
-                 0, "%s", err);
+    cr_assert_eq(
+        decide_cmd_json(plan_snapshot, strlen(plan_snapshot), NULL, &out, err, sizeof(err)), 0,
+        "%s", err);
     json_t *d = json_loads(out, 0, NULL);
     json_t *j = json_array_get(json_object_get(d, "jobs"), 0);
     cr_assert_eq(json_integer_value(json_object_get(j, "gpu_model")), 2, "the faster GPUs");
@@ -230,7 +232,7 @@ Test(decide, plans_and_gpu_models)
     char bad[sizeof(plan_snapshot) + 16];
     snprintf(bad, sizeof(bad), "%s", plan_snapshot);
     memcpy(strstr(bad, "\"offload\", \"cpu"), "\"offlaod\"", 9);
-    cr_assert_neq(decide_json(bad, strlen(bad), NULL, &out, err, sizeof(err)), 0);
+    cr_assert_neq(decide_cmd_json(bad, strlen(bad), NULL, &out, err, sizeof(err)), 0);
     cr_assert(strstr(err, "plan"), "%s", err);
 }
 
@@ -248,7 +250,7 @@ Test(decide, gandiva_members_round_trip)
         "  \"home_node\": 0, \"last_change_time\": 30}]}";
     char *out = NULL, err[256];
 
-    cr_assert_eq(decide_json(in, strlen(in), sched_policy_find("gandiva"), &out, err,
+    cr_assert_eq(decide_cmd_json(in, strlen(in), sched_policy_find("gandiva"), &out, err,
                              sizeof(err)), 0, "%s", err);
     json_t *d = json_loads(out, 0, NULL);
     json_t *jobs = json_object_get(d, "jobs");
@@ -285,7 +287,7 @@ static const char guard_snapshot[] =
 Test(decide, guarantees_estimates_and_explanations)
 {
     char *out = NULL, err[256];
-    cr_assert_eq(decide_json(guard_snapshot, strlen(guard_snapshot), NULL, &out, err,
+    cr_assert_eq(decide_cmd_json(guard_snapshot, strlen(guard_snapshot), NULL, &out, err,
                              sizeof(err)),
                  0, "%s", err);
     json_t *d = json_loads(out, 0, NULL);

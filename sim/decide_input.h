@@ -1,7 +1,7 @@
-/* decide: `ringmaster-sim decide`, one scheduling round on a snapshot given as
- * JSON (format: docs/decide.md), the decision written as JSON. */
-#ifndef RINGMASTER_SIM_DECIDE_H
-#define RINGMASTER_SIM_DECIDE_H
+/* decide_input: the snapshot of `ringmaster-sim decide` read from JSON (format:
+ * docs/decide.md), its models fitted from the observations it gives. */
+#ifndef RINGMASTER_SIM_DECIDE_INPUT_H
+#define RINGMASTER_SIM_DECIDE_INPUT_H
 
 #include <stddef.h>
 
@@ -24,15 +24,5 @@ const char *decide_input_policy(const struct decide_input *in);
 
 /* Frees in; NULL is a no-op. */
 void decide_input_destroy(struct decide_input *in);
-
-/* Decides on the snapshot in text (len bytes) with policy p, or with the
- * snapshot's "policy" member when p is NULL (precompute when absent). Returns
- * 0 and a new NUL-terminated JSON text in *out (free() it), or -1 with the
- * reason in err: the input is bad (errno EINVAL) or the core failed. */
-int decide_json(const char *text, size_t len, const struct sched_policy_ops *p, char **out,
-                char *err, size_t errlen);
-
-/* The subcommand; argv[0] is "decide". Returns the exit code (2 on bad input). */
-int decide_main(int argc, char **argv);
 
 #endif

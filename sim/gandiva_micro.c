@@ -1,6 +1,6 @@
-/* gandiva: the Gandiva seed's micro-benchmarks and cluster run, ours beside
- * its claims (see gandiva.h, docs/gandiva.md). */
-#include "gandiva.h"
+/* gandiva_micro: `ringmaster-sim gandiva-micro`, the Gandiva seed's micro-benchmarks and
+ * cluster trace run, ours beside its claims (see gandiva_micro.h, docs/gandiva.md). */
+#include "gandiva_micro.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -80,7 +80,7 @@ static double alone_rate(const struct simulate_job_spec *j)
     return speed_epochs_per_second(&j->speed, 1);
 }
 
-int gandiva_timeslice(struct gandiva_timeslice *r, char *err, size_t errlen)
+int gandiva_micro_timeslice(struct gandiva_micro_timeslice *r, char *err, size_t errlen)
 {
     struct simulate_job_spec jobs[6];
     struct window w6, w4;
@@ -120,7 +120,7 @@ static double normalised_sum(const struct window *w, const struct simulate_job_s
     return sum;
 }
 
-int gandiva_packing(double util, struct gandiva_packing *r, char *err, size_t errlen)
+int gandiva_micro_packing(double util, struct gandiva_micro_packing *r, char *err, size_t errlen)
 {
     struct simulate_job_spec jobs[2];
     struct window wp, ws;
@@ -208,7 +208,7 @@ static double work_done(const struct workload *w, const struct simulate_result *
 }
 
 static int cluster_one(const struct workload *w, const char *policy, double horizon,
-                       struct gandiva_cluster_fig *f, char *err, size_t errlen)
+                       struct gandiva_micro_cluster_fig *f, char *err, size_t errlen)
 {
     struct options_cluster c;
     struct simulate_config cfg;
@@ -226,11 +226,12 @@ static int cluster_one(const struct workload *w, const char *policy, double hori
     if (p.id && p.frac)
         r = simulate_run(&cfg, w->jobs, w->njobs, on_round_progress, &p, err, errlen);
     if (r) {
-        *f = (struct gandiva_cluster_fig){ .avg_first100_s = r->avg_first100_s,
-                                           .work_rate = work_done(w, r, &p) / p.at,
-                                           .avg_jct_s = r->avg_jct_s, .suspends = r->suspends,
-                                           .packs = r->packs, .reverts = r->pack_reverts,
-                                           .migrations = r->migrations };
+        *f = (struct gandiva_micro_cluster_fig){ .avg_first100_s = r->avg_first100_s,
+                                                 .work_rate = work_done(w, r, &p) / p.at,
+                                                 .avg_jct_s = r->avg_jct_s,
+                                                 .suspends = r->suspends, .packs = r->packs,
+                                                 .reverts = r->pack_reverts,
+                                                 .migrations = r->migrations };
     }
     simulate_result_destroy(r);
     free(p.id);
@@ -239,8 +240,8 @@ static int cluster_one(const struct workload *w, const char *policy, double hori
     return r ? 0 : -1;
 }
 
-int gandiva_cluster_run(const char *trace, uint64_t seed, struct gandiva_cluster *r, char *err,
-                        size_t errlen)
+int gandiva_micro_cluster_run(const char *trace, uint64_t seed, struct gandiva_micro_cluster *r,
+                              char *err, size_t errlen)
 {
     struct template t;
     struct workload_trace_opts o = { .start_s = CLUSTER_START_S, .window_s = CLUSTER_WINDOW_S,
@@ -283,8 +284,8 @@ static const char usage[] =
     "  --trace FILE  default $RINGMASTER_SHARED_DIR/traces/philly_pollux.csv\n"
     "  --seed N      utilisation seed of (c) (default 1)\n";
 
-static void print_micro(const struct gandiva_timeslice *ts, const struct gandiva_packing *p,
-                        size_t np)
+static void print_micro(const struct gandiva_micro_timeslice *ts,
+                        const struct gandiva_micro_packing *p, size_t np)
 {
     printf("(a) time-slicing, 6 jobs on 4 GPUs, first %.0f s\n", ts->window_s);
     printf("    %-44s %-12s %s\n", "", "ours", "seed");
@@ -302,9 +303,9 @@ static void print_micro(const struct gandiva_timeslice *ts, const struct gandiva
                p[i].sliced, p[i].model, p[i].packs, p[i].reverts ? "reverted" : "kept");
 }
 
-static void print_cluster(const struct gandiva_cluster *c)
+static void print_cluster(const struct gandiva_micro_cluster *c)
 {
-    const struct gandiva_cluster_fig *g = &c->gandiva, *f = &c->fifo;
+    const struct gandiva_micro_cluster_fig *g = &c->gandiva, *f = &c->fifo;
 
     printf("(c) %s: %zu jobs on 4 x 8 GPUs, horizon %.0f s\n", c->trace, c->njobs, c->horizon_s);
     printf("    %-36s %10s %10s %12s %s\n", "", "gandiva", "fifo", "ours", "seed");
@@ -351,27 +352,27 @@ static int parse(int argc, char **argv, char *trace, size_t len, uint64_t *seed)
     return 0;
 }
 
-int gandiva_main(int argc, char **argv)
+int gandiva_micro_main(int argc, char **argv)
 {
     char trace[512], err[512];
     uint64_t seed = 1;
     int rc = parse(argc, argv, trace, sizeof(trace), &seed);
-    struct gandiva_timeslice ts;
-    struct gandiva_packing p[3];
-    struct gandiva_cluster c;
+    struct gandiva_micro_timeslice ts;
+    struct gandiva_micro_packing p[3];
+    struct gandiva_micro_cluster c;
     static const double utils[3] = { 0.3, 0.5, 0.8 };
 
     if (rc) {
         fputs(usage, rc > 0 ? stdout : stderr);
         return rc > 0 ? 0 : 2;
     }
-    if (gandiva_timeslice(&ts, err, sizeof(err)))
+    if (gandiva_micro_timeslice(&ts, err, sizeof(err)))
         goto fail;
     for (size_t i = 0; i < 3; i++)
-        if (gandiva_packing(utils[i], &p[i], err, sizeof(err)))
+        if (gandiva_micro_packing(utils[i], &p[i], err, sizeof(err)))
             goto fail;
     print_micro(&ts, p, 3);
-    if (gandiva_cluster_run(trace, seed, &c, err, sizeof(err)))
+    if (gandiva_micro_cluster_run(trace, seed, &c, err, sizeof(err)))
         goto fail;
     print_cluster(&c);
     return 0;

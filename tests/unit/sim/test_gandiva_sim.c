@@ -5,17 +5,17 @@
 #include <math.h>
 #include <string.h>
 
-#include "gandiva.h"
+#include "gandiva_micro.h"
 #include "options.h"
 #include "simulate.h"
 #include "template.h"
 
 Test(gandiva_sim, time_slicing_keeps_throughput_and_shares_fairly)
 {
-    struct gandiva_timeslice r;
+    struct gandiva_micro_timeslice r;
     char err[256];
 
-    cr_assert_eq(gandiva_timeslice(&r, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(gandiva_micro_timeslice(&r, err, sizeof(err)), 0, "%s", err);
     double ratio = r.rate_sliced / r.rate_exclusive;
     cr_assert(ratio > 0.97 && ratio <= 1.0, "sliced / exclusive = %f", ratio);
     cr_assert(r.min_share > 0.64 && r.max_share < 0.67, "shares %f..%f", r.min_share,
@@ -25,15 +25,15 @@ Test(gandiva_sim, time_slicing_keeps_throughput_and_shares_fairly)
 
 Test(gandiva_sim, light_pair_kept_heavy_pair_reverted)
 {
-    struct gandiva_packing light, heavy;
+    struct gandiva_micro_packing light, heavy;
     char err[256];
 
-    cr_assert_eq(gandiva_packing(0.3, &light, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(gandiva_micro_packing(0.3, &light, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(light.packs, 1);
     cr_assert_eq(light.reverts, 0);
     cr_assert_gt(light.normalised, 1.5);
     cr_assert_lt(light.sliced, 1.0);
-    cr_assert_eq(gandiva_packing(0.8, &heavy, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(gandiva_micro_packing(0.8, &heavy, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(heavy.packs, 1);
     cr_assert_eq(heavy.reverts, 1);
     cr_assert_lt(heavy.model, 1.0, "the model says the heavy pair loses");

@@ -1,0 +1,124 @@
+/* jobreport: what the server hears of one job of this worker, queued in the agent's outbox:
+ * its state transitions, action results, minibatch metrics in batches, and its log. */
+#include "jobreport.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "jobchan.h"
+#include "log.h"
+#include "outbox.h"
+#include "wjob_int.h"
+
+#define METRICS_BATCH 500
+#define METRICS_EVERY_S 0.5
+#define LOG_CHUNK (256 * 1024)
+
+void jobreport_state(struct agent *a, struct wjob *j, const char *state, const char *detail,
+                     int exit_code)
+{
+    char path[96];
+    jobreport_flush_metrics(a, j); /* the reports before the transition arrive before it */
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", j->id);
+    json_t *b = json_pack("{s:s, s:s}", "state", state, "detail", detail);
+    if (exit_code >= 0)
+        json_object_set_new(b, "exit_code", json_integer(exit_code));
+    outbox_push_json(a->out, "POST", path, b, 0);
+    log_info("job %lld: %s (%s)", j->id, state, detail);
+}
+
+void jobreport_result(struct agent *a, long long act, int ok, const char *detail)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/actions/%lld/result", act);
+    outbox_push_json(a->out, "POST", path,
+                     json_pack("{s:s, s:s}", "outcome", ok ? "ok" : "failed", "detail", detail), 0);
+}
+
+void jobreport_flush_metrics(struct agent *a, struct wjob *j)
+{
+    if (!j->metrics || json_array_size(j->metrics) == 0)
+        return;
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
+    json_t *body = json_pack("{s:o}", "items", j->metrics);
+    long total = jobchan_total_steps(j->chan);
+    if (body && total > 0)
+        json_object_set_new(body, "total_steps", json_integer(total));
+    double sqr, var;
+    if (body && jobchan_grad(j->chan, &sqr, &var))
+        json_object_set_new(body, "grad", json_pack("{s:f, s:f}", "sqr", sqr, "var", var));
+    outbox_push_json(a->out, "POST", path, body, 1);
+    j->metrics = json_array();
+    j->metrics_at = agent_now();
+}
+
+static void iso_time(double ago, char *buf, size_t len)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - (ago > 0 ? ago : 0);
+    time_t s = (time_t)t;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%06dZ", (int)((t - (double)s) * 1e6));
+}
+
+void jobreport_take_metrics(struct agent *a, struct wjob *j)
+{
+    struct jobchan_report r[256];
+    size_t n;
+    double now = agent_now();
+    if (j->stale) { /* the server refuses them: read and dropped */
+        while (jobchan_take_reports(j->chan, r, 256) > 0)
+            ;
+        return;
+    }
+    while ((n = jobchan_take_reports(j->chan, r, 256)) > 0) {
+        if (!j->posted_running) {
+            jobreport_state(a, j, "RUNNING", "ranks report", -1);
+            j->posted_running = 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            char at[40];
+            if (!isfinite(r[i].loss) || r[i].step < 0)
+                continue;
+            iso_time(now - r[i].time, at, sizeof(at));
+            json_array_append_new(j->metrics,
+                                  json_pack("{s:I, s:f, s:I, s:f, s:i, s:s}", "step",
+                                            (json_int_t)r[i].step, "loss", r[i].loss, "samples",
+                                            (json_int_t)r[i].samples, "seconds", r[i].seconds,
+                                            "world_size", j->world, "at", at));
+        }
+        if (json_array_size(j->metrics) >= METRICS_BATCH)
+            jobreport_flush_metrics(a, j);
+    }
+    if (now - j->metrics_at >= METRICS_EVERY_S)
+        jobreport_flush_metrics(a, j);
+}
+
+void jobreport_ship_log(struct agent *a, struct wjob *j)
+{
+    static char buf[LOG_CHUNK];
+    if (j->stale)
+        return; /* the server refuses it (403); it stays in the worker's file */
+    int fd = open(j->log, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = pread(fd, buf, sizeof(buf), (off_t)j->shipped);
+    close(fd);
+    if (n <= 0)
+        return;
+    char path[128];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/log?offset=%lld&stream=node-%lld", j->id,
+             j->shipped, (long long)atomic_load(&a->node_id));
+    if (outbox_push_raw(a->out, "POST", path, "text/plain", buf, (size_t)n) == 0)
+        j->shipped += n;
+    j->log_at = agent_now();
+}
