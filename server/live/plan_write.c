@@ -1,4 +1,4 @@
-/* Writing a round's plan in one transaction (sched_plan_write, decide.h). */
+/* Writing a round's plan in one transaction (sched_plan_write, round_plan.h). */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -9,13 +9,13 @@
 #include <time.h>
 
 #include "config.h"
-#include "decide.h"
 #include "fnv.h"
 #include "jobtx.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
 #include "plan_int.h"
+#include "round_plan.h"
 #include "sched.h"
 #include "slice.h"
 #include "snap.h"

@@ -1,24 +1,13 @@
-/* Why waiting jobs wait: the reason, the queue position and the predicted start. */
-#include <errno.h>
-#include <jansson.h>
-#include <limits.h>
-#include <math.h>
+/* waiting: why waiting jobs wait: the reason, the queue position and the predicted start. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "config.h"
-#include "decide.h"
-#include "jobtx.h"
-#include "log.h"
+#include "gpumap.h"
 #include "model.h"
 #include "plan_int.h"
 #include "sched.h"
-#include "slice.h"
 #include "snap.h"
-#include "spec/jobspec.h"
-#include "store/db.h"
 
 /* ---- why waiting jobs wait ---- */
 
@@ -120,13 +109,13 @@ static void predict_starts(struct sched_plan *p, struct plan_job **q, size_t nq,
     free(rel);
 }
 
-void plan_explain_waiting(struct sched_plan *p)
+void live_plan_explain_waiting(struct sched_plan *p)
 {
     int nfree = 0, most = 0, up = 0, capacity = 0;
     for (size_t n = 0; n < p->s->nnodes; n++) {
         if (!p->s->nodes[n].up)
             continue;
-        int f = p->s->nodes[n].ngpus - __builtin_popcountll(p->busy[n]);
+        int f = gpumap_free_count(p->busy, (int)n, p->s->nodes[n].ngpus);
         nfree += f;
         most = f > most ? f : most;
         capacity += p->s->nodes[n].ngpus;
