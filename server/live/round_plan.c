@@ -1,7 +1,9 @@
 /* round_plan: a round's plan built from the database's snapshot: the core's snapshot of the
  * nodes and jobs (each job's evidence, refitted models), the core's decision under the policy
  * the core chooses, then what of it may change now (accept.c) and why jobs wait (waiting.c).
- * Every rule it applies is the core's (explore.h, progress.h, bounds.h, sched.h). */
+ * The rules of scheduling it applies are the core's (explore.h, progress.h, bounds.h,
+ * sched.h); what stays here is how the database's jobs are shown to the core (which jobs it
+ * sees, jobs in transition fixed at what they hold, each job's evidence). */
 #include "round_plan.h"
 
 #include <errno.h>
