@@ -45,8 +45,7 @@ int explore_stage(const struct sched_job *j, int limit, double stage_s)
     return 0;
 }
 
-int explore_reserve(const struct sched_job *j, int capacity, double stage_s,
-                    enum explore_model m)
+int explore_reserve(const struct sched_job *j, int capacity, double stage_s, enum explore_model m)
 {
     if (!j->elastic || !lacks_model(j, m) || explore_stage(j, capacity, stage_s) == 0)
         return 0;
@@ -66,8 +65,7 @@ int explore_running_stage(const struct sched_job *j, int gpus, double stage_s)
     return explore_stage(j, gpus, stage_s);
 }
 
-int explore_hides_model(const struct sched_job *j, int declared_class, int capacity,
-                        double stage_s)
+int explore_hides_model(const struct sched_job *j, int declared_class, int capacity, double stage_s)
 {
     return j->elastic && !declared_class && j->model_source == SCHED_MODEL_FITTED &&
            explore_stage(j, capacity, stage_s) > 0;
@@ -87,8 +85,8 @@ int explore_fits(const struct sched_job *jobs, size_t n, int capacity, double st
     return holds > 0 && holds + others <= capacity;
 }
 
-void explore_serve(const struct sched_snapshot *snap, int capacity, const size_t *order,
-                   int *want, unsigned char *explorer, long *free_gpus)
+void explore_serve(const struct sched_snapshot *snap, int capacity, const size_t *order, int *want,
+                   unsigned char *explorer, long *free_gpus)
 {
     double stage_s = explore_stage_s(snap);
     for (size_t k = 0; k < snap->njobs; k++) {

@@ -43,8 +43,7 @@ int explore_stage(const struct sched_job *j, int limit, double stage_s);
 /* The GPUs job j reserves while it explores (its largest stage within its bounds and
  * capacity), or 0 when it does not explore: not elastic, not without a model as m counts it,
  * or every stage it may run done. */
-int explore_reserve(const struct sched_job *j, int capacity, double stage_s,
-                    enum explore_model m);
+int explore_reserve(const struct sched_job *j, int capacity, double stage_s, enum explore_model m);
 
 /* The stage an exploring job runs of the gpus its decision reserved (the caller runs it at
  * that size and leaves the rest idle): explore_stage(j, gpus, stage_s) for an elastic job
@@ -69,8 +68,8 @@ int explore_fits(const struct sched_job *jobs, size_t n, int capacity, double st
  * (EXPLORE_NO_SPEED) is marked in explorer[] and gets its reservation in want[] if it fits
  * in *free_gpus (taken from it); one that does not fit waits whole for a later round.
  * capacity: the GPUs on up nodes; the stage length is explore_stage_s(snap). */
-void explore_serve(const struct sched_snapshot *snap, int capacity, const size_t *order,
-                   int *want, unsigned char *explorer, long *free_gpus);
+void explore_serve(const struct sched_snapshot *snap, int capacity, const size_t *order, int *want,
+                   unsigned char *explorer, long *free_gpus);
 
 /* The policy a round of the live scheduler runs (explore_policy.c): the configured one, or
  * "exploratory" when the configured one reads speed models (precompute, ringmaster) and
@@ -80,8 +79,8 @@ void explore_serve(const struct sched_snapshot *snap, int capacity, const size_t
  * base, and it explores in a later round with room. *name is set to the name chosen (the
  * configured one even when no policy has it); returns its ops, or ringmaster's when no policy
  * has that name. */
-const struct sched_policy_ops *explore_policy(const char *configured,
-                                              const struct sched_job *jobs, size_t n,
-                                              int capacity, double stage_s, const char **name);
+const struct sched_policy_ops *explore_policy(const char *configured, const struct sched_job *jobs,
+                                              size_t n, int capacity, double stage_s,
+                                              const char **name);
 
 #endif

@@ -5,9 +5,9 @@
 
 #include "explore.h"
 
-const struct sched_policy_ops *explore_policy(const char *configured,
-                                              const struct sched_job *jobs, size_t n,
-                                              int capacity, double stage_s, const char **name)
+const struct sched_policy_ops *explore_policy(const char *configured, const struct sched_job *jobs,
+                                              size_t n, int capacity, double stage_s,
+                                              const char **name)
 {
     *name = configured;
     if ((strcmp(configured, "precompute") == 0 || strcmp(configured, "ringmaster") == 0) &&

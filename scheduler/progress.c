@@ -52,8 +52,8 @@ double progress_remaining_epochs(int has_estimate, double estimate, double targe
     return progress_fit_epochs(f, w);
 }
 
-double progress_remaining_s(double epochs, const struct speed_model *sp,
-                            const struct batch_spec *b, int w)
+double progress_remaining_s(double epochs, const struct speed_model *sp, const struct batch_spec *b,
+                            int w)
 {
     if (w < 1)
         return -1;

@@ -15,13 +15,13 @@
 
 /* What a job says of its length, and what it has done. */
 struct progress_declared {
-    double epochs;          /* the epochs it declared; <= 0: none */
-    double model_epochs;    /* its model's "epochs" (or its class's); <= 0: none */
-    long long steps;        /* its total steps (declared, or reported); <= 0: none */
-    double dataset_size;    /* examples per epoch; not above 0: steps cannot count */
-    double epochs_done;     /* epochs counted so far (at its initial batch M0) */
-    double last_step;       /* the last step it reported */
-    int batch_per_gpu;      /* examples per GPU per step */
+    double epochs;                  /* the epochs it declared; <= 0: none */
+    double model_epochs;            /* its model's "epochs" (or its class's); <= 0: none */
+    long long steps;                /* its total steps (declared, or reported); <= 0: none */
+    double dataset_size;            /* examples per epoch; not above 0: steps cannot count */
+    double epochs_done;             /* epochs counted so far (at its initial batch M0) */
+    double last_step;               /* the last step it reported */
+    int batch_per_gpu;              /* examples per GPU per step */
     const struct batch_spec *batch; /* its batch model (goodput_has_model), or none */
 };
 
@@ -57,7 +57,7 @@ double progress_remaining_epochs(int has_estimate, double estimate, double targe
 /* Seconds the remaining epochs (< 0 unknown) take at w GPUs, at sched_speed_rate() (with a
  * batch model its goodput as the policies plan it); -1 when unknown, w < 1 or the rate is not
  * positive and finite. */
-double progress_remaining_s(double epochs, const struct speed_model *sp,
-                            const struct batch_spec *b, int w);
+double progress_remaining_s(double epochs, const struct speed_model *sp, const struct batch_spec *b,
+                            int w);
 
 #endif

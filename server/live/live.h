@@ -4,7 +4,8 @@
  * policy runs outside any lock or transaction; every rule is the core's), keeps what may
  * change now (accept.c), explains the waiting jobs (waiting.c), and writes its decisions
  * back in one transaction (plan_write.c): allocations, actions for the workers, job moves
- * (jobtx.c), time-slicing and packing (slice*.c). It answers no HTTP request: the API calls down into this header.
+ * (jobtx.c), time-slicing and packing (slice*.c). It answers no HTTP request: the API calls
+ * down into this header.
  *
  * Errors: functions returning int answer 0 (or a count) on success and -1 on failure (a
  * database error, after which the caller's transaction must roll back), as each says;

@@ -157,7 +157,8 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
             continue;
         struct plan_job *pj = &p->jobs[p->njobs++];
         pj->sj = sj;
-        pj->model = sched_models_get(ms, sj->id, sj->model, progress_batch_per_gpu(&sj->batch, sj->batch_per_gpu, sj->gpus), round_no);
+        int per_gpu = progress_batch_per_gpu(&sj->batch, sj->batch_per_gpu, sj->gpus);
+        pj->model = sched_models_get(ms, sj->id, sj->model, per_gpu, round_no);
         if (!pj->model)
             return -1;
         pj->model->own_batch = goodput_has_model(&sj->batch);

@@ -10,8 +10,8 @@
 
 Test(progress, declared_epochs_come_first_then_the_model_s)
 {
-    struct progress_declared d = {.epochs = 30, .model_epochs = 40, .steps = 1000,
-                                  .dataset_size = 50000};
+    struct progress_declared d = {
+        .epochs = 30, .model_epochs = 40, .steps = 1000, .dataset_size = 50000};
     cr_assert_float_eq(progress_declared_epochs(&d, 4), 30, 1e-12);
     d.epochs = 0;
     cr_assert_float_eq(progress_declared_epochs(&d, 4), 40, 1e-12);
@@ -33,8 +33,11 @@ Test(progress, steps_before_it_ran_count_its_batch_at_w_gpus)
 
 Test(progress, steps_after_it_ran_count_what_a_step_did)
 {
-    struct progress_declared d = {.steps = 1000, .dataset_size = 51200, .batch_per_gpu = 128,
-                                  .epochs_done = 2, .last_step = 400};
+    struct progress_declared d = {.steps = 1000,
+                                  .dataset_size = 51200,
+                                  .batch_per_gpu = 128,
+                                  .epochs_done = 2,
+                                  .last_step = 400};
     /* 2 epochs in 400 steps: the 600 to go are 3 more */
     cr_assert_float_eq(progress_declared_epochs(&d, 8), 5, 1e-12);
     d.last_step = 1200;
@@ -44,8 +47,12 @@ Test(progress, steps_after_it_ran_count_what_a_step_did)
 Test(progress, steps_of_a_batch_model_count_at_its_initial_batch)
 {
     struct batch_spec b = {.init_batch = 512, .batch = 512};
-    struct progress_declared d = {.steps = 1000, .dataset_size = 51200, .batch_per_gpu = 64,
-                                  .epochs_done = 1, .last_step = 100, .batch = &b};
+    struct progress_declared d = {.steps = 1000,
+                                  .dataset_size = 51200,
+                                  .batch_per_gpu = 64,
+                                  .epochs_done = 1,
+                                  .last_step = 100,
+                                  .batch = &b};
     double per_step = 512 * goodput_gain(&b, 512) / 51200;
     cr_assert_float_eq(progress_declared_epochs(&d, 2), 1 + 900 * per_step, 1e-9);
     b.batch = 1024;
@@ -70,8 +77,8 @@ Test(progress, the_examples_per_gpu_of_its_speed_model)
 Test(progress, remaining_epochs_estimate_then_target_then_fit)
 {
     struct conv_model conv = {.b0 = 0.01, .b1 = 1, .b2 = 0.1, .fitted = 1};
-    struct progress_fit f = {.conv = &conv, .last_step = 100, .dataset_size = 50000,
-                             .batch_per_gpu = 128};
+    struct progress_fit f = {
+        .conv = &conv, .last_step = 100, .dataset_size = 50000, .batch_per_gpu = 128};
     double fit = progress_fit_epochs(&f, 4);
     double spe = 50000.0 / (4 * 128);
     double steps = conv_steps_to_converge(&conv, 100, spe, PROGRESS_LOSS_TOLERANCE);
@@ -114,8 +121,10 @@ Test(bounds, the_settings_defaults)
 Test(bounds, the_packing_bound_is_the_smallest_known_gpu_of_an_up_node)
 {
     struct sched_node n[4] = {
-        {.up = 1, .gpu_mem_gb = 80}, {.up = 0, .gpu_mem_gb = 16},
-        {.up = 1, .gpu_mem_gb = 0}, {.up = 1, .gpu_mem_gb = 40},
+        {.up = 1, .gpu_mem_gb = 80},
+        {.up = 0, .gpu_mem_gb = 16},
+        {.up = 1, .gpu_mem_gb = 0},
+        {.up = 1, .gpu_mem_gb = 40},
     };
     cr_assert_float_eq(bounds_gpu_mem_bytes(n, 4), 40e9, 1);
     cr_assert_float_eq(bounds_gpu_mem_bytes(n, 1), 80e9, 1);
