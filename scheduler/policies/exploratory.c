@@ -22,56 +22,13 @@
  *    waited for 8 GPUs). Running jobs with models may therefore lose GPUs to a
  *    job that has just arrived, whatever the hysteresis of sched.h says.
  *  - A job that has finished exploring but still has no model runs at its
- *    request, like a job without a model under "precompute". */
+ *    request, like a job without a model under "precompute".
+ * The rule itself (stages, reservation, precedence) is explore.c's, which the
+ * live scheduler calls too. */
 #include <stdlib.h>
 
+#include "explore.h"
 #include "policy.h"
-
-/* The GPUs job j reserves while it explores (its largest stage size), or 0
- * when it does not explore (not elastic, has a model, or every stage done). */
-static int explore_reserve(const struct sched_job *j, int capacity, double stage_s)
-{
-    double seen[SCHED_EXPLORE_STAGES];
-    int tracked = 0, reserve = 0, pending = 0;
-
-    if (!j->elastic || policy_has_speed(j))
-        return 0;
-    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
-        seen[k] = j->explored_s[k];
-        tracked |= seen[k] > 0;
-    }
-    for (int k = 0; k < SCHED_EXPLORE_STAGES && !tracked; k++) {
-        double s = j->run_time - k * stage_s;
-        seen[k] = s < 0 ? 0 : s > stage_s ? stage_s : s;
-    }
-    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
-        int w = 1 << k;
-        if (w < policy_min_gpus(j) || w > policy_max_gpus(j) || w > capacity)
-            continue;
-        reserve = w;
-        pending |= seen[k] < stage_s;
-    }
-    return pending ? reserve : 0;
-}
-
-static void serve_explorers(const struct sched_snapshot *snap, const size_t *order, int *want,
-                            unsigned char *explorer, long *free_gpus)
-{
-    int capacity = policy_capacity(snap);
-    double stage_s = snap->explore_stage_s > 0 ? snap->explore_stage_s : SCHED_EXPLORE_STAGE_S;
-
-    for (size_t k = 0; k < snap->njobs; k++) {
-        size_t i = order[k];
-        int reserve = explore_reserve(&snap->jobs[i], capacity, stage_s);
-        if (reserve == 0)
-            continue;
-        explorer[i] = 1;
-        if (reserve <= *free_gpus) {
-            want[i] = reserve;
-            *free_gpus -= reserve;
-        }
-    }
-}
 
 static int allocate(const struct sched_snapshot *snap, int *want)
 {
@@ -83,7 +40,7 @@ static int allocate(const struct sched_snapshot *snap, int *want)
 
     if (!order || !explorer || !grow || policy_order(snap, order))
         goto out;
-    serve_explorers(snap, order, want, explorer, &free_gpus);
+    explore_serve(snap, policy_capacity(snap), order, want, explorer, &free_gpus);
     policy_give_base(snap, order, want, explorer, &free_gpus);
     for (size_t i = 0; i < n; i++)
         grow[i] = !explorer[i] && snap->jobs[i].elastic && policy_has_speed(&snap->jobs[i]);

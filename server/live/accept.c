@@ -1,51 +1,16 @@
-/* What of a round's decision may change now (decide.h): every change when no GPU ends up
- * booked twice, else only what fits in free GPUs; a person's migrate requests. */
-#include <errno.h>
-#include <jansson.h>
-#include <limits.h>
-#include <math.h>
-#include <stdio.h>
+/* accept: what of a round's decision may change now (round_plan.h): every change when no GPU
+ * ends up booked twice (the busy map is gpumap.h's), else only what fits in free GPUs; a
+ * person's migrate requests. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "config.h"
-#include "decide.h"
-#include "jobtx.h"
+#include "explore.h"
+#include "gpumap.h"
 #include "log.h"
-#include "model.h"
 #include "plan_int.h"
 #include "sched.h"
 #include "slice.h"
 #include "snap.h"
-#include "spec/jobspec.h"
-#include "store/db.h"
-
-/* Marks n slots busy; -1 when one already was. */
-static int mark(uint64_t *busy, const struct sched_slot *sl, int n)
-{
-    for (int k = 0; k < n; k++) {
-        uint64_t bit = 1ULL << sl[k].gpu;
-        if (busy[sl[k].node] & bit)
-            return -1;
-        busy[sl[k].node] |= bit;
-    }
-    return 0;
-}
-
-static void unmark(uint64_t *busy, const struct sched_slot *sl, int n)
-{
-    for (int k = 0; k < n; k++)
-        busy[sl[k].node] &= ~(1ULL << sl[k].gpu);
-}
-
-static int all_free(const uint64_t *busy, const struct sched_slot *sl, int n)
-{
-    for (int k = 0; k < n; k++)
-        if (busy[sl[k].node] & (1ULL << sl[k].gpu))
-            return 0;
-    return 1;
-}
 
 /* True when all n slots are on node. */
 static int on_node_of(const struct sched_slot *sl, int n, int node)
@@ -129,14 +94,14 @@ static void take(struct sched_plan *p, size_t i, enum change ch)
 /* Every change the decision makes, if no GPU ends up booked twice. Returns 0 or -1. */
 static int accept_all(struct sched_plan *p)
 {
-    memset(p->busy, 0, p->s->nnodes * sizeof(*p->busy));
+    gpumap_clear(p->busy, p->s->nnodes);
     for (size_t i = 0; i < p->njobs; i++) {
         enum change ch = proposed(p, i);
         if (ch == CH_KEEP)
             keep(&p->jobs[i]);
         else
             take(p, i, ch);
-        if (!second_of_pair(p, i) && mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus) < 0)
+        if (!second_of_pair(p, i) && gpumap_mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus) < 0)
             return -1;
     }
     return 0;
@@ -145,11 +110,11 @@ static int accept_all(struct sched_plan *p)
 /* Running jobs keep their GPUs; a change goes ahead only into GPUs still free. */
 static void accept_safe(struct sched_plan *p)
 {
-    memset(p->busy, 0, p->s->nnodes * sizeof(*p->busy));
+    gpumap_clear(p->busy, p->s->nnodes);
     for (size_t i = 0; i < p->njobs; i++) {
         keep(&p->jobs[i]);
         if (!second_of_pair(p, i))
-            mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus);
+            gpumap_mark(p->busy, p->jobs[i].slots, p->jobs[i].gpus);
     }
     for (size_t i = 0; i < p->njobs; i++) {
         enum change ch = proposed(p, i);
@@ -157,10 +122,10 @@ static void accept_safe(struct sched_plan *p)
         const struct sched_assignment *a = &p->d->assign[i];
         if (ch == CH_KEEP)
             continue;
-        unmark(p->busy, pj->slots, pj->gpus);
-        if (all_free(p->busy, a->slots, a->gpus))
+        gpumap_unmark(p->busy, pj->slots, pj->gpus);
+        if (gpumap_all_free(p->busy, a->slots, a->gpus))
             take(p, i, ch);
-        mark(p->busy, pj->slots, pj->gpus);
+        gpumap_mark(p->busy, pj->slots, pj->gpus);
     }
 }
 
@@ -169,7 +134,7 @@ static int free_on(const struct sched_plan *p, int node, int n, struct sched_slo
 {
     int got = 0;
     for (int g = 0; g < p->s->nodes[node].ngpus && got < n; g++)
-        if (!(p->busy[node] & (1ULL << g)))
+        if (!gpumap_taken(p->busy, node, g))
             out[got++] = (struct sched_slot){node, g};
     return got;
 }
@@ -189,8 +154,8 @@ static void migrate_requested(struct sched_plan *p, size_t i, struct sched_slot 
             continue;
         if (free_on(p, (int)n, sj->cur_gpus, out) < sj->cur_gpus)
             continue;
-        unmark(p->busy, pj->slots, pj->gpus);
-        mark(p->busy, out, sj->cur_gpus);
+        gpumap_unmark(p->busy, pj->slots, pj->gpus);
+        gpumap_mark(p->busy, out, sj->cur_gpus);
         pj->change = CH_MIGRATE;
         pj->slots = out;
         pj->migrated_by_request = 1;
@@ -207,18 +172,16 @@ static int slot_in(struct sched_slot sl, const struct sched_slot *set, int n)
     return 0;
 }
 
-/* An exploring job holds its largest stage in the decision but runs its current stage
- * (policy_exploratory.c: "the caller runs it at its current stage's size"): its allocation
- * is the first GPUs of what the decision gave, those it holds now first. The rest of the
- * reservation stays free; the core reserves it again in every round of the exploration. */
+/* An exploring job holds its largest stage in the decision but runs its current stage (the
+ * core's explore_running_stage): its allocation is the first GPUs of what the decision gave,
+ * those it holds now first. The rest of the reservation stays free; the core reserves it
+ * again in every round of the exploration. */
 static void run_explore_stage(struct sched_plan *p, size_t i)
 {
     const struct sched_job *j = &p->cjobs[i];
     const struct snap_job *sj = p->jobs[i].sj;
     struct sched_assignment *a = &p->d->assign[i];
-    if (!j->elastic || (j->model_source != SCHED_MODEL_NONE && j->speed.fitted) || a->gpus <= 0)
-        return;
-    int w = plan_explore_stage(j, a->gpus, p->stage_s), front = 0;
+    int w = explore_running_stage(j, a->gpus, p->stage_s), front = 0;
     if (w <= 0)
         return;
     a->reason = "exploring: runs its current stage of 1, 2, 4, 8 GPUs";
@@ -234,7 +197,7 @@ static void run_explore_stage(struct sched_plan *p, size_t i)
     a->changed = !(w == sj->cur_gpus && front >= w);
 }
 
-int plan_apply_decision(struct sched_plan *p)
+int live_plan_apply_decision(struct sched_plan *p)
 {
     /* a guarantee of the core (max wait, fair share) gave a job GPUs: the running jobs the
      * decision leaves without GPUs yield them (slice_change) */
@@ -243,7 +206,7 @@ int plan_apply_decision(struct sched_plan *p)
     if (strcmp(p->policy, "exploratory") == 0)
         for (size_t i = 0; i < p->njobs; i++)
             run_explore_stage(p, i);
-    p->busy = calloc(p->s->nnodes + 1, sizeof(*p->busy));
+    p->busy = gpumap_create(p->s->nnodes);
     size_t total = 0;
     for (size_t i = 0; i < p->njobs; i++)
         total += (size_t)p->jobs[i].sj->cur_gpus;

@@ -1,10 +1,11 @@
 /* live: ringmasterd's live scheduler, everything the scheduler thread owns. A round reads a
  * snapshot of the cluster from the database (snap.c), refits each job's models from its
- * reports (model.c, fit.c), decides with the pure core of scheduler/ (decide.c: the policy
- * runs outside any lock or transaction), keeps what may change now (accept.c), explains the
- * waiting jobs (explain.c), and writes its decisions back in one transaction (plan_write.c):
- * allocations, actions for the workers, job moves (jobtx.c), time-slicing and packing
- * (slice*.c). It answers no HTTP request: the API calls down into this header.
+ * reports (model.c, fit.c), decides with the pure core of scheduler/ (round_plan.c: the
+ * policy runs outside any lock or transaction; every rule is the core's), keeps what may
+ * change now (accept.c), explains the waiting jobs (waiting.c), and writes its decisions
+ * back in one transaction (plan_write.c): allocations, actions for the workers, job moves
+ * (jobtx.c), time-slicing and packing (slice*.c). It answers no HTTP request: the API calls
+ * down into this header.
  *
  * Errors: functions returning int answer 0 (or a count) on success and -1 on failure (a
  * database error, after which the caller's transaction must roll back), as each says;

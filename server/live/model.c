@@ -1,3 +1,5 @@
+/* model: the live scheduler's cache of each job's speed and convergence models (model.h): declared
+ * classes, refits from job_metrics, what is left to run (the core's progress.h) and the JSON. */
 #include "model.h"
 
 #include <math.h>
@@ -9,11 +11,11 @@
 #include "monotime.h"
 #include "plan.h"
 #include "profile.h"
+#include "progress.h"
 #include "snap.h"
 #include "store/db.h"
 
 #define DEFAULT_DATASET 50000.0
-#define LOSS_TOLERANCE 0.001  /* an epoch improving the loss by less: converged */
 #define SCHED_MODEL_PAGE 4096 /* (step, loss) points read per query */
 #define SCHED_MODEL_PAGE_TEXT "4096"
 #define MAX_WORLD_SIZES 64
@@ -489,35 +491,33 @@ int sched_models_refresh(struct sched_models *ms, struct sched_model *const *mod
     return rc < 0 ? -1 : refitted;
 }
 
+/* Its convergence fit as the core's progress_* count it. */
+static struct progress_fit fit_of(const struct sched_model *m)
+{
+    return (struct progress_fit){.conv = &m->conv,
+                                 .last_step = m->last_step,
+                                 .dataset_size = m->dataset_size,
+                                 .batch_per_gpu = m->speed.batch_per_gpu};
+}
+
 double sched_model_fit_epochs(const struct sched_model *m, int w)
 {
-    if (!m->conv.fitted || w < 1)
-        return -1;
-    double spe = m->dataset_size / (w * m->speed.batch_per_gpu);
-    double steps = conv_steps_to_converge(&m->conv, m->last_step, spe, LOSS_TOLERANCE);
-    return isfinite(steps) ? steps / spe : -1;
+    struct progress_fit f = fit_of(m);
+    return progress_fit_epochs(&f, w);
 }
 
 double sched_model_remaining_epochs(const struct sched_model *m, int w)
 {
-    if (m->has_estimate)
-        return m->estimate_epochs;
-    if (m->target_epochs > 0)
-        return fmax(0, m->target_epochs - m->epochs_done);
-    if (!m->conv.fitted || w < 1)
-        return -1;
-    double spe = m->dataset_size / (w * m->speed.batch_per_gpu);
-    double steps = conv_steps_to_converge(&m->conv, m->last_step, spe, LOSS_TOLERANCE);
-    return isfinite(steps) ? steps / spe : -1;
+    struct progress_fit f = fit_of(m);
+    return progress_remaining_epochs(m->has_estimate, m->estimate_epochs, m->target_epochs,
+                                     m->epochs_done, &f, w);
 }
 
 double sched_model_remaining_s(const struct sched_model *m, int w)
 {
     if (m->source == SCHED_MODEL_NONE || w < 1)
         return -1;
-    double ep = sched_model_remaining_epochs(m, w);
-    double eps = sched_speed_rate(&m->speed, &m->batch, w, NULL);
-    return ep >= 0 && eps > 0 && isfinite(eps) ? ep / eps : -1;
+    return progress_remaining_s(sched_model_remaining_epochs(m, w), &m->speed, &m->batch, w);
 }
 
 static json_t *num_or_null(double v)

@@ -1,9 +1,10 @@
-/* plan_int: the inside of a round's plan, shared by the files that build it (decide.c),
+/* plan_int: the inside of a round's plan, shared by the files that build it (round_plan.c),
  * check what of the decision may change now (accept.c), explain the waiting jobs
- * (explain.c) and write it (plan_write.c). Private to live/. */
+ * (waiting.c) and write it (plan_write.c). Private to live/. */
 #ifndef RINGMASTER_LIVE_PLAN_INT_H
 #define RINGMASTER_LIVE_PLAN_INT_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +50,7 @@ struct sched_plan {
     size_t njobs;
     struct sched_slot *moved; /* slots of migrations a person asked for */
     uint64_t *busy;           /* per node: GPUs held after the round */
-    double stage_s;           /* exploring stage length */
+    double stage_s;           /* exploring stage length (bounds_explore_stage_s) */
     int capacity;             /* GPUs on up nodes */
     int guaranteed;           /* a guarantee of the core gave a job GPUs (some assign forced) */
     char policy[32];
@@ -57,15 +58,11 @@ struct sched_plan {
     long long refit_us; /* the time their reads and fits took */
 };
 
-/* The size of j's current exploring stage: the first of 1, 2, 4, 8 within its bounds and at
- * most limit GPUs that has run less than stage_s; 0 when every such stage is done. */
-int plan_explore_stage(const struct sched_job *j, int limit, double stage_s);
+/* Keeps from the decision what may change now (round_plan.h), and each job's reason
+ * (accept.c). Returns 0, or -1 with errno ENOMEM. */
+int live_plan_apply_decision(struct sched_plan *p);
 
-/* Keeps from the decision what may change now (decide.h), and each job's reason. Returns 0,
- * or -1 with errno ENOMEM. */
-int plan_apply_decision(struct sched_plan *p);
-
-/* Why each waiting job waits, its queue position and predicted start. */
-void plan_explain_waiting(struct sched_plan *p);
+/* Why each waiting job waits, its queue position and predicted start (waiting.c). */
+void live_plan_explain_waiting(struct sched_plan *p);
 
 #endif

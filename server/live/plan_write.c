@@ -1,4 +1,4 @@
-/* Writing a round's plan in one transaction (sched_plan_write, decide.h). */
+/* Writing a round's plan in one transaction (sched_plan_write, round_plan.h). */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -8,14 +8,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "batch.h"
 #include "config.h"
-#include "decide.h"
 #include "fnv.h"
 #include "jobtx.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
 #include "plan_int.h"
+#include "round_plan.h"
 #include "sched.h"
 #include "slice.h"
 #include "snap.h"
@@ -37,21 +38,13 @@ static void plan_after(const struct sched_plan *p, const struct plan_job *pj, ch
         jobspec_plan_name(&p->d->assign[pj - p->jobs].plan, buf, len);
 }
 
-/* The global batch job pj runs at after the round (0: it has no batch model): the decision's
- * for a change it takes (its best batch for its new GPUs when adaptive), rounded to whole
- * examples within its range and at least one per GPU; its current one for a migration a
- * person asked for. */
+/* The global batch job pj runs at after the round (0: it has no batch model; the core's
+ * batch_after_round): the decision's for a change it takes, its current one for a migration
+ * a person asked for. */
 static long batch_after(const struct sched_plan *p, const struct plan_job *pj)
 {
-    const struct batch_spec *b = &pj->sj->batch;
-    if (!goodput_has_model(b))
-        return 0;
     double m = pj->migrated_by_request ? 0 : p->d->assign[pj - p->jobs].batch;
-    if (!(m > 0) || !isfinite(m))
-        m = b->batch > 0 ? b->batch : b->init_batch;
-    double hi = b->max_batch > b->init_batch ? b->max_batch : b->init_batch;
-    m = fmin(fmax(round(m), b->init_batch), hi);
-    return (long)fmax(m, pj->gpus);
+    return batch_after_round(&pj->sj->batch, m, pj->gpus);
 }
 
 /* What the goodput model predicts for job pj at global batch m on its GPUs after the round,
@@ -91,7 +84,7 @@ static void batch_fields(json_t *spec, const struct sched_plan *p, const struct 
     double m0 = pj->sj->batch.init_batch;
     json_object_set_new(spec, "batch", json_integer(m));
     json_object_set_new(spec, "init_batch", json_integer((json_int_t)m0));
-    json_object_set_new(spec, "lr_scale", json_real(sqrt((double)m / m0)));
+    json_object_set_new(spec, "lr_scale", json_real(batch_lr_scale(m, m0)));
     double local = pj->sj->batch.max_local;
     if (local >= 1 && isfinite(local))
         json_object_set_new(spec, "max_local_batch", json_integer((json_int_t)local));

@@ -8,13 +8,13 @@
 #include <time.h>
 
 #include "config.h"
-#include "decide.h"
 #include "job_state.h"
 #include "jobtx.h"
 #include "live.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
+#include "round_plan.h"
 #include "sched.h"
 #include "snap.h"
 #include "store/db.h"

@@ -15,7 +15,7 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
-#include "decide.h"
+#include "round_plan.h"
 
 struct sched_config;
 struct sched_models;

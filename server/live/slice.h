@@ -1,5 +1,6 @@
 /* slice: Gandiva's time-slicing and packing carried out by the live scheduler
- * (docs/gandiva.md, "Live"); internal to the scheduler thread, used by decide.c and plan_write.c.
+ * (docs/gandiva.md, "Live"); internal to the scheduler thread, used by round_plan.c and
+ * plan_write.c.
  *
  * The core (policy gandiva) is stateless: what it needs from one round to the next lives in
  * table job_slices (sql/006) and in the jobs' minibatch reports. sched_slice_read() reads it

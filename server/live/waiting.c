@@ -1,30 +1,20 @@
-/* Why waiting jobs wait: the reason, the queue position and the predicted start. */
-#include <errno.h>
-#include <jansson.h>
-#include <limits.h>
-#include <math.h>
+/* waiting: why waiting jobs wait: the reason, the queue position and the predicted start. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "config.h"
-#include "decide.h"
-#include "jobtx.h"
-#include "log.h"
+#include "forecast.h"
+#include "gpumap.h"
 #include "model.h"
 #include "plan_int.h"
 #include "sched.h"
-#include "slice.h"
 #include "snap.h"
-#include "spec/jobspec.h"
-#include "store/db.h"
 
 /* ---- why waiting jobs wait ---- */
 
 static int job_need(const struct snap_job *sj)
 {
-    return sj->elastic && sj->min_gpus > 0 ? sj->min_gpus : sj->gpus;
+    return forecast_need(sj->elastic, sj->min_gpus, sj->gpus);
 }
 
 /* "needs 4 GPUs, 0 free; job 12 holds 8 GPUs: predicted to finish in 3 min (prior)": the jobs
@@ -71,62 +61,43 @@ static int cmp_queue(const void *a, const void *b)
     return x->sj->id < y->sj->id ? -1 : x->sj->id > y->sj->id;
 }
 
-struct release {
-    double at;
-    int gpus;
-};
-
-static int cmp_release(const void *a, const void *b)
+/* The seconds waiting job k of the queue runs on need GPUs, by its model. */
+static double queued_left(void *ctx, size_t k, int need)
 {
-    const struct release *x = a, *y = b;
-    return x->at < y->at ? -1 : x->at > y->at;
+    struct plan_job *const *q = ctx;
+    return sched_model_remaining_s(q[k]->model, need);
 }
 
-/* Predicted start of each waiting job in queue order: GPUs free now, then the GPUs of
- * running jobs as their models predict them to finish; a waiting job predicted to start
- * takes its GPUs and gives them back when its own model says it ends. Unknown (-1) from
- * the first job whose start cannot be predicted. */
+/* Predicted start of each waiting job in queue order (the core's forecast_starts): from the
+ * GPUs free now and those of the running jobs as their models predict them to finish. */
 static void predict_starts(struct sched_plan *p, struct plan_job **q, size_t nq, int nfree)
 {
-    size_t cap = p->njobs * 2 + 2, n = 0;
-    struct release *rel = calloc(cap, sizeof(*rel));
-    if (!rel)
-        return;
-    rel[n++] = (struct release){p->s->now, nfree};
-    for (size_t i = 0; i < p->njobs; i++) {
+    struct forecast_release *run = calloc(p->njobs + 1, sizeof(*run));
+    struct forecast_wait *w = calloc(nq + 1, sizeof(*w));
+    size_t nrun = 0;
+    for (size_t i = 0; run && w && i < p->njobs; i++) {
         double left = sched_model_remaining_s(p->jobs[i].model, p->jobs[i].gpus);
         if (p->jobs[i].gpus > 0 && left >= 0)
-            rel[n++] = (struct release){p->s->now + left, p->jobs[i].gpus};
+            run[nrun++] = (struct forecast_release){p->s->now + left, p->jobs[i].gpus};
     }
-    for (size_t k = 0; k < nq; k++) {
-        qsort(rel, n, sizeof(*rel), cmp_release);
-        int need = job_need(q[k]->sj), got = 0;
-        size_t used = 0;
-        while (used < n && got < need)
-            got += rel[used++].gpus;
-        if (got < need)
-            break;
-        double start = rel[used - 1].at;
-        rel[used - 1].gpus = got - need;
-        memmove(rel, rel + used - 1, (n - used + 1) * sizeof(*rel));
-        n -= used - 1;
-        q[k]->predicted_start = start;
-        double left = sched_model_remaining_s(q[k]->model, need);
-        if (left < 0)
-            break;
-        q[k]->predicted_finish = start + left;
-        rel[n++] = (struct release){start + left, need};
-    }
-    free(rel);
+    for (size_t k = 0; run && w && k < nq; k++)
+        w[k] = (struct forecast_wait){job_need(q[k]->sj), -1, -1};
+    if (run && w && forecast_starts(p->s->now, nfree, run, nrun, w, nq, queued_left, q) == 0)
+        for (size_t k = 0; k < nq; k++) {
+            q[k]->predicted_start = w[k].start;
+            q[k]->predicted_finish = w[k].finish;
+        }
+    free(run);
+    free(w);
 }
 
-void plan_explain_waiting(struct sched_plan *p)
+void live_plan_explain_waiting(struct sched_plan *p)
 {
     int nfree = 0, most = 0, up = 0, capacity = 0;
     for (size_t n = 0; n < p->s->nnodes; n++) {
         if (!p->s->nodes[n].up)
             continue;
-        int f = p->s->nodes[n].ngpus - __builtin_popcountll(p->busy[n]);
+        int f = gpumap_free_count(p->busy, (int)n, p->s->nodes[n].ngpus);
         nfree += f;
         most = f > most ? f : most;
         capacity += p->s->nodes[n].ngpus;

@@ -1,4 +1,4 @@
-/* decide: a round's decision and what it changes (internal to the scheduler thread).
+/* round_plan: a round's decision and what it changes (internal to the scheduler thread).
  * sched_plan_create() turns a database snapshot into the core's snapshot, refits models,
  * runs the policy, and keeps from the decision only the changes that are safe now:
  *  - a PENDING job placed by the decision starts (start action);
@@ -13,8 +13,8 @@
  * A person's migrate request moves a running job to free GPUs on the node asked for (or any
  * other node) when enough are free on one node. Waiting jobs get their explanation.
  * sched_plan_write() writes all of it in one transaction. */
-#ifndef RINGMASTER_LIVE_DECIDE_H
-#define RINGMASTER_LIVE_DECIDE_H
+#ifndef RINGMASTER_LIVE_ROUND_PLAN_H
+#define RINGMASTER_LIVE_ROUND_PLAN_H
 
 #include <libpq-fe.h>
 #include <stddef.h>

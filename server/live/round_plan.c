@@ -1,25 +1,28 @@
-#include "decide.h"
+/* round_plan: a round's plan built from the database's snapshot: the core's snapshot of the
+ * nodes and jobs (each job's evidence, refitted models), the core's decision under the policy
+ * the core chooses, then what of it may change now (accept.c) and why jobs wait (waiting.c).
+ * The rules of scheduling it applies are the core's (explore.h, progress.h, bounds.h,
+ * sched.h); what stays here is how the database's jobs are shown to the core (which jobs it
+ * sees, jobs in transition fixed at what they hold, each job's evidence). */
+#include "round_plan.h"
 
 #include <errno.h>
-#include <jansson.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bounds.h"
 #include "config.h"
-#include "jobtx.h"
+#include "explore.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
 #include "plan_int.h"
+#include "progress.h"
 #include "sched.h"
 #include "slice.h"
 #include "snap.h"
 #include "spec/jobspec.h"
-#include "store/db.h"
 
 void sched_plan_destroy(struct sched_plan *p)
 {
@@ -35,53 +38,18 @@ void sched_plan_destroy(struct sched_plan *p)
     free(p);
 }
 
-/* The exploring stage length: the setting explore_stage_s (PUT /api/v1/scheduler, 1..86400
- * s), else the core's default (SCHED_EXPLORE_STAGE_S, the paper's 150 s). */
-static double explore_stage_s(const struct sched_config *cfg)
-{
-    double s = cfg->explore_stage_s;
-    return s > 0 && isfinite(s) ? s : SCHED_EXPLORE_STAGE_S;
-}
-
-/* The size of j's current exploring stage: the first of 1, 2, 4, 8 within its bounds and at
- * most limit GPUs that has run less than stage_s; 0 when every such stage is done. As in the
- * core, a job with no time measured at any stage counts its run time, stage after stage. */
-int plan_explore_stage(const struct sched_job *j, int limit, double stage_s)
-{
-    int lo = j->min_gpus > 0 ? j->min_gpus : 1, hi = j->max_gpus > 0 ? j->max_gpus : INT_MAX;
-    int tracked = 0;
-    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
-        tracked |= j->explored_s[k] > 0;
-    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
-        int w = 1 << k;
-        double seen = tracked ? j->explored_s[k] : j->run_time - k * stage_s;
-        if (w >= lo && w <= hi && w <= limit && seen < stage_s)
-            return w;
-    }
-    return 0;
-}
-
-/* The epochs a job declared: epochs, else its model's "epochs" (or its class's), else its
- * total steps (declared or reported), the steps to go at what a step does: with a batch
- * model a step of its current batch M does gain(M) steps' worth at M0 (epochs counted at M0,
- * as its epochs done are: model.c), else the samples per step it has run so far (before it
- * ran: its batch at w GPUs); 0 when none. */
+/* The epochs a job declared (the core's progress_declared_epochs) at w GPUs. */
 static double declared_epochs(const struct snap_job *sj, const struct sched_model *m, int w)
 {
-    if (sj->declared_epochs > 0)
-        return sj->declared_epochs;
-    if (m->target_epochs > 0)
-        return m->target_epochs;
-    if (sj->declared_steps <= 0 || !(m->dataset_size > 0))
-        return 0;
-    const struct batch_spec *b = &sj->batch;
-    double per_step = (double)w * sj->batch_per_gpu / m->dataset_size;
-    if (goodput_has_model(b))
-        per_step = b->init_batch * goodput_gain(b, b->batch > 0 ? b->batch : b->init_batch) /
-                   m->dataset_size;
-    else if (m->last_step > 0 && m->epochs_done > 0)
-        per_step = m->epochs_done / m->last_step;
-    return m->epochs_done + fmax(0, (double)sj->declared_steps - m->last_step) * per_step;
+    struct progress_declared d = {.epochs = sj->declared_epochs,
+                                  .model_epochs = m->target_epochs,
+                                  .steps = sj->declared_steps,
+                                  .dataset_size = m->dataset_size,
+                                  .epochs_done = m->epochs_done,
+                                  .last_step = m->last_step,
+                                  .batch_per_gpu = sj->batch_per_gpu,
+                                  .batch = &sj->batch};
+    return progress_declared_epochs(&d, w);
 }
 
 /* What the core's estimate needs (sched_estimate_apply): the declared length, whether the
@@ -128,10 +96,8 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
     j->remaining_epochs = sched_model_remaining_epochs(m, w);
     evidence(j, sj, m, w);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
-    /* A job fitted from its own steps explores every stage first (the paper's Exploratory):
-     * until then the core sees no model, as the simulator shows it none. */
-    if (j->elastic && !m->class_name[0] && m->source == SCHED_MODEL_FITTED &&
-        plan_explore_stage(j, p->capacity, p->stage_s) > 0)
+    /* a job fitted from its own steps explores every stage first: the core sees no model */
+    if (explore_hides_model(j, m->class_name[0] != 0, p->capacity, p->stage_s))
         j->model_source = SCHED_MODEL_NONE;
     sched_slice_fill(p->slice, sj, j);
     if (pj->fixed) {
@@ -139,16 +105,6 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
         j->elastic = 0;
         j->requested_gpus = j->min_gpus = j->max_gpus = sj->cur_gpus;
     }
-}
-
-/* The examples per GPU its speed model counts: batch_per_gpu, or with a batch model its
- * initial global batch over the GPUs it asked for. */
-static int batch_per_gpu(const struct snap_job *sj)
-{
-    if (!goodput_has_model(&sj->batch))
-        return sj->batch_per_gpu;
-    long m = lround(sj->batch.init_batch / (sj->gpus > 0 ? sj->gpus : 1));
-    return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
 }
 
 /* Which jobs the core sees: every job but a SUSPENDED one holding nothing, and a job in
@@ -192,7 +148,7 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
     p->cjobs = calloc(s->njobs + 1, sizeof(*p->cjobs));
     if (!p->jobs || !p->cjobs)
         return -1;
-    p->stage_s = explore_stage_s(p->cfg);
+    p->stage_s = bounds_explore_stage_s(p->cfg->explore_stage_s);
     for (size_t n = 0; n < s->nnodes; n++)
         p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
     for (size_t k = 0; k < s->njobs; k++) {
@@ -201,7 +157,8 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
             continue;
         struct plan_job *pj = &p->jobs[p->njobs++];
         pj->sj = sj;
-        pj->model = sched_models_get(ms, sj->id, sj->model, batch_per_gpu(sj), round_no);
+        int per_gpu = progress_batch_per_gpu(&sj->batch, sj->batch_per_gpu, sj->gpus);
+        pj->model = sched_models_get(ms, sj->id, sj->model, per_gpu, round_no);
         if (!pj->model)
             return -1;
         pj->model->own_batch = goodput_has_model(&sj->batch);
@@ -217,19 +174,6 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
         core_job(p, i, s);
     }
     return 0;
-}
-
-/* The packing bound: memory of one GPU in bytes, the smallest of the up nodes whose GPU
- * memory is known (reported, or their model's; sched_snap.c); 0 when none is (no bound). */
-static double gpu_mem_bound(const struct sched_snap *s)
-{
-    double gb = 0;
-    for (size_t n = 0; n < s->nnodes; n++) {
-        double m = s->nodes[n].gpu_mem_gb;
-        if (s->nodes[n].up && m > 0 && isfinite(m) && (gb <= 0 || m < gb))
-            gb = m;
-    }
-    return gb * 1e9;
 }
 
 /* Each job's remaining work from its evidence (the core's sched_estimate_apply), kept in its
@@ -277,8 +221,8 @@ static int build_snapshot(struct sched_plan *p, long round_no)
         .min_resize_interval_s = p->cfg->min_resize_interval_s,
         .explore_stage_s = p->stage_s,
         .quantum_s = p->cfg->quantum_s,
-        .gpu_mem_bytes = gpu_mem_bound(s),
-        .max_wait_s = p->cfg->max_wait_s > 0 ? p->cfg->max_wait_s : SCHED_MAX_WAIT_S,
+        .gpu_mem_bytes = bounds_gpu_mem_bytes(p->cnodes, s->nnodes),
+        .max_wait_s = bounds_max_wait_s(p->cfg->max_wait_s),
         .users = s->users,
         .nusers = s->nusers,
         .finished_run_s = s->finished_run_s,
@@ -288,56 +232,14 @@ static int build_snapshot(struct sched_plan *p, long round_no)
     return 0;
 }
 
-/* The GPUs an exploring job holds while it explores (its largest stage within its bounds
- * and the cluster: policy_exploratory's reservation), 0 when it does not explore. */
-static int explore_hold(const struct sched_job *j, int capacity, double stage_s)
-{
-    if (!j->elastic || j->model_source != SCHED_MODEL_NONE ||
-        plan_explore_stage(j, capacity, stage_s) == 0)
-        return 0;
-    int lo = j->min_gpus > 0 ? j->min_gpus : 1, hi = j->max_gpus > 0 ? j->max_gpus : INT_MAX;
-    int hold = 0;
-    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
-        int w = 1 << k;
-        if (w >= lo && w <= hi && w <= capacity)
-            hold = w;
-    }
-    return hold;
-}
-
-/* Whether every exploring job's hold fits beside what the others hold or wait for (their
- * GPUs now, or their base when they wait). Exploration puts its jobs first and keeps GPUs
- * idle while it runs the smaller stages, so it is only affordable while it delays nobody: a
- * sweep of hundreds of elastic jobs would otherwise hold the whole cluster idle and starve
- * every rigid job behind it (make bench-scale: 96 of 128 GPUs idle, 100 rigid jobs waiting). */
-static int exploring_fits(const struct sched_plan *p)
-{
-    long holds = 0, others = 0;
-    for (size_t i = 0; i < p->njobs; i++) {
-        const struct sched_job *j = &p->cjobs[i];
-        int h = explore_hold(j, p->capacity, p->stage_s);
-        if (h > 0)
-            holds += h;
-        else
-            others += j->cur_gpus > 0 ? j->cur_gpus : j->min_gpus > 0 ? j->min_gpus : 1;
-    }
-    return holds > 0 && holds + others <= p->capacity;
-}
-
-/* The configured policy, or "exploratory" when a policy that reads speed models (precompute,
- * ringmaster) meets an elastic job without one and exploring delays nobody (exploring_fits):
- * such a job explores 1, 2, 4, 8 GPUs first, since its model is fitted from its own steps at
- * several sizes, and without it these policies would never grow it past its base. Otherwise
- * the configured policy runs it at its base, and it explores in a later round with room. */
+/* The policy the core chooses for this round (explore_policy), its name kept in p->policy. */
 static const struct sched_policy_ops *choose_policy(struct sched_plan *p)
 {
-    const char *name = p->cfg->policy;
-    if ((strcmp(name, "precompute") == 0 || strcmp(name, "ringmaster") == 0) &&
-        exploring_fits(p))
-        name = "exploratory";
+    const char *name;
+    const struct sched_policy_ops *ops =
+        explore_policy(p->cfg->policy, p->cjobs, p->njobs, p->capacity, p->stage_s, &name);
     snprintf(p->policy, sizeof(p->policy), "%s", name);
-    const struct sched_policy_ops *ops = sched_policy_find(name);
-    return ops ? ops : sched_policy_find("ringmaster");
+    return ops;
 }
 
 /* Time-sliced jobs resume on the very GPUs they left when the decision allows it
@@ -378,11 +280,11 @@ struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_mo
         goto error;
     }
     p->d = sched_decide(choose_policy(p), &p->snap);
-    if (!p->d || prefer_home(p) < 0 || plan_apply_decision(p) < 0) {
+    if (!p->d || prefer_home(p) < 0 || live_plan_apply_decision(p) < 0) {
         snprintf(err, errlen, "deciding: %s", strerror(errno));
         goto error;
     }
-    plan_explain_waiting(p);
+    live_plan_explain_waiting(p);
     return p;
 error:
     sched_plan_destroy(p);

@@ -1,0 +1,62 @@
+/* progress: a job's declared length, its examples per GPU, and what it has to go in epochs
+ * and seconds (progress.h). */
+#include "progress.h"
+
+#include <limits.h>
+#include <math.h>
+
+#include "sched.h"
+
+double progress_declared_epochs(const struct progress_declared *d, int w)
+{
+    if (d->epochs > 0)
+        return d->epochs;
+    if (d->model_epochs > 0)
+        return d->model_epochs;
+    if (d->steps <= 0 || !(d->dataset_size > 0))
+        return 0;
+    const struct batch_spec *b = d->batch;
+    double per_step = (double)w * d->batch_per_gpu / d->dataset_size;
+    if (b && goodput_has_model(b))
+        per_step = b->init_batch * goodput_gain(b, b->batch > 0 ? b->batch : b->init_batch) /
+                   d->dataset_size;
+    else if (d->last_step > 0 && d->epochs_done > 0)
+        per_step = d->epochs_done / d->last_step;
+    return d->epochs_done + fmax(0, (double)d->steps - d->last_step) * per_step;
+}
+
+int progress_batch_per_gpu(const struct batch_spec *b, int batch_per_gpu, int gpus)
+{
+    if (!b || !goodput_has_model(b))
+        return batch_per_gpu;
+    long m = lround(b->init_batch / (gpus > 0 ? gpus : 1));
+    return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
+}
+
+double progress_fit_epochs(const struct progress_fit *f, int w)
+{
+    if (!f->conv->fitted || w < 1)
+        return -1;
+    double spe = f->dataset_size / (w * f->batch_per_gpu);
+    double steps = conv_steps_to_converge(f->conv, f->last_step, spe, PROGRESS_LOSS_TOLERANCE);
+    return isfinite(steps) ? steps / spe : -1;
+}
+
+double progress_remaining_epochs(int has_estimate, double estimate, double target_epochs,
+                                 double epochs_done, const struct progress_fit *f, int w)
+{
+    if (has_estimate)
+        return estimate;
+    if (target_epochs > 0)
+        return fmax(0, target_epochs - epochs_done);
+    return progress_fit_epochs(f, w);
+}
+
+double progress_remaining_s(double epochs, const struct speed_model *sp, const struct batch_spec *b,
+                            int w)
+{
+    if (w < 1)
+        return -1;
+    double eps = sched_speed_rate(sp, b, w, NULL);
+    return epochs >= 0 && eps > 0 && isfinite(eps) ? epochs / eps : -1;
+}

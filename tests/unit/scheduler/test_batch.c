@@ -1,0 +1,29 @@
+/* batch: the global batch a batch-model job runs at after a round and its learning-rate
+ * factor (batch.h). */
+#include <math.h>
+
+#include "batch.h"
+#include "sched_fixture.h"
+
+Test(batch, the_decided_batch_within_its_range_and_one_per_gpu)
+{
+    struct batch_spec none = {0};
+    struct batch_spec b = {.init_batch = 256, .batch = 512, .max_batch = 2048};
+    cr_assert_eq(batch_after_round(&none, 1024, 4), 0, "no batch model");
+    cr_assert_eq(batch_after_round(&b, 1024.4, 4), 1024, "rounded");
+    cr_assert_eq(batch_after_round(&b, 0, 4), 512, "none decided: its own");
+    cr_assert_eq(batch_after_round(&b, NAN, 4), 512);
+    cr_assert_eq(batch_after_round(&b, 100, 4), 256, "at least its initial batch");
+    cr_assert_eq(batch_after_round(&b, 1e6, 4), 2048, "at most its largest");
+    b.batch = 0;
+    cr_assert_eq(batch_after_round(&b, 0, 4), 256, "no batch now: its initial one");
+    b.max_batch = 0;
+    cr_assert_eq(batch_after_round(&b, 1e6, 4), 256, "no larger batch than the initial");
+    cr_assert_eq(batch_after_round(&b, 0, 300), 300, "one example per GPU");
+}
+
+Test(batch, square_root_scaling_of_the_learning_rate)
+{
+    cr_assert_float_eq(batch_lr_scale(1024, 256), 2, 1e-12);
+    cr_assert_float_eq(batch_lr_scale(256, 256), 1, 1e-12);
+}
