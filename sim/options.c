@@ -22,6 +22,19 @@ int options_double(const char *s, double lo, double hi, double *out, const char 
     return 0;
 }
 
+int options_setting(const struct settings_desc *d, const char *v, struct settings *s, char *err,
+                    size_t errlen)
+{
+    char what[64];
+    double *at = settings_seconds(d, s);
+    if (!d->flag || !at) {
+        snprintf(err, errlen, "%s: not an option of the simulator", d->name);
+        return -1;
+    }
+    snprintf(what, sizeof(what), "--%s", d->flag);
+    return options_double(v, d->sim_min, d->sim_max, at, what, err, errlen);
+}
+
 int options_long(const char *s, long long lo, long long hi, long long *out, const char *what,
                  char *err, size_t errlen)
 {

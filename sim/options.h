@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "sched.h"
+#include "settings.h"
 
 enum options_format { OPTIONS_TABLE, OPTIONS_CSV, OPTIONS_JSON };
 
@@ -47,6 +48,12 @@ int options_policies_parse(const char *s, const struct sched_policy_ops **out, s
                            char *err, size_t errlen);
 
 int options_format_parse(const char *s, enum options_format *f, char *err, size_t errlen);
+
+/* The value v of the simulator's option for setting d (a row with a flag, scheduler/
+ * settings.h) into s, within the row's simulator bounds; the message names it "--FLAG".
+ * Returns 0, or -1 with err (s unchanged). */
+int options_setting(const struct settings_desc *d, const char *v, struct settings *s, char *err,
+                    size_t errlen);
 
 /* A finite double within [lo, hi]; what names the option in the message. */
 int options_double(const char *s, double lo, double hi, double *out, const char *what, char *err,

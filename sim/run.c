@@ -85,6 +85,7 @@ struct run_args {
     int users;               /* --users K; 0: as the workload says */
     double mix[64];
     size_t nmix;
+    struct settings settings; /* the scheduler's, by the core's table (its options) */
 };
 
 enum {
@@ -94,19 +95,15 @@ enum {
     OPT_MIN_DURATION,
     OPT_MAX_GPUS,
     OPT_SKIP_BAD,
-    OPT_INTERVAL,
-    OPT_RESIZE,
-    OPT_MIN_RESIZE,
     OPT_TIMING,
     OPT_PER_JOB,
-    OPT_QUANTUM,
     OPT_SUSPEND,
     OPT_GPU_UTIL,
     OPT_EST_ERROR,
     OPT_ESTIMATE,
-    OPT_MAX_WAIT,
     OPT_USERS,
-    OPT_USER_MIX
+    OPT_USER_MIX,
+    OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
 static const struct option longopts[] = {
@@ -118,9 +115,6 @@ static const struct option longopts[] = {
     {"template", required_argument, NULL, 'T'},
     {"format", required_argument, NULL, 'f'},
     {"help", no_argument, NULL, 'h'},
-    {"interval", required_argument, NULL, OPT_INTERVAL},
-    {"resize-cost", required_argument, NULL, OPT_RESIZE},
-    {"min-resize-interval", required_argument, NULL, OPT_MIN_RESIZE},
     {"trace-start", required_argument, NULL, OPT_TRACE_START},
     {"trace-window", required_argument, NULL, OPT_TRACE_WINDOW},
     {"max-jobs", required_argument, NULL, OPT_MAX_JOBS},
@@ -129,16 +123,27 @@ static const struct option longopts[] = {
     {"skip-bad-rows", no_argument, NULL, OPT_SKIP_BAD},
     {"timing", no_argument, NULL, OPT_TIMING},
     {"per-job", required_argument, NULL, OPT_PER_JOB},
-    {"quantum", required_argument, NULL, OPT_QUANTUM},
     {"suspend-cost", required_argument, NULL, OPT_SUSPEND},
     {"gpu-util", required_argument, NULL, OPT_GPU_UTIL},
     {"estimate-error", required_argument, NULL, OPT_EST_ERROR},
     {"estimate", required_argument, NULL, OPT_ESTIMATE},
-    {"max-wait", required_argument, NULL, OPT_MAX_WAIT},
     {"users", required_argument, NULL, OPT_USERS},
     {"user-mix", required_argument, NULL, OPT_USER_MIX},
-    {NULL, 0, NULL, 0},
 };
+#define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
+
+/* longopts, then an option per setting that has one (the core's table), then the end. */
+static void build_options(struct option *out)
+{
+    size_t n = 0;
+    for (; n < NLONGOPTS; n++)
+        out[n] = longopts[n];
+    const struct settings_desc *d = settings_list();
+    for (int k = 0; d[k].name; k++)
+        if (d[k].flag)
+            out[n++] = (struct option){d[k].flag, required_argument, NULL, OPT_SETTING + k};
+    out[n] = (struct option){NULL, 0, NULL, 0};
+}
 
 /* "LO,HI" with 0 < LO <= HI <= 1. */
 static int parse_util(const char *v, struct run_args *a, char *err, size_t len)
@@ -195,8 +200,6 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return options_double(v, 0, 10, &a->prm.estimate_error, "--estimate-error", err, len);
     case OPT_ESTIMATE:
         return parse_estimate(v, a, err, len);
-    case OPT_MAX_WAIT:
-        return options_double(v, 0, 1e12, &a->prm.max_wait_s, "--max-wait", err, len);
     case OPT_USERS:
         if (options_long(v, 1, 64, &n, "--users", err, len))
             return -1;
@@ -239,13 +242,6 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
             return -1;
         a->prm.seed = (uint64_t)n;
         return 0;
-    case OPT_INTERVAL:
-        return options_double(v, 0.001, 1e9, &a->prm.interval_s, "--interval", err, len);
-    case OPT_RESIZE:
-        return options_double(v, 0, 1e9, &a->prm.resize_cost_s, "--resize-cost", err, len);
-    case OPT_MIN_RESIZE:
-        return options_double(v, 0, 1e9, &a->prm.min_resize_interval_s, "--min-resize-interval",
-                              err, len);
     case OPT_TRACE_START:
         return options_double(v, 0, 1e12, &a->trace_opts.start_s, "--trace-start", err, len);
     case OPT_TRACE_WINDOW:
@@ -272,31 +268,44 @@ static int take_option(int c, const char *v, struct run_args *a, char *err, size
     case OPT_PER_JOB:
         a->per_job = v;
         return 0;
-    case OPT_QUANTUM:
-        return options_double(v, 1, 1e9, &a->prm.quantum_s, "--quantum", err, len);
     case OPT_SUSPEND:
         a->prm.suspend_cost_set = 1;
         return options_double(v, 0, 1e9, &a->prm.suspend_cost_s, "--suspend-cost", err, len);
     case OPT_GPU_UTIL:
         return parse_util(v, a, err, len);
     default:
+        if (c >= OPT_SETTING && c < OPT_SETTING + (int)settings_count())
+            return options_setting(&settings_list()[c - OPT_SETTING], v, &a->settings, err, len);
         return take_estimate_option(c, v, a, err, len);
     }
 }
 
+/* The settings the engine takes (report_params) from the options of the settings. */
+static void use_settings(struct run_args *a)
+{
+    a->prm.interval_s = a->settings.interval_s;
+    a->prm.resize_cost_s = a->settings.resize_cost_s;
+    a->prm.min_resize_interval_s = a->settings.min_resize_interval_s;
+    a->prm.quantum_s = a->settings.quantum_s;
+    a->prm.max_wait_s = a->settings.max_wait_s;
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a, char *err, size_t len)
 {
+    struct option opts[NLONGOPTS + SETTINGS_MAX + 1];
     memset(a, 0, sizeof(*a));
-    a->prm = (struct report_params){.interval_s = 60, .resize_cost_s = 10, .seed = 1,
-                                    .min_resize_interval_s = SCHED_MIN_RESIZE_INTERVAL_S};
+    a->prm = (struct report_params){.seed = 1};
+    settings_sim_defaults(&a->settings);
     a->template_name = "resnet110";
+    build_options(opts);
     optind = 1;
     opterr = 0;
     int c, rc = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+    while (rc == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1)
         rc = take_option(c, optarg, a, err, len);
     if (rc)
         return rc;
+    use_settings(a);
     if (optind < argc) {
         snprintf(err, len, "unexpected argument '%s'", argv[optind]);
         return -1;

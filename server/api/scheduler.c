@@ -1,3 +1,5 @@
+/* scheduler: GET and PUT /api/v1/scheduler (the settings, checked and stored by the core's
+ * table of them, scheduler/settings.h) and GET /api/v1/scheduler/rounds. */
 #include "scheduler.h"
 
 #include <math.h>
@@ -18,39 +20,20 @@
 #define ROUNDS_DEFAULT 50
 #define ROUNDS_MAX 500
 
-/* The numeric settings, their bounds (also checked by the table) and their columns. */
-static const struct setting {
-    const char *name;
-    double min, max;
-} settings[] = {
-    {"interval_s", 0.1, 3600},
-    {"node_timeout_s", 1, 86400},
-    {"min_resize_interval_s", 0, 86400},
-    {"resize_cost_s", 0, 86400},
-    {"grace_s", 0, 3600},
-    {"quantum_s", 1, 86400},
-    {"explore_stage_s", 1, 86400},
-    {"max_wait_s", 1, 2592000},
-};
-#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
-
+/* The settings (the core's table, scheduler/settings.h: every column of scheduler_config c
+ * under its own name), the time of their last change, the last round and the leader. */
 /* clang-format off */
 static const char *const config_sql =
-    "SELECT c.policy, c.interval_s, c.node_timeout_s, c.min_resize_interval_s, c.resize_cost_s,"
-    " c.grace_s, c.quantum_s, c.explore_stage_s, c.max_wait_s, " DB_TS("c.updated_at") ", r.id, "
-    DB_TS("r.at") ","
-    " r.policy,"
-    " r.duration_us, r.jobs, r.actions, c.paused, (SELECT a.application_name FROM pg_locks l"
+    "SELECT c.*, " DB_TS("c.updated_at") " AS updated_text, r.id AS round_id, " DB_TS("r.at")
+    " AS round_at, r.policy AS round_policy, r.duration_us AS round_duration_us,"
+    " r.jobs AS round_jobs, r.actions AS round_actions, (SELECT a.application_name FROM pg_locks l"
     " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.classid = "
     SCHED_LEADER_LOCK_CLASS " AND l.objid = " SCHED_LEADER_LOCK_OBJ " AND l.objsubid = 2 AND"
     " l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname ="
-    " current_database()) LIMIT 1), r.server FROM scheduler_config c"
+    " current_database()) LIMIT 1) AS leader, r.server AS round_server FROM scheduler_config c"
     " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
     " WHERE c.id = 1";
 /* clang-format on */
-#define C_UPDATED (1 + (int)NSETTINGS) /* c.updated_at, after the settings */
-#define C_ROUND (C_UPDATED + 1)        /* r.id, r.at, r.policy, r.duration_us, r.jobs, r.actions */
-#define C_PAUSED (C_ROUND + 6)         /* column of c.paused, after the lateral join's */
 
 static json_t *policies_json(void)
 {
@@ -61,33 +44,61 @@ static json_t *policies_json(void)
     return a;
 }
 
-static json_int_t col_int(const PGresult *r, int col)
+/* The text of the column named name in row 0 of r ("" when r has none). */
+static const char *col_text(const PGresult *r, const char *name)
 {
-    return (json_int_t)strtoll(PQgetvalue(r, 0, col), NULL, 10);
+    int c = PQfnumber(r, name);
+    return c < 0 ? "" : PQgetvalue(r, 0, c);
 }
 
-static json_t *config_json(const PGresult *r)
+static int col_null(const PGresult *r, const char *name)
 {
-    json_t *j = json_pack("{s:s, s:s, s:o}", "policy", PQgetvalue(r, 0, 0), "updated_at",
-                          PQgetvalue(r, 0, C_UPDATED), "policies", policies_json());
-    for (size_t i = 0; i < NSETTINGS; i++)
-        json_object_set_new(j, settings[i].name,
-                            json_real(strtod(PQgetvalue(r, 0, 1 + (int)i), NULL)));
+    int c = PQfnumber(r, name);
+    return c < 0 || PQgetisnull(r, 0, c);
+}
+
+static json_int_t col_int(const PGresult *r, const char *name)
+{
+    return (json_int_t)strtoll(col_text(r, name), NULL, 10);
+}
+
+/* The settings of type t of s into j (new members), in the table's order. */
+static void settings_json(json_t *j, const struct settings *s, enum settings_type t)
+{
+    for (const struct settings_desc *d = settings_list(); d->name; d++) {
+        if (d->type != t)
+            continue;
+        if (t == SETTINGS_POLICY)
+            json_object_set_new(j, d->name, json_string(settings_policy_of(d, s)));
+        else if (t == SETTINGS_SECONDS)
+            json_object_set_new(j, d->name, json_real(settings_seconds_of(d, s)));
+        else
+            json_object_set_new(j, d->name, json_boolean(settings_bool_of(d, s)));
+    }
+}
+
+/* GET's answer (new): the policy, updated_at, policies, the numbers, last_round, paused and
+ * leader, in that order. */
+static json_t *config_json(const PGresult *r, const struct settings *s)
+{
+    json_t *j = json_object();
+    settings_json(j, s, SETTINGS_POLICY);
+    json_object_set_new(j, "updated_at", json_string(col_text(r, "updated_text")));
+    json_object_set_new(j, "policies", policies_json());
+    settings_json(j, s, SETTINGS_SECONDS);
     json_t *last = json_null();
-    if (!PQgetisnull(r, 0, C_ROUND))
-        last = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id", col_int(r, C_ROUND), "at",
-                         PQgetvalue(r, 0, C_ROUND + 1), "policy", PQgetvalue(r, 0, C_ROUND + 2),
-                         "duration_us", col_int(r, C_ROUND + 3), "jobs", col_int(r, C_ROUND + 4),
-                         "actions", col_int(r, C_ROUND + 5));
+    if (!col_null(r, "round_id"))
+        last = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I}", "id", col_int(r, "round_id"), "at",
+                         col_text(r, "round_at"), "policy", col_text(r, "round_policy"),
+                         "duration_us", col_int(r, "round_duration_us"), "jobs",
+                         col_int(r, "round_jobs"), "actions", col_int(r, "round_actions"));
     json_object_set_new(j, "last_round", last);
-    json_object_set_new(j, "paused", json_boolean(strcmp(PQgetvalue(r, 0, C_PAUSED), "t") == 0));
+    settings_json(j, s, SETTINGS_BOOL);
     /* the server that runs the rounds now (the leader lock's holder), and the last round's */
     json_object_set_new(j, "leader",
-                        PQgetisnull(r, 0, C_PAUSED + 1)
-                            ? json_null()
-                            : json_string(PQgetvalue(r, 0, C_PAUSED + 1)));
+                        col_null(r, "leader") ? json_null() : json_string(col_text(r, "leader")));
     if (json_is_object(last))
-        json_object_set_new(last, "server", json_string(PQgetvalue(r, 0, C_PAUSED + 2)));
+        json_object_set_new(last, "server", json_string(col_text(r, "round_server")));
     return j;
 }
 
@@ -108,7 +119,8 @@ static json_t *estimates_json(PGconn *c)
     if (db_ok(r) && PQntuples(r) == 1) {
         json_t *by = json_loads(PQgetvalue(r, 0, 3), 0, NULL);
         e = json_pack(
-            "{s:I, s:o, s:o, s:o}", "jobs", col_int(r, 0), "mean_error",
+            "{s:I, s:o, s:o, s:o}", "jobs", (json_int_t)strtoll(PQgetvalue(r, 0, 0), NULL, 10),
+            "mean_error",
             PQgetisnull(r, 0, 1) ? json_null() : json_real(strtod(PQgetvalue(r, 0, 1), NULL)),
             "median_error",
             PQgetisnull(r, 0, 2) ? json_null() : json_real(strtod(PQgetvalue(r, 0, 2), NULL)),
@@ -121,48 +133,62 @@ static json_t *estimates_json(PGconn *c)
 void scheduler_get(struct api_call *call)
 {
     PGresult *r = db_exec(call->db, config_sql, 0, NULL);
+    struct settings s;
+    char err[128];
     if (!db_ok(r) || PQntuples(r) != 1) {
         api_db_error(call, r);
+    } else if (live_config_read(r, 0, &s, err, sizeof(err)) < 0) {
+        log_error("GET /api/v1/scheduler: %s", err);
+        api_db_error(call, NULL);
     } else {
-        json_t *j = config_json(r);
+        json_t *j = config_json(r, &s);
         json_object_set_new(j, "estimates", estimates_json(call->db));
         api_respond_json(call, 200, j);
     }
     PQclear(r);
 }
 
-/* Checks every field of the body; fills params[0] (policy), params[1..NSETTINGS] (settings)
- * and params[1 + NSETTINGS] (paused), NULL for those absent. Returns 0, or -1 after a 400. */
-static int config_or_respond(struct api_call *call, const json_t *body, const char **params,
-                             char num[][32])
+/* One field of the body, the setting d, into s. Returns 0, or -1 after a 400. */
+static int setting_or_respond(struct api_call *call, const struct settings_desc *d, const json_t *v,
+                              struct settings *s)
+{
+    char want[64];
+    double x = json_number_value(v);
+    switch (d->type) {
+    case SETTINGS_POLICY:
+        if (!json_is_string(v) || settings_set_policy(d, s, json_string_value(v)) < 0)
+            return api_field_error(call, d->name, "expected one of the policies GET lists");
+        return 0;
+    case SETTINGS_BOOL:
+        if (!json_is_boolean(v))
+            return api_field_error(call, d->name, "expected true or false");
+        *settings_bool(d, s) = json_is_true(v);
+        return 0;
+    case SETTINGS_SECONDS:
+        snprintf(want, sizeof(want), "expected a number %g..%g", d->min, d->max);
+        if (!json_is_number(v) || !settings_in_bounds(d, x))
+            return api_field_error(call, d->name, want);
+        *settings_seconds(d, s) = x;
+        return 0;
+    }
+    return api_field_error(call, d->name, "unknown field");
+}
+
+/* Checks every field of the body into s, marking given[k] for row k of the table. Returns 0,
+ * or -1 after a 400. */
+static int config_or_respond(struct api_call *call, const json_t *body, struct settings *s,
+                             unsigned char *given)
 {
     const char *key;
     const json_t *v;
     json_object_foreach((json_t *)body, key, v)
     {
-        size_t i = 0;
-        while (i < NSETTINGS && strcmp(settings[i].name, key) != 0)
-            i++;
-        if (strcmp(key, "policy") == 0) {
-            if (!json_is_string(v) || !sched_policy_find(json_string_value(v)))
-                return api_field_error(call, key, "expected one of the policies GET lists");
-            params[0] = json_string_value(v);
-        } else if (strcmp(key, "paused") == 0) {
-            if (!json_is_boolean(v))
-                return api_field_error(call, key, "expected true or false");
-            params[1 + NSETTINGS] = json_is_true(v) ? "true" : "false";
-        } else if (i < NSETTINGS) {
-            double d = json_number_value(v);
-            char want[64];
-            snprintf(want, sizeof(want), "expected a number %g..%g", settings[i].min,
-                     settings[i].max);
-            if (!json_is_number(v) || !(d >= settings[i].min && d <= settings[i].max))
-                return api_field_error(call, key, want);
-            snprintf(num[i], sizeof(num[i]), "%.17g", d);
-            params[1 + i] = num[i];
-        } else {
+        const struct settings_desc *d = settings_find(key);
+        if (!d)
             return api_field_error(call, key, "unknown field");
-        }
+        if (setting_or_respond(call, d, v, s) < 0)
+            return -1;
+        given[d - settings_list()] = 1;
     }
     return 0;
 }
@@ -170,26 +196,13 @@ static int config_or_respond(struct api_call *call, const json_t *body, const ch
 void scheduler_put(struct api_call *call)
 {
     json_t *body;
-    const char *params[2 + NSETTINGS] = {NULL};
-    char num[NSETTINGS][32];
+    struct settings s;
+    unsigned char given[SETTINGS_MAX] = {0};
     if (api_body_or_respond(call, &body) < 0)
         return;
-    if (config_or_respond(call, body, params, num) == 0) {
-        int rc = db_command_params(
-            call->db,
-            "UPDATE scheduler_config SET policy = COALESCE($1, policy),"
-            " interval_s = COALESCE($2::float8, interval_s),"
-            " node_timeout_s = COALESCE($3::float8, node_timeout_s),"
-            " min_resize_interval_s = COALESCE($4::float8, min_resize_interval_s),"
-            " resize_cost_s = COALESCE($5::float8, resize_cost_s),"
-            " grace_s = COALESCE($6::float8, grace_s),"
-            " quantum_s = COALESCE($7::float8, quantum_s),"
-            " explore_stage_s = COALESCE($8::float8, explore_stage_s),"
-            " max_wait_s = COALESCE($9::float8, max_wait_s),"
-            " paused = COALESCE($10::boolean, paused),"
-            " updated_at = now() WHERE id = 1",
-            2 + NSETTINGS, params);
-        if (rc < 0) {
+    settings_defaults(&s);
+    if (config_or_respond(call, body, &s, given) == 0) {
+        if (live_config_save(call->db, &s, given) < 0) {
             api_db_error(call, NULL);
         } else {
             log_info("scheduler: settings changed by %s", call->who.name);

@@ -1,3 +1,5 @@
+/* whatif: POST and GET /api/v1/whatif: the cluster's completed jobs as a trace, replayed under
+ * each policy with the live settings (whatif_run.c runs the simulator). */
 #include "whatif.h"
 
 #include <errno.h>
@@ -9,6 +11,8 @@
 #include "call.h"
 #include "http/http.h"
 #include "http/problem.h"
+#include "live/live.h"
+#include "log.h"
 #include "sched.h"
 #include "store/db.h"
 #include "whatif_run.h"
@@ -297,22 +301,15 @@ static void respond_run(struct api_call *call, long long id, unsigned status)
 /* The live scheduler's settings the replay takes (scheduler_config), into job and force. */
 static int live_settings(struct api_call *call, struct whatif_job *job, char *force, size_t len)
 {
-    PGresult *r = db_exec(call->db,
-                          "SELECT policy, interval_s, resize_cost_s, min_resize_interval_s,"
-                          " max_wait_s, quantum_s FROM scheduler_config WHERE id = 1",
-                          0, NULL);
-    if (!db_ok(r) || PQntuples(r) != 1) {
-        api_db_error(call, r);
-        PQclear(r);
+    struct sched_config cfg;
+    char err[256];
+    if (sched_config_load(call->db, &cfg, err, sizeof(err)) < 0) {
+        log_error("POST /api/v1/whatif: %s", err);
+        api_db_error(call, NULL);
         return -1;
     }
-    snprintf(force, len, "%s", PQgetvalue(r, 0, 0));
-    job->interval_s = cell(r, 0, 1);
-    job->resize_cost_s = cell(r, 0, 2);
-    job->min_resize_interval_s = cell(r, 0, 3);
-    job->max_wait_s = cell(r, 0, 4);
-    job->quantum_s = cell(r, 0, 5);
-    PQclear(r);
+    snprintf(force, len, "%s", cfg.policy);
+    job->settings = cfg.settings;
     return 0;
 }
 

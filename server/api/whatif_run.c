@@ -1,3 +1,5 @@
+/* whatif_run: the background half of what-if: one ringmaster-sim run per policy, given the
+ * live settings as its options by the core's table (whatif_run.h). */
 #include "whatif_run.h"
 
 #include <errno.h>
@@ -37,7 +39,7 @@ struct whatif_runner {
     long long id;
     char *trace, *cluster, **policies;
     int npolicies;
-    double interval_s, resize_cost_s, min_resize_interval_s, max_wait_s, quantum_s;
+    struct settings settings;
 };
 
 /* $RINGMASTER_SIM; else ringmaster-sim beside the running executable (build/), or in the
@@ -202,23 +204,40 @@ static void read_err(const char *path, char *out, size_t len)
             *c = ' ';
 }
 
-/* One simulation: ringmaster-sim run ... --policies policy --format json, at nice SIM_NICE.
- * Returns its result row (new), or NULL with why filled. */
+/* The settings that have an option of ringmaster-sim run, as its options ("--interval",
+ * "10", ...), from the core's table, into argv (at most 2 * SETTINGS_MAX entries) with their
+ * text in buf; the simulator parses them by the same table. Returns the entries written. */
+static int settings_argv(const struct settings *s, char **argv, char buf[][40])
+{
+    int n = 0;
+    for (const struct settings_desc *d = settings_list(); d->name; d++) {
+        if (!d->flag || d->type != SETTINGS_SECONDS)
+            continue;
+        snprintf(buf[n], sizeof(buf[n]), "--%s", d->flag);
+        argv[n] = buf[n];
+        n++;
+        snprintf(buf[n], sizeof(buf[n]), "%.17g", settings_seconds_of(d, s));
+        argv[n] = buf[n];
+        n++;
+    }
+    return n;
+}
+
+/* One simulation: ringmaster-sim run ... --policies policy --format json and the settings'
+ * options, at nice SIM_NICE. Returns its result row (new), or NULL with why filled. */
 static json_t *simulate(struct whatif_runner *w, const char *dir, const char *policy, char *why,
                         size_t len)
 {
-    char trace[DIR_MAX + 16], errf[DIR_MAX + 16], iv[32], rc[32], mri[32], mw[32], q[32];
+    char trace[DIR_MAX + 16], errf[DIR_MAX + 16], opts[2 * SETTINGS_MAX][40];
     snprintf(trace, sizeof(trace), "%s/trace.csv", dir);
     snprintf(errf, sizeof(errf), "%s/stderr", dir);
-    snprintf(iv, sizeof(iv), "%g", w->interval_s);
-    snprintf(rc, sizeof(rc), "%g", w->resize_cost_s);
-    snprintf(mri, sizeof(mri), "%g", w->min_resize_interval_s);
-    snprintf(mw, sizeof(mw), "%g", w->max_wait_s);
-    snprintf(q, sizeof(q), "%g", w->quantum_s);
-    char *argv[] = {w->sim, "run", "--cluster", w->cluster, "--trace", trace, "--policies",
-                    (char *)policy, "--format", "json", "--interval", iv, "--resize-cost", rc,
-                    "--min-resize-interval", mri, "--max-wait", mw, "--quantum", q,
-                    "--skip-bad-rows", NULL};
+    char *argv[16 + 2 * SETTINGS_MAX] = {w->sim, "run", "--cluster", w->cluster, "--trace", trace,
+                                         "--policies", (char *)policy, "--format", "json",
+                                         "--skip-bad-rows"};
+    int n = 0;
+    while (argv[n])
+        n++;
+    settings_argv(&w->settings, argv + n, opts);
     int out[2];
     if (pipe2(out, O_CLOEXEC) < 0)
         return snprintf(why, len, "pipe: %s", strerror(errno)), NULL;
@@ -380,11 +399,7 @@ int whatif_runner_start(struct whatif_runner *w, const struct whatif_job *job)
     int ok = w->trace && w->cluster && w->policies;
     for (int i = 0; ok && i < job->npolicies; i++)
         ok = (w->policies[w->npolicies++] = strdup(job->policies[i])) != NULL;
-    w->interval_s = job->interval_s;
-    w->resize_cost_s = job->resize_cost_s;
-    w->min_resize_interval_s = job->min_resize_interval_s;
-    w->max_wait_s = job->max_wait_s;
-    w->quantum_s = job->quantum_s;
+    w->settings = job->settings;
     int err = ok ? pthread_create(&w->thread, NULL, run, w) : ENOMEM;
     if (err == 0)
         w->busy = w->joinable = 1;

@@ -6,6 +6,8 @@
 #ifndef RINGMASTER_API_WHATIF_RUN_H
 #define RINGMASTER_API_WHATIF_RUN_H
 
+#include "settings.h"
+
 struct db_pool;
 struct whatif_runner;
 
@@ -15,7 +17,7 @@ struct whatif_job {
     long long id;        /* the whatif_runs row */
     const char *trace;   /* CSV, ringmaster-sim run --trace */
     const char *cluster; /* --cluster */
-    double interval_s, resize_cost_s, min_resize_interval_s, max_wait_s, quantum_s;
+    struct settings settings; /* the live ones: those with a simulator option are passed */
     const char *const *policies;
     int npolicies;
 };

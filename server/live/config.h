@@ -1,26 +1,36 @@
 /* config: the live scheduler's settings, table scheduler_config (PUT /api/v1/scheduler
- * writes them; each round reads them afresh). */
+ * writes them; each round reads them afresh). The settings and their columns are the core's
+ * table (scheduler/settings.h): a column per setting, named as the setting, read by its name. */
 #ifndef RINGMASTER_LIVE_CONFIG_H
 #define RINGMASTER_LIVE_CONFIG_H
 
 #include <libpq-fe.h>
 #include <stddef.h>
 
-/* The settings (table scheduler_config). */
+#include "settings.h"
+
+/* The settings (table scheduler_config): the core's struct settings, whose members are also
+ * members of this struct by their names (cfg->interval_s is cfg->settings.interval_s: the
+ * two share their initial sequence, SETTINGS_MEMBERS). */
 struct sched_config {
-    char policy[32];
-    double interval_s;            /* seconds between timed rounds */
-    double node_timeout_s;        /* a node silent this long is DOWN */
-    double min_resize_interval_s; /* hysteresis of the core */
-    double resize_cost_s;         /* assumed cost of a resize until one is measured */
-    double grace_s;               /* a job losing GPUs gets this long to checkpoint */
-    double quantum_s;             /* time-slice length of policy gandiva (docs/gandiva.md) */
-    double explore_stage_s;       /* seconds an exploring job runs at each of 1, 2, 4, 8 GPUs */
-    double max_wait_s;            /* a job that fits gets GPUs within this of being runnable */
-    int paused;                   /* 1: no rounds (nodes are not marked DOWN either) */
+    union {
+        struct settings settings;
+        struct {
+            SETTINGS_MEMBERS
+        };
+    };
 };
 
 /* Reads the settings. Returns 0, or -1 with text in err. */
 int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t errlen);
+
+/* The settings of row i of r, a result that holds scheduler_config's columns under their own
+ * names (SELECT c.* ...), into s. Returns 0, or -1 with text in err (a column missing or
+ * unreadable). */
+int live_config_read(const PGresult *r, int i, struct settings *s, char *err, size_t errlen);
+
+/* Stores the settings of s that given marks (given[k] for row k of settings_list()), the
+ * others as they are, and the time of the change. Returns 0, or -1 (a database error). */
+int live_config_save(PGconn *c, const struct settings *s, const unsigned char *given);
 
 #endif

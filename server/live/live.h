@@ -17,6 +17,7 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "job_state.h"
 
 /* ---- the thread ---- */
