@@ -5,7 +5,6 @@
 
 #include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "call.h"
 #include "http/http.h"

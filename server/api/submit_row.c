@@ -344,9 +344,10 @@ static void write_many(struct sql *q, const char *conflict)
 }
 
 #define SQL_ROOM 4096
+#define NSTMTS (SUBMIT_ROW_MANY_KEYLESS + 1)
 
-static char texts[4][SQL_ROOM];
-static struct db_stmt stmts[4] = {
+static char texts[NSTMTS][SQL_ROOM];
+static struct db_stmt stmts[NSTMTS] = {
     [SUBMIT_ROW_INSERT] = {"submit_insert", texts[SUBMIT_ROW_INSERT], NPARAMS, 0},
     [SUBMIT_ROW_ONE] = {"submit_one", texts[SUBMIT_ROW_ONE], NPARAMS + 1, 0},
     [SUBMIT_ROW_MANY] = {"submit_many", texts[SUBMIT_ROW_MANY], 1, 0},
@@ -356,8 +357,8 @@ static pthread_once_t written = PTHREAD_ONCE_INIT;
 
 static void write_all(void)
 {
-    struct sql q[4];
-    for (int k = 0; k < 4; k++)
+    struct sql q[NSTMTS];
+    for (int k = 0; k < NSTMTS; k++)
         q[k] = (struct sql){.p = texts[k], .cap = SQL_ROOM};
     write_insert(&q[SUBMIT_ROW_INSERT]);
     write_one(&q[SUBMIT_ROW_ONE]);

@@ -10,6 +10,8 @@
 
 #include "submission.h"
 
+struct db_stmt;
+
 /* The cluster up: its nodes with GPUs and their GPUs, for the admission check, as the
  * database keeps them (sql/029_cluster_up.sql): counting them here cost 0.77 ms a statement at
  * 512 nodes of 8 GPUs. */
