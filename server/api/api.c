@@ -46,23 +46,12 @@ static void metrics_get(struct api_call *call);
 #define AUTH_CACHE_TTL_S 10.0
 
 struct api {
-    struct db_pool *db;
+    struct api_shared shared; /* what its calls may reach (call.h) */
     const char *www_dir;
     const char *vendor_dir;
     struct authlimit *failures;
     struct authcache *tokens; /* verified lately (authcache.h) */
-    struct whatif_runner *whatif;
 };
-
-struct db_pool *api_pool(const struct api_call *call)
-{
-    return call->api->db;
-}
-
-struct whatif_runner *api_whatif(const struct api_call *call)
-{
-    return call->api->whatif;
-}
 
 static const struct route routes[] = {
     {"GET", "/api/v1/health", health_get, 0, 0},
@@ -147,13 +136,13 @@ struct api *api_create(struct db_pool *db, const char *www_dir, const char *vend
     struct api *a = calloc(1, sizeof(*a));
     if (!a)
         return NULL;
-    a->db = db;
+    a->shared.db = db;
     a->www_dir = www_dir;
     a->vendor_dir = vendor_dir;
     a->failures = authlimit_create(AUTH_MAX_FAILURES, AUTH_WINDOW_S, AUTH_BLOCK_S);
     a->tokens = a->failures ? authcache_create(AUTH_CACHE_TTL_S) : NULL;
-    a->whatif = a->tokens ? whatif_runner_create(db) : NULL;
-    if (!a->whatif) {
+    a->shared.whatif = a->tokens ? whatif_runner_create(db) : NULL;
+    if (!a->shared.whatif) {
         authcache_destroy(a->tokens);
         authlimit_destroy(a->failures);
         free(a);
@@ -167,7 +156,7 @@ void api_destroy(struct api *a)
 {
     if (!a)
         return;
-    whatif_runner_destroy(a->whatif);
+    whatif_runner_destroy(a->shared.whatif);
     authcache_destroy(a->tokens);
     authlimit_destroy(a->failures);
     free(a);
@@ -274,8 +263,12 @@ static int content_type_or_respond(struct api_call *call, const struct route *rt
 
 static void dispatch_route(struct api *a, struct http_req *req, const struct router_match *m)
 {
-    struct api_call call = {.api = a, .req = req, .id = m->id, .route = (size_t)(m->route - routes)};
-    call.db = db_acquire(a->db);
+    struct api_call call = {.api = a,
+                            .shared = &a->shared,
+                            .req = req,
+                            .id = m->id,
+                            .route = (size_t)(m->route - routes)};
+    call.db = db_acquire(a->shared.db);
     if (!call.db && m->route->roles) {
         http_problem(req, 503, "the database is unavailable");
         return;
@@ -283,7 +276,7 @@ static void dispatch_route(struct api *a, struct http_req *req, const struct rou
     if ((!m->route->roles || authorize_or_respond(&call, m->route) == 0) &&
         content_type_or_respond(&call, m->route) == 0)
         m->route->handler(&call);
-    db_release(a->db, call.db);
+    db_release(a->shared.db, call.db);
 }
 
 /* The handlers that may run on libmicrohttpd's thread (api_run_inline), by route: 1 when
@@ -305,7 +298,11 @@ int api_run_inline(void *arg, struct http_req *req)
     inline_handler_f run = inline_handler_of(m.route);
     if (!run)
         return 0;
-    struct api_call call = {.api = a, .req = req, .id = m.id, .route = (size_t)(m.route - routes)};
+    struct api_call call = {.api = a,
+                            .shared = &a->shared,
+                            .req = req,
+                            .id = m.id,
+                            .route = (size_t)(m.route - routes)};
     char peer[64];
     http_req_peer(req, peer, sizeof(peer));
     double now = monotime_s();
@@ -318,18 +315,6 @@ int api_run_inline(void *arg, struct http_req *req)
     if (!http_req_detached() && http_req_status(req))
         metrics_http_request(call.route, http_req_status(req));
     return 1;
-}
-
-void api_call_detach(struct api_call *call)
-{
-    http_req_detach(call->req);
-}
-
-void api_call_finish(struct api_call *call)
-{
-    struct http_req *req = call->req;
-    metrics_http_request(call->route, http_req_status(req) ? http_req_status(req) : 500);
-    http_req_finish(req);
 }
 
 enum http_class api_classify(const char *method, const char *path)

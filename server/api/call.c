@@ -1,3 +1,4 @@
+/* call: one API request being served, and the helpers every handler shares (call.h). */
 #include "call.h"
 
 #include <stdio.h>
@@ -16,6 +17,28 @@ const char *api_version(void)
 #else
     return "dev";
 #endif
+}
+
+void api_call_detach(struct api_call *call)
+{
+    http_req_detach(call->req);
+}
+
+void api_call_finish(struct api_call *call)
+{
+    struct http_req *req = call->req;
+    metrics_http_request(call->route, http_req_status(req) ? http_req_status(req) : 500);
+    http_req_finish(req);
+}
+
+struct db_pool *api_pool(const struct api_call *call)
+{
+    return call->shared->db;
+}
+
+struct whatif_runner *api_whatif(const struct api_call *call)
+{
+    return call->shared->whatif;
 }
 
 void api_respond_json(struct api_call *call, unsigned status, json_t *json)

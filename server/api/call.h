@@ -10,11 +10,20 @@
 #include "auth.h"
 
 struct api;
+struct db_pool;
 struct http_req;
+struct whatif_runner;
+
+/* What the server (api.h) lends every call: its database pool and its what-if runner. */
+struct api_shared {
+    struct db_pool *db;
+    struct whatif_runner *whatif;
+};
 
 /* One request being served. */
 struct api_call {
-    struct api *api;
+    struct api *api;                 /* the server's dispatch (api.c's own) */
+    const struct api_shared *shared; /* what the server lends it */
     struct http_req *req;
     const char *id;       /* the {id} path segment, or "" */
     struct auth_user who; /* the caller, when the route needs a token */

@@ -2,7 +2,8 @@
  * (POST /api/v1/jobs:batch): validation (spec/jobspec.h), the admission check (a job that can
  * never fit the cluster up is refused, unless it holds), the Idempotency-Key that makes a
  * retry safe, and one wake-up of the scheduler. Concurrent single submissions are stored
- * together, a group in one statement (submit_group.h). */
+ * together, a group in one statement (submit_group.h). A request becomes a submission
+ * (submission.h) and its row (submit_row.h); submit.c stores one job, submit_batch.c a batch. */
 #ifndef RINGMASTER_API_SUBMIT_H
 #define RINGMASTER_API_SUBMIT_H
 

@@ -1,3 +1,5 @@
+/* submit_group: the group commit of single submissions: the queue, its leader, and the
+ * leader's two statements in one pipeline (submit_group.h). */
 #include "submit_group.h"
 
 #include <poll.h>
@@ -7,11 +9,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "http/jsontext.h"
 #include "log.h"
 #include "metrics.h"
 #include "store/db.h"
-#include "submit_sql.h"
+#include "submit_row.h"
 
 /* The jobs queued while a leader stores, oldest first, and how many; busy: a leader is
  * storing. wanted: the leader waits until that many jobs are queued (0: it does not), to
@@ -28,39 +29,22 @@ static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
  * whatever its size (docs/benchmarks.md, "Two statements in one pipeline"). */
 #define PIPELINE_MIN_GROUP 2
 
-static const struct db_stmt one_stmt = {"submit_one", SUBMIT_ONE_SQL, SUBMIT_NPARAMS, 0};
-static const struct db_stmt many_stmt = {"submit_many", SUBMIT_MANY_SQL, 1, 0};
-static const struct db_stmt keyless_stmt = {"submit_many_keyless", SUBMIT_MANY_KEYLESS_SQL, 1,
-                                            0};
+/* The statement of a job stored alone. */
+#define ONE_STMT submit_row_stmt(SUBMIT_ROW_ONE)
 
-/* The group's $1: each job's parameters as an array of JSON strings (new text; NULL on
- * ENOMEM). */
+/* The group's $1 (submit_row_group_json() of its jobs' rows; new text, NULL on ENOMEM). */
 static char *group_json(struct submit_group_job *const *jobs, int n)
 {
-    struct jsontext t;
-    jsontext_init(&t, (size_t)n * 512);
-    for (int k = 0; k < n; k++) {
-        jsontext_raw(&t, k ? ",[" : "[[", 2);
-        for (int i = 0; i < SUBMIT_NPARAMS; i++) {
-            const char *v = jobs[k]->params[i];
-            if (i)
-                jsontext_lit(&t, ",");
-            if (v)
-                jsontext_str(&t, v);
-            else
-                jsontext_lit(&t, "null");
-        }
-        jsontext_lit(&t, "]");
-    }
-    jsontext_lit(&t, "]");
-    size_t len;
-    return jsontext_take(&t, &len);
+    const struct submit_row *rows[SUBMIT_GROUP_MAX];
+    for (int k = 0; k < n; k++)
+        rows[k] = jobs[k]->row;
+    return submit_row_group_json(rows, n);
 }
 
 /* Stores job alone on c and answers it. */
 static void store_alone(PGconn *c, struct submit_group_job *job)
 {
-    PGresult *r = db_exec_stmt(c, &one_stmt, job->params);
+    PGresult *r = db_exec_stmt(c, ONE_STMT, job->row->params);
     job->done(job, c, r, 0);
     PQclear(r);
 }
@@ -77,11 +61,11 @@ struct group {
 static const struct db_stmt *group_stmt(const struct group *g)
 {
     if (g->n == 1)
-        return &one_stmt;
+        return ONE_STMT;
     for (int k = 0; k < g->n; k++)
-        if (g->jobs[k]->params[SUBMIT_KEY_PARAM])
-            return &many_stmt;
-    return &keyless_stmt;
+        if (g->jobs[k]->row->keyed)
+            return submit_row_stmt(SUBMIT_ROW_MANY);
+    return submit_row_stmt(SUBMIT_ROW_MANY_KEYLESS);
 }
 
 /* The statement of a group and its parameters: alone, its job's; many at once, $1 the
@@ -99,7 +83,7 @@ static int group_call_of(const struct group *g, struct group_call *gc)
     gc->st = group_stmt(g);
     gc->text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
     gc->many[0] = gc->text;
-    gc->params = g->n > 1 ? gc->many : g->jobs[0]->params;
+    gc->params = g->n > 1 ? gc->many : g->jobs[0]->row->params;
     return g->n == 1 || gc->text ? 0 : -1;
 }
 
@@ -364,8 +348,10 @@ static void lead_pipelined(PGconn *c, const struct group *first)
 static void lead(PGconn *c, struct submit_group_job *job)
 {
     struct group first = {.jobs = {job}, .n = 1};
-    if (wake_fd >= 0 && db_stmt_prepared(c, &one_stmt) && db_stmt_prepared(c, &many_stmt) &&
-        db_stmt_prepared(c, &keyless_stmt) && PQenterPipelineMode(c) == 1)
+    if (wake_fd >= 0 && db_stmt_prepared(c, ONE_STMT) &&
+        db_stmt_prepared(c, submit_row_stmt(SUBMIT_ROW_MANY)) &&
+        db_stmt_prepared(c, submit_row_stmt(SUBMIT_ROW_MANY_KEYLESS)) &&
+        PQenterPipelineMode(c) == 1)
         lead_pipelined(c, &first);
     else
         lead_serial(c, &first);

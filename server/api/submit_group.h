@@ -23,19 +23,20 @@
 #define SUBMIT_GROUP_MAX 64
 
 struct submit_group_job;
+struct submit_row;
 
 /* Called once for every job stored, from the thread of its group's leader: r (NULL when the
  * group's connection was lost during its statement: whether the job was stored is not
- * known) holds the job's answer in row `row`, laid out as SUBMIT_ONE_SQL's; c is the
- * leader's connection, for what the answer may still read. r is freed after the call. */
+ * known) holds the job's answer in row `row`, laid out as SUBMIT_ROW_ONE answers
+ * (submit_row.h); c is the leader's connection, for what the answer may still read. r is
+ * freed after the call. */
 typedef void (*submit_group_done_f)(struct submit_group_job *job, PGconn *c, const PGresult *r,
                                     int row);
 
-/* One job to store. The caller sets params (the SUBMIT_NPARAMS text parameters of
- * SUBMIT_ONE_SQL, submit_sql.h) and done; both, and the job, must live until done() was
- * called for it. */
+/* One job to store. The caller sets row (its parameters, submit_row.h) and done; both, and
+ * the job, must live until done() was called for it. */
 struct submit_group_job {
-    const char *const *params;
+    const struct submit_row *row;
     submit_group_done_f done;
     /* private */
     struct submit_group_job *next;
