@@ -4,7 +4,7 @@
  * writes table scheduler_config by it (one column per setting, named as the setting), what-if
  * writes the simulator's options with it and ringmaster-sim run parses them back with it.
  *
- * Adding a setting: a member in SETTINGS_MEMBERS, a row in the table (settings.c), a column
+ * Adding a setting: a member of struct settings, a row in the table (settings.c), a column
  * of scheduler_config (sql/) of the same name, and its use. Nothing else reads a list of them.
  *
  * The core stays pure: nothing here formats text; the callers write the error texts (the
@@ -17,23 +17,18 @@
 #define SETTINGS_POLICY_MAX 32 /* a policy's name, with its NUL */
 #define SETTINGS_MAX 32        /* the table has at most this many rows (arrays per setting) */
 
-/* The members of struct settings, in the order of the table. Also the members of the live
- * scheduler's struct sched_config (server/live/config.h), which is these settings by name. */
-#define SETTINGS_MEMBERS                                                                           \
-    char policy[SETTINGS_POLICY_MAX]; /* a policy of sched_policy_list() */                        \
-    double interval_s;                /* seconds between timed rounds */                           \
-    double node_timeout_s;            /* a node silent this long is DOWN */                        \
-    double min_resize_interval_s;     /* hysteresis of the core */                                 \
-    double resize_cost_s;             /* assumed cost of a resize until one is measured */         \
-    double grace_s;                   /* a job losing GPUs gets this long to checkpoint */         \
-    double quantum_s;                 /* time-slice length of policy gandiva (docs/gandiva.md) */  \
-    double explore_stage_s; /* seconds an exploring job runs at each of 1, 2, 4, 8 GPUs */         \
-    double max_wait_s;      /* a job that fits gets GPUs within this of being runnable */          \
-    int paused;             /* 1: no rounds (nodes are not marked DOWN either) */
-
-/* The settings' values. */
+/* The settings' values, in the order of the table. */
 struct settings {
-    SETTINGS_MEMBERS
+    char policy[SETTINGS_POLICY_MAX]; /* a policy of sched_policy_list() */
+    double interval_s;                /* seconds between timed rounds */
+    double node_timeout_s;            /* a node silent this long is DOWN */
+    double min_resize_interval_s;     /* hysteresis of the core */
+    double resize_cost_s;             /* assumed cost of a resize until one is measured */
+    double grace_s;                   /* a job losing GPUs gets this long to checkpoint */
+    double quantum_s;                 /* time-slice length of policy gandiva (docs/gandiva.md) */
+    double explore_stage_s;           /* seconds an exploring job runs at each of 1, 2, 4, 8 GPUs */
+    double max_wait_s;                /* a job that fits gets GPUs within this of being runnable */
+    int paused;                       /* 1: no rounds (nodes are not marked DOWN either) */
 };
 
 enum settings_type {
@@ -57,7 +52,7 @@ struct settings_desc {
     double sim_min, sim_max, sim_def;
 };
 
-/* The table, in the order of SETTINGS_MEMBERS; a row whose name is NULL ends it. */
+/* The table, in the order of struct settings' members; a row whose name is NULL ends it. */
 const struct settings_desc *settings_list(void);
 
 /* The rows before the end (at most SETTINGS_MAX). */

@@ -50,7 +50,7 @@ struct daemon {
     struct api *api;
     struct http_server *http;
     struct dblisten *actions; /* LISTEN ringmaster_actions: wakes the workers' long-polls */
-    struct sched_thread *_Atomic sched; /* read by the supervisor's thread too */
+    struct live_thread *_Atomic sched; /* read by the supervisor's thread too */
 };
 
 static void usage(FILE *out)
@@ -212,9 +212,9 @@ static void on_cluster(void *arg, enum pgsup_event ev)
 {
     struct daemon *d = arg;
     db_set_restarting(d->db, ev == PGSUP_DOWN);
-    struct sched_thread *t = atomic_load(&d->sched);
+    struct live_thread *t = atomic_load(&d->sched);
     if (t)
-        sched_thread_db_restarting(t, ev == PGSUP_DOWN);
+        live_thread_db_restarting(t, ev == PGSUP_DOWN);
 }
 
 /* Every connection is a descriptor: raises the soft limit on them towards the hard one so
@@ -293,7 +293,7 @@ static int start(const struct config *cfg, struct daemon *d, char *err, size_t e
         return -1;
     char name[300];
     server_name(cfg, name, sizeof(name));
-    struct sched_thread *t = sched_thread_create(conninfo, name, err, errlen);
+    struct live_thread *t = live_thread_create(conninfo, name, err, errlen);
     atomic_store(&d->sched, t);
     return t ? 0 : -1;
 }
@@ -304,7 +304,7 @@ static void stop(struct daemon *d)
     api_stop_waiting();
     dblisten_destroy(d->actions); /* before the server it wakes */
     http_destroy(d->http);
-    sched_thread_destroy(d->sched);
+    live_thread_destroy(d->sched);
     api_destroy(d->api);
     db_destroy(d->db);
     if (d->cluster && pgcluster_stop(d->cluster) < 0)

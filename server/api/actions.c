@@ -213,10 +213,10 @@ void actions_result(struct api_call *call)
                         3, p);
         int failed = ok && db_ok(r) && PQntuples(r) == 1 && strcmp(state, "failed") == 0;
         ok = ok && db_ok(r) && db_command_params(call->db, follow_migrate_sql, 1, p) == 0 &&
-             (!failed || sched_slice_suspend_failed(call->db, ids) == 0) &&
+             (!failed || live_slice_suspend_failed(call->db, ids) == 0) &&
              db_command(call->db, "COMMIT") == 0;
         if (ok && failed)
-            sched_wake_signal();
+            live_wake_signal();
         if (!ok)
             api_db_error(call, r);
         else if (PQntuples(r) == 0)
@@ -258,7 +258,7 @@ static int job_check_or_respond(struct api_call *call, const char *ids, enum job
  * would run it outside any allocation, and it answers 409 saying how to have it sooner. */
 static int sliced_or_respond(struct api_call *call, const char *ids)
 {
-    int sliced = sched_slice_by_scheduler(call->db, ids);
+    int sliced = live_slice_by_scheduler(call->db, ids);
     if (sliced < 0)
         api_db_error(call, NULL);
     else if (sliced)

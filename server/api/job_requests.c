@@ -77,7 +77,7 @@ static void finish_request(struct api_call *call, const struct locked_job *j, co
         return;
     }
     log_info("job %s: %s (by %s: %s)", j->id, event, call->who.name, detail);
-    sched_wake_signal();
+    live_wake_signal();
     jobview_respond(call, strtoll(j->id, NULL, 10), status, 1);
 }
 

@@ -208,7 +208,7 @@ void jobs_cancel(struct api_call *call)
     }
     if (transition_or_respond(call, id, JOB_EV_CANCEL) == 0) {
         jobview_respond(call, id, 200, 0);
-        sched_wake_signal();
+        live_wake_signal();
     } else
         db_command(call->db, "ROLLBACK");
 }

@@ -97,14 +97,14 @@ static void write_rounds(FILE *f)
     fputs("# HELP ringmaster_scheduler_round_duration_seconds Duration of the scheduler's"
           " rounds.\n# TYPE ringmaster_scheduler_round_duration_seconds histogram\n",
           f);
-    struct sched_round_hist h;
-    sched_round_hist_read(&h);
+    struct live_round_hist h;
+    live_round_hist_read(&h);
     unsigned long cum = 0;
-    for (size_t i = 0; i <= SCHED_ROUND_HIST_BOUNDS; i++) {
+    for (size_t i = 0; i <= LIVE_ROUND_HIST_BOUNDS; i++) {
         cum += h.counts[i];
-        if (i < SCHED_ROUND_HIST_BOUNDS)
+        if (i < LIVE_ROUND_HIST_BOUNDS)
             fprintf(f, "ringmaster_scheduler_round_duration_seconds_bucket{le=\"%g\"} %lu\n",
-                    sched_round_hist_bound[i], cum);
+                    live_round_hist_bound[i], cum);
         else
             fprintf(f, "ringmaster_scheduler_round_duration_seconds_bucket{le=\"+Inf\"} %lu\n",
                     cum);

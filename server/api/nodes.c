@@ -121,7 +121,7 @@ void nodes_register(struct api_call *call)
         log_info("node %s: %s %s (by %s)", id, json_string_value(json_object_get(body, "name")),
                  created ? "registered" : "re-registered", call->who.name);
         respond_node(call, id, created ? 201 : 200);
-        sched_wake_signal();
+        live_wake_signal();
     }
     json_decref(body);
 }
@@ -233,7 +233,7 @@ static int requeue_unseen(PGconn *db, const char *node)
         snprintf(ids, sizeof(ids), "%lld", id);
         const char *q[] = {ids};
         if (job_state_parse(PQgetvalue(r, i, 1), &from) < 0 ||
-            sched_requeue_job(db, id, from, detail) < 0 ||
+            live_requeue_job(db, id, from, detail) < 0 ||
             db_command_params(db, "DELETE FROM job_unseen WHERE job_id = $1", 1, q) < 0)
             n = -1;
         else
@@ -366,7 +366,7 @@ void nodes_heartbeat(struct api_call *call)
         api_db_error(call, NULL);
     } else {
         if (lost > 0)
-            sched_wake_signal();
+            live_wake_signal();
         json_t *node = row_json(r, 0), *stop = stale_jobs(r, ids);
         if (stop && json_is_object(node))
             json_object_set(node, "stop", stop);

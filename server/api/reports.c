@@ -349,7 +349,7 @@ static int move_job(struct api_call *call, const char *ids, const char *want_nam
         return -1;
     const char *u[] = {ids, want_name, fromname, job_event_name(ev), call->who.name, detail};
     if (db_command_params(call->db, state_sql, 6, u) < 0 ||
-        (want == JOB_SUSPENDED && sched_slice_suspended_late(call->db, ids) < 0) ||
+        (want == JOB_SUSPENDED && live_slice_suspended_late(call->db, ids) < 0) ||
         db_command(call->db, "COMMIT") < 0) {
         api_db_error(call, NULL);
         return -1;

@@ -28,7 +28,7 @@ static const char *const config_sql =
     " AS round_at, r.policy AS round_policy, r.duration_us AS round_duration_us,"
     " r.jobs AS round_jobs, r.actions AS round_actions, (SELECT a.application_name FROM pg_locks l"
     " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.classid = "
-    SCHED_LEADER_LOCK_CLASS " AND l.objid = " SCHED_LEADER_LOCK_OBJ " AND l.objsubid = 2 AND"
+    LIVE_LEADER_LOCK_CLASS " AND l.objid = " LIVE_LEADER_LOCK_OBJ " AND l.objsubid = 2 AND"
     " l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname ="
     " current_database()) LIMIT 1) AS leader, r.server AS round_server FROM scheduler_config c"
     " LEFT JOIN LATERAL (SELECT * FROM sched_rounds ORDER BY id DESC LIMIT 1) r ON true"
@@ -206,7 +206,7 @@ void scheduler_put(struct api_call *call)
             api_db_error(call, NULL);
         } else {
             log_info("scheduler: settings changed by %s", call->who.name);
-            sched_wake_signal();
+            live_wake_signal();
             scheduler_get(call);
         }
     }

@@ -58,7 +58,7 @@ static void respond_stored(struct api_call *call, const struct submission *s, co
         log_info("job %s: -> PENDING (submit by %s, %d gpus)", PQgetvalue(r, row, C_ID),
                  call->who.name, s->spec.gpus);
         jobview_respond_row(call, r, row, 201);
-        sched_wake_signal();
+        live_wake_signal();
     }
 }
 

@@ -324,7 +324,7 @@ static void batch_respond(struct api_call *call, const struct batch *b, json_t *
              b->array ? json_string_value(json_object_get(first, "name")) : "");
     api_respond_json(call, fresh ? 201 : 200, out);
     if (fresh)
-        sched_wake_signal(); /* once for the whole batch */
+        live_wake_signal(); /* once for the whole batch */
 }
 
 void jobs_submit_batch(struct api_call *call)

@@ -158,7 +158,7 @@ void users_patch(struct api_call *call)
             else
                 api_db_error(call, u);
             PQclear(u);
-            sched_wake_signal();
+            live_wake_signal();
         }
         PQclear(r);
     }

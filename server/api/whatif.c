@@ -301,15 +301,15 @@ static void respond_run(struct api_call *call, long long id, unsigned status)
 /* The live scheduler's settings the replay takes (scheduler_config), into job and force. */
 static int live_settings(struct api_call *call, struct whatif_job *job, char *force, size_t len)
 {
-    struct sched_config cfg;
+    struct settings cfg;
     char err[256];
-    if (sched_config_load(call->db, &cfg, err, sizeof(err)) < 0) {
+    if (live_config_load(call->db, &cfg, err, sizeof(err)) < 0) {
         log_error("POST /api/v1/whatif: %s", err);
         api_db_error(call, NULL);
         return -1;
     }
     snprintf(force, len, "%s", cfg.policy);
-    job->settings = cfg.settings;
+    job->settings = cfg;
     return 0;
 }
 

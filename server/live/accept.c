@@ -29,7 +29,7 @@ static int on_node_of(const struct sched_slot *sl, int n, int node)
  * yields, suspended in place, and waits for GPUs again); a job suspended so resumes in place
  * on the GPUs it left, or moves through its checkpoint (migrate) onto others. CH_KEEP when
  * neither applies. */
-static enum change slice_change(const struct sched_plan *p, const struct plan_job *pj,
+static enum change slice_change(const struct live_plan *p, const struct live_plan_job *pj,
                                 const struct sched_assignment *a)
 {
     int paired = p->cjobs[pj - p->jobs].packed && a->gpus == 0;
@@ -37,13 +37,13 @@ static enum change slice_change(const struct sched_plan *p, const struct plan_jo
     if (!pj->fixed && (a->suspended || paired || yields) && pj->sj->state == JOB_RUNNING &&
         pj->sj->cur_gpus > 0)
         return CH_SUSPEND;
-    if (sched_slice_waiting(p->slice, pj->sj) && a->gpus > 0)
-        return sched_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME : CH_MIGRATE;
+    if (live_slice_waiting(p->slice, pj->sj) && a->gpus > 0)
+        return live_slice_in_place(p->slice, pj->sj, a->slots, a->gpus) ? CH_RESUME : CH_MIGRATE;
     return CH_KEEP;
 }
 
 /* 1 if job i shares its GPUs with a packed partner listed before it, which books them. */
-static int second_of_pair(const struct sched_plan *p, size_t i)
+static int second_of_pair(const struct live_plan *p, size_t i)
 {
     const struct sched_assignment *a = &p->d->assign[i];
     if (a->pack != SCHED_PACK_PACK && a->pack != SCHED_PACK_KEEP)
@@ -58,9 +58,9 @@ static int second_of_pair(const struct sched_plan *p, size_t i)
  * the node where the job runs is a resize (that worker restarts it); anything that leaves the
  * node is a migration (that worker checkpoints, the first new node starts it, at the new
  * size). */
-static enum change proposed(const struct sched_plan *p, size_t i)
+static enum change proposed(const struct live_plan *p, size_t i)
 {
-    const struct plan_job *pj = &p->jobs[i];
+    const struct live_plan_job *pj = &p->jobs[i];
     const struct sched_assignment *a = &p->d->assign[i];
     enum change sliced = slice_change(p, pj, a);
     if (sliced != CH_KEEP)
@@ -77,14 +77,14 @@ static enum change proposed(const struct sched_plan *p, size_t i)
                : CH_MIGRATE;
 }
 
-static void keep(struct plan_job *pj)
+static void keep(struct live_plan_job *pj)
 {
     pj->change = CH_KEEP;
     pj->gpus = pj->sj->cur_gpus;
     pj->slots = pj->sj->slots;
 }
 
-static void take(struct sched_plan *p, size_t i, enum change ch)
+static void take(struct live_plan *p, size_t i, enum change ch)
 {
     p->jobs[i].change = ch;
     p->jobs[i].gpus = p->d->assign[i].gpus;
@@ -92,7 +92,7 @@ static void take(struct sched_plan *p, size_t i, enum change ch)
 }
 
 /* Every change the decision makes, if no GPU ends up booked twice. Returns 0 or -1. */
-static int accept_all(struct sched_plan *p)
+static int accept_all(struct live_plan *p)
 {
     gpumap_clear(p->busy, p->s->nnodes);
     for (size_t i = 0; i < p->njobs; i++) {
@@ -108,7 +108,7 @@ static int accept_all(struct sched_plan *p)
 }
 
 /* Running jobs keep their GPUs; a change goes ahead only into GPUs still free. */
-static void accept_safe(struct sched_plan *p)
+static void accept_safe(struct live_plan *p)
 {
     gpumap_clear(p->busy, p->s->nnodes);
     for (size_t i = 0; i < p->njobs; i++) {
@@ -118,7 +118,7 @@ static void accept_safe(struct sched_plan *p)
     }
     for (size_t i = 0; i < p->njobs; i++) {
         enum change ch = proposed(p, i);
-        struct plan_job *pj = &p->jobs[i];
+        struct live_plan_job *pj = &p->jobs[i];
         const struct sched_assignment *a = &p->d->assign[i];
         if (ch == CH_KEEP)
             continue;
@@ -130,7 +130,7 @@ static void accept_safe(struct sched_plan *p)
 }
 
 /* Up to n free GPUs of node, into out; returns how many were found. */
-static int free_on(const struct sched_plan *p, int node, int n, struct sched_slot *out)
+static int free_on(const struct live_plan *p, int node, int n, struct sched_slot *out)
 {
     int got = 0;
     for (int g = 0; g < p->s->nodes[node].ngpus && got < n; g++)
@@ -140,9 +140,9 @@ static int free_on(const struct sched_plan *p, int node, int n, struct sched_slo
 }
 
 /* A person's migrate request: the same count on one other node with enough free GPUs. */
-static void migrate_requested(struct sched_plan *p, size_t i, struct sched_slot *out)
+static void migrate_requested(struct live_plan *p, size_t i, struct sched_slot *out)
 {
-    struct plan_job *pj = &p->jobs[i];
+    struct live_plan_job *pj = &p->jobs[i];
     const struct snap_job *sj = pj->sj;
     if (sj->migrate_to < 0 || sj->state != JOB_RUNNING || pj->change != CH_KEEP ||
         sj->cur_gpus == 0)
@@ -176,7 +176,7 @@ static int slot_in(struct sched_slot sl, const struct sched_slot *set, int n)
  * core's explore_running_stage): its allocation is the first GPUs of what the decision gave,
  * those it holds now first. The rest of the reservation stays free; the core reserves it
  * again in every round of the exploration. */
-static void run_explore_stage(struct sched_plan *p, size_t i)
+static void run_explore_stage(struct live_plan *p, size_t i)
 {
     const struct sched_job *j = &p->cjobs[i];
     const struct snap_job *sj = p->jobs[i].sj;
@@ -197,7 +197,7 @@ static void run_explore_stage(struct sched_plan *p, size_t i)
     a->changed = !(w == sj->cur_gpus && front >= w);
 }
 
-int live_plan_apply_decision(struct sched_plan *p)
+int live_plan_apply_decision(struct live_plan *p)
 {
     /* a guarantee of the core (max wait, fair share) gave a job GPUs: the running jobs the
      * decision leaves without GPUs yield them (slice_change) */

@@ -23,12 +23,12 @@ int live_config_read(const PGresult *r, int i, struct settings *s, char *err, si
     return 0;
 }
 
-int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t errlen)
+int live_config_load(PGconn *c, struct settings *cfg, char *err, size_t errlen)
 {
     PGresult *r = db_exec(c, "SELECT * FROM scheduler_config WHERE id = 1", 0, NULL);
     int rc = -1;
     if (db_ok(r) && PQntuples(r) == 1)
-        rc = live_config_read(r, 0, &cfg->settings, err, errlen);
+        rc = live_config_read(r, 0, cfg, err, errlen);
     else
         snprintf(err, errlen, "scheduler config: %s", PQresultErrorMessage(r));
     PQclear(r);

@@ -9,20 +9,8 @@
 
 #include "settings.h"
 
-/* The settings (table scheduler_config): the core's struct settings, whose members are also
- * members of this struct by their names (cfg->interval_s is cfg->settings.interval_s: the
- * two share their initial sequence, SETTINGS_MEMBERS). */
-struct sched_config {
-    union {
-        struct settings settings;
-        struct {
-            SETTINGS_MEMBERS
-        };
-    };
-};
-
 /* Reads the settings. Returns 0, or -1 with text in err. */
-int sched_config_load(PGconn *c, struct sched_config *cfg, char *err, size_t errlen);
+int live_config_load(PGconn *c, struct settings *cfg, char *err, size_t errlen);
 
 /* The settings of row i of r, a result that holds scheduler_config's columns under their own
  * names (SELECT c.* ...), into s. Returns 0, or -1 with text in err (a column missing or

@@ -4,13 +4,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-static double obs_speed(const struct sched_fit_obs *o)
+static double obs_speed(const struct live_fit_obs *o)
 {
     return o->gpu_speed > 0 && isfinite(o->gpu_speed) ? o->gpu_speed : 1.0;
 }
 
 /* The speed with the most observations (ties: the one nearest 1, in log terms). */
-static double dominant_speed(const struct sched_fit_obs *obs, size_t n)
+static double dominant_speed(const struct live_fit_obs *obs, size_t n)
 {
     double best = 1.0;
     size_t best_n = 0;
@@ -29,7 +29,7 @@ static double dominant_speed(const struct sched_fit_obs *obs, size_t n)
 
 /* Fits sm on the observations of speed s (all of them when s <= 0), each step time first
  * converted by conv (NULL: raw). */
-static int fit_group(struct speed_model *sm, const struct sched_fit_obs *obs, size_t n, double s,
+static int fit_group(struct speed_model *sm, const struct live_fit_obs *obs, size_t n, double s,
                      const struct speed_model *conv)
 {
     struct speed_obs *o = calloc(n + 1, sizeof(*o));
@@ -54,7 +54,7 @@ static int fit_group(struct speed_model *sm, const struct sched_fit_obs *obs, si
     return rc;
 }
 
-int sched_fit_speed(struct speed_model *sm, const struct sched_fit_obs *obs, size_t n)
+int live_fit_speed(struct speed_model *sm, const struct live_fit_obs *obs, size_t n)
 {
     if (!sm || !obs || n < 1) {
         errno = EINVAL;
@@ -81,7 +81,7 @@ int sched_fit_speed(struct speed_model *sm, const struct sched_fit_obs *obs, siz
 }
 
 /* Keeps every other point held: the stride doubles. */
-static void halve(struct sched_fit_series *s)
+static void halve(struct live_fit_series *s)
 {
     size_t k = 0;
     for (size_t i = 0; i < s->n; i += 2) {
@@ -92,14 +92,14 @@ static void halve(struct sched_fit_series *s)
     s->stride *= 2;
 }
 
-int sched_fit_series_add(struct sched_fit_series *s, double step, double loss)
+int live_fit_series_add(struct live_fit_series *s, double step, double loss)
 {
     if (s->stride < 1)
         s->stride = 1;
     long long index = s->arrived++;
     if (index % s->stride != 0)
         return 0;
-    if (s->n == SCHED_FIT_SERIES_MAX) {
+    if (s->n == LIVE_FIT_SERIES_MAX) {
         halve(s);
         if (index % s->stride != 0)
             return 1;

@@ -17,7 +17,7 @@
 /* Mean step time step_s > 0 at world size w >= 1 on GPUs of speed gpu_speed (relative to the
  * reference; <= 0 or not finite: 1), one node, m examples per GPU per step (<= 0: the model's
  * batch_per_gpu; a job with a batch model measures its own, its global batch / w). */
-struct sched_fit_obs {
+struct live_fit_obs {
     int w;
     double step_s;
     double gpu_speed;
@@ -31,16 +31,16 @@ struct sched_fit_obs {
  * estimate; its compute time C then converts every observation to the reference,
  * t_ref = t + C (1 - 1/s), bounded by t min(1, s) and t max(1, s) (all communication, all
  * compute), and the fit is redone on them. n >= 1. Returns 0, or -1 (errno) leaving *sm. */
-int sched_fit_speed(struct speed_model *sm, const struct sched_fit_obs *obs, size_t n);
+int live_fit_speed(struct speed_model *sm, const struct live_fit_obs *obs, size_t n);
 
-#define SCHED_FIT_SERIES_MAX 512
+#define LIVE_FIT_SERIES_MAX 512
 
-/* A job's loss curve as it arrives: every point while fewer than SCHED_FIT_SERIES_MAX came,
+/* A job's loss curve as it arrives: every point while fewer than LIVE_FIT_SERIES_MAX came,
  * then every stride-th (by arrival), the stride doubling each time the buffer fills, so that
  * the points held cover the whole run evenly. Zero-initialised: empty. */
-struct sched_fit_series {
-    double step[SCHED_FIT_SERIES_MAX];
-    double loss[SCHED_FIT_SERIES_MAX];
+struct live_fit_series {
+    double step[LIVE_FIT_SERIES_MAX];
+    double loss[LIVE_FIT_SERIES_MAX];
     size_t n;          /* points held */
     long long stride;  /* keep every stride-th arrival (0 means 1) */
     long long arrived; /* points appended ever */
@@ -49,6 +49,6 @@ struct sched_fit_series {
 /* Appends a point (in increasing step order: the caller reads them so). Returns 1 when the
  * series changed (the point is held, or the stride doubled), 0 when the point was passed
  * over (the series, and so a fit on it, are as they were). */
-int sched_fit_series_add(struct sched_fit_series *s, double step, double loss);
+int live_fit_series_add(struct live_fit_series *s, double step, double loss);
 
 #endif

@@ -7,7 +7,7 @@
 #include "log.h"
 #include "store/db.h"
 
-int sched_move_job(PGconn *c, long long id, enum job_state from, enum job_event ev,
+int live_move_job(PGconn *c, long long id, enum job_state from, enum job_event ev,
                    const char *detail)
 {
     enum job_state to;
@@ -29,7 +29,7 @@ int sched_move_job(PGconn *c, long long id, enum job_state from, enum job_event 
     return rc;
 }
 
-int sched_release_job(PGconn *c, long long id)
+int live_release_job(PGconn *c, long long id)
 {
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
@@ -44,15 +44,15 @@ int sched_release_job(PGconn *c, long long id)
                : -1;
 }
 
-int sched_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail)
+int live_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail)
 {
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids};
     if (!job_state_is_terminal(from) && from != JOB_PENDING &&
-        sched_move_job(c, id, from, JOB_EV_REQUEUE, detail) < 0)
+        live_move_job(c, id, from, JOB_EV_REQUEUE, detail) < 0)
         return -1;
-    return sched_release_job(c, id) == 0 && sched_slice_forget(c, id) == 0 &&
+    return live_release_job(c, id) == 0 && live_slice_forget(c, id) == 0 &&
                    db_command_params(c,
                                      "UPDATE actions SET state = 'superseded', finished_at = now()"
                                      " WHERE job_id = $1 AND state = 'pending'"
@@ -64,7 +64,7 @@ int sched_requeue_job(PGconn *c, long long id, enum job_state from, const char *
                : -1;
 }
 
-int sched_slice_forget(PGconn *c, long long id)
+int live_slice_forget(PGconn *c, long long id)
 {
     char ids[24];
     snprintf(ids, sizeof(ids), "%lld", id);

@@ -9,7 +9,7 @@
  *
  * Errors: functions returning int answer 0 (or a count) on success and -1 on failure (a
  * database error, after which the caller's transaction must roll back), as each says;
- * sched_thread_create() writes its reason into err. Every name here is prefixed sched_ (the
+ * live_thread_create() writes its reason into err. Every name here is prefixed sched_ (the
  * scheduler thread). */
 #ifndef RINGMASTER_LIVE_H
 #define RINGMASTER_LIVE_H
@@ -23,43 +23,43 @@
 /* ---- the thread ---- */
 
 /* The scheduler thread: a round every interval_s of the scheduler's settings (config.h), and
- * at once after sched_wake_signal() or a database notification; at least every
+ * at once after live_wake_signal() or a database notification; at least every
  * node_timeout_s / 2 so that silent nodes are noticed. It has its own database connection
  * and takes no lock an HTTP thread waits on. */
-struct sched_thread;
+struct live_thread;
 
 /* Connects to conninfo and starts the thread of the server called name (its rounds' audit
  * names it). Several servers may share one database: only the one holding the leader lock
  * runs rounds, the others stand by and take over when it goes. Returns the thread, or NULL
  * with text in err. */
-struct sched_thread *sched_thread_create(const char *conninfo, const char *name, char *err,
+struct live_thread *live_thread_create(const char *conninfo, const char *name, char *err,
                                         size_t errlen);
 
 /* The advisory lock (pg_try_advisory_lock(CLASS, OBJ)) whose holder runs the rounds; in
  * pg_locks: locktype 'advisory', classid CLASS, objid OBJ, objsubid 2. */
-#define SCHED_LEADER_LOCK_CLASS "1919512434" /* "ring" */
-#define SCHED_LEADER_LOCK_OBJ "1"
+#define LIVE_LEADER_LOCK_CLASS "1919512434" /* "ring" */
+#define LIVE_LEADER_LOCK_OBJ "1"
 
-/* SQL: true when this session holds the advisory lock (SCHED_LEADER_LOCK_CLASS, obj) or has
+/* SQL: true when this session holds the advisory lock (LIVE_LEADER_LOCK_CLASS, obj) or has
  * just taken it, false when another session holds it (a session lock: it goes with the
  * session). For the rounds' lock and retention's (RETENTION_LOCK_OBJ). */
-#define SCHED_LOCK_HELD_SQL(obj)                                                                   \
+#define LIVE_LOCK_HELD_SQL(obj)                                                                   \
     "CASE WHEN EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = "          \
-    SCHED_LEADER_LOCK_CLASS " AND objid = " obj " AND objsubid = 2 AND pid = pg_backend_pid()"    \
-    " AND granted) THEN true ELSE pg_try_advisory_lock(" SCHED_LEADER_LOCK_CLASS ", " obj ") END"
+    LIVE_LEADER_LOCK_CLASS " AND objid = " obj " AND objsubid = 2 AND pid = pg_backend_pid()"    \
+    " AND granted) THEN true ELSE pg_try_advisory_lock(" LIVE_LEADER_LOCK_CLASS ", " obj ") END"
 
 /* Stops the thread (waiting for a round in progress to end), closes its connection. NULL ok. */
-void sched_thread_destroy(struct sched_thread *t);
+void live_thread_destroy(struct live_thread *t);
 
 /* The owner of the database (ringmasterd's supervisor of the embedded cluster) restarts it
  * (1) or it runs again (0): the thread's connection makes no attempt meanwhile; after, it and
  * the LISTEN connection are remade at once and a round runs. Safe from any thread. */
-void sched_thread_db_restarting(struct sched_thread *t, int restarting);
+void live_thread_db_restarting(struct live_thread *t, int restarting);
 
 /* Asks for a round as soon as possible (a submission, a cancellation, a node registered, a
  * settings change, a person's request). Safe from any thread, never blocks; a no-op while no
  * thread runs. */
-void sched_wake_signal(void);
+void live_wake_signal(void);
 
 /* ---- what the API changes inside its own transactions ---- */
 
@@ -68,29 +68,29 @@ void sched_wake_signal(void);
  * resize, migrate, suspend and resume superseded, its time-slicing forgotten, its checkpoint
  * generation (jobs.ckpt_gen) advanced, so that it starts afresh from its last checkpoint in a
  * folder no copy left behind writes. Returns 0 or -1. */
-int sched_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail);
+int live_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail);
 
 /* 1 if job id (decimal text) was suspended by the scheduler to time-slice its GPUs and waits
  * for its turn (a person's resume would run it outside any allocation), 0 if not, -1 on a
  * database error. */
-int sched_slice_by_scheduler(PGconn *c, const char *id);
+int live_slice_by_scheduler(PGconn *c, const char *id);
 
 /* Inside the transaction that finished action id (decimal text) as failed: when it was a
  * round's suspension of a job that still RUNNING (the job did not take it, so it still runs
  * on the GPUs it was to leave), gives the job those GPUs back (allocation restored, no
  * longer sliced, event "suspend_failed"), or, when they already hold two jobs, requeues it
- * (sched_requeue_job). Anything else: nothing. Returns 0 or -1. */
-int sched_slice_suspend_failed(PGconn *c, const char *id);
+ * (live_requeue_job). Anything else: nothing. Returns 0 or -1. */
+int live_slice_suspend_failed(PGconn *c, const char *id);
 
 /* Inside the transaction that moved job id (decimal text) to SUSPENDED, on its worker's word:
  * when the job's latest action is a round's suspension that failed (it timed out, so
- * sched_slice_suspend_failed gave the job its GPUs back) and the job still holds those GPUs,
+ * live_slice_suspend_failed gave the job its GPUs back) and the job still holds those GPUs,
  * the suspension took after all, late. The scheduler wanted the job off them, and a
  * time-sliced job holds no GPU: its allocation is released and its row is sliced again (home:
  * where it waits, run_s grown by the allocation's age), event "suspend_late"; it waits for its
  * turn like any time-sliced job instead of holding GPUs until a person resumes it. Returns 1
  * when it did so, 0 when nothing applied, -1 on a database error. */
-int sched_slice_suspended_late(PGconn *c, const char *id);
+int live_slice_suspended_late(PGconn *c, const char *id);
 
 /* ---- the cluster's history (live/sampler.c writes it, GET /api/v1/cluster/history reads it) ----
  */
@@ -101,20 +101,20 @@ int sched_slice_suspended_late(PGconn *c, const char *id);
 
 /* ---- the rounds' durations, for GET /metrics ---- */
 
-#define SCHED_ROUND_HIST_BOUNDS 12
+#define LIVE_ROUND_HIST_BOUNDS 12
 
 /* The histogram's upper bounds in seconds (0.001 .. 5), ascending. */
-extern const double sched_round_hist_bound[SCHED_ROUND_HIST_BOUNDS];
+extern const double live_round_hist_bound[LIVE_ROUND_HIST_BOUNDS];
 
-struct sched_round_hist {
-    unsigned long counts[SCHED_ROUND_HIST_BOUNDS + 1]; /* per bucket, not cumulative; last: +Inf */
+struct live_round_hist {
+    unsigned long counts[LIVE_ROUND_HIST_BOUNDS + 1]; /* per bucket, not cumulative; last: +Inf */
     double sum_s;
 };
 
 /* Counts one round that took seconds (the thread, after each round that ran). */
-void sched_round_hist_observe(double seconds);
+void live_round_hist_observe(double seconds);
 
 /* A copy of the counts so far. Safe from any thread. */
-void sched_round_hist_read(struct sched_round_hist *h);
+void live_round_hist_read(struct live_round_hist *h);
 
 #endif

@@ -16,8 +16,8 @@
 #include "store/db.h"
 
 #define DEFAULT_DATASET 50000.0
-#define SCHED_MODEL_PAGE 4096 /* (step, loss) points read per query */
-#define SCHED_MODEL_PAGE_TEXT "4096"
+#define LIVE_MODEL_PAGE 4096 /* (step, loss) points read per query */
+#define LIVE_MODEL_PAGE_TEXT "4096"
 #define MAX_WORLD_SIZES 64
 
 /* A class's speed model, loaded at most once. */
@@ -28,16 +28,16 @@ struct class_model {
     double dataset_size;
 };
 
-struct sched_models {
-    struct sched_model **items; /* by job id; each allocated alone: pointers stay valid */
+struct live_models {
+    struct live_model **items; /* by job id; each allocated alone: pointers stay valid */
     size_t n, cap;
     struct class_model classes[PROFILE_NAPPS + 1];
     int64_t conv_after; /* the last job whose convergence a round fitted */
 };
 
-struct sched_models *sched_models_create(void)
+struct live_models *live_models_create(void)
 {
-    struct sched_models *ms = calloc(1, sizeof(*ms));
+    struct live_models *ms = calloc(1, sizeof(*ms));
     if (!ms)
         return NULL;
     snprintf(ms->classes[0].name, sizeof(ms->classes[0].name), "resnet110");
@@ -47,7 +47,7 @@ struct sched_models *sched_models_create(void)
     return ms;
 }
 
-void sched_models_destroy(struct sched_models *ms)
+void live_models_destroy(struct live_models *ms)
 {
     if (!ms)
         return;
@@ -96,7 +96,7 @@ static int load_profile(struct class_model *cm)
     return rc;
 }
 
-static const struct class_model *class_find(struct sched_models *ms, const char *name)
+static const struct class_model *class_find(struct live_models *ms, const char *name)
 {
     for (size_t i = 0; i < PROFILE_NAPPS + 1; i++) {
         struct class_model *cm = &ms->classes[i];
@@ -118,7 +118,7 @@ static double obj_num(const json_t *o, const char *k, double def)
 }
 
 /* Fills a new entry from the job's declaration. */
-static void declare(struct sched_models *ms, struct sched_model *m, const char *model_json,
+static void declare(struct live_models *ms, struct live_model *m, const char *model_json,
                     int batch)
 {
     json_t *o = model_json ? json_loads(model_json, 0, NULL) : NULL;
@@ -140,7 +140,7 @@ static void declare(struct sched_models *ms, struct sched_model *m, const char *
     json_decref(o);
 }
 
-struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
+struct live_model *live_models_get(struct live_models *ms, int64_t job_id,
                                      const char *model_json, int batch_per_gpu, long round)
 {
     size_t lo = 0, hi = ms->n; /* items are kept in job id order: the first >= job_id */
@@ -157,13 +157,13 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
     }
     if (ms->n == ms->cap) {
         size_t cap = ms->cap ? 2 * ms->cap : 64;
-        struct sched_model **items = realloc(ms->items, cap * sizeof(*items));
+        struct live_model **items = realloc(ms->items, cap * sizeof(*items));
         if (!items)
             return NULL;
         ms->items = items;
         ms->cap = cap;
     }
-    struct sched_model *m = calloc(1, sizeof(*m));
+    struct live_model *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
     memmove(ms->items + lo + 1, ms->items + lo, (ms->n - lo) * sizeof(*ms->items));
@@ -176,7 +176,7 @@ struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
     return m;
 }
 
-void sched_models_prune(struct sched_models *ms, long round)
+void live_models_prune(struct live_models *ms, long round)
 {
     size_t k = 0;
     for (size_t i = 0; i < ms->n; i++) {
@@ -216,7 +216,7 @@ static const char *const new_points_sql =
     "SELECT a.i, m.step, m.loss FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY"
     " AS a(job_id, after, i) CROSS JOIN LATERAL (SELECT step, loss FROM job_metrics"
     " WHERE job_id = a.job_id AND step > a.after AND loss > 0 AND loss < 'Infinity'"
-    " ORDER BY step LIMIT " SCHED_MODEL_PAGE_TEXT ") m ORDER BY a.i, m.step";
+    " ORDER BY step LIMIT " LIVE_MODEL_PAGE_TEXT ") m ORDER BY a.i, m.step";
 
 /* $1 the jobs: their sums per (world size, GPU model) with timed reports. */
 static const char *const sums_sql =
@@ -227,7 +227,7 @@ static const char *const sums_sql =
 /* A job being refreshed: its model, the metrics count to reach, whether more pages of its
  * points remain. */
 struct refresh {
-    struct sched_model *m;
+    struct live_model *m;
     long long nmetrics;
     int more;
 };
@@ -274,10 +274,10 @@ static int read_new_points(struct refresh *rs, size_t n, PGconn *c)
         long long k = strtoll(PQgetvalue(r, i, 0), NULL, 10) - 1;
         if (k < 0 || (size_t)k >= n)
             continue;
-        struct sched_model *m = rs[k].m;
+        struct live_model *m = rs[k].m;
         m->last_step = strtod(PQgetvalue(r, i, 1), NULL);
         m->conv_due |=
-            sched_fit_series_add(&m->points, m->last_step, strtod(PQgetvalue(r, i, 2), NULL));
+            live_fit_series_add(&m->points, m->last_step, strtod(PQgetvalue(r, i, 2), NULL));
         m->points_read++;
         page[k]++;
     }
@@ -285,54 +285,54 @@ static int read_new_points(struct refresh *rs, size_t n, PGconn *c)
     if (!page)
         return -1;
     for (size_t k = 0; k < n; k++)
-        rs[k].more = page[k] >= SCHED_MODEL_PAGE;
+        rs[k].more = page[k] >= LIVE_MODEL_PAGE;
     free(page);
     return 0;
 }
 
 /* The convergence model from the job's points (they changed since its last fit). */
-static void refit_conv(struct sched_model *m)
+static void refit_conv(struct live_model *m)
 {
     struct conv_model cm;
-    const struct sched_fit_series *s = &m->points;
+    const struct live_fit_series *s = &m->points;
     if (conv_fit(s->step, s->loss, s->n, &cm) == 0)
         m->conv = cm;
     m->conv_due = 0;
     m->changed = 1;
 }
 
-static int conv_fit_due(const struct sched_model *m)
+static int conv_fit_due(const struct live_model *m)
 {
     return m->conv_due && m->points.n >= 3;
 }
 
-/* The convergence fits due among the n models, at most SCHED_CONV_FITS_MAX, and past
- * SCHED_CONV_FITS_MIN within SCHED_CONV_FIT_BUDGET_US, in turn by job id after the last one
+/* The convergence fits due among the n models, at most LIVE_CONV_FITS_MAX, and past
+ * LIVE_CONV_FITS_MIN within LIVE_CONV_FIT_BUDGET_US, in turn by job id after the last one
  * fitted (models in job id order). */
-static void refit_convs(struct sched_models *ms, struct sched_model *const *models, size_t n)
+static void refit_convs(struct live_models *ms, struct live_model *const *models, size_t n)
 {
     int fits = 0, more = 1;
     long long t0 = monotime_us();
     for (int pass = 0; pass < 2 && more; pass++)
         for (size_t i = 0; i < n && more; i++) {
-            struct sched_model *m = models[i];
+            struct live_model *m = models[i];
             if ((pass == 0) != (m->job_id > ms->conv_after) || !conv_fit_due(m))
                 continue;
             refit_conv(m);
             fits++;
             ms->conv_after = m->job_id;
-            more = fits < SCHED_CONV_FITS_MAX &&
-                   (fits < SCHED_CONV_FITS_MIN || monotime_us() - t0 < SCHED_CONV_FIT_BUDGET_US);
+            more = fits < LIVE_CONV_FITS_MAX &&
+                   (fits < LIVE_CONV_FITS_MIN || monotime_us() - t0 < LIVE_CONV_FIT_BUDGET_US);
         }
 }
 
-/* The speed of the GPU model named (sched_snap's table; unknown names and '' count as the
+/* The speed of the GPU model named (live_snap's table; unknown names and '' count as the
  * reference) and notes the name in m->measured_on. */
-static double measured_speed(struct sched_model *m, const char *name)
+static double measured_speed(struct live_model *m, const char *name)
 {
     int index;
     double speed = 1.0, mem;
-    if (!sched_snap_gpu_model(name, &index, &speed, &mem))
+    if (!live_snap_gpu_model(name, &index, &speed, &mem))
         speed = 1.0;
     const char *word = name[0] ? name : "unknown";
     size_t len = strlen(m->measured_on);
@@ -347,8 +347,8 @@ static double measured_speed(struct sched_model *m, const char *name)
  * a job with a batch model examples at its initial batch weighted by the statistical
  * efficiency of the batch each step ran at, as the simulator counts them. Returns the number
  * of obs. */
-static int apply_sums(struct sched_model *m, const PGresult *r, int from, int to,
-                      struct sched_fit_obs *obs)
+static int apply_sums(struct live_model *m, const PGresult *r, int from, int to,
+                      struct live_fit_obs *obs)
 {
     double samples = 0;
     int n = to - from < MAX_WORLD_SIZES ? to - from : MAX_WORLD_SIZES, prev_w = 0;
@@ -357,7 +357,7 @@ static int apply_sums(struct sched_model *m, const PGresult *r, int from, int to
     memset(m->explored_s, 0, sizeof(m->explored_s));
     for (int i = 0; i < n; i++) {
         int row = from + i, w = atoi(PQgetvalue(r, row, 1));
-        obs[i] = (struct sched_fit_obs){w, strtod(PQgetvalue(r, row, 2), NULL),
+        obs[i] = (struct live_fit_obs){w, strtod(PQgetvalue(r, row, 2), NULL),
                                         measured_speed(m, PQgetvalue(r, row, 5)), 0};
         if (m->own_batch && w > 0)
             obs[i].m = strtod(PQgetvalue(r, row, 6), NULL) / w;
@@ -375,13 +375,13 @@ static int apply_sums(struct sched_model *m, const PGresult *r, int from, int to
 /* The speed model from the mean step time at each world size and GPU model, normalised to
  * the reference GPU. Read from the running sums that a trigger keeps (sql/005, sql/011),
  * not from every report. */
-static void refit_speed(struct sched_model *m, const PGresult *r, int from, int to)
+static void refit_speed(struct live_model *m, const PGresult *r, int from, int to)
 {
-    struct sched_fit_obs obs[MAX_WORLD_SIZES];
+    struct live_fit_obs obs[MAX_WORLD_SIZES];
     int n = apply_sums(m, r, from, to, obs);
     struct speed_model sm = m->speed;
     sm.gpus_per_node = 0;
-    if (m->nworld_sizes >= 2 && sched_fit_speed(&sm, obs, (size_t)n) == 0) {
+    if (m->nworld_sizes >= 2 && live_fit_speed(&sm, obs, (size_t)n) == 0) {
         m->speed = sm;
         m->source = SCHED_MODEL_FITTED;
     }
@@ -401,7 +401,7 @@ static int refit_group(struct refresh *rs, size_t n, PGconn *c)
     }
     int row = 0, rows = PQntuples(r);
     for (size_t k = 0; k < n; k++) {
-        struct sched_model *m = rs[k].m;
+        struct live_model *m = rs[k].m;
         while (row < rows && strtoll(PQgetvalue(r, row, 0), NULL, 10) < m->job_id)
             row++;
         int from = row;
@@ -455,7 +455,7 @@ static int by_news(const void *a, const void *b)
     return nx != ny ? (nx < ny ? 1 : -1) : by_job(a, b);
 }
 
-int sched_models_refresh(struct sched_models *ms, struct sched_model *const *models,
+int live_models_refresh(struct live_models *ms, struct live_model *const *models,
                          const long long *nmetrics, size_t n, PGconn *c)
 {
     struct refresh *rs = calloc(n + 1, sizeof(*rs));
@@ -476,7 +476,7 @@ int sched_models_refresh(struct sched_models *ms, struct sched_model *const *mod
         while (end < k && end - first < REFIT_GROUP_JOBS &&
                (end == first || rows < REFRESH_ROWS_MAX)) {
             long long fresh = rs[end].nmetrics - rs[end].m->metrics_seen;
-            rows += fresh > 0 && fresh < SCHED_MODEL_PAGE ? fresh : SCHED_MODEL_PAGE;
+            rows += fresh > 0 && fresh < LIVE_MODEL_PAGE ? fresh : LIVE_MODEL_PAGE;
             end++;
         }
         qsort(rs + first, end - first, sizeof(*rs), by_job);
@@ -492,7 +492,7 @@ int sched_models_refresh(struct sched_models *ms, struct sched_model *const *mod
 }
 
 /* Its convergence fit as the core's progress_* count it. */
-static struct progress_fit fit_of(const struct sched_model *m)
+static struct progress_fit fit_of(const struct live_model *m)
 {
     return (struct progress_fit){.conv = &m->conv,
                                  .last_step = m->last_step,
@@ -500,24 +500,24 @@ static struct progress_fit fit_of(const struct sched_model *m)
                                  .batch_per_gpu = m->speed.batch_per_gpu};
 }
 
-double sched_model_fit_epochs(const struct sched_model *m, int w)
+double live_model_fit_epochs(const struct live_model *m, int w)
 {
     struct progress_fit f = fit_of(m);
     return progress_fit_epochs(&f, w);
 }
 
-double sched_model_remaining_epochs(const struct sched_model *m, int w)
+double live_model_remaining_epochs(const struct live_model *m, int w)
 {
     struct progress_fit f = fit_of(m);
     return progress_remaining_epochs(m->has_estimate, m->estimate_epochs, m->target_epochs,
                                      m->epochs_done, &f, w);
 }
 
-double sched_model_remaining_s(const struct sched_model *m, int w)
+double live_model_remaining_s(const struct live_model *m, int w)
 {
     if (m->source == SCHED_MODEL_NONE || w < 1)
         return -1;
-    return progress_remaining_s(sched_model_remaining_epochs(m, w), &m->speed, &m->batch, w);
+    return progress_remaining_s(live_model_remaining_epochs(m, w), &m->speed, &m->batch, w);
 }
 
 static json_t *num_or_null(double v)
@@ -528,7 +528,7 @@ static json_t *num_or_null(double v)
 /* The curve the core predicts on GPUs of speed and mem_gb (plan_step_time of plain data
  * parallel: the compute terms divided by the speed): [{gpus, step_time_s,
  * samples_per_second}] at 1, 2, 4, ... 64 GPUs. */
-static json_t *model_curve(const struct sched_model *m, double speed, double mem_gb)
+static json_t *model_curve(const struct live_model *m, double speed, double mem_gb)
 {
     const struct plan_spec none = {0};
     const struct plan_choice dp = {0};
@@ -548,14 +548,14 @@ static json_t *model_curve(const struct sched_model *m, double speed, double mem
 }
 
 /* Per known GPU model: [{gpu_model, speed, curve}]. */
-static json_t *by_model_json(const struct sched_model *m)
+static json_t *by_model_json(const struct live_model *m)
 {
     static const char *const names[] = {"v100", "a100", "h100", "t4"};
     json_t *a = json_array();
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         int index;
         double speed = 1, mem = 0;
-        sched_snap_gpu_model(names[k], &index, &speed, &mem);
+        live_snap_gpu_model(names[k], &index, &speed, &mem);
         json_array_append_new(a, json_pack("{s:s, s:f, s:o}", "gpu_model", names[k], "speed", speed,
                                            "curve", model_curve(m, speed, mem)));
     }
@@ -565,7 +565,7 @@ static json_t *by_model_json(const struct sched_model *m)
 /* speed: theta, and per GPU count 1..64 (powers of two) the predicted step time, samples
  * per second and seconds to finish, as curve [{gpus, step_time_s, samples_per_second,
  * remaining_s}]. */
-static json_t *speed_json(const struct sched_model *m)
+static json_t *speed_json(const struct live_model *m)
 {
     json_t *theta = json_array(), *curve = json_array();
     for (int k = 0; k < SPEED_NFEATURES; k++)
@@ -576,7 +576,7 @@ static json_t *speed_json(const struct sched_model *m)
                               json_pack("{s:i, s:o, s:o, s:o}", "gpus", w, "step_time_s",
                                         num_or_null(t), "samples_per_second",
                                         num_or_null(t > 0 ? w * m->speed.batch_per_gpu / t : -1),
-                                        "remaining_s", num_or_null(sched_model_remaining_s(m, w))));
+                                        "remaining_s", num_or_null(live_model_remaining_s(m, w))));
     }
     return json_pack("{s:o, s:f, s:f, s:o, s:s, s:s, s:o}", "theta", theta, "rmse_s", m->speed.rmse,
                      "batch_per_gpu", m->speed.batch_per_gpu, "curve", curve, "reference_gpu",
@@ -584,25 +584,25 @@ static json_t *speed_json(const struct sched_model *m)
 }
 
 /* convergence: b0, b1, b2, the fit's error, and steps and seconds still to go at w GPUs. */
-static json_t *conv_json(const struct sched_model *m, int w)
+static json_t *conv_json(const struct live_model *m, int w)
 {
-    double ep = sched_model_remaining_epochs(m, w);
+    double ep = live_model_remaining_epochs(m, w);
     double steps = ep >= 0 ? ep * m->dataset_size / (w * m->speed.batch_per_gpu) : -1;
     return json_pack("{s:f, s:f, s:f, s:f, s:I, s:o, s:o}", "b0", m->conv.b0, "b1", m->conv.b1,
                      "b2", m->conv.b2, "rmse", m->conv.rmse, "points", (json_int_t)m->conv.npoints,
                      "steps_remaining", num_or_null(steps), "seconds_remaining",
-                     num_or_null(sched_model_remaining_s(m, w)));
+                     num_or_null(live_model_remaining_s(m, w)));
 }
 
-json_t *sched_model_json(const struct sched_model *m, int cur_gpus)
+json_t *live_model_json(const struct live_model *m, int cur_gpus)
 {
     static const char *const src[] = {"none", "profile", "fitted"};
     int w = cur_gpus > 0 ? cur_gpus : 1;
     json_t *j = json_pack("{s:s, s:I, s:f, s:f, s:o, s:o, s:i}", "source", src[m->source],
                           "metrics", (json_int_t)m->metrics_seen, "dataset_size", m->dataset_size,
                           "epochs_done", m->epochs_done, "remaining_epochs",
-                          num_or_null(sched_model_remaining_epochs(m, w)), "predicted_remaining_s",
-                          num_or_null(sched_model_remaining_s(m, w)), "world_sizes_measured",
+                          num_or_null(live_model_remaining_epochs(m, w)), "predicted_remaining_s",
+                          num_or_null(live_model_remaining_s(m, w)), "world_sizes_measured",
                           m->nworld_sizes);
     if (!j)
         return NULL;

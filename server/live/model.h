@@ -9,13 +9,13 @@
  *    when their folder exists (not in an installed system: the class is then unknown and the
  *    job explores). Source PROFILE, as the paper's Precompute strategy.
  *  - its own reports (job_metrics): once it has step times at two world sizes or more, the
- *    speed model is refitted (sched_fit_speed: the step times measured on each GPU model,
+ *    speed model is refitted (live_fit_speed: the step times measured on each GPU model,
  *    job_metric_sums per (world size, GPU model), normalised to the reference GPU, so the
  *    model always describes the job on a v100, as the core expects) and the source becomes
  *    FITTED; its (step, loss) points refit the convergence model (conv_fit). Refits happen
  *    only when new metrics came; the points are read incrementally (only steps beyond the
- *    last one read) into a bounded, downsampled series (sched_fit_series), for all the
- *    jobs of a round in one statement (sched_models_refresh).
+ *    last one read) into a bounded, downsampled series (live_fit_series), for all the
+ *    jobs of a round in one statement (live_models_refresh).
  *  - nothing: source NONE; the round then runs the exploratory policy for it.
  * Optional fields of the `model` object: "dataset_size" (examples per epoch, default 50,000
  * or the class's) and "epochs" (epochs to train; else the convergence model decides). */
@@ -29,16 +29,16 @@
 #include "fit.h"
 #include "sched.h"
 
-/* The convergence fits a round does at most (sched_models_refresh): 2,700 running jobs that
+/* The convergence fits a round does at most (live_models_refresh): 2,700 running jobs that
  * all report between two rounds would otherwise take 1.5-3 s of each round on one core. And
- * past SCHED_CONV_FITS_MIN of them, no more once SCHED_CONV_FIT_BUDGET_US of the round went
+ * past LIVE_CONV_FITS_MIN of them, no more once LIVE_CONV_FIT_BUDGET_US of the round went
  * to them: at 2,700 reporting jobs the 128 fits were due every round, 50-80 ms of each
  * (make bench-scale: rounds that refreshed no model at all spent that on the fits). */
-#define SCHED_CONV_FITS_MAX 128
-#define SCHED_CONV_FITS_MIN 16
-#define SCHED_CONV_FIT_BUDGET_US 20000
+#define LIVE_CONV_FITS_MAX 128
+#define LIVE_CONV_FITS_MIN 16
+#define LIVE_CONV_FIT_BUDGET_US 20000
 
-struct sched_model {
+struct live_model {
     int64_t job_id;
     long long metrics_seen; /* job_metrics rows the fit has used */
     enum sched_model_source source;
@@ -53,7 +53,7 @@ struct sched_model {
     int nworld_sizes;               /* distinct world sizes measured */
     char measured_on[64];           /* GPU models the step times came from ("a100 v100"; "" none) */
     long long points_read;          /* (step, loss) points read from job_metrics so far */
-    struct sched_fit_series points; /* those points, bounded and downsampled (fit.h) */
+    struct live_fit_series points; /* those points, bounded and downsampled (fit.h) */
     int conv_due;                   /* points changed since its last convergence fit */
     /* The remaining work every policy reads, estimated from the job's evidence this round
      * (sched_estimate_apply: declared, fit, prior or elapsed); has_estimate 0: none (no
@@ -76,20 +76,20 @@ struct sched_model {
     double sched_rem;    /* its remaining seconds then (< 0 none) */
 };
 
-struct sched_models;
+struct live_models;
 
 /* A new empty cache, or NULL (ENOMEM). */
-struct sched_models *sched_models_create(void);
-void sched_models_destroy(struct sched_models *ms);
+struct live_models *live_models_create(void);
+void live_models_destroy(struct live_models *ms);
 
 /* The entry of a job, created from its declaration on first sight (model_json: the job's
  * `model` object as text, or NULL; batch_per_gpu >= 1). Marks it seen in round. Returns
  * NULL only on ENOMEM. */
-struct sched_model *sched_models_get(struct sched_models *ms, int64_t job_id,
+struct live_model *live_models_get(struct live_models *ms, int64_t job_id,
                                      const char *model_json, int batch_per_gpu, long round);
 
 /* Forgets the jobs not seen in round (finished or gone). */
-void sched_models_prune(struct sched_models *ms, long round);
+void live_models_prune(struct live_models *ms, long round);
 
 /* Refits the models of the n jobs whose metrics count (nmetrics[i] for models[i]) differs
  * from what their fit saw, at most a few hundred a round and for a few tens of ms (those with
@@ -97,31 +97,31 @@ void sched_models_prune(struct sched_models *ms, long round);
  * points and their sums are read in a statement or two per group of up to 64 jobs, not per
  * job.
  * The convergence fits (conv_fit: about 0.5-1 ms each on 512 points) are bounded: at most
- * SCHED_CONV_FITS_MAX a round, and past SCHED_CONV_FITS_MIN none once they took
- * SCHED_CONV_FIT_BUDGET_US, taken in turn by job id after the last job fitted, among the
+ * LIVE_CONV_FITS_MAX a round, and past LIVE_CONV_FITS_MIN none once they took
+ * LIVE_CONV_FIT_BUDGET_US, taken in turn by job id after the last job fitted, among the
  * jobs whose points changed; the others keep their fit until a later round (their points
  * and speed are read every round). Below the bound every due fit is done, as before.
  * Returns the models refitted, or -1 on a database error (the models of the jobs not read
  * are left as they were, to the next round). */
-int sched_models_refresh(struct sched_models *ms, struct sched_model *const *models,
+int live_models_refresh(struct live_models *ms, struct live_model *const *models,
                          const long long *nmetrics, size_t n, PGconn *c);
 
 /* Epochs to go by the convergence fit of its losses alone at world size w (0: the fit says
  * converged), or -1 without a fit. */
-double sched_model_fit_epochs(const struct sched_model *m, int w);
+double live_model_fit_epochs(const struct live_model *m, int w);
 
 /* Remaining epochs as the scheduler sees them (< 0 when unknown), at world size w: this
  * round's estimate when there is one, else its declared epochs less those done, else the
  * fit's. */
-double sched_model_remaining_epochs(const struct sched_model *m, int w);
+double live_model_remaining_epochs(const struct live_model *m, int w);
 
 /* Predicted seconds to finish at w GPUs, or -1 when unknown: its remaining epochs at its
  * rate there, sched_speed_rate() (with a batch model its goodput as the policies plan it,
  * since its epochs are counted at its initial batch; else speed_epochs_per_second). */
-double sched_model_remaining_s(const struct sched_model *m, int w);
+double live_model_remaining_s(const struct live_model *m, int w);
 
 /* The job's `model` object of the API (new): source, coefficients, predictions per GPU count
  * on the reference GPU, and per known GPU model (speed.by_gpu_model). */
-json_t *sched_model_json(const struct sched_model *m, int cur_gpus);
+json_t *live_model_json(const struct live_model *m, int cur_gpus);
 
 #endif

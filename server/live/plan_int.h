@@ -12,17 +12,17 @@
 
 #define FIXED_PRIORITY (INT_MAX / 2) /* jobs in transition rank before every other */
 
-struct sched_snap;
+struct live_snap;
 struct snap_job;
-struct sched_config;
-struct sched_model;
+struct settings;
+struct live_model;
 
 /* CH_SUSPEND and CH_RESUME: time-slicing (slice.h). */
 enum change { CH_KEEP, CH_START, CH_RESIZE, CH_MIGRATE, CH_SUSPEND, CH_RESUME };
 
-struct plan_job {
+struct live_plan_job {
     const struct snap_job *sj;
-    struct sched_model *model;
+    struct live_model *model;
     int fixed;                      /* may not change this round */
     int gpus;                       /* what it holds after the round */
     const struct sched_slot *slots; /* gpus entries: the decision's or its current ones */
@@ -38,15 +38,15 @@ struct plan_job {
     double sched_start, sched_finish, sched_rem;
 };
 
-struct sched_plan {
-    const struct sched_snap *s;
-    const struct sched_config *cfg;
+struct live_plan {
+    const struct live_snap *s;
+    const struct settings *cfg;
     struct sched_node *cnodes;
     struct sched_job *cjobs;
     struct sched_snapshot snap;
     struct sched_decision *d;
-    struct sched_slice *slice;
-    struct plan_job *jobs;
+    struct live_slice *slice;
+    struct live_plan_job *jobs;
     size_t njobs;
     struct sched_slot *moved; /* slots of migrations a person asked for */
     uint64_t *busy;           /* per node: GPUs held after the round */
@@ -60,9 +60,9 @@ struct sched_plan {
 
 /* Keeps from the decision what may change now (round_plan.h), and each job's reason
  * (accept.c). Returns 0, or -1 with errno ENOMEM. */
-int live_plan_apply_decision(struct sched_plan *p);
+int live_plan_apply_decision(struct live_plan *p);
 
 /* Why each waiting job waits, its queue position and predicted start (waiting.c). */
-void live_plan_explain_waiting(struct sched_plan *p);
+void live_plan_explain_waiting(struct live_plan *p);
 
 #endif

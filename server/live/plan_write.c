@@ -1,4 +1,4 @@
-/* Writing a round's plan in one transaction (sched_plan_write, round_plan.h). */
+/* Writing a round's plan in one transaction (live_plan_write, round_plan.h). */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -29,7 +29,7 @@ static const char *const kind_name[] = {"keep", "start", "resize", "migrate", "s
 
 /* The plan job i runs with after the round: the decision's for a change it takes, the one
  * it runs with for a migration a person asked for ("dp" for a job without plans). */
-static void plan_after(const struct sched_plan *p, const struct plan_job *pj, char *buf, size_t len)
+static void plan_after(const struct live_plan *p, const struct live_plan_job *pj, char *buf, size_t len)
 {
     const struct snap_job *sj = pj->sj;
     if (pj->migrated_by_request)
@@ -41,7 +41,7 @@ static void plan_after(const struct sched_plan *p, const struct plan_job *pj, ch
 /* The global batch job pj runs at after the round (0: it has no batch model; the core's
  * batch_after_round): the decision's for a change it takes, its current one for a migration
  * a person asked for. */
-static long batch_after(const struct sched_plan *p, const struct plan_job *pj)
+static long batch_after(const struct live_plan *p, const struct live_plan_job *pj)
 {
     double m = pj->migrated_by_request ? 0 : p->d->assign[pj - p->jobs].batch;
     return batch_after_round(&pj->sj->batch, m, pj->gpus);
@@ -52,7 +52,7 @@ static long batch_after(const struct sched_plan *p, const struct plan_job *pj)
  * fitted speed model): {"step_s", "efficiency", "epochs_per_s", "grad": {"sqr", "var"}}
  * (epochs counted at M0; grad: the statistics at M0 the efficiency came from), so that what
  * the job then measures can be held against it. */
-static json_t *goodput_prediction(const struct sched_plan *p, const struct plan_job *pj, long m)
+static json_t *goodput_prediction(const struct live_plan *p, const struct live_plan_job *pj, long m)
 {
     const struct sched_job *j = &p->cjobs[pj - p->jobs];
     if (!j->speed.fitted || pj->gpus < 1)
@@ -76,7 +76,7 @@ static json_t *goodput_prediction(const struct sched_plan *p, const struct plan_
  * (RINGJOB_MAX_LOCAL_BATCH) when it declared one: a rank whose share of the batch is larger
  * accumulates gradients over micro-steps, as the goodput model assumes; and "goodput", the
  * model's prediction there (goodput_prediction; absent without a fitted speed model). */
-static void batch_fields(json_t *spec, const struct sched_plan *p, const struct plan_job *pj)
+static void batch_fields(json_t *spec, const struct live_plan *p, const struct live_plan_job *pj)
 {
     long m = batch_after(p, pj);
     if (!spec || m <= 0)
@@ -95,7 +95,7 @@ static void batch_fields(json_t *spec, const struct sched_plan *p, const struct 
 
 /* The spec of a start, resize, migrate or resume action (new), per docs/worker-protocol.md,
  * less the job's command and env, which actions_sql adds from the job's row. */
-static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj)
+static json_t *action_spec(const struct live_plan *p, const struct live_plan_job *pj)
 {
     char plan[JOBSPEC_PLAN_MAX];
     plan_after(p, pj, plan, sizeof(plan));
@@ -137,9 +137,9 @@ static json_t *action_spec(const struct sched_plan *p, const struct plan_job *pj
 /* The node index an action goes to: a start's or resume's first GPU; else where the job runs
  * now, which checkpoints it (the spec says where it goes next), or where a time-sliced job's
  * state waits. */
-static int action_node(const struct sched_plan *p, const struct plan_job *pj)
+static int action_node(const struct live_plan *p, const struct live_plan_job *pj)
 {
-    int home = sched_slice_home(p->slice, pj->sj);
+    int home = live_slice_home(p->slice, pj->sj);
     if (pj->change == CH_START || pj->change == CH_RESUME)
         return pj->slots[0].node;
     if (pj->sj->cur_gpus > 0)
@@ -151,31 +151,31 @@ static const enum job_event change_event[] = {JOB_EV_START,   JOB_EV_START,   JO
                                               JOB_EV_MIGRATE, JOB_EV_SUSPEND, JOB_EV_RESUME};
 
 /* Suspend and resume leave the job's state to its worker (it says SUSPENDED or RUNNING once
- * the job took it); sched_slice writes their events. */
+ * the job took it); live_slice writes their events. */
 static int moves_state(enum change ch)
 {
     return ch != CH_SUSPEND && ch != CH_RESUME;
 }
 
-static enum slice_move slice_move_of(const struct sched_plan *p, const struct plan_job *pj)
+static enum slice_move slice_move_of(const struct live_plan *p, const struct live_plan_job *pj)
 {
     if (pj->change == CH_SUSPEND)
         return SLICE_OUT;
     if (pj->change == CH_RESUME ||
-        (pj->change == CH_MIGRATE && sched_slice_waiting(p->slice, pj->sj)))
+        (pj->change == CH_MIGRATE && live_slice_waiting(p->slice, pj->sj)))
         return SLICE_IN;
     return SLICE_STAY;
 }
 
 /* What time-slicing and packing did to each job (job_slices, events). A change the plan
  * did not take leaves the pack fields alone. Returns 0 or -1. */
-static int write_slices(struct sched_plan *p, PGconn *c, const char *round)
+static int write_slices(struct live_plan *p, PGconn *c, const char *round)
 {
     for (size_t i = 0; i < p->njobs; i++) {
-        const struct plan_job *pj = &p->jobs[i];
+        const struct live_plan_job *pj = &p->jobs[i];
         const struct sched_assignment *a = &p->d->assign[i];
         int taken = pj->change != CH_KEEP || !a->changed;
-        if (sched_slice_record(p->slice, c, pj->sj, taken ? a : NULL, slice_move_of(p, pj), round) <
+        if (live_slice_record(p->slice, c, pj->sj, taken ? a : NULL, slice_move_of(p, pj), round) <
             0)
             return -1;
     }
@@ -187,13 +187,13 @@ static int write_slices(struct sched_plan *p, PGconn *c, const char *round)
  * "kind", "spec", "slots": [[node id, gpu], ...]}. Suspensions first: a worker holds a
  * launch while a suspension on its node is under way, so the GPUs a suspended job frees are
  * free when the next job starts on them. NULL when out of memory. */
-static json_t *changes_json(const struct sched_plan *p, const char *round, int *moves)
+static json_t *changes_json(const struct live_plan *p, const char *round, int *moves)
 {
     json_t *all = json_array();
     *moves = 0;
     for (int pass = 0; all && pass < 2; pass++)
         for (size_t i = 0; i < p->njobs; i++) {
-            const struct plan_job *pj = &p->jobs[i];
+            const struct live_plan_job *pj = &p->jobs[i];
             if (pj->change == CH_KEEP || (pj->change == CH_SUSPEND) != (pass == 0))
                 continue;
             const struct snap_job *sj = pj->sj;
@@ -246,7 +246,7 @@ static const char *const moves_sql =
 
 #define CHANGED_IDS "(SELECT (e->>'id')::bigint FROM jsonb_array_elements($1::jsonb) e)"
 
-/* What the changed jobs held, and their placement actions not yet taken (sched_release_job
+/* What the changed jobs held, and their placement actions not yet taken (live_release_job
  * for all of them). */
 static const char *const release_allocations_sql =
     "DELETE FROM allocations WHERE job_id IN " CHANGED_IDS;
@@ -278,7 +278,7 @@ static const char *const actions_sql =
 /* Moves, releases, allocations, actions: four statements for all the round's changes, not
  * five per job (a round starting 2,732 jobs took 12 s on a loaded machine). Returns actions
  * written, or -1. */
-static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
+static int write_changes(struct live_plan *p, PGconn *c, const char *round)
 {
     int moves;
     json_t *all = changes_json(p, round, &moves);
@@ -320,17 +320,17 @@ static int write_changes(struct sched_plan *p, PGconn *c, const char *round)
 
 /* When pj is predicted to end, epoch seconds (< 0 unknown): a job holding GPUs after the
  * round ends when its model says at that size, a waiting one as predict_starts() found. */
-static double predicted_finish(const struct sched_plan *p, const struct plan_job *pj)
+static double predicted_finish(const struct live_plan *p, const struct live_plan_job *pj)
 {
     if (pj->gpus <= 0)
         return pj->predicted_finish;
-    double left = sched_model_remaining_s(pj->model, pj->gpus);
+    double left = live_model_remaining_s(pj->model, pj->gpus);
     return left >= 0 && isfinite(left) ? p->s->now + left : -1;
 }
 
 /* One element of the job_sched upsert (new), for a row job_sched_due() found due: its times
  * are those it kept in pj. */
-static json_t *job_sched_json(const struct plan_job *pj)
+static json_t *job_sched_json(const struct live_plan_job *pj)
 {
     json_t *e = json_pack("{s:I, s:I}", "id", (json_int_t)pj->sj->id, "metrics",
                           (json_int_t)pj->model->metrics_seen);
@@ -343,7 +343,7 @@ static json_t *job_sched_json(const struct plan_job *pj)
     if (pj->sched_finish >= 0)
         json_object_set_new(e, "finish", json_real(pj->sched_finish));
     if (pj->model->changed || pj->change != CH_KEEP)
-        json_object_set_new(e, "model", sched_model_json(pj->model, pj->gpus));
+        json_object_set_new(e, "model", live_model_json(pj->model, pj->gpus));
     if (pj->migrated_by_request)
         json_object_set_new(e, "migrated", json_true());
     if (pj->model->has_estimate)
@@ -387,15 +387,15 @@ static int moved(double t, double w, double expected, double scale)
  * no reader uses it. A waiting job's predicted start moves with the clock and with the jobs
  * around it: like its finish it is written again when it moved by more than max(30 s, 2 % of
  * the time to it), and at least every JOB_SCHED_REFRESH_S. */
-static int job_sched_due(const struct sched_plan *p, struct plan_job *pj)
+static int job_sched_due(const struct live_plan *p, struct live_plan_job *pj)
 {
-    const struct sched_model *m = pj->model;
+    const struct live_model *m = pj->model;
     double now = p->s->now;
     pj->sched_start = pj->predicted_start;
     pj->sched_finish = predicted_finish(p, pj);
     pj->sched_rem = -1;
     if (m->has_estimate) {
-        double left = sched_model_remaining_s(m, pj->gpus > 0 ? pj->gpus : 1);
+        double left = live_model_remaining_s(m, pj->gpus > 0 ? pj->gpus : 1);
         pj->sched_rem = left >= 0 && isfinite(left) ? left : -1;
     }
     uint64_t h = fnv1a(FNV1A_INIT, &pj->sj->id, sizeof(pj->sj->id));
@@ -415,11 +415,11 @@ static int job_sched_due(const struct sched_plan *p, struct plan_job *pj)
            moved(pj->sched_rem, m->sched_rem, m->sched_rem - elapsed, pj->sched_rem);
 }
 
-/* Remembers what the committed round wrote (sched_plan_write, after COMMIT). */
-static void job_sched_committed(struct sched_plan *p)
+/* Remembers what the committed round wrote (live_plan_write, after COMMIT). */
+static void job_sched_committed(struct live_plan *p)
 {
     for (size_t i = 0; i < p->njobs; i++) {
-        struct plan_job *pj = &p->jobs[i];
+        struct live_plan_job *pj = &p->jobs[i];
         if (!pj->sched_written)
             continue;
         pj->model->sched_hash = pj->sched_hash;
@@ -432,11 +432,11 @@ static void job_sched_committed(struct sched_plan *p)
 
 /* The rows of job_sched that say something new (job_sched_due): at 5,000 jobs the upsert of
  * every row took a quarter of each round, though most said what they said a round before. */
-static int write_job_sched(struct sched_plan *p, PGconn *c)
+static int write_job_sched(struct live_plan *p, PGconn *c)
 {
     json_t *all = json_array();
     for (size_t i = 0; all && i < p->njobs; i++) {
-        struct plan_job *pj = &p->jobs[i];
+        struct live_plan_job *pj = &p->jobs[i];
         pj->sched_written = job_sched_due(p, pj);
         if (pj->sched_written && json_array_append_new(all, job_sched_json(pj)) < 0) {
             json_decref(all);
@@ -486,7 +486,7 @@ static int write_job_sched(struct sched_plan *p, PGconn *c)
     return rc;
 }
 
-static int begin_round(struct sched_plan *p, PGconn *c, char *round, size_t len)
+static int begin_round(struct live_plan *p, PGconn *c, char *round, size_t len)
 {
     char jobs[16];
     snprintf(jobs, sizeof(jobs), "%zu", p->njobs);
@@ -507,8 +507,8 @@ static int begin_round(struct sched_plan *p, PGconn *c, char *round, size_t len)
                : -1;
 }
 
-static int end_round(struct sched_plan *p, PGconn *c, const char *round, long long t0,
-                     long long w0, struct sched_round_result *out)
+static int end_round(struct live_plan *p, PGconn *c, const char *round, long long t0,
+                     long long w0, struct live_round_result *out)
 {
     char us[24], dec[16], act[16], down[16];
     out->duration_us = (monotime_us() - t0);
@@ -528,8 +528,8 @@ static int end_round(struct sched_plan *p, PGconn *c, const char *round, long lo
                : -1;
 }
 
-int sched_plan_write(struct sched_plan *p, PGconn *c, long long t0_us,
-                     struct sched_round_result *out, char *err, size_t errlen)
+int live_plan_write(struct live_plan *p, PGconn *c, long long t0_us,
+                     struct live_round_result *out, char *err, size_t errlen)
 {
     char round[24] = "";
     snprintf(out->policy, sizeof(out->policy), "%s", p->policy);

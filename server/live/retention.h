@@ -31,7 +31,7 @@
 #define RETENTION_ROUNDS_S (7 * 86400)
 #define RETENTION_ROUNDS_PER_PASS 10000
 
-/* The advisory lock (pg_try_advisory_lock(SCHED_LEADER_LOCK_CLASS, RETENTION_LOCK_OBJ)) whose
+/* The advisory lock (pg_try_advisory_lock(LIVE_LEADER_LOCK_CLASS, RETENTION_LOCK_OBJ)) whose
  * holder makes the passes: one server of several sharing a database thins at a time. */
 #define RETENTION_LOCK_OBJ "2"
 
@@ -59,7 +59,7 @@ struct retention_thread *retention_thread_create(const char *conninfo, char *err
  * connection. NULL ok. */
 void retention_thread_destroy(struct retention_thread *t);
 
-/* As sched_thread_db_restarting(): the database is restarting (1) or runs again (0). */
+/* As live_thread_db_restarting(): the database is restarting (1) or runs again (0). */
 void retention_thread_db_restarting(struct retention_thread *t, int restarting);
 
 #endif

@@ -28,7 +28,7 @@ struct retention_thread {
  * if free; a session lock, gone with the connection). Returns 1, 0, or -1. */
 static int holds_lock(struct retention_thread *t, PGconn *c)
 {
-    PGresult *r = db_exec(c, "SELECT " SCHED_LOCK_HELD_SQL(RETENTION_LOCK_OBJ), 0, NULL);
+    PGresult *r = db_exec(c, "SELECT " LIVE_LOCK_HELD_SQL(RETENTION_LOCK_OBJ), 0, NULL);
     int holds = db_ok(r) && PQntuples(r) == 1 ? PQgetvalue(r, 0, 0)[0] == 't' : -1;
     PQclear(r);
     if (holds >= 0 && holds != t->holds)

@@ -40,7 +40,7 @@ static int requeue_lost_jobs(PGconn *c)
         last = id;
         char detail[320];
         snprintf(detail, sizeof(detail), "node %s is down: back to the queue", PQgetvalue(r, i, 2));
-        rc = sched_requeue_job(c, id, from, detail);
+        rc = live_requeue_job(c, id, from, detail);
     }
     PQclear(r);
     return rc;
@@ -48,7 +48,7 @@ static int requeue_lost_jobs(PGconn *c)
 
 /* Marks silent nodes DOWN and requeues the jobs that held GPUs on down nodes, in one
  * transaction. Returns the nodes marked, or -1. */
-static int mark_nodes_down(PGconn *c, const struct sched_config *cfg)
+static int mark_nodes_down(PGconn *c, const struct settings *cfg)
 {
     char t[32];
     snprintf(t, sizeof(t), "%.3f", cfg->node_timeout_s);
@@ -71,8 +71,8 @@ static int mark_nodes_down(PGconn *c, const struct sched_config *cfg)
     return n;
 }
 
-int sched_round_run(PGconn *c, struct sched_models *ms, const struct sched_config *cfg,
-                    long round_no, struct sched_round_result *out, char *err, size_t errlen)
+int live_round_run(PGconn *c, struct live_models *ms, const struct settings *cfg,
+                    long round_no, struct live_round_result *out, char *err, size_t errlen)
 {
     long long t0 = monotime_us();
     memset(out, 0, sizeof(*out));
@@ -82,18 +82,18 @@ int sched_round_run(PGconn *c, struct sched_models *ms, const struct sched_confi
         return -1;
     }
     long long t1 = monotime_us();
-    struct sched_snap *s = sched_snap_read(c, err, errlen);
+    struct live_snap *s = live_snap_read(c, err, errlen);
     if (!s)
         return -1;
     long long t2 = monotime_us();
-    struct sched_plan *plan = sched_plan_create(s, ms, cfg, round_no, c, err, errlen);
+    struct live_plan *plan = live_plan_create(s, ms, cfg, round_no, c, err, errlen);
     long long t3 = monotime_us();
-    int rc = plan ? sched_plan_write(plan, c, t0, out, err, errlen) : -1;
+    int rc = plan ? live_plan_write(plan, c, t0, out, err, errlen) : -1;
     out->snap_us = t2 - t1;
     out->decide_us = t3 - t2 - out->refit_us;
-    sched_plan_destroy(plan);
-    sched_snap_destroy(s);
+    live_plan_destroy(plan);
+    live_snap_destroy(s);
     if (rc == 0)
-        sched_models_prune(ms, round_no);
+        live_models_prune(ms, round_no);
     return rc;
 }

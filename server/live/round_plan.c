@@ -24,12 +24,12 @@
 #include "snap.h"
 #include "spec/jobspec.h"
 
-void sched_plan_destroy(struct sched_plan *p)
+void live_plan_destroy(struct live_plan *p)
 {
     if (!p)
         return;
     sched_decision_destroy(p->d);
-    sched_slice_destroy(p->slice);
+    live_slice_destroy(p->slice);
     free(p->cnodes);
     free(p->cjobs);
     free(p->jobs);
@@ -39,7 +39,7 @@ void sched_plan_destroy(struct sched_plan *p)
 }
 
 /* The epochs a job declared (the core's progress_declared_epochs) at w GPUs. */
-static double declared_epochs(const struct snap_job *sj, const struct sched_model *m, int w)
+static double declared_epochs(const struct snap_job *sj, const struct live_model *m, int w)
 {
     struct progress_declared d = {.epochs = sj->declared_epochs,
                                   .model_epochs = m->target_epochs,
@@ -54,22 +54,22 @@ static double declared_epochs(const struct snap_job *sj, const struct sched_mode
 
 /* What the core's estimate needs (sched_estimate_apply): the declared length, whether the
  * job may stop at convergence, the fit's epochs to go, and its user. */
-static void evidence(struct sched_job *j, const struct snap_job *sj, const struct sched_model *m,
+static void evidence(struct sched_job *j, const struct snap_job *sj, const struct live_model *m,
                      int w)
 {
     j->user_id = sj->user_id;
     j->declared_epochs = declared_epochs(sj, m, w);
     j->stops_at_convergence = sj->stops_at_convergence;
-    double fit = sched_model_fit_epochs(m, w);
+    double fit = live_model_fit_epochs(m, w);
     j->has_fit = fit >= 0;
     j->fit_remaining_epochs = fit >= 0 ? fit : 0;
 }
 
-static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
+static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
 {
-    struct plan_job *pj = &p->jobs[i];
+    struct live_plan_job *pj = &p->jobs[i];
     const struct snap_job *sj = pj->sj;
-    const struct sched_model *m = pj->model;
+    const struct live_model *m = pj->model;
     struct sched_job *j = &p->cjobs[i];
     *j = (struct sched_job){.id = sj->id,
                             .submit_time = sj->submit,
@@ -93,13 +93,13 @@ static void core_job(struct sched_plan *p, size_t i, const struct sched_snap *s)
     }
     int w = sj->cur_gpus > 0 ? sj->cur_gpus : 1;
     pj->model->has_estimate = 0;
-    j->remaining_epochs = sched_model_remaining_epochs(m, w);
+    j->remaining_epochs = live_model_remaining_epochs(m, w);
     evidence(j, sj, m, w);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
     /* a job fitted from its own steps explores every stage first: the core sees no model */
     if (explore_hides_model(j, m->class_name[0] != 0, p->capacity, p->stage_s))
         j->model_source = SCHED_MODEL_NONE;
-    sched_slice_fill(p->slice, sj, j);
+    live_slice_fill(p->slice, sj, j);
     if (pj->fixed) {
         j->priority = FIXED_PRIORITY;
         j->elastic = 0;
@@ -117,10 +117,10 @@ static int wanted(const struct snap_job *sj)
 
 /* Refits the models of the jobs with new metrics, all of them together (model.h); a job
  * whose metrics could not be read keeps its model this round. Returns 0, or -1 (ENOMEM). */
-static int refresh_models(struct sched_plan *p, struct sched_models *ms, PGconn *c)
+static int refresh_models(struct live_plan *p, struct live_models *ms, PGconn *c)
 {
     long long t0 = monotime_us();
-    struct sched_model **models = calloc(p->njobs + 1, sizeof(*models));
+    struct live_model **models = calloc(p->njobs + 1, sizeof(*models));
     long long *nmetrics = calloc(p->njobs + 1, sizeof(*nmetrics));
     if (!models || !nmetrics) {
         free(models);
@@ -131,7 +131,7 @@ static int refresh_models(struct sched_plan *p, struct sched_models *ms, PGconn 
         models[i] = p->jobs[i].model;
         nmetrics[i] = p->jobs[i].sj->nmetrics;
     }
-    p->refits = sched_models_refresh(ms, models, nmetrics, p->njobs, c);
+    p->refits = live_models_refresh(ms, models, nmetrics, p->njobs, c);
     if (p->refits < 0)
         log_error("scheduler: cannot read the metrics of the jobs that reported: %s",
                   PQerrorMessage(c));
@@ -141,9 +141,9 @@ static int refresh_models(struct sched_plan *p, struct sched_models *ms, PGconn 
     return 0;
 }
 
-static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_no, PGconn *c)
+static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no, PGconn *c)
 {
-    const struct sched_snap *s = p->s;
+    const struct live_snap *s = p->s;
     p->jobs = calloc(s->njobs + 1, sizeof(*p->jobs));
     p->cjobs = calloc(s->njobs + 1, sizeof(*p->cjobs));
     if (!p->jobs || !p->cjobs)
@@ -153,12 +153,12 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
         p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
     for (size_t k = 0; k < s->njobs; k++) {
         const struct snap_job *sj = &s->jobs[k];
-        if (!sched_slice_wanted(p->slice, sj, wanted(sj)))
+        if (!live_slice_wanted(p->slice, sj, wanted(sj)))
             continue;
-        struct plan_job *pj = &p->jobs[p->njobs++];
+        struct live_plan_job *pj = &p->jobs[p->njobs++];
         pj->sj = sj;
         int per_gpu = progress_batch_per_gpu(&sj->batch, sj->batch_per_gpu, sj->gpus);
-        pj->model = sched_models_get(ms, sj->id, sj->model, per_gpu, round_no);
+        pj->model = live_models_get(ms, sj->id, sj->model, per_gpu, round_no);
         if (!pj->model)
             return -1;
         pj->model->own_batch = goodput_has_model(&sj->batch);
@@ -167,9 +167,9 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
     if (refresh_models(p, ms, c) < 0)
         return -1;
     for (size_t i = 0; i < p->njobs; i++) {
-        struct plan_job *pj = &p->jobs[i];
+        struct live_plan_job *pj = &p->jobs[i];
         pj->fixed = pj->sj->state != JOB_PENDING && pj->sj->state != JOB_RUNNING &&
-                    !sched_slice_waiting(p->slice, pj->sj);
+                    !live_slice_waiting(p->slice, pj->sj);
         pj->predicted_start = pj->predicted_finish = -1;
         core_job(p, i, s);
     }
@@ -179,11 +179,11 @@ static int build_jobs(struct sched_plan *p, struct sched_models *ms, long round_
 /* Each job's remaining work from its evidence (the core's sched_estimate_apply), kept in its
  * model so that its answer and predicted finish say the same. A job without a speed model
  * yet keeps none: it explores first. */
-static void estimate(struct sched_plan *p)
+static void estimate(struct live_plan *p)
 {
     for (size_t i = 0; i < p->njobs; i++) {
         struct sched_job *j = &p->cjobs[i];
-        struct sched_model *m = p->jobs[i].model;
+        struct live_model *m = p->jobs[i].model;
         if (j->model_source == SCHED_MODEL_NONE && m->source == SCHED_MODEL_NONE)
             continue;
         sched_estimate_apply(j, &p->snap);
@@ -193,9 +193,9 @@ static void estimate(struct sched_plan *p)
     }
 }
 
-static int build_snapshot(struct sched_plan *p, long round_no)
+static int build_snapshot(struct live_plan *p, long round_no)
 {
-    const struct sched_snap *s = p->s;
+    const struct live_snap *s = p->s;
     p->cnodes = calloc(s->nnodes + 1, sizeof(*p->cnodes));
     if (!p->cnodes)
         return -1;
@@ -233,7 +233,7 @@ static int build_snapshot(struct sched_plan *p, long round_no)
 }
 
 /* The policy the core chooses for this round (explore_policy), its name kept in p->policy. */
-static const struct sched_policy_ops *choose_policy(struct sched_plan *p)
+static const struct sched_policy_ops *choose_policy(struct live_plan *p)
 {
     const char *name;
     const struct sched_policy_ops *ops =
@@ -243,31 +243,31 @@ static const struct sched_policy_ops *choose_policy(struct sched_plan *p)
 }
 
 /* Time-sliced jobs resume on the very GPUs they left when the decision allows it
- * (sched_slice_prefer_home). Returns 0, or -1 with errno ENOMEM. */
-static int prefer_home(struct sched_plan *p)
+ * (live_slice_prefer_home). Returns 0, or -1 with errno ENOMEM. */
+static int prefer_home(struct live_plan *p)
 {
     const struct snap_job **sjs = calloc(p->njobs + 1, sizeof(*sjs));
     if (!sjs)
         return -1;
     for (size_t i = 0; i < p->njobs; i++)
         sjs[i] = p->jobs[i].sj;
-    sched_slice_prefer_home(p->slice, sjs, p->d->assign, p->njobs);
+    live_slice_prefer_home(p->slice, sjs, p->d->assign, p->njobs);
     free(sjs);
     return 0;
 }
 
-struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_models *ms,
-                                     const struct sched_config *cfg, long round_no, PGconn *c,
+struct live_plan *live_plan_create(const struct live_snap *s, struct live_models *ms,
+                                     const struct settings *cfg, long round_no, PGconn *c,
                                      char *err, size_t errlen)
 {
-    struct sched_plan *p = calloc(1, sizeof(*p));
+    struct live_plan *p = calloc(1, sizeof(*p));
     if (!p) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     p->s = s;
     p->cfg = cfg;
-    p->slice = sched_slice_read(c, s, err, errlen);
+    p->slice = live_slice_read(c, s, err, errlen);
     if (!p->slice)
         goto error;
     if (build_jobs(p, ms, round_no, c) < 0 || build_snapshot(p, round_no) < 0) {
@@ -287,6 +287,6 @@ struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_mo
     live_plan_explain_waiting(p);
     return p;
 error:
-    sched_plan_destroy(p);
+    live_plan_destroy(p);
     return NULL;
 }

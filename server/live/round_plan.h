@@ -1,5 +1,5 @@
 /* round_plan: a round's decision and what it changes (internal to the scheduler thread).
- * sched_plan_create() turns a database snapshot into the core's snapshot, refits models,
+ * live_plan_create() turns a database snapshot into the core's snapshot, refits models,
  * runs the policy, and keeps from the decision only the changes that are safe now:
  *  - a PENDING job placed by the decision starts (start action);
  *  - a RUNNING job whose count changed is resized, one whose GPUs moved is migrated; a
@@ -12,41 +12,41 @@
  *    keep their GPUs and only the starts and resizes that fit in free GPUs go ahead.
  * A person's migrate request moves a running job to free GPUs on the node asked for (or any
  * other node) when enough are free on one node. Waiting jobs get their explanation.
- * sched_plan_write() writes all of it in one transaction. */
+ * live_plan_write() writes all of it in one transaction. */
 #ifndef RINGMASTER_LIVE_ROUND_PLAN_H
 #define RINGMASTER_LIVE_ROUND_PLAN_H
 
 #include <libpq-fe.h>
 #include <stddef.h>
 
-struct sched_config;
-struct sched_models;
-struct sched_snap;
+struct settings;
+struct live_models;
+struct live_snap;
 
-/* What a round did (sched_plan_write fills it; sched_round_run returns it). */
-struct sched_round_result {
+/* What a round did (live_plan_write fills it; live_round_run returns it). */
+struct live_round_result {
     long long round_id; /* 0 when nothing was written */
     long long duration_us;
     int jobs, decisions, actions, nodes_down;
-    char policy[32]; /* the policy that ran (see sched_round_run) */
+    char policy[32]; /* the policy that ran (see live_round_run) */
     /* Where its time went: the snapshot read, the refits (refits models), the rest of the
      * decision (core and checks), and the write up to the audit row's update. */
     long long snap_us, refit_us, decide_us, write_us;
     int refits;
 };
 
-struct sched_plan;
+struct live_plan;
 
 /* Builds the plan; c is used to read metrics for refits. Returns NULL with text in err. */
-struct sched_plan *sched_plan_create(const struct sched_snap *s, struct sched_models *ms,
-                                     const struct sched_config *cfg, long round_no, PGconn *c,
+struct live_plan *live_plan_create(const struct live_snap *s, struct live_models *ms,
+                                     const struct settings *cfg, long round_no, PGconn *c,
                                      char *err, size_t errlen);
 
 /* Writes the plan in one transaction (t0_us: the round's start on the monotonic clock, for
  * its duration) and fills out. Returns 0, or -1 with text in err after a rollback. */
-int sched_plan_write(struct sched_plan *p, PGconn *c, long long t0_us,
-                     struct sched_round_result *out, char *err, size_t errlen);
+int live_plan_write(struct live_plan *p, PGconn *c, long long t0_us,
+                     struct live_round_result *out, char *err, size_t errlen);
 
-void sched_plan_destroy(struct sched_plan *p);
+void live_plan_destroy(struct live_plan *p);
 
 #endif

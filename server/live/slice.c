@@ -17,7 +17,7 @@
 
 /* Per active job with something to say: its job_slices row, its declared hints and its
  * measured step times. An active job with none of them (no row, no hint, no suspension
- * pending) would be all zeros and falses: sched_slice_read() makes those rows itself for the
+ * pending) would be all zeros and falses: live_slice_read() makes those rows itself for the
  * snapshot's jobs, which at 5,000 jobs are nearly all of them (bench-scale: this statement
  * took 25-82 ms a round for 5,000 rows). */
 static const char *const read_sql =
@@ -47,7 +47,7 @@ static const char *const read_sql =
     " OR EXISTS (SELECT 1 FROM actions a WHERE a.job_id = j.id AND a.kind = 'suspend'"
     " AND a.state = 'pending')) ORDER BY j.id";
 
-void sched_slice_destroy(struct sched_slice *sl)
+void live_slice_destroy(struct live_slice *sl)
 {
     if (!sl)
         return;
@@ -93,10 +93,10 @@ static void fill_row(struct slice_row *w, const PGresult *r, int i)
     w->pack_started = yes(r, i, 17);
 }
 
-struct sched_slice *sched_slice_read(PGconn *c, const struct sched_snap *s, char *err,
+struct live_slice *live_slice_read(PGconn *c, const struct live_snap *s, char *err,
                                      size_t errlen)
 {
-    struct sched_slice *sl = calloc(1, sizeof(*sl));
+    struct live_slice *sl = calloc(1, sizeof(*sl));
     PGresult *r = sl ? db_exec(c, read_sql, 0, NULL) : NULL;
     if (!sl || !db_ok(r)) {
         snprintf(err, errlen, "time-slicing state: %s",
@@ -125,23 +125,23 @@ struct sched_slice *sched_slice_read(PGconn *c, const struct sched_snap *s, char
     return sl;
 error:
     PQclear(r);
-    sched_slice_destroy(sl);
+    live_slice_destroy(sl);
     return NULL;
 }
 
 /* The row of job id (rows are sorted by id), or NULL. */
-const struct slice_row *slice_row_of(const struct sched_slice *sl, int64_t id)
+const struct slice_row *slice_row_of(const struct live_slice *sl, int64_t id)
 {
-    return sched_snap_by_id(sl->rows, sl->n, sizeof(*sl->rows), id);
+    return live_snap_by_id(sl->rows, sl->n, sizeof(*sl->rows), id);
 }
 
-int sched_slice_waiting(const struct sched_slice *sl, const struct snap_job *sj)
+int live_slice_waiting(const struct live_slice *sl, const struct snap_job *sj)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
     return r && r->sliced && sj->state == JOB_SUSPENDED && sj->cur_gpus == 0;
 }
 
-int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, int dflt)
+int live_slice_wanted(const struct live_slice *sl, const struct snap_job *sj, int dflt)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
     if (!r || !r->sliced || sj->cur_gpus > 0)
@@ -150,22 +150,22 @@ int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, 
         return 1;
     if (sj->state == JOB_RUNNING && !r->suspend_pending)
         log_error("scheduler: job %lld runs though time-sliced out (its suspension neither "
-                  "took nor failed: sched_slice_suspend_failed): not scheduled until it stops",
+                  "took nor failed: live_slice_suspend_failed): not scheduled until it stops",
                   (long long)sj->id);
     return sj->state == JOB_RUNNING ? 0 : dflt;
 }
 
-int sched_slice_home(const struct sched_slice *sl, const struct snap_job *sj)
+int live_slice_home(const struct live_slice *sl, const struct snap_job *sj)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
-    return r && r->sliced && r->home_node > 0 ? sched_snap_node_index(sl->s, r->home_node) : -1;
+    return r && r->sliced && r->home_node > 0 ? live_snap_node_index(sl->s, r->home_node) : -1;
 }
 
-int sched_slice_in_place(const struct sched_slice *sl, const struct snap_job *sj,
+int live_slice_in_place(const struct live_slice *sl, const struct snap_job *sj,
                          const struct sched_slot *slots, int gpus)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
-    int home = sched_slice_home(sl, sj);
+    int home = live_slice_home(sl, sj);
     if (!r || home < 0 || gpus != r->nhome)
         return 0;
     for (int k = 0; k < gpus; k++) {
@@ -191,29 +191,29 @@ static long holder(const struct sched_assignment *as, size_t n, int node, int g)
 }
 
 /* The core's position of the GPU a sliced 1-GPU job left on node home, or -1. */
-static int home_gpu(const struct sched_slice *sl, const struct snap_job *sj, int home)
+static int home_gpu(const struct live_slice *sl, const struct snap_job *sj, int home)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
     if (!r || r->nhome != 1 || home < 0 || !sl->s->nodes[home].up)
         return -1;
-    return sched_snap_gpu_position(&sl->s->nodes[home], r->home_gpus[0]);
+    return live_snap_gpu_position(&sl->s->nodes[home], r->home_gpus[0]);
 }
 
-void sched_slice_prefer_home(const struct sched_slice *sl, const struct snap_job *const *sjs,
+void live_slice_prefer_home(const struct live_slice *sl, const struct snap_job *const *sjs,
                              struct sched_assignment *as, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct sched_assignment *a = &as[i];
-        int home = sched_slice_home(sl, sjs[i]);
+        int home = live_slice_home(sl, sjs[i]);
         int g = home_gpu(sl, sjs[i], home);
-        if (!sched_slice_waiting(sl, sjs[i]) || a->gpus != 1 || a->pack != SCHED_PACK_NONE ||
+        if (!live_slice_waiting(sl, sjs[i]) || a->gpus != 1 || a->pack != SCHED_PACK_NONE ||
             g < 0 || a->slots[0].node != home || a->slots[0].gpu == g)
             continue;
         long k = holder(as, n, home, g);
         if (k < 0) {
             a->slots[0].gpu = g;
         } else if (as[k].gpus == 1 && as[k].pack == SCHED_PACK_NONE && sjs[k]->cur_gpus == 0 &&
-                   !sched_slice_in_place(sl, sjs[k], as[k].slots, 1)) {
+                   !live_slice_in_place(sl, sjs[k], as[k].slots, 1)) {
             struct sched_slot t = a->slots[0];
             a->slots[0] = as[k].slots[0];
             as[k].slots[0] = t;
@@ -233,11 +233,11 @@ static int same_slots(const struct snap_job *a, const struct snap_job *b)
 }
 
 /* The partner of a current pair (both name each other and hold the same GPUs), or NULL. */
-static const struct snap_job *partner(const struct sched_slice *sl, const struct snap_job *sj)
+static const struct snap_job *partner(const struct live_slice *sl, const struct snap_job *sj)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id), *pr;
     const struct snap_job *p;
-    if (!r || r->packed_with <= 0 || !(p = sched_snap_job(sl->s, r->packed_with)) ||
+    if (!r || r->packed_with <= 0 || !(p = live_snap_job(sl->s, r->packed_with)) ||
         !(pr = slice_row_of(sl, p->id)) || pr->packed_with != sj->id || !same_slots(sj, p))
         return NULL;
     return p;
@@ -245,7 +245,7 @@ static const struct snap_job *partner(const struct sched_slice *sl, const struct
 
 /* Seconds per minibatch that r's speed model predicts for it alone on 1 GPU of node (an index
  * into the snapshot's nodes; < 0: the reference GPU); 0 without a model. */
-double slice_predicted_s(const struct sched_slice *sl, const struct slice_row *r, int node)
+double slice_predicted_s(const struct live_slice *sl, const struct slice_row *r, int node)
 {
     if (!r->has_speed)
         return 0;
@@ -259,19 +259,19 @@ double slice_predicted_s(const struct sched_slice *sl, const struct slice_row *r
 
 /* The node whose GPU model a job's alone rate is predicted on: where it runs, else where a
  * time-sliced job waits, else -1 (the reference GPU). */
-static int alone_node(const struct sched_slice *sl, const struct snap_job *sj)
+static int alone_node(const struct live_slice *sl, const struct snap_job *sj)
 {
-    return sj->cur_gpus > 0 ? sj->slots[0].node : sched_slice_home(sl, sj);
+    return sj->cur_gpus > 0 ? sj->slots[0].node : live_slice_home(sl, sj);
 }
 
 /* Seconds per minibatch alone: measured (its latest reports, once there are enough), else
  * predicted by its speed model on node's GPU model; 0 when neither is known. */
-static double alone_s(const struct sched_slice *sl, const struct slice_row *r, int node)
+static double alone_s(const struct live_slice *sl, const struct slice_row *r, int node)
 {
-    return r->recent_n >= SCHED_SLICE_MIN_ALONE ? r->recent_s : slice_predicted_s(sl, r, node);
+    return r->recent_n >= LIVE_SLICE_MIN_ALONE ? r->recent_s : slice_predicted_s(sl, r, node);
 }
 
-void sched_slice_fill(struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j)
+void live_slice_fill(struct live_slice *sl, const struct snap_job *sj, struct sched_job *j)
 {
     struct slice_row *r = (struct slice_row *)slice_row_of(sl, sj->id);
     if (!r)
@@ -279,10 +279,10 @@ void sched_slice_fill(struct sched_slice *sl, const struct snap_job *sj, struct 
     r->has_speed = j->model_source != SCHED_MODEL_NONE && j->speed.fitted;
     if (r->has_speed)
         r->speed = j->speed;
-    if (sched_slice_waiting(sl, sj)) {
+    if (live_slice_waiting(sl, sj)) {
         j->suspended = 1;
         j->last_change_time = r->changed_at;
-        j->home_node = sched_slice_home(sl, sj);
+        j->home_node = live_slice_home(sl, sj);
         j->has_home = j->home_node >= 0;
     }
     j->run_time += r->run_s;
@@ -295,7 +295,7 @@ void sched_slice_fill(struct sched_slice *sl, const struct snap_job *sj, struct 
     if (p) {
         j->packed = 1;
         j->packed_with = p->id;
-        if (r->measuring && r->packed_n >= SCHED_SLICE_MIN_PACKED && r->packed_s > 0)
+        if (r->measuring && r->packed_n >= LIVE_SLICE_MIN_PACKED && r->packed_s > 0)
             j->rate_packed = 1.0 / r->packed_s;
     }
 }

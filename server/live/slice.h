@@ -3,10 +3,10 @@
  * plan_write.c.
  *
  * The core (policy gandiva) is stateless: what it needs from one round to the next lives in
- * table job_slices (sql/006) and in the jobs' minibatch reports. sched_slice_read() reads it
- * after the snapshot; sched_slice_fill() gives each core job its Gandiva fields (suspended,
+ * table job_slices (sql/006) and in the jobs' minibatch reports. live_slice_read() reads it
+ * after the snapshot; live_slice_fill() gives each core job its Gandiva fields (suspended,
  * home node, accumulated run time, declared utilisation, rates alone and packed, its pair);
- * sched_slice_record() writes, inside the round's transaction, what the decision did to a
+ * live_slice_record() writes, inside the round's transaction, what the decision did to a
  * job: time-sliced out (suspended in place, its GPUs released), back in (resumed in place, or
  * through its checkpoint when its GPUs differ), packed, kept or reverted; each switch is also
  * a job event.
@@ -26,13 +26,13 @@
 
 /* Minibatch reports a packed job must make (after its pair's measurement began) before its
  * packed rate counts, and seconds between both jobs running and the measurement's start. */
-#define SCHED_SLICE_MIN_PACKED 30
-#define SCHED_SLICE_SETTLE_S 2.0
+#define LIVE_SLICE_MIN_PACKED 30
+#define LIVE_SLICE_SETTLE_S 2.0
 /* Reports alone needed before a job's measured rate alone counts (a pair is judged against
  * the rates alone; before that a job's speed model may predict it, else it is never packed). */
-#define SCHED_SLICE_MIN_ALONE 20
+#define LIVE_SLICE_MIN_ALONE 20
 
-struct sched_slice;
+struct live_slice;
 
 /* What a round did to one job. */
 enum slice_move {
@@ -43,46 +43,46 @@ enum slice_move {
 
 /* Reads job_slices and the rates of the snapshot's active jobs. Returns a new one, or NULL
  * with text in err. */
-struct sched_slice *sched_slice_read(PGconn *c, const struct sched_snap *s, char *err,
+struct live_slice *live_slice_read(PGconn *c, const struct live_snap *s, char *err,
                                      size_t errlen);
 
 /* Frees; NULL is a no-op. */
-void sched_slice_destroy(struct sched_slice *sl);
+void live_slice_destroy(struct live_slice *sl);
 
 /* 1 if the core sees job sj this round, given what the plan would decide alone (dflt): a
  * sliced SUSPENDED job does (it waits for its turn), a job whose scheduler suspension is in
  * flight does not. */
-int sched_slice_wanted(const struct sched_slice *sl, const struct snap_job *sj, int dflt);
+int live_slice_wanted(const struct live_slice *sl, const struct snap_job *sj, int dflt);
 
 /* 1 if sj was suspended by the scheduler and now waits, holding nothing. */
-int sched_slice_waiting(const struct sched_slice *sl, const struct snap_job *sj);
+int live_slice_waiting(const struct live_slice *sl, const struct snap_job *sj);
 
 /* Fills j's Gandiva fields (j has its other fields already, its speed model and its source
- * included). Its rate alone is measured (SCHED_SLICE_MIN_ALONE reports) or, before that,
+ * included). Its rate alone is measured (LIVE_SLICE_MIN_ALONE reports) or, before that,
  * predicted by its speed model (1 GPU of the model it runs on, or waits on; else the reference
  * GPU); its declared gpu_util is shown only when one of them is known. Keeps j's speed model
- * for sched_slice_record (a pack freezes the rate alone predicted on the pair's GPU). */
-void sched_slice_fill(struct sched_slice *sl, const struct snap_job *sj, struct sched_job *j);
+ * for live_slice_record (a pack freezes the rate alone predicted on the pair's GPU). */
+void live_slice_fill(struct live_slice *sl, const struct snap_job *sj, struct sched_job *j);
 
 /* 1 if a sliced job resuming on these gpus slots finds them exactly where it left them
  * (resume in place); 0 if it must move through its checkpoint. */
-int sched_slice_in_place(const struct sched_slice *sl, const struct snap_job *sj,
+int live_slice_in_place(const struct live_slice *sl, const struct snap_job *sj,
                          const struct sched_slot *slots, int gpus);
 
 /* Resumes in place where the decision allows it: a sliced 1-GPU job that the decision
  * resumes on its home node but on another GPU takes the GPU it left when that one is free, or
  * swaps with a 1-GPU job that starts or resumes on it this round (and is not at home there).
  * as: the decision's n assignments; sjs[i]: the snapshot job of as[i]. */
-void sched_slice_prefer_home(const struct sched_slice *sl, const struct snap_job *const *sjs,
+void live_slice_prefer_home(const struct live_slice *sl, const struct snap_job *const *sjs,
                              struct sched_assignment *as, size_t n);
 
 /* The node index (into s->nodes) where a sliced job's state waits, or -1. */
-int sched_slice_home(const struct sched_slice *sl, const struct snap_job *sj);
+int live_slice_home(const struct live_slice *sl, const struct snap_job *sj);
 
 /* Inside the round's transaction: records what the round did to sj (mv; a: its assignment;
  * round: the round's id as text), its job_slices row and, for each switch, a job event.
  * Returns 0 or -1. */
-int sched_slice_record(struct sched_slice *sl, PGconn *c, const struct snap_job *sj,
+int live_slice_record(struct live_slice *sl, PGconn *c, const struct snap_job *sj,
                        const struct sched_assignment *a, enum slice_move mv, const char *round);
 
 #endif

@@ -15,7 +15,7 @@
 
 /* ---- outside the rounds ---- */
 
-int sched_slice_by_scheduler(PGconn *c, const char *id)
+int live_slice_by_scheduler(PGconn *c, const char *id)
 {
     const char *p[] = {id};
     PGresult *r = db_exec(c,
@@ -62,7 +62,7 @@ static int kept_gpus(PGconn *c, const char *job, const char *why)
                              2, p);
 }
 
-int sched_slice_suspend_failed(PGconn *c, const char *id)
+int live_slice_suspend_failed(PGconn *c, const char *id)
 {
     const char *p[] = {id};
     PGresult *r = db_exec(c,
@@ -92,10 +92,10 @@ int sched_slice_suspend_failed(PGconn *c, const char *id)
              "its time-slicing suspension failed (%s) and its GPUs hold two jobs: back to the"
              " queue",
              why);
-    return sched_requeue_job(c, strtoll(job, NULL, 10), JOB_RUNNING, detail);
+    return live_requeue_job(c, strtoll(job, NULL, 10), JOB_RUNNING, detail);
 }
 
-/* The job whose late SUSPENDED sched_slice_suspended_late() handles: SUSPENDED, holding GPUs,
+/* The job whose late SUSPENDED live_slice_suspended_late() handles: SUSPENDED, holding GPUs,
  * not sliced, and its latest action (but remote daemons) a round's suspend that failed. */
 static const char *const late_sql =
     "SELECT j.id FROM jobs j JOIN LATERAL (SELECT a.kind, a.state, a.round_id FROM actions a"
@@ -120,7 +120,7 @@ static const char *const late_release_sql =
     " time-slicing suspension took after it had failed: GPUs %s on node %s released, it waits"
     " for its turn', array_to_string(h.gpus, ','), h.node) FROM h";
 
-int sched_slice_suspended_late(PGconn *c, const char *id)
+int live_slice_suspended_late(PGconn *c, const char *id)
 {
     const char *p[] = {id};
     PGresult *r = db_exec(c, late_sql, 1, p);

@@ -28,21 +28,21 @@ struct slice_row {
     double packed_s; /* mean since the pair's measurement began */
     long packed_n;
     int suspend_pending;
-    struct speed_model speed; /* the job's speed model as the core sees it (sched_slice_fill) */
+    struct speed_model speed; /* the job's speed model as the core sees it (live_slice_fill) */
     int has_speed;
 };
 
-struct sched_slice {
-    const struct sched_snap *s;
-    struct slice_row *rows; /* sched_slice_fill adds each job's speed model */
+struct live_slice {
+    const struct live_snap *s;
+    struct slice_row *rows; /* live_slice_fill adds each job's speed model */
     size_t n;
 };
 
 /* The row of job id, or NULL. */
-const struct slice_row *slice_row_of(const struct sched_slice *sl, int64_t id);
+const struct slice_row *slice_row_of(const struct live_slice *sl, int64_t id);
 
 /* Seconds per minibatch that r's speed model predicts for it alone on 1 GPU of node (an index
  * into the snapshot's nodes; < 0: the reference GPU); 0 without a model. */
-double slice_predicted_s(const struct sched_slice *sl, const struct slice_row *r, int node);
+double slice_predicted_s(const struct live_slice *sl, const struct slice_row *r, int node);
 
 #endif

@@ -1,4 +1,4 @@
-/* Recording what a round did to time-slicing and packing (sched_slice_record, slice.h). */
+/* Recording what a round did to time-slicing and packing (live_slice_record, slice.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@ static int event(PGconn *c, const struct snap_job *sj, const char *ev, const cha
 }
 
 /* "{3,5}": the node's GPU indices of the job's current slots. */
-static void gpu_list(const struct sched_snap *s, const struct snap_job *sj, char *buf, size_t len)
+static void gpu_list(const struct live_snap *s, const struct snap_job *sj, char *buf, size_t len)
 {
     size_t o = (size_t)snprintf(buf, len, "{");
     for (int k = 0; k < sj->cur_gpus && o + 16 < len; k++)
@@ -39,7 +39,7 @@ static void gpu_list(const struct sched_snap *s, const struct snap_job *sj, char
     snprintf(buf + o, len - o, "}");
 }
 
-static int record_out(struct sched_slice *sl, PGconn *c, const struct snap_job *sj,
+static int record_out(struct live_slice *sl, PGconn *c, const struct snap_job *sj,
                       const struct sched_assignment *a, const char *round)
 {
     char id[24], run[32], node[24], gpus[64 * 8 + 8], detail[1024];
@@ -83,11 +83,11 @@ static int record_in(PGconn *c, const struct snap_job *sj, const struct sched_as
                : -1;
 }
 
-static int record_pack(const struct sched_slice *sl, PGconn *c, const struct snap_job *sj,
+static int record_pack(const struct live_slice *sl, PGconn *c, const struct snap_job *sj,
                        const struct sched_assignment *a, const char *round)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
-    int measured = r && r->recent_n >= SCHED_SLICE_MIN_ALONE;
+    int measured = r && r->recent_n >= LIVE_SLICE_MIN_ALONE;
     /* measured alone, else predicted on the pair's GPU, else what it measured so far */
     double s = !r ? 0 : measured ? r->recent_s : slice_predicted_s(sl, r, a->slots[0].node);
     if (r && s <= 0) {
@@ -113,7 +113,7 @@ static int record_pack(const struct sched_slice *sl, PGconn *c, const struct sna
 }
 
 /* The pair's normalised rates, alone_s / packed_s of each, summed (0 when unknown). */
-static double pair_gain(const struct sched_slice *sl, int64_t a, int64_t b)
+static double pair_gain(const struct live_slice *sl, int64_t a, int64_t b)
 {
     const struct slice_row *x = slice_row_of(sl, a), *y = slice_row_of(sl, b);
     if (!x || !y || x->packed_s <= 0 || y->packed_s <= 0)
@@ -123,7 +123,7 @@ static double pair_gain(const struct sched_slice *sl, int64_t a, int64_t b)
 
 /* The pair lost (the first job keeps the GPU; the second, suspended, goes through
  * record_out): unpacked, never packed again. */
-static int record_revert(const struct sched_slice *sl, PGconn *c, const struct snap_job *sj,
+static int record_revert(const struct live_slice *sl, PGconn *c, const struct snap_job *sj,
                          const struct sched_assignment *a, const char *round)
 {
     char id[24], detail[320];
@@ -143,16 +143,16 @@ static int record_revert(const struct sched_slice *sl, PGconn *c, const struct s
 }
 
 /* A kept pair begins its measurement once both jobs run. */
-static int record_keep(const struct sched_slice *sl, PGconn *c, const struct snap_job *sj,
+static int record_keep(const struct live_slice *sl, PGconn *c, const struct snap_job *sj,
                        const struct sched_assignment *a)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
-    const struct snap_job *p = sched_snap_job(sl->s, a->packed_with);
+    const struct snap_job *p = live_snap_job(sl->s, a->packed_with);
     if (!r || r->pack_started || !p || sj->state != JOB_RUNNING || p->state != JOB_RUNNING)
         return 0;
     char id[24], settle[32];
     snprintf(id, sizeof(id), "%lld", (long long)sj->id);
-    snprintf(settle, sizeof(settle), "%.3f", SCHED_SLICE_SETTLE_S);
+    snprintf(settle, sizeof(settle), "%.3f", LIVE_SLICE_SETTLE_S);
     const char *prm[] = {id, settle};
     return db_command_params(c,
                              "UPDATE job_slices SET pack_at = now() + make_interval(secs =>"
@@ -160,7 +160,7 @@ static int record_keep(const struct sched_slice *sl, PGconn *c, const struct sna
                              2, prm);
 }
 
-static int record_unpair(const struct sched_slice *sl, PGconn *c, const struct snap_job *sj)
+static int record_unpair(const struct live_slice *sl, PGconn *c, const struct snap_job *sj)
 {
     const struct slice_row *r = slice_row_of(sl, sj->id);
     if (!r || r->packed_with <= 0)
@@ -174,7 +174,7 @@ static int record_unpair(const struct sched_slice *sl, PGconn *c, const struct s
                              1, p);
 }
 
-int sched_slice_record(struct sched_slice *sl, PGconn *c, const struct snap_job *sj,
+int live_slice_record(struct live_slice *sl, PGconn *c, const struct snap_job *sj,
                        const struct sched_assignment *a, enum slice_move mv, const char *round)
 {
     if (mv == SLICE_OUT && record_out(sl, c, sj, a, round) < 0)

@@ -65,7 +65,7 @@ static const char *const allocs_sql =
     " FROM allocations a JOIN jobs j ON j.id = a.job_id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY a.job_id, a.node_id, a.gpu_idx";
 
-void sched_snap_destroy(struct sched_snap *s)
+void live_snap_destroy(struct live_snap *s)
 {
     if (!s)
         return;
@@ -79,7 +79,7 @@ void sched_snap_destroy(struct sched_snap *s)
     free(s);
 }
 
-int sched_snap_gpu_position(const struct snap_node *n, int idx)
+int live_snap_gpu_position(const struct snap_node *n, int idx)
 {
     for (int k = 0; k < n->ngpus; k++)
         if (n->gpu_index[k] == idx)
@@ -95,19 +95,19 @@ static int cmp_id(const void *key, const void *item)
     return (a > b) - (a < b);
 }
 
-void *sched_snap_by_id(const void *items, size_t n, size_t size, int64_t id)
+void *live_snap_by_id(const void *items, size_t n, size_t size, int64_t id)
 {
     return n ? bsearch(&id, items, n, size, cmp_id) : NULL;
 }
 
-struct snap_job *sched_snap_job(const struct sched_snap *s, int64_t id)
+struct snap_job *live_snap_job(const struct live_snap *s, int64_t id)
 {
-    return sched_snap_by_id(s->jobs, s->njobs, sizeof(*s->jobs), id);
+    return live_snap_by_id(s->jobs, s->njobs, sizeof(*s->jobs), id);
 }
 
-int sched_snap_node_index(const struct sched_snap *s, int64_t id)
+int live_snap_node_index(const struct live_snap *s, int64_t id)
 {
-    const struct snap_node *n = sched_snap_by_id(s->nodes, s->nnodes, sizeof(*s->nodes), id);
+    const struct snap_node *n = live_snap_by_id(s->nodes, s->nnodes, sizeof(*s->nodes), id);
     return n ? (int)(n - s->nodes) : -1;
 }
 
@@ -134,7 +134,7 @@ static const struct {
 } gpu_models[] = {
     {"v100", 1, 1.0, 32}, {"a100", 2, 2.0, 80}, {"h100", 3, 3.0, 80}, {"t4", 4, 0.4, 16}};
 
-int sched_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb)
+int live_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb)
 {
     for (const char *p = name; p && *p;) {
         size_t n = 0;
@@ -155,13 +155,13 @@ int sched_snap_gpu_model(const char *name, int *index, double *speed, double *me
 /* A node's hardware for the core: its GPU model (an unknown name gets 100 + the number of
  * distinct unknown names before it), memory per GPU (reported, else the model's), and its
  * host resources unless it is simulated (its CPUs are the test host's, shared). */
-static void node_hardware(struct sched_snap *s, size_t i, const PGresult *r)
+static void node_hardware(struct live_snap *s, size_t i, const PGresult *r)
 {
     struct snap_node *node = &s->nodes[i];
     double mem_gb = 0, reported = dbl(r, (int)i, 9) / 1e9;
     node->gpu_name = PQgetvalue(r, (int)i, 8);
     node->gpu_speed = 1.0;
-    if (!sched_snap_gpu_model(node->gpu_name, &node->gpu_model, &node->gpu_speed, &mem_gb)) {
+    if (!live_snap_gpu_model(node->gpu_name, &node->gpu_model, &node->gpu_speed, &mem_gb)) {
         int unknown = 0;
         node->gpu_model = -1;
         for (size_t k = 0; k < i && node->gpu_model < 0; k++) {
@@ -179,7 +179,7 @@ static void node_hardware(struct sched_snap *s, size_t i, const PGresult *r)
     }
 }
 
-static int fill_nodes(struct sched_snap *s, const PGresult *r)
+static int fill_nodes(struct live_snap *s, const PGresult *r)
 {
     s->nnodes = (size_t)PQntuples(r);
     s->nodes = calloc(s->nnodes + 1, sizeof(*s->nodes));
@@ -224,7 +224,7 @@ static void job_plans(struct snap_job *j, const PGresult *r, int i)
         jobspec_plan_parse("dp", &j->cur_plan);
 }
 
-static int fill_jobs(struct sched_snap *s, const PGresult *r)
+static int fill_jobs(struct live_snap *s, const PGresult *r)
 {
     s->njobs = (size_t)PQntuples(r);
     s->jobs = calloc(s->njobs + 1, sizeof(*s->jobs));
@@ -258,16 +258,16 @@ static int fill_jobs(struct sched_snap *s, const PGresult *r)
 
 
 /* Allocations come sorted by job: each job's slots are contiguous in the pool. */
-static int fill_allocs(struct sched_snap *s, const PGresult *r)
+static int fill_allocs(struct live_snap *s, const PGresult *r)
 {
     s->slot_pool = calloc((size_t)PQntuples(r) + 1, sizeof(*s->slot_pool));
     if (!s->slot_pool)
         return -1;
     size_t k = 0;
     for (int i = 0; i < PQntuples(r); i++) {
-        struct snap_job *j = sched_snap_job(s, ll(r, i, 0));
-        int node = sched_snap_node_index(s, ll(r, i, 1));
-        int gpu = node < 0 ? -1 : sched_snap_gpu_position(&s->nodes[node], (int)ll(r, i, 2));
+        struct snap_job *j = live_snap_job(s, ll(r, i, 0));
+        int node = live_snap_node_index(s, ll(r, i, 1));
+        int gpu = node < 0 ? -1 : live_snap_gpu_position(&s->nodes[node], (int)ll(r, i, 2));
         if (!j || gpu < 0)
             continue;
         double since = dbl(r, i, 3);
@@ -283,7 +283,7 @@ static int fill_allocs(struct sched_snap *s, const PGresult *r)
     return 0;
 }
 
-static int fill_users(struct sched_snap *s, const PGresult *r)
+static int fill_users(struct live_snap *s, const PGresult *r)
 {
     s->nusers = (size_t)PQntuples(r);
     s->users = calloc(s->nusers + 1, sizeof(*s->users));
@@ -295,7 +295,7 @@ static int fill_users(struct sched_snap *s, const PGresult *r)
     return 0;
 }
 
-static int fill_finished(struct sched_snap *s, const PGresult *r)
+static int fill_finished(struct live_snap *s, const PGresult *r)
 {
     s->nfinished = (size_t)PQntuples(r);
     s->finished_run_s = calloc(s->nfinished + 1, sizeof(*s->finished_run_s));
@@ -306,9 +306,9 @@ static int fill_finished(struct sched_snap *s, const PGresult *r)
     return 0;
 }
 
-struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen)
+struct live_snap *live_snap_read(PGconn *c, char *err, size_t errlen)
 {
-    struct sched_snap *s = calloc(1, sizeof(*s));
+    struct live_snap *s = calloc(1, sizeof(*s));
     if (!s) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -327,7 +327,7 @@ struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen)
     }
     if (!ok) {
         db_command(c, "ROLLBACK");
-        sched_snap_destroy(s);
+        live_snap_destroy(s);
         return NULL;
     }
     s->now = dbl(s->res[3], 0, 0);
@@ -336,7 +336,7 @@ struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen)
         fill_allocs(s, s->res[2]) < 0 || fill_users(s, s->res[4]) < 0 ||
         fill_finished(s, s->res[5]) < 0) {
         snprintf(err, errlen, "out of memory");
-        sched_snap_destroy(s);
+        live_snap_destroy(s);
         return NULL;
     }
     return s;

@@ -21,7 +21,7 @@ struct snap_node {
     int up;
     int ngpus;
     int gpu_index[SCHED_MAX_GPUS_PER_NODE]; /* the core's GPU k is the node's GPU gpu_index[k] */
-    /* What the core needs of its hardware (sched_node's fields; see sched_snap_gpu_model). */
+    /* What the core needs of its hardware (sched_node's fields; see live_snap_gpu_model). */
     const char *gpu_name; /* the model its GPUs report ("" with none) */
     int gpu_model;        /* the core's model index: 1..4 for the known models, else 100.. */
     double gpu_speed;     /* relative to the reference GPU (v100); 1 when unknown */
@@ -55,7 +55,7 @@ struct snap_job {
     struct batch_spec batch;
 };
 
-struct sched_snap {
+struct live_snap {
     double now;           /* the database's clock, epoch seconds */
     double resize_cost_s; /* mean of finished resizes, or < 0 when none measured */
     struct snap_node *nodes;
@@ -71,29 +71,29 @@ struct sched_snap {
 };
 
 /* Reads a snapshot. Returns a new one, or NULL with text in err (database error, ENOMEM). */
-struct sched_snap *sched_snap_read(PGconn *c, char *err, size_t errlen);
+struct live_snap *live_snap_read(PGconn *c, char *err, size_t errlen);
 
 /* Frees; NULL is a no-op. */
-void sched_snap_destroy(struct sched_snap *s);
+void live_snap_destroy(struct live_snap *s);
 
 /* The core's position of the node's GPU of index idx, or -1 when it has none such. */
-int sched_snap_gpu_position(const struct snap_node *n, int idx);
+int live_snap_gpu_position(const struct snap_node *n, int idx);
 
 /* The known GPU model whose name is a word of name ("NVIDIA A100-SXM4-80GB": a100), case
  * insensitive: v100 (1, speed 1, the reference), a100 (2, 2.0), h100 (3, 3.0), t4 (4, 0.4),
  * as the simulator's models. Fills index, speed and memory per GPU (GB) and returns 1; 0 and
  * nothing filled when none matches. */
-int sched_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb);
+int live_snap_gpu_model(const char *name, int *index, double *speed, double *mem_gb);
 
 /* The item of id among n items of size bytes sorted by id, each beginning with its int64_t
  * id (struct snap_node, snap_job, slice_row: the snapshot reads them by id), or NULL; as
  * bsearch(). */
-void *sched_snap_by_id(const void *items, size_t n, size_t size, int64_t id);
+void *live_snap_by_id(const void *items, size_t n, size_t size, int64_t id);
 
 /* The job of id in s->jobs, or NULL. */
-struct snap_job *sched_snap_job(const struct sched_snap *s, int64_t id);
+struct snap_job *live_snap_job(const struct live_snap *s, int64_t id);
 
 /* Index of node id in s->nodes, or -1. */
-int sched_snap_node_index(const struct sched_snap *s, int64_t id);
+int live_snap_node_index(const struct live_snap *s, int64_t id);
 
 #endif

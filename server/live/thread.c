@@ -22,7 +22,7 @@
 #define RETRY_S 1.0
 #define SLOW_ROUND_US 250000 /* a round this long is logged with where its time went */
 
-struct sched_thread {
+struct live_thread {
     struct db_pool *db;
     char *conninfo;
     char *name;          /* this server's name: its connection's application_name */
@@ -32,8 +32,8 @@ struct sched_thread {
     int lost;            /* notifications may have been missed: a round at once */
     double listen_at;    /* no reconnect attempt before this (monotonic seconds) */
     double listen_wait;  /* the back-off after the next failed attempt */
-    atomic_int db_back;  /* set by sched_thread_db_restarting(t, 0): retry without waiting */
-    struct sched_models *models;
+    atomic_int db_back;  /* set by live_thread_db_restarting(t, 0): retry without waiting */
+    struct live_models *models;
     pthread_t tid;
     int started;
     long rounds;
@@ -42,7 +42,7 @@ struct sched_thread {
 
 /* A round that acted, or a slow one (what its time went to: snapshot, refits, decision,
  * write). */
-static void log_round(const struct sched_round_result *r)
+static void log_round(const struct live_round_result *r)
 {
     if (r->actions > 0 || r->nodes_down > 0 || r->duration_us >= SLOW_ROUND_US)
         log_info("scheduler: round %lld (%s): %d jobs, %d changed, %d actions, %d nodes down,"
@@ -56,12 +56,12 @@ static void log_round(const struct sched_round_result *r)
  * goes when that connection does (the server stopped or died, or lost the database), and the
  * next server to try takes it. Sets the connection's application_name to the server's name,
  * which the round's audit row takes (sched_rounds.server). Returns 1 (leads), 0, or -1. */
-static int lead(struct sched_thread *t, PGconn *c)
+static int lead(struct live_thread *t, PGconn *c)
 {
     const char *p[] = {t->name};
     PGresult *r = db_exec(c,
                           "SELECT set_config('application_name', $1, false), "
-                          SCHED_LOCK_HELD_SQL(SCHED_LEADER_LOCK_OBJ),
+                          LIVE_LOCK_HELD_SQL(LIVE_LEADER_LOCK_OBJ),
                           1, p);
     int leads = db_ok(r) && PQntuples(r) == 1 ? PQgetvalue(r, 0, 1)[0] == 't' : -1;
     PQclear(r);
@@ -75,10 +75,10 @@ static int lead(struct sched_thread *t, PGconn *c)
 }
 
 /* One round; returns the seconds to wait before the next. */
-static double one_round(struct sched_thread *t, struct sched_config *cfg)
+static double one_round(struct live_thread *t, struct settings *cfg)
 {
     char err[512] = "", herr[512];
-    struct sched_round_result res;
+    struct live_round_result res;
     PGconn *c = db_acquire(t->db);
     int leads = c ? lead(t, c) : -1;
     if (leads <= 0) { /* standing by, or the database is away: try again soon */
@@ -87,10 +87,10 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
             log_error("scheduler: %s", c ? "cannot ask for the leader lock" : "database unreachable");
         return RETRY_S;
     }
-    int rc = sched_config_load(c, cfg, err, sizeof(err));
+    int rc = live_config_load(c, cfg, err, sizeof(err));
     memset(&res, 0, sizeof(res));
     if (rc == 0 && !cfg->paused)
-        rc = sched_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
+        rc = live_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
     if (c && history_tick(c, herr, sizeof(herr)) < 0)
         log_error("scheduler: %s", herr);
     db_release(t->db, c);
@@ -100,14 +100,14 @@ static double one_round(struct sched_thread *t, struct sched_config *cfg)
     }
     log_round(&res);
     if (!cfg->paused)
-        sched_round_hist_observe((double)res.duration_us / 1e6);
+        live_round_hist_observe((double)res.duration_us / 1e6);
     double wait = cfg->interval_s;
     return cfg->node_timeout_s / 2 < wait ? cfg->node_timeout_s / 2 : wait;
 }
 
 /* (Re)connects the listening connection and runs LISTEN. Returns 0, or -1 after a failed
  * attempt, with the next one set DB_RETRY_MIN_S doubling to DB_RETRY_MAX_S later. */
-static int listen_connect(struct sched_thread *t)
+static int listen_connect(struct live_thread *t)
 {
     char err[256] = "";
     if (t->listen)
@@ -136,7 +136,7 @@ static int listen_connect(struct sched_thread *t)
 /* The listening connection's socket, (re)connecting it when its back-off allows; -1 when
  * down. The first time it works again after a loss, *round is set: what was notified
  * meanwhile is lost, so a round runs at once. */
-static int listen_fd(struct sched_thread *t, int *round)
+static int listen_fd(struct live_thread *t, int *round)
 {
     if (atomic_exchange(&t->db_back, 0)) {
         t->listen_at = 0;
@@ -158,7 +158,7 @@ static int listen_fd(struct sched_thread *t, int *round)
 }
 
 /* The wait before the next round, shortened to the listening connection's next attempt. */
-static double wait_for(const struct sched_thread *t, double wait)
+static double wait_for(const struct live_thread *t, double wait)
 {
     if (t->listening)
         return wait;
@@ -167,7 +167,7 @@ static double wait_for(const struct sched_thread *t, double wait)
 }
 
 /* Reads and forgets the notifications that arrived. */
-static void drain(struct sched_thread *t)
+static void drain(struct live_thread *t)
 {
     if (!t->listen || !PQconsumeInput(t->listen))
         return;
@@ -184,17 +184,17 @@ static void drain(struct sched_thread *t)
  * signals do not wake it again (wake.h: the round rearms them as it begins). */
 static void *run(void *arg)
 {
-    struct sched_thread *t = arg;
-    struct sched_config cfg;
-    struct sched_duty duty;
-    sched_duty_init(&duty);
+    struct live_thread *t = arg;
+    struct settings cfg;
+    struct live_duty duty;
+    live_duty_init(&duty);
     double wait = 0, left = 0, due = monotime_s(), settled = 0;
     int rc = 1, round = 1;
     for (;;) {
         int fd = listen_fd(t, &round);
         if (!round) {
             left = due - monotime_s();
-            rc = sched_wake_wait(left > 0 ? wait_for(t, left) : 0, fd);
+            rc = live_wake_wait(left > 0 ? wait_for(t, left) : 0, fd);
             if (rc < 0)
                 break;
             if (rc == 2)
@@ -205,26 +205,26 @@ static void *run(void *arg)
             if (!round)
                 continue; /* settling, or woken to reconnect the listening connection */
         }
-        sched_wake_rearm(); /* what is signalled from now on comes after this round's reads */
+        live_wake_rearm(); /* what is signalled from now on comes after this round's reads */
         double start = monotime_s();
         wait = one_round(t, &cfg);
         double end = monotime_s();
         due = end + wait;
-        settled = sched_duty_round(&duty, start, end);
+        settled = live_duty_round(&duty, start, end);
         round = 0;
     }
     return NULL;
 }
 
-struct sched_thread *sched_thread_create(const char *conninfo, const char *name, char *err,
+struct live_thread *live_thread_create(const char *conninfo, const char *name, char *err,
                                         size_t errlen)
 {
-    struct sched_thread *t = calloc(1, sizeof(*t));
+    struct live_thread *t = calloc(1, sizeof(*t));
     if (!t) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (sched_wake_open() < 0) {
+    if (live_wake_open() < 0) {
         snprintf(err, errlen, "scheduler wake-up: %s", strerror(errno));
         free(t);
         return NULL;
@@ -234,7 +234,7 @@ struct sched_thread *sched_thread_create(const char *conninfo, const char *name,
     t->name = strdup(name ? name : "ringmasterd");
     t->leads = -1;
     t->listen_wait = DB_RETRY_MIN_S;
-    t->models = sched_models_create();
+    t->models = live_models_create();
     if (!t->db || !t->models || !t->conninfo || !t->name) {
         if (t->db)
             snprintf(err, errlen, "out of memory");
@@ -250,34 +250,34 @@ struct sched_thread *sched_thread_create(const char *conninfo, const char *name,
     t->started = 1;
     return t;
 error:
-    sched_thread_destroy(t);
+    live_thread_destroy(t);
     return NULL;
 }
 
-void sched_thread_db_restarting(struct sched_thread *t, int restarting)
+void live_thread_db_restarting(struct live_thread *t, int restarting)
 {
     db_set_restarting(t->db, restarting);
     retention_thread_db_restarting(t->retention, restarting);
     if (!restarting) {
         atomic_store(&t->db_back, 1);
-        sched_wake_signal();
+        live_wake_signal();
     }
 }
 
-void sched_thread_destroy(struct sched_thread *t)
+void live_thread_destroy(struct live_thread *t)
 {
     if (!t)
         return;
     if (t->started) {
-        sched_wake_stop();
+        live_wake_stop();
         pthread_join(t->tid, NULL);
     }
     retention_thread_destroy(t->retention);
-    sched_models_destroy(t->models);
+    live_models_destroy(t->models);
     db_destroy(t->db);
     PQfinish(t->listen);
     free(t->conninfo);
     free(t->name);
-    sched_wake_close();
+    live_wake_close();
     free(t);
 }

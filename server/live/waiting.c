@@ -20,8 +20,8 @@ static int job_need(const struct snap_job *sj)
 /* "needs 4 GPUs, 0 free; job 12 holds 8 GPUs: predicted to finish in 3 min (prior)": the jobs
  * that hold the GPUs and why the policy keeps them there (the core's sched_explain), after
  * what is free (most: on one node, or -1 for a single node). */
-static void holders(const struct sched_plan *p, const struct sched_explainer *e,
-                    struct plan_job *pj, int need, int nfree, int most)
+static void holders(const struct live_plan *p, const struct sched_explainer *e,
+                    struct live_plan_job *pj, int need, int nfree, int most)
 {
     char *out = pj->pending_reason;
     size_t len = sizeof(pj->pending_reason);
@@ -35,8 +35,8 @@ static void holders(const struct sched_plan *p, const struct sched_explainer *e,
         snprintf(out + n, len - (size_t)n, "%s", held);
 }
 
-static void explain(const struct sched_plan *p, const struct sched_explainer *e,
-                    struct plan_job *pj, int nfree, int most, int up, int capacity)
+static void explain(const struct live_plan *p, const struct sched_explainer *e,
+                    struct live_plan_job *pj, int nfree, int most, int up, int capacity)
 {
     int need = job_need(pj->sj);
     char *out = pj->pending_reason;
@@ -53,7 +53,7 @@ static void explain(const struct sched_plan *p, const struct sched_explainer *e,
 
 static int cmp_queue(const void *a, const void *b)
 {
-    const struct plan_job *x = *(struct plan_job *const *)a, *y = *(struct plan_job *const *)b;
+    const struct live_plan_job *x = *(struct live_plan_job *const *)a, *y = *(struct live_plan_job *const *)b;
     if (x->sj->priority != y->sj->priority)
         return x->sj->priority > y->sj->priority ? -1 : 1;
     if (x->sj->submit != y->sj->submit)
@@ -64,19 +64,19 @@ static int cmp_queue(const void *a, const void *b)
 /* The seconds waiting job k of the queue runs on need GPUs, by its model. */
 static double queued_left(void *ctx, size_t k, int need)
 {
-    struct plan_job *const *q = ctx;
-    return sched_model_remaining_s(q[k]->model, need);
+    struct live_plan_job *const *q = ctx;
+    return live_model_remaining_s(q[k]->model, need);
 }
 
 /* Predicted start of each waiting job in queue order (the core's forecast_starts): from the
  * GPUs free now and those of the running jobs as their models predict them to finish. */
-static void predict_starts(struct sched_plan *p, struct plan_job **q, size_t nq, int nfree)
+static void predict_starts(struct live_plan *p, struct live_plan_job **q, size_t nq, int nfree)
 {
     struct forecast_release *run = calloc(p->njobs + 1, sizeof(*run));
     struct forecast_wait *w = calloc(nq + 1, sizeof(*w));
     size_t nrun = 0;
     for (size_t i = 0; run && w && i < p->njobs; i++) {
-        double left = sched_model_remaining_s(p->jobs[i].model, p->jobs[i].gpus);
+        double left = live_model_remaining_s(p->jobs[i].model, p->jobs[i].gpus);
         if (p->jobs[i].gpus > 0 && left >= 0)
             run[nrun++] = (struct forecast_release){p->s->now + left, p->jobs[i].gpus};
     }
@@ -91,7 +91,7 @@ static void predict_starts(struct sched_plan *p, struct plan_job **q, size_t nq,
     free(w);
 }
 
-void live_plan_explain_waiting(struct sched_plan *p)
+void live_plan_explain_waiting(struct live_plan *p)
 {
     int nfree = 0, most = 0, up = 0, capacity = 0;
     for (size_t n = 0; n < p->s->nnodes; n++) {
@@ -103,7 +103,7 @@ void live_plan_explain_waiting(struct sched_plan *p)
         capacity += p->s->nodes[n].ngpus;
         up++;
     }
-    struct plan_job **q = calloc(p->njobs + 1, sizeof(*q));
+    struct live_plan_job **q = calloc(p->njobs + 1, sizeof(*q));
     size_t nq = 0;
     for (size_t i = 0; q && i < p->njobs; i++)
         if (p->jobs[i].sj->state == JOB_PENDING && p->jobs[i].change == CH_KEEP)

@@ -22,18 +22,18 @@ static void write_signal(void)
     }
 }
 
-void sched_wake_signal(void)
+void live_wake_signal(void)
 {
     if (!atomic_exchange(&pending, 1))
         write_signal();
 }
 
-void sched_wake_rearm(void)
+void live_wake_rearm(void)
 {
     atomic_store(&pending, 0);
 }
 
-int sched_wake_open(void)
+int live_wake_open(void)
 {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd < 0)
@@ -44,7 +44,7 @@ int sched_wake_open(void)
     return 0;
 }
 
-int sched_wake_wait(double timeout_s, int fd)
+int live_wake_wait(double timeout_s, int fd)
 {
     struct pollfd p[2] = {{.fd = atomic_load(&wake_fd), .events = POLLIN},
                           {.fd = fd, .events = POLLIN}};
@@ -64,13 +64,13 @@ int sched_wake_wait(double timeout_s, int fd)
     return n > 0 && fd >= 0 && p[1].revents ? 2 : 0;
 }
 
-void sched_wake_stop(void)
+void live_wake_stop(void)
 {
     atomic_store(&stopped, 1);
     write_signal(); /* even while a signal is pending: that one may have been read */
 }
 
-void sched_wake_close(void)
+void live_wake_close(void)
 {
     int fd = atomic_exchange(&wake_fd, -1);
     if (fd >= 0)

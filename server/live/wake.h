@@ -7,24 +7,24 @@
 #ifndef RINGMASTER_LIVE_WAKE_H
 #define RINGMASTER_LIVE_WAKE_H
 
-#include "live.h" /* sched_wake_signal() */
+#include "live.h" /* live_wake_signal() */
 
 /* Opens the wake-up channel (the scheduler thread's creator). Returns 0 or -1 (errno). */
-int sched_wake_open(void);
+int live_wake_open(void);
 
 /* The round that answers the signals so far begins: a signal from now on wakes the waiter
  * again. Until then signals after the first write nothing (they are that round's). */
-void sched_wake_rearm(void);
+void live_wake_rearm(void);
 
 /* Waits until a signal arrives, fd (when >= 0) becomes readable, or timeout_s passes.
  * Returns 1 for a signal (cleared), 2 when fd is readable, 0 on the timeout, -1 once
- * sched_wake_stop() was called. */
-int sched_wake_wait(double timeout_s, int fd);
+ * live_wake_stop() was called. */
+int live_wake_wait(double timeout_s, int fd);
 
-/* Makes every present and future sched_wake_wait() return -1 at once. */
-void sched_wake_stop(void);
+/* Makes every present and future live_wake_wait() return -1 at once. */
+void live_wake_stop(void);
 
 /* Closes the channel (after the waiting thread has ended). */
-void sched_wake_close(void);
+void live_wake_close(void);
 
 #endif

@@ -23,7 +23,7 @@
 #endif
 
 #define NODE_TIMEOUT_S 5
-#define LEADER_LOCK SCHED_LEADER_LOCK_CLASS ", " SCHED_LEADER_LOCK_OBJ
+#define LEADER_LOCK LIVE_LEADER_LOCK_CLASS ", " LIVE_LEADER_LOCK_OBJ
 
 static struct hx_server head_a, head_b;
 

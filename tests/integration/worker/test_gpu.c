@@ -465,7 +465,7 @@ static void wait_packed(long long a, long long b, double timeout_s)
 }
 
 /* The moment (epoch seconds) both packed jobs had made the reports that give their packed
- * rate (server/live/slice.h: SCHED_SLICE_MIN_PACKED = 30 after pack_at), or -1. */
+ * rate (server/live/slice.h: LIVE_SLICE_MIN_PACKED = 30 after pack_at), or -1. */
 static double measured_at(long long a, long long b)
 {
     return q("SELECT extract(epoch FROM max(t)) FROM (SELECT (SELECT m.at FROM job_metrics m"

@@ -26,11 +26,11 @@ static double true_step(int w, double s)
 
 static struct speed_model fit_on(const int *w, const double *speed, size_t n)
 {
-    struct sched_fit_obs obs[16];
+    struct live_fit_obs obs[16];
     for (size_t i = 0; i < n; i++)
-        obs[i] = (struct sched_fit_obs){w[i], true_step(w[i], speed[i]), speed[i], 0};
+        obs[i] = (struct live_fit_obs){w[i], true_step(w[i], speed[i]), speed[i], 0};
     struct speed_model sm = {.batch_per_gpu = M, .dataset_size = 50000};
-    cr_assert_eq(sched_fit_speed(&sm, obs, n), 0);
+    cr_assert_eq(live_fit_speed(&sm, obs, n), 0);
     cr_assert(sm.fitted);
     return sm;
 }
@@ -65,11 +65,11 @@ Test(sched_fit, without_normalising_a100_looks_twice_as_fast)
 {
     const int w[] = {1, 2, 4, 8};
     const double ref[] = {1, 1, 1, 1};
-    struct sched_fit_obs obs[4];
+    struct live_fit_obs obs[4];
     for (int i = 0; i < 4; i++)
-        obs[i] = (struct sched_fit_obs){w[i], true_step(w[i], 2.0), 1.0, 0}; /* speed ignored */
+        obs[i] = (struct live_fit_obs){w[i], true_step(w[i], 2.0), 1.0, 0}; /* speed ignored */
     struct speed_model naive = {.batch_per_gpu = M, .dataset_size = 50000};
-    cr_assert_eq(sched_fit_speed(&naive, obs, 4), 0);
+    cr_assert_eq(live_fit_speed(&naive, obs, 4), 0);
     struct speed_model on_v = fit_on(w, ref, 4);
     cr_assert(speed_step_time(&naive, 1) < 0.6 * speed_step_time(&on_v, 1));
 }
@@ -99,16 +99,16 @@ Test(sched_fit, own_batches_identify_the_compute_per_example)
 {
     const int w[] = {1, 2, 4, 8, 2, 8};
     const double global[] = {256, 256, 256, 256, 1024, 1024};
-    struct sched_fit_obs obs[6];
+    struct live_fit_obs obs[6];
     for (int i = 0; i < 6; i++) {
         double m = global[i] / w[i], f[SPEED_NFEATURES], t = 0;
         speed_features_placed(w[i], 1, m, f);
         for (int k = 0; k < SPEED_NFEATURES; k++)
             t += ref_theta[k] * f[k];
-        obs[i] = (struct sched_fit_obs){w[i], t, 1.0, m};
+        obs[i] = (struct live_fit_obs){w[i], t, 1.0, m};
     }
     struct speed_model sm = {.batch_per_gpu = 256, .dataset_size = 50000};
-    cr_assert_eq(sched_fit_speed(&sm, obs, 6), 0);
+    cr_assert_eq(live_fit_speed(&sm, obs, 6), 0);
     for (int w2 = 1; w2 <= 8; w2 *= 2)
         for (double m = 16; m <= 512; m *= 2) {
             double f[SPEED_NFEATURES], t = 0;
@@ -123,9 +123,9 @@ Test(sched_fit, own_batches_identify_the_compute_per_example)
 Test(sched_fit, bad_input_is_refused)
 {
     struct speed_model sm = {.batch_per_gpu = M};
-    struct sched_fit_obs bad = {0, 1.0, 1.0, 0};
-    cr_assert_eq(sched_fit_speed(&sm, NULL, 1), -1);
-    cr_assert_eq(sched_fit_speed(&sm, &bad, 1), -1);
+    struct live_fit_obs bad = {0, 1.0, 1.0, 0};
+    cr_assert_eq(live_fit_speed(&sm, NULL, 1), -1);
+    cr_assert_eq(live_fit_speed(&sm, &bad, 1), -1);
     cr_assert_not(sm.fitted);
 }
 
@@ -144,17 +144,17 @@ Test(sched_fit, incremental_series_matches_a_full_refit)
     enum { N = 20000, BATCH = 250 };
     static double steps[N], losses[N];
     unsigned seed = 7;
-    static struct sched_fit_series s;
+    static struct live_fit_series s;
     struct conv_model inc = {0}, full;
     for (long k = 0; k < N; k++) {
         steps[k] = (double)k;
         losses[k] = noisy_loss(k, &seed);
-        sched_fit_series_add(&s, steps[k], losses[k]);
+        live_fit_series_add(&s, steps[k], losses[k]);
         if ((k + 1) % BATCH == 0)
             cr_assert_eq(conv_fit(s.step, s.loss, s.n, &inc), 0);
     }
     cr_assert_eq(conv_fit(steps, losses, N, &full), 0);
-    cr_assert(s.n <= SCHED_FIT_SERIES_MAX && s.n >= SCHED_FIT_SERIES_MAX / 2, "%zu", s.n);
+    cr_assert(s.n <= LIVE_FIT_SERIES_MAX && s.n >= LIVE_FIT_SERIES_MAX / 2, "%zu", s.n);
     cr_assert_eq(s.step[0], 0.0, "the first point stays");
     cr_assert(s.step[s.n - 1] >= N - 1 - s.stride, "the points reach the end");
     for (size_t i = 1; i < s.n; i++)
@@ -174,15 +174,15 @@ Test(sched_fit, incremental_series_matches_a_full_refit)
  * doubles the stride changes it even when that point itself is passed over. */
 Test(sched_fit, series_add_says_whether_it_changed)
 {
-    static struct sched_fit_series s;
-    for (int k = 0; k < SCHED_FIT_SERIES_MAX; k++)
-        cr_assert_eq(sched_fit_series_add(&s, k, 1.0), 1, "point %d", k);
-    cr_assert_eq(s.n, (size_t)SCHED_FIT_SERIES_MAX);
-    cr_assert_eq(sched_fit_series_add(&s, SCHED_FIT_SERIES_MAX, 1.0), 1, "halved and held");
+    static struct live_fit_series s;
+    for (int k = 0; k < LIVE_FIT_SERIES_MAX; k++)
+        cr_assert_eq(live_fit_series_add(&s, k, 1.0), 1, "point %d", k);
+    cr_assert_eq(s.n, (size_t)LIVE_FIT_SERIES_MAX);
+    cr_assert_eq(live_fit_series_add(&s, LIVE_FIT_SERIES_MAX, 1.0), 1, "halved and held");
     cr_assert_eq(s.stride, 2);
     size_t n = s.n;
-    cr_assert_eq(sched_fit_series_add(&s, SCHED_FIT_SERIES_MAX + 1, 1.0), 0, "passed over");
+    cr_assert_eq(live_fit_series_add(&s, LIVE_FIT_SERIES_MAX + 1, 1.0), 0, "passed over");
     cr_assert_eq(s.n, n, "nothing held");
-    cr_assert_eq(sched_fit_series_add(&s, SCHED_FIT_SERIES_MAX + 2, 1.0), 1, "held");
+    cr_assert_eq(live_fit_series_add(&s, LIVE_FIT_SERIES_MAX + 2, 1.0), 1, "held");
     cr_assert_eq(s.n, n + 1);
 }

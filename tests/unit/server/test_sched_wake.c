@@ -15,18 +15,18 @@ static double now_s(void)
 
 static void setup(void)
 {
-    cr_assert_eq(sched_wake_open(), 0);
+    cr_assert_eq(live_wake_open(), 0);
 }
 
-TestSuite(sched_wake, .init = setup, .fini = sched_wake_close, .timeout = 10);
+TestSuite(sched_wake, .init = setup, .fini = live_wake_close, .timeout = 10);
 
 Test(sched_wake, a_signal_wakes_once_and_several_coalesce)
 {
-    sched_wake_signal();
-    sched_wake_signal();
-    cr_assert_eq(sched_wake_wait(5, -1), 1);
+    live_wake_signal();
+    live_wake_signal();
+    cr_assert_eq(live_wake_wait(5, -1), 1);
     double t0 = now_s();
-    cr_assert_eq(sched_wake_wait(0.05, -1), 0, "the second signal was merged into the first");
+    cr_assert_eq(live_wake_wait(0.05, -1), 0, "the second signal was merged into the first");
     cr_assert(now_s() - t0 >= 0.04, "waited out the timeout");
 }
 
@@ -34,7 +34,7 @@ Test(sched_wake, a_signal_wakes_once_and_several_coalesce)
 struct later {
     void (*fn)(void);
 };
-static const struct later signal_later = {sched_wake_signal}, stop_later = {sched_wake_stop};
+static const struct later signal_later = {live_wake_signal}, stop_later = {live_wake_stop};
 
 static void *call_later(void *arg)
 {
@@ -45,25 +45,25 @@ static void *call_later(void *arg)
 
 Test(sched_wake, signals_before_the_round_begins_are_its_own_until_it_rearms)
 {
-    sched_wake_signal();
-    cr_assert_eq(sched_wake_wait(5, -1), 1);
-    sched_wake_signal(); /* the burst goes on while the round settles */
-    sched_wake_signal();
-    cr_assert_eq(sched_wake_wait(0.05, -1), 0, "no wake-up until the round begins");
-    sched_wake_rearm();
-    cr_assert_eq(sched_wake_wait(0.05, -1), 0, "rearming is not a signal");
-    sched_wake_signal();
-    cr_assert_eq(sched_wake_wait(5, -1), 1, "a signal after the round began wakes again");
+    live_wake_signal();
+    cr_assert_eq(live_wake_wait(5, -1), 1);
+    live_wake_signal(); /* the burst goes on while the round settles */
+    live_wake_signal();
+    cr_assert_eq(live_wake_wait(0.05, -1), 0, "no wake-up until the round begins");
+    live_wake_rearm();
+    cr_assert_eq(live_wake_wait(0.05, -1), 0, "rearming is not a signal");
+    live_wake_signal();
+    cr_assert_eq(live_wake_wait(5, -1), 1, "a signal after the round began wakes again");
 }
 
 Test(sched_wake, stop_wakes_while_a_signal_is_pending)
 {
-    sched_wake_signal();
-    cr_assert_eq(sched_wake_wait(5, -1), 1);
+    live_wake_signal();
+    cr_assert_eq(live_wake_wait(5, -1), 1);
     pthread_t t;
     double t0 = now_s();
     pthread_create(&t, NULL, call_later, (void *)&stop_later);
-    cr_assert_eq(sched_wake_wait(5, -1), -1);
+    cr_assert_eq(live_wake_wait(5, -1), -1);
     cr_assert(now_s() - t0 < 2, "not the timeout");
     pthread_join(t, NULL);
 }
@@ -73,7 +73,7 @@ Test(sched_wake, a_signal_from_another_thread_ends_the_wait)
     pthread_t t;
     double t0 = now_s();
     pthread_create(&t, NULL, call_later, (void *)&signal_later);
-    cr_assert_eq(sched_wake_wait(5, -1), 1);
+    cr_assert_eq(live_wake_wait(5, -1), 1);
     cr_assert(now_s() - t0 < 2);
     pthread_join(t, NULL);
 }
@@ -83,18 +83,18 @@ Test(sched_wake, a_readable_socket_and_stop)
     int p[2];
     cr_assert_eq(pipe(p), 0);
     cr_assert_eq(write(p[1], "x", 1), 1);
-    cr_assert_eq(sched_wake_wait(5, p[0]), 2);
-    sched_wake_stop();
-    cr_assert_eq(sched_wake_wait(5, p[0]), -1, "stopped wins");
-    cr_assert_eq(sched_wake_wait(5, -1), -1);
+    cr_assert_eq(live_wake_wait(5, p[0]), 2);
+    live_wake_stop();
+    cr_assert_eq(live_wake_wait(5, p[0]), -1, "stopped wins");
+    cr_assert_eq(live_wake_wait(5, -1), -1);
     close(p[0]);
     close(p[1]);
 }
 
 Test(sched_wake, signal_is_harmless_when_closed)
 {
-    sched_wake_close();
-    sched_wake_signal();
-    cr_assert_eq(sched_wake_open(), 0);
-    cr_assert_eq(sched_wake_wait(0.01, -1), 0);
+    live_wake_close();
+    live_wake_signal();
+    cr_assert_eq(live_wake_open(), 0);
+    cr_assert_eq(live_wake_wait(0.01, -1), 0);
 }
