@@ -18,7 +18,7 @@
 #ifndef RINGMASTER_GUARD_H
 #define RINGMASTER_GUARD_H
 
-#include "sched.h"
+#include "sched_types.h"
 
 /* forced[i] is set to 1 for a job the max-wait guarantee served and 2 for one
  * the fair share served (0 otherwise). want has njobs counts within capacity.
