@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gpumap.h"
-#include "guard.h"
+#include "guarantee.h"
 #include "placement.h"
 #include "placement_multi.h"
 #include "policies/policy.h"
@@ -398,7 +398,7 @@ static void assign_plan(const struct sched_snapshot *snap, size_t i,
     }
 }
 
-/* The reason of a job the guard served (guard.h). */
+/* The reason of a job the guard served (guarantee.h). */
 static const char *reason_forced(unsigned char forced)
 {
     return forced == 1 ? "started: it had waited longer than max_wait_s"
@@ -623,7 +623,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         goto out;
     capacity = policy_capacity(snap);
     sanitize_want(want, snap->njobs, capacity);
-    if (guard_apply(snap, want, forced))
+    if (guarantee_apply(snap, want, forced))
         goto out;
     p = place(&view, want, pw, !policy->keeps_slots);
     if (!p)
