@@ -1,5 +1,5 @@
 /* sched_estimate: a job's remaining work from what is actually known (see
- * sched.h). The convergence fit is often wrong: a job whose loss flattened is
+ * sched_estimate.h). The convergence fit is often wrong: a job whose loss flattened is
  * predicted to end "now" and then holds its GPUs for hours while the policies
  * think it is about to free them. So the fit may shorten a declared length only
  * when the job stops at convergence, and a job that outlived its prediction is
@@ -7,7 +7,7 @@
  * index idea, as Tiresias uses it), never 0. */
 #include <math.h>
 
-#include "sched.h"
+#include "sched_estimate.h"
 #include "speed.h"
 
 /* Below this many epochs a prediction means "now". */

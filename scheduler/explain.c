@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
+#include "guarantee.h"
 #include "policies/policy.h"
 #include "sched.h"
 
@@ -160,7 +160,7 @@ static long user_held(const struct sched_explainer *e, int64_t user)
 /* "; user 3 holds 8 of its quota of 8 GPUs" when the quota stops the job. */
 static void put_quota(struct text *t, const struct sched_explainer *e, const struct sched_job *j)
 {
-    int quota = guard_user_quota(e->snap, j->user_id);
+    int quota = guarantee_user_quota(e->snap, j->user_id);
     long held = user_held(e, j->user_id);
 
     if (held + need_of(j) <= quota)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "sched_types.h"
 
 uint64_t *gpumap_create(size_t nnodes)
 {

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched.h"
+#include "sched_types.h"
 
 struct placement_plan {
     struct sched_slot *slots; /* all slots; job i's are slots[off[i]..off[i]+gpus[i]) */

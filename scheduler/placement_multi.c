@@ -1,5 +1,6 @@
 /* placement_multi: GPU-model groups and host resources (see placement_multi.h). */
 #include "placement_multi.h"
+#include "gpumap.h"
 #include "radix.h"
 
 #include <errno.h>
@@ -156,12 +157,9 @@ static struct placement_plan *place_group(const struct sched_snapshot *snap, con
 static void measure_fragmentation(const struct sched_snapshot *snap, struct placement_plan *p,
                                   uint64_t *busy)
 {
-    memset(busy, 0, (snap->nnodes + 1) * sizeof(*busy));
+    gpumap_clear(busy, snap->nnodes);
     for (size_t i = 0; i < p->njobs; i++)
-        for (int k = 0; k < p->gpus[i]; k++) {
-            struct sched_slot s = p->slots[p->off[i] + (size_t)k];
-            busy[s.node] |= UINT64_C(1) << s.gpu;
-        }
+        gpumap_mark_all(busy, &p->slots[p->off[i]], p->gpus[i]);
     p->fragmentation = placement_fragmentation(snap, busy);
 }
 
@@ -171,7 +169,7 @@ static struct placement_plan *place_groups(const struct sched_snapshot *snap, co
 {
     struct sched_node *view = malloc((snap->nnodes + 1) * sizeof(*view));
     int *want_g = calloc(snap->njobs + 1, sizeof(*want_g));
-    uint64_t *busy = calloc(snap->nnodes + 1, sizeof(*busy));
+    uint64_t *busy = gpumap_create(snap->nnodes);
     struct placement_plan *p = placement_plan_empty(snap, want);
 
     for (size_t k = 0; p && view && want_g && busy && k < nm; k++) {

@@ -17,7 +17,7 @@
 #define RINGMASTER_PLACEMENT_MULTI_H
 
 #include "placement.h"
-#include "sched.h"
+#include "sched_types.h"
 
 /* Gives each job with want[i] > 0 and model[i] < 0 a GPU model: the model its
  * running GPUs are of if that group still has want[i] free GPUs, else the

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
+#include "gpumap.h"
+#include "guarantee.h"
 #include "placement.h"
 #include "placement_multi.h"
 #include "policies/policy.h"
@@ -139,7 +140,7 @@ static int validate_pack(const struct sched_snapshot *snap, size_t i, struct msg
 }
 
 /* Slots on existing GPUs, none held twice except by the two jobs of a packed
- * pair. busy has nnodes entries, zeroed. */
+ * pair. busy is a gpumap of the nodes, every GPU free. */
 static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, struct msg *m,
                           int *packed)
 {
@@ -155,9 +156,9 @@ static int validate_slots(const struct sched_snapshot *snap, uint64_t *busy, str
             if (s.node < 0 || (size_t)s.node >= snap->nnodes || s.gpu < 0 ||
                 s.gpu >= snap->nodes[s.node].ngpus)
                 return fail(m, "job", (long long)i, "a slot names no such node or GPU");
-            if (busy[s.node] & (UINT64_C(1) << s.gpu))
+            if (gpumap_taken(busy, s.node, s.gpu))
                 return fail(m, "job", (long long)i, "a slot names a GPU already held");
-            busy[s.node] |= UINT64_C(1) << s.gpu;
+            gpumap_take(busy, s.node, s.gpu);
         }
     }
     return 0;
@@ -216,7 +217,7 @@ static int validate(const struct sched_snapshot *snap, char *err, size_t errlen,
             return -1;
         ascending &= i == 0 || snap->jobs[i].id > snap->jobs[i - 1].id;
     }
-    busy = calloc(snap->nnodes + 1, sizeof(*busy));
+    busy = gpumap_create(snap->nnodes);
     if (!busy)
         return fail(&m, "snapshot", -1, "out of memory checking slots");
     rc = validate_slots(snap, busy, &m, packed);
@@ -397,7 +398,7 @@ static void assign_plan(const struct sched_snapshot *snap, size_t i,
     }
 }
 
-/* The reason of a job the guard served (guard.h). */
+/* The reason of a job the guard served (guarantee.h). */
 static const char *reason_forced(unsigned char forced)
 {
     return forced == 1 ? "started: it had waited longer than max_wait_s"
@@ -622,7 +623,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         goto out;
     capacity = policy_capacity(snap);
     sanitize_want(want, snap->njobs, capacity);
-    if (guard_apply(snap, want, forced))
+    if (guarantee_apply(snap, want, forced))
         goto out;
     p = place(&view, want, pw, !policy->keeps_slots);
     if (!p)

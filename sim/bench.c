@@ -18,7 +18,7 @@
 
 #include "fnv.h"
 #include "options.h"
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "template.h"
 
 static const char usage[] =

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "options.h"
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "template.h"
 #include "workload.h"
 

@@ -8,7 +8,7 @@ SIM_CFLAGS    := $(shell pkg-config --cflags jansson)
 
 $(SIM_SRCS:%.c=$(BUILD)/%.o): CFLAGS += $(SIM_CFLAGS)
 
-$(SIM_BIN): $(BUILD)/sim/main.o $(SIM_LIB_OBJS) $(SCHED_LIB) $(COMMON_LIB)
+$(SIM_BIN): $(BUILD)/sim/main.o $(SIM_LIB_OBJS) $(SIMENGINE_LIB) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SIM_LDLIBS)
 
@@ -22,7 +22,7 @@ SIM_TEST_BIN  := $(BUILD)/tests/unit-sim
 ifneq ($(SIM_TEST_SRCS),)
 $(SIM_TEST_SRCS:%.c=$(BUILD)/%.o): CPPFLAGS += -Isim
 $(SIM_TEST_SRCS:%.c=$(BUILD)/%.o): CFLAGS += $(SIM_CFLAGS)
-$(SIM_TEST_BIN): $(SIM_TEST_SRCS:%.c=$(BUILD)/%.o) $(SIM_LIB_OBJS) $(SCHED_LIB) $(COMMON_LIB)
+$(SIM_TEST_BIN): $(SIM_TEST_SRCS:%.c=$(BUILD)/%.o) $(SIM_LIB_OBJS) $(SIMENGINE_LIB) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(SIM_LDLIBS)
 TEST_BINS += $(SIM_TEST_BIN)

@@ -7,7 +7,7 @@
  *     fastest of its validation runs ends its last epoch (bert 2, cifar10 100, deepspeech2
  *     80, imagenet 90, ncf 10, yolov3 50 epochs), in epochs at M0;
  *   - statistical efficiency: the gradient statistics of every epoch of every validation run
- *     (simulate.h, struct simulate_grad);
+ *     (simulate/simulate.h, struct simulate_grad);
  *   - batch bounds: M0 to the largest validated batch; local batches from the smallest to
  *     the largest measured (yolov3: 8), accumulating gradients above it;
  *   - configurations: what a user would ask for, as Pollux's workload generator draws them:
@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "goodput.h"
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "speed.h"
 
 #define POLLUX_MAX_CONFIGS 10

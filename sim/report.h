@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "options.h"
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "workload.h"
 
 #define REPORT_CSV_HEADER                                                                          \

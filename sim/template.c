@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "profile.h"
-#include "simulate.h"
+#include "simulate/simulate.h"
 
 static const char *const names[] = {
     "resnet110", "resnet110-steps", "bert", "cifar10", "deepspeech2", "imagenet",

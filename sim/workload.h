@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "template.h"
 
 struct workload {

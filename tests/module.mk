@@ -11,5 +11,5 @@ TEST_BINS += $(PGC_TEST_BIN)
 # Fuzz targets and the replay of their corpora (tests/fuzz/module.mk, docs/fuzzing.md).
 include tests/fuzz/module.mk
 
-# server/'s folders: arrows down, public headers only, no circles (docs/layout.md).
+# The tree's layout: server/'s and scheduler/'s arrows, no circles, no .c name twice (docs/layout.md).
 TEST_SCRIPTS += tests/layout/run.sh

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpumap.h"
 #include "policy.h"
 #include "pack.h"
 #include "radix.h"
@@ -250,8 +251,7 @@ static int gather_node(const struct sched_snapshot *snap, const struct sched_ass
             continue;
         for (int g = 0; g < a->gpus; g++)
             own += a->slots[g].node == (int)n;
-        for (int g = 0; g < snap->nodes[n].ngpus; g++)
-            free_here += !(busy[n] & (UINT64_C(1) << g));
+        free_here = gpumap_free_count(busy, (int)n, snap->nodes[n].ngpus);
         if (own + free_here < a->gpus)
             continue;
         if (own > best_own || (own == best_own && free_here < best_free)) {
@@ -269,32 +269,37 @@ static void gather_onto(struct sched_assignment *a, int n, uint64_t *busy)
     uint64_t mine = 0;
     int k = 0;
 
-    for (int g = 0; g < a->gpus; g++) {
-        busy[a->slots[g].node] &= ~(UINT64_C(1) << a->slots[g].gpu);
+    gpumap_unmark(busy, a->slots, a->gpus);
+    for (int g = 0; g < a->gpus; g++)
         if (a->slots[g].node == n)
             mine |= UINT64_C(1) << a->slots[g].gpu;
-    }
     for (int g = 0; g < SCHED_MAX_GPUS_PER_NODE && k < a->gpus; g++)
         if (mine & (UINT64_C(1) << g))
             a->slots[k++] = (struct sched_slot){ .node = n, .gpu = g };
     for (int g = 0; g < SCHED_MAX_GPUS_PER_NODE && k < a->gpus; g++)
-        if (!(mine & (UINT64_C(1) << g)) && !(busy[n] & (UINT64_C(1) << g)))
+        if (!(mine & (UINT64_C(1) << g)) && !gpumap_taken(busy, n, g))
             a->slots[k++] = (struct sched_slot){ .node = n, .gpu = g };
-    for (int g = 0; g < a->gpus; g++)
-        busy[n] |= UINT64_C(1) << a->slots[g].gpu;
+    gpumap_mark_all(busy, a->slots, a->gpus);
+}
+
+/* The GPUs decision d gives, as a new gpumap (free() it), or NULL (ENOMEM). */
+static uint64_t *decision_map(const struct sched_snapshot *snap, const struct sched_decision *d)
+{
+    uint64_t *busy = gpumap_create(snap->nnodes);
+
+    for (size_t i = 0; busy && i < d->njobs; i++)
+        gpumap_mark_all(busy, d->assign[i].slots, d->assign[i].gpus);
+    return busy;
 }
 
 /* Migration: a multi-GPU job spread over several nodes moves onto one node
  * that can hold it (through its checkpoint; the caller pays resize_cost_s). */
 static int refine_gather(const struct sched_snapshot *snap, struct sched_decision *d)
 {
-    uint64_t *busy = calloc(snap->nnodes + 1, sizeof(*busy));
+    uint64_t *busy = decision_map(snap, d);
 
     if (!busy)
         return -1;
-    for (size_t i = 0; i < d->njobs; i++)
-        for (int g = 0; g < d->assign[i].gpus; g++)
-            busy[d->assign[i].slots[g].node] |= UINT64_C(1) << d->assign[i].slots[g].gpu;
     for (size_t i = 0; i < d->njobs; i++) {
         struct sched_assignment *a = &d->assign[i];
         if (a->gpus < 2 || a->pack != SCHED_PACK_NONE || nodes_spanned(a) < 2)
@@ -330,13 +335,10 @@ static long fresh_on(const struct sched_snapshot *snap, const struct sched_decis
  * at home there. */
 static int refine_home(const struct sched_snapshot *snap, struct sched_decision *d)
 {
-    uint64_t *busy = calloc(snap->nnodes + 1, sizeof(*busy));
+    uint64_t *busy = decision_map(snap, d);
 
     if (!busy)
         return -1;
-    for (size_t i = 0; i < d->njobs; i++)
-        for (int g = 0; g < d->assign[i].gpus; g++)
-            busy[d->assign[i].slots[g].node] |= UINT64_C(1) << d->assign[i].slots[g].gpu;
     for (size_t i = 0; i < d->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
         struct sched_assignment *a = &d->assign[i];
@@ -345,11 +347,11 @@ static int refine_home(const struct sched_snapshot *snap, struct sched_decision 
             a->slots[0].node == n || !snap->nodes[n].up)
             continue;
         int g = 0;
-        while (g < snap->nodes[n].ngpus && (busy[n] & (UINT64_C(1) << g)))
+        while (g < snap->nodes[n].ngpus && gpumap_taken(busy, n, g))
             g++;
         if (g < snap->nodes[n].ngpus) {
-            busy[a->slots[0].node] &= ~(UINT64_C(1) << a->slots[0].gpu);
-            busy[n] |= UINT64_C(1) << g;
+            gpumap_free(busy, a->slots[0].node, a->slots[0].gpu);
+            gpumap_take(busy, n, g);
             a->slots[0] = (struct sched_slot){ .node = n, .gpu = g };
             continue;
         }

@@ -1,8 +1,9 @@
-/* policy_grow: growth by doublings from a heap of candidates, shared by rubick
- * and ringmaster (see policies/plans.h). */
+/* policy_grow: growth by doublings from a heap of candidates over GPU classes, shared by
+ * rubick and ringmaster (see policies/plans.h); the loop is policy_greedy_run()'s. */
 #include <limits.h>
 #include <math.h>
 
+#include "greedy.h"
 #include "plans.h"
 
 struct grow {
@@ -190,43 +191,68 @@ prefetch_job(const struct policy_plan *pp, const struct policy_want *pw, size_t 
     __builtin_prefetch((const char *)&pp->speed[i] + sizeof(pp->speed[i]) - 1);
 }
 
-int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw, int rm)
+/* What the growth loop over classes works on. */
+struct over_classes {
+    struct policy_plan *pp;
+    struct policy_want *pw;
+    int rm;
+};
+
+static int classes_room(void *ctx)
 {
-    struct policy_cand c;
+    return policy_grow_room(((struct over_classes *)ctx)->pp);
+}
+
+/* Starts or grows the popped job when its gain now is still the candidate's (it is put back
+ * with the lower gain when it fell); prefetches the jobs that the next pop chooses between. */
+static int classes_take(void *ctx, struct policy_heap *h, struct policy_cand *c)
+{
+    struct over_classes *o = ctx;
+    struct policy_plan *pp = o->pp;
+    struct policy_want *pw = o->pw;
+    size_t i = c->job;
+    double now;
     long next[2];
 
-    /* Once no class has a free GPU, no candidate can start (its base count must be free) nor
-     * grow (by w more): the rest of the heap would be popped only to be dropped. It is left
-     * empty, as the loop would have left it. */
-    while (policy_grow_room(pp) && policy_heap_pop(h, &c) == 0) {
-        size_t i = c.job;
-        double now;
-        policy_heap_next(h, next);
-        for (int x = 0; x < 2; x++)
-            if (next[x] >= 0)
-                prefetch_job(pp, pw, (size_t)next[x]);
-        struct grow gr = {0.0, -1};
-        long sc = -1;
-        int sw = 0;
-        if (pw[i].gpus == 0)
-            now = start_now(pp, i, &sc, &sw);
-        else
-            now = (gr = popped_grow(pp, i, pw[i].gpus, rm, &c)).gain;
-        if (!(now > 0))
-            continue;
-        if (now < c.gain * (1.0 - 1e-9)) {
-            c.gain = now;
-            if (policy_heap_add(h, c.gain, c.rank, c.job))
-                return -1;
-            continue;
-        }
-        if (pw[i].gpus == 0)
-            start_at(pp, i, pw, sc, sw);
-        else
-            apply_grow(pp, i, pw, gr.to);
-        if (policy_grow_push(pp, h, pw, i, rm))
-            return -1;
+    policy_heap_next(h, next);
+    for (int x = 0; x < 2; x++)
+        if (next[x] >= 0)
+            prefetch_job(pp, pw, (size_t)next[x]);
+    struct grow gr = {0.0, -1};
+    long sc = -1;
+    int sw = 0;
+    if (pw[i].gpus == 0)
+        now = start_now(pp, i, &sc, &sw);
+    else
+        now = (gr = popped_grow(pp, i, pw[i].gpus, o->rm, c)).gain;
+    if (!(now > 0))
+        return 0;
+    if (now < c->gain * (1.0 - 1e-9)) {
+        c->gain = now;
+        return policy_heap_add(h, c->gain, c->rank, c->job) ? -1 : 0;
     }
-    policy_heap_clear(h);
-    return 0;
+    if (pw[i].gpus == 0)
+        start_at(pp, i, pw, sc, sw);
+    else
+        apply_grow(pp, i, pw, gr.to);
+    return 1;
+}
+
+static int classes_push(void *ctx, struct policy_heap *h, size_t i)
+{
+    struct over_classes *o = ctx;
+
+    return policy_grow_push(o->pp, h, o->pw, i, o->rm);
+}
+
+static const struct policy_greedy classes_ops = {classes_room, classes_take, classes_push};
+
+/* Once no class has a free GPU, no candidate can start (its base count must be free) nor grow
+ * (by w more): the rest of the heap would be popped only to be dropped. It is left empty, as
+ * the loop would have left it. */
+int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw, int rm)
+{
+    struct over_classes o = {pp, pw, rm};
+
+    return policy_greedy_run(h, &classes_ops, &o);
 }

@@ -1,4 +1,4 @@
-/* policy_optimus: the +1 greedy of Optimus. Every job first gets its base
+/* policy_optimus: the +1 greedy of Optimus (policy_greedy_run()'s loop). Every job first gets its base
  * count (1, or min_gpus; a job without a speed model or not elastic gets its
  * request) in order while GPUs last; then one GPU at a time goes to the elastic
  * job whose predicted remaining time drops most, T(w) - T(w+1), until no GPU
@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "greedy.h"
 #include "policy.h"
 
 static int push_next(const struct sched_snapshot *snap, struct policy_heap *h, const int *want,
@@ -25,13 +26,46 @@ static int push_next(const struct sched_snapshot *snap, struct policy_heap *h, c
     return policy_heap_add(h, gain, rank[i], i);
 }
 
+/* What the growth loop of optimus works on. */
+struct by_one {
+    const struct sched_snapshot *snap;
+    int *want;
+    const size_t *rank;
+    struct policy_time_memo *m;
+    long free_gpus;
+};
+
+static int by_one_room(void *ctx)
+{
+    return ((struct by_one *)ctx)->free_gpus > 0;
+}
+
+static int by_one_take(void *ctx, struct policy_heap *h, struct policy_cand *c)
+{
+    struct by_one *b = ctx;
+
+    (void)h;
+    b->want[c->job]++;
+    b->free_gpus--;
+    return 1;
+}
+
+static int by_one_push(void *ctx, struct policy_heap *h, size_t i)
+{
+    struct by_one *b = ctx;
+
+    push_next(b->snap, h, b->want, b->rank, i, b->m);
+    return 0;
+}
+
+static const struct policy_greedy by_one_ops = {by_one_room, by_one_take, by_one_push};
+
 static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, int *want,
                        long free_gpus)
 {
     size_t *rank = malloc((snap->njobs + 1) * sizeof(*rank));
     struct policy_time_memo *m = policy_time_memo_create(snap, want);
     struct policy_heap h;
-    struct policy_cand c;
 
     if (!rank || !m || policy_heap_init(&h, snap->njobs)) {
         free(rank);
@@ -54,11 +88,8 @@ static int grow_by_one(const struct sched_snapshot *snap, const size_t *order, i
             free_gpus -= back;
         }
     }
-    while (free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {
-        want[c.job]++;
-        free_gpus--;
-        push_next(snap, &h, want, rank, c.job, m);
-    }
+    struct by_one b = {snap, want, rank, m, free_gpus};
+    policy_greedy_run(&h, &by_one_ops, &b);
     policy_heap_fini(&h);
     free(rank);
     free(m);

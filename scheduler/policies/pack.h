@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "sched.h"
+#include "sched_types.h"
 
 /* The index of job i's packed partner in snap, or -1. */
 long policy_pack_partner(const struct sched_snapshot *snap, size_t i);

@@ -1,5 +1,7 @@
 /* policy: the policies' op tables and what they share (internal to scheduler/;
- * sched.c lists the policies and callers reach them through sched.h).
+ * sched.c lists the policies and callers reach them through sched.h). The
+ * policies see the core's types (sched_types.h) and estimates
+ * (sched_estimate.h), never sched.h, whose implementation calls them.
  *
  * Order: every policy serves jobs by priority (higher first), then arrival
  * (submit_time), then id, so ties never depend on snapshot order and the same
@@ -13,7 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched.h"
+#include "sched_estimate.h"
+#include "sched_types.h"
 
 extern const struct sched_policy_ops policy_fixed_one;
 extern const struct sched_policy_ops policy_fixed_two;

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "greedy.h"
 #include "policy.h"
 
 static int push_double(const struct sched_snapshot *snap, struct policy_heap *h, const int *want,
@@ -48,13 +49,49 @@ static void keep_pinned(const struct sched_snapshot *snap, const size_t *order, 
     }
 }
 
+/* What the doubling loop works on. */
+struct doubling {
+    const struct sched_snapshot *snap;
+    int *want;
+    const size_t *rank;
+    struct policy_time_memo *m;
+    long *free_gpus;
+};
+
+static int doubling_room(void *ctx)
+{
+    return *((struct doubling *)ctx)->free_gpus > 0;
+}
+
+/* A doubling that does not fit now never will (free only shrinks): drop it. */
+static int doubling_take(void *ctx, struct policy_heap *h, struct policy_cand *c)
+{
+    struct doubling *d = ctx;
+
+    (void)h;
+    if (d->want[c->job] > *d->free_gpus)
+        return 0;
+    *d->free_gpus -= d->want[c->job];
+    d->want[c->job] *= 2;
+    return 1;
+}
+
+static int doubling_push(void *ctx, struct policy_heap *h, size_t i)
+{
+    struct doubling *d = ctx;
+
+    push_double(d->snap, h, d->want, d->rank, i, d->m);
+    return 0;
+}
+
+static const struct policy_greedy doubling_ops = {doubling_room, doubling_take, doubling_push};
+
 int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int *want,
                     const unsigned char *grow, long *free_gpus)
 {
     size_t *rank = malloc((snap->njobs + 1) * sizeof(*rank));
     struct policy_time_memo *m = policy_time_memo_create(snap, want);
     struct policy_heap h;
-    struct policy_cand c;
 
     if (!rank || !m || policy_heap_init(&h, snap->njobs)) {
         free(rank);
@@ -66,14 +103,8 @@ int policy_doubling(const struct sched_snapshot *snap, const size_t *order, int 
     for (size_t i = 0; i < snap->njobs; i++)
         if (want[i] > 0 && grow[i] && !m[i].pinned)
             push_double(snap, &h, want, rank, i, m);
-    /* A doubling that does not fit now never will (free only shrinks): drop it. */
-    while (*free_gpus > 0 && policy_heap_pop(&h, &c) == 0) {
-        if (want[c.job] > *free_gpus)
-            continue;
-        *free_gpus -= want[c.job];
-        want[c.job] *= 2;
-        push_double(snap, &h, want, rank, c.job, m);
-    }
+    struct doubling d = {snap, want, rank, m, free_gpus};
+    policy_greedy_run(&h, &doubling_ops, &d);
     policy_heap_fini(&h);
     free(rank);
     free(m);

@@ -47,13 +47,16 @@ $(FUZZ_BUILD)/%.o: %.c
 $(FUZZ_BUILD)/libsched.a: $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard scheduler/*.c scheduler/policies/*.c))
 	$(AR) rcs $@ $^
 
+$(FUZZ_BUILD)/libsimengine.a: $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard scheduler/simulate/*.c))
+	$(AR) rcs $@ $^
+
 $(FUZZ_BUILD)/libcommon.a: $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard common/*.c))
 	$(AR) rcs $@ $^
 
 define FUZZ_TARGET_RULES
 $(FUZZ_BUILD)/fuzz-$(1): $(FUZZ_BUILD)/tests/fuzz/fuzz_$(1).o \
 		$(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRCS_$(1))) \
-		$(FUZZ_BUILD)/libsched.a $(FUZZ_BUILD)/libcommon.a
+		$(FUZZ_BUILD)/libsimengine.a $(FUZZ_BUILD)/libsched.a $(FUZZ_BUILD)/libcommon.a
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $$@ $$^ $(FUZZ_LIBS)
 
 # The replay build: the same target code under another name, beside the others.
@@ -91,7 +94,7 @@ $(BUILD)/tests/fuzz/replay.o: CPPFLAGS += -DFUZZ_CORPUS_DIR='"$(CURDIR)/tests/fu
 
 $(FUZZ_REPLAY_BIN): $(FUZZ_REPLAY_OBJS) \
 		$(sort $(foreach t,$(FUZZ_ALL),$(patsubst %.c,$(BUILD)/%.o,$(FUZZ_SRCS_$(t))))) \
-		$(SCHED_LIB) $(COMMON_LIB)
+		$(SIMENGINE_LIB) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(FUZZ_LIBS)
 

@@ -541,7 +541,7 @@ static void post_steps(long long id, long from, long to, long samples, int world
  * statistics sqr 1, var 3 (noise scale 48) does gain(64) = (3 + 1) / (3 / 4 + 1) = 2.2857
  * steps' worth there: 36.57 examples, not 64. Its epochs done, and so its remaining epochs,
  * say so (raw samples would claim 1,616 examples, 1.01 epochs of 1,600), as the simulator
- * counts them (scheduler/simulate_goodput.c). A job without a batch model counts every
+ * counts them (scheduler/simulate/batch.c). A job without a batch model counts every
  * example. */
 Test(estimates, a_larger_batch_counts_its_efficient_examples)
 {

@@ -1,4 +1,4 @@
-/* Imperfect knowledge in the engine (scheduler/simulate_estimate.c): the
+/* Imperfect knowledge in the engine (scheduler/simulate/knowledge.c): the
  * policies see remaining work with an error or from a live convergence fit,
  * the truth stays in the engine; max_wait_s bounds every runnable wait. */
 #include <criterion/criterion.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "options.h"
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "template.h"
 #include "workload.h"
 

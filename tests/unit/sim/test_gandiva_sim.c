@@ -7,7 +7,7 @@
 
 #include "gandiva_micro.h"
 #include "options.h"
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "template.h"
 
 Test(gandiva_sim, time_slicing_keeps_throughput_and_shares_fairly)

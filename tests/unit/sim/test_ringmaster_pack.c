@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "simulate.h"
+#include "simulate/simulate.h"
 #include "template.h"
 
 #define NGPUS 4

@@ -1,4 +1,4 @@
-/* simulate_goodput: the truth of a job with a batch model in the simulation engine (see
+/* batch: the truth of a job with a batch model in the simulation engine (see
  * simulate.h, struct simulate_grad): its gradient statistics as training goes on, and its
  * rate at the batch it runs at. */
 #include <math.h>

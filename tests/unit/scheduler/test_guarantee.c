@@ -1,4 +1,4 @@
-/* The guarantees every policy goes through (scheduler/guard.c): no
+/* The guarantees every policy goes through (scheduler/guarantee.c): no
  * starvation past max_wait_s, fair shares between users, quotas; and the
  * explanation of a waiting job. */
 #include <math.h>

@@ -1,12 +1,12 @@
-/* guard: quotas, fair shares and no starvation on top of any policy's counts
- * (see guard.h). Works on counts only; placement follows. */
+/* guarantee: quotas, fair shares and no starvation on top of any policy's counts
+ * (see guarantee.h). Works on counts only; placement follows. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
+#include "guarantee.h"
 #include "policies/policy.h"
 
 /* A wait this close to max_wait_s counts as reached (the caller's round may
@@ -26,14 +26,14 @@ struct guard {
     long used, capacity;
 };
 
-double guard_max_wait(const struct sched_snapshot *snap)
+double guarantee_max_wait(const struct sched_snapshot *snap)
 {
     double w = snap->max_wait_s;
 
     return w > 0 && isfinite(w) ? w : INFINITY;
 }
 
-double guard_waited(const struct sched_snapshot *snap, const struct sched_job *j)
+double guarantee_waited(const struct sched_snapshot *snap, const struct sched_job *j)
 {
     /* A job that ran waits since it lost its GPUs; one that never ran since
      * its submission (its last_change_time may be unset). */
@@ -54,14 +54,14 @@ static const struct sched_user *find_user(const struct sched_snapshot *snap, int
     return NULL;
 }
 
-double guard_user_share(const struct sched_snapshot *snap, int64_t user)
+double guarantee_user_share(const struct sched_snapshot *snap, int64_t user)
 {
     const struct sched_user *u = find_user(snap, user);
 
     return u && u->share > 0 && isfinite(u->share) ? u->share : 1.0;
 }
 
-int guard_user_quota(const struct sched_snapshot *snap, int64_t user)
+int guarantee_user_quota(const struct sched_snapshot *snap, int64_t user)
 {
     const struct sched_user *u = find_user(snap, user);
 
@@ -232,7 +232,7 @@ static void apply_quotas(struct guard *g)
     for (size_t k = g->snap->njobs; k-- > 0;) {
         size_t i = g->order[k];
         const struct sched_job *j = &g->snap->jobs[i];
-        long over = g->alloc[g->uidx[i]] - guard_user_quota(g->snap, j->user_id);
+        long over = g->alloc[g->uidx[i]] - guarantee_user_quota(g->snap, j->user_id);
         if (over <= 0 || g->want[i] <= 0)
             continue;
         int keep = j->elastic ? g->want[i] - (int)(over < g->want[i] ? over : g->want[i]) : 0;
@@ -260,7 +260,7 @@ static void user_demands(const struct guard *g, double *demand)
             demand[g->uidx[i]] += usable_count(g, j);
     }
     for (size_t u = 0; u < g->nusers; u++) {
-        int q = guard_user_quota(g->snap, user_id_of(g, u));
+        int q = guarantee_user_quota(g->snap, user_id_of(g, u));
         if (demand[u] > q)
             demand[u] = q;
     }
@@ -347,7 +347,7 @@ static int apply_shares(struct guard *g)
     if (g->nusers > 1) {
         user_demands(g, demand);
         for (size_t u = 0; u < g->nusers; u++)
-            weight[u] = guard_user_share(g->snap, user_id_of(g, u));
+            weight[u] = guarantee_user_share(g->snap, user_id_of(g, u));
         water_fill(g, demand, weight);
         for (size_t k = 0; k < g->snap->njobs; k++) {
             size_t i = g->order[k];
@@ -391,7 +391,7 @@ static int cmp_wkey(const void *a, const void *b)
 /* 3. No starvation: the longest waiting first. */
 static int apply_max_wait(struct guard *g)
 {
-    double max_wait = guard_max_wait(g->snap);
+    double max_wait = guarantee_max_wait(g->snap);
     size_t n = g->snap->njobs, m = 0;
     struct wkey *k = malloc((n + 1) * sizeof(*k));
     int *saved = malloc((n + 1) * sizeof(*saved));
@@ -402,7 +402,7 @@ static int apply_max_wait(struct guard *g)
         return -1;
     }
     for (size_t i = 0; i < n && isfinite(max_wait); i++) {
-        double w = guard_waited(g->snap, &g->snap->jobs[i]);
+        double w = guarantee_waited(g->snap, &g->snap->jobs[i]);
         if (w < max_wait - GUARD_WAIT_EPS)
             continue;
         if (g->want[i] == 0)
@@ -415,7 +415,7 @@ static int apply_max_wait(struct guard *g)
         size_t i = k[s].job;
         const struct sched_job *j = &g->snap->jobs[i];
         int b = base_count(j);
-        if (b > g->capacity || g->alloc[g->uidx[i]] + b > guard_user_quota(g->snap, j->user_id))
+        if (b > g->capacity || g->alloc[g->uidx[i]] + b > guarantee_user_quota(g->snap, j->user_id))
             continue;
         memcpy(saved, g->want, n * sizeof(*saved));
         if (make_room(g, b, -1, saved)) {
@@ -433,7 +433,7 @@ static int apply_max_wait(struct guard *g)
 /* 1 when no guarantee can act: max wait off, no quotas, one user. */
 static int nothing_to_guard(const struct sched_snapshot *snap)
 {
-    if (isfinite(guard_max_wait(snap)))
+    if (isfinite(guarantee_max_wait(snap)))
         return 0;
     for (size_t u = 0; snap->users && u < snap->nusers; u++)
         if (snap->users[u].max_gpus > 0)
@@ -444,7 +444,7 @@ static int nothing_to_guard(const struct sched_snapshot *snap)
     return 1;
 }
 
-int guard_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced)
+int guarantee_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced)
 {
     size_t n = snap->njobs;
     struct guard g = {.snap = snap, .want = want, .forced = forced};

@@ -96,7 +96,7 @@ struct simulate_config {
     double pack_kappa;      /* interference of a packed pair (0.25) */
     double gpu_mem_bytes;   /* memory of one GPU, passed to the policy (0: unknown) */
     /* Appended: what the policies know of remaining work (docs/simulator.md
-     * "Imperfect knowledge"), and the guarantees of guard.h. The truth stays
+     * "Imperfect knowledge"), and the guarantees of guarantee.h. The truth stays
      * in the engine; only the snapshot's remaining_epochs changes. */
     double estimate_error;  /* sigma >= 0: each job's remaining work as shown is
                                the truth times exp(N(0, sigma)), one factor per

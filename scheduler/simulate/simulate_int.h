@@ -1,7 +1,10 @@
 /* simulate_int: the simulation engine's internals, shared by its files
- * (simulate.c: the event loop; simulate_check.c: checking a decision against
- * the cluster; simulate_totals.c: the run's figures). Not a public face:
- * names with a double underscore are for these files only. */
+ * (engine.c: the event loop; setup.c: the start; snapshot.c: what a round's
+ * policy sees; apply.c: a decision applied; check.c: checking a decision
+ * against the cluster; knowledge.c: what the policies know of the work left;
+ * batch.c: the truth of a batch model; totals.c: the run's figures; rng.c:
+ * the random numbers). Not a public face: names with a double underscore are
+ * for these files only. */
 #ifndef RINGMASTER_SIMULATE_INT_H
 #define RINGMASTER_SIMULATE_INT_H
 
@@ -40,7 +43,7 @@ struct sim_job {
     double alone_rate; /* step_rate without packing, on the GPUs it last ran on (0: never ran) */
     double steps_done, first100_time;
     int first100, suspends, packs, migrations;
-    /* Imperfect knowledge and waits (simulate_estimate.c). */
+    /* Imperfect knowledge and waits (knowledge.c). */
     double wait_since;   /* when it last became runnable without GPUs */
     double max_wait;     /* its longest wait so far */
     double est_factor;   /* estimate_error's factor */
@@ -77,7 +80,32 @@ struct sim {
     size_t errlen;
 };
 
-/* Appends what went wrong (and the job's id when >= 0) to the run's error
+/* Setup (setup.c). Checks cfg and the n specs and builds s from them (s->err, errlen,
+ * on_round and arg already set). Returns 0, or -1 with errno set and the error text filled;
+ * simulate__free(s) then frees what it built. */
+int simulate__init(struct sim *s, const struct simulate_config *cfg,
+                   const struct simulate_job_spec *specs, size_t n);
+
+/* Frees what simulate__init() built (not s itself). */
+void simulate__free(struct sim *s);
+
+/* A round (snapshot.c, apply.c). Fills the snapshot job o with what the policy may see of
+ * j (its speed model as the view allows; the truth of its remaining work, which
+ * simulate__estimate_fill() then replaces). */
+void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_job *o);
+
+/* Applies the assignment to job j: its new slots (sorted), start, and the cost of a change.
+ * Returns 0, or -1 (ENOMEM). */
+int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sched_assignment *as);
+
+/* Links and parts the packed pairs of decision d (s->active in the decision's order). */
+void simulate__apply_packs(struct sim *s, const struct sched_decision *d);
+
+/* Sets each running job's working size, true rate and step rate; with grad_only, only the
+ * running jobs whose rate follows gradient statistics. */
+void simulate__update_use(struct sim *s, int grad_only);
+
+/* Checks (check.c). Appends what went wrong (and the job's id when >= 0) to the run's error
  * text, sets errno to code and returns -1. */
 int simulate__fail(struct sim *s, int code, const char *what, long long job_id);
 
@@ -99,7 +127,7 @@ void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job 
 /* The next time a waiting job reaches max_wait_s after now (INFINITY: none). */
 double simulate__next_deadline(const struct sim *s);
 
-/* Goodput (simulate_goodput.c). The job's batch model as of now: its batch and the true
+/* Goodput (batch.c). The job's batch model as of now: its batch and the true
  * gradient statistics at its progress. */
 struct batch_spec simulate__batch_now(const struct sim_job *j);
 

@@ -1,4 +1,4 @@
-/* simulate_check: the engine checks every decision against the cluster, so
+/* check: the engine checks every decision against the cluster, so
  * a policy that overbooks a GPU or breaks a rule fails the run loudly. */
 #include <errno.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* simulate_estimate: what the policies know of a job's remaining work in the
+/* knowledge: what the policies know of a job's remaining work in the
  * simulator (simulate.h, estimate_error and estimate_live). The engine keeps
  * the truth (spec->epochs) and the job ends when it has trained it; only the
  * snapshot's remaining_epochs is replaced.

@@ -1,4 +1,4 @@
-/* guard: the guarantees every policy goes through (internal to scheduler/;
+/* guarantee: the guarantees every policy goes through (internal to scheduler/;
  * sched_decide() runs it on the policy's counts before placement). The
  * policies optimise what their models say; the guard holds whatever the
  * models say, so a wrong estimate cannot starve a job or a user:
@@ -15,28 +15,28 @@
  * policy, else preempted), the one with the most attained service first. A job
  * the guard served is never taken from in the same decision; for a fair share
  * only jobs of users above their share give way. */
-#ifndef RINGMASTER_GUARD_H
-#define RINGMASTER_GUARD_H
+#ifndef RINGMASTER_GUARANTEE_H
+#define RINGMASTER_GUARANTEE_H
 
-#include "sched.h"
+#include "sched_types.h"
 
 /* forced[i] is set to 1 for a job the max-wait guarantee served and 2 for one
  * the fair share served (0 otherwise). want has njobs counts within capacity.
  * Returns 0, or -1 with errno ENOMEM (want then partly adjusted: the caller
  * fails the decision). */
-int guard_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced);
+int guarantee_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced);
 
 /* The snapshot's max_wait_s as the guard uses it: INFINITY when off (<= 0 or
  * not finite). */
-double guard_max_wait(const struct sched_snapshot *snap);
+double guarantee_max_wait(const struct sched_snapshot *snap);
 
 /* How long job j has waited, runnable, at snap->now: 0 when it holds GPUs;
  * since last_change_time for a job that ran (preempted or suspended), else
  * since submit_time. */
-double guard_waited(const struct sched_snapshot *snap, const struct sched_job *j);
+double guarantee_waited(const struct sched_snapshot *snap, const struct sched_job *j);
 
 /* The user's share (>= some positive weight) and quota (INT_MAX: none). */
-double guard_user_share(const struct sched_snapshot *snap, int64_t user);
-int guard_user_quota(const struct sched_snapshot *snap, int64_t user);
+double guarantee_user_share(const struct sched_snapshot *snap, int64_t user);
+int guarantee_user_quota(const struct sched_snapshot *snap, int64_t user);
 
 #endif

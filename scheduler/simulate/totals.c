@@ -1,4 +1,4 @@
-/* simulate_totals: the figures of a finished run. */
+/* totals: the figures of a finished run. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,0 +1,312 @@
+/* sched_types: the scheduling core's data: a snapshot of the cluster and its
+ * jobs, a decision, a policy's op table and the constants of the rules they
+ * follow. What the policies (policies/policy.h) see of the core; sched.h, which
+ * calls the policies, includes it, so callers of sched.h see it unchanged. */
+#ifndef RINGMASTER_SCHED_TYPES_H
+#define RINGMASTER_SCHED_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convergence.h"
+#include "goodput.h"
+#include "plan.h"
+#include "speed.h"
+
+#define SCHED_MAX_GPUS_PER_NODE 64
+
+/* Exploratory profiling (policy "exploratory"): a job without a fitted speed
+ * model runs SCHED_EXPLORE_STAGE_S seconds at each of 1, 2, 4, 8 GPUs in turn;
+ * sched_job.explored_s[k] counts the seconds it has run at 2^k GPUs. A
+ * snapshot may set its own stage length (sched_snapshot.explore_stage_s). */
+#define SCHED_EXPLORE_STAGES 4
+#define SCHED_EXPLORE_STAGE_S 150.0
+
+/* Hysteresis of the model-driven policies (precompute, exploratory, optimus;
+ * rubick and ringmaster the same way, docs/plans.md):
+ * a running job changed less than sched_snapshot.min_resize_interval_s ago is
+ * not grown, and is shrunk only to make room for a job that gets its first
+ * GPUs; and while reclaiming what a running job already holds, its gain counts
+ * (1 + SCHED_KEEP_MARGIN) times plus the restart it avoids, so another job
+ * takes those GPUs only for a clearly larger gain (no ping-pong between two
+ * running jobs whose gains cross as they progress). SCHED_MIN_RESIZE_INTERVAL_S
+ * is the interval callers use by default (the simulator does). */
+#define SCHED_KEEP_MARGIN 0.25
+#define SCHED_MIN_RESIZE_INTERVAL_S 300.0
+
+/* Gandiva (policy "gandiva", docs/gandiva.md): when jobs outnumber GPUs they
+ * share them in quanta of sched_snapshot.quantum_s (SCHED_QUANTUM_S when <= 0),
+ * suspended in place at a minibatch boundary and resumed later; two 1-GPU jobs
+ * that each use at most SCHED_PACK_MAX_UTIL of a GPU may be packed on one GPU,
+ * and the packing is kept only while the sum of their normalised rates
+ * (rate_packed / rate_alone) exceeds 1 + SCHED_PACK_MIN_GAIN. A GPU never
+ * holds more than 2 jobs. */
+#define SCHED_QUANTUM_S 60.0
+#define SCHED_PACK_MAX_UTIL 0.8
+#define SCHED_PACK_MIN_GAIN 0.05
+
+/* No starvation (sched_decide, every policy): a job that fits the cluster and
+ * has waited, runnable, longer than sched_snapshot.max_wait_s gets GPUs in
+ * the decision whatever the policy chose (docs/scheduler.md "Guarantees").
+ * SCHED_MAX_WAIT_S is the default a caller sets (the server's setting); a
+ * zero-initialised snapshot has the guarantee off, as before it existed. */
+#define SCHED_MAX_WAIT_S 3600.0
+
+/* Tiresias (policy "tiresias", scheduler/policies/tiresias.c): a job leaves the
+ * first of its two queues once it has attained this much service, run time x
+ * requested GPUs: 16 GPU-hours, the threshold of the Pollux artifact's
+ * reimplementation (sched_snapshot.queue_threshold_gpu_s overrides it). */
+#define SCHED_TIRESIAS_THRESHOLD_GPU_S (16.0 * 3600.0)
+
+/* Where a job's remaining work (sched_job.remaining_epochs, what every policy
+ * reads) comes from. SCHED_EST_GIVEN, the zero value, is the caller's number as
+ * it stands (the simulator's oracle); the others are set by
+ * sched_estimate_apply() from the job's evidence. */
+enum sched_estimate_source {
+    SCHED_EST_GIVEN,    /* remaining_epochs as the caller filled it */
+    SCHED_EST_DECLARED, /* the declared length less the epochs done */
+    SCHED_EST_FIT,      /* the convergence fit of the job's losses */
+    SCHED_EST_PRIOR,    /* finished jobs' lengths given the service attained:
+                         * E[D - t | D > t] (Gittins / Tiresias) */
+    SCHED_EST_ELAPSED,  /* nothing better: as long again as it has run */
+};
+
+/* What a decision does to a packed pair (sched_assignment.pack). */
+enum sched_pack_action {
+    SCHED_PACK_NONE,   /* not packed */
+    SCHED_PACK_PACK,   /* starts sharing its GPUs with packed_with (a new pair) */
+    SCHED_PACK_KEEP,   /* stays packed with packed_with (measured gain, or not yet measured) */
+    SCHED_PACK_REVERT, /* the pair lost useful work: sharing ends; the caller sets
+                        * pack_reverted on both jobs so they are not packed again */
+};
+
+struct sched_node {
+    int64_t id;
+    int ngpus;          /* GPUs on the node */
+    int up;             /* 0: down or draining, gets no new work */
+
+    /* Multi-resource and heterogeneous nodes (docs/plans.md). Zero-initialised
+     * they mean "not advertised": unlimited host resources, GPU model 0 at the
+     * reference speed and PLAN_DEFAULT_GPU_MEM_GB of memory. */
+    int cpu_cores;      /* host CPU cores; 0: not counted */
+    double host_mem_gb; /* host memory, GB; 0: not counted */
+    int gpu_model;      /* the caller's GPU-model index; a job's GPUs are all of one */
+    double gpu_speed;   /* compute speed relative to the reference GPU; <= 0: 1 */
+    double gpu_mem_gb;  /* memory per GPU, GB; <= 0: PLAN_DEFAULT_GPU_MEM_GB */
+};
+
+/* One GPU slot of an allocation. */
+struct sched_slot {
+    int node;           /* index into snapshot.nodes */
+    int gpu;            /* GPU index on that node */
+};
+
+/* How a job's progress and remaining work are known. */
+enum sched_model_source {
+    SCHED_MODEL_NONE,     /* nothing known: needs exploring or a request */
+    SCHED_MODEL_PROFILE,  /* from a profile at arrival (Precompute) */
+    SCHED_MODEL_FITTED,   /* fitted online from the job's own reports */
+};
+
+struct sched_job {
+    int64_t id;
+    double submit_time;   /* seconds, on the caller's clock */
+    int priority;         /* higher first where a policy orders by it */
+    int requested_gpus;   /* what the user asked for (>= 1) */
+    int min_gpus, max_gpus; /* min <= 0 means 1; max <= 0 means no limit */
+    int elastic;          /* 0: only ever gets requested_gpus */
+
+    /* What it holds now (0 if waiting), and where. slots has cur_gpus entries. */
+    int cur_gpus;
+    const struct sched_slot *slots;
+    double last_change_time; /* when its allocation last changed (start, resize) */
+    double run_time;         /* seconds it has held GPUs in total */
+
+    /* Progress and models. remaining_epochs < 0 when unknown: the policies then
+     * assume the job is half done, max(epochs_done, 1) epochs to go. The speed
+     * model is used only when speed.fitted and model_source != NONE. */
+    double epochs_done;
+    double remaining_epochs;
+    enum sched_model_source model_source;
+    struct speed_model speed;
+    struct conv_model conv;
+
+    /* Exploratory profiling: seconds observed so far at 1, 2, 4, 8 GPUs. When all
+     * four are 0, the stage is derived from run_time instead. */
+    double explored_s[4];
+
+    /* Execution plans (Rubick, plan.h). Zero-initialised: no plan information,
+     * the job runs plain data parallel. cur_plan is the plan it runs now
+     * (meaningful while cur_gpus > 0). */
+    struct plan_spec plan;
+    struct plan_choice cur_plan;
+    /* Gandiva (appended; all 0 for other callers). A suspended job was started
+     * and then time-sliced out: cur_gpus is 0, its state waits in host memory;
+     * a waiting or suspended job has waited since max(submit_time,
+     * last_change_time), which orders the time-slicing queue. */
+    int suspended;
+    double gpu_util;      /* 0..1: share of one GPU's compute it uses alone; <= 0 unknown (1) */
+    double gpu_mem_bytes; /* GPU memory it needs per GPU; 0 unknown */
+    int packed;           /* 1: shares its GPUs (same slots) with job packed_with */
+    int64_t packed_with;
+    double rate_alone;    /* minibatches/s measured alone on its GPUs; 0 unknown */
+    double rate_packed;   /* minibatches/s measured while packed; 0 not measured yet */
+    int pack_reverted;    /* 1: a packing of it was reverted: never packed again */
+    int has_home;         /* suspended: 1 if its state waits on node home_node (an
+                           * index into snapshot.nodes); resuming there is cheap,
+                           * elsewhere it migrates through its checkpoint */
+    int home_node;
+
+    /* Estimates from evidence (appended; sched_estimate_apply()). */
+    double declared_epochs;   /* > 0: the length the job declared (total epochs) */
+    int stops_at_convergence; /* 1: it stops when its loss converges, maybe early */
+    int has_fit;              /* 1: fit_remaining_epochs holds the convergence fit's
+                               * epochs to go (0 means the fit says "now") */
+    double fit_remaining_epochs;
+    enum sched_estimate_source remaining_source; /* where remaining_epochs came from */
+
+    /* Fair share (appended): the user the job belongs to (sched_snapshot.users). */
+    int64_t user_id;
+
+    /* Goodput (appended; goodput.h). Zero: no batch model, the job keeps its examples
+     * per GPU as it grows. With one (batch.init_batch > 0) its epochs are counted at
+     * init_batch, its rate at w GPUs is its goodput at its batch (batch.batch, fixed), or,
+     * when batch.adaptive and the policy chooses batches, at the best batch for w. */
+    struct batch_spec batch;
+};
+
+/* A user's weight and quota (sched_snapshot.users). A user not listed has
+ * share 1 and no quota. */
+struct sched_user {
+    int64_t id;
+    double share;  /* weight of its fair share of the GPUs; <= 0: 1 */
+    int max_gpus;  /* quota: the most GPUs its jobs hold at once; <= 0: none */
+};
+
+struct sched_snapshot {
+    double now;           /* seconds, on the caller's clock */
+    uint64_t seed;        /* for any tie-breaking randomness */
+    const struct sched_node *nodes;
+    size_t nnodes;
+    const struct sched_job *jobs;
+    size_t njobs;
+    double resize_cost_s; /* measured cost of a checkpoint-stop-restart; the
+                           * model-driven policies grow a running job only when
+                           * the predicted time saved exceeds it */
+    double explore_stage_s; /* seconds per exploring stage; <= 0 means
+                             * SCHED_EXPLORE_STAGE_S */
+    double min_resize_interval_s; /* a running job whose allocation changed
+                                   * less than this long ago (now -
+                                   * last_change_time) keeps it, except to
+                                   * make room for a waiting job; <= 0: no
+                                   * minimum (see SCHED_KEEP_MARGIN) */
+
+    /* Gandiva (appended). */
+    double quantum_s;          /* time-slice length; <= 0 means SCHED_QUANTUM_S */
+    double gpu_mem_bytes;      /* memory of one GPU, bounds packing; 0 unknown (no bound) */
+
+    /* Guarantees every policy goes through (appended; docs/scheduler.md). */
+    double max_wait_s;         /* no starvation: the longest a runnable job waits
+                                * (callers: SCHED_MAX_WAIT_S); <= 0 or infinite:
+                                * off */
+    const struct sched_user *users; /* nusers entries: shares and quotas */
+    size_t nusers;
+    const double *finished_run_s;   /* run times (seconds holding GPUs) of a sample
+                                     * of finished jobs: the prior of
+                                     * sched_estimate_apply() */
+    size_t nfinished;
+
+    /* Tiresias (appended; policy "tiresias"). Zero-initialised: the defaults
+     * of the original (docs/plans.md). */
+    double queue_threshold_gpu_s; /* attained service (GPU-seconds) that demotes a
+                                   * job to the second queue; <= 0:
+                                   * SCHED_TIRESIAS_THRESHOLD_GPU_S */
+    double starvation_knob;       /* > 0: a demoted job that has waited this many
+                                   * times its executed time goes back to the
+                                   * first queue; <= 0: never (the default) */
+};
+
+/* A job's part of a decision, in snapshot order. */
+struct sched_assignment {
+    int64_t job_id;
+    int gpus;                 /* 0: waits */
+    struct sched_slot *slots; /* gpus entries (owned by the decision) */
+    int changed;              /* 1 if gpus or slots differ from what it holds */
+    const char *reason;       /* why it runs, waits or changed: static text, never
+                               * NULL, e.g. "started", "resized: grown",
+                               * "waiting: the policy gave it no GPUs" */
+    int wanted;               /* what the policy asked for; gpus < wanted when
+                               * placement had to cut it down */
+
+    /* Plans and heterogeneity (docs/plans.md). */
+    struct plan_choice plan;  /* the plan to run, with its host demand per GPU
+                               * (cpu_cores, host_mem_gb); for a job without plan
+                               * info: data parallel, no host demand */
+    int plan_changed;         /* 1 if it runs and its plan differs from cur_plan
+                               * (a restart even when its slots stay) */
+    int gpu_model;            /* the GPU model of its slots (0 when it waits) */
+    /* Appended for Gandiva; every policy sets them, only gandiva packs. */
+    int suspended;            /* 1: a running job time-sliced out (policy with
+                               * time_slices): gpus 0, suspend it in place at a
+                               * minibatch boundary, state to host memory, GPUs
+                               * freed (other policies' preemption checkpoints) */
+    int resumed;              /* 1: a suspended job gets GPUs again: resume it (in
+                               * place when its slots are on the node it left,
+                               * else through its checkpoint) */
+    int migrated;             /* 1: same count on other GPUs: checkpoint and
+                               * restart there */
+    enum sched_pack_action pack;
+    int64_t packed_with;      /* the partner when pack is PACK, KEEP or REVERT */
+    /* Appended for the guarantees. */
+    int forced;               /* 1: the max-wait guard gave it GPUs (2: the fair
+                               * share did), whatever the policy chose */
+    /* Appended for goodput. */
+    double batch;             /* the global batch to run at (a job with a batch model
+                               * that runs; 0 otherwise): its own unless the policy
+                               * chooses batches and the job is adaptive */
+};
+
+struct sched_decision {
+    struct sched_assignment *assign; /* njobs entries, snapshot order */
+    size_t njobs;
+    double fragmentation;     /* 0..1: fraction of free GPUs on up nodes outside
+                               * the largest free aligned block of their node
+                               * (0: every node's free GPUs form one buddy
+                               * block); see placement.h */
+    int capacity;             /* GPUs on up nodes */
+    int used;                 /* GPUs assigned by this decision */
+    int nchanged;             /* assignments with changed == 1 */
+    struct sched_slot *slot_pool; /* every assignment's slots point into it */
+
+    /* Appended for Gandiva. used counts each GPU once; a packed pair's two
+     * assignments name the same slots (at most 2 jobs on one GPU). */
+    int packed_gpus;          /* GPUs shared by a packed pair */
+};
+
+/* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).
+ * Placement then maps those counts onto nodes. Returns 0, or -1 with errno. */
+typedef int (*sched_allocate_f)(const struct sched_snapshot *snap, int *want);
+
+/* A policy's last word on a decision that placement built (optional): it may
+ * set the pack fields and give a packed job its partner's slots (pointing at
+ * them). Returns 0, or -1 with errno. */
+typedef int (*sched_refine_f)(const struct sched_snapshot *snap, struct sched_decision *d);
+
+struct sched_policy_ops {
+    const char *name;
+    const char *summary;
+    sched_allocate_f allocate;
+    /* Appended for Gandiva. */
+    sched_refine_f refine; /* NULL: none */
+    int time_slices;       /* 1: a running job it gives no GPUs is suspended in
+                            * place (assignment.suspended), not checkpointed */
+    /* Appended for Tiresias. */
+    int keeps_slots;       /* 1: a running job whose count is unchanged keeps its
+                            * GPUs, never moved to let another job span fewer
+                            * nodes (placement_create_ex, repack 0) */
+    /* Appended for goodput. */
+    int chooses_batch;     /* 1: it chooses an adaptive job's batch with its GPUs; 0: every
+                            * job runs at its own batch (the policy sees adaptive = 0) */
+};
+
+#endif
