@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "sched.h"
+#include "sched_types.h"
 
 /* Which jobs count as without a model. */
 enum explore_model {

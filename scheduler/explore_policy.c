@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "explore.h"
+#include "sched.h"
 
 const struct sched_policy_ops *explore_policy(const char *configured, const struct sched_job *jobs,
                                               size_t n, int capacity, double stage_s,

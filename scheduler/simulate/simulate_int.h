@@ -2,7 +2,7 @@
  * (engine.c: the event loop; setup.c: the start; snapshot.c: what a round's
  * policy sees; apply.c: a decision applied; check.c: checking a decision
  * against the cluster; knowledge.c: what the policies know of the work left;
- * batch.c: the truth of a batch model; totals.c: the run's figures; rng.c:
+ * gradients.c: the truth of a batch model; totals.c: the run's figures; rng.c:
  * the random numbers). Not a public face: names with a double underscore are
  * for these files only. */
 #ifndef RINGMASTER_SIMULATE_INT_H
@@ -127,7 +127,7 @@ void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job 
 /* The next time a waiting job reaches max_wait_s after now (INFINITY: none). */
 double simulate__next_deadline(const struct sim *s);
 
-/* Goodput (batch.c). The job's batch model as of now: its batch and the true
+/* Goodput (gradients.c). The job's batch model as of now: its batch and the true
  * gradient statistics at its progress. */
 struct batch_spec simulate__batch_now(const struct sim_job *j);
 

@@ -1,4 +1,4 @@
-/* batch: the truth of a job with a batch model in the simulation engine (see
+/* gradients: the truth of a job with a batch model in the simulation engine (see
  * simulate.h, struct simulate_grad): its gradient statistics as training goes on, and its
  * rate at the batch it runs at. */
 #include <math.h>
