@@ -18,7 +18,15 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 0
 fi
 
-port=$(( 30000 + RANDOM % 20000 ))
+# A port below the kernel's ephemeral range (ip_local_port_range, 32768 and up here), where
+# the other test programs running beside this one take theirs (they bind port 0): a random
+# port in that range was once taken by one of them ("cannot listen ... address in use").
+# One that nothing listens on now.
+eph_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+for _ in 1 2 3 4 5 6 7 8; do
+    port=$(( 20000 + RANDOM % (eph_lo - 20000) ))
+    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . || break
+done
 url="http://127.0.0.1:$port"
 server_pid=""
 worker_pid=""
