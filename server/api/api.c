@@ -1,3 +1,5 @@
+/* api: the route table and each request's dispatch: the dashboard's files outside /api, then
+ * address, token, role and content type checked; inline single submissions; GET /metrics. */
 #include "api.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* duty: the round budget's arithmetic (duty.h): refilled at LIVE_DUTY_SHARE of the time
+ * since the last round, spent by each round, and the earliest start of the next woken one. */
 #include "duty.h"
 
 void live_duty_init(struct live_duty *d)

@@ -1,3 +1,5 @@
+/* fit: the live refits' pure parts (fit.h): the speed fit from step times on GPUs of several
+ * speeds, scaled to the reference GPU, and the loss series thinned by a doubling stride. */
 #include "fit.h"
 
 #include <errno.h>

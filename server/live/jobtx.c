@@ -1,3 +1,5 @@
+/* jobtx: a job's changes in the scheduler's transaction (jobtx.h): a checked state move with
+ * its event, its GPUs and pending actions released, its requeue, its time-slicing forgotten. */
 #include "jobtx.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* retention: one pass (retention_pass(), retention.h): the minibatch history of each job past
+ * its bound thinned, old round audit rows dropped. Its thread: retention_thread.c. */
 #include "retention.h"
 
 #include <stdio.h>

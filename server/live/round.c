@@ -1,3 +1,5 @@
+/* round: one live scheduler round (live_round_run(), round.h): silent nodes marked DOWN and
+ * their jobs requeued in one transaction, then the snapshot, the plan and its write, timed. */
 #include "round.h"
 
 #include <limits.h>

@@ -1,3 +1,5 @@
+/* sampler: the cluster_history sample taken after a round when one is due (history_tick(),
+ * sampler.h), and its compaction: old samples folded into 10-minute rows, older rows dropped. */
 #include "sampler.h"
 
 #include <stdio.h>

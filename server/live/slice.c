@@ -1,3 +1,5 @@
+/* slice: time-slicing's state read for a round (slice.h: job_slices, rates alone and packed)
+ * and what the core gets of it: jobs seen, Gandiva fields, home nodes, resumes in place. */
 #include "slice.h"
 
 #include <math.h>

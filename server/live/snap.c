@@ -1,3 +1,5 @@
+/* snap: the round's snapshot, one read-only repeatable-read transaction (snap.h): nodes, GPU
+ * models, active jobs, allocations, users' shares, finished run times; lookups by id. */
 #include "snap.h"
 
 #include <ctype.h>

@@ -1,3 +1,5 @@
+/* thread: the scheduler thread (live.h): leadership by advisory lock, its rounds on the timer
+ * and on wake-ups (signals, LISTEN notifications) paced by duty.h, and its start and stop. */
 #include "live.h"
 
 #include <errno.h>

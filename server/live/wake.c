@@ -1,3 +1,5 @@
+/* wake: the scheduler thread's wake-up channel (wake.h): one process-wide eventfd written once
+ * per round's worth of signals, its wait (poll() with the LISTEN socket and a timeout), stop. */
 #include "wake.h"
 
 #include <poll.h>

@@ -1,3 +1,5 @@
+/* db: the libpq connection pool (db.h): connections with its settings, checks and resets with
+ * back-off, prepared and generic statements, the pipeline, and the exec/command helpers. */
 #include "db.h"
 
 #include <poll.h>
