@@ -20,6 +20,6 @@ $(CLI_UNIT_BIN): $(CLI_UNIT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/timefmt.o $(BUIL
 TEST_BINS += $(CLI_UNIT_BIN)
 
 # The integration tests source the bash completion script and read the man page from the tree.
-$(BUILD)/tests/integration/test_ringctl.o: CPPFLAGS += \
+$(BUILD)/tests/integration/test_ringctl_cluster.o: CPPFLAGS += \
     -DRINGCTL_COMPLETION='"$(abspath packaging/bash-completion/ringctl)"' \
     -DRINGCTL_MAN='"$(abspath docs/man/ringctl.1)"'
