@@ -177,7 +177,7 @@ static void print_model(json_t *job)
     if (!json_is_object(m) || !json_object_get(m, "source"))
         return;
     print_remaining(m);
-    printf("  model:     speed source %s, epochs done %s, measured at %s GPU counts\n",
+    printf("  model:     speed source %s, epochs done %s, GPU counts measured: %s\n",
            str_or(m, "source", "?"), num(m, "epochs_done", a, sizeof(a), "?"),
            num(m, "world_sizes_measured", b, sizeof(b), "?"));
     print_fit(m);
