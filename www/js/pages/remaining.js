@@ -14,7 +14,7 @@ const SOURCE_TEXT = {
   declared: "declared length less what it did",
   fit: "its convergence fit",
   prior: "what finished jobs of its age had left",
-  elapsed: "as long again as it has run (nothing better known yet)",
+  elapsed: "nothing better known yet: as long again as it has run, at least an epoch",
   ended: "the job has ended",
   none: "no estimate yet",
 };
