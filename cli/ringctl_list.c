@@ -193,18 +193,28 @@ static void fmt_reason(json_t *job, time_t now, char *buf, size_t len)
     } else if (timefmt_when_text(str(job, "predicted_finish"), now, when, sizeof(when), NULL)) {
         snprintf(buf, len, "finish %s", when);
     } else {
-        snprintf(buf, len, "-");
+        const char *why = str(json_object_get(job, "remaining"), "reason");
+        if (why)
+            snprintf(buf, len, "(%s)", why);
+        else
+            snprintf(buf, len, "-");
     }
 }
 
-/* PROGRESS: "45%" of the steps the job declared or reported (its "progress"), "-" when its
- * length in steps is unknown. */
+/* PROGRESS: "45%" of the steps the job declared or reported (its "progress"), else of the
+ * epochs the scheduler plans with (its "remaining": done over done and to go, "~7%"), "-"
+ * when neither is known. */
 static void fmt_progress(json_t *job, char *buf, size_t len)
 {
     json_t *p = json_object_get(job, "progress");
     json_t *pct = json_object_get(p, "percent");
+    json_t *rem = json_object_get(job, "remaining");
+    double done = json_number_value(json_object_get(rem, "epochs_done"));
+    json_t *left = json_object_get(rem, "epochs");
     if (json_is_number(pct))
         snprintf(buf, len, "%d%%", (int)json_number_value(pct));
+    else if (json_is_number(left) && done + json_number_value(left) > 0)
+        snprintf(buf, len, "~%d%%", (int)(100 * done / (done + json_number_value(left))));
     else
         snprintf(buf, len, "-");
 }

@@ -107,17 +107,80 @@ static void print_batch(json_t *job)
     printf("\n");
 }
 
+/* n (>= 0) with thousands separated: "56,000". */
+static void grouped(long long n, char *buf, size_t len)
+{
+    char digits[32];
+    int nd = snprintf(digits, sizeof(digits), "%lld", n < 0 ? 0 : n);
+    size_t o = 0;
+    for (int i = 0; i < nd && o + 2 < len; i++) {
+        if (i > 0 && (nd - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
+/* "remaining: 56,000 steps, 33.6 epochs (declared), about 9 min": the remaining work the
+ * scheduler plans with (the model's "remaining", docs/api.md), with why a part is unknown. */
+static void print_remaining(json_t *m)
+{
+    json_t *r = json_object_get(m, "remaining");
+    if (!json_is_object(r))
+        return;
+    const char *src = str_or(r, "source", "none"), *why = str_or(r, "reason", NULL);
+    json_t *steps = json_object_get(r, "steps"), *ep = json_object_get(r, "epochs");
+    json_t *sec = json_object_get(r, "seconds");
+    if (!strcmp(src, "ended")) {
+        printf("  remaining: none (the job has ended)\n");
+        return;
+    }
+    if (!json_is_number(ep)) {
+        printf("  remaining: not estimated yet (%s)\n", why ? why : "no estimate");
+        return;
+    }
+    char st[40] = "", about[48];
+    if (json_is_number(steps)) {
+        grouped((long long)json_number_value(steps), st, sizeof(st));
+        printf("  remaining: %s steps, ", st);
+    } else {
+        printf("  remaining: ");
+    }
+    printf("%.1f epochs (%s)", json_number_value(ep), src);
+    if (json_is_number(sec)) {
+        timefmt_about(json_number_value(sec), about, sizeof(about));
+        printf(", %s\n", about);
+    } else {
+        printf(", time unknown: %s\n", why ? why : "no speed model yet");
+    }
+}
+
+/* "fit:       the losses alone say 0.0 epochs to go (loss floor 0.31); evidence, not used" */
+static void print_fit(json_t *m)
+{
+    json_t *f = json_object_get(m, "fit");
+    if (!json_is_object(f))
+        return;
+    json_t *ep = json_object_get(f, "remaining_epochs");
+    if (json_is_number(ep))
+        printf("  fit:       the losses alone say %.1f epochs to go", json_number_value(ep));
+    else
+        printf("  fit:       the losses alone never converge");
+    printf(" (loss floor %.4g); %s\n", json_number_value(json_object_get(f, "loss_floor")),
+           json_is_true(json_object_get(f, "used")) ? "the estimate" : "evidence, not used");
+}
+
 static void print_model(json_t *job)
 {
     json_t *m = json_object_get(job, "model");
-    char a[32], b[32], c[32];
+    char a[32], b[32];
     if (!json_is_object(m) || !json_object_get(m, "source"))
         return;
-    printf("  model:     source %s, epochs done %s, remaining epochs %s, predicted remaining"
-           " %s s\n",
+    print_remaining(m);
+    printf("  model:     speed source %s, epochs done %s, GPU counts measured: %s\n",
            str_or(m, "source", "?"), num(m, "epochs_done", a, sizeof(a), "?"),
-           num(m, "remaining_epochs", b, sizeof(b), "?"),
-           num(m, "predicted_remaining_s", c, sizeof(c), "?"));
+           num(m, "world_sizes_measured", b, sizeof(b), "?"));
+    print_fit(m);
 }
 
 static void print_job(json_t *job)

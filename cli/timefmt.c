@@ -1,5 +1,6 @@
 /* timefmt: the server's UTC timestamps parsed, and the times ringctl prints for people:
- * relative ("in 3m12s", "2m05s ago"), local, and elapsed like squeue's TIME. */
+ * relative ("in 3m12s", "2m05s ago"), local, elapsed like squeue's TIME, and a duration to
+ * go ("about 9 min"). */
 #include "timefmt.h"
 
 #include <stdio.h>
@@ -66,6 +67,20 @@ void timefmt_elapsed(long long s, char *buf, size_t len)
         snprintf(buf, len, "%lld:%02lld:%02lld", h, m, sec);
     else
         snprintf(buf, len, "%lld:%02lld", m, sec);
+}
+
+void timefmt_about(double s, char *buf, size_t len)
+{
+    if (!(s >= 1.0))
+        snprintf(buf, len, "under a second");
+    else if (s < 90)
+        snprintf(buf, len, "about %.0f s", s);
+    else if (s < 90 * 60)
+        snprintf(buf, len, "about %.0f min", s / 60);
+    else if (s < 48 * 3600)
+        snprintf(buf, len, "about %.1f h", s / 3600);
+    else
+        snprintf(buf, len, "about %.1f days", s / 86400);
 }
 
 const char *timefmt_when_text(const char *s, time_t now, char *buf, size_t len, const char *def)

@@ -14,6 +14,10 @@ int timefmt_parse(const char *s, time_t *t);
  * time "13:02:03" when on now's local day, or "2026-11-24 13:02:03". */
 void timefmt_when(time_t t, time_t now, char *buf, size_t len);
 
+/* A duration still to go for people, rounded: "about 45 s", "about 9 min", "about 3.5 h",
+ * "about 2.1 days"; "under a second" below 1 s (negative counts as 0). */
+void timefmt_about(double s, char *buf, size_t len);
+
 /* Seconds as elapsed time: "0:05", "3:12", "1:02:03", "1-02:03:04" (negative counts as 0). */
 void timefmt_elapsed(long long s, char *buf, size_t len);
 

@@ -15,14 +15,37 @@ double progress_declared_epochs(const struct progress_declared *d, int w)
         return d->model_epochs;
     if (d->steps <= 0 || !(d->dataset_size > 0))
         return 0;
+    return d->epochs_done +
+           fmax(0, (double)d->steps - d->last_step) * progress_epochs_per_step(d, w);
+}
+
+double progress_epochs_per_step(const struct progress_declared *d, int w)
+{
     const struct batch_spec *b = d->batch;
-    double per_step = (double)w * d->batch_per_gpu / d->dataset_size;
+    if (!(d->dataset_size > 0))
+        return 0;
     if (b && goodput_has_model(b))
-        per_step = b->init_batch * goodput_gain(b, b->batch > 0 ? b->batch : b->init_batch) /
-                   d->dataset_size;
-    else if (d->last_step > 0 && d->epochs_done > 0)
-        per_step = d->epochs_done / d->last_step;
-    return d->epochs_done + fmax(0, (double)d->steps - d->last_step) * per_step;
+        return b->init_batch * goodput_gain(b, b->batch > 0 ? b->batch : b->init_batch) /
+               d->dataset_size;
+    if (d->last_step > 0 && d->epochs_done > 0)
+        return d->epochs_done / d->last_step;
+    return w > 0 ? (double)w * d->batch_per_gpu / d->dataset_size : 0;
+}
+
+double progress_remaining_steps(const struct progress_declared *d, double epochs, int declared,
+                                int w)
+{
+    if (!(epochs >= 0) || !isfinite(epochs))
+        return -1;
+    if (declared && d->steps > 0 && !(d->epochs > 0) && !(d->model_epochs > 0)) {
+        double left = ceil((double)d->steps - fmax(0, d->last_step));
+        return left >= 1 ? left : epochs > 0 ? 1 : 0;
+    }
+    double per_step = progress_epochs_per_step(d, w);
+    if (!(per_step > 0) || !isfinite(per_step))
+        return -1;
+    double steps = ceil(epochs / per_step - 1e-9);
+    return steps >= 1 || !(epochs > 0) ? fmax(steps, 0) : 1;
 }
 
 int progress_batch_per_gpu(const struct batch_spec *b, int batch_per_gpu, int gpus)

@@ -1,8 +1,8 @@
 /* progress: how far a job is and how much it has to go, from plain inputs, so that the live
  * scheduler and the simulator count a job's length the same way: the epochs it declared
  * (epochs, or total steps turned into epochs with goodput arithmetic), the examples per GPU
- * its speed model counts, the epochs to go by its convergence fit, its remaining epochs and
- * the seconds they take at w GPUs. */
+ * its speed model counts, the epochs to go by its convergence fit, its remaining epochs, the
+ * steps they are and the seconds they take at w GPUs. */
 #ifndef RINGMASTER_PROGRESS_H
 #define RINGMASTER_PROGRESS_H
 
@@ -31,6 +31,20 @@ struct progress_declared {
  * so far (epochs_done / last_step), before it ran its batch at w GPUs (w batch_per_gpu); 0
  * when none of these is known. */
 double progress_declared_epochs(const struct progress_declared *d, int w);
+
+/* The epochs one of its steps does at w GPUs, by progress_declared_epochs()'s arithmetic
+ * (ignores epochs, model_epochs and steps): gain(M) steps' worth at M0 with a batch model, else
+ * the epochs per step it has run so far, else w batch_per_gpu examples over dataset_size; 0
+ * when unknown (no dataset size, w < 1 before it ran). */
+double progress_epochs_per_step(const struct progress_declared *d, int w);
+
+/* The steps its remaining epochs (< 0 unknown) are at w GPUs: with declared (the estimate is
+ * its declared length less what it did) and its length in steps (d->steps > 0, no epochs nor
+ * model_epochs), its steps less the last it reported (at least 1 while any epochs remain),
+ * else epochs over progress_epochs_per_step(); -1 when unknown. Rounded up: a job with work
+ * left has at least one step to go. */
+double progress_remaining_steps(const struct progress_declared *d, double epochs, int declared,
+                                int w);
 
 /* The examples per GPU its speed model counts: batch_per_gpu, or with a batch model b its
  * initial global batch over the gpus it asked for (<= 0: 1), rounded, within 1..INT_MAX. */

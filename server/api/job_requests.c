@@ -231,12 +231,14 @@ void jobs_model(struct api_call *call)
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids};
     PGresult *r = db_exec(call->db,
-                          "SELECT s.model::text FROM jobs j LEFT JOIN job_sched s"
+                          "SELECT s.model::text, j.state FROM jobs j LEFT JOIN job_sched s"
                           " ON s.job_id = j.id WHERE j.id = $1",
                           1, p);
     json_t *fit = db_ok(r) && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)
                       ? json_loads(PQgetvalue(r, 0, 0), 0, NULL)
                       : NULL;
+    if (fit)
+        jobview_model_now(fit, PQgetvalue(r, 0, 1));
     if (!db_ok(r))
         api_db_error(call, r);
     else if (PQntuples(r) != 1)

@@ -67,8 +67,8 @@ enum {
  * (JOBVIEW_ALLOCS_SQL: one row per node, the GPUs' indexes as text "0 1 2"). */
 #define JOBVIEW_SCHED_COLS                                                                         \
     "job_id, pending_reason, queue_position, " TS_UTC("predicted_start") ", model::text, "         \
-    TS_UTC("predicted_finish") ", remaining_source"
-enum { JS_JOB_ID, JS_REASON, JS_POSITION, JS_START, JS_MODEL, JS_FINISH, JS_SOURCE };
+    TS_UTC("predicted_finish") ", remaining_source, (model->'remaining')::text"
+enum { JS_JOB_ID, JS_REASON, JS_POSITION, JS_START, JS_MODEL, JS_FINISH, JS_SOURCE, JS_REMAINING };
 enum { JA_JOB, JA_NODE, JA_GPUS, JA_COUNT };
 
 #endif

@@ -285,8 +285,23 @@ static void view_member(struct jsontext *t, const char *name, int on,
         jsontext_lit(t, "null");
 }
 
+/* "remaining": the remaining work the last round planned with (model.remaining of its row
+ * of job_sched: jobview.h), null when the job has ended or no round has estimated it. */
+static void remaining_member(struct jsontext *t, const char *state, const PGresult *q, int i,
+                             int precision)
+{
+    enum job_state st;
+    int live = job_state_parse(state, &st) == 0 && !job_state_is_terminal(st);
+    key(t, "remaining");
+    if (q && live)
+        cell_doc(t, q, i, JS_REMAINING, precision);
+    else
+        jsontext_lit(t, "null");
+}
+
 /* The queue fields from the job's row of job_sched (none: all null). */
-static void queue_fields(struct jsontext *t, const char *state, const struct jobtext_sched *s)
+static void queue_fields(struct jsontext *t, const char *state, const struct jobtext_sched *s,
+                         int precision)
 {
     const PGresult *q = s->qrow >= 0 ? s->q : NULL;
     int i = s->qrow;
@@ -297,6 +312,7 @@ static void queue_fields(struct jsontext *t, const char *state, const struct job
     view_member(t, "queue_position", waiting, cell_int, q, i, JS_POSITION);
     view_member(t, "predicted_start", waiting, cell_ts, q, i, JS_START);
     view_member(t, "remaining_source", predicted, cell_str, q, i, JS_SOURCE);
+    remaining_member(t, state, q, i, precision);
 }
 
 /* "allocation": [{node, gpus: [index...]}] and "world_size" from the allocation rows of job
@@ -334,7 +350,7 @@ void jobtext_job(struct jsontext *t, const PGresult *r, int row, const struct jo
 {
     own_fields(t, r, row, precision);
     if (s) {
-        queue_fields(t, PQgetvalue(r, row, C_STATE), s);
+        queue_fields(t, PQgetvalue(r, row, C_STATE), s, precision);
         alloc_fields(t, col_ll(r, row, C_ID), s);
     }
     jsontext_lit(t, "}");

@@ -22,8 +22,8 @@ struct jobtext_sched {
 
 /* Appends the job of row of r (JOB_COLS) as its JSON object to t, reals at precision (as
  * jsontext_real); with s, the scheduler's fields after its own: "predicted_finish",
- * "pending_reason", "queue_position", "predicted_start", "remaining_source", "allocation"
- * and "world_size" (jobview.h says what they hold). */
+ * "pending_reason", "queue_position", "predicted_start", "remaining_source", "remaining",
+ * "allocation" and "world_size" (jobview.h says what they hold). */
 void jobtext_job(struct jsontext *t, const PGresult *r, int row, const struct jobtext_sched *s,
                  int precision);
 

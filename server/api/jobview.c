@@ -115,6 +115,34 @@ static void merge_model(json_t *job, const char *fit_text)
     json_decref(fit);
 }
 
+/* An ended job's model: nothing remains. */
+static void model_ended(json_t *model)
+{
+    json_t *rem = json_pack("{s:i, s:i, s:i, s:s, s:s, s:O?, s:O?}", "epochs", 0, "steps", 0,
+                            "seconds", 0, "source", "ended", "reason", "the job has ended",
+                            "epochs_done", json_object_get(model, "epochs_done"), "gpus",
+                            json_object_get(json_object_get(model, "remaining"), "gpus"));
+    json_object_set_new(model, "remaining_epochs", json_integer(0));
+    json_object_set_new(model, "remaining_steps", json_integer(0));
+    json_object_set_new(model, "predicted_remaining_s", json_integer(0));
+    json_object_set_new(model, "remaining_source", json_string("ended"));
+    json_object_set_new(model, "remaining", rem ? rem : json_null());
+}
+
+void jobview_model_now(json_t *model, const char *state)
+{
+    enum job_state st;
+    if (!json_is_object(model) || !json_object_get(model, "remaining"))
+        return;
+    if (state && job_state_parse(state, &st) == 0 && job_state_is_terminal(st))
+        model_ended(model);
+    json_t *conv = json_object_get(model, "convergence");
+    if (!json_is_object(conv))
+        return;
+    json_object_set(conv, "steps_remaining", json_object_get(model, "remaining_steps"));
+    json_object_set(conv, "seconds_remaining", json_object_get(model, "predicted_remaining_s"));
+}
+
 /* The job of row 0 of r with the scheduler's view read on c (new, or NULL). */
 static json_t *with_sched(PGconn *c, const PGresult *r)
 {
@@ -133,9 +161,9 @@ static json_t *with_sched(PGconn *c, const PGresult *r)
     free(text);
     if (job && found && !PQgetisnull(q, 0, JS_MODEL))
         merge_model(job, PQgetvalue(q, 0, JS_MODEL));
-    json_t *model = json_object_get(job, "model");
-    if (json_is_object(model) && json_object_get(job, "remaining_source"))
-        json_object_set(model, "remaining_source", json_object_get(job, "remaining_source"));
+    if (job && found)
+        jobview_model_now(json_object_get(job, "model"),
+                          json_string_value(json_object_get(job, "state")));
     PQclear(q);
     PQclear(a);
     return job;

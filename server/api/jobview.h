@@ -29,11 +29,20 @@ void jobview_snapshot_end(PGconn *c, int begun);
  * PENDING and a round explained it), "predicted_finish" (the last round's, null when unknown
  * or the job is SUSPENDED or has ended), "remaining_source" (where the last round's estimate
  * of its remaining work came from: declared, fit, prior, elapsed; null when it had none),
- * "allocation" [{node, gpus: [index...]}] and "world_size" (GPUs held now), and the
- * scheduler's model of the job merged into its "model" object (declared fields stay unless
- * the scheduler has a field of that name; a `model` object is made when the job declared
- * none). The job's row, its allocation and that view are read from one snapshot. */
+ * "remaining" (that work: {epochs, steps, seconds, source, reason, epochs_done, gpus} as the
+ * scheduler plans it, live_model_remaining_json(); null when the job has ended or no round
+ * estimated it), "allocation" [{node, gpus: [index...]}] and "world_size" (GPUs held now), and
+ * the scheduler's model of the job merged into its "model" object (declared fields stay
+ * unless the scheduler has a field of that name; a `model` object is made when the job
+ * declared none; jobview_model_now() applied). The job's row, its allocation and that view
+ * are read from one snapshot. */
 void jobview_respond(struct api_call *call, long long id, unsigned status, int sched);
+
+/* Makes a scheduler's model object (borrowed; anything else is left alone) of a job in state
+ * say what holds now: an ended job has nothing remaining (source "ended"), and the copies in
+ * "convergence" (steps_remaining, seconds_remaining) are the remaining work's, which each
+ * round refreshes while the rest of the model is written only when refitted. */
+void jobview_model_now(json_t *model, const char *state);
 
 /* The text of a page of jobs: {"items": the first limit rows of r (JOB_COLS, in ascending
  * ids), each with the scheduler's view as jobview_respond() adds it but without the models,

@@ -167,6 +167,53 @@ static void write_actions(FILE *f, PGconn *db)
     PQclear(r);
 }
 
+/* The remaining work of the jobs the rounds plan (waiting, running or on their way; not
+ * SUSPENDED nor ended), summed by where the scheduler's estimate came from (job_sched.model:
+ * live_model_remaining_json), every source always written: a handful of series, whatever the
+ * number of jobs. A job no round estimated yet counts under "none". */
+static void write_remaining(FILE *f, PGconn *db)
+{
+    static const char *const sources[] = {"declared", "fit", "prior", "elapsed", "none"};
+    static const struct {
+        const char *name, *help;
+    } gauges[] = {
+        {"ringmaster_remaining_jobs", "Jobs the scheduler plans, by the source of their"
+                                      " remaining work's estimate."},
+        {"ringmaster_remaining_steps", "Steps the scheduler's estimates say the jobs it plans"
+                                       " have to go, by source."},
+        {"ringmaster_remaining_epochs", "Epochs the scheduler's estimates say the jobs it plans"
+                                        " have to go, by source."},
+        {"ringmaster_remaining_seconds", "Seconds of running the scheduler predicts the jobs it"
+                                         " plans need at their sizes, by source (those whose"
+                                         " speed is known)."},
+        {"ringmaster_remaining_seconds_unknown_jobs", "Jobs the scheduler plans whose remaining"
+                                                      " seconds are not known yet (learning"
+                                                      " their speed), by source."},
+    };
+    PGresult *r = query(
+        db, "SELECT COALESCE(s.model->>'remaining_source', 'none'), count(*),"
+            " COALESCE(sum((s.model->>'remaining_steps')::float8), 0),"
+            " COALESCE(sum((s.model->>'remaining_epochs')::float8), 0),"
+            " COALESCE(sum((s.model->>'predicted_remaining_s')::float8), 0),"
+            " count(*) FILTER (WHERE s.model->>'predicted_remaining_s' IS NULL)"
+            " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
+            " WHERE j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'SUSPENDED') GROUP BY 1");
+    if (!r)
+        return;
+    for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", gauges[g].name, gauges[g].help,
+                gauges[g].name);
+        for (size_t k = 0; k < sizeof(sources) / sizeof(sources[0]); k++) {
+            const char *v = "0";
+            for (int i = 0; i < PQntuples(r); i++)
+                if (strcmp(PQgetvalue(r, i, 0), sources[k]) == 0)
+                    v = PQgetvalue(r, i, (int)g + 1);
+            fprintf(f, "%s{source=\"%s\"} %s\n", gauges[g].name, sources[k], v);
+        }
+    }
+    PQclear(r);
+}
+
 static void write_database(FILE *f, PGconn *db)
 {
     int up = db && PQstatus(db) == CONNECTION_OK;
@@ -180,6 +227,7 @@ static void write_database(FILE *f, PGconn *db)
         write_gauge(f, db, "ringmaster_gpus_allocated", "GPUs held by jobs.",
                     "SELECT count(DISTINCT (node_id, gpu_idx)) FROM allocations");
         write_actions(f, db);
+        write_remaining(f, db);
         /* How far off the scheduler's predictions of finishes were (sql/014), over the jobs
          * completed in the last 30 days that had any. */
         write_gauge(f, db, "ringmaster_estimate_error_mean",

@@ -583,36 +583,88 @@ static json_t *speed_json(const struct live_model *m)
                      "v100", "measured_on", m->measured_on, "by_gpu_model", by_model_json(m));
 }
 
-/* convergence: b0, b1, b2, the fit's error, and steps and seconds still to go at w GPUs. */
+/* The steps of a count (< 0 unknown: null) as an integer. */
+static json_t *steps_or_null(double v)
+{
+    return v >= 0 && isfinite(v) && v < 9e18 ? json_integer((json_int_t)llround(v)) : json_null();
+}
+
+/* Why a part of the remaining work is not known (null when all of it is). */
+static const char *remaining_reason(const struct live_model *m, double seconds)
+{
+    if (!m->has_estimate)
+        return "waiting for the scheduler's first estimate";
+    if (seconds < 0)
+        return m->source == SCHED_MODEL_NONE ? "learning its speed"
+                                             : "its speed model gives no rate at this size";
+    return NULL;
+}
+
+/* The scheduler's seconds to go at w GPUs (< 0 unknown): its estimate's epochs at its rate. */
+static double est_seconds(const struct live_model *m, int w)
+{
+    return m->has_estimate ? live_model_remaining_s(m, w) : -1;
+}
+
+json_t *live_model_remaining_json(const struct live_model *m, int cur_gpus)
+{
+    int w = cur_gpus > 0 ? cur_gpus : 1;
+    double ep = m->has_estimate ? m->estimate_epochs : -1;
+    double st = m->has_estimate ? m->estimate_steps : -1;
+    double sec = est_seconds(m, w);
+    const char *src = m->has_estimate ? sched_estimate_source_name(m->estimate_source) : "none";
+    const char *why = remaining_reason(m, sec);
+    json_t *rem = json_pack("{s:o, s:o, s:o, s:s, s:o, s:f, s:i}", "epochs", num_or_null(ep),
+                            "steps", steps_or_null(st), "seconds", num_or_null(sec), "source",
+                            src, "reason", why ? json_string(why) : json_null(), "epochs_done",
+                            m->epochs_done, "gpus", w);
+    return json_pack("{s:o, s:o, s:o, s:s, s:o}", "remaining_epochs", num_or_null(ep),
+                     "remaining_steps", steps_or_null(st), "predicted_remaining_s",
+                     num_or_null(sec), "remaining_source", src, "remaining", rem);
+}
+
+/* convergence: b0, b1, b2, the fit's error, and the steps and seconds still to go at w GPUs as
+ * the scheduler counts them (its estimate, as "remaining"; the fit's own are in "fit"). */
 static json_t *conv_json(const struct live_model *m, int w)
 {
-    double ep = live_model_remaining_epochs(m, w);
-    double steps = ep >= 0 ? ep * m->dataset_size / (w * m->speed.batch_per_gpu) : -1;
     return json_pack("{s:f, s:f, s:f, s:f, s:I, s:o, s:o}", "b0", m->conv.b0, "b1", m->conv.b1,
                      "b2", m->conv.b2, "rmse", m->conv.rmse, "points", (json_int_t)m->conv.npoints,
-                     "steps_remaining", num_or_null(steps), "seconds_remaining",
-                     num_or_null(live_model_remaining_s(m, w)));
+                     "steps_remaining", steps_or_null(m->has_estimate ? m->estimate_steps : -1),
+                     "seconds_remaining", num_or_null(est_seconds(m, w)));
+}
+
+/* fit: what the convergence fit of the losses alone says (evidence for the estimate, not the
+ * answer): its epochs and steps to go at w GPUs (0: it says converged; null: it never
+ * converges), the loss it flattens at and the tolerance, and whether the estimate is it. */
+static json_t *fit_json(const struct live_model *m, int w)
+{
+    double ep = live_model_fit_epochs(m, w);
+    double per = m->dataset_size / (w * m->speed.batch_per_gpu);
+    int used = m->has_estimate && m->estimate_source == SCHED_EST_FIT;
+    return json_pack("{s:o, s:o, s:f, s:f, s:b}", "remaining_epochs", num_or_null(ep),
+                     "remaining_steps", steps_or_null(ep >= 0 && per > 0 ? ep * per : -1),
+                     "loss_floor", m->conv.b2, "loss_tolerance", PROGRESS_LOSS_TOLERANCE, "used",
+                     used);
 }
 
 json_t *live_model_json(const struct live_model *m, int cur_gpus)
 {
     static const char *const src[] = {"none", "profile", "fitted"};
     int w = cur_gpus > 0 ? cur_gpus : 1;
-    json_t *j = json_pack("{s:s, s:I, s:f, s:f, s:o, s:o, s:i}", "source", src[m->source],
-                          "metrics", (json_int_t)m->metrics_seen, "dataset_size", m->dataset_size,
-                          "epochs_done", m->epochs_done, "remaining_epochs",
-                          num_or_null(live_model_remaining_epochs(m, w)), "predicted_remaining_s",
-                          num_or_null(live_model_remaining_s(m, w)), "world_sizes_measured",
-                          m->nworld_sizes);
-    if (!j)
+    json_t *j = json_pack("{s:s, s:I, s:f, s:f, s:i}", "source", src[m->source], "metrics",
+                          (json_int_t)m->metrics_seen, "dataset_size", m->dataset_size,
+                          "epochs_done", m->epochs_done, "world_sizes_measured", m->nworld_sizes);
+    json_t *rem = live_model_remaining_json(m, cur_gpus);
+    if (!j || !rem || json_object_update(j, rem) < 0) {
+        json_decref(j);
+        json_decref(rem);
         return NULL;
+    }
+    json_decref(rem);
     if (m->class_name[0])
         json_object_set_new(j, "class", json_string(m->class_name));
-    json_object_set_new(j, "remaining_source",
-                        m->has_estimate
-                            ? json_string(sched_estimate_source_name(m->estimate_source))
-                            : json_null());
     json_object_set_new(j, "speed", m->source != SCHED_MODEL_NONE ? speed_json(m) : json_null());
     json_object_set_new(j, "convergence", m->conv.fitted ? conv_json(m, w) : json_null());
+    json_object_set_new(j, "fit", m->conv.fitted ? fit_json(m, w) : json_null());
     return j;
 }

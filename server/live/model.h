@@ -61,6 +61,7 @@ struct live_model {
     int has_estimate;
     double estimate_epochs;
     enum sched_estimate_source estimate_source;
+    double estimate_steps; /* those epochs in steps (progress_remaining_steps; < 0 unknown) */
     long round;  /* the last round that saw the job (for pruning) */
     int changed; /* refitted (or new) in this round: its JSON must be written */
     int own_batch; /* the job has a batch model: its speed is fitted at the examples per GPU
@@ -120,8 +121,17 @@ double live_model_remaining_epochs(const struct live_model *m, int w);
  * since its epochs are counted at its initial batch; else speed_epochs_per_second). */
 double live_model_remaining_s(const struct live_model *m, int w);
 
+/* The remaining work the scheduler plans with, at cur_gpus GPUs (<= 0: 1), as the members of
+ * the API's `model` object (new): "remaining_epochs", "remaining_steps" (an integer),
+ * "predicted_remaining_s" (null each when unknown), "remaining_source" ("declared", "fit",
+ * "prior", "elapsed"; "none" before its first estimate) and "remaining" {epochs, steps,
+ * seconds, source, reason (why a part is unknown, e.g. "learning its speed"; null when none
+ * is), epochs_done, gpus}. Never 0 while it has an estimate (the core's are > 0). */
+json_t *live_model_remaining_json(const struct live_model *m, int cur_gpus);
+
 /* The job's `model` object of the API (new): source, coefficients, predictions per GPU count
- * on the reference GPU, and per known GPU model (speed.by_gpu_model). */
+ * on the reference GPU, and per known GPU model (speed.by_gpu_model), the remaining work as
+ * live_model_remaining_json() has it, and the convergence fit as its evidence ("fit"). */
 json_t *live_model_json(const struct live_model *m, int cur_gpus);
 
 #endif

@@ -344,6 +344,8 @@ static json_t *job_sched_json(const struct live_plan_job *pj)
         json_object_set_new(e, "finish", json_real(pj->sched_finish));
     if (pj->model->changed || pj->change != CH_KEEP)
         json_object_set_new(e, "model", live_model_json(pj->model, pj->gpus));
+    /* its remaining work, merged into the model the row keeps (refitted or not) */
+    json_object_set_new(e, "now", live_model_remaining_json(pj->model, pj->gpus));
     if (pj->migrated_by_request)
         json_object_set_new(e, "migrated", json_true());
     if (pj->model->has_estimate)
@@ -456,7 +458,8 @@ static int write_job_sched(struct live_plan *p, PGconn *c)
                        "INSERT INTO job_sched AS s (job_id, model, metrics_seen, pending_reason,"
                        " queue_position, predicted_start, predicted_finish, migrate_to, updated_at,"
                        " remaining_source, remaining_s, estimates, estimate_at)"
-                       " SELECT (e->>'id')::bigint, e->'model', (e->>'metrics')::bigint,"
+                       " SELECT (e->>'id')::bigint, COALESCE(e->'model', '{}'::jsonb) ||"
+                       " COALESCE(e->'now', '{}'::jsonb), (e->>'metrics')::bigint,"
                        " e->>'reason', (e->>'pos')::int, to_timestamp((e->>'start')::float8),"
                        " to_timestamp((e->>'finish')::float8),"
                        " CASE WHEN e ? 'migrated' THEN -1 END, now(), e->>'src',"
@@ -465,7 +468,7 @@ static int write_job_sched(struct live_plan *p, PGconn *c)
                        " e->>'src')) ELSE '[]' END, CASE WHEN e ? 'finish' THEN now() END"
                        " FROM jsonb_array_elements($1::jsonb) e"
                        " ON CONFLICT (job_id) DO UPDATE SET"
-                       " model = COALESCE(EXCLUDED.model, s.model),"
+                       " model = COALESCE(s.model, '{}'::jsonb) || EXCLUDED.model,"
                        " metrics_seen = EXCLUDED.metrics_seen,"
                        " pending_reason = EXCLUDED.pending_reason,"
                        " queue_position = EXCLUDED.queue_position,"

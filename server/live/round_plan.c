@@ -38,17 +38,23 @@ void live_plan_destroy(struct live_plan *p)
     free(p);
 }
 
+/* What a job declared of its length and what it did, as the core's progress.h counts it. */
+static struct progress_declared declared_of(const struct snap_job *sj, const struct live_model *m)
+{
+    return (struct progress_declared){.epochs = sj->declared_epochs,
+                                      .model_epochs = m->target_epochs,
+                                      .steps = sj->declared_steps,
+                                      .dataset_size = m->dataset_size,
+                                      .epochs_done = m->epochs_done,
+                                      .last_step = m->last_step,
+                                      .batch_per_gpu = sj->batch_per_gpu,
+                                      .batch = &sj->batch};
+}
+
 /* The epochs a job declared (the core's progress_declared_epochs) at w GPUs. */
 static double declared_epochs(const struct snap_job *sj, const struct live_model *m, int w)
 {
-    struct progress_declared d = {.epochs = sj->declared_epochs,
-                                  .model_epochs = m->target_epochs,
-                                  .steps = sj->declared_steps,
-                                  .dataset_size = m->dataset_size,
-                                  .epochs_done = m->epochs_done,
-                                  .last_step = m->last_step,
-                                  .batch_per_gpu = sj->batch_per_gpu,
-                                  .batch = &sj->batch};
+    struct progress_declared d = declared_of(sj, m);
     return progress_declared_epochs(&d, w);
 }
 
@@ -176,20 +182,25 @@ static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no
     return 0;
 }
 
-/* Each job's remaining work from its evidence (the core's sched_estimate_apply), kept in its
- * model so that its answer and predicted finish say the same. A job without a speed model
- * yet keeps none: it explores first. */
+/* Each job's remaining work from its evidence (the core's sched_estimate_apply), and the
+ * steps it is (progress_remaining_steps), kept in its model so that its answer, its predicted
+ * finish and what the API shows say the same. A job without a speed model yet has one too
+ * (its declared length, fit, prior or elapsed time need no speed): only its seconds wait for
+ * its speed. */
 static void estimate(struct live_plan *p)
 {
     for (size_t i = 0; i < p->njobs; i++) {
         struct sched_job *j = &p->cjobs[i];
-        struct live_model *m = p->jobs[i].model;
-        if (j->model_source == SCHED_MODEL_NONE && m->source == SCHED_MODEL_NONE)
-            continue;
+        struct live_plan_job *pj = &p->jobs[i];
+        struct live_model *m = pj->model;
         sched_estimate_apply(j, &p->snap);
         m->has_estimate = 1;
         m->estimate_epochs = j->remaining_epochs;
         m->estimate_source = j->remaining_source;
+        struct progress_declared d = declared_of(pj->sj, m);
+        int w = pj->sj->cur_gpus > 0 ? pj->sj->cur_gpus : 1;
+        int declared = j->remaining_source == SCHED_EST_DECLARED;
+        m->estimate_steps = progress_remaining_steps(&d, j->remaining_epochs, declared, w);
     }
 }
 

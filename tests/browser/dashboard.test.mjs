@@ -258,6 +258,18 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   const fitted = await lossSeries(/^fitted/);
   assert.ok(fitted && fitted.points > 10 && fitted.dashed, "the fitted curve: " + JSON.stringify(fitted));
   await expectText(page.locator("#sec-loss"), /steps remaining\s*[\d,]+/);
+  // one truth about remaining work (issue 31): the steps, epochs and time the scheduler plans
+  // with, from its declared (here reported) length, never 0, with their source; the fit beside
+  await expectText(page.locator("#sec-details"), /steps remaining\s*[1-9][\d,]*/, 20000);
+  await expectText(page.locator("#sec-details"), /epochs\s*[\d.]+ done, [\d.]*[1-9][\d.]* to go/);
+  await expectText(page.locator("#sec-details"), /remaining from\s*declared/);
+  await expectText(page.locator("#sec-loss"), /steps remaining\s*[1-9][\d,]*.*remaining from\s*declared/s);
+  await expectText(page.locator("#sec-loss"), /fit says\s*.*(evidence, not the estimate|the estimate)/);
+  const api = (await job()).model;
+  assert.ok(api.remaining_source === "declared" && api.remaining_steps > 0, JSON.stringify(api.remaining));
+  // no raw JSON in the page: the model's fields are labelled rows
+  const shown = await page.locator("#view").innerText();
+  assert.ok(!shown.includes('{"'), "raw JSON on the job page: " + shown.slice(Math.max(0, shown.indexOf('{"') - 80), shown.indexOf('{"') + 80));
   const metrics = (await call(server, "GET", `/jobs/${mlpId}/metrics`)).body.items;
   assert.ok(metrics.length >= 60 && metrics.every((m) => m.world_size === 2), `${metrics.length} points at 2 GPUs`);
   await expectText(page.locator("#sec-loss"), /points\s*[\d,]+ reported/);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -588,6 +589,120 @@ Test(estimates, a_larger_batch_counts_its_efficient_examples)
                        "epochs done %g", json_number_value(json_object_get(m, "epochs_done")));
     cr_assert_float_eq(json_number_value(json_object_get(m, "remaining_epochs")), 10 - want, 1e-9);
     json_decref(m);
+    hx_finish();
+}
+
+/* The job of id as GET /api/v1/jobs/{id} answers it once a round estimated its remaining work
+ * (its model says a source), or after 10 s as it is then (new). */
+static json_t *estimated_job(long long id)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    double until = hx_now() + 10;
+    json_t *j = NULL;
+    while (hx_now() < until) {
+        json_decref(j);
+        j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+        json_t *m = json_object_get(j, "model");
+        const char *src = json_string_value(json_object_get(m, "remaining_source"));
+        if (src && strcmp(src, "none") && json_integer_value(json_object_get(m, "metrics")) > 0)
+            break;
+        usleep(100000);
+    }
+    return j;
+}
+
+/* ringctl args against the test's server as the admin; its stdout into out. */
+static int ringctl(const char *args, char *out, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "RINGMASTER_URL=http://127.0.0.1:%d RINGMASTER_TOKEN=%s %s %s",
+             hx.port, hx.admin, RINGCTL_PATH, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    return WEXITSTATUS(pclose(p));
+}
+
+/* One truth about remaining work (issue 31): a job that declared 60,000 steps and reported 40
+ * has 59,960 to go, from its declared length, wherever it is shown: its model and its
+ * "remaining" in the API (one job and a list), /metrics and ringctl show. Never 0, and the
+ * convergence fit (its flat losses say "converged now") is evidence beside it, not the answer.
+ * A job that declared nothing is never shown 0 either. */
+Test(estimates, the_remaining_work_shown_is_the_schedulers)
+{
+    json_t *j = hx_expect_json(
+        hx_json("POST", "/api/v1/jobs", hx.admin,
+                "{\"name\":\"decl\",\"command\":[\"t\"],\"gpus\":1,\"total_steps\":60000,"
+                "\"model\":{\"dataset_size\":50000}}"),
+        201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    long long free_len = hx_submit(hx.admin, "undeclared", 1);
+    post_steps(id, 1, 40, 128, 1, "");
+    post_steps(free_len, 1, 40, 128, 1, "");
+    json_decref(hx_expect_json(
+        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
+
+    j = estimated_job(id);
+    json_t *m = json_object_get(j, "model"), *r = json_object_get(j, "remaining");
+    cr_assert_str_eq(json_string_value(json_object_get(m, "remaining_source")), "declared");
+    cr_assert_eq(json_integer_value(json_object_get(m, "remaining_steps")), 59960);
+    double ep = json_number_value(json_object_get(m, "remaining_epochs"));
+    cr_assert_float_eq(ep, 59960 * 128 / 50000.0, 1e-6, "remaining epochs %g", ep);
+    cr_assert(json_is_object(r), "the job's remaining work beside its model");
+    cr_assert_str_eq(json_string_value(json_object_get(r, "source")), "declared");
+    cr_assert_eq(json_integer_value(json_object_get(r, "steps")), 59960);
+    cr_assert_float_eq(json_number_value(json_object_get(r, "epochs")), ep, 1e-9);
+    json_t *sec = json_object_get(r, "seconds");
+    cr_assert(json_number_value(sec) > 0 || json_is_string(json_object_get(r, "reason")),
+              "unknown seconds say why");
+    json_t *conv = json_object_get(m, "convergence");
+    if (json_is_object(conv))
+        cr_assert_eq(json_integer_value(json_object_get(conv, "steps_remaining")), 59960,
+                     "the convergence block's copy is the scheduler's too");
+    json_t *fit = json_object_get(m, "fit");
+    if (json_is_object(fit))
+        cr_assert(json_is_false(json_object_get(fit, "used")), "the fit is evidence only");
+    json_decref(j);
+
+    j = estimated_job(free_len);
+    m = json_object_get(j, "model");
+    const char *src = json_string_value(json_object_get(m, "remaining_source"));
+    cr_assert(src && strcmp(src, "declared") && strcmp(src, "none"), "source %s", src);
+    cr_assert(json_number_value(json_object_get(m, "remaining_epochs")) > 0,
+              "no declared length: never 0 while it runs");
+    cr_assert(json_integer_value(json_object_get(m, "remaining_steps")) > 0);
+    json_decref(j);
+
+    j = hx_expect_json(hx_json("GET", "/api/v1/jobs", hx.admin, NULL), 200);
+    json_t *items = json_object_get(j, "items"), *it;
+    size_t i;
+    int seen = 0;
+    json_array_foreach(items, i, it)
+    {
+        if (json_integer_value(json_object_get(it, "id")) != id)
+            continue;
+        seen = 1;
+        r = json_object_get(it, "remaining");
+        cr_assert_str_eq(json_string_value(json_object_get(r, "source")), "declared");
+        cr_assert_eq(json_integer_value(json_object_get(r, "steps")), 59960, "lists say it too");
+    }
+    cr_assert(seen);
+    json_decref(j);
+
+    cr_assert_geq(hx_metric("ringmaster_remaining_steps{source=\"declared\"}"), 59960);
+    cr_assert_geq(hx_metric("ringmaster_remaining_jobs{source=\"declared\"}"), 1);
+    cr_assert_eq(hx_metric("ringmaster_remaining_jobs{source=\"none\"}"), 0);
+
+    char out[4096], args[64];
+    snprintf(args, sizeof(args), "show %lld", id);
+    cr_assert_eq(ringctl(args, out, sizeof(out)), 0);
+    cr_assert(strstr(out, "remaining: 59,960 steps, ") && strstr(out, " epochs (declared)"),
+              "ringctl show: %s", out);
+    cr_assert_null(strstr(out, "remaining epochs 0"), "%s", out);
+    cr_assert_null(strstr(out, "? s"), "%s", out);
     hx_finish();
 }
 

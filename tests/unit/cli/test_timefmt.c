@@ -69,3 +69,20 @@ Test(timefmt, elapsed_like_squeue)
     timefmt_elapsed(-5, b, sizeof(b));
     cr_assert_str_eq(b, "0:00");
 }
+
+Test(timefmt, a_duration_to_go_for_people)
+{
+    char b[64];
+    timefmt_about(45, b, sizeof(b));
+    cr_assert_str_eq(b, "about 45 s");
+    timefmt_about(540, b, sizeof(b));
+    cr_assert_str_eq(b, "about 9 min");
+    timefmt_about(3.5 * 3600, b, sizeof(b));
+    cr_assert_str_eq(b, "about 3.5 h");
+    timefmt_about(2.1 * 86400, b, sizeof(b));
+    cr_assert_str_eq(b, "about 2.1 days");
+    timefmt_about(0.2, b, sizeof(b));
+    cr_assert_str_eq(b, "under a second");
+    timefmt_about(-3, b, sizeof(b));
+    cr_assert_str_eq(b, "under a second");
+}

@@ -60,6 +60,46 @@ Test(progress, steps_of_a_batch_model_count_at_its_initial_batch)
     cr_assert_float_eq(progress_declared_epochs(&d, 2), 1 + 900 * per_step, 1e-9);
 }
 
+/* The README's demo: 60,000 steps declared, 4,000 done in 2.4 epochs (600 images a step of a
+ * 50,000-image dataset... at its own rate, 0.0006 epochs a step): 56,000 steps to go. */
+Test(progress, remaining_steps_of_a_declared_length_are_its_steps_to_go)
+{
+    struct progress_declared d = {.steps = 60000,
+                                  .dataset_size = 50000,
+                                  .batch_per_gpu = 128,
+                                  .epochs_done = 2.4,
+                                  .last_step = 4000};
+    double left = progress_declared_epochs(&d, 4) - d.epochs_done;
+    cr_assert_float_eq(left, 33.6, 1e-9);
+    cr_assert_float_eq(progress_remaining_steps(&d, left, 1, 4), 56000, 1e-9);
+    /* another source (the fit said 6 epochs): its epochs at what a step did */
+    cr_assert_float_eq(progress_remaining_steps(&d, 6, 0, 4), 10000, 1e-6);
+    d.last_step = 60000;
+    cr_assert_float_eq(progress_remaining_steps(&d, 0.5, 1, 4), 1, 1e-12,
+                       "work left: at least a step");
+    cr_assert_eq(progress_remaining_steps(&d, -1, 1, 4), -1, "unknown epochs");
+}
+
+Test(progress, remaining_steps_from_epochs_before_and_after_it_ran)
+{
+    struct progress_declared d = {.epochs = 10, .dataset_size = 51200, .batch_per_gpu = 128};
+    /* before it ran: w x 128 examples a step, 100 steps an epoch at 4 GPUs */
+    cr_assert_float_eq(progress_epochs_per_step(&d, 4), 0.01, 1e-12);
+    cr_assert_float_eq(progress_remaining_steps(&d, 10, 1, 4), 1000, 1e-9,
+                       "declared in epochs: through its steps per epoch");
+    cr_assert_float_eq(progress_remaining_steps(&d, 0.001, 0, 4), 1, 1e-12, "rounded up");
+    cr_assert_float_eq(progress_remaining_steps(&d, 0, 0, 4), 0, 1e-12);
+    cr_assert_eq(progress_epochs_per_step(&d, 0), 0, "no GPUs before it ran: unknown");
+    cr_assert_eq(progress_remaining_steps(&d, 10, 0, 0), -1);
+    d.dataset_size = 0;
+    cr_assert_eq(progress_remaining_steps(&d, 10, 0, 4), -1, "no dataset size: unknown");
+    struct batch_spec b = {.init_batch = 512, .batch = 512};
+    d = (struct progress_declared){
+        .dataset_size = 51200, .batch = &b, .last_step = 10, .epochs_done = 7};
+    cr_assert_float_eq(progress_epochs_per_step(&d, 4), 512 * goodput_gain(&b, 512) / 51200, 1e-12,
+                       "a batch model counts at its initial batch");
+}
+
 Test(progress, the_examples_per_gpu_of_its_speed_model)
 {
     struct batch_spec none = {0}, b = {.init_batch = 1000};

@@ -5,6 +5,7 @@ import { api, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, fields, stateBadge, progressBar, when, fromNow, duration, FINAL_STATES } from "../dom.js";
 import { jobSections, fetchParts, metricsFeed, logFeed } from "./jobparts.js";
 import { gpusNow } from "./jobs.js";
+import { remainingRows, valueRows } from "./remaining.js";
 
 // The actions of the job page (docs/api.md, docs/worker-protocol.md). input: a value asked
 // for in the confirmation. done(answer): the result line; suspend and resume answer with the
@@ -85,18 +86,19 @@ function waiting(job) {
     ]) : h("p", { class: "muted" }, "Waiting for the scheduler's next round to place it."));
 }
 
-// The fields the scheduler merges into a job's model object (docs/api.md).
-const SCHED_MODEL_FIELDS = ["source", "metrics", "speed", "convergence", "epochs_done", "remaining_epochs",
-  "predicted_remaining_s", "world_sizes_measured", "dataset_size"];
+// The fields the scheduler merges into a job's model object (docs/api.md, "The model object").
+const SCHED_MODEL_FIELDS = ["source", "metrics", "speed", "convergence", "fit", "epochs_done", "remaining_epochs",
+  "remaining_steps", "predicted_remaining_s", "remaining_source", "remaining", "world_sizes_measured", "dataset_size"];
 
 function details(job) {
   // "model" holds what the user declared merged with the scheduler's model of the job; the
-  // scheduler's part is drawn in the Loss and Throughput sections.
+  // scheduler's part is its remaining work (below) and the Loss and Throughput sections. Each
+  // is shown as labelled rows, never as JSON.
   const declared = Object.fromEntries(Object.entries(job.model || {}).filter(([k]) => !SCHED_MODEL_FIELDS.includes(k)));
-  const model = Object.keys(declared).length ? JSON.stringify(declared) : "";
+  const model = valueRows(declared).length ? fields(valueRows(declared)) : "";
   const env = job.env && Object.keys(job.env).length ? Object.entries(job.env).map(([k, v]) => k + "=" + v).join("\n") : "";
   return fields([
-    ["state", stateBadge(job.state)], ["progress", progressBar(job.progress)], ["user", job.user],
+    ["state", stateBadge(job.state)], ["progress", progressBar(job.progress)], ...remainingRows(job), ["user", job.user],
     ["command", h("code", { class: "argv" }, (job.command || []).map((a) => /[\s"']/.test(a) ? JSON.stringify(a) : a).join(" "))],
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
     ["allocation", Array.isArray(job.allocation) && job.allocation.length
@@ -104,8 +106,8 @@ function details(job) {
     ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
     ["batch per GPU", String(job.batch_per_gpu ?? "")],
-    ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : JSON.stringify(job.plan)) : ""],
-    ["model", model ? h("code", null, model) : ""], ["env", env ? h("pre", { class: "inline" }, env) : ""],
+    ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : fields(valueRows(job.plan))) : ""],
+    ["declared model", model], ["env", env ? h("pre", { class: "inline" }, env) : ""],
     ["submitted", when(job.submitted_at)], ["updated", when(job.updated_at)],
     ["finished", job.finished_at ? when(job.finished_at) + " (ran " + duration((Date.parse(job.finished_at) - Date.parse(job.submitted_at)) / 1000) + " after submission)" : ""],
   ]);

@@ -8,7 +8,11 @@
 //                                       {source, metrics, speed: {theta?, curve: [{gpus, step_time_s,
 //                                       samples_per_second, remaining_s}]} | null, convergence: {b0, b1,
 //                                       b2, steps_remaining, seconds_remaining} | null, epochs_done,
-//                                       remaining_epochs, predicted_remaining_s}
+//                                       remaining_epochs, remaining_steps, predicted_remaining_s,
+//                                       remaining_source, remaining: {epochs, steps, seconds, source,
+//                                       reason, epochs_done, gpus}, fit: {remaining_epochs,
+//                                       remaining_steps, loss_floor, loss_tolerance, used} | null}
+//   job.remaining                       the scheduler's remaining work, as model.remaining (lists too)
 //   GET /jobs/{id}/log?offset=N         text/plain from byte N, header X-Log-Size (see logFeed)
 //
 // The allocation history is drawn from the metrics: each report carries the world size it
@@ -16,6 +20,7 @@
 
 import { apiRaw, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, fields, duration, when, parseTime } from "../dom.js";
+import { remainingOf, remainingRows, valueRows } from "./remaining.js";
 import { lineChart } from "../chart.js";
 
 const METRICS_PAGE = 10000;  // the server's default page
@@ -118,29 +123,40 @@ function lossPoints(metrics) {
 
 function renderLoss(metrics, job) {
   const pts = lossPoints(metrics);
-  if (pts.length === 0) return empty("No loss reported yet: the job reports it once it runs.");
-  const series = [{ label: "loss (reported)", points: thin(pts), dots: pts.length <= 40 }];
   const m = job.model || {};
+  const rem = remainingOf(job);
+  if (pts.length === 0) return [empty("No loss reported yet: the job reports it once it runs."), rem ? fields(remainingRows(job)) : null];
+  const series = [{ label: "loss (reported)", points: thin(pts), dots: pts.length <= 40 }];
   const fit = convergence(m);
+  const evidence = m.fit || null;
   if (fit) {
     const last = pts[pts.length - 1][0];
-    const end = Math.max(last, last + Math.min(fit.steps_remaining || 0, last * 4));
+    const ahead = evidence && Number.isFinite(evidence.remaining_steps) ? evidence.remaining_steps : (rem && rem.steps) || 0;
+    const end = Math.max(last, last + Math.min(ahead, last * 4));
     const curve = [];
     for (let i = 0; i <= 100; i++) curve.push([(end * i) / 100, fit.at((end * i) / 100)]);
     series.push({ label: "fitted 1/(b0·k + b1) + b2", points: curve.filter((p) => p[1] < 1e6), cls: "fit" });
   }
   return [lineChart(series, { xLabel: "step", yLabel: "loss", title: "loss per step", zoomKey: "loss:" + job.id }),
     fields([
-      ["points", pts.length.toLocaleString() + " reported, last at step " + pts[pts.length - 1][0].toLocaleString()],
+      ["points", pts.length.toLocaleString("en") + " reported, last at step " + pts[pts.length - 1][0].toLocaleString("en")],
+      ...remainingRows(job),
       ["fit", fit ? `b0 = ${fit.b0.toPrecision(3)}, b1 = ${fit.b1.toPrecision(3)}, b2 = ${fit.b2.toPrecision(3)}` : ""],
-      ["steps remaining", fit && Number.isFinite(fit.steps_remaining) ? Math.round(fit.steps_remaining).toLocaleString() : ""],
-      ["time remaining", duration(fit && fit.seconds_remaining) || duration(m.predicted_remaining_s)],
-      ["epochs", Number.isFinite(m.epochs_done) ? m.epochs_done.toFixed(2) + " done" +
-        (Number.isFinite(m.remaining_epochs) ? ", " + m.remaining_epochs.toFixed(1) + " to go" : "") : ""],
-      ["dataset", Number.isFinite(m.dataset_size) ? m.dataset_size.toLocaleString() + " examples an epoch" : ""],
-      ["model source", m.source ? String(m.source) : ""],
+      ["fit says", fitText(evidence)],
+      ["dataset", Number.isFinite(m.dataset_size) ? m.dataset_size.toLocaleString("en") + " examples an epoch" : ""],
+      ["speed model source", m.source ? String(m.source) : ""],
     ]),
     fit ? null : h("p", { class: "muted" }, "The fitted convergence curve appears once the scheduler has fitted this job.")];
+}
+
+// What the convergence fit alone says, as the evidence it is (the scheduler's estimate may
+// be another source).
+function fitText(f) {
+  if (!f) return "";
+  const says = Number.isFinite(f.remaining_epochs)
+    ? (f.remaining_epochs < 0.05 ? "converged now" : f.remaining_epochs.toFixed(1) + " epochs to go")
+    : "never converges";
+  return says + " (loss floor " + Number(f.loss_floor).toPrecision(3) + ")" + (f.used ? ": the estimate" : ": evidence, not the estimate");
 }
 
 // Measured samples per second at each GPU count: world_size × batch per GPU over the mean
@@ -173,7 +189,7 @@ function renderSpeed(model, job, shared) {
   out.push(fields([
     ["measured at", measured.length ? measured.map(([g]) => g + " GPU" + (g === 1 ? "" : "s")).join(", ") : ""],
     ["speed model", curve.length ? "source: " + (model.source || "?") : "not fitted yet: it needs step times at two GPU counts"],
-    ["execution plan", job.plan ? (typeof job.plan === "string" ? job.plan : JSON.stringify(job.plan)) : "dp (data parallel)"],
+    ["execution plan", job.plan ? (typeof job.plan === "string" ? job.plan : fields(valueRows(job.plan))) : "dp (data parallel)"],
   ]));
   return out;
 }
@@ -222,7 +238,7 @@ const metricsKey = (v) => { const m = itemsOf(v.metrics); return m.length + ":" 
 export function jobSections() {
   return [
     section({ id: "sec-loss", title: "Loss", part: "metrics", what: "the loss metrics", render: renderLoss,
-      key: (v, j) => metricsKey(v) + JSON.stringify(j.model) }),
+      key: (v, j) => metricsKey(v) + JSON.stringify([j.model, j.remaining]) }),
     section({ id: "sec-speed", title: "Throughput and plan", part: "model", what: "the fitted models", render: renderSpeed,
       key: (v, j) => metricsKey(v) + JSON.stringify(j.model && j.model.speed) }),
     section({ id: "sec-alloc", title: "Allocation history", part: "metrics", what: "the allocation history", render: renderAllocations,
