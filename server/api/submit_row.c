@@ -203,6 +203,15 @@ static int in_group(int i)
     return i == HOLD || !params[i].many;
 }
 
+/* Parameter i's place among a group's parameters (from 0). */
+static int group_place(int i)
+{
+    int p = 0;
+    for (int k = 0; k < i; k++)
+        p += in_group(k);
+    return p;
+}
+
 int submit_rows_of(const struct submit_row *const *rows, int n, struct submit_rows *g)
 {
     *g = (struct submit_rows){0};
@@ -257,16 +266,11 @@ static void add(struct sql *q, const char *fmt, ...)
     q->len += (size_t)n;
 }
 
-/* How a statement reads its parameters: $n each (alone), or a job's of a group from the
- * row x of the group's arrays, a column a parameter (many). */
+/* How a statement reads its parameters: $n each (alone), or, for a group's job x, the
+ * element x.i of the group's array of the parameter, ($n::type[])[x.i] (many). */
 enum form { ALONE, MANY };
 
-/* Parameter i's name and SQL type (the admission check's too). */
-static const char *name_of(int i)
-{
-    return i == HOLD ? "hold" : params[i].name;
-}
-
+/* Parameter i's SQL type (the admission check's too). */
 static const char *type_of(int i)
 {
     return i == HOLD ? "bool" : params[i].type;
@@ -278,7 +282,7 @@ static const char *ref(char *out, size_t len, enum form f, int i)
     if (f == ALONE)
         snprintf(out, len, "$%d::%s", i + 1, type_of(i));
     else
-        snprintf(out, len, "x.%s", name_of(i));
+        snprintf(out, len, "($%d::%s[])[x.i]", group_place(i) + 1, type_of(i));
     return out;
 }
 
@@ -349,24 +353,18 @@ static void write_one(struct sql *q)
         actor);
 }
 
-/* The group's arrays, a column each (submit_rows_of()), as the rows x of its jobs: their
- * columns named as the parameters, i their order, and id each job's id, drawn. Returns how
- * many parameters it reads. */
+/* The group's jobs x: i, each one's place in the arrays (from 1, in the rows' order), and
+ * id, its id, drawn in that order. Returns how many parameters the group has. */
 static int add_group_rows(struct sql *q)
 {
-    int n = 0;
-    add(q, "x AS MATERIALIZED (SELECT a.*, nextval('jobs_id_seq'::regclass) AS id FROM unnest(");
-    for (int i = 0; i <= HOLD; i++)
-        if (in_group(i)) {
-            add(q, "%s$%d::%s[]", n ? ", " : "", n + 1, type_of(i));
-            n++;
-        }
-    add(q, ") WITH ORDINALITY AS a(");
-    for (int i = 0; i <= HOLD; i++)
-        if (in_group(i))
-            add(q, "%s, ", name_of(i));
-    add(q, "i))");
-    return n;
+    int first = 0;
+    while (!in_group(first))
+        first++;
+    add(q,
+        "x AS MATERIALIZED (SELECT i, nextval('jobs_id_seq'::regclass) AS id"
+        " FROM generate_subscripts($1::%s[], 1) AS i)",
+        type_of(first));
+    return group_place(HOLD) + 1;
 }
 
 /* SUBMIT_ROW_MANY (conflict: CONFLICT) and SUBMIT_ROW_MANY_KEYLESS (conflict: only the
