@@ -32,15 +32,6 @@ static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
 /* The statement of a job stored alone. */
 #define ONE_STMT submit_row_stmt(SUBMIT_ROW_ONE)
 
-/* The group's $1 (submit_row_group_json() of its jobs' rows; new text, NULL on ENOMEM). */
-static char *group_json(struct submit_group_job *const *jobs, int n)
-{
-    const struct submit_row *rows[SUBMIT_GROUP_MAX];
-    for (int k = 0; k < n; k++)
-        rows[k] = jobs[k]->row;
-    return submit_row_group_json(rows, n);
-}
-
 /* Stores job alone on c and answers it. */
 static void store_alone(PGconn *c, struct submit_group_job *job)
 {
@@ -68,23 +59,27 @@ static const struct db_stmt *group_stmt(const struct group *g)
     return submit_row_stmt(SUBMIT_ROW_MANY_KEYLESS);
 }
 
-/* The statement of a group and its parameters: alone, its job's; many at once, $1 the
- * group's JSON (text, to free). */
+/* The statement of a group and its parameters: alone, its job's; many at once, the
+ * group's arrays (to free). */
 struct group_call {
     const struct db_stmt *st;
-    char *text;
-    const char *many[1];
+    struct submit_rows many;
     const char *const *params;
 };
 
-/* Fills *gc for g. Returns 0, or -1 when there was no memory for the JSON. */
+/* Fills *gc for g. Returns 0, or -1 when there was no memory for the arrays. */
 static int group_call_of(const struct group *g, struct group_call *gc)
 {
+    const struct submit_row *rows[SUBMIT_GROUP_MAX];
     gc->st = group_stmt(g);
-    gc->text = g->n > 1 ? group_json(g->jobs, g->n) : NULL;
-    gc->many[0] = gc->text;
-    gc->params = g->n > 1 ? gc->many : g->jobs[0]->row->params;
-    return g->n == 1 || gc->text ? 0 : -1;
+    gc->many = (struct submit_rows){0};
+    gc->params = g->jobs[0]->row->params;
+    if (g->n == 1)
+        return 0;
+    for (int k = 0; k < g->n; k++)
+        rows[k] = g->jobs[k]->row;
+    gc->params = gc->many.params;
+    return submit_rows_of(rows, g->n, &gc->many);
 }
 
 /* Sends g's statement on c without waiting for it (alone when g holds one job), or, when it
@@ -99,7 +94,7 @@ static void group_start(PGconn *c, struct group *g)
         else
             g->ans.r = db_exec_stmt(c, gc.st, gc.params);
     }
-    free(gc.text);
+    submit_rows_clear(&gc.many);
 }
 
 /* Waits for the answer of g's statement. */
@@ -234,7 +229,7 @@ static void pipe_send(PGconn *c, struct group *g)
     g->ans = (struct db_answer){0};
     if (group_call_of(g, &gc) == 0)
         db_pipe_send(c, gc.st, gc.params, &g->ans);
-    free(gc.text);
+    submit_rows_clear(&gc.many);
 }
 
 /* Waits until c has input to read (read in), or, with queue, until wake_fd was written. */

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/jsontext.h"
 #include "jobcols.h"
 #include "log.h"
 #include "store/db.h"
+#include "store/pgarray.h"
 
 /* How a parameter's text is written from the field at f (a member of the submission s) into
  * row->params[i]. Returns 0, or -1 on ENOMEM. */
@@ -196,26 +196,51 @@ void submit_row_clear(struct submit_row *row)
     }
 }
 
-char *submit_row_group_json(const struct submit_row *const *rows, int n)
+/* Whether a group's statement reads parameter i (of the table, or HOLD) from its arrays: not
+ * when it stores something else in its column (many). */
+static int in_group(int i)
 {
-    struct jsontext t;
-    jsontext_init(&t, (size_t)n * 512);
-    for (int k = 0; k < n; k++) {
-        jsontext_raw(&t, k ? ",[" : "[[", 2);
-        for (int i = 0; i <= HOLD; i++) {
-            const char *v = rows[k]->params[i];
-            if (i)
-                jsontext_lit(&t, ",");
-            if (v)
-                jsontext_str(&t, v);
-            else
-                jsontext_lit(&t, "null");
+    return i == HOLD || !params[i].many;
+}
+
+/* Parameter i's place among a group's parameters (from 0). */
+static int group_place(int i)
+{
+    int p = 0;
+    for (int k = 0; k < i; k++)
+        p += in_group(k);
+    return p;
+}
+
+int submit_rows_of(const struct submit_row *const *rows, int n, struct submit_rows *g)
+{
+    *g = (struct submit_rows){0};
+    size_t room = 0;
+    for (int i = 0; i <= HOLD; i++)
+        if (in_group(i)) {
+            room += PGARRAY_ROOM;
+            for (int k = 0; k < n; k++)
+                room += pgarray_room(rows[k]->params[i]);
         }
-        jsontext_lit(&t, "]");
-    }
-    jsontext_lit(&t, "]");
-    size_t len;
-    return jsontext_take(&t, &len);
+    char *at = g->text = malloc(room);
+    if (!at)
+        return -1;
+    for (int i = 0, p = 0; i <= HOLD; i++)
+        if (in_group(i)) {
+            struct pgarray a;
+            g->params[p++] = at;
+            pgarray_start(&a, at);
+            for (int k = 0; k < n; k++)
+                pgarray_add(&a, rows[k]->params[i]);
+            at = pgarray_end(&a);
+        }
+    return 0;
+}
+
+void submit_rows_clear(struct submit_rows *g)
+{
+    free(g->text);
+    g->text = NULL;
 }
 
 /* ---- the statements, written from the table ---- */
@@ -241,18 +266,23 @@ static void add(struct sql *q, const char *fmt, ...)
     q->len += (size_t)n;
 }
 
-/* How a statement reads its parameters: $n each (alone), or from one job's array of a
- * group's $1 (x.p, many). */
+/* How a statement reads its parameters: $n each (alone), or, for a group's job x, the
+ * element x.i of the group's array of the parameter, ($n::type[])[x.i] (many). */
 enum form { ALONE, MANY };
+
+/* Parameter i's SQL type (the admission check's too). */
+static const char *type_of(int i)
+{
+    return i == HOLD ? "bool" : params[i].type;
+}
 
 /* The typed reference of parameter i in form f, into out. */
 static const char *ref(char *out, size_t len, enum form f, int i)
 {
-    const char *type = i == HOLD ? "bool" : params[i].type;
     if (f == ALONE)
-        snprintf(out, len, "$%d::%s", i + 1, type);
+        snprintf(out, len, "$%d::%s", i + 1, type_of(i));
     else
-        snprintf(out, len, "(x.p->>%d)::%s", i, type);
+        snprintf(out, len, "($%d::%s[])[x.i]", group_place(i) + 1, type_of(i));
     return out;
 }
 
@@ -323,15 +353,29 @@ static void write_one(struct sql *q)
         actor);
 }
 
+/* The group's jobs x: i, each one's place in the arrays (from 1, in the rows' order), and
+ * id, its id, drawn in that order. Returns how many parameters the group has. */
+static int add_group_rows(struct sql *q)
+{
+    int first = 0;
+    while (!in_group(first))
+        first++;
+    add(q,
+        "x AS MATERIALIZED (SELECT i, nextval('jobs_id_seq'::regclass) AS id"
+        " FROM generate_subscripts($1::%s[], 1) AS i)",
+        type_of(first));
+    return group_place(HOLD) + 1;
+}
+
 /* SUBMIT_ROW_MANY (conflict: CONFLICT) and SUBMIT_ROW_MANY_KEYLESS (conflict: only the
- * RETURNING). */
-static void write_many(struct sql *q, const char *conflict)
+ * RETURNING). Returns how many parameters it reads. */
+static int write_many(struct sql *q, const char *conflict)
 {
     char actor[48];
-    snprintf(actor, sizeof(actor), "x.p->>%d", param_of("actor"));
-    add(q, "WITH cl AS (" SUBMIT_CLUSTER_SQL "), x AS MATERIALIZED (SELECT e.i, e.p,"
-           " nextval('jobs_id_seq'::regclass) AS id"
-           " FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(p, i)), ins AS (");
+    ref(actor, sizeof(actor), MANY, param_of("actor"));
+    add(q, "WITH cl AS (" SUBMIT_CLUSTER_SQL "), ");
+    int n = add_group_rows(q);
+    add(q, ", ins AS (");
     add_insert(q, MANY, " SELECT ");
     add(q, " FROM x, cl");
     add_admission(q, MANY);
@@ -341,6 +385,7 @@ static void write_many(struct sql *q, const char *conflict)
         conflict, actor);
     add(q, " SELECT " JOB_COLS_NEW("%s") ", cl.nodes, cl.gpus", actor);
     add(q, " FROM x CROSS JOIN cl LEFT JOIN ins j ON j.id = x.id ORDER BY x.i");
+    return n;
 }
 
 #define SQL_ROOM 4096
@@ -350,8 +395,9 @@ static char texts[NSTMTS][SQL_ROOM];
 static struct db_stmt stmts[NSTMTS] = {
     [SUBMIT_ROW_INSERT] = {"submit_insert", texts[SUBMIT_ROW_INSERT], NPARAMS, 0},
     [SUBMIT_ROW_ONE] = {"submit_one", texts[SUBMIT_ROW_ONE], NPARAMS + 1, 0},
-    [SUBMIT_ROW_MANY] = {"submit_many", texts[SUBMIT_ROW_MANY], 1, 0},
-    [SUBMIT_ROW_MANY_KEYLESS] = {"submit_many_keyless", texts[SUBMIT_ROW_MANY_KEYLESS], 1, 0},
+    /* their parameters counted as they are written */
+    [SUBMIT_ROW_MANY] = {"submit_many", texts[SUBMIT_ROW_MANY], 0, 0},
+    [SUBMIT_ROW_MANY_KEYLESS] = {"submit_many_keyless", texts[SUBMIT_ROW_MANY_KEYLESS], 0, 0},
 };
 static pthread_once_t written = PTHREAD_ONCE_INIT;
 
@@ -362,8 +408,9 @@ static void write_all(void)
         q[k] = (struct sql){.p = texts[k], .cap = SQL_ROOM};
     write_insert(&q[SUBMIT_ROW_INSERT]);
     write_one(&q[SUBMIT_ROW_ONE]);
-    write_many(&q[SUBMIT_ROW_MANY], CONFLICT);
-    write_many(&q[SUBMIT_ROW_MANY_KEYLESS], " RETURNING *");
+    stmts[SUBMIT_ROW_MANY].nparams = write_many(&q[SUBMIT_ROW_MANY], CONFLICT);
+    stmts[SUBMIT_ROW_MANY_KEYLESS].nparams =
+        write_many(&q[SUBMIT_ROW_MANY_KEYLESS], " RETURNING *");
 }
 
 const struct db_stmt *submit_row_stmt(enum submit_row_stmt which)

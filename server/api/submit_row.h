@@ -47,9 +47,9 @@ enum submit_row_stmt {
      * Idempotency-Key made it). Not the users table nor job_last_report: a job just stored
      * has reported nothing, and reading them was a tenth of a group's statement (pgbench). */
     SUBMIT_ROW_ONE,
-    /* SUBMIT_ROW_ONE for many jobs at once: $1 is submit_row_group_json() of their rows. Each
-     * job's id is drawn first, so that every job has its row in the answer, in $1's order, as
-     * SUBMIT_ROW_ONE answers it. */
+    /* SUBMIT_ROW_ONE for many jobs at once, run with submit_rows_of() of their rows: an array
+     * a column. Each job's id is drawn first, so that every job has its row in the answer, in
+     * the arrays' order, as SUBMIT_ROW_ONE answers it. */
     SUBMIT_ROW_MANY,
     /* SUBMIT_ROW_MANY for a group in which no job has an Idempotency-Key: none can conflict
      * (a null key equals no other), so without the conflict's arbiter (its check was a tenth
@@ -58,12 +58,23 @@ enum submit_row_stmt {
 };
 
 /* The statement (borrowed, static; its text written from the table at the first call), to
- * run with a row's params (SUBMIT_ROW_INSERT, SUBMIT_ROW_ONE) or with one parameter
- * (submit_row_group_json()). */
+ * run with a row's params (SUBMIT_ROW_INSERT, SUBMIT_ROW_ONE) or a group's
+ * (submit_rows_of(): SUBMIT_ROW_MANY, SUBMIT_ROW_MANY_KEYLESS). */
 const struct db_stmt *submit_row_stmt(enum submit_row_stmt which);
 
-/* The $1 of SUBMIT_ROW_MANY for rows[0..n): each row's parameters as an array of JSON
- * strings or nulls (new text; NULL on ENOMEM). */
-char *submit_row_group_json(const struct submit_row *const *rows, int n);
+/* A group's parameters: for each parameter of the table that the group's statement reads
+ * (not the id: it draws every job's), then the admission check's, the array of its rows'
+ * values in their order, as a PostgreSQL array literal (store/pgarray.h). */
+struct submit_rows {
+    const char *params[SUBMIT_ROW_MAX];
+    char *text; /* the literals, one after the other */
+};
+
+/* Fills *g from rows[0..n) (n >= 1; g does not point into them). Returns 0, or -1 on ENOMEM
+ * (nothing then to free). */
+int submit_rows_of(const struct submit_row *const *rows, int n, struct submit_rows *g);
+
+/* Frees what g holds. */
+void submit_rows_clear(struct submit_rows *g);
 
 #endif
