@@ -39,7 +39,7 @@ ALLOWED = {
 PUBLIC = {
     "api": {"api.h", "auth.h"},
     "live": {"live.h"},
-    "store": {"db.h", "dblisten.h", "migrate.h"},
+    "store": {"db.h", "dblisten.h", "migrate.h", "pgarray.h"},
     "spec": {"jobspec.h", "nodespec.h", "fieldcheck.h"},
     "http": {"http.h", "problem.h", "router.h", "etag.h", "www.h", "jsontext.h"},
 }
