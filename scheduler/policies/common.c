@@ -149,7 +149,8 @@ int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
     double age = snap->now - j->last_change_time;
 
     return j->cur_gpus > 0 && snap->min_resize_interval_s > 0 &&
-           isfinite(snap->min_resize_interval_s) && age < snap->min_resize_interval_s;
+           isfinite(snap->min_resize_interval_s) && age < snap->min_resize_interval_s &&
+           !learn_may_resize(snap, j);
 }
 
 static double step_gain_of(const struct sched_snapshot *snap, int cur_gpus, int w, int w2,
@@ -167,7 +168,9 @@ static double step_gain_of(const struct sched_snapshot *snap, int cur_gpus, int 
 double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
                         int w2)
 {
-    return step_gain_of(snap, j->cur_gpus, w, w2, policy_time_at(j, w), policy_time_at(j, w2));
+    double t1 = policy_time_at(j, w), t2 = policy_time_at(j, w2);
+    return learn_step_gain(learn_fills_idle(j), step_gain_of(snap, j->cur_gpus, w, w2, t1, t2), t1,
+                           t2);
 }
 
 struct policy_time_memo *policy_time_memo_create(const struct sched_snapshot *snap, const int *want)
@@ -187,7 +190,8 @@ struct policy_time_memo *policy_time_memo_create(const struct sched_snapshot *sn
         m[i] = (struct policy_time_memo){
             .w = 0,
             .t = INFINITY, /* policy_time_at(j, 0) */
-            .max_gpus = policy_max_gpus(j),
+            .max_gpus = learn_max_gpus(j),
+            .fills_idle = (unsigned char)learn_fills_idle(j),
             .cur_gpus = j->cur_gpus,
             .speed = (unsigned char)policy_has_speed(j),
             .goodput = (unsigned char)goodput_has_model(&j->batch),
@@ -220,7 +224,8 @@ double policy_step_gain_memo(const struct sched_snapshot *snap, size_t i, int w,
 
     m[i].w = w2;
     m[i].t = t2;
-    return step_gain_of(snap, m[i].cur_gpus, w, w2, t1, t2);
+    return learn_step_gain(m[i].fills_idle, step_gain_of(snap, m[i].cur_gpus, w, w2, t1, t2), t1,
+                           t2);
 }
 
 /* A run shorter than this goes into the heap instead: a short round (1,000 jobs on 64 GPUs)

@@ -352,7 +352,9 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to,
 {
     double samples = 0;
     int n = to - from < MAX_WORLD_SIZES ? to - from : MAX_WORLD_SIZES, prev_w = 0;
+    double one_s = 0, one_t = 0, one_m = 0;
     m->nworld_sizes = 0;
+    m->measured_max_w = 0;
     m->measured_on[0] = '\0';
     memset(m->explored_s, 0, sizeof(m->explored_s));
     for (int i = 0; i < n; i++) {
@@ -367,7 +369,16 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to,
                 m->explored_s[k] += strtod(PQgetvalue(r, row, 3), NULL);
         m->nworld_sizes += w != prev_w;
         prev_w = w;
+        m->measured_max_w = w > m->measured_max_w ? w : m->measured_max_w;
+        double sec = strtod(PQgetvalue(r, row, 3), NULL);
+        if (sec > 0 && obs[i].step_s > 0) { /* one size: its seconds-weighted mean step */
+            one_s += sec;
+            one_t += sec * obs[i].step_s * (obs[i].gpu_speed > 0 ? obs[i].gpu_speed : 1.0);
+            one_m += sec * (obs[i].m > 0 ? obs[i].m : 0);
+        }
     }
+    m->one_step_s = m->nworld_sizes == 1 && one_s > 0 ? one_t / one_s : 0;
+    m->one_m = m->nworld_sizes == 1 && one_s > 0 ? one_m / one_s : 0;
     m->epochs_done = m->dataset_size > 0 ? samples / m->dataset_size : 0;
     return n;
 }

@@ -1,8 +1,8 @@
 /* round_plan: a round's plan built from the database's snapshot: the core's snapshot of the
- * nodes and jobs (each job's evidence, refitted models), the core's decision under the policy
- * the core chooses, then what of it may change now (accept.c) and why jobs wait (waiting.c).
- * The rules of scheduling it applies are the core's (explore.h, progress.h, bounds.h,
- * sched.h); what stays here is how the database's jobs are shown to the core (which jobs it
+ * nodes and jobs (each job's evidence, refitted models, what its steps measured), the core's
+ * decision under the configured policy, then what of it may change now (accept.c) and why
+ * jobs wait (waiting.c). The rules of scheduling it applies are the core's (learn.h,
+ * progress.h, bounds.h, sched.h); what stays here is how the database's jobs are shown to the core (which jobs it
  * sees, jobs in transition fixed at what they hold, each job's evidence). */
 #include "round_plan.h"
 
@@ -13,7 +13,7 @@
 
 #include "bounds.h"
 #include "config.h"
-#include "explore.h"
+#include "learn.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
@@ -65,6 +65,21 @@ static void evidence(struct sched_job *j, const struct snap_job *sj, const struc
     j->fit_remaining_epochs = fit >= 0 ? fit : 0;
 }
 
+/* What the job's own steps measured, which the core's learning reads (learn.h): the sizes,
+ * the largest, and of a job measured at one size its step time there. The live fits assume
+ * one node (gpus_per_node 0), so every measurement counts as one node's. A job with a
+ * declared class keeps its profile: its measurements are not shown as learning. */
+static void measured(struct sched_job *j, const struct live_model *m)
+{
+    if (m->class_name[0])
+        return;
+    j->measured_sizes = m->nworld_sizes;
+    j->measured_max_gpus = m->measured_max_w;
+    j->measured_step_s = m->one_step_s;
+    j->measured_nodes = 1;
+    j->measured_batch_per_gpu = m->one_m;
+}
+
 static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
 {
     struct live_plan_job *pj = &p->jobs[i];
@@ -96,9 +111,7 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
     j->remaining_epochs = live_model_remaining_epochs(m, w);
     evidence(j, sj, m, w);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
-    /* a job fitted from its own steps explores every stage first: the core sees no model */
-    if (explore_hides_model(j, m->class_name[0] != 0, p->capacity, p->stage_s))
-        j->model_source = SCHED_MODEL_NONE;
+    measured(j, m);
     live_slice_fill(p->slice, sj, j);
     if (pj->fixed) {
         j->priority = FIXED_PRIORITY;
@@ -176,11 +189,13 @@ static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no
     return 0;
 }
 
-/* Each job's remaining work from its evidence (the core's sched_estimate_apply), kept in its
- * model so that its answer and predicted finish say the same. A job without a speed model
- * yet keeps none: it explores first. */
+/* Each job measured at one size gets its speed model from the prior the others teach (the
+ * core's learn_apply); then each job's remaining work from its evidence (the core's
+ * sched_estimate_apply), kept in its model so that its answer and predicted finish say the
+ * same. A job without a speed model yet (nothing measured) keeps none. */
 static void estimate(struct live_plan *p)
 {
+    learn_apply(p->cjobs, p->njobs);
     for (size_t i = 0; i < p->njobs; i++) {
         struct sched_job *j = &p->cjobs[i];
         struct live_model *m = p->jobs[i].model;
@@ -232,14 +247,13 @@ static int build_snapshot(struct live_plan *p, long round_no)
     return 0;
 }
 
-/* The policy the core chooses for this round (explore_policy), its name kept in p->policy. */
+/* The configured policy, which runs every round (a job is learned under it, learn.h), its
+ * name kept in p->policy; ringmaster's ops when no policy has that name. */
 static const struct sched_policy_ops *choose_policy(struct live_plan *p)
 {
-    const char *name;
-    const struct sched_policy_ops *ops =
-        explore_policy(p->cfg->policy, p->cjobs, p->njobs, p->capacity, p->stage_s, &name);
-    snprintf(p->policy, sizeof(p->policy), "%s", name);
-    return ops;
+    const struct sched_policy_ops *ops = sched_policy_find(p->cfg->policy);
+    snprintf(p->policy, sizeof(p->policy), "%s", p->cfg->policy);
+    return ops ? ops : sched_policy_find("ringmaster");
 }
 
 /* Time-sliced jobs resume on the very GPUs they left when the decision allows it
