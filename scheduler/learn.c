@@ -128,9 +128,9 @@ int learn_may_resize(const struct sched_snapshot *snap, const struct sched_job *
            snap->now - j->last_change_time >= explore_stage_s(snap);
 }
 
-double learn_step_gain(int fills, double gain, double t1, double t2)
+double learn_step_gain(int fills, double gain, double t1, double t2, double avoided)
 {
-    if (!fills || gain > 0 || !isfinite(t2) || !(t2 <= t1))
+    if (!fills || gain > 0 || !isfinite(t2) || !(t2 <= t1 + (avoided > 0 ? avoided : 0)))
         return gain;
     return LEARN_IDLE_GAIN;
 }

@@ -28,7 +28,11 @@
  *    the restart; to a size measured, the restart penalty is weighed against remaining work
  *    that for such a job is mostly a guess (elapsed: as long again as it ran), and the issue
  *    asks that no GPU idle while an elastic job below its maximum could use it. So a restart
- *    penalty above the predicted gain never keeps free GPUs idle.
+ *    penalty above the predicted gain never keeps free GPUs idle. And a step back to what
+ *    such a job holds keeps it unless shrinking repays the restart it costs (its model
+ *    predicts the held size slower by more than resize_cost_s): a job is not restarted to
+ *    leave GPUs idle for a small predicted gain, nor for the warm-up steps that weigh on the
+ *    mean step time of a size measured for one stage.
  *  - Jobs with a model from a profile (source PROFILE) and jobs whose measurements are not
  *    tracked (measured_max_gpus 0) are not learning: these rules leave them as they were. */
 #ifndef RINGMASTER_LEARN_H
@@ -88,9 +92,10 @@ int learn_fills_idle(const struct sched_job *j);
 int learn_may_resize(const struct sched_snapshot *snap, const struct sched_job *j);
 
 /* A growth step's gain as a policy weighs it, gain, for a job with fills =
- * learn_fills_idle(), with predicted times t1 before and t2 after (seconds to finish):
- * gain, or LEARN_IDLE_GAIN when fills, gain is not positive and t2 <= t1, finite (the
- * model does not predict it slower; a restart penalty is what made it negative). */
-double learn_step_gain(int fills, double gain, double t1, double t2);
+ * learn_fills_idle(), with predicted times t1 before and t2 after (seconds to finish), and
+ * avoided the restart that taking the step avoids (resize_cost_s for a step back to what
+ * the job holds, else 0): gain, or LEARN_IDLE_GAIN when fills, gain is not positive and
+ * t2 <= t1 + avoided, finite (the model does not predict it slower than the alternative). */
+double learn_step_gain(int fills, double gain, double t1, double t2, double avoided);
 
 #endif

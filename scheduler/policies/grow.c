@@ -88,7 +88,7 @@ static double step_gain(const struct policy_plan *pp, size_t i, int w, size_t to
         g = ((t1 - t2) * (1.0 + SCHED_KEEP_MARGIN) + cost) / w;
     else
         g = (t1 - t2 - (restart ? cost : 0.0)) / w;
-    return learn_step_gain(j->fills_idle, g, t1, t2);
+    return learn_step_gain(j->fills_idle, g, t1, t2, back ? cost : 0.0);
 }
 
 /* The best growth of job i that fits the free GPUs now; to = -1 if none. */

@@ -68,8 +68,9 @@ Test(learn, the_prior_is_the_teachers_mean_of_theta_over_their_1_gpu_step)
     cr_assert_eq(p.ninter, 1, "only b measured across nodes");
     double ta = t1_of(&a->speed), tb = t1_of(&b->speed);
     for (int k = 0; k < 3; k++)
-        cr_assert_float_eq(p.intra[k], (a->speed.theta[2 + k] / ta + b->speed.theta[2 + k] / tb) / 2,
-                           1e-12, "theta[%d]", 2 + k);
+        cr_assert_float_eq(p.intra[k],
+                           (a->speed.theta[2 + k] / ta + b->speed.theta[2 + k] / tb) / 2, 1e-12,
+                           "theta[%d]", 2 + k);
     cr_assert_float_eq(p.inter, 0.2 / tb, 1e-12);
     cr_assert_float_eq(p.fixed, (a->speed.theta[0] / ta + b->speed.theta[0] / tb) / 2, 1e-12);
     cr_assert_gt(p.intra[0] + p.intra[1] + p.intra[2], 0, "ResNet's all-reduce costs");
@@ -170,13 +171,13 @@ Test(learn, a_job_measured_for_a_stage_may_resize_before_the_interval)
 
 Test(learn, an_experiment_is_worth_more_than_idle_gpus)
 {
-    cr_assert_eq(learn_step_gain(1, -5.0, 100, 50), LEARN_IDLE_GAIN);
-    cr_assert_eq(learn_step_gain(1, 7.0, 100, 50), 7.0, "a real gain stays");
-    cr_assert_eq(learn_step_gain(1, -5.0, 100, 120), -5.0, "predicted slower");
-    cr_assert_eq(learn_step_gain(0, -5.0, 100, 50), -5.0, "not learned from its steps");
-    cr_assert_eq(learn_step_gain(1, -INFINITY, INFINITY, INFINITY), -INFINITY);
-    struct sched_job j = {.elastic = 1, .model_source = SCHED_MODEL_FITTED, .measured_max_gpus = 8,
-                          .max_gpus = 8};
+    cr_assert_eq(learn_step_gain(1, -5.0, 100, 50, 0), LEARN_IDLE_GAIN);
+    cr_assert_eq(learn_step_gain(1, 7.0, 100, 50, 0), 7.0, "a real gain stays");
+    cr_assert_eq(learn_step_gain(1, -5.0, 100, 120, 0), -5.0, "predicted slower");
+    cr_assert_eq(learn_step_gain(0, -5.0, 100, 50, 0), -5.0, "not learned from its steps");
+    cr_assert_eq(learn_step_gain(1, -INFINITY, INFINITY, INFINITY, 0), -INFINITY);
+    struct sched_job j = {
+        .elastic = 1, .model_source = SCHED_MODEL_FITTED, .measured_max_gpus = 8, .max_gpus = 8};
     cr_assert(learn_fills_idle(&j), "learnt at every size, still fills idle GPUs");
     j.measured_max_gpus = 0;
     cr_assert(!learn_fills_idle(&j), "the simulator's given models: unchanged");
@@ -233,8 +234,7 @@ Test(learn, a_waiting_job_outranks_growth)
     for (size_t p = 0; p < 2; p++) {
         struct sched_decision *d = sched_decide(sched_policy_find(pols[p]), &f.snap);
         cr_assert_eq(d->assign[2].gpus, 2, "%s: the rigid job starts", pols[p]);
-        cr_assert_eq(d->assign[0].gpus + d->assign[1].gpus, 6, "%s: the rest stay used",
-                     pols[p]);
+        cr_assert_eq(d->assign[0].gpus + d->assign[1].gpus, 6, "%s: the rest stay used", pols[p]);
         sched_decision_destroy(d);
     }
 }
@@ -269,4 +269,37 @@ Test(learn, jobs_grow_back_into_idle_gpus)
     struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
     cr_assert_eq(d->assign[1].gpus, 2, "a profile job's restart must repay itself");
     sched_decision_destroy(d);
+}
+
+/* A learned job holding 2 GPUs that its model predicts 10 % slower than 1 is restarted onto 1
+ * only when that repays the restart (resize_cost_s 30): not with 20 s of work left, yes with
+ * 1,000 s. */
+Test(learn, a_learned_job_is_not_restarted_to_leave_gpus_idle)
+{
+    static struct fx f;
+    fx_init(&f, 1, 4);
+    live_settings(&f);
+    struct sched_job *j = fx_job(&f, 1, 1);
+    j->model_source = SCHED_MODEL_FITTED;
+    j->max_gpus = 2; /* learnt at both sizes it may run */
+    j->measured_sizes = 2;
+    j->measured_max_gpus = 2;
+    memset(j->speed.theta, 0, sizeof(j->speed.theta));
+    j->speed.theta[1] = 0.1 / 128; /* 0.1 s a step at 1 GPU */
+    j->speed.theta[2] = 0.06;      /* 0.22 s at 2: 10 % less throughput */
+    fx_hold(&f, j, 0, 0, 2);
+    j->last_change_time = f.snap.now - 200;
+    cr_assert_eq(learn_step_gain(1, -5.0, 100, 120, 30), LEARN_IDLE_GAIN, "kept: within a restart");
+    cr_assert_eq(learn_step_gain(1, -5.0, 100, 140, 30), -5.0, "shrinking repays the restart");
+    const char *pols[] = {"ringmaster", "precompute"};
+    for (size_t p = 0; p < 2; p++) {
+        j->remaining_epochs = 20 * 0.0256;
+        struct sched_decision *d = sched_decide(sched_policy_find(pols[p]), &f.snap);
+        cr_assert_eq(d->assign[0].gpus, 2, "%s: 20 s left, keeps its 2", pols[p]);
+        sched_decision_destroy(d);
+        j->remaining_epochs = 1000 * 0.0256;
+        d = sched_decide(sched_policy_find(pols[p]), &f.snap);
+        cr_assert_eq(d->assign[0].gpus, 1, "%s: 1,000 s left, back to its faster 1", pols[p]);
+        sched_decision_destroy(d);
+    }
 }
