@@ -2,8 +2,9 @@
  * nodes and jobs (each job's evidence, refitted models, what its steps measured), the core's
  * decision under the configured policy, then what of it may change now (accept.c) and why
  * jobs wait (waiting.c). The rules of scheduling it applies are the core's (learn.h,
- * progress.h, bounds.h, sched.h); what stays here is how the database's jobs are shown to the core (which jobs it
- * sees, jobs in transition fixed at what they hold, each job's evidence). */
+ * progress.h, bounds.h, sched.h); what stays here is how the database's jobs are shown to
+ * the core (which jobs it sees, jobs in transition fixed at what they hold, each job's
+ * evidence). */
 #include "round_plan.h"
 
 #include <errno.h>

@@ -107,8 +107,8 @@ static void print_steps(void)
                          " ORDER BY job_id, world_size");
     for (int i = 0; i < PQntuples(r); i++)
         fprintf(stderr, "learn_live: job %s at %s GPUs: mean step %s ms, median %s ms, %s steps\n",
-                PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2),
-                PQgetvalue(r, i, 3), PQgetvalue(r, i, 4));
+                PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3),
+                PQgetvalue(r, i, 4));
     PQclear(r);
 }
 
