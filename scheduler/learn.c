@@ -119,7 +119,9 @@ int learn_max_gpus(const struct sched_job *j)
 
 int learn_fills_idle(const struct sched_job *j)
 {
-    return j->elastic && j->model_source == SCHED_MODEL_FITTED && j->measured_max_gpus > 0;
+    if (!j->elastic || j->model_source != SCHED_MODEL_FITTED || j->measured_max_gpus <= 0)
+        return 0;
+    return learn_is_learning(j) ? 2 : 1;
 }
 
 int learn_may_resize(const struct sched_snapshot *snap, const struct sched_job *j)
@@ -130,7 +132,9 @@ int learn_may_resize(const struct sched_snapshot *snap, const struct sched_job *
 
 double learn_step_gain(int fills, double gain, double t1, double t2, double avoided)
 {
-    if (!fills || gain > 0 || !isfinite(t2) || !(t2 <= t1 + (avoided > 0 ? avoided : 0)))
+    if (!fills || gain > 0 || !isfinite(t2))
+        return gain;
+    if (fills == 1 && !(t2 <= t1 + (avoided > 0 ? avoided : 0)))
         return gain;
     return LEARN_IDLE_GAIN;
 }

@@ -33,6 +33,12 @@
  *    predicts the held size slower by more than resize_cost_s): a job is not restarted to
  *    leave GPUs idle for a small predicted gain, nor for the warm-up steps that weigh on the
  *    mean step time of a size measured for one stage.
+ *    While the job is still learning (learn_is_learning: below its max_gpus by what it
+ *    measured), its steps take otherwise idle GPUs even when its model predicts them slower:
+ *    a size measured for one stage is a noisy measurement (its restart's warm-up, the
+ *    machine's load of the moment), the next size is the experiment that learning needs,
+ *    and leaving the GPUs idle would teach nothing. Once it measured up to its max, its
+ *    measurements decide (the rule above).
  *  - Jobs with a model from a profile (source PROFILE) and jobs whose measurements are not
  *    tracked (measured_max_gpus 0) are not learning: these rules leave them as they were. */
 #ifndef RINGMASTER_LEARN_H
@@ -82,8 +88,9 @@ int learn_is_learning(const struct sched_job *j);
  * learning job at most twice its largest measured size (never below what it holds). */
 int learn_max_gpus(const struct sched_job *j);
 
-/* 1 if j's growth steps may take otherwise idle GPUs (learn_step_gain): elastic, its model
- * fitted from its own steps (source FITTED, measured_max_gpus > 0). */
+/* How j's growth steps take otherwise idle GPUs (learn_step_gain): 0 not (no model learned
+ * from its own steps: not elastic, source not FITTED or measured_max_gpus 0), 2 while it is
+ * learning (learn_is_learning), 1 once it measured up to its max. */
 int learn_fills_idle(const struct sched_job *j);
 
 /* 1 if a learning job j that runs may be resized now although min_resize_interval_s has
@@ -94,8 +101,9 @@ int learn_may_resize(const struct sched_snapshot *snap, const struct sched_job *
 /* A growth step's gain as a policy weighs it, gain, for a job with fills =
  * learn_fills_idle(), with predicted times t1 before and t2 after (seconds to finish), and
  * avoided the restart that taking the step avoids (resize_cost_s for a step back to what
- * the job holds, else 0): gain, or LEARN_IDLE_GAIN when fills, gain is not positive and
- * t2 <= t1 + avoided, finite (the model does not predict it slower than the alternative). */
+ * the job holds, else 0): gain, or LEARN_IDLE_GAIN when gain is not positive, t2 is finite
+ * and fills is 2, or fills is 1 and t2 <= t1 + avoided (the model does not predict it
+ * slower than the alternative). */
 double learn_step_gain(int fills, double gain, double t1, double t2, double avoided);
 
 #endif

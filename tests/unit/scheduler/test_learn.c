@@ -174,11 +174,15 @@ Test(learn, an_experiment_is_worth_more_than_idle_gpus)
     cr_assert_eq(learn_step_gain(1, -5.0, 100, 50, 0), LEARN_IDLE_GAIN);
     cr_assert_eq(learn_step_gain(1, 7.0, 100, 50, 0), 7.0, "a real gain stays");
     cr_assert_eq(learn_step_gain(1, -5.0, 100, 120, 0), -5.0, "predicted slower");
+    cr_assert_eq(learn_step_gain(2, -5.0, 100, 120, 0), LEARN_IDLE_GAIN,
+                 "predicted slower, but still learning: the experiment");
     cr_assert_eq(learn_step_gain(0, -5.0, 100, 50, 0), -5.0, "not learned from its steps");
     cr_assert_eq(learn_step_gain(1, -INFINITY, INFINITY, INFINITY, 0), -INFINITY);
     struct sched_job j = {
         .elastic = 1, .model_source = SCHED_MODEL_FITTED, .measured_max_gpus = 8, .max_gpus = 8};
-    cr_assert(learn_fills_idle(&j), "learnt at every size, still fills idle GPUs");
+    cr_assert_eq(learn_fills_idle(&j), 1, "learnt at every size, still fills idle GPUs");
+    j.measured_max_gpus = 4;
+    cr_assert_eq(learn_fills_idle(&j), 2, "learning");
     j.measured_max_gpus = 0;
     cr_assert(!learn_fills_idle(&j), "the simulator's given models: unchanged");
     j.measured_max_gpus = 1;
