@@ -124,10 +124,10 @@ int learn_fills_idle(const struct sched_job *j)
     return learn_is_learning(j) ? 2 : 1;
 }
 
-int learn_may_resize(const struct sched_snapshot *snap, const struct sched_job *j)
+int learn_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
 {
-    return j->cur_gpus > 0 && learn_is_learning(j) && j->measured_max_gpus >= j->cur_gpus &&
-           snap->now - j->last_change_time >= explore_stage_s(snap);
+    return j->cur_gpus > 0 && (j->measured_max_gpus < j->cur_gpus ||
+                               snap->now - j->last_change_time < explore_stage_s(snap));
 }
 
 double learn_step_gain(int fills, double gain, double t1, double t2, double avoided)

@@ -16,10 +16,11 @@
  *  - Growth by experiments. A learning job (model fitted from its own steps: source FITTED
  *    with measured_max_gpus > 0, below its max_gpus) grows to at most twice the largest size
  *    it measured per step (Pollux's rule, learn_max_gpus).
- *  - Resized again once measured. A learning job that has run the snapshot's stage length
- *    (explore_stage_s) since its last change, at a size it measured, may be resized again
- *    without waiting min_resize_interval_s (learn_may_resize): its next size is the
- *    experiment.
+ *  - A stage at each size. A running learning job keeps its size (is pinned, as hysteresis
+ *    pins a job) until it measured it and ran the snapshot's stage length (explore_stage_s)
+ *    since its last change; then it may be resized again without waiting
+ *    min_resize_interval_s (learn_pinned): its next size is the experiment, and each size it
+ *    passes is measured for a stage, as exploring measured it.
  *  - No GPU idles while a learned job could use it. A growth step of an elastic job whose
  *    model was learned from its own steps (learn_fills_idle), which its model does not
  *    predict slower, gains at least LEARN_IDLE_GAIN (learn_step_gain): less than any step
@@ -93,10 +94,12 @@ int learn_max_gpus(const struct sched_job *j);
  * learning (learn_is_learning), 1 once it measured up to its max. */
 int learn_fills_idle(const struct sched_job *j);
 
-/* 1 if a learning job j that runs may be resized now although min_resize_interval_s has
- * not passed: it measured the size it holds (measured_max_gpus >= cur_gpus) and has held
- * it for the snapshot's stage length (explore_stage_s(snap)). */
-int learn_may_resize(const struct sched_snapshot *snap, const struct sched_job *j);
+/* For a learning job j that runs (cur_gpus > 0): 1 while it must keep its size, that is
+ * until it measured the size it holds (measured_max_gpus >= cur_gpus) and held it for the
+ * snapshot's stage length (explore_stage_s(snap)); then 0, whatever min_resize_interval_s
+ * says. 0 for a job that does not run. The policies' policy_pinned() asks it of learning
+ * jobs instead of the interval. */
+int learn_pinned(const struct sched_snapshot *snap, const struct sched_job *j);
 
 /* A growth step's gain as a policy weighs it, gain, for a job with fills =
  * learn_fills_idle(), with predicted times t1 before and t2 after (seconds to finish), and

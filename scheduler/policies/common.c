@@ -148,9 +148,10 @@ int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
 {
     double age = snap->now - j->last_change_time;
 
+    if (j->cur_gpus > 0 && learn_is_learning(j))
+        return learn_pinned(snap, j);
     return j->cur_gpus > 0 && snap->min_resize_interval_s > 0 &&
-           isfinite(snap->min_resize_interval_s) && age < snap->min_resize_interval_s &&
-           !learn_may_resize(snap, j);
+           isfinite(snap->min_resize_interval_s) && age < snap->min_resize_interval_s;
 }
 
 static double step_gain_of(const struct sched_snapshot *snap, int cur_gpus, int w, int w2,

@@ -97,8 +97,8 @@ double policy_resize_penalty(const struct sched_snapshot *snap, const struct sch
                              int w2);
 
 /* 1 if the job runs and its allocation changed less than the snapshot's
- * min_resize_interval_s ago: it must not be resized again yet; except a learning job that
- * measured its size for a stage (learn_may_resize: its next size is the experiment). */
+ * min_resize_interval_s ago: it must not be resized again yet; a learning job instead until
+ * it measured its size for a stage (learn_pinned: its next size is the experiment). */
 int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j);
 
 /* The predicted seconds saved by growing job j from w to w2 > w GPUs, as the

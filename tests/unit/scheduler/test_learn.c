@@ -155,18 +155,22 @@ Test(learn, a_job_measured_for_a_stage_may_resize_before_the_interval)
     live_settings(&f);
     struct sched_job *j = one_size(&f, 1, 1, 0, 0, 0.5, 10);
     learn_apply(f.jobs, f.snap.njobs);
-    cr_assert(learn_may_resize(&f.snap, j), "10 s at its size, stage 8 s");
+    cr_assert(!learn_pinned(&f.snap, j), "10 s at its size, stage 8 s");
     struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
     cr_assert_eq(d->assign[0].gpus, 2, "grown though changed 10 s ago (interval 120 s)");
     sched_decision_destroy(d);
     j->last_change_time = f.snap.now - 3;
-    cr_assert(!learn_may_resize(&f.snap, j), "3 s: not a stage yet");
+    cr_assert(learn_pinned(&f.snap, j), "3 s: not a stage yet");
     d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
     cr_assert_eq(d->assign[0].gpus, 1, "pinned");
     sched_decision_destroy(d);
     j->last_change_time = f.snap.now - 10;
     fx_hold(&f, j, 0, 1, 1); /* holds 2, measured only 1: not measured at its size */
-    cr_assert(!learn_may_resize(&f.snap, j));
+    cr_assert(learn_pinned(&f.snap, j));
+    f.snap.min_resize_interval_s = 0;
+    d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
+    cr_assert_eq(d->assign[0].gpus, 2, "pinned to its stage even without an interval");
+    sched_decision_destroy(d);
 }
 
 Test(learn, an_experiment_is_worth_more_than_idle_gpus)
