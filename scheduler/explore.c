@@ -1,6 +1,5 @@
 /* explore: the exploring rule, written once (explore.h): the stage a job explores, what it
- * reserves, which jobs hide a fitted model until they explored, whether exploring fits a
- * round, and policy "exploratory"'s precedence of explorers. */
+ * reserves, whether exploring fits a round, and policy "exploratory"'s precedence of explorers. */
 #include "explore.h"
 
 #include <limits.h>
@@ -63,12 +62,6 @@ int explore_running_stage(const struct sched_job *j, int gpus, double stage_s)
     if (!j->elastic || !lacks_model(j, EXPLORE_NO_SPEED) || gpus <= 0)
         return 0;
     return explore_stage(j, gpus, stage_s);
-}
-
-int explore_hides_model(const struct sched_job *j, int declared_class, int capacity, double stage_s)
-{
-    return j->elastic && !declared_class && j->model_source == SCHED_MODEL_FITTED &&
-           explore_stage(j, capacity, stage_s) > 0;
 }
 
 int explore_fits(const struct sched_job *jobs, size_t n, int capacity, double stage_s)

@@ -2,9 +2,10 @@
  * speed model explores: it runs a stage of the snapshot's explore_stage_s (default
  * SCHED_EXPLORE_STAGE_S, 2.5 min) at each of 1, 2, 4 and 8 GPUs in turn, so that its model
  * can be fitted from its own step times. Policy "exploratory" (policies/exploratory.c)
- * reserves and serves the explorers with it; the live scheduler (server/live/) asks it which
- * jobs hide their fitted model while they explore, whether exploring fits this round (and so
- * which policy runs: explore_policy.c), and what stage an exploring job runs.
+ * reserves and serves the explorers with it, for the paper's comparisons (the simulator, or a
+ * server configured with it: server/live/ then runs each explorer's current stage). The live
+ * scheduler no longer switches a round to it: every job is learned under the configured
+ * policy (learn.h).
  *
  * The exact rules:
  *  - Only elastic jobs explore. A stage whose size is outside the job's min/max bounds
@@ -16,8 +17,8 @@
  *  - An exploring job reserves its largest stage, 8 GPUs when its bounds and the cluster
  *    allow, for the whole exploration; it runs on 1, 2, 4 and then 8 of them in turn.
  *  - Which jobs lack a model (enum explore_model): the policy explores a job whose speed
- *    model may not be used (no fitted speed, or no model source); the live choice of the
- *    round's policy counts the jobs the core sees with no model source. */
+ *    model may not be used (no fitted speed, or no model source); explore_fits counts the
+ *    jobs with no model source. */
 #ifndef RINGMASTER_EXPLORE_H
 #define RINGMASTER_EXPLORE_H
 
@@ -50,13 +51,7 @@ int explore_reserve(const struct sched_job *j, int capacity, double stage_s, enu
  * without a usable speed model (EXPLORE_NO_SPEED), else 0 (it does not explore). */
 int explore_running_stage(const struct sched_job *j, int gpus, double stage_s);
 
-/* 1 if job j, whose model the caller fitted from its own steps (model_source FITTED, no
- * declared class: declared_class 0), must be shown to the core without one: an elastic job
- * so fitted explores every stage first, as the simulator shows it no model until then. */
-int explore_hides_model(const struct sched_job *j, int declared_class, int capacity,
-                        double stage_s);
-
-/* 1 if exploring delays nobody: some job of jobs[0..n) explores (explore_reserve with
+/* 1 if exploring delays nobody (policy "exploratory"'s caller may ask it before running it): some job of jobs[0..n) explores (explore_reserve with
  * EXPLORE_NO_SOURCE) and the reservations fit in capacity beside what every other job holds
  * (cur_gpus) or waits for (its minimum, at least 1). Exploration keeps GPUs idle while it
  * runs the smaller stages: a sweep of hundreds of elastic jobs would otherwise hold the whole
@@ -70,17 +65,5 @@ int explore_fits(const struct sched_job *jobs, size_t n, int capacity, double st
  * capacity: the GPUs on up nodes; the stage length is explore_stage_s(snap). */
 void explore_serve(const struct sched_snapshot *snap, int capacity, const size_t *order, int *want,
                    unsigned char *explorer, long *free_gpus);
-
-/* The policy a round of the live scheduler runs (explore_policy.c): the configured one, or
- * "exploratory" when the configured one reads speed models (precompute, ringmaster) and
- * exploring fits (explore_fits): an elastic job without a model explores 1, 2, 4, 8 GPUs
- * first, since its model is fitted from its own steps at several sizes, and without it these
- * policies would never grow it past its base; otherwise the configured policy runs it at its
- * base, and it explores in a later round with room. *name is set to the name chosen (the
- * configured one even when no policy has it); returns its ops, or ringmaster's when no policy
- * has that name. */
-const struct sched_policy_ops *explore_policy(const char *configured, const struct sched_job *jobs,
-                                              size_t n, int capacity, double stage_s,
-                                              const char **name);
 
 #endif

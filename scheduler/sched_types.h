@@ -173,6 +173,18 @@ struct sched_job {
      * init_batch, its rate at w GPUs is its goodput at its batch (batch.batch, fixed), or,
      * when batch.adaptive and the policy chooses batches, at the best batch for w. */
     struct batch_spec batch;
+
+    /* Live learning (appended; learn.h). What the job's own steps measured; all 0: not
+     * tracked (a given model, as the simulator's), and the learning rules leave it alone.
+     * A job measured at one size has its speed model made by learn_apply() from
+     * measured_step_s and the prior that the other jobs' fits teach. */
+    int measured_sizes;      /* distinct world sizes its steps were measured at */
+    int measured_max_gpus;   /* the largest of them */
+    double measured_step_s;  /* measured_sizes 1: its mean seconds per step there, on the
+                              * reference GPU */
+    int measured_nodes;      /* the nodes that size spanned (<= 0: 1) */
+    double measured_batch_per_gpu; /* examples per GPU of those steps (<= 0:
+                                    * speed.batch_per_gpu) */
 };
 
 /* A user's weight and quota (sched_snapshot.users). A user not listed has

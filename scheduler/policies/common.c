@@ -148,6 +148,8 @@ int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
 {
     double age = snap->now - j->last_change_time;
 
+    if (j->cur_gpus > 0 && learn_is_learning(j))
+        return learn_pinned(snap, j);
     return j->cur_gpus > 0 && snap->min_resize_interval_s > 0 &&
            isfinite(snap->min_resize_interval_s) && age < snap->min_resize_interval_s;
 }
@@ -164,10 +166,25 @@ static double step_gain_of(const struct sched_snapshot *snap, int cur_gpus, int 
     return saved - resize_penalty(snap, cur_gpus, w, w2);
 }
 
+/* step_gain_of() as the learning rule weighs it (learn_step_gain): a step back to what the
+ * job holds avoids its restart. */
+static double learned_gain(const struct sched_snapshot *snap, int fills, int cur_gpus, int w,
+                           int w2, double t1, double t2)
+{
+    double g = step_gain_of(snap, cur_gpus, w, w2, t1, t2);
+    if (!fills)
+        return g;
+    int back = cur_gpus > 0 && w2 <= cur_gpus;
+    double cost = snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s
+                                                                           : 0.0;
+    return learn_step_gain(fills, g, t1, t2, back ? cost : 0.0);
+}
+
 double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
                         int w2)
 {
-    return step_gain_of(snap, j->cur_gpus, w, w2, policy_time_at(j, w), policy_time_at(j, w2));
+    return learned_gain(snap, learn_fills_idle(j), j->cur_gpus, w, w2, policy_time_at(j, w),
+                        policy_time_at(j, w2));
 }
 
 struct policy_time_memo *policy_time_memo_create(const struct sched_snapshot *snap, const int *want)
@@ -187,7 +204,8 @@ struct policy_time_memo *policy_time_memo_create(const struct sched_snapshot *sn
         m[i] = (struct policy_time_memo){
             .w = 0,
             .t = INFINITY, /* policy_time_at(j, 0) */
-            .max_gpus = policy_max_gpus(j),
+            .max_gpus = learn_max_gpus(j),
+            .fills_idle = (unsigned char)learn_fills_idle(j),
             .cur_gpus = j->cur_gpus,
             .speed = (unsigned char)policy_has_speed(j),
             .goodput = (unsigned char)goodput_has_model(&j->batch),
@@ -220,7 +238,7 @@ double policy_step_gain_memo(const struct sched_snapshot *snap, size_t i, int w,
 
     m[i].w = w2;
     m[i].t = t2;
-    return step_gain_of(snap, m[i].cur_gpus, w, w2, t1, t2);
+    return learned_gain(snap, m[i].fills_idle, m[i].cur_gpus, w, w2, t1, t2);
 }
 
 /* A run shorter than this goes into the heap instead: a short round (1,000 jobs on 64 GPUs)

@@ -80,14 +80,15 @@ static double step_gain(const struct policy_plan *pp, size_t i, int w, size_t to
     int restart = j->cur_gpus > 0 && (to != c || (w <= j->cur_gpus && !back));
     double t1 = policy_plan_time_at(pp, i, w, c), t2 = policy_plan_time_at(pp, i, 2 * w, to);
 
-    if (rm) {
-        double g = back ? (inv(t2) - inv(t1)) * (1.0 + SCHED_KEEP_MARGIN)
-                        : inv(t2 + (restart ? cost : 0.0)) - inv(t1);
-        return g / w * age_boost(pp, i);
-    }
-    if (back)
-        return ((t1 - t2) * (1.0 + SCHED_KEEP_MARGIN) + cost) / w;
-    return (t1 - t2 - (restart ? cost : 0.0)) / w;
+    double g;
+    if (rm)
+        g = (back ? (inv(t2) - inv(t1)) * (1.0 + SCHED_KEEP_MARGIN)
+                  : inv(t2 + (restart ? cost : 0.0)) - inv(t1)) / w * age_boost(pp, i);
+    else if (back)
+        g = ((t1 - t2) * (1.0 + SCHED_KEEP_MARGIN) + cost) / w;
+    else
+        g = (t1 - t2 - (restart ? cost : 0.0)) / w;
+    return learn_step_gain(j->fills_idle, g, t1, t2, back ? cost : 0.0);
 }
 
 /* The best growth of job i that fits the free GPUs now; to = -1 if none. */

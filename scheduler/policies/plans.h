@@ -55,11 +55,12 @@ struct policy_plan_job {
     double boost;     /* ageing factor of its gains: 1 + waited / POLICY_PLAN_AGE_S, or 1 */
     int cur_gpus;
     int min_gpus;     /* policy_min_gpus() */
-    int max_gpus;     /* policy_max_gpus() */
+    int max_gpus;     /* learn_max_gpus(): for a learning job 2x its largest measured */
     int run_cls;      /* policy_plan_running_class() */
     unsigned char speed, elastic, plan, pinned; /* policy_has_speed(), elastic,
                                                  * plan_has_info(), policy_pinned() */
     unsigned char goodput;                      /* goodput_has_model() */
+    unsigned char fills_idle;                   /* learn_fills_idle() */
 };
 
 /* Counts 1, 2, 4, ..., 128 are memoised (unsigned char bits). */

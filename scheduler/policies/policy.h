@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "learn.h"
 #include "sched_estimate.h"
 #include "sched_types.h"
 
@@ -96,14 +97,16 @@ double policy_resize_penalty(const struct sched_snapshot *snap, const struct sch
                              int w2);
 
 /* 1 if the job runs and its allocation changed less than the snapshot's
- * min_resize_interval_s ago: it must not be resized again yet. */
+ * min_resize_interval_s ago: it must not be resized again yet; a learning job instead until
+ * it measured its size for a stage (learn_pinned: its next size is the experiment). */
 int policy_pinned(const struct sched_snapshot *snap, const struct sched_job *j);
 
 /* The predicted seconds saved by growing job j from w to w2 > w GPUs, as the
  * growth loops weigh it: T(w) - T(w2) less policy_resize_penalty() when the
  * step goes past what a running job holds; when w2 <= cur_gpus (the job
  * reclaims GPUs it holds) (T(w) - T(w2)) * (1 + SCHED_KEEP_MARGIN) plus the
- * restart avoided (resize_cost_s). Not finite when the job has no model. */
+ * restart avoided (resize_cost_s); for a job learned from its own steps, at least
+ * LEARN_IDLE_GAIN when its model does not predict the step slower (learn_step_gain). Not finite when the job has no model. */
 double policy_step_gain(const struct sched_snapshot *snap, const struct sched_job *j, int w,
                         int w2);
 
@@ -117,10 +120,11 @@ double policy_step_gain(const struct sched_snapshot *snap, const struct sched_jo
  * asked); the gain is the same number. */
 struct policy_time_memo {
     int w;        /* the count t is for */
-    int max_gpus; /* policy_max_gpus() */
+    int max_gpus; /* learn_max_gpus(): its bound, for a learning job 2x its largest measured */
     int cur_gpus;
     unsigned char speed, goodput, pinned; /* policy_has_speed(), goodput_has_model(),
                                            * policy_pinned() */
+    unsigned char fills_idle;             /* learn_fills_idle() */
     double t;                             /* policy_time_at(j, w) */
     double remaining;                     /* policy_remaining_epochs() */
 };

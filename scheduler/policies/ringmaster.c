@@ -153,7 +153,7 @@ static void use_idle(struct policy_plan *pp, struct policy_want *pw)
             int t = pw[i].gpus;
             if (to == c || pp->cls[to].free < t)
                 continue;
-            while (2 * t <= pp->cls[to].free && 2 * t <= policy_max_gpus(j))
+            while (2 * t <= pp->cls[to].free && 2 * t <= learn_max_gpus(j))
                 t *= 2;
             if (!(policy_plan_time_at(pp, i, t, to) + cost < now / (1.0 + SCHED_KEEP_MARGIN)))
                 continue;

@@ -352,7 +352,9 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to,
 {
     double samples = 0;
     int n = to - from < MAX_WORLD_SIZES ? to - from : MAX_WORLD_SIZES, prev_w = 0;
+    double one_s = 0, one_t = 0, one_m = 0;
     m->nworld_sizes = 0;
+    m->measured_max_w = 0;
     m->measured_on[0] = '\0';
     memset(m->explored_s, 0, sizeof(m->explored_s));
     for (int i = 0; i < n; i++) {
@@ -367,7 +369,16 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to,
                 m->explored_s[k] += strtod(PQgetvalue(r, row, 3), NULL);
         m->nworld_sizes += w != prev_w;
         prev_w = w;
+        m->measured_max_w = w > m->measured_max_w ? w : m->measured_max_w;
+        double sec = strtod(PQgetvalue(r, row, 3), NULL);
+        if (sec > 0 && obs[i].step_s > 0) { /* one size: its seconds-weighted mean step */
+            one_s += sec;
+            one_t += sec * obs[i].step_s * (obs[i].gpu_speed > 0 ? obs[i].gpu_speed : 1.0);
+            one_m += sec * (obs[i].m > 0 ? obs[i].m : 0);
+        }
     }
+    m->one_step_s = m->nworld_sizes == 1 && one_s > 0 ? one_t / one_s : 0;
+    m->one_m = m->nworld_sizes == 1 && one_s > 0 ? one_m / one_s : 0;
     m->epochs_done = m->dataset_size > 0 ? samples / m->dataset_size : 0;
     return n;
 }
@@ -513,11 +524,21 @@ double live_model_remaining_epochs(const struct live_model *m, int w)
                                      m->epochs_done, &f, w);
 }
 
+/* The speed model the scheduler plans the job with: its own fit or profile, else this round's
+ * model learned from one size (learn.h); NULL when it has none yet. */
+static const struct speed_model *planned_speed(const struct live_model *m)
+{
+    if (m->source != SCHED_MODEL_NONE)
+        return &m->speed;
+    return m->learned ? &m->learned_speed : NULL;
+}
+
 double live_model_remaining_s(const struct live_model *m, int w)
 {
-    if (m->source == SCHED_MODEL_NONE || w < 1)
+    const struct speed_model *sp = planned_speed(m);
+    if (!sp || w < 1)
         return -1;
-    return progress_remaining_s(live_model_remaining_epochs(m, w), &m->speed, &m->batch, w);
+    return progress_remaining_s(live_model_remaining_epochs(m, w), sp, &m->batch, w);
 }
 
 static json_t *num_or_null(double v)
@@ -595,7 +616,7 @@ static const char *remaining_reason(const struct live_model *m, double seconds)
     if (!m->has_estimate)
         return "waiting for the scheduler's first estimate";
     if (seconds < 0)
-        return m->source == SCHED_MODEL_NONE ? "learning its speed"
+        return !planned_speed(m) ? "learning its speed"
                                              : "its speed model gives no rate at this size";
     return NULL;
 }
@@ -647,11 +668,11 @@ static json_t *fit_json(const struct live_model *m, int w)
                      used);
 }
 
-json_t *live_model_json(const struct live_model *m, int cur_gpus)
+/* live_model_json() of m, its source named source. */
+static json_t *model_json(const struct live_model *m, int cur_gpus, const char *source)
 {
-    static const char *const src[] = {"none", "profile", "fitted"};
     int w = cur_gpus > 0 ? cur_gpus : 1;
-    json_t *j = json_pack("{s:s, s:I, s:f, s:f, s:i}", "source", src[m->source], "metrics",
+    json_t *j = json_pack("{s:s, s:I, s:f, s:f, s:i}", "source", source, "metrics",
                           (json_int_t)m->metrics_seen, "dataset_size", m->dataset_size,
                           "epochs_done", m->epochs_done, "world_sizes_measured", m->nworld_sizes);
     json_t *rem = live_model_remaining_json(m, cur_gpus);
@@ -666,5 +687,23 @@ json_t *live_model_json(const struct live_model *m, int cur_gpus)
     json_object_set_new(j, "speed", m->source != SCHED_MODEL_NONE ? speed_json(m) : json_null());
     json_object_set_new(j, "convergence", m->conv.fitted ? conv_json(m, w) : json_null());
     json_object_set_new(j, "fit", m->conv.fitted ? fit_json(m, w) : json_null());
+    return j;
+}
+
+json_t *live_model_json(const struct live_model *m, int cur_gpus)
+{
+    static const char *const src[] = {"none", "profile", "fitted"};
+    if (m->source != SCHED_MODEL_NONE || !m->learned)
+        return model_json(m, cur_gpus, src[m->source]);
+    /* Learned from one size: shown as the model the policies planned with (source
+     * "learned"), its speed the learned one. */
+    struct live_model *v = malloc(sizeof(*v));
+    if (!v)
+        return NULL;
+    *v = *m;
+    v->speed = m->learned_speed;
+    v->source = SCHED_MODEL_FITTED;
+    json_t *j = model_json(v, cur_gpus, "learned");
+    free(v);
     return j;
 }

@@ -16,7 +16,10 @@
  *    only when new metrics came; the points are read incrementally (only steps beyond the
  *    last one read) into a bounded, downsampled series (live_fit_series), for all the
  *    jobs of a round in one statement (live_models_refresh).
- *  - nothing: source NONE; the round then runs the exploratory policy for it.
+ *  - one world size measured: source NONE here, and the core makes its model each round
+ *    from that size's step time and the prior the fitted jobs teach (learn.h), fields
+ *    nworld_sizes, measured_max_w, one_step_s;
+ *  - nothing: source NONE; the configured policy runs it at its request.
  * Optional fields of the `model` object: "dataset_size" (examples per epoch, default 50,000
  * or the class's) and "epochs" (epochs to train; else the convergence model decides). */
 #ifndef RINGMASTER_LIVE_MODEL_H
@@ -51,6 +54,10 @@ struct live_model {
     double last_step;
     double explored_s[SCHED_EXPLORE_STAGES];
     int nworld_sizes;               /* distinct world sizes measured */
+    int measured_max_w;             /* the largest of them (0: none) */
+    double one_step_s;              /* one size measured: its mean seconds per step there, on
+                                     * the reference GPU (the core's learn_model reads it) */
+    double one_m;                   /* examples per GPU of those steps (0: batch_per_gpu) */
     char measured_on[64];           /* GPU models the step times came from ("a100 v100"; "" none) */
     long long points_read;          /* (step, loss) points read from job_metrics so far */
     struct live_fit_series points; /* those points, bounded and downsampled (fit.h) */
@@ -62,6 +69,11 @@ struct live_model {
     double estimate_epochs;
     enum sched_estimate_source estimate_source;
     double estimate_steps; /* those epochs in steps (progress_remaining_steps; < 0 unknown) */
+    /* The speed model the core made this round from the one size the job measured and the
+     * cluster's prior (learn.h) while its own fit waits for a second size; learned 0: none.
+     * The policies planned with it, so its remaining seconds and the API's model show it. */
+    int learned;
+    struct speed_model learned_speed;
     long round;  /* the last round that saw the job (for pruning) */
     int changed; /* refitted (or new) in this round: its JSON must be written */
     int own_batch; /* the job has a batch model: its speed is fitted at the examples per GPU

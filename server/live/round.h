@@ -21,9 +21,9 @@ struct settings;
 struct live_models;
 
 /* Runs one round. round_no counts the thread's rounds (model cache pruning, the core's
- * seed). The policy is cfg->policy, except that "precompute" or "ringmaster" with an elastic
- * job that has no model (no known class, not yet measured at two sizes) runs "exploratory",
- * which is the doubling heuristic for the jobs with models and explores the others. Returns 0, or -1
+ * seed). The policy is cfg->policy, every round: a job without a declared class is learned
+ * under it from its own steps (the core's learn.h: a model from one size, growth to twice
+ * the largest size measured on free GPUs). Returns 0, or -1
  * with text in err (the database state is then unchanged but for nodes marked DOWN). */
 int live_round_run(PGconn *c, struct live_models *ms, const struct settings *cfg,
                     long round_no, struct live_round_result *out, char *err, size_t errlen);

@@ -1,9 +1,10 @@
 /* round_plan: a round's plan built from the database's snapshot: the core's snapshot of the
- * nodes and jobs (each job's evidence, refitted models), the core's decision under the policy
- * the core chooses, then what of it may change now (accept.c) and why jobs wait (waiting.c).
- * The rules of scheduling it applies are the core's (explore.h, progress.h, bounds.h,
- * sched.h); what stays here is how the database's jobs are shown to the core (which jobs it
- * sees, jobs in transition fixed at what they hold, each job's evidence). */
+ * nodes and jobs (each job's evidence, refitted models, what its steps measured), the core's
+ * decision under the configured policy, then what of it may change now (accept.c) and why
+ * jobs wait (waiting.c). The rules of scheduling it applies are the core's (learn.h,
+ * progress.h, bounds.h, sched.h); what stays here is how the database's jobs are shown to
+ * the core (which jobs it sees, jobs in transition fixed at what they hold, each job's
+ * evidence). */
 #include "round_plan.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@
 
 #include "bounds.h"
 #include "config.h"
-#include "explore.h"
+#include "learn.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
@@ -71,6 +72,21 @@ static void evidence(struct sched_job *j, const struct snap_job *sj, const struc
     j->fit_remaining_epochs = fit >= 0 ? fit : 0;
 }
 
+/* What the job's own steps measured, which the core's learning reads (learn.h): the sizes,
+ * the largest, and of a job measured at one size its step time there. The live fits assume
+ * one node (gpus_per_node 0), so every measurement counts as one node's. A job with a
+ * declared class keeps its profile: its measurements are not shown as learning. */
+static void measured(struct sched_job *j, const struct live_model *m)
+{
+    if (m->class_name[0])
+        return;
+    j->measured_sizes = m->nworld_sizes;
+    j->measured_max_gpus = m->measured_max_w;
+    j->measured_step_s = m->one_step_s;
+    j->measured_nodes = 1;
+    j->measured_batch_per_gpu = m->one_m;
+}
+
 static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
 {
     struct live_plan_job *pj = &p->jobs[i];
@@ -102,9 +118,7 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
     j->remaining_epochs = live_model_remaining_epochs(m, w);
     evidence(j, sj, m, w);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
-    /* a job fitted from its own steps explores every stage first: the core sees no model */
-    if (explore_hides_model(j, m->class_name[0] != 0, p->capacity, p->stage_s))
-        j->model_source = SCHED_MODEL_NONE;
+    measured(j, m);
     live_slice_fill(p->slice, sj, j);
     if (pj->fixed) {
         j->priority = FIXED_PRIORITY;
@@ -182,17 +196,34 @@ static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no
     return 0;
 }
 
-/* Each job's remaining work from its evidence (the core's sched_estimate_apply), and the
- * steps it is (progress_remaining_steps), kept in its model so that its answer, its predicted
- * finish and what the API shows say the same. A job without a speed model yet has one too
- * (its declared length, fit, prior or elapsed time need no speed): only its seconds wait for
- * its speed. */
+/* Each job measured at one size gets its speed model from the prior the others teach (the
+ * core's learn_apply); then each job's remaining work from its evidence (the core's
+ * sched_estimate_apply), and the steps it is (progress_remaining_steps), kept in its model so
+ * that its answer, its predicted finish and what the API shows say the same. A job without a
+ * speed model yet has an estimate too (its declared length, fit, prior or elapsed time need no
+ * speed): only its seconds wait for its speed. */
+/* Keeps in m the speed model the core learned for j from one size (learn_apply), which the
+ * policies plan with, so that the API shows it; marks m changed when it is new or moved. */
+static void learned_into(struct live_model *m, const struct sched_job *j)
+{
+    int learned = m->source == SCHED_MODEL_NONE && j->model_source == SCHED_MODEL_FITTED &&
+                  j->speed.fitted;
+    if (learned != m->learned ||
+        (learned && memcmp(m->learned_speed.theta, j->speed.theta, sizeof(j->speed.theta))))
+        m->changed = 1;
+    m->learned = learned;
+    if (learned)
+        m->learned_speed = j->speed;
+}
+
 static void estimate(struct live_plan *p)
 {
+    learn_apply(p->cjobs, p->njobs);
     for (size_t i = 0; i < p->njobs; i++) {
         struct sched_job *j = &p->cjobs[i];
         struct live_plan_job *pj = &p->jobs[i];
         struct live_model *m = pj->model;
+        learned_into(m, j);
         sched_estimate_apply(j, &p->snap);
         m->has_estimate = 1;
         m->estimate_epochs = j->remaining_epochs;
@@ -243,14 +274,13 @@ static int build_snapshot(struct live_plan *p, long round_no)
     return 0;
 }
 
-/* The policy the core chooses for this round (explore_policy), its name kept in p->policy. */
+/* The configured policy, which runs every round (a job is learned under it, learn.h), its
+ * name kept in p->policy; ringmaster's ops when no policy has that name. */
 static const struct sched_policy_ops *choose_policy(struct live_plan *p)
 {
-    const char *name;
-    const struct sched_policy_ops *ops =
-        explore_policy(p->cfg->policy, p->cjobs, p->njobs, p->capacity, p->stage_s, &name);
-    snprintf(p->policy, sizeof(p->policy), "%s", name);
-    return ops;
+    const struct sched_policy_ops *ops = sched_policy_find(p->cfg->policy);
+    snprintf(p->policy, sizeof(p->policy), "%s", p->cfg->policy);
+    return ops ? ops : sched_policy_find("ringmaster");
 }
 
 /* Time-sliced jobs resume on the very GPUs they left when the decision allows it

@@ -1,6 +1,6 @@
 /* explore: the exploring rule of explore.h, against the two copies it replaces (the policy's
  * explore_reserve with its clamped seen, the live scheduler's explore_hold), and the agreement
- * of the live choice of policy (explore_policy) with what policy "exploratory" decides. */
+ * of explore_fits with what policy "exploratory" decides. */
 #include <limits.h>
 
 #include "explore.h"
@@ -152,24 +152,6 @@ Test(explore, an_explorer_runs_its_current_stage_of_what_it_reserved)
     cr_assert_eq(explore_running_stage(&j, 8, 150), 2, "its fitted model is hidden");
 }
 
-Test(explore, a_model_fitted_from_its_own_steps_is_hidden_until_it_explored)
-{
-    struct sched_job j = explorer();
-    j.model_source = SCHED_MODEL_FITTED;
-    cr_assert(explore_hides_model(&j, 0, 16, 150));
-    cr_assert(!explore_hides_model(&j, 1, 16, 150), "a declared class is kept");
-    j.model_source = SCHED_MODEL_PROFILE;
-    cr_assert(!explore_hides_model(&j, 0, 16, 150), "only a fitted model");
-    j.model_source = SCHED_MODEL_FITTED;
-    for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
-        j.explored_s[k] = 150;
-    cr_assert(!explore_hides_model(&j, 0, 16, 150), "every stage done");
-    j = explorer();
-    j.model_source = SCHED_MODEL_FITTED;
-    j.elastic = 0;
-    cr_assert(!explore_hides_model(&j, 0, 16, 150), "rigid");
-}
-
 Test(explore, exploring_fits_while_it_delays_nobody)
 {
     struct sched_job jobs[3];
@@ -186,32 +168,9 @@ Test(explore, exploring_fits_while_it_delays_nobody)
     cr_assert(!explore_fits(jobs + 1, 2, 16, 150), "nobody explores");
 }
 
-Test(explore, the_live_choice_of_policy)
-{
-    struct sched_job j = explorer();
-    const char *name;
-    const struct sched_policy_ops *ops = explore_policy("ringmaster", &j, 1, 16, 150, &name);
-    cr_assert_str_eq(name, "exploratory");
-    cr_assert_eq(ops, sched_policy_find("exploratory"));
-    ops = explore_policy("precompute", &j, 1, 16, 150, &name);
-    cr_assert_str_eq(name, "exploratory");
-    ops = explore_policy("fifo", &j, 1, 16, 150, &name);
-    cr_assert_str_eq(name, "fifo", "a policy that reads no speed model is kept");
-    cr_assert_eq(ops, sched_policy_find("fifo"));
-    ops = explore_policy("ringmaster", &j, 1, 4, 150, &name);
-    cr_assert_str_eq(name, "exploratory", "its reserve is cut to the 4 there are");
-    j.model_source = SCHED_MODEL_PROFILE;
-    ops = explore_policy("ringmaster", &j, 1, 16, 150, &name);
-    cr_assert_str_eq(name, "ringmaster", "nobody explores");
-    cr_assert_eq(ops, sched_policy_find("ringmaster"));
-    ops = explore_policy("no-such-policy", &j, 1, 16, 150, &name);
-    cr_assert_str_eq(name, "no-such-policy", "the name is the configured one");
-    cr_assert_eq(ops, sched_policy_find("ringmaster"), "its ops are ringmaster's");
-}
-
-/* When the live choice picks "exploratory", the policy reserves for each explorer what
- * explore_reserve says, and the choice's sum fits what the decision gives. */
-Test(explore, the_live_choice_and_policy_exploratory_agree)
+/* When exploring fits (explore_fits), policy "exploratory" reserves for each explorer what
+ * explore_reserve says, and the reservations fit what the decision gives. */
+Test(explore, exploring_fits_and_policy_exploratory_agree)
 {
     static struct fx f;
     uint64_t rng = 99;
@@ -229,11 +188,9 @@ Test(explore, the_live_choice_and_policy_exploratory_agree)
             j->max_gpus = fx_between(&rng, 0, 1) ? 0 : 4;
         }
         int capacity = (int)f.snap.nnodes * 8;
-        const char *name;
-        const struct sched_policy_ops *ops =
-            explore_policy("precompute", f.jobs, f.snap.njobs, capacity, 150, &name);
-        if (strcmp(name, "exploratory") != 0)
+        if (!explore_fits(f.jobs, f.snap.njobs, capacity, 150))
             continue;
+        const struct sched_policy_ops *ops = sched_policy_find("exploratory");
         chosen++;
         struct sched_decision *d = sched_decide(ops, &f.snap);
         fx_check_feasible(&f.snap, d);

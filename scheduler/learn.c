@@ -1,0 +1,140 @@
+/* learn: live learning of each job from its own steps (learn.h): the prior that fitted jobs
+ * teach, a one-size job's model from it, and the bounds, resize rule and experiment gain
+ * that the policies read. */
+#include "learn.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "explore.h"
+
+int learn_is_teacher(const struct sched_job *j)
+{
+    return j->model_source == SCHED_MODEL_FITTED && j->measured_sizes >= 2 && j->speed.fitted;
+}
+
+/* The teacher's 1-GPU step time at its own examples per GPU (0 when not positive). */
+static double one_gpu_step(const struct sched_job *j)
+{
+    double f[SPEED_NFEATURES];
+    speed_features_placed(1, 1, j->speed.batch_per_gpu, f);
+    double t = speed_step_time_features(&j->speed, f);
+    return t > 0 && isfinite(t) ? t : 0;
+}
+
+/* 1 if every theta of j is finite and >= 0. */
+static int sane_theta(const struct sched_job *j)
+{
+    for (size_t k = 0; k < SPEED_NFEATURES; k++)
+        if (!(j->speed.theta[k] >= 0) || !isfinite(j->speed.theta[k]))
+            return 0;
+    return 1;
+}
+
+void learn_prior(const struct sched_job *jobs, size_t n, struct learn_prior *p)
+{
+    memset(p, 0, sizeof(*p));
+    for (size_t i = 0; i < n; i++) {
+        const struct sched_job *j = &jobs[i];
+        double t1 = learn_is_teacher(j) && sane_theta(j) ? one_gpu_step(j) : 0;
+        if (t1 <= 0)
+            continue;
+        p->fixed += j->speed.theta[0] / t1;
+        for (int k = 0; k < 3; k++)
+            p->intra[k] += j->speed.theta[2 + k] / t1;
+        p->nintra++;
+        if (j->measured_nodes > 1) {
+            p->inter += j->speed.theta[5] / t1;
+            p->ninter++;
+        }
+    }
+    if (p->nintra > 0) {
+        p->fixed /= p->nintra;
+        for (int k = 0; k < 3; k++)
+            p->intra[k] /= p->nintra;
+    }
+    if (p->ninter > 0)
+        p->inter /= p->ninter;
+}
+
+int learn_model(struct sched_job *j, const struct learn_prior *p)
+{
+    double t = j->measured_step_s;
+    if (j->measured_sizes != 1 || j->measured_max_gpus < 1 || !(t > 0) || !isfinite(t) ||
+        j->model_source == SCHED_MODEL_PROFILE)
+        return 0;
+    double m = j->measured_batch_per_gpu > 0 ? j->measured_batch_per_gpu : j->speed.batch_per_gpu;
+    if (!(m > 0) || !isfinite(m))
+        return 0;
+    int w = j->measured_max_gpus, nodes = j->measured_nodes > 1 ? j->measured_nodes : 1;
+    double f[SPEED_NFEATURES];
+    speed_features_placed(w, nodes > w ? w : nodes, m, f);
+    double comm = p->intra[0] * f[2] + p->intra[1] * f[3] + p->intra[2] * f[4] + p->inter * f[5];
+    double c = t / (1.0 + comm);
+    double fixed = p->fixed >= 0 && p->fixed < 1 ? p->fixed : 0;
+    struct speed_model *s = &j->speed;
+    s->theta[0] = fixed * c;
+    s->theta[1] = (1.0 - fixed) * c / m;
+    for (int k = 0; k < 3; k++)
+        s->theta[2 + k] = p->intra[k] * c;
+    s->theta[5] = p->inter * c;
+    s->rmse = 0;
+    s->fitted = 1;
+    j->model_source = SCHED_MODEL_FITTED;
+    return 1;
+}
+
+size_t learn_apply(struct sched_job *jobs, size_t n)
+{
+    struct learn_prior p;
+    size_t made = 0;
+    learn_prior(jobs, n, &p);
+    for (size_t i = 0; i < n; i++)
+        made += (size_t)learn_model(&jobs[i], &p);
+    return made;
+}
+
+static int max_of(const struct sched_job *j)
+{
+    return j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+}
+
+int learn_is_learning(const struct sched_job *j)
+{
+    return j->elastic && j->model_source == SCHED_MODEL_FITTED && j->measured_max_gpus > 0 &&
+           j->measured_max_gpus < max_of(j);
+}
+
+int learn_max_gpus(const struct sched_job *j)
+{
+    int max = max_of(j);
+    if (!learn_is_learning(j) || j->measured_max_gpus > INT_MAX / 2)
+        return max;
+    int cap = 2 * j->measured_max_gpus;
+    if (cap < j->cur_gpus)
+        cap = j->cur_gpus;
+    return cap < max ? cap : max;
+}
+
+int learn_fills_idle(const struct sched_job *j)
+{
+    if (!j->elastic || j->model_source != SCHED_MODEL_FITTED || j->measured_max_gpus <= 0)
+        return 0;
+    return learn_is_learning(j) ? 2 : 1;
+}
+
+int learn_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
+{
+    return j->cur_gpus > 0 && (j->measured_max_gpus < j->cur_gpus ||
+                               snap->now - j->last_change_time < explore_stage_s(snap));
+}
+
+double learn_step_gain(int fills, double gain, double t1, double t2, double avoided)
+{
+    if (!fills || gain > 0 || !isfinite(t2))
+        return gain;
+    if (fills == 1 && !(t2 <= t1 + (avoided > 0 ? avoided : 0)))
+        return gain;
+    return LEARN_IDLE_GAIN;
+}
