@@ -141,6 +141,27 @@ static double await_fill(const long long *jobs, int n, double timeout_s, const c
     return -1;
 }
 
+/* Waits up to 20 s until job's model as the API shows it is the one the policies grew it with
+ * (source "learned" or "fitted", never "none") and says its remaining seconds. */
+static void expect_shown_model(long long job)
+{
+    const char *src = "?";
+    int known = 0;
+    for (double end = hx_now() + 20; hx_now() < end; usleep(250000)) {
+        json_t *j = wt_job(job);
+        const json_t *m = json_object_get(j, "model");
+        static char buf[32];
+        snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(m, "source")) ?: "?");
+        src = buf;
+        known = json_is_number(json_object_get(m, "predicted_remaining_s"));
+        json_decref(j);
+        if ((strcmp(src, "learned") == 0 || strcmp(src, "fitted") == 0) && known)
+            return;
+    }
+    cr_assert_fail("job %lld grew, but the API shows its model as source %s, remaining seconds %s",
+                   job, src, known ? "known" : "null");
+}
+
 /* The scenario with n elastic jobs (seeds from seed). */
 static void scenario(int n, int seed)
 {
@@ -156,6 +177,8 @@ static void scenario(int n, int seed)
     fprintf(stderr, "learn_live: %d elastic jobs hold all 8 GPUs %.1f s after they started\n", n,
             t);
     print_jobs("filled", jobs, n);
+    for (int i = 0; i < n; i++)
+        expect_shown_model(jobs[i]);
     /* b: a rigid job of 2 runs at once */
     double t0 = hx_now();
     long long r = submit("\"gpus\":2,\"elastic\":false", seed + 10);
