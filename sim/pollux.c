@@ -125,7 +125,8 @@ static void make_job(struct simulate_job_spec *j, size_t k, double at, const str
     memset(j, 0, sizeof(*j));
     j->id = (int64_t)(k + 1) * 16 + app;
     j->submit_time = at;
-    j->requested_gpus = c->gpus;
+    /* a job's GPUs are of one model: at most the most GPUs of one model */
+    j->requested_gpus = c->gpus < o->cluster_gpus ? c->gpus : o->cluster_gpus;
     j->min_gpus = 1;
     j->elastic = 1;
     j->epochs = a->work_epochs;
@@ -142,7 +143,7 @@ static void make_job(struct simulate_job_spec *j, size_t k, double at, const str
     /* at most the GPUs that its largest batch can give work to */
     double most = (o->adaptive ? a->batch.max_batch : c->batch) / a->batch.min_local;
     int max = most < o->cluster_gpus ? (int)most : o->cluster_gpus;
-    j->max_gpus = max > c->gpus ? max : c->gpus;
+    j->max_gpus = max > j->requested_gpus ? max : j->requested_gpus;
 }
 
 struct workload *pollux_workload(const char *trace_path, const struct pollux_app *apps,
@@ -510,6 +511,19 @@ int pollux_load_types(struct pollux_app *app, char *err, size_t errlen)
     return pollux_app_load_types(app, model, node_gpus, t4, err, errlen);
 }
 
+/* The most GPUs of one GPU model on the cluster (all of them when homogeneous). */
+static int model_gpus(const struct options_cluster *c)
+{
+    int best = 0;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        int n = 0;
+        for (size_t k = 0; k < c->nnodes; k++)
+            n += c->nodes[k].gpu_model == c->nodes[i].gpu_model ? c->nodes[k].ngpus : 0;
+        best = n > best ? n : best;
+    }
+    return best;
+}
+
 static int run_all(const struct args *a, const struct options_cluster *c,
                    const struct sched_policy_ops *const *pol, size_t np,
                    const struct pollux_app *apps, struct workload **loads,
@@ -521,7 +535,7 @@ static int run_all(const struct args *a, const struct options_cluster *c,
     for (size_t w = 0; w < a->workloads; w++) {
         struct pollux_opts o = a->o;
         o.seed = a->o.seed + w;
-        o.cluster_gpus = c->total_gpus;
+        o.cluster_gpus = model_gpus(c);
         if (a->workload_dir) {
             char path[1200];
             snprintf(path, sizeof(path), "%s/workload-%llu.csv", a->workload_dir,

@@ -30,7 +30,7 @@ struct pollux_opts {
     double window_s;   /* 28,800 */
     uint64_t seed;
     int adaptive;      /* 1: jobs may change their batch */
-    int cluster_gpus;  /* a job's most GPUs */
+    int cluster_gpus;  /* a job's most GPUs: the most of one GPU model (its request too) */
     int hetero;        /* 1: jobs carry their true speed per node type (pollux_app.types) and
                         * show ref_speed, the T4 model as a v100 model, as their speed */
 };

@@ -177,10 +177,12 @@ Test(hetero, pollux_recipe_runs_on_the_mixed_cluster, .timeout = 120)
     struct options_cluster c;
     cr_assert_eq(options_cluster_parse(POLLUX_HETERO_CLUSTER, &c, err, sizeof(err)), 0);
     struct pollux_opts o = {.jobs = 160, .start_s = 7200, .window_s = 28800, .seed = 1,
-                            .cluster_gpus = c.total_gpus, .hetero = 1};
+                            .cluster_gpus = 24, .hetero = 1};
     struct workload *w = pollux_workload(trace, apps, &o, err, sizeof(err));
     cr_assert_not_null(w, "%s", err);
     cr_assert_eq(w->jobs[0].ntypes, PROFILE_NTYPES);
+    for (size_t k = 0; k < w->njobs; k++)
+        cr_assert_leq(w->jobs[k].requested_gpus, 24, "a job's GPUs are of one type");
     double jct[2];
     for (int show = 0; show < 2; show++) {
         struct report_params prm = {.interval_s = 60, .resize_cost_s = 30, .seed = 1,
