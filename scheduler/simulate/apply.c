@@ -157,7 +157,8 @@ static int nodes_held(const struct sim_job *j)
     return n > 0 ? n : 1;
 }
 
-/* Epochs per second of job j on u of its GPUs: its plan on its GPUs' model
+/* Epochs per second of job j on u of its GPUs: its true model of its GPUs'
+ * model when its spec has one (types); else its plan on its GPUs' model
  * when it has plan info or the model is not the reference, else (exactly as
  * before plans existed) speed_epochs_per_second(). */
 /* The job's true model on the GPU model of its GPUs (simulate_job_spec.types), or NULL. */
