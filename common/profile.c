@@ -235,6 +235,52 @@ static int load_points(const char *dir, const char *file, bool scal, struct prof
     return rc < 0 ? -1 : 0;
 }
 
+/* As load_points, with the columns in any order (profiles-hetero: read by header); missing_ok
+ * as for csv_open. */
+static int load_points_by_header(const char *path, bool scal, bool missing_ok,
+                                 struct profile_points *p, char *err, size_t errlen)
+{
+    static const char *const scal_cols[] = {"num_nodes", "num_replicas", "local_bsz",
+                                            "step_time", "sync_time"};
+    static const char *const place_cols[] = {"placement", "local_bsz", "step_time",
+                                             "sync_time"};
+    const char *const *cols = scal ? scal_cols : place_cols;
+    int ncols = scal ? 5 : 4, at[5], nh;
+    struct csv c;
+    int rc = csv_open(&c, path, "", missing_ok, err, errlen);
+    char *f[PROFILE_MAX_FIELDS], *row[5];
+    if (rc == 0 && (nh = split_fields(c.line, f, PROFILE_MAX_FIELDS)) < 0)
+        nh = 0;
+    for (int k = 0; rc == 0 && k < ncols; k++) {
+        at[k] = -1;
+        for (int h = 0; h < nh; h++)
+            if (!strcmp(f[h], cols[k]))
+                at[k] = h;
+        if (at[k] < 0) {
+            errtext_set(err, errlen, "%s:1: no column \"%s\"", path, cols[k]);
+            rc = -1;
+        }
+    }
+    struct points_builder b = {.pts = p};
+    int nf;
+    while (rc == 0 && (nf = csv_next(&c, f)) > 0) {
+        int ok = nf == nh;
+        for (int k = 0; ok && k < ncols; k++)
+            row[k] = f[at[k]];
+        if (!points_reserve(&b)) {
+            errtext_set(err, errlen, "%s: out of memory", path);
+            rc = -1;
+        } else if (!ok || !parse_point_row(row, ncols, scal, p)) {
+            errtext_set(err, errlen, "%s:%d: bad row", path, c.lineno);
+            rc = -1;
+        } else {
+            p->n++;
+        }
+    }
+    csv_close(&c);
+    return rc < 0 ? -1 : 0;
+}
+
 static void validation_free(struct profile_validation *v)
 {
     free(v->progress);
@@ -396,6 +442,58 @@ struct profile *profile_load_dir(const char *dir, const char *app, char *err, si
 error:
     profile_destroy(p);
     return NULL;
+}
+
+static const char *const type_names[PROFILE_NTYPES] = {"aws", "rtx", "quad", "dgx-ext"};
+
+const char *profile_type_name(size_t i)
+{
+    return i < PROFILE_NTYPES ? type_names[i] : NULL;
+}
+
+const char *profile_hetero_dir(char *buf, size_t len)
+{
+    const char *shared = getenv("RINGMASTER_SHARED_DIR");
+    if (!shared || !*shared)
+        shared = "../shared";
+    snprintf(buf, len, "%s/profiles-hetero", shared);
+    return buf;
+}
+
+static bool app_name_ok(const char *app);
+
+struct profile *profile_load_type(const char *app, const char *type, char *err, size_t errlen)
+{
+    size_t t = 0;
+    while (t < PROFILE_NTYPES && (!type || strcmp(type, type_names[t])))
+        t++;
+    if (!app_name_ok(app) || t == PROFILE_NTYPES) {
+        errtext_set(err, errlen, "profile: bad app \"%s\" or node type \"%s\"",
+                    app ? app : "(null)", type ? type : "(null)");
+        return NULL;
+    }
+    struct profile *p = calloc(1, sizeof(*p));
+    char base[PROFILE_PATH_MAX], path[PROFILE_PATH_MAX + 128];
+    if (!p) {
+        errtext_set(err, errlen, "%s: out of memory", app);
+        return NULL;
+    }
+    snprintf(p->app, sizeof(p->app), "%s", app);
+    profile_hetero_dir(base, sizeof(base));
+    snprintf(path, sizeof(path), "%s/%s/placements-%s.csv", base, app, type);
+    int rc = load_points_by_header(path, false, false, &p->placements, err, errlen);
+    if (rc == 0 && p->placements.n == 0) {
+        errtext_set(err, errlen, "%s: no rows", path);
+        rc = -1;
+    }
+    snprintf(path, sizeof(path), "%s/%s/scalability-%s.csv", base, app, type);
+    if (rc == 0)
+        rc = load_points_by_header(path, true, true, &p->scalability, err, errlen);
+    if (rc) {
+        profile_destroy(p);
+        return NULL;
+    }
+    return p;
 }
 
 static bool app_name_ok(const char *app)

@@ -79,6 +79,22 @@ struct profile *profile_load(const char *app, char *err, size_t errlen);
 /* As profile_load, from an explicit folder that holds placements.csv etc. */
 struct profile *profile_load_dir(const char *dir, const char *app, char *err, size_t errlen);
 
+/* The node types of <shared>/profiles-hetero (the same six apps measured on four kinds of
+ * node; its README.md), in a fixed order: "aws" (4 T4), "rtx" (8 RTX 2080Ti), "quad" (4
+ * Quadro RTX 6000), "dgx-ext" (8 A100); NULL when i is out of range. Static string. */
+#define PROFILE_NTYPES 4
+const char *profile_type_name(size_t i);
+
+/* Writes the heterogeneous profiles folder (<shared>/profiles-hetero) into buf; returns buf. */
+const char *profile_hetero_dir(char *buf, size_t len);
+
+/* Loads app's measurements on node type `type` (profile_type_name()) from
+ * profile_hetero_dir()/<app>/placements-<type>.csv and scalability-<type>.csv, their columns
+ * read by header (their order differs between files). placements and scalability as
+ * profile_load() fills them; no validations (the curves are those of profile_load(), byte
+ * for byte). Returns a new profile, or NULL with a message in err. */
+struct profile *profile_load_type(const char *app, const char *type, char *err, size_t errlen);
+
 /* Frees everything; NULL is a no-op. */
 void profile_destroy(struct profile *p);
 

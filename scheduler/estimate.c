@@ -125,3 +125,32 @@ double sched_job_rate(const struct sched_job *j, int w, double *batch)
         *batch = 0.0;
     return 0.0;
 }
+
+const struct sched_type_speed *sched_job_type_speed(const struct sched_job *j, int gpu_model)
+{
+    for (size_t k = 0; j->type_speeds && k < j->ntype_speeds; k++)
+        if (j->type_speeds[k].gpu_model == gpu_model && j->type_speeds[k].speed.fitted)
+            return &j->type_speeds[k];
+    return NULL;
+}
+
+struct batch_spec sched_job_batch_on(const struct sched_job *j, int gpu_model)
+{
+    struct batch_spec b = j->batch;
+    const struct sched_type_speed *t = sched_job_type_speed(j, gpu_model);
+    if (t && t->max_local > 0)
+        b.max_local = t->max_local;
+    return b;
+}
+
+double sched_job_rate_on(const struct sched_job *j, int w, int gpu_model, double gpu_speed,
+                         double *batch)
+{
+    const struct sched_type_speed *t = sched_job_type_speed(j, gpu_model);
+    if (t) {
+        struct batch_spec b = sched_job_batch_on(j, gpu_model);
+        return sched_speed_rate(&t->speed, &b, w, batch);
+    }
+    double s = gpu_speed > 0 && isfinite(gpu_speed) ? gpu_speed : 1.0;
+    return sched_job_rate(j, w, batch) * s;
+}

@@ -481,7 +481,10 @@ static void assign_batch(const struct sched_snapshot *snap, struct sched_decisio
         return;
     int nodes = sched_slots_nodes(a->slots, a->gpus);
     double m;
-    if (goodput_best(&j->speed, &j->batch, a->gpus, nodes, &m) > 0)
+    /* on its own model of its GPUs' model when it has one (sched_job_rate_on()) */
+    const struct sched_type_speed *t = sched_job_type_speed(j, a->gpu_model);
+    struct batch_spec b = t ? sched_job_batch_on(j, a->gpu_model) : j->batch;
+    if (goodput_best(t ? &t->speed : &j->speed, &b, a->gpus, nodes, &m) > 0)
         a->batch = m;
 }
 

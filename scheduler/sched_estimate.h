@@ -42,6 +42,19 @@ double sched_speed_rate(const struct speed_model *sp, const struct batch_spec *b
 /* sched_speed_rate() of job j; 0 when its speed model is not fitted. */
 double sched_job_rate(const struct sched_job *j, int w, double *batch);
 
+/* The job's own model on GPU model gpu_model (its type_speeds entry), or NULL. */
+const struct sched_type_speed *sched_job_type_speed(const struct sched_job *j, int gpu_model);
+/* THE rate of job j on w GPUs of GPU model gpu_model, whose one factor is gpu_speed (<= 0 or
+ * not finite: 1), in epochs per second, as every policy that weighs GPU models plans it:
+ *  - with its own model there (sched_job_type_speed()): sched_speed_rate() of that model, at
+ *    its batch with that model's largest local batch (no factor);
+ *  - else sched_job_rate() times gpu_speed (the one factor per model).
+ * The best batch into *batch (may be NULL) as sched_speed_rate() says. 0 without a model. */
+double sched_job_rate_on(const struct sched_job *j, int w, int gpu_model, double gpu_speed,
+                         double *batch);
+/* The batch spec job j runs with on GPU model gpu_model: its own, with the largest local
+ * batch of its model there when it has one. */
+struct batch_spec sched_job_batch_on(const struct sched_job *j, int gpu_model);
 /* Short name of a source: "given", "declared", "fit", "prior", "elapsed". */
 const char *sched_estimate_source_name(enum sched_estimate_source s);
 

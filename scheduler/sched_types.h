@@ -108,6 +108,15 @@ enum sched_model_source {
     SCHED_MODEL_FITTED,   /* fitted online from the job's own reports */
 };
 
+/* A job's own speed on one GPU model (sched_job.type_speeds): its speed model there,
+ * absolute (no gpu_speed factor applies to it), and that model's largest local batch (GPU
+ * memory; <= 0: the job's batch.max_local). */
+struct sched_type_speed {
+    int gpu_model;            /* sched_node.gpu_model */
+    struct speed_model speed; /* fitted, with batch_per_gpu and dataset_size as the job's */
+    double max_local;
+};
+
 struct sched_job {
     int64_t id;
     double submit_time;   /* seconds, on the caller's clock */
@@ -185,6 +194,11 @@ struct sched_job {
     int measured_nodes;      /* the nodes that size spanned (<= 0: 1) */
     double measured_batch_per_gpu; /* examples per GPU of those steps (<= 0:
                                     * speed.batch_per_gpu) */
+    /* Per GPU model (appended; docs/plans.md "gpu_speed"). ntype_speeds entries, one per
+     * model at most; sched_job_rate_on() reads them. Zero: the job's rate on a model is its
+     * speed model times the model's one factor (sched_node.gpu_speed), as before. */
+    const struct sched_type_speed *type_speeds;
+    size_t ntype_speeds;
 };
 
 /* A user's weight and quota (sched_snapshot.users). A user not listed has

@@ -69,11 +69,20 @@ void options_cluster_free(struct options_cluster *c)
     memset(c, 0, sizeof(*c));
 }
 
+/* The node types of shared/profiles-hetero have two names each: t4 = aws, a100 = dgx-ext,
+ * rtx (RTX 2080Ti), quad (Quadro RTX 6000). Their one factor each is the speed-up of a
+ * compute-bound job (bert, cifar10 in profiles-hetero/README.md: 2080Ti 2.1x, RTX 6000 2.4x,
+ * A100 5.3x a T4), as a lab would set it from a benchmark; a job's own speed on each type is
+ * what the factor cannot say (simulate_job_spec.types). */
 static const struct options_gpu_model gpu_models[] = {
     {"v100", 1, 1.0, 32, 5, 64},
     {"a100", 2, 2.0, 80, 16, 128},
     {"h100", 3, 3.0, 80, 14, 256},
     {"t4", 4, 0.4, 16, 4, 32},
+    {"rtx", 5, 0.8, 11, 4, 32},
+    {"quad", 6, 0.9, 24, 6, 48},
+    {"aws", 4, 0.4, 16, 4, 32},
+    {"dgx-ext", 2, 2.0, 80, 16, 128},
     {NULL, 0, 0, 0, 0, 0},
 };
 
@@ -114,7 +123,9 @@ static int parse_group(char *g, struct options_cluster *c, char *err, size_t err
     while (model && m->name && strcmp(m->name, model))
         m++;
     if (!model || !m->name) {
-        snprintf(err, errlen, "--cluster: unknown GPU model '%s' (v100, a100, h100, t4)",
+        snprintf(err, errlen,
+                 "--cluster: unknown GPU model '%s' (v100, a100 or dgx-ext, h100, t4 or aws, "
+                 "rtx, quad)",
                  model ? model : "");
         return -1;
     }

@@ -21,8 +21,9 @@ struct options_cluster {
 
 /* "NODESxGPUS" (e.g. 8x8) into a new node array (free with options_cluster_free),
  * or comma-separated groups "NODESxGPUS:MODEL[:CORES:MEMGB]" (e.g.
- * 4x8:a100,4x8:v100) of the GPU models of options_gpu_models(), with CPU cores
- * and host memory per node (default: the model's per-GPU figures times GPUs).
+ * 4x8:a100,4x8:v100, or 6x4:t4,3x8:rtx,2x8:a100) of the GPU models of
+ * options_gpu_models(), with CPU cores and host memory per node (default: the
+ * model's per-GPU figures times GPUs).
  * Returns 0, or -1 with a message in err. */
 int options_cluster_parse(const char *s, struct options_cluster *c, char *err, size_t errlen);
 /* nodes identical nodes of gpus GPUs each, all up. */
@@ -31,7 +32,8 @@ void options_cluster_free(struct options_cluster *c);
 
 /* A GPU model the simulator knows: index (sched_node.gpu_model), compute
  * speed relative to the reference (v100: the GPU the job models describe),
- * memory, and a typical node's host resources per GPU. */
+ * memory, and a typical node's host resources per GPU. Two names may share an
+ * index (the node types of shared/profiles-hetero: t4 = aws, a100 = dgx-ext). */
 struct options_gpu_model {
     const char *name;
     int index;

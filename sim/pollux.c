@@ -125,7 +125,8 @@ static void make_job(struct simulate_job_spec *j, size_t k, double at, const str
     memset(j, 0, sizeof(*j));
     j->id = (int64_t)(k + 1) * 16 + app;
     j->submit_time = at;
-    j->requested_gpus = c->gpus;
+    /* a job's GPUs are of one model: at most the most GPUs of one model */
+    j->requested_gpus = c->gpus < o->cluster_gpus ? c->gpus : o->cluster_gpus;
     j->min_gpus = 1;
     j->elastic = 1;
     j->epochs = a->work_epochs;
@@ -134,10 +135,15 @@ static void make_job(struct simulate_job_spec *j, size_t k, double at, const str
     j->batch.batch = c->batch;
     j->batch.adaptive = o->adaptive;
     j->grad = &a->grad;
+    if (o->hetero && a->ntypes > 0) {
+        j->speed = a->ref_speed;
+        j->types = a->types;
+        j->ntypes = a->ntypes;
+    }
     /* at most the GPUs that its largest batch can give work to */
     double most = (o->adaptive ? a->batch.max_batch : c->batch) / a->batch.min_local;
     int max = most < o->cluster_gpus ? (int)most : o->cluster_gpus;
-    j->max_gpus = max > c->gpus ? max : c->gpus;
+    j->max_gpus = max > j->requested_gpus ? max : j->requested_gpus;
 }
 
 struct workload *pollux_workload(const char *trace_path, const struct pollux_app *apps,
@@ -175,8 +181,8 @@ struct workload *pollux_workload(const char *trace_path, const struct pollux_app
     double first = want ? w->jobs[0].submit_time : 0;
     for (size_t k = 0; k < want; k++)
         w->jobs[k].submit_time -= first;
-    snprintf(w->name, sizeof(w->name), "pollux-%s-%llu", o->adaptive ? "adaptive" : "fixed",
-             (unsigned long long)o->seed);
+    snprintf(w->name, sizeof(w->name), "pollux-%s%s-%llu", o->hetero ? "hetero-" : "",
+             o->adaptive ? "adaptive" : "fixed", (unsigned long long)o->seed);
     return w;
 }
 
@@ -244,8 +250,8 @@ struct workload *pollux_workload_csv(const char *path, const struct pollux_app *
         return NULL;
     }
     qsort(w->jobs, w->njobs, sizeof(*w->jobs), cmp_submit);
-    snprintf(w->name, sizeof(w->name), "pollux-%s-%llu", o->adaptive ? "adaptive" : "fixed",
-             (unsigned long long)o->seed);
+    snprintf(w->name, sizeof(w->name), "pollux-%s%s-%llu", o->hetero ? "hetero-" : "",
+             o->adaptive ? "adaptive" : "fixed", (unsigned long long)o->seed);
     return w;
 }
 
@@ -258,7 +264,7 @@ static const char usage[] =
     "usage: ringmaster-sim pollux [--policies a,b,c] [--batch fixed|adaptive] [--workloads N]\n"
     "           [--jobs N] [--seed N] [--cluster NxG] [--trace FILE] [--resize-cost S]\n"
     "           [--min-resize-interval S] [--by-app] [--per-job FILE] [--workload-dir DIR]\n"
-    "           [--format table|csv|json]\n"
+    "           [--format table|csv|json] [--hetero] [--speed-model factor|per-type]\n"
     "\n"
     "The Pollux paper's evaluation setting (OSDI'21): N workloads (8) of 160 jobs drawn from\n"
     "the Philly trace's 8-hour window, the six measured applications as goodput jobs\n"
@@ -271,7 +277,7 @@ static const char usage[] =
     "  --workloads N     workloads with seeds SEED..SEED+N-1 (default 8)\n"
     "  --jobs N          jobs per workload (default 160)\n"
     "  --seed N          first workload's seed (default 1)\n"
-    "  --cluster NxG     default 16x4\n"
+    "  --cluster NxG     default 16x4 (--hetero: " POLLUX_HETERO_CLUSTER ")\n"
     "  --trace FILE      default $RINGMASTER_SHARED_DIR/traces/philly_pollux.csv\n"
     "  --resize-cost S   seconds without progress per reallocation (default 30)\n"
     "  --min-resize-interval S  passed to the policies (default 300)\n"
@@ -282,11 +288,19 @@ static const char usage[] =
     "  --workload-dir D  read workload K (of --workloads, from --seed) from D/workload-K.csv\n"
     "                    in the Pollux artifact's format (name,time,application,\n"
     "                    num_replicas,batch_size; the artifact's simulator/workloads/) instead\n"
-    "                    of drawing it from the trace\n";
+    "                    of drawing it from the trace\n"
+    "  --hetero          jobs measured on four node types (shared/profiles-hetero): each\n"
+    "                    runs at its measured speed on t4 (aws), rtx, quad and a100\n"
+    "                    (dgx-ext) nodes, with each type's largest local batch; prints\n"
+    "                    Sia's published figures (SOSP'23, Table 3, Philly)\n"
+    "  --speed-model M   what the policies see of a job's speed on each GPU type:\n"
+    "                    factor (default): its T4 model scaled by each type's one factor\n"
+    "                    (gpu_speed); per-type: its true model on each type (the oracle)\n";
 
 struct args {
     const char *policies, *cluster, *trace, *per_job, *workload_dir;
     struct pollux_opts o;
+    int per_type; /* --speed-model per-type */
     size_t workloads;
     double resize_cost, min_interval;
     int by_app;
@@ -304,6 +318,7 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         {"by-app", no_argument, NULL, 'a'},         {"format", required_argument, NULL, 'f'},
         {"per-job", required_argument, NULL, 'J'},
         {"workload-dir", required_argument, NULL, 'W'},
+        {"hetero", no_argument, NULL, 'H'},         {"speed-model", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     long long n;
@@ -359,6 +374,16 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         case 'W':
             a->workload_dir = optarg;
             break;
+        case 'H':
+            a->o.hetero = 1;
+            break;
+        case 'S':
+            if (strcmp(optarg, "factor") && strcmp(optarg, "per-type")) {
+                snprintf(err, len, "--speed-model: 'factor' or 'per-type', not '%s'", optarg);
+                return -1;
+            }
+            a->per_type = !strcmp(optarg, "per-type");
+            break;
         case 'f':
             rc = options_format_parse(optarg, &a->fmt, err, len);
             break;
@@ -376,8 +401,10 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
     return 0;
 }
 
-static double published(const char *policy)
+static double published(const char *policy, int hetero)
 {
+    if (hetero)
+        return -1;
     if (!strcmp(policy, "tiresias"))
         return POLLUX_PUBLISHED_TIRESIAS_S;
     if (!strcmp(policy, "optimus"))
@@ -403,12 +430,21 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
             sum += r->avg_jct_s;
             rs += (double)r->resizes;
         }
-        double pub = published(pol[p]->name);
+        double pub = published(pol[p]->name, a->o.hetero);
         printf(" | %8.0f %8.0f |", sum / (double)a->workloads, rs / (double)a->workloads);
         if (pub > 0)
             printf(" %9.0f\n", pub);
         else
             printf(" %9s\n", "-");
+    }
+    if (a->o.hetero) {
+        printf("speed model shown to the policies: %s\n",
+               a->per_type ? "per-type (each job's true model on each type)"
+                           : "factor (one gpu_speed per GPU type)");
+        printf("published, Sia SOSP'23 Table 3 (Philly, 64 mixed GPUs): sia %.0f, pollux %.0f,"
+               " gavel %.0f\n", POLLUX_SIA_PUBLISHED_SIA_S, POLLUX_SIA_PUBLISHED_POLLUX_S,
+               POLLUX_SIA_PUBLISHED_GAVEL_S);
+        return;
     }
     printf("%-12s %*s | %8.0f (published, Pollux itself)\n", "pollux",
            (int)(10 * a->workloads - 1), "", POLLUX_PUBLISHED_POLLUX_S);
@@ -459,17 +495,47 @@ void pollux_default_trace(char *buf, size_t len)
     snprintf(buf, len, "%straces/philly_pollux.csv", dir);
 }
 
+int pollux_load_types(struct pollux_app *app, char *err, size_t errlen)
+{
+    static const int node_gpus[PROFILE_NTYPES] = {4, 8, 4, 8}; /* aws, rtx, quad, dgx-ext */
+    int model[PROFILE_NTYPES];
+    double t4 = 1;
+    for (size_t t = 0; t < PROFILE_NTYPES; t++) {
+        const struct options_gpu_model *m = options_gpu_models();
+        while (m->name && strcmp(m->name, profile_type_name(t)))
+            m++;
+        model[t] = m->name ? m->index : -1;
+        if (t == 0 && m->name)
+            t4 = m->speed;
+    }
+    return pollux_app_load_types(app, model, node_gpus, t4, err, errlen);
+}
+
+/* The most GPUs of one GPU model on the cluster (all of them when homogeneous). */
+static int model_gpus(const struct options_cluster *c)
+{
+    int best = 0;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        int n = 0;
+        for (size_t k = 0; k < c->nnodes; k++)
+            n += c->nodes[k].gpu_model == c->nodes[i].gpu_model ? c->nodes[k].ngpus : 0;
+        best = n > best ? n : best;
+    }
+    return best;
+}
+
 static int run_all(const struct args *a, const struct options_cluster *c,
                    const struct sched_policy_ops *const *pol, size_t np,
                    const struct pollux_app *apps, struct workload **loads,
                    struct report_row *rows, char *err, size_t errlen)
 {
     struct report_params prm = {.interval_s = 60, .resize_cost_s = a->resize_cost,
-                                .min_resize_interval_s = a->min_interval};
+                                .min_resize_interval_s = a->min_interval,
+                                .show_type_speeds = a->per_type};
     for (size_t w = 0; w < a->workloads; w++) {
         struct pollux_opts o = a->o;
         o.seed = a->o.seed + w;
-        o.cluster_gpus = c->total_gpus;
+        o.cluster_gpus = model_gpus(c);
         if (a->workload_dir) {
             char path[1200];
             snprintf(path, sizeof(path), "%s/workload-%llu.csv", a->workload_dir,
@@ -505,6 +571,12 @@ int pollux_main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
+    if (rc == 0 && a.o.hetero && !strcmp(a.cluster, "16x4"))
+        a.cluster = POLLUX_HETERO_CLUSTER;
+    if (rc == 0 && a.per_type && !a.o.hetero) {
+        snprintf(err, sizeof(err), "--speed-model per-type needs --hetero");
+        rc = -1;
+    }
     const struct sched_policy_ops *pol[OPTIONS_MAX_POLICIES];
     struct options_cluster c = {0};
     if (rc || (np = options_policies_parse(a.policies, pol, OPTIONS_MAX_POLICIES, err,
@@ -520,6 +592,8 @@ int pollux_main(int argc, char **argv)
         rc = pollux_app_load(profile_app_name(loaded), &apps[loaded], err, sizeof(err));
     if (rc)
         loaded--;
+    for (size_t k = 0; rc == 0 && a.o.hetero && k < loaded; k++)
+        rc = pollux_load_types(&apps[k], err, sizeof(err));
     size_t nrows = (size_t)np * a.workloads;
     struct report_row *rows = calloc(nrows + 1, sizeof(*rows));
     struct workload **loads = calloc(a.workloads + 1, sizeof(*loads));

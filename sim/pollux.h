@@ -30,8 +30,17 @@ struct pollux_opts {
     double window_s;   /* 28,800 */
     uint64_t seed;
     int adaptive;      /* 1: jobs may change their batch */
-    int cluster_gpus;  /* a job's most GPUs */
+    int cluster_gpus;  /* a job's most GPUs: the most of one GPU model (its request too) */
+    int hetero;        /* 1: jobs carry their true speed per node type (pollux_app.types) and
+                        * show ref_speed, the T4 model as a v100 model, as their speed */
 };
+
+/* Sia's published mean JCTs in its heterogeneous setting (SOSP'23, Table 3, Philly
+ * workload; 6 x 4 T4, 3 x 8 RTX 2080Ti, 2 x 8 A100). */
+#define POLLUX_SIA_PUBLISHED_SIA_S (0.6 * 3600.0)
+#define POLLUX_SIA_PUBLISHED_POLLUX_S (1.0 * 3600.0)
+#define POLLUX_SIA_PUBLISHED_GAVEL_S (1.9 * 3600.0)
+#define POLLUX_HETERO_CLUSTER "6x4:t4,3x8:rtx,2x8:a100"
 
 /* The published mean JCTs on this setting (Pollux, Table 3/Figure 6; 16 nodes x 4 GPUs). */
 #define POLLUX_PUBLISHED_POLLUX_S 2751.0
@@ -56,6 +65,11 @@ const char *pollux_job_app(const struct simulate_job_spec *j);
 
 /* The Philly trace beside the profiles: <shared>/traces/philly_pollux.csv (profile.h). */
 void pollux_default_trace(char *buf, size_t len);
+
+/* pollux_app_load_types() of app on the GPU models of options_gpu_models() that the node
+ * types are named after (aws = t4, rtx, quad, dgx-ext = a100), nodes of 4, 8, 4, 8 GPUs,
+ * ref_speed the T4 model over the t4's factor. Returns 0, or -1 with err. */
+int pollux_load_types(struct pollux_app *app, char *err, size_t errlen);
 
 /* `ringmaster-sim pollux ...`; returns the exit code. */
 int pollux_main(int argc, char **argv);

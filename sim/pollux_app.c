@@ -18,28 +18,33 @@
  * apps' is the largest they measured. */
 #define YOLOV3_MAX_LOCAL 8.0
 
-static int fit_speed(struct pollux_app *a, const struct profile *p, char *err, size_t errlen)
+/* Fits sp (gpus_per_node set) to every row of p; the fit's relative RMS error into *rel. */
+static int fit_rows(struct speed_model *sp, const struct profile *p, double *rel)
 {
     size_t n = p->placements.n + p->scalability.n, k = 0;
     struct speed_obs *obs = calloc(n + 1, sizeof(*obs));
-    if (!obs) {
-        snprintf(err, errlen, "out of memory");
+    if (!obs)
         return -1;
-    }
     const struct profile_points *sets[2] = {&p->placements, &p->scalability};
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < sets[s]->n; i++)
             obs[k++] = (struct speed_obs){sets[s]->w[i], sets[s]->nodes[i],
                                           sets[s]->local_bsz[i], sets[s]->step_time[i]};
-    a->speed.gpus_per_node = GPUS_PER_NODE;
-    int rc = speed_fit_obs(&a->speed, obs, k);
+    int rc = speed_fit_obs(sp, obs, k);
     double sq = 0;
     for (size_t i = 0; rc == 0 && i < k; i++) {
-        double t = speed_step_time_placed(&a->speed, obs[i].w, obs[i].nodes, obs[i].m);
+        double t = speed_step_time_placed(sp, obs[i].w, obs[i].nodes, obs[i].m);
         sq += pow((t - obs[i].step_s) / obs[i].step_s, 2);
     }
-    a->fit_rel_rmse = k ? sqrt(sq / k) : 0;
+    *rel = k ? sqrt(sq / k) : 0;
     free(obs);
+    return rc;
+}
+
+static int fit_speed(struct pollux_app *a, const struct profile *p, char *err, size_t errlen)
+{
+    a->speed.gpus_per_node = GPUS_PER_NODE;
+    int rc = fit_rows(&a->speed, p, &a->fit_rel_rmse);
     if (rc)
         snprintf(err, errlen, "%s: cannot fit a speed model to its profile", p->app);
     return rc;
@@ -233,4 +238,39 @@ void pollux_app_free(struct pollux_app *a)
 {
     free(a->arrays);
     a->arrays = NULL;
+}
+
+int pollux_app_load_types(struct pollux_app *a, const int gpu_model[PROFILE_NTYPES],
+                          const int node_gpus[PROFILE_NTYPES], double t4_factor, char *err,
+                          size_t errlen)
+{
+    a->ntypes = 0;
+    for (size_t t = 0; t < PROFILE_NTYPES; t++) {
+        struct profile *p = profile_load_type(a->name, profile_type_name(t), err, errlen);
+        if (!p)
+            return -1;
+        struct sched_type_speed *ty = &a->types[t];
+        double hi = 0;
+        const struct profile_points *sets[2] = {&p->placements, &p->scalability};
+        for (int s = 0; s < 2; s++)
+            for (size_t i = 0; i < sets[s]->n; i++)
+                hi = fmax(hi, sets[s]->local_bsz[i]);
+        *ty = (struct sched_type_speed){.gpu_model = gpu_model[t], .max_local = hi};
+        ty->speed.gpus_per_node = node_gpus[t];
+        ty->speed.batch_per_gpu = a->speed.batch_per_gpu;
+        ty->speed.dataset_size = a->speed.dataset_size;
+        int rc = fit_rows(&ty->speed, p, &a->type_rel_rmse[t]);
+        profile_destroy(p);
+        if (rc) {
+            snprintf(err, errlen, "%s: cannot fit a speed model to its %s rows", a->name,
+                     profile_type_name(t));
+            return -1;
+        }
+        a->ntypes++;
+    }
+    /* the aws rows are those of shared/profiles: its T4 model, as a v100 model */
+    a->ref_speed = a->types[0].speed;
+    for (size_t k = 0; k < SPEED_NFEATURES; k++)
+        a->ref_speed.theta[k] *= t4_factor > 0 ? t4_factor : 1.0;
+    return 0;
 }

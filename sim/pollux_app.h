@@ -22,6 +22,8 @@
 #include <stddef.h>
 
 #include "goodput.h"
+#include "profile.h"
+#include "sched_types.h"
 #include "simulate/simulate.h"
 #include "speed.h"
 
@@ -45,12 +47,27 @@ struct pollux_app {
     struct pollux_config configs[POLLUX_MAX_CONFIGS]; /* jct_s from the measurements */
     size_t nconfigs;
     double fit_rel_rmse;      /* relative RMS error of the speed fit over the measured rows */
+    /* Heterogeneous (pollux_app_load_types()): its speed on each node type of
+     * shared/profiles-hetero, in profile_type_name() order: fitted to that type's rows with
+     * the type's GPUs per node, max_local the largest local batch measured there. */
+    struct sched_type_speed types[PROFILE_NTYPES];
+    size_t ntypes;
+    double type_rel_rmse[PROFILE_NTYPES];
+    struct speed_model ref_speed; /* the reference (v100) model a factor view scales: its T4
+                                   * (aws) model times the T4's factor */
 };
 
 /* Builds app name from its profile. Returns 0, or -1 with a message in err. */
 int pollux_app_load(const char *name, struct pollux_app *app, char *err, size_t errlen);
 
 void pollux_app_free(struct pollux_app *app);
+
+/* Fills app's types from shared/profiles-hetero (after pollux_app_load()): type k is GPU
+ * model gpu_model[k] (sched_node.gpu_model) with nodes of node_gpus[k] GPUs; t4_factor is
+ * the aws type's gpu_speed, which ref_speed divides out. Returns 0, or -1 with err. */
+int pollux_app_load_types(struct pollux_app *app, const int gpu_model[PROFILE_NTYPES],
+                          const int node_gpus[PROFILE_NTYPES], double t4_factor, char *err,
+                          size_t errlen);
 
 /* Predicted seconds for the whole job alone on gpus GPUs packed on 4-GPU nodes at global
  * batch batch, from the validation run of that batch (its steps to the end); INFINITY when

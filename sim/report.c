@@ -117,6 +117,7 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     cfg.estimate_error = prm->estimate_error;
     cfg.estimate_live = prm->estimate_live;
     cfg.max_wait_s = prm->max_wait_s;
+    cfg.show_type_speeds = prm->show_type_speeds;
     cfg.nodes = c->nodes;
     cfg.nnodes = c->nnodes;
     cfg.policy = p;

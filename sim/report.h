@@ -27,6 +27,7 @@ struct report_params {
     double estimate_error;
     int estimate_live;
     double max_wait_s;
+    int show_type_speeds; /* 1: the policies see each job's true per-GPU-model speeds */
 };
 
 struct report_row {

@@ -80,8 +80,9 @@ static double dp_rate(const struct policy_plan *pp, size_t i, int k, size_t c)
 __attribute__((noinline)) static double memo_miss(const struct policy_plan *pp, size_t i, int k,
                                                   size_t c, size_t at)
 {
-    double r = pp->job[i].plan || pp->job[i].goodput ? plan_rate(pp, i, 1 << k, c, NULL)
-                                                     : dp_rate(pp, i, k, c);
+    double r = pp->job[i].plan || pp->job[i].goodput || pp->job[i].typed
+                   ? plan_rate(pp, i, 1 << k, c, NULL)
+                   : dp_rate(pp, i, k, c);
 
     pp->rate_memo[at * POLICY_PLAN_MEMO_POW + (size_t)k] = r;
     pp->rate_known[at] |= (unsigned char)(1u << k);
@@ -110,11 +111,12 @@ static double plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,
 
     if (!pp->job[i].speed || w < 1)
         return 0.0;
-    if (pp->job[i].goodput && !pp->job[i].plan) {
-        /* data parallel at its (best) batch; a faster GPU model scales the whole step */
+    if ((pp->job[i].goodput || pp->job[i].typed) && !pp->job[i].plan) {
+        /* data parallel at its (best) batch: its own model on the class's GPU model, else a
+         * faster GPU model scales the whole step (the one factor) */
         if (out)
             *out = (struct plan_choice){0};
-        return sched_job_rate(j, w, NULL) * k->speed;
+        return sched_job_rate_on(j, w, k->model, k->speed, NULL);
     }
     /* Without plan information plan_best() reads nothing of the plan but that it has none
      * (pp->job[i].plan says so): NULL spares a cache line of the job per first rate. */
@@ -266,6 +268,7 @@ static void job_init(struct policy_plan *pp, size_t i)
         .elastic = j->elastic != 0,
         .plan = (unsigned char)plan_has_info(&j->plan),
         .goodput = (unsigned char)goodput_has_model(&j->batch),
+        .typed = (unsigned char)(j->type_speeds && j->ntype_speeds > 0),
         .pinned = (unsigned char)policy_pinned(pp->snap, j),
     };
     if (pp->job[i].speed)

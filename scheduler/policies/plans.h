@@ -15,7 +15,8 @@
  * placement (placement_multi refuses the rest as a safety net).
  *
  * Rate of job i on w GPUs of class c: plan_best() (the fastest plan it
- * supports that fits); T = remaining epochs / rate.
+ * supports that fits); for a job with a batch model or its own model per GPU model,
+ * sched_job_rate_on() of the class's model (sched_estimate.h); T = remaining epochs / rate.
  *
  * Base count of a job on a class: for a job with plan information the fewest
  * GPUs (powers of two from min_gpus) whose best plan is at least as fast as
@@ -61,6 +62,8 @@ struct policy_plan_job {
                                                  * plan_has_info(), policy_pinned() */
     unsigned char goodput;                      /* goodput_has_model() */
     unsigned char fills_idle;                   /* learn_fills_idle() */
+    unsigned char typed;                        /* it has its own model per GPU model
+                                                 * (sched_job.ntype_speeds > 0) */
 };
 
 /* Counts 1, 2, 4, ..., 128 are memoised (unsigned char bits). */

@@ -157,13 +157,29 @@ static int nodes_held(const struct sim_job *j)
     return n > 0 ? n : 1;
 }
 
-/* Epochs per second of job j on u of its GPUs: its plan on its GPUs' model
+/* Epochs per second of job j on u of its GPUs: its true model of its GPUs'
+ * model when its spec has one (types); else its plan on its GPUs' model
  * when it has plan info or the model is not the reference, else (exactly as
  * before plans existed) speed_epochs_per_second(). */
+/* The job's true model on the GPU model of its GPUs (simulate_job_spec.types), or NULL. */
+static const struct sched_type_speed *true_type(const struct sim *s, const struct sim_job *j)
+{
+    int g = s->cfg->nodes[j->slots[0].node].gpu_model;
+    for (size_t k = 0; k < j->spec->ntypes; k++)
+        if (j->spec->types[k].gpu_model == g)
+            return &j->spec->types[k];
+    return NULL;
+}
+
 static double true_rate(const struct sim *s, const struct sim_job *j, int u)
 {
     const struct simulate_job_spec *sp = j->spec;
     const struct sched_node *nd = &s->cfg->nodes[j->slots[0].node];
+    const struct sched_type_speed *ty = true_type(s, j);
+    if (ty && goodput_has_model(&sp->batch))
+        return simulate__batch_rate_on(j, ty, u, nodes_held(j), NULL);
+    if (ty)
+        return speed_epochs_per_second(&ty->speed, u);
     int hetero = nd->gpu_speed > 0 && nd->gpu_speed != 1.0;
     if (goodput_has_model(&sp->batch) && !plan_has_info(&sp->plan))
         return simulate__batch_rate(j, u, nodes_held(j), NULL) * (hetero ? nd->gpu_speed : 1.0);
@@ -203,7 +219,14 @@ void simulate__update_use(struct sim *s, int grad_only)
         double r = u > 0 ? true_rate(s, j, u) : 0.0;
         j->rate = r * f;
         double step_s;
-        if (r > 0 && goodput_has_model(&j->spec->batch) && !plan_has_info(&j->spec->plan) &&
+        const struct sched_type_speed *ty = u > 0 ? true_type(s, j) : NULL;
+        if (ty && r > 0)
+            j->step_rate = goodput_has_model(&j->spec->batch)
+                               ? (simulate__batch_rate_on(j, ty, u, nodes_held(j), &step_s) > 0
+                                      ? f / step_s
+                                      : 0.0)
+                               : f / speed_step_time(&ty->speed, u);
+        else if (r > 0 && goodput_has_model(&j->spec->batch) && !plan_has_info(&j->spec->plan) &&
             simulate__batch_rate(j, u, nodes_held(j), &step_s) > 0)
             j->step_rate = f / step_s;
         else if (plan_has_info(&j->spec->plan) || r <= 0)

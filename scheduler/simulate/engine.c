@@ -64,7 +64,10 @@ static double grad_time_of(const struct sim *s, const struct sim_job *j)
     if (!isfinite(p) || p >= j->spec->epochs)
         return INFINITY;
     double from = j->busy_until > s->now ? j->busy_until : s->now;
-    return from + (p - j->epochs_done) / j->rate;
+    double t = from + (p - j->epochs_done) / j->rate;
+    /* A fast job a hair short of p (below the clock's resolution at now) would come back at
+     * now for ever: the next representable time carries it past. */
+    return t > s->now ? t : nextafter(s->now, INFINITY);
 }
 
 static double next_event(const struct sim *s, double next_periodic)

@@ -61,12 +61,21 @@ struct batch_spec simulate__batch_now(const struct sim_job *j)
 
 double simulate__batch_rate(const struct sim_job *j, int u, int nodes, double *step_s)
 {
+    return simulate__batch_rate_on(j, NULL, u, nodes, step_s);
+}
+
+double simulate__batch_rate_on(const struct sim_job *j, const struct sched_type_speed *ty, int u,
+                               int nodes, double *step_s)
+{
     struct batch_spec b = simulate__batch_now(j);
+    const struct speed_model *sp = ty ? &ty->speed : &j->spec->speed;
+    if (ty && ty->max_local > 0)
+        b.max_local = ty->max_local;
     double m = b.batch > 0 ? b.batch : b.init_batch;
-    double t = goodput_step_time(&j->spec->speed, &b, u, nodes, m, NULL);
+    double t = goodput_step_time(sp, &b, u, nodes, m, NULL);
     if (step_s)
         *step_s = t;
-    return isfinite(t) ? goodput_rate(&j->spec->speed, &b, u, nodes, m) : 0.0;
+    return isfinite(t) ? goodput_rate(sp, &b, u, nodes, m) : 0.0;
 }
 
 double simulate__batch_next_progress(const struct sim_job *j)

@@ -59,6 +59,13 @@ struct simulate_job_spec {
      * shown the model with the statistics of the moment, as the job reports them. */
     struct batch_spec batch;
     const struct simulate_grad *grad;
+    /* Appended for heterogeneous clusters: the job's TRUE speed on each GPU model it was
+     * measured on (ntypes entries, sched_type_speed: absolute models, each with that model's
+     * largest local batch). On a node whose gpu_model has an entry the job runs at that
+     * model (no gpu_speed factor); elsewhere as above. The policies see them only under
+     * simulate_config.show_type_speeds; else speed times gpu_speed, one factor per model. */
+    const struct sched_type_speed *types;
+    size_t ntypes;
 };
 
 /* What the policy is shown of each job's speed. */
@@ -113,6 +120,10 @@ struct simulate_config {
                                runs a round when a waiting job reaches it */
     const struct sched_user *users; /* passed in every snapshot */
     size_t nusers;
+    /* Appended: 1 shows each job's true per-GPU-model speeds (simulate_job_spec.types) to
+     * the policies (sched_job.type_speeds, the oracle); 0 (default) shows only its speed
+     * model, which the policies scale by each model's gpu_speed. */
+    int show_type_speeds;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */

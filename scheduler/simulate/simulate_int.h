@@ -134,6 +134,10 @@ struct batch_spec simulate__batch_now(const struct sim_job *j);
 /* True epochs per second of a job with a batch model on u GPUs over nodes nodes, and its
  * seconds per step into *step_s (may be NULL). */
 double simulate__batch_rate(const struct sim_job *j, int u, int nodes, double *step_s);
+/* As simulate__batch_rate(), on the job's true model t of a GPU model (its batch with t's
+ * largest local batch); t NULL: simulate__batch_rate(). */
+double simulate__batch_rate_on(const struct sim_job *j, const struct sched_type_speed *t, int u,
+                               int nodes, double *step_s);
 
 /* The progress (epochs at init_batch) at which the job's gradient statistics change next:
  * the next epoch end of any of its runs (INFINITY: never, or no table). */

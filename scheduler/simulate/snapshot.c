@@ -97,6 +97,10 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
     if (goodput_has_model(&sp->batch))
         o->batch = simulate__batch_now(j);
     fill_snapshot_gandiva(s, j, o);
+    if (s->cfg->show_type_speeds) {
+        o->type_speeds = sp->types;
+        o->ntype_speeds = sp->ntypes;
+    }
     if (s->cfg->view == SIMULATE_VIEW_PROFILE) {
         o->model_source = SCHED_MODEL_PROFILE;
         o->speed = sp->speed;
