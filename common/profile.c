@@ -39,13 +39,19 @@ const char *profile_app_name(size_t i)
     return i < PROFILE_NAPPS ? app_names[i] : NULL;
 }
 
-const char *profile_dir(char *buf, size_t len)
+/* The folder sub of the shared data ($RINGMASTER_SHARED_DIR, else ../shared) into buf. */
+static const char *shared_dir(char *buf, size_t len, const char *sub)
 {
     const char *shared = getenv("RINGMASTER_SHARED_DIR");
     if (!shared || !*shared)
         shared = "../shared";
-    snprintf(buf, len, "%s/profiles", shared);
+    snprintf(buf, len, "%s/%s", shared, sub);
     return buf;
+}
+
+const char *profile_dir(char *buf, size_t len)
+{
+    return shared_dir(buf, len, "profiles");
 }
 
 /* Splits line (modified in place) at commas; returns the field count or -1 if more than
@@ -453,11 +459,7 @@ const char *profile_type_name(size_t i)
 
 const char *profile_hetero_dir(char *buf, size_t len)
 {
-    const char *shared = getenv("RINGMASTER_SHARED_DIR");
-    if (!shared || !*shared)
-        shared = "../shared";
-    snprintf(buf, len, "%s/profiles-hetero", shared);
-    return buf;
+    return shared_dir(buf, len, "profiles-hetero");
 }
 
 static bool app_name_ok(const char *app);
