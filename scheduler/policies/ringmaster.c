@@ -143,9 +143,8 @@ static void use_idle(struct policy_plan *pp, struct policy_want *pw)
 
     for (size_t k = snap->njobs; k-- > 0;) {
         size_t i = pp->order[k];
-        const struct sched_job *j = &snap->jobs[i];
-        if (pw[i].gpus == 0 || pp->cls_of[i] < 0 || !j->elastic || !policy_has_speed(j) ||
-            policy_pinned(snap, j))
+        const struct policy_plan_job *pj = &pp->job[i];
+        if (pw[i].gpus == 0 || pp->cls_of[i] < 0 || !pj->elastic || !pj->speed || pj->pinned)
             continue;
         size_t c = (size_t)pp->cls_of[i];
         double now = policy_plan_time_at(pp, i, pw[i].gpus, c);
@@ -153,7 +152,7 @@ static void use_idle(struct policy_plan *pp, struct policy_want *pw)
             int t = pw[i].gpus;
             if (to == c || pp->cls[to].free < t)
                 continue;
-            while (2 * t <= pp->cls[to].free && 2 * t <= learn_max_gpus(j))
+            while (2 * t <= pp->cls[to].free && 2 * t <= pj->max_gpus)
                 t *= 2;
             if (!(policy_plan_time_at(pp, i, t, to) + cost < now / (1.0 + SCHED_KEEP_MARGIN)))
                 continue;
