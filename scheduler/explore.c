@@ -9,16 +9,6 @@ double explore_stage_s(const struct sched_snapshot *snap)
     return snap->explore_stage_s > 0 ? snap->explore_stage_s : SCHED_EXPLORE_STAGE_S;
 }
 
-static int min_gpus(const struct sched_job *j)
-{
-    return j->min_gpus > 0 ? j->min_gpus : 1;
-}
-
-static int max_gpus(const struct sched_job *j)
-{
-    return j->max_gpus > 0 ? j->max_gpus : INT_MAX;
-}
-
 /* Whether j lacks a model as m counts it (EXPLORE_NO_SPEED: policy_has_speed() false). */
 static int lacks_model(const struct sched_job *j, enum explore_model m)
 {
@@ -32,7 +22,7 @@ static int lacks_model(const struct sched_job *j, enum explore_model m)
  * clamped value is, for every stage_s > 0). */
 int explore_stage(const struct sched_job *j, int limit, double stage_s)
 {
-    int lo = min_gpus(j), hi = max_gpus(j), tracked = 0;
+    int lo = sched_job_min_gpus(j), hi = sched_job_max_gpus(j), tracked = 0;
     for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
         tracked |= j->explored_s[k] > 0;
     for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
@@ -48,7 +38,7 @@ int explore_reserve(const struct sched_job *j, int capacity, double stage_s, enu
 {
     if (!j->elastic || !lacks_model(j, m) || explore_stage(j, capacity, stage_s) == 0)
         return 0;
-    int lo = min_gpus(j), hi = max_gpus(j), reserve = 0;
+    int lo = sched_job_min_gpus(j), hi = sched_job_max_gpus(j), reserve = 0;
     for (int k = 0; k < SCHED_EXPLORE_STAGES; k++) {
         int w = 1 << k;
         if (w >= lo && w <= hi && w <= capacity)
@@ -73,7 +63,7 @@ int explore_fits(const struct sched_job *jobs, size_t n, int capacity, double st
         if (h > 0)
             holds += h;
         else
-            others += j->cur_gpus > 0 ? j->cur_gpus : min_gpus(j);
+            others += j->cur_gpus > 0 ? j->cur_gpus : sched_job_min_gpus(j);
     }
     return holds > 0 && holds + others <= capacity;
 }

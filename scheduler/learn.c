@@ -95,20 +95,15 @@ size_t learn_apply(struct sched_job *jobs, size_t n)
     return made;
 }
 
-static int max_of(const struct sched_job *j)
-{
-    return j->max_gpus > 0 ? j->max_gpus : INT_MAX;
-}
-
 int learn_is_learning(const struct sched_job *j)
 {
     return j->elastic && j->model_source == SCHED_MODEL_FITTED && j->measured_max_gpus > 0 &&
-           j->measured_max_gpus < max_of(j);
+           j->measured_max_gpus < sched_job_max_gpus(j);
 }
 
 int learn_max_gpus(const struct sched_job *j)
 {
-    int max = max_of(j);
+    int max = sched_job_max_gpus(j);
     if (!learn_is_learning(j) || j->measured_max_gpus > INT_MAX / 2)
         return max;
     int cap = 2 * j->measured_max_gpus;

@@ -5,6 +5,7 @@
 #ifndef RINGMASTER_SCHED_TYPES_H
 #define RINGMASTER_SCHED_TYPES_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -200,6 +201,19 @@ struct sched_job {
     const struct sched_type_speed *type_speeds;
     size_t ntype_speeds;
 };
+
+/* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0
+ * means no limit (INT_MAX). The one writer of these defaults (policy_min_gpus() and
+ * policy_max_gpus() are these). */
+static inline int sched_job_min_gpus(const struct sched_job *j)
+{
+    return j->min_gpus > 0 ? j->min_gpus : 1;
+}
+
+static inline int sched_job_max_gpus(const struct sched_job *j)
+{
+    return j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+}
 
 /* A user's weight and quota (sched_snapshot.users). A user not listed has
  * share 1 and no quota. */

@@ -87,12 +87,12 @@ void policy_ranks(const size_t *order, size_t n, size_t *rank)
 
 int policy_min_gpus(const struct sched_job *j)
 {
-    return j->min_gpus > 0 ? j->min_gpus : 1;
+    return sched_job_min_gpus(j);
 }
 
 int policy_max_gpus(const struct sched_job *j)
 {
-    return j->max_gpus > 0 ? j->max_gpus : INT_MAX;
+    return sched_job_max_gpus(j);
 }
 
 int policy_clamp(const struct sched_job *j, int w)
