@@ -342,10 +342,12 @@ static json_t *job_sched_json(const struct live_plan_job *pj)
         json_object_set_new(e, "start", json_real(pj->sched_start));
     if (pj->sched_finish >= 0)
         json_object_set_new(e, "finish", json_real(pj->sched_finish));
+    /* the whole model when it changed, which holds its remaining work; else only that, merged
+     * into the model the row keeps */
     if (pj->model->changed || pj->change != CH_KEEP)
         json_object_set_new(e, "model", live_model_json(pj->model, pj->gpus));
-    /* its remaining work, merged into the model the row keeps (refitted or not) */
-    json_object_set_new(e, "now", live_model_remaining_json(pj->model, pj->gpus));
+    else
+        json_object_set_new(e, "now", live_model_remaining_json(pj->model, pj->gpus));
     if (pj->migrated_by_request)
         json_object_set_new(e, "migrated", json_true());
     if (pj->model->has_estimate)

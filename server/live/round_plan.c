@@ -115,7 +115,6 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
     }
     int w = sj->cur_gpus > 0 ? sj->cur_gpus : 1;
     pj->model->has_estimate = 0;
-    j->remaining_epochs = live_model_remaining_epochs(m, w);
     evidence(j, sj, m, w);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
     measured(j, m);
@@ -196,12 +195,6 @@ static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no
     return 0;
 }
 
-/* Each job measured at one size gets its speed model from the prior the others teach (the
- * core's learn_apply); then each job's remaining work from its evidence (the core's
- * sched_estimate_apply), and the steps it is (progress_remaining_steps), kept in its model so
- * that its answer, its predicted finish and what the API shows say the same. A job without a
- * speed model yet has an estimate too (its declared length, fit, prior or elapsed time need no
- * speed): only its seconds wait for its speed. */
 /* Keeps in m the speed model the core learned for j from one size (learn_apply), which the
  * policies plan with, so that the API shows it; marks m changed when it is new or moved. */
 static void learned_into(struct live_model *m, const struct sched_job *j)
@@ -216,6 +209,12 @@ static void learned_into(struct live_model *m, const struct sched_job *j)
         m->learned_speed = j->speed;
 }
 
+/* Each job measured at one size gets its speed model from the prior the others teach (the
+ * core's learn_apply); then each job's remaining work from its evidence (the core's
+ * sched_estimate_apply), and the steps it is (progress_remaining_steps), kept in its model so
+ * that its answer, its predicted finish and what the API shows say the same. A job without a
+ * speed model yet has an estimate too (its declared length, fit, prior or elapsed time need no
+ * speed): only its seconds wait for its speed. */
 static void estimate(struct live_plan *p)
 {
     learn_apply(p->cjobs, p->njobs);
