@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "harness.h"
 
 TestSuite(estimates, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
@@ -612,19 +612,6 @@ static json_t *estimated_job(long long id)
     return j;
 }
 
-/* ringctl args against the test's server as the admin; its stdout into out. */
-static int ringctl(const char *args, char *out, size_t len)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "RINGMASTER_URL=http://127.0.0.1:%d RINGMASTER_TOKEN=%s %s %s",
-             hx.port, hx.admin, RINGCTL_PATH, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    return WEXITSTATUS(pclose(p));
-}
-
 /* One truth about remaining work (issue 31): a job that declared 60,000 steps and reported 40
  * has 59,960 to go, from its declared length, wherever it is shown: its model and its
  * "remaining" in the API (one job and a list), /metrics and ringctl show. Never 0, and the
@@ -696,9 +683,11 @@ Test(estimates, the_remaining_work_shown_is_the_schedulers)
     cr_assert_geq(hx_metric("ringmaster_remaining_jobs{source=\"declared\"}"), 1);
     cr_assert_eq(hx_metric("ringmaster_remaining_jobs{source=\"none\"}"), 0);
 
-    char out[4096], args[64];
-    snprintf(args, sizeof(args), "show %lld", id);
-    cr_assert_eq(ringctl(args, out, sizeof(out)), 0);
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    struct ctl_run *c = ctl("show", ids);
+    cr_assert_eq(c->code, 0, "%s", c->err);
+    const char *out = c->out;
     cr_assert(strstr(out, "remaining: 59,960 steps, ") && strstr(out, " epochs (declared)"),
               "ringctl show: %s", out);
     cr_assert_null(strstr(out, "remaining epochs 0"), "%s", out);

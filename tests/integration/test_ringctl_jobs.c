@@ -124,13 +124,7 @@ Test(ringctl, submit_gives_a_batch_model)
 Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
 {
     char w[128], ids[32], ids2[32];
-    hx_user("w1", "worker", w);
-    json_decref(hx_expect_json(
-        hx_json("POST", "/api/v1/nodes", w,
-                "{\"name\":\"h1\",\"cpus\":8,\"memory_bytes\":1,\"gpus\":[{\"index\":0,"
-                "\"model\":\"V100\",\"memory_bytes\":1},{\"index\":1,\"model\":\"V100\","
-                "\"memory_bytes\":1}]}"),
-        201));
+    ctl_one_node(w);
     snprintf(ids, sizeof(ids), "%lld", ctl_running_job(w, "r1"));
     snprintf(ids2, sizeof(ids2), "%lld", ctl_running_job(w, "r2"));
     char other[128], path[64];

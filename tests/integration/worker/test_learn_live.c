@@ -115,15 +115,7 @@ static void print_steps(void)
 static void print_actions(void)
 {
     print_steps();
-    PGresult *r =
-        hx_sql("SELECT job_id, kind, spec->>'from_world_size', spec->>'world_size',"
-               " spec->>'reason', state FROM actions WHERE kind IN ('start', 'resize', 'migrate')"
-               " ORDER BY id");
-    for (int i = 0; i < PQntuples(r); i++)
-        fprintf(stderr, "learn_live: job %s %s %s -> %s (%s) %s\n", PQgetvalue(r, i, 0),
-                PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4),
-                PQgetvalue(r, i, 5));
-    PQclear(r);
+    wt_print_actions("learn_live");
 }
 
 /* Waits up to timeout_s until jobs[0..n) hold all 8 GPUs; returns the seconds it took, or -1

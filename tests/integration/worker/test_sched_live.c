@@ -296,20 +296,6 @@ static void print_story(long long job)
         fprintf(stderr, "no worker logs\n");
 }
 
-/* The rounds' actions, for the log: job, kind, from -> to GPUs, reason. */
-static void print_actions(void)
-{
-    PGresult *r =
-        hx_sql("SELECT job_id, kind, spec->>'from_world_size', spec->>'world_size',"
-               " spec->>'reason', state FROM actions WHERE kind IN ('start', 'resize', 'migrate')"
-               " ORDER BY id");
-    for (int i = 0; i < PQntuples(r); i++)
-        fprintf(stderr, "sched_live: job %s %s %s -> %s (%s) %s\n", PQgetvalue(r, i, 0),
-                PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4),
-                PQgetvalue(r, i, 5));
-    PQclear(r);
-}
-
 Test(sched_live, elastic_jobs_explore_grow_shrink_and_grow_back)
 {
     long long a = submit(100000000, ELASTIC, 7311);
@@ -322,7 +308,7 @@ Test(sched_live, elastic_jobs_explore_grow_shrink_and_grow_back)
         cr_assert_fail("not grown back: a holds %lld (%s), b %lld (%s)", held(a), wt_job_state(a),
                        held(b), wt_job_state(b));
     cr_assert_eq(all_held(), 8, "all 8 GPUs are allocated again");
-    print_actions();
+    wt_print_actions("sched_live");
     wt_cancel(a);
     wt_cancel(b);
     wt_expect_state(a, "CANCELLED", 60, NULL);
@@ -357,7 +343,7 @@ Test(sched_live, a_job_without_profile_explores_1_2_4_8_across_hosts)
     cr_assert_str_eq(json_string_value(json_object_get(m, "source")), "fitted");
     cr_assert_eq(json_integer_value(json_object_get(m, "world_sizes_measured")), 4);
     json_decref(j);
-    print_actions();
+    wt_print_actions("sched_live");
     wt_cancel(a);
     wt_expect_state(a, "CANCELLED", 60, NULL);
     for (int k = 0; k < NWORKERS; k++)

@@ -205,6 +205,19 @@ static void print_rows(const char *label, const char *sql)
     PQclear(r);
 }
 
+void wt_print_actions(const char *tag)
+{
+    PGresult *r =
+        hx_sql("SELECT job_id, kind, spec->>'from_world_size', spec->>'world_size',"
+               " spec->>'reason', state FROM actions WHERE kind IN ('start', 'resize', 'migrate')"
+               " ORDER BY id");
+    for (int i = 0; i < PQntuples(r); i++)
+        fprintf(stderr, "%s: job %s %s %s -> %s (%s) %s\n", tag, PQgetvalue(r, i, 0),
+                PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4),
+                PQgetvalue(r, i, 5));
+    PQclear(r);
+}
+
 void wt_print_events(void)
 {
     print_rows("event: ", "SELECT job_id, event, actor, to_state, detail FROM job_events"

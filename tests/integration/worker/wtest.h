@@ -116,6 +116,10 @@ void wt_dump_logs(void);
  * count and mean time of the reports since its pack), every allocation, then wt_dump_logs. */
 void wt_print_events(void);
 
+/* The rounds' start, resize and migrate actions, for the log, a line each after tag: job,
+ * kind, from -> to GPUs, reason, state. */
+void wt_print_actions(const char *tag);
+
 /* A packed pair in the live tables: 1 when a and b name each other in job_slices and both
  * hold GPU 0; the reports each made since the pair's measurement began (the fewer of the
  * two); alone_s / the mean seconds of the reports since pack_at, summed over the pair. */
