@@ -48,7 +48,7 @@ Test(learn_types, each_model_measured_at_two_sizes_gets_its_own_fit)
                             obs(4, FAST, 0.2, 0.02)};
     struct sched_type_speed t[4];
     struct learn_prior none = {0};
-    size_t n = learn_fit_types(o, 5, &like, &none, t, 4);
+    size_t n = learn_fit_types(o, 5, &like, NULL, &none, t, 4);
     cr_assert_eq(n, 2);
     cr_assert_eq(t[0].gpu_model, SLOW);
     cr_assert_eq(t[1].gpu_model, FAST);
@@ -68,7 +68,7 @@ Test(learn_types, one_size_on_a_model_follows_the_one_size_rule)
     struct learn_obs o[] = {obs(2, FAST, 0.2, 0.02)};
     struct learn_prior p = {.fixed = 0.2, .intra = {0.01, 0.1, 0.02}, .nintra = 3};
     struct sched_type_speed t[2];
-    cr_assert_eq(learn_fit_types(o, 1, &like, &p, t, 2), 1);
+    cr_assert_eq(learn_fit_types(o, 1, &like, NULL, &p, t, 2), 1);
     cr_assert_eq(t[0].measured_sizes, 1);
     struct speed_model want = like;
     cr_assert(learn_speed_one_size(&want, o[0].step_s, 2, 1, M, &p));
@@ -245,4 +245,34 @@ Test(learn_types, measured_fields_say_what_the_rules_read)
     learn_fit_measured(&j, o, 0);
     cr_assert_eq(j.measured_sizes, 0);
     cr_assert_eq(j.measured_max_gpus, 0);
+}
+
+/* A job whose scaling is known (its own fit from two sizes on SLOW) measured at one size on
+ * FAST keeps its own communication there, which the core's model says the GPU model does not
+ * change: its FAST model predicts FAST's truth at other sizes, which the prior's rule (no
+ * teacher: perfect scaling) would not. */
+Test(learn_types, one_size_on_a_new_model_keeps_the_jobs_own_communication)
+{
+    struct learn_obs o[] = {obs(1, SLOW, 1.0, 0.5), obs(2, SLOW, 1.0, 0.5),
+                            obs(4, SLOW, 1.0, 0.5), obs(2, FAST, 0.2, 0.5)};
+    struct speed_model own = like;
+    struct learn_obs slow_only[] = {o[0], o[1], o[2]};
+    /* its reference fit: SLOW's steps at factor 0.4 */
+    cr_assert_eq(learn_fit_speed(&own, slow_only, 3), 0);
+    struct learn_prior none = {0};
+    struct sched_type_speed with[2], without[2];
+    cr_assert_eq(learn_fit_types(o, 4, &like, &own, &none, with, 2), 2);
+    cr_assert_eq(learn_fit_types(o, 4, &like, NULL, &none, without, 2), 2);
+    cr_assert_eq(with[1].gpu_model, FAST);
+    cr_assert_eq(with[1].measured_sizes, 1);
+    for (int w = 1; w <= 4; w *= 2) {
+        double truth = true_step(0.2, 0.5, w);
+        double got = speed_step_time_placed(&with[1].speed, w, 1, M);
+        cr_assert(fabs(got - truth) <= 0.03 * truth, "w=%d: %g vs %g", w, got, truth);
+    }
+    double t4 = true_step(0.2, 0.5, 4);
+    cr_assert_gt(fabs(speed_step_time_placed(&without[1].speed, 4, 1, M) - t4), 0.05 * t4);
+    /* both predict what was measured */
+    cr_assert_float_eq(speed_step_time_placed(&with[1].speed, 2, 1, M), o[3].step_s,
+                       1e-9 * o[3].step_s);
 }
