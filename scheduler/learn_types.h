@@ -88,6 +88,11 @@ struct learn_job_steps {
     struct sched_type_speed *types; /* cap entries, the job's type_speeds after the call */
     size_t cap;
     int max_local_model; /* the GPU model its batch.max_local is known on; < 0: every type */
+    /* The caller's cache of the job's fits (may be NULL: every fit made each round) and the
+     * version of obs (any change of the steps, or of the job's batch_per_gpu, must change
+     * it): fits of two sizes or more made for the same version are reused. */
+    struct learn_fit_cache *cache;
+    long long version;
 };
 
 /* A round's learning over the snapshot's jobs[0..n) (the caller's, before sched_decide):

@@ -48,7 +48,7 @@ Test(learn_types, each_model_measured_at_two_sizes_gets_its_own_fit)
                             obs(4, FAST, 0.2, 0.02)};
     struct sched_type_speed t[4];
     struct learn_prior none = {0};
-    size_t n = learn_fit_types(o, 5, &like, NULL, &none, t, 4);
+    size_t n = learn_fit_types(o, 5, &like, NULL, &none, NULL, t, 4);
     cr_assert_eq(n, 2);
     cr_assert_eq(t[0].gpu_model, SLOW);
     cr_assert_eq(t[1].gpu_model, FAST);
@@ -68,7 +68,7 @@ Test(learn_types, one_size_on_a_model_follows_the_one_size_rule)
     struct learn_obs o[] = {obs(2, FAST, 0.2, 0.02)};
     struct learn_prior p = {.fixed = 0.2, .intra = {0.01, 0.1, 0.02}, .nintra = 3};
     struct sched_type_speed t[2];
-    cr_assert_eq(learn_fit_types(o, 1, &like, NULL, &p, t, 2), 1);
+    cr_assert_eq(learn_fit_types(o, 1, &like, NULL, &p, NULL, t, 2), 1);
     cr_assert_eq(t[0].measured_sizes, 1);
     struct speed_model want = like;
     cr_assert(learn_speed_one_size(&want, o[0].step_s, 2, 1, M, &p));
@@ -261,8 +261,8 @@ Test(learn_types, one_size_on_a_new_model_keeps_the_jobs_own_communication)
     cr_assert_eq(learn_fit_speed(&own, slow_only, 3), 0);
     struct learn_prior none = {0};
     struct sched_type_speed with[2], without[2];
-    cr_assert_eq(learn_fit_types(o, 4, &like, &own, &none, with, 2), 2);
-    cr_assert_eq(learn_fit_types(o, 4, &like, NULL, &none, without, 2), 2);
+    cr_assert_eq(learn_fit_types(o, 4, &like, &own, &none, NULL, with, 2), 2);
+    cr_assert_eq(learn_fit_types(o, 4, &like, NULL, &none, NULL, without, 2), 2);
     cr_assert_eq(with[1].gpu_model, FAST);
     cr_assert_eq(with[1].measured_sizes, 1);
     for (int w = 1; w <= 4; w *= 2) {
@@ -275,4 +275,35 @@ Test(learn_types, one_size_on_a_new_model_keeps_the_jobs_own_communication)
     /* both predict what was measured */
     cr_assert_float_eq(speed_step_time_placed(&with[1].speed, 2, 1, M), o[3].step_s,
                        1e-9 * o[3].step_s);
+}
+
+/* learn_round keeps each job's fits of two sizes or more in its cache and reuses them while the
+ * caller's version of its steps is the same; a new version fits again. */
+Test(learn_types, fits_are_reused_for_the_same_steps_only)
+{
+    struct world w;
+    struct learn_fit_cache cache = {0};
+    world_init(&w, 1);
+    w.in[0].cache = &cache;
+    w.in[0].version = 7;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert(cache.valid);
+    cr_assert_eq(cache.version, 7);
+    cr_assert_eq(cache.n, 2);
+    double fitted = one_gpu(sched_job_type_speed(&w.jobs[0], FAST));
+    /* mark the cached fit: the same version takes it as it is */
+    for (size_t k = 0; k < cache.n; k++)
+        cache.fits[k].speed.theta[0] += 1.0;
+    world_init(&w, 1);
+    w.in[0].cache = &cache;
+    w.in[0].version = 7;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert_float_eq(one_gpu(sched_job_type_speed(&w.jobs[0], FAST)), fitted + 1.0, 1e-9);
+    /* a new version of the steps fits them again */
+    world_init(&w, 1);
+    w.in[0].cache = &cache;
+    w.in[0].version = 8;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert_float_eq(one_gpu(sched_job_type_speed(&w.jobs[0], FAST)), fitted, 1e-9);
+    cr_assert_eq(cache.version, 8);
 }
