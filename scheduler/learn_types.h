@@ -1,8 +1,10 @@
 /* learn_types: a job's model on each GPU type of the cluster, learned live (the rule, written
  * once; the server's round and the simulator's --speed live call learn_round()):
  *  - Measured. Each GPU model the job's steps were measured on gets its own entry
- *    (learn_fit_types(): its own fit from two sizes or more, the one-size rule with the
- *    cluster's prior from one), source SCHED_TYPE_MEASURED. A measurement replaces any
+ *    (learn_fit_types(): its own fit from two sizes or more; from one the one-size rule,
+ *    with the job's own communication when its reference model is its own fit of two sizes
+ *    or more, else with the round's prior), source SCHED_TYPE_MEASURED. Its fits of two
+ *    sizes or more are kept in the caller's cache while its steps are the same. A measurement replaces any
  *    estimate: an entry is measured as soon as one step time on the type is.
  *  - Estimated. Every other GPU model of the cluster gets an entry from the ratios that this
  *    cluster's jobs measured between types (source SCHED_TYPE_ESTIMATED): per pair of types
