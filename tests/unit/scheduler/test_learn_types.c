@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "learn_types.h"
+#include "sched.h"
 #include "sched_estimate.h"
 
 #define M 64.0
@@ -306,4 +307,54 @@ Test(learn_types, fits_are_reused_for_the_same_steps_only)
     learn_round(w.jobs, 3, nodes, 2, w.in);
     cr_assert_float_eq(one_gpu(sched_job_type_speed(&w.jobs[0], FAST)), fitted, 1e-9);
     cr_assert_eq(cache.version, 8);
+}
+
+/* Free GPUs are free experiments, through the policy: a job measured on model 1 (at 1, 2 and 4
+ * GPUs, its max) runs on its 4 GPUs there while model 2's 4 GPUs are idle; both models have
+ * the same factor, so its estimate there is its model 1 speed. Used as it is, nothing gains
+ * from moving: ringmaster keeps it. Used optimistically (its uncertainty, the GPUs idle), the
+ * move is worth its restart: ringmaster tries it there, and its steps there will replace the
+ * estimate. */
+Test(learn_types, free_gpus_of_an_unseen_model_get_the_job_tried_there)
+{
+    static const struct sched_node two[] = {
+        {.id = 1, .ngpus = 4, .up = 1, .gpu_model = 1, .gpu_speed = 1.0, .gpu_mem_gb = 32},
+        {.id = 2, .ngpus = 4, .up = 1, .gpu_model = 2, .gpu_speed = 1.0, .gpu_mem_gb = 32},
+    };
+    static const double step[] = {0.4025, 0.4272, 0.4443}; /* ResNet-110 at 1, 2, 4 */
+    struct learn_obs o[3];
+    for (int k = 0; k < 3; k++)
+        o[k] = (struct learn_obs){.w = 1 << k, .nodes = 1, .gpu_model = 1, .gpu_speed = 1.0,
+                                  .step_s = step[k], .seconds = 300};
+    int where[2];
+    for (int optimistic = 0; optimistic < 2; optimistic++) {
+        struct sched_slot slots[4];
+        struct sched_job j = {.id = 1, .requested_gpus = 4, .min_gpus = 1, .max_gpus = 4,
+                              .elastic = 1, .cur_gpus = 4, .slots = slots,
+                              .remaining_epochs = 100, .model_source = SCHED_MODEL_FITTED};
+        for (int g = 0; g < 4; g++)
+            slots[g] = (struct sched_slot){.node = 0, .gpu = g};
+        j.speed = (struct speed_model){.batch_per_gpu = 128, .dataset_size = 50000};
+        cr_assert_eq(learn_fit_speed(&j.speed, o, 3), 0);
+        learn_fit_measured(&j, o, 3);
+        struct sched_type_speed types[LEARN_MAX_TYPES];
+        struct learn_job_steps in = {.obs = o, .nobs = 3, .types = types,
+                                     .cap = LEARN_MAX_TYPES, .max_local_model = -1};
+        learn_round(&j, 1, two, 2, &in);
+        cr_assert_eq(j.ntype_speeds, 2);
+        cr_assert_eq(types[1].source, SCHED_TYPE_ESTIMATED);
+        if (!optimistic) { /* the estimate as it is: model 1's, at the factors' ratio 1 */
+            types[1].speed = types[0].speed;
+            types[1].speed.gpus_per_node = 4;
+        }
+        struct sched_snapshot snap = {.now = 10000, .seed = 1, .nodes = two, .nnodes = 2,
+                                      .jobs = &j, .njobs = 1, .resize_cost_s = 30};
+        struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &snap);
+        cr_assert_not_null(d);
+        cr_assert_eq(d->assign[0].gpus, 4);
+        where[optimistic] = d->assign[0].slots[0].node;
+        sched_decision_destroy(d);
+    }
+    cr_assert_eq(where[0], 0, "without the experiment rule it stays where it was measured");
+    cr_assert_eq(where[1], 1, "with it, the idle model's GPUs are tried");
 }
