@@ -1,0 +1,195 @@
+/* policy_typed: ringmaster's GPU type for the jobs that have their own speed model on each
+ * GPU model (sched_job.type_speeds), by comparative advantage as Sia chooses it (Jayaram
+ * Subramanya et al., SOSP'23): each class's GPUs go to the jobs that would lose most without
+ * them, measured against each job's own best class, not to the job that asked first; then
+ * pairs of jobs exchange their GPUs where that raises ringmaster's completion rate
+ * (see policies/plans.h, docs/evaluation.md "What ringmaster does"). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "plans.h"
+
+double policy_typed_value(const struct policy_plan *pp, size_t i, int w, size_t c)
+{
+    const struct policy_plan_job *j = &pp->job[i];
+    double t = policy_plan_time_at(pp, i, w, c);
+
+    if (!(t > 0) || !isfinite(t))
+        return 0.0;
+    int keeps = j->cur_gpus > 0 && j->run_cls == (int)c && w == j->cur_gpus;
+    double v = 1.0 / (t + (j->cur_gpus > 0 && !keeps ? pp->resize_cost : 0.0));
+    if (keeps)
+        v *= 1.0 + SCHED_KEEP_MARGIN;
+    return v * j->boost * pp->weight[i];
+}
+
+int policy_typed_job(const struct policy_plan *pp, size_t i)
+{
+    const struct policy_plan_job *j = &pp->job[i];
+
+    return j->typed && j->speed && j->elastic && !j->plan;
+}
+
+/* 1 if job i may hold w GPUs of another class than the greedy gave it: a typed job
+ * (policy_typed_job) that is not pinned, w within its bounds. */
+static int may_take(const struct policy_plan *pp, size_t i, int w)
+{
+    const struct policy_plan_job *j = &pp->job[i];
+
+    return policy_typed_job(pp, i) && !j->pinned && w >= j->min_gpus && w <= j->max_gpus;
+}
+
+int policy_typed_swap(struct policy_plan *pp, struct policy_want *pw)
+{
+    size_t n = pp->snap->njobs, m = 0;
+    size_t *c = malloc((n + 1) * sizeof(*c));
+
+    if (!c)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (pw[i].gpus > 0 && pp->cls_of[i] >= 0 && may_take(pp, i, pw[i].gpus))
+            c[m++] = i;
+    /* Best exchange first. Each raises the sum of the values, so the loop ends; the bound
+     * only keeps it short. */
+    for (size_t round = 0; round < 2 * m; round++) {
+        double best = 0;
+        size_t bi = 0, bj = 0;
+        for (size_t x = 0; x < m; x++) {
+            size_t i = c[x], ci = (size_t)pp->cls_of[i];
+            int wi = pw[i].gpus;
+            double vi = policy_typed_value(pp, i, wi, ci);
+            for (size_t y = x + 1; y < m; y++) {
+                size_t j = c[y], cj = (size_t)pp->cls_of[j];
+                int wj = pw[j].gpus;
+                if (ci == cj || !may_take(pp, i, wj) || !may_take(pp, j, wi))
+                    continue;
+                double d = policy_typed_value(pp, i, wj, cj) + policy_typed_value(pp, j, wi, ci) -
+                           vi - policy_typed_value(pp, j, wj, cj);
+                if (d > best) {
+                    best = d;
+                    bi = i;
+                    bj = j;
+                }
+            }
+        }
+        if (!(best > 0))
+            break;
+        int w = pw[bi].gpus, k = pp->cls_of[bi];
+        pw[bi].gpus = pw[bj].gpus;
+        pp->cls_of[bi] = pp->cls_of[bj];
+        pw[bj].gpus = w;
+        pp->cls_of[bj] = k;
+    }
+    free(c);
+    return 0;
+}
+
+/* Job i's goodput on w GPUs of class c relative to its best class at w (0..1; 0: it cannot
+ * run there; best: that class's rate), as Sia normalises it. For a running job the class it
+ * holds counts (1 + SCHED_KEEP_MARGIN) times (the hysteresis of ringmaster's greedy), and
+ * another class loses the restart's share of the time the job would take there: a move
+ * must repay resize_cost_s. */
+static double relative(const struct policy_plan *pp, size_t i, int w, size_t c, double best)
+{
+    const struct policy_plan_job *j = &pp->job[i];
+    double r = policy_plan_rate(pp, i, w, c, NULL);
+
+    if (!(r > 0) || !(best > 0) || !isfinite(r))
+        return 0.0;
+    double q = r / best;
+    if (j->cur_gpus > 0 && j->run_cls == (int)c)
+        return q * (1.0 + SCHED_KEEP_MARGIN);
+    if (j->cur_gpus > 0) {
+        double t = policy_plan_time_at(pp, i, w, c);
+        q *= t > pp->resize_cost ? 1.0 - pp->resize_cost / t : 0.0;
+    }
+    return q;
+}
+
+/* Job i's best class for w GPUs among those with w free in cap, with its relative goodput
+ * there (*first) and on the runner-up (*second; 0 if none). Returns -1 if none has room. */
+static long best_two(const struct policy_plan *pp, size_t i, int w, const long *cap,
+                     double *first, double *second)
+{
+    double top = 0;
+    long at = -1;
+
+    for (size_t c = 0; c < pp->ncls; c++) {
+        double r = policy_plan_rate(pp, i, w, c, NULL);
+        if (r > top && isfinite(r))
+            top = r;
+    }
+    *first = *second = 0;
+    for (size_t c = 0; c < pp->ncls; c++) {
+        if (cap[c] < w)
+            continue;
+        double q = relative(pp, i, w, c, top);
+        if (q > *first) {
+            *second = *first;
+            *first = q;
+            at = (long)c;
+        } else if (q > *second) {
+            *second = q;
+        }
+    }
+    return at;
+}
+
+int policy_typed_assign(const struct policy_plan *pp, const struct policy_want *pw,
+                        const long *total, int *pref)
+{
+    size_t n = pp->snap->njobs, m = 0;
+    size_t *c = malloc((n + 1) * sizeof(*c));
+    long *cap = malloc((pp->ncls + 1) * sizeof(*cap));
+
+    if (!c || !cap) {
+        free(c);
+        free(cap);
+        return -1;
+    }
+    for (size_t k = 0; k < pp->ncls; k++)
+        cap[k] = total[k];
+    /* The GPUs of the other jobs stay where the allocation put them; a pinned typed job
+     * keeps the class it runs on (the greedy may have put it elsewhere when that class
+     * filled first). */
+    for (size_t i = 0; i < n; i++) {
+        pref[i] = -1;
+        if (pw[i].gpus <= 0 || pp->cls_of[i] < 0)
+            continue;
+        if (may_take(pp, i, pw[i].gpus)) {
+            c[m++] = i;
+            continue;
+        }
+        cap[pp->cls_of[i]] -= pw[i].gpus;
+        if (policy_typed_job(pp, i) && pp->job[i].cur_gpus > 0 && pp->job[i].run_cls >= 0)
+            pref[i] = pp->job[i].run_cls;
+    }
+    /* Largest regret first (Vogel's approximation of the assignment): the job that would
+     * lose most, in GPUs' worth of its best class, on its second class with room goes to
+     * its first (ties: the first found). */
+    while (m > 0) {
+        double worst = -1;
+        size_t at = 0;
+        long to = -1;
+        for (size_t x = 0; x < m; x++) {
+            size_t i = c[x];
+            double q1, q2;
+            long b = best_two(pp, i, pw[i].gpus, cap, &q1, &q2);
+            double g = (q1 - q2) * pw[i].gpus;
+            if (b >= 0 && g > worst) {
+                worst = g;
+                at = x;
+                to = b;
+            }
+        }
+        if (to < 0)
+            break; /* the rest fit nowhere whole: any class */
+        size_t i = c[at];
+        pref[i] = (int)to;
+        cap[to] -= pw[i].gpus;
+        c[at] = c[--m];
+    }
+    free(c);
+    free(cap);
+    return 0;
+}
