@@ -106,15 +106,18 @@ static double relative(const struct policy_plan *pp, size_t i, int w, size_t c, 
     return q;
 }
 
-/* Job i's best class for w GPUs among those with w free in cap, with its relative goodput
- * there (*first) and on the runner-up (*second; 0 if none). Returns -1 if none has room. */
-static long best_two(const struct policy_plan *pp, size_t i, int w, const long *cap,
-                     double *first, double *second)
+/* Job i's best class for w GPUs among those with w free in cap, with its goodput there
+ * relative to its best class that holds w GPUs in all (total) (*first), and on the
+ * runner-up (*second; 0 if none). Returns -1 if none has room. */
+static long best_two(const struct policy_plan *pp, size_t i, int w, const long *total,
+                     const long *cap, double *first, double *second)
 {
     double top = 0;
     long at = -1;
 
     for (size_t c = 0; c < pp->ncls; c++) {
+        if (total[c] < w)
+            continue; /* the class could never hold w */
         double r = policy_plan_rate(pp, i, w, c, NULL);
         if (r > top && isfinite(r))
             top = r;
@@ -174,7 +177,7 @@ int policy_typed_assign(const struct policy_plan *pp, const struct policy_want *
         for (size_t x = 0; x < m; x++) {
             size_t i = c[x];
             double q1, q2;
-            long b = best_two(pp, i, pw[i].gpus, cap, &q1, &q2);
+            long b = best_two(pp, i, pw[i].gpus, total, cap, &q1, &q2);
             double g = (q1 - q2) * pw[i].gpus;
             if (b >= 0 && g > worst) {
                 worst = g;
