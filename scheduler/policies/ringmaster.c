@@ -5,8 +5,10 @@
  * base (ties and jobs it cannot grow: the policy order); then the
  * completion-rate greedy (below) starts and grows jobs, first each within its heSRPT share of the cluster
  * (policies/share.c), then with what is left (while all bases fit in
- * RM_SPARE of the GPUs, every job starts first); then GPUs of a model nobody
- * could use go to running jobs that gain from moving (use_idle).
+ * RM_SPARE of the GPUs, every job starts first); with jobs that have their own model per
+ * GPU model, each GPU model's GPUs then go to the jobs with the comparative advantage there
+ * (typed(), policies/typed.c); then GPUs of a model nobody could use go to running jobs
+ * that gain from moving (use_idle).
  *
  * The completion-rate greedy: mean JCT falls fastest when jobs complete
  * soonest, so ringmaster maximises the cluster's completion rate, the sum over
