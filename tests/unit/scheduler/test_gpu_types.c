@@ -203,7 +203,7 @@ Test(gpu_types, a_running_job_moves_to_a_better_type_only_when_it_repays_the_res
     sched_decision_destroy(d);
 }
 
-Test(gpu_types, quotas_and_max_wait_hold_across_types)
+Test(gpu_types, quotas_shares_and_max_wait_hold_across_types)
 {
     static struct fx f;
     static struct sched_type_speed t[4][2];
@@ -223,6 +223,27 @@ Test(gpu_types, quotas_and_max_wait_hold_across_types)
     fx_check_feasible(&f.snap, d);
     cr_assert_leq(d->assign[0].gpus + d->assign[1].gpus, 4, "over its quota of 4");
     cr_assert_gt(d->assign[0].gpus + d->assign[1].gpus, 0);
+    sched_decision_destroy(d);
+
+    /* User 1's jobs hold both types; user 2 (the same share) asks for 4 GPUs for a long,
+     * rigid job: it gets them, on one type, and user 1 keeps 4. */
+    two_models(&f);
+    struct sched_job *u1a = typed_job(&f, 1, 5, t[0], 1.0, 2.0);
+    struct sched_job *u1b = typed_job(&f, 2, 5, t[1], 2.0, 1.0);
+    u1a->user_id = u1b->user_id = 1;
+    fx_hold(&f, u1a, 0, 0, 4);
+    fx_hold(&f, u1b, 1, 0, 4);
+    struct sched_job *u2 = typed_job(&f, 3, 1e4, t[2], 1.0, 1.0);
+    u2->user_id = 2;
+    u2->elastic = 0;
+    u2->requested_gpus = u2->min_gpus = u2->max_gpus = 4;
+    d = sched_decide(rm, &f.snap);
+    fx_check_feasible(&f.snap, d);
+    cr_assert_eq(d->assign[2].gpus, 4, "user 2 below its share: %s", d->assign[2].reason);
+    cr_assert_eq(d->assign[0].gpus + d->assign[1].gpus, 4);
+    for (int k = 1; k < 4; k++)
+        cr_assert_eq(f.nodes[d->assign[2].slots[k].node].gpu_model,
+                     f.nodes[d->assign[2].slots[0].node].gpu_model, "one type per job");
     sched_decision_destroy(d);
 
     /* Two short jobs hold both types; a long one waited past max_wait_s: the guard serves
