@@ -204,13 +204,15 @@ double policy_typed_value(const struct policy_plan *pp, size_t i, int w, size_t 
  * (its goodput relative to its best class, on its best class with room less on the next,
  * times its count); the class it runs on counts (1 + SCHED_KEEP_MARGIN) times, another
  * loses the restart's share of its time there. A pinned typed job keeps the class it runs
- * on; the others get -1 (any). Returns 0, or -1 (ENOMEM). */
+ * on; the others get -1 (any). A lazy heap of regrets: O(m log m) for m such jobs, bar the
+ * regrets that fall as classes fill. Returns 0, or -1 (ENOMEM). */
 int policy_typed_assign(const struct policy_plan *pp, const struct policy_want *pw,
                         const long *total, int *pref);
 
 /* Exchanges the GPUs of pairs of typed jobs on different classes (count and class whole,
  * so no class gives out more) while that raises their summed policy_typed_value(), best
- * exchange first. Returns 0, or -1 (ENOMEM). */
+ * exchange first: at most 16 exchanges, and none when more than 256 jobs could take part
+ * (its table of values is their number squared). Returns 0, or -1 (ENOMEM). */
 int policy_typed_swap(struct policy_plan *pp, struct policy_want *pw);
 
 #endif

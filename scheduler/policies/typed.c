@@ -39,6 +39,34 @@ static int may_take(const struct policy_plan *pp, size_t i, int w)
     return policy_typed_job(pp, i) && !j->pinned && w >= j->min_gpus && w <= j->max_gpus;
 }
 
+/* The exchanges look at most this many jobs (beyond, the allocation is left as the type
+ * choice made it: the table of values is this squared) and make at most TYPED_SWAP_ROUNDS
+ * exchanges (on section 8's workloads a round rarely makes more than two). */
+#define TYPED_SWAP_MAX 256
+#define TYPED_SWAP_ROUNDS 16
+
+/* The best exchange between the holders x < y of allocations at[x], at[y] (different
+ * classes, both allowed: v >= 0), its gain into *gain (0: none gains). */
+static void best_exchange(const double *v, const size_t *at, const int *cls, size_t m,
+                          size_t *bx, size_t *by, double *gain)
+{
+    *gain = 0;
+    for (size_t x = 0; x < m; x++) {
+        const double *vx = &v[x * m];
+        for (size_t y = x + 1; y < m; y++) {
+            const double *vy = &v[y * m];
+            if (cls[at[x]] == cls[at[y]] || vx[at[y]] < 0 || vy[at[x]] < 0)
+                continue;
+            double d = vx[at[y]] + vy[at[x]] - vx[at[x]] - vy[at[y]];
+            if (d > *gain) {
+                *gain = d;
+                *bx = x;
+                *by = y;
+            }
+        }
+    }
+}
+
 int policy_typed_swap(struct policy_plan *pp, struct policy_want *pw)
 {
     size_t n = pp->snap->njobs, m = 0;
@@ -46,42 +74,53 @@ int policy_typed_swap(struct policy_plan *pp, struct policy_want *pw)
 
     if (!c)
         return -1;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && m <= TYPED_SWAP_MAX; i++)
         if (pw[i].gpus > 0 && pp->cls_of[i] >= 0 && may_take(pp, i, pw[i].gpus))
             c[m++] = i;
-    /* Best exchange first. Each raises the sum of the values, so the loop ends; the bound
-     * only keeps it short. */
-    for (size_t round = 0; round < 2 * m; round++) {
-        double best = 0;
-        size_t bi = 0, bj = 0;
-        for (size_t x = 0; x < m; x++) {
-            size_t i = c[x], ci = (size_t)pp->cls_of[i];
-            int wi = pw[i].gpus;
-            double vi = policy_typed_value(pp, i, wi, ci);
-            for (size_t y = x + 1; y < m; y++) {
-                size_t j = c[y], cj = (size_t)pp->cls_of[j];
-                int wj = pw[j].gpus;
-                if (ci == cj || !may_take(pp, i, wj) || !may_take(pp, j, wi))
-                    continue;
-                double d = policy_typed_value(pp, i, wj, cj) + policy_typed_value(pp, j, wi, ci) -
-                           vi - policy_typed_value(pp, j, wj, cj);
-                if (d > best) {
-                    best = d;
-                    bi = i;
-                    bj = j;
-                }
-            }
-        }
-        if (!(best > 0))
-            break;
-        int w = pw[bi].gpus, k = pp->cls_of[bi];
-        pw[bi].gpus = pw[bj].gpus;
-        pp->cls_of[bi] = pp->cls_of[bj];
-        pw[bj].gpus = w;
-        pp->cls_of[bj] = k;
+    if (m < 2 || m > TYPED_SWAP_MAX) {
+        free(c);
+        return 0;
     }
+    /* The candidates only exchange the allocations they hold (count and class): v[x * m + a]
+     * is job x's value on allocation a (-1: it may not take it), at[x] the one it holds. */
+    double *v = malloc(m * m * sizeof(*v));
+    size_t *at = malloc(m * sizeof(*at));
+    int *w = malloc(m * sizeof(*w)), *cls = malloc(m * sizeof(*cls));
+    int rc = -1;
+    if (!v || !at || !w || !cls)
+        goto out;
+    for (size_t x = 0; x < m; x++) {
+        at[x] = x;
+        w[x] = pw[c[x]].gpus;
+        cls[x] = pp->cls_of[c[x]];
+    }
+    for (size_t x = 0; x < m; x++)
+        for (size_t a = 0; a < m; a++)
+            v[x * m + a] = may_take(pp, c[x], w[a])
+                               ? policy_typed_value(pp, c[x], w[a], (size_t)cls[a])
+                               : -1.0;
+    for (int round = 0; round < TYPED_SWAP_ROUNDS; round++) {
+        size_t x = 0, y = 0;
+        double gain;
+        best_exchange(v, at, cls, m, &x, &y, &gain);
+        if (!(gain > 0))
+            break;
+        size_t k = at[x];
+        at[x] = at[y];
+        at[y] = k;
+    }
+    for (size_t x = 0; x < m; x++) {
+        pw[c[x]].gpus = w[at[x]];
+        pp->cls_of[c[x]] = cls[at[x]];
+    }
+    rc = 0;
+out:
     free(c);
-    return 0;
+    free(v);
+    free(at);
+    free(w);
+    free(cls);
+    return rc;
 }
 
 /* Job i's goodput on w GPUs of class c relative to its best class at w (0..1; 0: it cannot
@@ -169,30 +208,38 @@ int policy_typed_assign(const struct policy_plan *pp, const struct policy_want *
     }
     /* Largest regret first (Vogel's approximation of the assignment): the job that would
      * lose most, in GPUs' worth of its best class, on its second class with room goes to
-     * its first (ties: the first found). */
-    while (m > 0) {
-        double worst = -1;
-        size_t at = 0;
-        long to = -1;
-        for (size_t x = 0; x < m; x++) {
-            size_t i = c[x];
-            double q1, q2;
-            long b = best_two(pp, i, pw[i].gpus, total, cap, &q1, &q2);
-            double g = (q1 - q2) * pw[i].gpus;
-            if (b >= 0 && g > worst) {
-                worst = g;
-                at = x;
-                to = b;
-            }
-        }
+     * its first. A job's regret moves only when a class fills: popped, it is worked out
+     * again and goes back in when it fell (ties: the policy order). */
+    struct policy_heap h;
+    if (policy_heap_init(&h, m + 1)) {
+        free(c);
+        free(cap);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t x = 0; x < m && rc == 0; x++) {
+        double q1, q2;
+        size_t i = c[x];
+        if (best_two(pp, i, pw[i].gpus, total, cap, &q1, &q2) >= 0)
+            rc = policy_heap_add(&h, (q1 - q2) * pw[i].gpus, pp->rank[i], x);
+    }
+    struct policy_cand cd;
+    while (rc == 0 && policy_heap_pop(&h, &cd) == 0) {
+        size_t i = c[cd.job];
+        double q1, q2;
+        long to = best_two(pp, i, pw[i].gpus, total, cap, &q1, &q2);
+        double g = (q1 - q2) * pw[i].gpus;
         if (to < 0)
-            break; /* the rest fit nowhere whole: any class */
-        size_t i = c[at];
+            continue; /* fits nowhere whole any more: any class */
+        if (g < cd.gain * (1.0 - 1e-9)) {
+            rc = policy_heap_add(&h, g, cd.rank, cd.job);
+            continue;
+        }
         pref[i] = (int)to;
         cap[to] -= pw[i].gpus;
-        c[at] = c[--m];
     }
+    policy_heap_fini(&h);
     free(c);
     free(cap);
-    return 0;
+    return rc;
 }
