@@ -300,6 +300,8 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
         return "resized: shrunk";
     if (on_down_node(snap, j))
         return "migrated: off a node that is down or draining";
+    if (snap->nodes[a->slots[0].node].gpu_model != snap->nodes[j->slots[0].node].gpu_model)
+        return "migrated: to a GPU model where it runs faster";
     return "migrated: to let another job span fewer nodes";
 }
 

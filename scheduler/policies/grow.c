@@ -102,7 +102,8 @@ static struct grow best_grow(const struct policy_plan *pp, size_t i, int w, int 
     int stays = pp->job[i].cur_gpus > 0;
 
     for (size_t to = 0; to < pp->ncls; to++) {
-        if (pp->cls[to].free < (to == c ? w : 2 * w) || (to != c && stays))
+        if (pp->cls[to].free < (to == c ? w : 2 * w) || (to != c && stays) ||
+            (pp->pref && pp->pref[i] >= 0 && (size_t)pp->pref[i] != to))
             continue;
         double g = step_gain(pp, i, w, to, rm);
         if (g > best.gain && isfinite(g)) {

@@ -182,6 +182,11 @@ long policy_plan_start_class(const struct policy_plan *pp, size_t i, int *w)
     long cur = policy_plan_running_class(pp, i), best = -1;
     double best_r = 0;
 
+    if (pp->pref && pp->pref[i] >= 0) {
+        size_t c = (size_t)pp->pref[i];
+        *w = policy_plan_base_count(pp, i, c, pp->cls[c].free);
+        return *w > 0 ? (long)c : -1;
+    }
     if (cur >= 0 && (*w = policy_plan_base_count(pp, i, (size_t)cur, pp->cls[cur].free)) > 0)
         return cur;
     for (size_t c = 0; c < pp->ncls; c++) {

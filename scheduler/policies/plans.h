@@ -108,6 +108,8 @@ struct policy_plan {
      * at them, without working them out again (plan_dp_rate()). */
     double allreduce[POLICY_PLAN_MEMO_POW][3];
     double resize_cost; /* the snapshot's resize_cost_s if positive and finite, else 0 */
+    int *pref; /* ringmaster, when set: per job, the class it starts and grows on (-1: any;
+                * policy_typed_assign()); NULL: any */
 };
 
 #define POLICY_PLAN_CAP_LATER INT_MIN
@@ -138,7 +140,8 @@ int policy_plan_base_count(const struct policy_plan *pp, size_t i, size_t c, lon
 /* The class a running job i's GPUs are all of, or -1. */
 long policy_plan_running_class(const struct policy_plan *pp, size_t i);
 
-/* The class and base count (*w) job i starts on now (free GPUs), or -1: a
+/* The class and base count (*w) job i starts on now (free GPUs), or -1: its
+ * class pp->pref[i] when set (-1 if its base does not fit there); else a
  * running job restarts on the class it holds if its base fits there (growth
  * may move it later, paying the restart), a new one where its base runs
  * fastest per GPU, one without a speed model on the class of the highest gpu_speed. */
@@ -180,5 +183,37 @@ int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct polic
 
 /* 1 while some class has a free GPU (a start or a growth may still fit), else 0. */
 int policy_grow_room(const struct policy_plan *pp);
+
+/* ---- policies/typed.c ------------------------------------------------------
+ *
+ * Ringmaster's GPU type per job when jobs have their own speed model per GPU model
+ * (sched_job.type_speeds; docs/evaluation.md section 8). */
+
+/* 1 if job i's type is chosen by comparative advantage: elastic, a model, its own models
+ * per GPU model, no plan information. */
+int policy_typed_job(const struct policy_plan *pp, size_t i);
+
+/* What job i on w GPUs of class c adds to the completion rate ringmaster maximises:
+ * 1 / T(w) times its ageing and weight; a running job that would restart (another count or
+ * class) adds resize_cost_s to T, one that keeps what it holds counts (1 + SCHED_KEEP_MARGIN)
+ * times. 0: it cannot run there. */
+double policy_typed_value(const struct policy_plan *pp, size_t i, int w, size_t c);
+
+/* Each class's GPUs to the jobs with the comparative advantage there: from an allocation
+ * (pw, pp->cls_of) of total[c] GPUs per class, each typed job that holds GPUs and is not
+ * pinned gets a class for its count into pref[i], the one with the largest regret first
+ * (its goodput relative to its best class, on its best class with room less on the next,
+ * times its count); the class it runs on counts (1 + SCHED_KEEP_MARGIN) times, another
+ * loses the restart's share of its time there. A pinned typed job keeps the class it runs
+ * on; the others get -1 (any). A lazy heap of regrets: O(m log m) for m such jobs, bar the
+ * regrets that fall as classes fill. Returns 0, or -1 (ENOMEM). */
+int policy_typed_assign(const struct policy_plan *pp, const struct policy_want *pw,
+                        const long *total, int *pref);
+
+/* Exchanges the GPUs of pairs of typed jobs on different classes (count and class whole,
+ * so no class gives out more) while that raises their summed policy_typed_value(), best
+ * exchange first: at most 16 exchanges, and none when more than 256 jobs could take part
+ * (its table of values is their number squared). Returns 0, or -1 (ENOMEM). */
+int policy_typed_swap(struct policy_plan *pp, struct policy_want *pw);
 
 #endif

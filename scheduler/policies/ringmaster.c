@@ -5,8 +5,10 @@
  * base (ties and jobs it cannot grow: the policy order); then the
  * completion-rate greedy (below) starts and grows jobs, first each within its heSRPT share of the cluster
  * (policies/share.c), then with what is left (while all bases fit in
- * RM_SPARE of the GPUs, every job starts first); then GPUs of a model nobody
- * could use go to running jobs that gain from moving (use_idle).
+ * RM_SPARE of the GPUs, every job starts first); with jobs that have their own model per
+ * GPU model, each GPU model's GPUs then go to the jobs with the comparative advantage there
+ * (typed(), policies/typed.c); then GPUs of a model nobody could use go to running jobs
+ * that gain from moving (use_idle).
  *
  * The completion-rate greedy: mean JCT falls fastest when jobs complete
  * soonest, so ringmaster maximises the cluster's completion rate, the sum over
@@ -27,6 +29,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pack.h"
 #include "plans.h"
@@ -35,6 +38,10 @@
 /* ringmaster starts every job first when all their bases fit in this share
  * of the free GPUs (docs/evaluation.md: 0.5 .. 0.75 measured). */
 #define RM_SPARE 0.6
+
+/* Rounds of the type choice (typed()): measured on section 8's workloads, 3 gave the lowest
+ * mean JCT of 1-6 (docs/evaluation.md); most rounds settle in fewer. */
+#define RM_TYPED_ROUNDS 3
 
 /* Each job's base and exponent within one greedy(): they depend only on the job and the
  * classes' models; spare() asks for the base of every waiting job, the growth bounds
@@ -288,14 +295,11 @@ static int spare(const struct policy_plan *pp, const struct policy_want *pw)
  * starts first, in key order: nothing waits while GPUs are plentiful. Then
  * the completion-rate greedy starts and grows jobs, first each within its
  * heSRPT bound (set_caps), then, with what is left, without bounds. */
-static int greedy(struct policy_plan *pp, struct policy_want *pw)
+static int greedy_once(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw)
 {
-    struct policy_heap h;
     const struct sched_snapshot *snap = pp->snap;
     int rc;
 
-    if (policy_heap_init(&h, snap->njobs))
-        return -1;
     for (size_t k = 0; k < snap->njobs && pp->exp->plain > 0; k++) {
         size_t i = pp->order[k];
         if (!pp->job[i].speed || !pp->job[i].elastic)
@@ -308,12 +312,93 @@ static int greedy(struct policy_plan *pp, struct policy_want *pw)
                 policy_grow_start(pp, i, pw);
         }
     set_caps(pp);
-    rc = greedy_pass(pp, &h, pw);
+    rc = greedy_pass(pp, h, pw);
     int *cap = pp->cap;
     pp->cap = NULL;
     if (rc == 0)
-        rc = greedy_pass(pp, &h, pw);
+        rc = greedy_pass(pp, h, pw);
     pp->cap = cap;
+    return rc;
+}
+
+/* 1 with more than one class and a job whose type is chosen by comparative advantage
+ * (policy_typed_job). */
+static int typed_round(const struct policy_plan *pp)
+{
+    if (pp->ncls < 2)
+        return 0;
+    for (size_t i = 0; i < pp->snap->njobs; i++)
+        if (policy_typed_job(pp, i))
+            return 1;
+    return 0;
+}
+
+/* Back to no GPU given out of total[c] per class. */
+static void undo(struct policy_plan *pp, struct policy_want *pw, const long *total)
+{
+    for (size_t c = 0; c < pp->ncls; c++)
+        pp->cls[c].free = total[c];
+    for (size_t i = 0; i < pp->snap->njobs; i++) {
+        pw[i].gpus = 0;
+        pp->cls_of[i] = -1;
+    }
+}
+
+/* With jobs that have their own model per GPU model: the greedy gives the counts; each
+ * class then goes to the jobs with the comparative advantage there (policy_typed_assign),
+ * and the greedy runs again with each of them held to its class (pp->pref), up to
+ * RM_TYPED_ROUNDS times, until the classes stay as they were; a last pass without classes
+ * gives out what is left; then pairs exchange their GPUs where both together gain
+ * (policy_typed_swap). */
+static int typed(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw)
+{
+    size_t n = pp->snap->njobs;
+    long *total = malloc((pp->ncls + 1) * sizeof(*total));
+    int *pref = malloc((n + 1) * sizeof(*pref));
+    int *prev = malloc((n + 1) * sizeof(*prev));
+    int rc = -1;
+
+    if (!total || !pref || !prev)
+        goto out;
+    for (size_t c = 0; c < pp->ncls; c++)
+        total[c] = pp->cls[c].free;
+    if (greedy_once(pp, h, pw))
+        goto out;
+    for (int round = 0; round < RM_TYPED_ROUNDS; round++) {
+        if (policy_typed_assign(pp, pw, total, pref))
+            goto out;
+        if (round > 0 && !memcmp(pref, prev, n * sizeof(*pref)))
+            break;
+        undo(pp, pw, total);
+        pp->pref = pref;
+        rc = greedy_once(pp, h, pw);
+        pp->pref = NULL;
+        if (rc)
+            goto out;
+        rc = -1;
+        memcpy(prev, pref, n * sizeof(*pref));
+    }
+    int *cap = pp->cap;
+    pp->cap = NULL;
+    rc = greedy_pass(pp, h, pw);
+    pp->cap = cap;
+    if (rc == 0)
+        rc = policy_typed_swap(pp, pw);
+out:
+    free(total);
+    free(pref);
+    free(prev);
+    return rc;
+}
+
+static int greedy(struct policy_plan *pp, struct policy_want *pw)
+{
+    struct policy_heap h;
+    int rc;
+
+    if (policy_heap_init(&h, pp->snap->njobs))
+        return -1;
+    rc = typed_round(pp) ? typed(pp, &h, pw) : greedy_once(pp, &h, pw);
     if (rc == 0 && pp->ncls > 1)
         use_idle(pp, pw);
     policy_heap_fini(&h);
