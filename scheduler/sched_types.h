@@ -112,10 +112,16 @@ enum sched_model_source {
 /* A job's own speed on one GPU model (sched_job.type_speeds): its speed model there,
  * absolute (no gpu_speed factor applies to it), and that model's largest local batch (GPU
  * memory; <= 0: the job's batch.max_local). */
+enum sched_type_source { SCHED_TYPE_GIVEN = 0,   /* handed in (simulator oracle, profiles) */
+                         SCHED_TYPE_MEASURED,    /* fitted from the job's own steps on it */
+                         SCHED_TYPE_ESTIMATED }; /* never run there: from the cluster's ratios */
 struct sched_type_speed {
     int gpu_model;            /* sched_node.gpu_model */
     struct speed_model speed; /* fitted, with batch_per_gpu and dataset_size as the job's */
     double max_local;
+    enum sched_type_source source;
+    double uncertainty;  /* ESTIMATED: relative 1-sigma of its step time (e.g. 0.3); else 0 */
+    int measured_sizes;  /* MEASURED: distinct world sizes measured on this type */
 };
 
 struct sched_job {

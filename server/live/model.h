@@ -41,6 +41,8 @@
 #define LIVE_CONV_FITS_MIN 16
 #define LIVE_CONV_FIT_BUDGET_US 20000
 
+#define LIVE_MAX_GPU_TYPES 8
+
 struct live_model {
     int64_t job_id;
     long long metrics_seen; /* job_metrics rows the fit has used */
@@ -87,6 +89,10 @@ struct live_model {
     double sched_start;  /* its predicted start then (< 0 none) */
     double sched_finish; /* its predicted finish then (< 0 none) */
     double sched_rem;    /* its remaining seconds then (< 0 none) */
+    /* The job's per-type models, filled by the live refit and shown by the API/page. */
+    struct sched_type_speed types[LIVE_MAX_GPU_TYPES];  /* one per GPU model of the cluster */
+    char type_names[LIVE_MAX_GPU_TYPES][32];            /* the node's reported GPU name */
+    size_t ntypes;
 };
 
 struct live_models;
