@@ -2,6 +2,7 @@
  * jobs with their observations fitted into models, users and the estimate rules' prior. */
 #include "decide_input.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -9,8 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "options.h"
 
 #define DECIDE_MAX_POINTS 4096
+#define DECIDE_UNKNOWN_MODEL 100 /* the first gpu_model of a gpu_type the simulator does not
+                                  * know, as the server numbers them (server/live/snap.c) */
 
 struct decide_input {
     struct sched_snapshot snap;
@@ -21,6 +27,7 @@ struct decide_input {
     double *finished;
     size_t njobs;
     int total_gpus;
+    const char **type_names; /* per node: its gpu_type (borrowed), or NULL */
     const char *policy; /* borrowed from the JSON document */
     json_t *root;       /* the JSON document */
     char *err;
@@ -38,6 +45,7 @@ void decide_input_destroy(struct decide_input *in)
     free(in->finished);
     free(in->jobs);
     free(in->nodes);
+    free(in->type_names);
     json_decref(in->root);
     free(in);
 }
@@ -127,11 +135,73 @@ static int get_array(struct decide_input *in, json_t *o, const char *path, const
 
 /* ---- nodes --------------------------------------------------------------- */
 
+/* The simulator's GPU model named name (options_gpu_models(): the name itself, or one of its
+ * words, case insensitive, as the server reads a node's reported model: "NVIDIA
+ * A100-SXM4-80GB" is a100), or NULL. */
+static const struct options_gpu_model *known_type(const char *name)
+{
+    const struct options_gpu_model *t = options_gpu_models();
+    for (const struct options_gpu_model *m = t; m->name; m++)
+        if (!strcasecmp(m->name, name))
+            return m;
+    for (const char *q = name; *q;) {
+        size_t n = 0;
+        while (isalnum((unsigned char)q[n]))
+            n++;
+        for (const struct options_gpu_model *m = t; n > 0 && m->name; m++)
+            if (strlen(m->name) == n && !strncasecmp(q, m->name, n))
+                return m;
+        q += n ? n : 1;
+    }
+    return NULL;
+}
+
+/* A node's gpu_type: its name, and unless the node gives them its gpu_model (the simulator's
+ * for a name it knows, else the next free one from DECIDE_UNKNOWN_MODEL),
+ * gpu_speed and gpu_mem_gb (the known model's). Two nodes of one name have one model, and one
+ * model one name. */
+static int read_node_type(struct decide_input *in, json_t *o, const char *p, size_t i,
+                          int model_given)
+{
+    json_t *t = json_object_get(o, "gpu_type");
+    struct sched_node *n = &in->nodes[i];
+    char path[96];
+    snprintf(path, sizeof(path), "%s.gpu_type", p);
+    if (!t)
+        return 0;
+    const char *name = json_string_value(t);
+    if (!name || !*name || strlen(name) > DECIDE_GPU_TYPE_MAX)
+        return bad(in, path, "expected a GPU type name of 1..63 characters (e.g. \"a100\")");
+    in->type_names[i] = name;
+    const struct options_gpu_model *m = known_type(name);
+    int next = DECIDE_UNKNOWN_MODEL, same = -1;
+    for (size_t k = 0; k < i; k++) {
+        const char *other = in->type_names[k];
+        if (other && !strcasecmp(other, name) && same < 0)
+            same = in->nodes[k].gpu_model;
+        if (in->nodes[k].gpu_model >= next)
+            next = in->nodes[k].gpu_model + 1;
+    }
+    if (!model_given)
+        n->gpu_model = same >= 0 ? same : m ? m->index : next;
+    if (same >= 0 && same != n->gpu_model)
+        return bad(in, path, "another node of this gpu_type has another gpu_model");
+    for (size_t k = 0; k < i; k++)
+        if (in->type_names[k] && in->nodes[k].gpu_model == n->gpu_model &&
+            strcasecmp(in->type_names[k], name))
+            return bad(in, path, "another node of its gpu_model has another gpu_type");
+    if (m && !json_object_get(o, "gpu_speed"))
+        n->gpu_speed = m->speed;
+    if (m && !json_object_get(o, "gpu_mem_gb"))
+        n->gpu_mem_gb = m->mem_gb;
+    return 0;
+}
+
 /* Host resources and GPU model of a node (docs/plans.md); all optional. */
-static int read_node_extras(struct decide_input *in, json_t *o, const char *p,
-                            struct sched_node *n)
+static int read_node_extras(struct decide_input *in, json_t *o, const char *p, size_t i)
 {
     long long cores, model;
+    struct sched_node *n = &in->nodes[i];
     if (get_int(in, o, p, "cpu_cores", 0, 1 << 24, 0, &cores) ||
         get_num(in, o, p, "host_mem_gb", 0, 1e9, 0, &n->host_mem_gb) ||
         get_int(in, o, p, "gpu_model", 0, 1 << 20, 0, &model) ||
@@ -140,7 +210,7 @@ static int read_node_extras(struct decide_input *in, json_t *o, const char *p,
         return -1;
     n->cpu_cores = (int)cores;
     n->gpu_model = (int)model;
-    return 0;
+    return read_node_type(in, o, p, i, json_object_get(o, "gpu_model") != NULL);
 }
 
 static int read_nodes(struct decide_input *in, json_t *root)
@@ -152,7 +222,8 @@ static int read_nodes(struct decide_input *in, json_t *root)
     if (!arr || json_array_size(arr) == 0)
         return bad(in, "$.nodes", "expected a non-empty array of nodes");
     in->nodes = calloc(json_array_size(arr), sizeof(*in->nodes));
-    if (!in->nodes)
+    in->type_names = calloc(json_array_size(arr), sizeof(*in->type_names));
+    if (!in->nodes || !in->type_names)
         return bad(in, "$", "out of memory");
     for (i = 0; i < json_array_size(arr); i++) {
         o = json_array_get(arr, i);
@@ -169,7 +240,7 @@ static int read_nodes(struct decide_input *in, json_t *root)
         if (gpus < 0)
             return bad(in, p, "member gpus is required");
         in->nodes[i] = (struct sched_node){.id = id, .ngpus = (int)gpus, .up = up};
-        if (read_node_extras(in, o, p, &in->nodes[i]))
+        if (read_node_extras(in, o, p, i))
             return -1;
         in->total_gpus += (int)gpus;
     }
@@ -335,8 +406,10 @@ static int read_loss(struct decide_input *in, json_t *o, const char *path, struc
                               : conv_steps_to_converge(&job->conv, k, spe, tol);
     job->has_fit = isfinite(left);
     job->fit_remaining_epochs = isfinite(left) ? left / spe : 0;
-    if (!remaining_given)
+    if (!remaining_given) {
         job->remaining_epochs = isfinite(left) ? left / spe : -1;
+        job->remaining_source = isfinite(left) ? SCHED_EST_FIT : SCHED_EST_GIVEN;
+    }
     return 0;
 }
 
@@ -626,6 +699,7 @@ static int read_input(struct decide_input *in, json_t *root)
         get_num(in, root, "$", "resize_cost_s", 0, 1e9, 10, &in->snap.resize_cost_s) ||
         get_num(in, root, "$", "min_resize_interval_s", 0, 1e9, 0,
                 &in->snap.min_resize_interval_s) ||
+        get_num(in, root, "$", "explore_stage_s", 0, 1e9, 0, &in->snap.explore_stage_s) ||
         get_num(in, root, "$", "quantum_s", 0, 1e9, 0, &in->snap.quantum_s) ||
         get_num(in, root, "$", "gpu_mem_bytes", 0, 1e15, 0, &in->snap.gpu_mem_bytes) ||
         get_num(in, root, "$", "max_wait_s", 0, 1e15, 0, &in->snap.max_wait_s) ||
@@ -684,4 +758,12 @@ const struct sched_snapshot *decide_input_snapshot(const struct decide_input *in
 const char *decide_input_policy(const struct decide_input *in)
 {
     return in->policy;
+}
+
+const char *decide_input_gpu_type(const struct decide_input *in, int gpu_model)
+{
+    for (size_t i = 0; i < in->snap.nnodes; i++)
+        if (in->type_names[i] && in->nodes[i].gpu_model == gpu_model)
+            return in->type_names[i];
+    return NULL;
 }

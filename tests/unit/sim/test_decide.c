@@ -361,3 +361,82 @@ Test(decide, batch_model_and_placed_observations)
                    " \"speed_observations\": [{\"w\": 2, \"nodes\": 3, \"step_s\": 1}]}]}",
                    "nodes: at most w");
 }
+
+/* Nodes that name their GPU type: a known name (a word of it: "NVIDIA A100-SXM4-80GB" is a100)
+ * takes the simulator's model, speed and memory; an unknown one a model of its own (100 on).
+ * The decision names each job's type, its remaining work in epochs and in seconds at its rate
+ * on the GPUs it gets, with the source, and the batch chosen for an adaptive job. */
+static const char typed_snapshot[] =
+    "{\"policy\": \"ringmaster\",\n"
+    " \"nodes\": [{\"gpus\": 4, \"gpu_type\": \"NVIDIA A100-SXM4-80GB\"},\n"
+    "           {\"gpus\": 4, \"gpu_type\": \"Tesla T4\"},\n"
+    "           {\"gpus\": 2, \"gpu_type\": \"mi300\"}],\n"
+    " \"jobs\": [\n"
+    "  {\"id\": 1, \"requested_gpus\": 4, \"max_gpus\": 4, \"remaining_epochs\": 20,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.40}, {\"w\": 2, \"step_s\": 0.43},\n"
+    "                            {\"w\": 4, \"step_s\": 0.45}]},\n"
+    "  {\"id\": 2, \"requested_gpus\": 1, \"max_gpus\": 4, \"declared_epochs\": 30,\n"
+    "   \"epochs_done\": 5, \"dataset_size\": 50000, \"batch_per_gpu\": 128,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.40}, {\"w\": 2, \"step_s\": 0.43}],\n"
+    "   \"batch\": {\"init\": 128, \"max\": 4096, \"max_local\": 256, \"adaptive\": true,\n"
+    "             \"grad_sqr\": 1, \"grad_var\": 200}}]}\n";
+
+Test(decide, nodes_name_their_gpu_type_and_the_decision_names_each_job_s)
+{
+    char err[256], *out = NULL;
+    struct decide_input *in =
+        decide_input_read(typed_snapshot, strlen(typed_snapshot), err, sizeof(err));
+    cr_assert_not_null(in, "%s", err);
+    const struct sched_snapshot *snap = decide_input_snapshot(in);
+    cr_assert_eq(snap->nodes[0].gpu_model, 2, "a100");
+    cr_assert_float_eq(snap->nodes[0].gpu_speed, 2.0, 1e-12);
+    cr_assert_float_eq(snap->nodes[0].gpu_mem_gb, 80, 1e-12);
+    cr_assert_eq(snap->nodes[1].gpu_model, 4, "t4");
+    cr_assert_float_eq(snap->nodes[1].gpu_speed, 0.4, 1e-12);
+    cr_assert_eq(snap->nodes[2].gpu_model, 100, "an unknown type: a model of its own");
+    cr_assert_float_eq(snap->nodes[2].gpu_speed, 0, 1e-12, "its factor: the default (1)");
+    cr_assert_str_eq(decide_input_gpu_type(in, 4), "Tesla T4");
+    cr_assert_null(decide_input_gpu_type(in, 1), "no node of v100");
+    decide_input_destroy(in);
+
+    cr_assert_eq(decide_cmd_json(typed_snapshot, strlen(typed_snapshot), NULL, &out, err,
+                                 sizeof(err)),
+                 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    json_t *jobs = json_object_get(d, "jobs");
+    json_t *j1 = json_array_get(jobs, 0), *j2 = json_array_get(jobs, 1);
+    cr_assert_str_eq(json_string_value(json_object_get(j1, "gpu_type")), "NVIDIA A100-SXM4-80GB",
+                     "%s", out);
+    cr_assert_eq(json_integer_value(json_object_get(j1, "gpu_model")), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(j1, "remaining_source")), "given");
+    cr_assert_float_eq(json_number_value(json_object_get(j1, "remaining_epochs")), 20, 1e-9);
+    /* 4 GPUs of a100: 4 x 128 examples a step of about 0.45 s at v100 speed, compute twice as
+     * fast: 50000 / 512 steps an epoch, each at most 0.45 s */
+    double s1 = json_number_value(json_object_get(j1, "remaining_s"));
+    double epoch_s = 50000.0 / 512 * 0.45;
+    cr_assert(s1 > 20 * epoch_s / 2.5 && s1 < 20 * epoch_s, "remaining_s %g", s1);
+    cr_assert_null(json_object_get(j1, "batch"), "no batch model: no batch");
+    cr_assert_null(json_object_get(j1, "types"), "no type observed: no models per type");
+    cr_assert_str_eq(json_string_value(json_object_get(j2, "remaining_source")), "declared");
+    cr_assert_float_eq(json_number_value(json_object_get(j2, "remaining_epochs")), 25, 1e-9);
+    int gpus2 = (int)json_integer_value(json_object_get(j2, "gpus"));
+    cr_assert_gt(gpus2, 0, "%s", out);
+    cr_assert(json_is_string(json_object_get(j2, "gpu_type")), "%s", out);
+    double batch = json_number_value(json_object_get(j2, "batch"));
+    cr_assert(batch >= 128 && batch <= 4096, "ringmaster chose its batch: %g (%s)", batch, out);
+    cr_assert_gt(json_number_value(json_object_get(j2, "remaining_s")), 0);
+    json_decref(d);
+    free(out);
+}
+
+Test(decide, gpu_types_are_refused_when_they_contradict)
+{
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"\"}]}", "$.nodes[0].gpu_type");
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": 4}]}", "$.nodes[0].gpu_type");
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"a100\"},"
+                   " {\"gpus\": 1, \"gpu_type\": \"a100\", \"gpu_model\": 3}]}",
+                   "$.nodes[1].gpu_type: another node of this gpu_type has another gpu_model");
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"a100\"},"
+                   " {\"gpus\": 1, \"gpu_type\": \"x1\", \"gpu_model\": 2}]}",
+                   "$.nodes[1].gpu_type: another node of its gpu_model has another gpu_type");
+}
