@@ -58,22 +58,17 @@ void learn_prior(const struct sched_job *jobs, size_t n, struct learn_prior *p)
         p->inter /= p->ninter;
 }
 
-int learn_model(struct sched_job *j, const struct learn_prior *p)
+int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, double m,
+                         const struct learn_prior *p)
 {
-    double t = j->measured_step_s;
-    if (j->measured_sizes != 1 || j->measured_max_gpus < 1 || !(t > 0) || !isfinite(t) ||
-        j->model_source == SCHED_MODEL_PROFILE)
+    if (!(t > 0) || !isfinite(t) || w < 1 || !(m > 0) || !isfinite(m))
         return 0;
-    double m = j->measured_batch_per_gpu > 0 ? j->measured_batch_per_gpu : j->speed.batch_per_gpu;
-    if (!(m > 0) || !isfinite(m))
-        return 0;
-    int w = j->measured_max_gpus, nodes = j->measured_nodes > 1 ? j->measured_nodes : 1;
+    nodes = nodes > 1 ? nodes : 1;
     double f[SPEED_NFEATURES];
     speed_features_placed(w, nodes > w ? w : nodes, m, f);
     double comm = p->intra[0] * f[2] + p->intra[1] * f[3] + p->intra[2] * f[4] + p->inter * f[5];
     double c = t / (1.0 + comm);
     double fixed = p->fixed >= 0 && p->fixed < 1 ? p->fixed : 0;
-    struct speed_model *s = &j->speed;
     s->theta[0] = fixed * c;
     s->theta[1] = (1.0 - fixed) * c / m;
     for (int k = 0; k < 3; k++)
@@ -81,6 +76,18 @@ int learn_model(struct sched_job *j, const struct learn_prior *p)
     s->theta[5] = p->inter * c;
     s->rmse = 0;
     s->fitted = 1;
+    return 1;
+}
+
+int learn_model(struct sched_job *j, const struct learn_prior *p)
+{
+    double t = j->measured_step_s;
+    if (j->measured_sizes != 1 || j->measured_max_gpus < 1 || !(t > 0) || !isfinite(t) ||
+        j->model_source == SCHED_MODEL_PROFILE)
+        return 0;
+    double m = j->measured_batch_per_gpu > 0 ? j->measured_batch_per_gpu : j->speed.batch_per_gpu;
+    if (!learn_speed_one_size(&j->speed, t, j->measured_max_gpus, j->measured_nodes, m, p))
+        return 0;
     j->model_source = SCHED_MODEL_FITTED;
     return 1;
 }
@@ -132,4 +139,15 @@ double learn_step_gain(int fills, double gain, double t1, double t2, double avoi
     if (fills == 1 && !(t2 <= t1 + (avoided > 0 ? avoided : 0)))
         return gain;
     return LEARN_IDLE_GAIN;
+}
+
+int learn_type_experiment(struct sched_type_speed *t, int idle_gpus)
+{
+    if (t->source != SCHED_TYPE_ESTIMATED || idle_gpus <= 0 || !(t->uncertainty > 0) ||
+        !isfinite(t->uncertainty))
+        return 0;
+    double f = exp(-LEARN_EXPERIMENT_SIGMAS * t->uncertainty);
+    t->speed.theta[0] *= f;
+    t->speed.theta[1] *= f;
+    return 1;
 }

@@ -77,6 +77,14 @@ void learn_prior(const struct sched_job *jobs, size_t n, struct learn_prior *p);
  * finite time, or it has a model from a profile. */
 int learn_model(struct sched_job *j, const struct learn_prior *p);
 
+/* The one-size rule on a speed model s (batch_per_gpu, dataset_size as the caller's): from
+ * step time t > 0 measured at world size w >= 1 over nodes nodes (<= 0: 1) with m > 0
+ * examples per GPU, as learn_model() says; fitted 1. Returns 1, or 0 (s unchanged) when an
+ * argument is not positive and finite. learn_model() and the per-type fit (learn_fit.h)
+ * call it. */
+int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, double m,
+                         const struct learn_prior *p);
+
 /* learn_prior() of jobs[0..n), then learn_model() of each: what a caller runs on its
  * snapshot's jobs before sched_decide(). Returns the models made. */
 size_t learn_apply(struct sched_job *jobs, size_t n);
@@ -108,5 +116,17 @@ int learn_pinned(const struct sched_snapshot *snap, const struct sched_job *j);
  * and fills is 2, or fills is 1 and t2 <= t1 + avoided (the model does not predict it
  * slower than the alternative). */
 double learn_step_gain(int fills, double gain, double t1, double t2, double avoided);
+
+/* How many sigmas of its uncertainty an ESTIMATED type entry is made faster by while GPUs of
+ * its type are idle (learn_type_experiment). */
+#define LEARN_EXPERIMENT_SIGMAS 1.0
+
+/* Free GPUs are free experiments: an ESTIMATED entry t (never run there) whose type has
+ * idle_gpus > 0 free GPUs in the snapshot is used optimistically, its compute terms
+ * (theta[0], theta[1]) times exp(-LEARN_EXPERIMENT_SIGMAS * uncertainty), so that a policy
+ * tries the job there when nothing else uses those GPUs; the measurement then replaces the
+ * estimate. Other entries, and estimates of a type without idle GPUs, are left as they are.
+ * Returns 1 if it changed t. */
+int learn_type_experiment(struct sched_type_speed *t, int idle_gpus);
 
 #endif

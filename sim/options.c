@@ -214,3 +214,13 @@ int options_format_parse(const char *s, enum options_format *f, char *err, size_
     snprintf(err, errlen, "--format: expected table, csv or json, got '%s'", s ? s : "");
     return -1;
 }
+
+int options_speed_parse(const char *s, int *live, char *err, size_t errlen)
+{
+    if (s && (!strcmp(s, "given") || !strcmp(s, "live"))) {
+        *live = !strcmp(s, "live");
+        return 0;
+    }
+    snprintf(err, errlen, "--speed: expected given or live, got '%s'", s ? s : "");
+    return -1;
+}

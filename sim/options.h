@@ -51,6 +51,9 @@ int options_policies_parse(const char *s, const struct sched_policy_ops **out, s
 
 int options_format_parse(const char *s, enum options_format *f, char *err, size_t errlen);
 
+/* --speed: "given" (0) or "live" (1) into *live. Returns 0, or -1 with err. */
+int options_speed_parse(const char *s, int *live, char *err, size_t errlen);
+
 /* The value v of the simulator's option for setting d (a row with a flag, scheduler/
  * settings.h) into s, within the row's simulator bounds; the message names it "--FLAG".
  * Returns 0, or -1 with err (s unchanged). */

@@ -265,6 +265,7 @@ static const char usage[] =
     "           [--jobs N] [--seed N] [--cluster NxG] [--trace FILE] [--resize-cost S]\n"
     "           [--min-resize-interval S] [--by-app] [--per-job FILE] [--workload-dir DIR]\n"
     "           [--format table|csv|json] [--hetero] [--speed-model factor|per-type]\n"
+    "           [--speed given|live]\n"
     "\n"
     "The Pollux paper's evaluation setting (OSDI'21): N workloads (8) of 160 jobs drawn from\n"
     "the Philly trace's 8-hour window, the six measured applications as goodput jobs\n"
@@ -295,12 +296,17 @@ static const char usage[] =
     "                    Sia's published figures (SOSP'23, Table 3, Philly)\n"
     "  --speed-model M   what the policies see of a job's speed on each GPU type:\n"
     "                    factor (default): its T4 model scaled by each type's one factor\n"
-    "                    (gpu_speed); per-type: its true model on each type (the oracle)\n";
+    "                    (gpu_speed); per-type: its true model on each type (the oracle)\n"
+    "  --speed MODE      given (default): the models above; live: the policies start with\n"
+    "                    no speed model and learn each job's, per GPU type, from the steps\n"
+    "                    the engine reports, through the server's code (--speed-model then\n"
+    "                    only names the run)\n";
 
 struct args {
     const char *policies, *cluster, *trace, *per_job, *workload_dir;
     struct pollux_opts o;
     int per_type; /* --speed-model per-type */
+    int speed_live; /* --speed live */
     size_t workloads;
     double resize_cost, min_interval;
     int by_app;
@@ -319,6 +325,7 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         {"per-job", required_argument, NULL, 'J'},
         {"workload-dir", required_argument, NULL, 'W'},
         {"hetero", no_argument, NULL, 'H'},         {"speed-model", required_argument, NULL, 'S'},
+        {"speed", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     long long n;
@@ -384,6 +391,9 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
             }
             a->per_type = !strcmp(optarg, "per-type");
             break;
+        case 'L':
+            rc = options_speed_parse(optarg, &a->speed_live, err, len);
+            break;
         case 'f':
             rc = options_format_parse(optarg, &a->fmt, err, len);
             break;
@@ -420,18 +430,20 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
     printf("%-12s", "policy");
     for (size_t w = 0; w < a->workloads; w++)
         printf(" %7s%-2zu", "w", w + a->o.seed);
-    printf(" | %8s %8s | %9s\n", "mean", "resizes", "published");
+    printf(" | %8s %8s %6s | %9s\n", "mean", "resizes", "idle%", "published");
     for (size_t p = 0; p < np; p++) {
-        double sum = 0, rs = 0;
+        double sum = 0, rs = 0, idle = 0;
         printf("%-12s", pol[p]->name);
         for (size_t w = 0; w < a->workloads; w++) {
             const struct simulate_result *r = rows[p * a->workloads + w].result;
             printf(" %9.0f", r->avg_jct_s);
             sum += r->avg_jct_s;
             rs += (double)r->resizes;
+            idle += r->idle_wanted_frac;
         }
         double pub = published(pol[p]->name, a->o.hetero);
-        printf(" | %8.0f %8.0f |", sum / (double)a->workloads, rs / (double)a->workloads);
+        printf(" | %8.0f %8.0f %6.2f |", sum / (double)a->workloads, rs / (double)a->workloads,
+               100.0 * idle / (double)a->workloads);
         if (pub > 0)
             printf(" %9.0f\n", pub);
         else
@@ -439,13 +451,17 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
     }
     if (a->o.hetero) {
         printf("speed model shown to the policies: %s\n",
-               a->per_type ? "per-type (each job's true model on each type)"
-                           : "factor (one gpu_speed per GPU type)");
+               a->speed_live ? "live (learned from the steps the engine reports, per type)"
+               : a->per_type ? "per-type (each job's true model on each type)"
+                             : "factor (one gpu_speed per GPU type)");
         printf("published, Sia SOSP'23 Table 3 (Philly, 64 mixed GPUs): sia %.0f, pollux %.0f,"
                " gavel %.0f\n", POLLUX_SIA_PUBLISHED_SIA_S, POLLUX_SIA_PUBLISHED_POLLUX_S,
                POLLUX_SIA_PUBLISHED_GAVEL_S);
         return;
     }
+    if (a->speed_live)
+        printf("speeds learned live (--speed live)\n");
+    printf("idle%%: GPU-time left idle while an elastic job wanted more GPUs\n");
     printf("%-12s %*s | %8.0f (published, Pollux itself)\n", "pollux",
            (int)(10 * a->workloads - 1), "", POLLUX_PUBLISHED_POLLUX_S);
 }
@@ -531,7 +547,8 @@ static int run_all(const struct args *a, const struct options_cluster *c,
 {
     struct report_params prm = {.interval_s = 60, .resize_cost_s = a->resize_cost,
                                 .min_resize_interval_s = a->min_interval,
-                                .show_type_speeds = a->per_type};
+                                .show_type_speeds = a->per_type,
+                                .speed_live = a->speed_live};
     for (size_t w = 0; w < a->workloads; w++) {
         struct pollux_opts o = a->o;
         o.seed = a->o.seed + w;
@@ -573,6 +590,10 @@ int pollux_main(int argc, char **argv)
     }
     if (rc == 0 && a.o.hetero && !strcmp(a.cluster, "16x4"))
         a.cluster = POLLUX_HETERO_CLUSTER;
+    if (rc == 0 && a.per_type && a.speed_live) {
+        snprintf(err, sizeof(err), "--speed live learns the models: no --speed-model per-type");
+        rc = -1;
+    }
     if (rc == 0 && a.per_type && !a.o.hetero) {
         snprintf(err, sizeof(err), "--speed-model per-type needs --hetero");
         rc = -1;

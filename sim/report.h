@@ -28,6 +28,7 @@ struct report_params {
     int estimate_live;
     double max_wait_s;
     int show_type_speeds; /* 1: the policies see each job's true per-GPU-model speeds */
+    int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
 };
 
 struct report_row {

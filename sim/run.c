@@ -23,6 +23,7 @@ static const char usage[] =
     "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
     "           [--max-gpus G] [--skip-bad-rows]\n"
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
+    "           [--speed given|live]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
@@ -63,6 +64,10 @@ static const char usage[] =
     "                      remaining work from a convergence fit of the job's losses so\n"
     "                      far, else the prior of finished jobs, else elapsed time;\n"
     "                      live-naive: the fit's number as it is (0 once it says now)\n"
+    "  --speed MODE        given (default: each job's model as its view shows it) or live:\n"
+    "                      the policies start with no speed model and learn each job's,\n"
+    "                      per GPU type, from the steps the engine reports, through the\n"
+    "                      server's code (docs/simulator.md \"Learned speeds\")\n"
     "  --max-wait S        a job that fits waits at most S seconds whatever the policy\n"
     "                      (the core's guarantee; default 0: off, the server uses 3600)\n"
     "  --users K           jobs without a user (trace column 'user') get users 1..K,\n"
@@ -104,6 +109,7 @@ enum {
     OPT_ESTIMATE,
     OPT_USERS,
     OPT_USER_MIX,
+    OPT_SPEED,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -130,6 +136,7 @@ static const struct option longopts[] = {
     {"estimate", required_argument, NULL, OPT_ESTIMATE},
     {"users", required_argument, NULL, OPT_USERS},
     {"user-mix", required_argument, NULL, OPT_USER_MIX},
+    {"speed", required_argument, NULL, OPT_SPEED},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -208,6 +215,8 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return 0;
     case OPT_USER_MIX:
         return parse_mix(v, a, err, len);
+    case OPT_SPEED:
+        return options_speed_parse(v, &a->prm.speed_live, err, len);
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;

@@ -148,8 +148,7 @@ static int working_gpus(const struct sim *s, const struct sim_job *j)
     return j->gpus;
 }
 
-/* The nodes job j's GPUs are on (its slots are sorted by node). */
-static int nodes_held(const struct sim_job *j)
+int simulate__nodes_held(const struct sim_job *j)
 {
     int n = 0;
     for (int g = 0; g < j->gpus; g++)
@@ -177,12 +176,12 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
     const struct sched_node *nd = &s->cfg->nodes[j->slots[0].node];
     const struct sched_type_speed *ty = true_type(s, j);
     if (ty && goodput_has_model(&sp->batch))
-        return simulate__batch_rate_on(j, ty, u, nodes_held(j), NULL);
+        return simulate__batch_rate_on(j, ty, u, simulate__nodes_held(j), NULL);
     if (ty)
         return speed_epochs_per_second(&ty->speed, u);
     int hetero = nd->gpu_speed > 0 && nd->gpu_speed != 1.0;
     if (goodput_has_model(&sp->batch) && !plan_has_info(&sp->plan))
-        return simulate__batch_rate(j, u, nodes_held(j), NULL) * (hetero ? nd->gpu_speed : 1.0);
+        return simulate__batch_rate(j, u, simulate__nodes_held(j), NULL) * (hetero ? nd->gpu_speed : 1.0);
     if (!plan_has_info(&sp->plan) && !hetero)
         return speed_epochs_per_second(&sp->speed, u);
     int nodes = speed_packed_nodes(&sp->speed, u);
@@ -222,12 +221,12 @@ void simulate__update_use(struct sim *s, int grad_only)
         const struct sched_type_speed *ty = u > 0 ? true_type(s, j) : NULL;
         if (ty && r > 0)
             j->step_rate = goodput_has_model(&j->spec->batch)
-                               ? (simulate__batch_rate_on(j, ty, u, nodes_held(j), &step_s) > 0
+                               ? (simulate__batch_rate_on(j, ty, u, simulate__nodes_held(j), &step_s) > 0
                                       ? f / step_s
                                       : 0.0)
                                : f / speed_step_time(&ty->speed, u);
         else if (r > 0 && goodput_has_model(&j->spec->batch) && !plan_has_info(&j->spec->plan) &&
-            simulate__batch_rate(j, u, nodes_held(j), &step_s) > 0)
+            simulate__batch_rate(j, u, simulate__nodes_held(j), &step_s) > 0)
             j->step_rate = f / step_s;
         else if (plan_has_info(&j->spec->plan) || r <= 0)
             j->step_rate = r > 0 ? f * r * j->spec->speed.dataset_size /
@@ -238,5 +237,6 @@ void simulate__update_use(struct sim *s, int grad_only)
                            (r / speed_epochs_per_second(&j->spec->speed, u));
         if (j->step_rate > 0.0)
             j->alone_rate = j->step_rate / f;
+        j->true_step_s = j->step_rate > 0.0 ? f / j->step_rate : 0.0;
     }
 }

@@ -144,6 +144,8 @@ static int advance_job(struct sim *s, struct sim_job *j, double t)
     if (t > from) {
         j->epochs_done += (t - from) * j->rate;
         record_exploration(s, j, t - from);
+        if (s->learn)
+            simulate__learn_record(s, j, t - from);
         count_steps(j, from, t);
     }
     if (t >= fin - SIM_EPS * (fin > 1.0 ? fin : 1.0)) {
@@ -159,10 +161,30 @@ static int advance_job(struct sim *s, struct sim_job *j, double t)
     return 0;
 }
 
+/* Counts the GPUs idle from now to t while an elastic job wants more (simulate_result's
+ * idle_wanted_frac). */
+static void count_idle(struct sim *s, double t)
+{
+    double dt = t - s->now, held = 0;
+    int wanting = 0, up = 0;
+    if (!(dt > 0))
+        return;
+    for (size_t a = 0; a < s->nactive; a++) {
+        const struct sim_job *j = &s->jobs[s->active[a]];
+        held += j->gpus * (j->partner >= 0 ? 0.5 : 1.0);
+        wanting |= j->spec->elastic && j->gpus < j->spec->max_gpus;
+    }
+    for (size_t n = 0; n < s->cfg->nnodes; n++)
+        up += s->cfg->nodes[n].up ? s->cfg->nodes[n].ngpus : 0;
+    if (wanting && up > held)
+        s->idle_wanted_gpu_s += (up - held) * dt;
+}
+
 /* Advances to t; returns how many jobs completed. */
 static int advance(struct sim *s, double t)
 {
     int completed = 0;
+    count_idle(s, t);
     for (size_t a = 0; a < s->nactive; a++)
         completed += advance_job(s, &s->jobs[s->active[a]], t);
     s->now = t;
@@ -213,6 +235,8 @@ static int run_round(struct sim *s)
         simulate__fill_snapshot_job(s, &s->jobs[s->active[a]], &s->snap_jobs[a]);
         simulate__estimate_fill(s, &s->jobs[s->active[a]], &s->snap_jobs[a]);
     }
+    if (s->learn)
+        simulate__learn_round(s);
     struct sched_snapshot snap = {
         .now = s->now,
         .seed = s->cfg->seed,

@@ -102,6 +102,8 @@ void simulate__free(struct sim *s)
     free(s->mem);
     free(s->snap_jobs);
     free(s->finished_run_s);
+    free(s->learn);
+    free(s->learn_in);
 }
 
 int simulate__init(struct sim *s, const struct simulate_config *cfg,
@@ -131,6 +133,12 @@ int simulate__init(struct sim *s, const struct simulate_config *cfg,
     s->used = calloc((size_t)s->total_gpus + 1, 1);
     if (!s->used)
         return simulate__fail(s, ENOMEM, "out of memory", -1);
+    if (cfg->speed_live) {
+        s->learn = calloc(n ? n : 1, sizeof(*s->learn));
+        s->learn_in = calloc(n ? n : 1, sizeof(*s->learn_in));
+        if (!s->learn || !s->learn_in)
+            return simulate__fail(s, ENOMEM, "out of memory", -1);
+    }
     for (size_t i = 0; i < n; i++) {
         s->jobs[i].spec = &specs[i];
         s->jobs[i].seen = specs[i].speed;

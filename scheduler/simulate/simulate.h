@@ -124,6 +124,14 @@ struct simulate_config {
      * the policies (sched_job.type_speeds, the oracle); 0 (default) shows only its speed
      * model, which the policies scale by each model's gpu_speed. */
     int show_type_speeds;
+    /* Appended: 1 (--speed live) shows the policies no speed model at first: the engine
+     * reports each job's steps as it runs (mean seconds per step per world size, nodes and
+     * GPU model, each with a relative noise of up to `noise`, drawn once per job and
+     * placement), and each round the core's learning makes the snapshot's models from them
+     * as the server's round does (learn_fit.h: the reference model from two sizes or more,
+     * learn_types.h learn_round: one-size models, a model per GPU model measured, estimates
+     * of the others); show_type_speeds is then unused. */
+    int speed_live;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
@@ -173,6 +181,10 @@ struct simulate_result {
     /* Appended. */
     double p99_jct_s;
     double max_queue_s;      /* the longest runnable wait of any job (max_wait_s) */
+    /* Appended: GPU-seconds left idle (on up nodes, held by no job) while an elastic job that
+     * had arrived and not finished held fewer than its max_gpus, over the cluster's
+     * GPU-seconds of the makespan (total GPUs x makespan). */
+    double idle_wanted_frac;
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is

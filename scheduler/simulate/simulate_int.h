@@ -2,12 +2,14 @@
  * (engine.c: the event loop; setup.c: the start; snapshot.c: what a round's
  * policy sees; apply.c: a decision applied; check.c: checking a decision
  * against the cluster; knowledge.c: what the policies know of the work left;
- * gradients.c: the truth of a batch model; totals.c: the run's figures; rng.c:
+ * gradients.c: the truth of a batch model; learning.c: the steps a job reports and
+ * the models the core learns of them (speed_live); totals.c: the run's figures; rng.c:
  * the random numbers). Not a public face: names with a double underscore are
  * for these files only. */
 #ifndef RINGMASTER_SIMULATE_INT_H
 #define RINGMASTER_SIMULATE_INT_H
 
+#include "learn_types.h"
 #include "simulate.h"
 
 #define SIM_EPS 1e-9
@@ -52,6 +54,18 @@ struct sim_job {
     struct conv_model fit;   /* live: the fit of its reported losses */
     double fit_epochs;       /* epochs done when fit was made (0: none) */
     double batch;            /* goodput: the global batch it runs at (0: no model) */
+    double true_step_s;      /* seconds per step at use alone, on its GPUs (0: not running) */
+};
+
+/* What a job's steps reported under speed_live (learning.c), and the models the core made of
+ * them. */
+#define SIM_LEARN_OBS 32
+struct sim_learn {
+    struct learn_obs obs[SIM_LEARN_OBS]; /* per (world size, nodes, GPU model) */
+    size_t nobs;
+    size_t fitted;            /* obs its reference fit used (0: none) */
+    struct speed_model speed; /* that fit */
+    struct sched_type_speed types[LEARN_MAX_TYPES];
 };
 
 struct sim {
@@ -74,6 +88,9 @@ struct sim {
     struct sched_job *snap_jobs;
     double *finished_run_s; /* run times of the jobs completed so far */
     size_t nfinished;
+    double idle_wanted_gpu_s; /* idle GPU-seconds while an elastic job wanted more */
+    struct sim_learn *learn;  /* speed_live: njobs entries (NULL otherwise) */
+    struct learn_job_steps *learn_in; /* speed_live: a round's input to learn_round */
     simulate_round_f on_round;
     void *arg;
     char *err;
@@ -142,6 +159,21 @@ double simulate__batch_rate_on(const struct sim_job *j, const struct sched_type_
 /* The progress (epochs at init_batch) at which the job's gradient statistics change next:
  * the next epoch end of any of its runs (INFINITY: never, or no table). */
 double simulate__batch_next_progress(const struct sim_job *j);
+
+/* Live speed learning (learning.c, speed_live). Adds productive seconds of the steps job j
+ * ran at its current placement to what it reported. */
+void simulate__learn_record(struct sim *s, struct sim_job *j, double productive);
+
+/* Fills the snapshot job o's speed as the job's reports tell it (no model before them; the
+ * reference fit once two sizes were measured; what learn.h reads). */
+void simulate__learn_fill(struct sim *s, struct sim_job *j, struct sched_job *o);
+
+/* The round's learning over the snapshot's jobs (s->snap_jobs, s->active order):
+ * learn_round(). */
+void simulate__learn_round(struct sim *s);
+
+/* The nodes job j's GPUs are on (its slots sorted by node; apply.c). */
+int simulate__nodes_held(const struct sim_job *j);
 
 /* Fills r's totals (average, median, p95 JCT, makespan, queueing, utilisation,
  * counts) and per-job figures from the finished run. Returns 0 or -1. */

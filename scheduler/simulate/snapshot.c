@@ -101,6 +101,10 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
         o->type_speeds = sp->types;
         o->ntype_speeds = sp->ntypes;
     }
+    if (s->learn) {
+        simulate__learn_fill(s, j, o);
+        return;
+    }
     if (s->cfg->view == SIMULATE_VIEW_PROFILE) {
         o->model_source = SCHED_MODEL_PROFILE;
         o->speed = sp->speed;

@@ -1,8 +1,6 @@
-/* fit: the pure parts of the live scheduler's refits (no database, no I/O), so that
- * unit tests can check them:
- *  - the speed fit from step times measured on GPUs of different models, normalised to the
- *    reference GPU (speed 1) the way the core scales a GPU model (plan.h: only the compute
- *    terms θ0 + θ1 m are divided by the GPU's speed; communication is unchanged);
+/* fit: the pure part of the live scheduler's convergence refit (no database, no I/O), so
+ * that unit tests can check it (the speed fits from step times are the core's, learn_fit.h,
+ * which the simulator calls too):
  *  - a bounded, downsampled (step, loss) series that a job's points are appended to as they
  *    arrive, so that the convergence refit reads only the new ones. It keeps the whole run
  *    evenly (the core's conv_fitter keeps recent points dense and thins old ones
@@ -11,27 +9,6 @@
 #define RINGMASTER_LIVE_FIT_H
 
 #include <stddef.h>
-
-#include "speed.h"
-
-/* Mean step time step_s > 0 at world size w >= 1 on GPUs of speed gpu_speed (relative to the
- * reference; <= 0 or not finite: 1), one node, m examples per GPU per step (<= 0: the model's
- * batch_per_gpu; a job with a batch model measures its own, its global batch / w). */
-struct live_fit_obs {
-    int w;
-    double step_s;
-    double gpu_speed;
-    double m;
-};
-
-/* Fits sm (batch_per_gpu and gpus_per_node set by the caller) so that it describes the job on
- * the reference GPU. When every observation comes from one speed s the fit is exact under the
- * core's model: the raw fit's compute coefficients θ0, θ1 are multiplied by s. With several
- * speeds the group with the most observations (ties: the speed nearest 1) gives that first
- * estimate; its compute time C then converts every observation to the reference,
- * t_ref = t + C (1 - 1/s), bounded by t min(1, s) and t max(1, s) (all communication, all
- * compute), and the fit is redone on them. n >= 1. Returns 0, or -1 (errno) leaving *sm. */
-int live_fit_speed(struct speed_model *sm, const struct live_fit_obs *obs, size_t n);
 
 #define LIVE_FIT_SERIES_MAX 512
 

@@ -18,7 +18,6 @@
 #define DEFAULT_DATASET 50000.0
 #define LIVE_MODEL_PAGE 4096 /* (step, loss) points read per query */
 #define LIVE_MODEL_PAGE_TEXT "4096"
-#define MAX_WORLD_SIZES 64
 
 /* A class's speed model, loaded at most once. */
 struct class_model {
@@ -326,14 +325,15 @@ static void refit_convs(struct live_models *ms, struct live_model *const *models
         }
 }
 
-/* The speed of the GPU model named (live_snap's table; unknown names and '' count as the
- * reference) and notes the name in m->measured_on. */
-static double measured_speed(struct live_model *m, const char *name)
+/* The model index and speed of the GPU model named (live_snap's table; unknown names and ''
+ * get index -1 and the reference's speed) and notes the name in m->measured_on. */
+static double measured_speed(struct live_model *m, const char *name, int *index)
 {
-    int index;
     double speed = 1.0, mem;
-    if (!live_snap_gpu_model(name, &index, &speed, &mem))
+    if (!live_snap_gpu_model(name, index, &speed, &mem)) {
         speed = 1.0;
+        *index = -1;
+    }
     const char *word = name[0] ? name : "unknown";
     size_t len = strlen(m->measured_on);
     if (!strstr(m->measured_on, word) && len + strlen(word) + 2 < sizeof(m->measured_on))
@@ -341,47 +341,50 @@ static double measured_speed(struct live_model *m, const char *name)
     return speed;
 }
 
-/* The job's sums per (world size, GPU model), rows [from, to) of sums_sql's result, into obs
- * (the first MAX_WORLD_SIZES); also epochs done and the seconds run at 1, 2, 4, 8 GPUs
+/* The job's sums per (world size, GPU model), rows [from, to) of sums_sql's result, into
+ * m->steps (the first LIVE_MAX_STEPS); also epochs done and the seconds run at 1, 2, 4, 8 GPUs
  * (exploration). Epochs done count its progress (sum_progress, sql/025): raw examples, or for
  * a job with a batch model examples at its initial batch weighted by the statistical
  * efficiency of the batch each step ran at, as the simulator counts them. Returns the number
  * of obs. */
-static int apply_sums(struct live_model *m, const PGresult *r, int from, int to,
-                      struct live_fit_obs *obs)
+static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
 {
     double samples = 0;
-    int n = to - from < MAX_WORLD_SIZES ? to - from : MAX_WORLD_SIZES, prev_w = 0;
-    double one_s = 0, one_t = 0, one_m = 0, meas_s = 0, meas_m = 0;
+    int n = to - from < LIVE_MAX_STEPS ? to - from : LIVE_MAX_STEPS, prev_w = 0;
+    double meas_s = 0, meas_m = 0;
+    struct learn_obs *obs = m->steps;
     m->nworld_sizes = 0;
     m->measured_max_w = 0;
     m->measured_on[0] = '\0';
     memset(m->explored_s, 0, sizeof(m->explored_s));
     for (int i = 0; i < n; i++) {
-        int row = from + i, w = atoi(PQgetvalue(r, row, 1));
-        obs[i] = (struct live_fit_obs){w, strtod(PQgetvalue(r, row, 2), NULL),
-                                        measured_speed(m, PQgetvalue(r, row, 5)), 0};
+        int row = from + i, w = atoi(PQgetvalue(r, row, 1)), index;
+        double sec = strtod(PQgetvalue(r, row, 3), NULL);
+        const char *gpu = PQgetvalue(r, row, 5);
+        double speed = measured_speed(m, gpu, &index);
+        obs[i] = (struct learn_obs){.w = w,
+                                    .nodes = 1,
+                                    .gpu_model = index,
+                                    .gpu_speed = speed,
+                                    .step_s = strtod(PQgetvalue(r, row, 2), NULL),
+                                    .seconds = sec};
+        snprintf(m->step_gpu[i], sizeof(m->step_gpu[i]), "%s", gpu);
         if (m->own_batch && w > 0)
             obs[i].m = strtod(PQgetvalue(r, row, 6), NULL) / w;
         samples += PQgetisnull(r, row, 4) ? 0 : strtod(PQgetvalue(r, row, 4), NULL);
         for (int k = 0; k < SCHED_EXPLORE_STAGES; k++)
             if (w == 1 << k)
-                m->explored_s[k] += strtod(PQgetvalue(r, row, 3), NULL);
+                m->explored_s[k] += sec;
         m->nworld_sizes += w != prev_w;
         prev_w = w;
         m->measured_max_w = w > m->measured_max_w ? w : m->measured_max_w;
-        double sec = strtod(PQgetvalue(r, row, 3), NULL);
         double per_gpu = w > 0 ? strtod(PQgetvalue(r, row, 6), NULL) / w : 0;
         if (sec > 0 && per_gpu > 0 && isfinite(per_gpu)) {
             meas_s += sec;
             meas_m += sec * per_gpu;
         }
-        if (sec > 0 && obs[i].step_s > 0) { /* one size: its seconds-weighted mean step */
-            one_s += sec;
-            one_t += sec * obs[i].step_s * (obs[i].gpu_speed > 0 ? obs[i].gpu_speed : 1.0);
-            one_m += sec * (obs[i].m > 0 ? obs[i].m : 0);
-        }
     }
+    m->nsteps = (size_t)n;
     /* The examples per GPU its steps measured (samples a step over its GPUs), when it has no
      * batch model: what the job runs, which its declared batch_per_gpu (or the default of 128)
      * need not be. Its speed model counts its epochs at that, or every rate it gives is off by
@@ -389,22 +392,19 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to,
      * quarter of the truth). */
     if (!m->own_batch && !m->class_name[0] && meas_s > 0 && meas_m > 0)
         m->speed.batch_per_gpu = meas_m / meas_s;
-    m->one_step_s = m->nworld_sizes == 1 && one_s > 0 ? one_t / one_s : 0;
-    m->one_m = m->nworld_sizes == 1 && one_s > 0 ? one_m / one_s : 0;
     m->epochs_done = m->dataset_size > 0 ? samples / m->dataset_size : 0;
     return n;
 }
 
 /* The speed model from the mean step time at each world size and GPU model, normalised to
- * the reference GPU. Read from the running sums that a trigger keeps (sql/005, sql/011),
- * not from every report. */
+ * the reference GPU (the core's learn_fit_speed). Read from the running sums that a trigger
+ * keeps (sql/005, sql/011), not from every report. */
 static void refit_speed(struct live_model *m, const PGresult *r, int from, int to)
 {
-    struct live_fit_obs obs[MAX_WORLD_SIZES];
-    int n = apply_sums(m, r, from, to, obs);
+    int n = apply_sums(m, r, from, to);
     struct speed_model sm = m->speed;
     sm.gpus_per_node = 0;
-    if (m->nworld_sizes >= 2 && live_fit_speed(&sm, obs, (size_t)n) == 0) {
+    if (m->nworld_sizes >= 2 && learn_fit_speed(&sm, m->steps, (size_t)n) == 0) {
         m->speed = sm;
         m->source = SCHED_MODEL_FITTED;
     }

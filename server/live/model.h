@@ -9,7 +9,7 @@
  *    when their folder exists (not in an installed system: the class is then unknown and the
  *    job explores). Source PROFILE, as the paper's Precompute strategy.
  *  - its own reports (job_metrics): once it has step times at two world sizes or more, the
- *    speed model is refitted (live_fit_speed: the step times measured on each GPU model,
+ *    speed model is refitted (the core's learn_fit_speed: the step times measured on each GPU model,
  *    job_metric_sums per (world size, GPU model), normalised to the reference GPU, so the
  *    model always describes the job on a v100, as the core expects) and the source becomes
  *    FITTED; its (step, loss) points refit the convergence model (conv_fit). Refits happen
@@ -17,8 +17,13 @@
  *    last one read) into a bounded, downsampled series (live_fit_series), for all the
  *    jobs of a round in one statement (live_models_refresh).
  *  - one world size measured: source NONE here, and the core makes its model each round
- *    from that size's step time and the prior the fitted jobs teach (learn.h), fields
- *    nworld_sizes, measured_max_w, one_step_s;
+ *    from that size's step time and the prior the fitted jobs teach (learn.h), from its
+ *    steps (field steps);
+ *  - per GPU model (types): each round the core's learn_round() (learn_types.h) makes its
+ *    model on each GPU model it measured (its own fit, or the one-size rule) and an
+ *    estimate with its uncertainty on each other GPU model of the cluster, from the ratios
+ *    the round's jobs measured between models; round_plan.c hands them to the core as
+ *    sched_job.type_speeds;
  *  - nothing: source NONE; the configured policy runs it at its request.
  * Optional fields of the `model` object: "dataset_size" (examples per epoch, default 50,000
  * or the class's) and "epochs" (epochs to train; else the convergence model decides). */
@@ -30,6 +35,7 @@
 #include <stdint.h>
 
 #include "fit.h"
+#include "learn_fit.h"
 #include "sched.h"
 
 /* The convergence fits a round does at most (live_models_refresh): 2,700 running jobs that
@@ -42,6 +48,7 @@
 #define LIVE_CONV_FIT_BUDGET_US 20000
 
 #define LIVE_MAX_GPU_TYPES 8
+#define LIVE_MAX_STEPS 64 /* (world size, GPU model) pairs of a job's steps kept */
 
 struct live_model {
     int64_t job_id;
@@ -57,9 +64,13 @@ struct live_model {
     double explored_s[SCHED_EXPLORE_STAGES];
     int nworld_sizes;               /* distinct world sizes measured */
     int measured_max_w;             /* the largest of them (0: none) */
-    double one_step_s;              /* one size measured: its mean seconds per step there, on
-                                     * the reference GPU (the core's learn_model reads it) */
-    double one_m;                   /* examples per GPU of those steps (0: batch_per_gpu) */
+    /* Its mean step per (world size, GPU model) as last read (job_metric_sums), what the
+     * core's fits read (learn_fit.h); gpu_model and gpu_speed as live_snap_gpu_model() has
+     * the name in step_gpu (-1 and 1 for an unknown name: a round resolves it against its
+     * nodes, live_model_steps()). */
+    struct learn_obs steps[LIVE_MAX_STEPS];
+    char step_gpu[LIVE_MAX_STEPS][32];
+    size_t nsteps;
     char measured_on[64];           /* GPU models the step times came from ("a100 v100"; "" none) */
     long long points_read;          /* (step, loss) points read from job_metrics so far */
     struct live_fit_series points; /* those points, bounded and downsampled (fit.h) */

@@ -14,7 +14,7 @@
 
 #include "bounds.h"
 #include "config.h"
-#include "learn.h"
+#include "learn_types.h"
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
@@ -76,19 +76,47 @@ static void evidence(struct sched_job *j, const struct snap_job *sj, const struc
     j->fit_remaining_epochs = fit >= 0 ? fit : 0;
 }
 
-/* What the job's own steps measured, which the core's learning reads (learn.h): the sizes,
- * the largest, and of a job measured at one size its step time there. The live fits assume
- * one node (gpus_per_node 0), so every measurement counts as one node's. A job with a
- * declared class keeps its profile: its measurements are not shown as learning. */
-static void measured(struct sched_job *j, const struct live_model *m)
+/* Each step's GPU model and speed as this round's nodes have its GPU name (an unknown name
+ * gets the node's index of it, or, when no node has it now, 1000 + the step's first index
+ * of it), so that the core's per-type entries name the nodes' models. */
+static void resolve_steps(struct live_model *m, const struct live_snap *s)
+{
+    for (size_t i = 0; i < m->nsteps; i++) {
+        struct learn_obs *o = &m->steps[i];
+        const char *name = m->step_gpu[i];
+        int found = 0;
+        for (size_t n = 0; n < s->nnodes && !found; n++)
+            if (s->nodes[n].gpu_name && strcmp(s->nodes[n].gpu_name, name) == 0) {
+                o->gpu_model = s->nodes[n].gpu_model;
+                o->gpu_speed = s->nodes[n].gpu_speed;
+                found = 1;
+            }
+        double speed, mem;
+        int index;
+        if (!found && live_snap_gpu_model(name, &index, &speed, &mem)) {
+            o->gpu_model = index;
+            o->gpu_speed = speed;
+            found = 1;
+        }
+        for (size_t k = 0; !found && k <= i; k++)
+            if (strcmp(m->step_gpu[k], name) == 0) {
+                o->gpu_model = 1000 + (int)k;
+                o->gpu_speed = 1.0;
+                found = 1;
+            }
+    }
+}
+
+/* What the job's own steps measured, which the core's learning reads (learn.h, through
+ * learn_fit_measured): the sizes, the largest, and of a job measured at one size its step
+ * time there. The live fits assume one node (each step's nodes 1). A job with a declared
+ * class keeps its profile: its measurements are not shown as learning. */
+static void measured(struct sched_job *j, struct live_model *m, const struct live_snap *s)
 {
     if (m->class_name[0])
         return;
-    j->measured_sizes = m->nworld_sizes;
-    j->measured_max_gpus = m->measured_max_w;
-    j->measured_step_s = m->one_step_s;
-    j->measured_nodes = 1;
-    j->measured_batch_per_gpu = m->one_m;
+    resolve_steps(m, s);
+    learn_fit_measured(j, m->steps, m->nsteps);
 }
 
 static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
@@ -121,7 +149,7 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
     pj->model->has_estimate = 0;
     evidence(j, sj, m, w);
     memcpy(j->explored_s, m->explored_s, sizeof(j->explored_s));
-    measured(j, m);
+    measured(j, pj->model, s);
     live_slice_fill(p->slice, sj, j);
     if (pj->fixed) {
         j->priority = FIXED_PRIORITY;
@@ -213,15 +241,87 @@ static void learned_into(struct live_model *m, const struct sched_job *j)
         m->learned_speed = j->speed;
 }
 
-/* Each job measured at one size gets its speed model from the prior the others teach (the
- * core's learn_apply); then each job's remaining work from its evidence (the core's
- * sched_estimate_apply), and the steps it is (progress_remaining_steps), kept in its model so
- * that its answer, its predicted finish and what the API shows say the same. A job without a
- * speed model yet has an estimate too (its declared length, fit, prior or elapsed time need no
- * speed): only its seconds wait for its speed. */
-static void estimate(struct live_plan *p)
+/* The GPU model a job's batch.max_local is taken as known on: the one its steps ran longest
+ * on (-1: none). */
+static int max_local_model(const struct live_model *m)
 {
-    learn_apply(p->cjobs, p->njobs);
+    int best = -1;
+    double best_s = -1;
+    for (size_t i = 0; i < m->nsteps; i++) {
+        double sec = 0;
+        for (size_t k = 0; k < m->nsteps; k++)
+            sec += m->steps[k].gpu_model == m->steps[i].gpu_model ? m->steps[k].seconds : 0;
+        if (sec > best_s) {
+            best = m->steps[i].gpu_model;
+            best_s = sec;
+        }
+    }
+    return best;
+}
+
+/* The name of GPU model g: a node's reported GPU name, else that of one of the job's steps. */
+static void type_name(char *out, size_t len, int g, const struct live_model *m,
+                      const struct live_snap *s)
+{
+    out[0] = '\0';
+    for (size_t n = 0; n < s->nnodes; n++)
+        if (s->nodes[n].gpu_model == g && s->nodes[n].gpu_name) {
+            snprintf(out, len, "%s", s->nodes[n].gpu_name);
+            return;
+        }
+    for (size_t i = 0; i < m->nsteps; i++)
+        if (m->steps[i].gpu_model == g) {
+            snprintf(out, len, "%s", m->step_gpu[i]);
+            return;
+        }
+}
+
+/* The round's learning (the core's learn_round, learn_types.h): each job measured at one
+ * size gets its speed model from the prior the others teach, and each job that measured
+ * steps (not one with a declared class: it keeps its profile) its model on each GPU model
+ * it ran on and an estimate on the cluster's others, kept in its live_model (types) and
+ * handed to the core as its type_speeds. Returns 0, or -1 (ENOMEM). */
+static int learn(struct live_plan *p)
+{
+    struct learn_job_steps *in = calloc(p->njobs + 1, sizeof(*in));
+    if (!in)
+        return -1;
+    for (size_t i = 0; i < p->njobs; i++) {
+        struct live_model *m = p->jobs[i].model;
+        if (m->class_name[0] || m->nsteps == 0)
+            continue;
+        in[i] = (struct learn_job_steps){.obs = m->steps,
+                                         .nobs = m->nsteps,
+                                         .types = m->types,
+                                         .cap = LIVE_MAX_GPU_TYPES,
+                                         .max_local_model = max_local_model(m)};
+    }
+    learn_round(p->cjobs, p->njobs, p->cnodes, p->s->nnodes, in);
+    for (size_t i = 0; i < p->njobs; i++) {
+        struct live_model *m = p->jobs[i].model;
+        const struct sched_job *j = &p->cjobs[i];
+        size_t n = in[i].types ? j->ntype_speeds : 0;
+        if (n != m->ntypes)
+            m->changed = 1;
+        m->ntypes = n;
+        for (size_t k = 0; k < n; k++)
+            type_name(m->type_names[k], sizeof(m->type_names[k]), m->types[k].gpu_model, m,
+                      p->s);
+    }
+    free(in);
+    return 0;
+}
+
+/* Each job measured at one size gets its speed model from the prior the others teach, and
+ * its models per GPU model (learn()); then each job's remaining work from its evidence (the
+ * core's sched_estimate_apply), and the steps it is (progress_remaining_steps), kept in its
+ * model so that its answer, its predicted finish and what the API shows say the same. A job
+ * without a speed model yet has an estimate too (its declared length, fit, prior or elapsed
+ * time need no speed): only its seconds wait for its speed. Returns 0, or -1 (ENOMEM). */
+static int estimate(struct live_plan *p)
+{
+    if (learn(p) < 0)
+        return -1;
     for (size_t i = 0; i < p->njobs; i++) {
         struct sched_job *j = &p->cjobs[i];
         struct live_plan_job *pj = &p->jobs[i];
@@ -236,6 +336,7 @@ static void estimate(struct live_plan *p)
         int declared = j->remaining_source == SCHED_EST_DECLARED;
         m->estimate_steps = progress_remaining_steps(&d, j->remaining_epochs, declared, w);
     }
+    return 0;
 }
 
 static int build_snapshot(struct live_plan *p, long round_no)
@@ -273,8 +374,7 @@ static int build_snapshot(struct live_plan *p, long round_no)
         .finished_run_s = s->finished_run_s,
         .nfinished = s->nfinished,
     };
-    estimate(p);
-    return 0;
+    return estimate(p);
 }
 
 /* The configured policy, which runs every round (a job is learned under it, learn.h), its

@@ -1,0 +1,206 @@
+/* learn_fit: a job's speed models from its measured steps (learn_fit.h): the reference model
+ * from the steps on every GPU model normalised to the reference GPU, one model per GPU model
+ * measured (its own fit, or the one-size rule), and what the learning rules read of them. */
+#include "learn_fit.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double obs_speed(const struct learn_obs *o)
+{
+    return o->gpu_speed > 0 && isfinite(o->gpu_speed) ? o->gpu_speed : 1.0;
+}
+
+static int obs_nodes(const struct learn_obs *o)
+{
+    int n = o->nodes > 1 ? o->nodes : 1;
+    return n > o->w ? o->w : n;
+}
+
+static double obs_m(const struct learn_obs *o, const struct speed_model *sm)
+{
+    return o->m > 0 && isfinite(o->m) ? o->m : sm->batch_per_gpu;
+}
+
+static double obs_weight(const struct learn_obs *o)
+{
+    return o->seconds > 0 && isfinite(o->seconds) ? o->seconds : 1.0;
+}
+
+static int obs_usable(const struct learn_obs *o)
+{
+    return o->w >= 1 && o->step_s > 0 && isfinite(o->step_s);
+}
+
+/* The speed with the most observations (ties: the one nearest 1, in log terms). */
+static double dominant_speed(const struct learn_obs *obs, size_t n)
+{
+    double best = 1.0;
+    size_t best_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        double s = obs_speed(&obs[i]);
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++)
+            k += obs_speed(&obs[j]) == s;
+        if (k > best_n || (k == best_n && fabs(log(s)) < fabs(log(best)))) {
+            best = s;
+            best_n = k;
+        }
+    }
+    return best;
+}
+
+/* Fits sm on the observations of speed s (all of them when s <= 0), each step time first
+ * converted by conv (NULL: raw). */
+static int fit_group(struct speed_model *sm, const struct learn_obs *obs, size_t n, double s,
+                     const struct speed_model *conv)
+{
+    struct speed_obs *o = calloc(n + 1, sizeof(*o));
+    size_t k = 0;
+    if (!o)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        double si = obs_speed(&obs[i]), t = obs[i].step_s, m = obs_m(&obs[i], sm);
+        if (s > 0 && si != s)
+            continue;
+        if (conv) {
+            double f[SPEED_NFEATURES];
+            speed_features_placed(obs[i].w, obs_nodes(&obs[i]), m, f);
+            double c = conv->theta[0] * f[0] + conv->theta[1] * f[1];
+            t = fmin(fmax(t + c * (1.0 - 1.0 / si), t * fmin(1.0, si)), t * fmax(1.0, si));
+        }
+        o[k++] = (struct speed_obs){obs[i].w, obs_nodes(&obs[i]), m, t};
+    }
+    int rc = speed_fit_obs(sm, o, k);
+    free(o);
+    return rc;
+}
+
+int learn_fit_speed(struct speed_model *sm, const struct learn_obs *obs, size_t n)
+{
+    if (!sm || !obs || n < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    double s = dominant_speed(obs, n);
+    struct speed_model first = *sm;
+    if (fit_group(&first, obs, n, s, NULL) < 0)
+        return -1;
+    first.theta[0] *= s;
+    first.theta[1] *= s;
+    int mixed = 0;
+    for (size_t i = 0; i < n; i++)
+        mixed |= obs_speed(&obs[i]) != s;
+    if (!mixed) {
+        *sm = first;
+        return 0;
+    }
+    struct speed_model second = *sm;
+    if (fit_group(&second, obs, n, 0, &first) < 0)
+        return -1;
+    *sm = second;
+    return 0;
+}
+
+int learn_obs_sizes(const struct learn_obs *obs, size_t n, int gpu_model)
+{
+    int sizes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!obs_usable(&obs[i]) || (gpu_model >= 0 && obs[i].gpu_model != gpu_model))
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = obs_usable(&obs[k]) && obs[k].w == obs[i].w &&
+                   (gpu_model < 0 || obs[k].gpu_model == gpu_model);
+        sizes += !seen;
+    }
+    return sizes;
+}
+
+/* The entry of GPU model g from the observations of that model. Returns 1 if made. */
+static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, size_t n, int g,
+                    const struct speed_model *like, const struct learn_prior *p)
+{
+    struct speed_obs *o = calloc(n + 1, sizeof(*o));
+    if (!o)
+        return 0;
+    size_t k = 0;
+    double sec = 0, st = 0, sm = 0;
+    int w = 0, nodes = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (obs[i].gpu_model != g || !obs_usable(&obs[i]))
+            continue;
+        double m = obs_m(&obs[i], like), wt = obs_weight(&obs[i]);
+        o[k++] = (struct speed_obs){obs[i].w, obs_nodes(&obs[i]), m, obs[i].step_s};
+        sec += wt;
+        st += wt * obs[i].step_s;
+        sm += wt * m;
+        w = obs[i].w;
+        nodes = obs_nodes(&obs[i]) > nodes ? obs_nodes(&obs[i]) : nodes;
+    }
+    memset(t, 0, sizeof(*t));
+    t->gpu_model = g;
+    t->source = SCHED_TYPE_MEASURED;
+    t->measured_sizes = learn_obs_sizes(obs, n, g);
+    t->speed = *like;
+    memset(t->speed.theta, 0, sizeof(t->speed.theta));
+    t->speed.fitted = 0;
+    t->speed.rmse = 0;
+    int ok = 0;
+    if (t->measured_sizes >= 2)
+        ok = speed_fit_obs(&t->speed, o, k) == 0;
+    else if (t->measured_sizes == 1 && sec > 0)
+        ok = learn_speed_one_size(&t->speed, st / sec, w, nodes, sm / sec, p);
+    free(o);
+    return ok && t->speed.fitted;
+}
+
+size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed_model *like,
+                       const struct learn_prior *p, struct sched_type_speed *out, size_t cap)
+{
+    static const struct learn_prior none;
+    size_t made = 0;
+    if (!p)
+        p = &none;
+    for (size_t i = 0; i < n && made < cap; i++) {
+        int g = obs[i].gpu_model, seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = obs[k].gpu_model == g;
+        if (!seen && obs_usable(&obs[i]) && fit_type(&out[made], obs, n, g, like, p))
+            made++;
+    }
+    return made;
+}
+
+void learn_fit_measured(struct sched_job *j, const struct learn_obs *obs, size_t n)
+{
+    double sec = 0, st = 0, msec = 0, sm = 0;
+    j->measured_sizes = learn_obs_sizes(obs, n, -1);
+    j->measured_max_gpus = 0;
+    j->measured_nodes = 0;
+    j->measured_step_s = 0;
+    j->measured_batch_per_gpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!obs_usable(&obs[i]))
+            continue;
+        int nodes = obs_nodes(&obs[i]);
+        if (obs[i].w > j->measured_max_gpus || (obs[i].w == j->measured_max_gpus &&
+                                                 nodes > j->measured_nodes)) {
+            j->measured_max_gpus = obs[i].w;
+            j->measured_nodes = nodes;
+        }
+        double wt = obs_weight(&obs[i]);
+        sec += wt;
+        st += wt * obs[i].step_s * obs_speed(&obs[i]);
+        if (obs[i].m > 0 && isfinite(obs[i].m)) {
+            msec += wt;
+            sm += wt * obs[i].m;
+        }
+    }
+    if (j->measured_sizes == 1 && sec > 0) {
+        j->measured_step_s = st / sec;
+        j->measured_batch_per_gpu = msec > 0 ? sm / msec : 0;
+    }
+}

@@ -1,0 +1,95 @@
+/* learning: the simulator's --speed live (simulate_config.speed_live). A running job reports
+ * its steps as the server's workers do: per placement (world size, nodes, GPU model) the mean
+ * seconds per step over the productive seconds it ran there, at its examples per GPU, each
+ * placement's measurement off the truth by a relative noise drawn once per job and
+ * placement (uniform within +-noise: a worker's mean step includes its machine's load).
+ * The restart's warm-up is not modelled: a restart's delay (resize_cost_s) runs no steps.
+ * The policies see no speed model until a job reports; each round the snapshot's models
+ * are made from those reports by the same core functions as the server's round: the
+ * reference model (learn_fit_speed, from two sizes or more), what learn.h reads
+ * (learn_fit_measured), and learn_round (one-size models with the round's prior, a model per
+ * GPU model measured, estimates of the cluster's other models from the ratios the jobs
+ * measured, the experiment rule). A job's batch.max_local is taken as known on the GPU model
+ * of its spec's first true type (the profile it came from), else every type is as the job. */
+#include <math.h>
+#include <string.h>
+
+#include "simulate_int.h"
+
+/* The relative error of job id's measurement at a placement, within +-noise. */
+static double placement_noise(const struct sim *s, int64_t id, int w, int nodes, int g)
+{
+    uint64_t st = s->cfg->seed ^ ((uint64_t)id * 0x9e3779b97f4a7c15ULL) ^
+                  ((uint64_t)(unsigned)w << 20) ^ ((uint64_t)(unsigned)nodes << 40) ^
+                  ((uint64_t)(unsigned)g * 0xbf58476d1ce4e5b9ULL) ^ 0x1ea51ea5ULL;
+    (void)simulate_rng_next(&st);
+    return s->cfg->noise * (2.0 * simulate_rng_uniform(&st) - 1.0);
+}
+
+void simulate__learn_record(struct sim *s, struct sim_job *j, double productive)
+{
+    if (j->gpus == 0 || j->use <= 0 || !(j->true_step_s > 0) || !(productive > 0))
+        return;
+    struct sim_learn *l = &s->learn[j - s->jobs];
+    const struct sched_node *nd = &s->cfg->nodes[j->slots[0].node];
+    int w = j->use, nodes = simulate__nodes_held(j), g = nd->gpu_model;
+    double m = j->batch > 0 ? j->batch / w : j->spec->speed.batch_per_gpu;
+    size_t k = 0;
+    while (k < l->nobs && !(l->obs[k].w == w && l->obs[k].nodes == nodes && l->obs[k].gpu_model == g))
+        k++;
+    if (k == l->nobs) {
+        if (l->nobs == SIM_LEARN_OBS)
+            return;
+        l->obs[l->nobs++] = (struct learn_obs){
+            .w = w, .nodes = nodes, .gpu_model = g,
+            .gpu_speed = nd->gpu_speed > 0 ? nd->gpu_speed : 1.0};
+    }
+    struct learn_obs *o = &l->obs[k];
+    double t = j->true_step_s * (1.0 + placement_noise(s, j->spec->id, w, nodes, g));
+    double sec = o->seconds + productive;
+    o->step_s = (o->step_s * o->seconds + t * productive) / sec;
+    o->m = (o->m * o->seconds + m * productive) / sec;
+    o->seconds = sec;
+}
+
+void simulate__learn_fill(struct sim *s, struct sim_job *j, struct sched_job *o)
+{
+    const struct simulate_job_spec *sp = j->spec;
+    struct sim_learn *l = &s->learn[j - s->jobs];
+    o->type_speeds = NULL;
+    o->ntype_speeds = 0;
+    o->model_source = SCHED_MODEL_NONE;
+    o->speed = (struct speed_model){.batch_per_gpu = sp->speed.batch_per_gpu,
+                                    .dataset_size = sp->speed.dataset_size,
+                                    .gpus_per_node = sp->speed.gpus_per_node};
+    if (learn_obs_sizes(l->obs, l->nobs, -1) >= 2 && l->fitted != l->nobs) {
+        struct speed_model sm = o->speed;
+        if (learn_fit_speed(&sm, l->obs, l->nobs) == 0) {
+            l->speed = sm;
+            l->fitted = l->nobs;
+        }
+    }
+    if (l->fitted > 0) {
+        o->speed = l->speed;
+        o->model_source = SCHED_MODEL_FITTED;
+    }
+    learn_fit_measured(o, l->obs, l->nobs);
+    memset(o->explored_s, 0, sizeof(o->explored_s));
+    for (size_t k = 0; k < l->nobs; k++)
+        for (int e = 0; e < SCHED_EXPLORE_STAGES; e++)
+            if (l->obs[k].w == 1 << e)
+                o->explored_s[e] += l->obs[k].seconds;
+}
+
+void simulate__learn_round(struct sim *s)
+{
+    for (size_t a = 0; a < s->nactive; a++) {
+        size_t i = s->active[a];
+        struct sim_learn *l = &s->learn[i];
+        const struct simulate_job_spec *sp = s->jobs[i].spec;
+        s->learn_in[a] = (struct learn_job_steps){
+            .obs = l->obs, .nobs = l->nobs, .types = l->types, .cap = LEARN_MAX_TYPES,
+            .max_local_model = sp->ntypes > 0 ? sp->types[0].gpu_model : -1};
+    }
+    learn_round(s->snap_jobs, s->nactive, s->cfg->nodes, s->cfg->nnodes, s->learn_in);
+}
