@@ -801,3 +801,24 @@ json_t *live_model_json(const struct live_model *m, int cur_gpus, const struct l
     free(v);
     return j;
 }
+
+void live_model_note_types(struct live_model *m)
+{
+    size_t n = m->ntypes < LIVE_MAX_GPU_TYPES ? m->ntypes : LIVE_MAX_GPU_TYPES;
+    struct live_type_shown now[LIVE_MAX_GPU_TYPES];
+    int moved = n != m->ntypes_shown;
+    for (size_t k = 0; k < n; k++) {
+        const struct sched_type_speed *t = &m->types[k];
+        const struct live_type_shown *was = &m->types_shown[k];
+        now[k] = (struct live_type_shown){t->gpu_model, (int)t->source, t->measured_sizes,
+                                          speed_step_time(&t->speed, 1)};
+        moved |= now[k].gpu_model != was->gpu_model || now[k].source != was->source ||
+                 now[k].sizes != was->sizes ||
+                 !(fabs(now[k].step_s - was->step_s) <= LIVE_TYPE_MOVED * fabs(was->step_s));
+    }
+    if (!moved)
+        return;
+    memcpy(m->types_shown, now, n * sizeof(now[0]));
+    m->ntypes_shown = n;
+    m->changed = 1;
+}

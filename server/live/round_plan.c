@@ -301,12 +301,11 @@ static int learn(struct live_plan *p)
         struct live_model *m = p->jobs[i].model;
         const struct sched_job *j = &p->cjobs[i];
         size_t n = in[i].types ? j->ntype_speeds : 0;
-        if (n != m->ntypes)
-            m->changed = 1;
         m->ntypes = n;
         for (size_t k = 0; k < n; k++)
             type_name(m->type_names[k], sizeof(m->type_names[k]), m->types[k].gpu_model, m,
                       p->s);
+        live_model_note_types(m);
     }
     free(in);
     return 0;
