@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "learn_types.h"
 #include "options.h"
 
 #define DECIDE_MAX_POINTS 4096
@@ -28,6 +29,10 @@ struct decide_input {
     size_t njobs;
     int total_gpus;
     const char **type_names; /* per node: its gpu_type (borrowed), or NULL */
+    /* per job: the steps of observations that name their gpu_type, and the storage of its
+     * models per type (learn_types.h); obs NULL: none */
+    struct learn_job_steps *steps;
+    int typed; /* some job's observations name their gpu_type */
     const char *policy; /* borrowed from the JSON document */
     json_t *root;       /* the JSON document */
     char *err;
@@ -40,6 +45,11 @@ void decide_input_destroy(struct decide_input *in)
         return;
     for (size_t i = 0; in->slots && i < in->njobs; i++)
         free(in->slots[i]);
+    for (size_t i = 0; in->steps && i < in->njobs; i++) {
+        free((void *)in->steps[i].obs);
+        free(in->steps[i].types);
+    }
+    free(in->steps);
     free(in->slots);
     free(in->users);
     free(in->finished);
@@ -282,7 +292,55 @@ static int read_allocation(struct decide_input *in, json_t *o, const char *path,
     return 0;
 }
 
-static int read_speed(struct decide_input *in, json_t *o, const char *path, struct sched_job *job)
+/* The GPU model and one factor of the nodes whose gpu_type is name (case aside). Returns 0, or
+ * -1 when no node has it. */
+static int type_of_name(const struct decide_input *in, const char *name, int *model,
+                        double *speed)
+{
+    for (size_t k = 0; k < in->snap.nnodes; k++)
+        if (in->type_names[k] && !strcasecmp(in->type_names[k], name)) {
+            *model = in->nodes[k].gpu_model;
+            double f = in->nodes[k].gpu_speed;
+            *speed = f > 0 && isfinite(f) ? f : 1;
+            return 0;
+        }
+    return -1;
+}
+
+/* The observations of job j that name their gpu_type (n of them, obs with their placement):
+ * the core's fits learn from them as the server's round does (learn_fit.h): what the learning
+ * rules read of them, and its reference model from every type's steps normalised to the
+ * reference GPU when they span two sizes (from one, learn_round() makes it from the prior);
+ * its models per type are made with the others' by learn_round() once every job is read. */
+static int read_typed(struct decide_input *in, const char *path, size_t j, struct sched_job *job,
+                      const struct speed_obs *obs, const int *model, const double *speed,
+                      size_t n)
+{
+    struct learn_obs *lo = calloc(n, sizeof(*lo));
+    struct sched_type_speed *types = calloc(LEARN_MAX_TYPES, sizeof(*types));
+    if (!lo || !types) {
+        free(lo);
+        free(types);
+        return bad(in, path, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        lo[i] = (struct learn_obs){.w = obs[i].w, .nodes = obs[i].nodes, .gpu_model = model[i],
+                                   .gpu_speed = speed[i], .step_s = obs[i].step_s,
+                                   .m = obs[i].m, .seconds = 1};
+    in->steps[j] = (struct learn_job_steps){.obs = lo, .nobs = n, .types = types,
+                                            .cap = LEARN_MAX_TYPES, .max_local_model = -1};
+    in->typed = 1;
+    learn_fit_measured(job, lo, n);
+    if (job->measured_sizes < 2)
+        return 0;
+    if (learn_fit_speed(&job->speed, lo, n))
+        return bad(in, path, "speed_observations: the speed model cannot be fitted");
+    job->model_source = SCHED_MODEL_FITTED;
+    return 0;
+}
+
+static int read_speed(struct decide_input *in, json_t *o, const char *path, size_t j,
+                      struct sched_job *job)
 {
     json_t *arr, *pt;
     size_t i, n = 0;
@@ -301,8 +359,15 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
     if (json_array_size(arr) == 0)
         return 0;
     obs = calloc(json_array_size(arr), sizeof(*obs));
-    if (!obs)
+    int *model = calloc(json_array_size(arr), sizeof(*model));
+    double *speed = calloc(json_array_size(arr), sizeof(*speed));
+    size_t typed = 0;
+    if (!obs || !model || !speed) {
+        free(obs);
+        free(model);
+        free(speed);
         return bad(in, path, "out of memory");
+    }
     for (i = 0; i < json_array_size(arr); i++) {
         pt = json_array_get(arr, i);
         char p[160];
@@ -310,6 +375,8 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
         snprintf(p, sizeof(p), "%s.speed_observations[%zu]", path, i);
         if (!json_is_object(pt)) {
             free(obs);
+            free(model);
+            free(speed);
             return bad(in, p, "expected {\"w\": GPUS, \"step_s\": SECONDS}");
         }
         long long nodes;
@@ -319,13 +386,22 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
             get_int(in, pt, p, "nodes", 1, 1000000, 0, &nodes) ||
             get_num(in, pt, p, "m", 1e-9, 1e9, m, &om)) {
             free(obs);
+            free(model);
+            free(speed);
             return -1;
         }
+        json_t *gt = json_object_get(pt, "gpu_type");
         const char *fault = wi < 0 || step[n] < 0 ? "w and step_s are required"
                             : nodes > wi          ? "nodes: at most w"
-                                                  : NULL;
+                            : gt && !json_is_string(gt) ? "gpu_type: expected a GPU type name"
+                            : gt && type_of_name(in, json_string_value(gt), &model[n], &speed[n])
+                                ? "gpu_type: no node has this gpu_type"
+                                : NULL;
+        typed += gt != NULL;
         if (fault) {
             free(obs);
+            free(model);
+            free(speed);
             return bad(in, p, fault);
         }
         placed |= nodes > 0 || json_object_get(pt, "m") != NULL;
@@ -334,12 +410,19 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
         obs[n] = (struct speed_obs){(int)wi, (int)nodes, om, step[n]};
         w[n++] = (int)wi;
     }
-    int rc = placed ? speed_fit_obs(&job->speed, obs, n) : speed_fit(&job->speed, w, step, n);
+    int rc;
+    if (typed > 0 && typed < n)
+        rc = bad(in, path, "speed_observations: a gpu_type on every observation or on none");
+    else if (typed > 0)
+        rc = read_typed(in, path, j, job, obs, model, speed, n);
+    else if ((placed ? speed_fit_obs(&job->speed, obs, n) : speed_fit(&job->speed, w, step, n)))
+        rc = bad(in, path, "speed_observations: the speed model cannot be fitted");
+    else
+        rc = 0, job->model_source = SCHED_MODEL_FITTED;
     free(obs);
-    if (rc)
-        return bad(in, path, "speed_observations: the speed model cannot be fitted");
-    job->model_source = SCHED_MODEL_FITTED;
-    return 0;
+    free(model);
+    free(speed);
+    return rc;
 }
 
 /* Optional "batch" (goodput.h's batch_spec): {"init", "batch", "max", "min_local",
@@ -624,7 +707,7 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
     if (!json_is_object(o))
         return bad(in, path, "expected an object");
     if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
-        read_speed(in, o, path, job) || read_batch(in, o, path, job) ||
+        read_speed(in, o, path, j, job) || read_batch(in, o, path, job) ||
         read_loss(in, o, path, job, remaining_given) || read_explored(in, o, path, job) ||
         read_gandiva(in, o, path, job) || read_plan(in, o, path, job) ||
         read_model_source(in, o, path, job))
@@ -716,11 +799,16 @@ static int read_input(struct decide_input *in, json_t *root)
     in->njobs = arr ? json_array_size(arr) : 0;
     in->jobs = calloc(in->njobs ? in->njobs : 1, sizeof(*in->jobs));
     in->slots = calloc(in->njobs ? in->njobs : 1, sizeof(*in->slots));
-    if (!in->jobs || !in->slots)
+    in->steps = calloc(in->njobs ? in->njobs : 1, sizeof(*in->steps));
+    if (!in->jobs || !in->slots || !in->steps)
         return bad(in, "$", "out of memory");
     for (i = 0; i < in->njobs; i++)
         if (read_job(in, json_array_get(arr, i), i))
             return -1;
+    /* the round's learning, as the server's: one-size models from the prior, each job's
+     * models on the types it measured and estimates on the cluster's others */
+    if (in->typed)
+        learn_round(in->jobs, in->njobs, in->nodes, in->snap.nnodes, in->steps);
     in->snap.jobs = in->jobs;
     in->snap.njobs = in->njobs;
     return 0;

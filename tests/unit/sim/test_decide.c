@@ -440,3 +440,112 @@ Test(decide, gpu_types_are_refused_when_they_contradict)
                    " {\"gpus\": 1, \"gpu_type\": \"x1\", \"gpu_model\": 2}]}",
                    "$.nodes[1].gpu_type: another node of its gpu_model has another gpu_type");
 }
+
+/* Observations that name the GPU type they were measured on are learned as the server learns
+ * them (the core's learn_fit and learn_round): each job's model on each type it measured, an
+ * estimate with its uncertainty on the others from the ratios the jobs measured between
+ * types, and its reference model from all its steps. Job 1 measured both types (a100 4x as
+ * fast as t4 in compute), job 2 only t4, job 3 one size on a100. */
+static const char learned_snapshot[] =
+    "{\"policy\": \"ringmaster\", \"explore_stage_s\": 30,\n"
+    " \"nodes\": [{\"gpus\": 4, \"gpu_type\": \"a100\"}, {\"gpus\": 4, \"gpu_type\": \"t4\"}],\n"
+    " \"jobs\": [\n"
+    "  {\"id\": 1, \"requested_gpus\": 1, \"max_gpus\": 2, \"remaining_epochs\": 5,\n"
+    "   \"speed_observations\": [\n"
+    "     {\"w\": 1, \"step_s\": 0.80, \"gpu_type\": \"t4\"}, {\"w\": 2, \"step_s\": 0.83, \"gpu_type\": \"t4\"},\n"
+    "     {\"w\": 1, \"step_s\": 0.20, \"gpu_type\": \"A100\"}, {\"w\": 2, \"step_s\": 0.23, \"gpu_type\": \"a100\"}]},\n"
+    "  {\"id\": 2, \"requested_gpus\": 1, \"max_gpus\": 4, \"remaining_epochs\": 5,\n"
+    "   \"speed_observations\": [\n"
+    "     {\"w\": 1, \"step_s\": 0.40, \"gpu_type\": \"t4\"}, {\"w\": 2, \"step_s\": 0.43, \"gpu_type\": \"t4\"},\n"
+    "     {\"w\": 4, \"step_s\": 0.45, \"gpu_type\": \"t4\"}]},\n"
+    "  {\"id\": 3, \"requested_gpus\": 2, \"max_gpus\": 4, \"remaining_epochs\": 5,\n"
+    "   \"speed_observations\": [{\"w\": 2, \"step_s\": 0.30, \"gpu_type\": \"a100\"}]}]}\n";
+
+static const struct sched_type_speed *entry_of(const struct sched_job *j, int gpu_model)
+{
+    for (size_t k = 0; k < j->ntype_speeds; k++)
+        if (j->type_speeds[k].gpu_model == gpu_model)
+            return &j->type_speeds[k];
+    return NULL;
+}
+
+Test(decide, observations_with_gpu_types_fit_per_type)
+{
+    char err[256], *out = NULL;
+    struct decide_input *in =
+        decide_input_read(learned_snapshot, strlen(learned_snapshot), err, sizeof(err));
+    cr_assert_not_null(in, "%s", err);
+    const struct sched_snapshot *snap = decide_input_snapshot(in);
+    cr_assert_float_eq(snap->explore_stage_s, 30, 1e-12);
+    const struct sched_job *j1 = &snap->jobs[0], *j2 = &snap->jobs[1], *j3 = &snap->jobs[2];
+    /* job 1: measured on both, each its own fit, absolute */
+    const struct sched_type_speed *a = entry_of(j1, 2), *t = entry_of(j1, 4);
+    cr_assert(a && t, "job 1 has a model on a100 and t4");
+    cr_assert_eq(a->source, SCHED_TYPE_MEASURED);
+    cr_assert_eq(t->source, SCHED_TYPE_MEASURED);
+    cr_assert_eq(a->measured_sizes, 2);
+    cr_assert_float_eq(speed_step_time(&a->speed, 1), 0.20, 0.01);
+    cr_assert_float_eq(speed_step_time(&t->speed, 2), 0.83, 0.02);
+    cr_assert_eq(j1->model_source, SCHED_MODEL_FITTED);
+    cr_assert_eq(j1->measured_sizes, 2);
+    /* job 2: measured on t4 only; on a100 an estimate from job 1's ratio, with its width */
+    t = entry_of(j2, 4);
+    a = entry_of(j2, 2);
+    cr_assert(t && a, "job 2 has its t4 model and an a100 estimate");
+    cr_assert_eq(t->source, SCHED_TYPE_MEASURED);
+    cr_assert_eq(t->measured_sizes, 3);
+    cr_assert_float_eq(speed_step_time(&t->speed, 1), 0.40, 0.02);
+    cr_assert_eq(a->source, SCHED_TYPE_ESTIMATED);
+    cr_assert_gt(a->uncertainty, 0, "an estimate states its uncertainty");
+    double est = speed_step_time(&a->speed, 1);
+    cr_assert(est > 0 && est < 0.2, "a100 estimated faster than its 0.40 s on t4: %g", est);
+    /* its reference model (v100, factor 1) from the t4 steps: compute 0.4 x faster */
+    cr_assert_eq(j2->model_source, SCHED_MODEL_FITTED);
+    cr_assert_lt(speed_step_time(&j2->speed, 1), 0.40, "the reference is faster than a t4");
+    /* job 3: one size on a100: its model from the prior, its a100 entry measured at 1 size */
+    cr_assert_eq(j3->measured_sizes, 1);
+    cr_assert_eq(j3->measured_max_gpus, 2);
+    cr_assert_eq(j3->model_source, SCHED_MODEL_FITTED, "learned from one size and the prior");
+    a = entry_of(j3, 2);
+    cr_assert(a && a->source == SCHED_TYPE_MEASURED && a->measured_sizes == 1);
+    cr_assert_float_eq(speed_step_time(&a->speed, 2), 0.30, 0.01);
+    cr_assert_not_null(entry_of(j3, 4), "and an estimate on t4");
+    decide_input_destroy(in);
+
+    cr_assert_eq(decide_cmd_json(learned_snapshot, strlen(learned_snapshot), NULL, &out, err,
+                                 sizeof(err)),
+                 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    json_t *types = json_object_get(json_array_get(json_object_get(d, "jobs"), 1), "types");
+    cr_assert_eq(json_array_size(types), 2, "%s", out);
+    int seen = 0;
+    for (size_t k = 0; k < 2; k++) {
+        json_t *e = json_array_get(types, k);
+        const char *name = json_string_value(json_object_get(e, "gpu_type"));
+        const char *src = json_string_value(json_object_get(e, "source"));
+        cr_assert(name && src, "%s", out);
+        if (!strcmp(name, "t4")) {
+            cr_assert_str_eq(src, "measured");
+            cr_assert_eq(json_integer_value(json_object_get(e, "measured_sizes")), 3);
+            seen |= 1;
+        } else {
+            cr_assert_str_eq(name, "a100");
+            cr_assert_str_eq(src, "estimated");
+            cr_assert_gt(json_number_value(json_object_get(e, "uncertainty")), 0);
+            seen |= 2;
+        }
+        cr_assert_gt(json_number_value(json_object_get(e, "epochs_per_s")), 0);
+    }
+    cr_assert_eq(seen, 3);
+    json_decref(d);
+    free(out);
+
+    expect_refused("{\"nodes\": [{\"gpus\": 2, \"gpu_type\": \"a100\"}], \"jobs\": [{\"id\": 1,"
+                   " \"requested_gpus\": 1, \"speed_observations\": [{\"w\": 1, \"step_s\": 1,"
+                   " \"gpu_type\": \"t4\"}]}]}",
+                   "$.jobs[0].speed_observations[0]: gpu_type: no node has this gpu_type");
+    expect_refused("{\"nodes\": [{\"gpus\": 2, \"gpu_type\": \"a100\"}], \"jobs\": [{\"id\": 1,"
+                   " \"requested_gpus\": 1, \"speed_observations\": [{\"w\": 1, \"step_s\": 1,"
+                   " \"gpu_type\": \"a100\"}, {\"w\": 2, \"step_s\": 1.1}]}]}",
+                   "a gpu_type on every observation or on none");
+}
