@@ -79,6 +79,28 @@ int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, doub
     return 1;
 }
 
+int learn_speed_one_size_own(struct speed_model *s, double t, int w, int nodes, double m,
+                             const struct speed_model *own)
+{
+    if (!own || !own->fitted || !(t > 0) || !isfinite(t) || w < 1 || !(m > 0) || !isfinite(m))
+        return 0;
+    nodes = nodes > 1 ? nodes : 1;
+    double f[SPEED_NFEATURES], comm = 0;
+    speed_features_placed(w, nodes > w ? w : nodes, m, f);
+    for (int k = 2; k < SPEED_NFEATURES; k++)
+        comm += own->theta[k] * f[k];
+    double own_c = own->theta[0] + own->theta[1] * m, c = t - comm;
+    if (!(comm >= 0) || !isfinite(comm) || c < 0.1 * t || !(own_c > 0) || !isfinite(own_c))
+        return 0;
+    s->theta[0] = c * own->theta[0] / own_c;
+    s->theta[1] = (c - s->theta[0]) / m;
+    for (int k = 2; k < SPEED_NFEATURES; k++)
+        s->theta[k] = own->theta[k];
+    s->rmse = 0;
+    s->fitted = 1;
+    return 1;
+}
+
 int learn_model(struct sched_job *j, const struct learn_prior *p)
 {
     double t = j->measured_step_s;

@@ -1,6 +1,10 @@
 /* learn: how a job is learned live from its own steps, without a round of its own (the rule,
  * written once; docs/scheduler.md "Live learning"). Every policy runs it: no GPU is kept idle
- * to explore, free GPUs are the experiments.
+ * to explore, free GPUs are the experiments. The models come from the steps through
+ * learn_fit.h (the fits: the reference model, one per GPU model measured, what the rules
+ * below read of the steps) and learn_types.h (learn_round(): the round's learning, with the
+ * estimates of the GPU models a job has not run on); the server's round and the simulator's
+ * --speed live call learn_round(), the rules here are its parts.
  *
  * The exact rules:
  *  - A model from one size. A job whose steps were measured at a single world size
@@ -40,6 +44,13 @@
  *    machine's load of the moment), the next size is the experiment that learning needs,
  *    and leaving the GPUs idle would teach nothing. Once it measured up to its max, its
  *    measurements decide (the rule above).
+ *  - Per GPU model. The one-size rule above makes a job's model on each GPU model it measured
+ *    at one size (learn_speed_one_size; with the job's own communication when its scaling is
+ *    known from two sizes elsewhere, learn_speed_one_size_own), and a model it has not run
+ *    on is estimated from the ratios the cluster's jobs measured (learn_types.h).
+ *  - Free GPUs of an unseen type are free experiments: an estimate of a GPU model whose GPUs
+ *    are idle is used optimistically by its uncertainty (learn_type_experiment), so that a
+ *    policy tries the job there; the measurement then replaces the estimate.
  *  - Jobs with a model from a profile (source PROFILE) and jobs whose measurements are not
  *    tracked (measured_max_gpus 0) are not learning: these rules leave them as they were. */
 #ifndef RINGMASTER_LEARN_H
@@ -84,6 +95,16 @@ int learn_model(struct sched_job *j, const struct learn_prior *p);
  * call it. */
 int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, double m,
                          const struct learn_prior *p);
+
+/* The one-size rule for a job whose scaling is known from its own fit own (two sizes or more,
+ * on other GPU models): communication does not depend on the GPU model (the core's model,
+ * plan.h), so its model at the new one keeps own's communication terms, and its compute,
+ * t less that communication at (w, nodes, m), is split into theta[0] and theta[1] as own
+ * splits its compute at m. Returns 1, or 0 (s unchanged) when an argument is not positive
+ * and finite, own is not fitted, or its communication is above 90 % of t there (then the
+ * prior's rule, learn_speed_one_size, is the caller's). */
+int learn_speed_one_size_own(struct speed_model *s, double t, int w, int nodes, double m,
+                             const struct speed_model *own);
 
 /* learn_prior() of jobs[0..n), then learn_model() of each: what a caller runs on its
  * snapshot's jobs before sched_decide(). Returns the models made. */

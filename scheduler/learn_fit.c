@@ -121,7 +121,8 @@ int learn_obs_sizes(const struct learn_obs *obs, size_t n, int gpu_model)
 
 /* The entry of GPU model g from the observations of that model. Returns 1 if made. */
 static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, size_t n, int g,
-                    const struct speed_model *like, const struct learn_prior *p)
+                    const struct speed_model *like, const struct speed_model *own,
+                    const struct learn_prior *p)
 {
     struct speed_obs *o = calloc(n + 1, sizeof(*o));
     if (!o)
@@ -152,13 +153,15 @@ static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, siz
     if (t->measured_sizes >= 2)
         ok = speed_fit_obs(&t->speed, o, k) == 0;
     else if (t->measured_sizes == 1 && sec > 0)
-        ok = learn_speed_one_size(&t->speed, st / sec, w, nodes, sm / sec, p);
+        ok = learn_speed_one_size_own(&t->speed, st / sec, w, nodes, sm / sec, own) ||
+             learn_speed_one_size(&t->speed, st / sec, w, nodes, sm / sec, p);
     free(o);
     return ok && t->speed.fitted;
 }
 
 size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed_model *like,
-                       const struct learn_prior *p, struct sched_type_speed *out, size_t cap)
+                       const struct speed_model *own, const struct learn_prior *p,
+                       struct sched_type_speed *out, size_t cap)
 {
     static const struct learn_prior none;
     size_t made = 0;
@@ -168,7 +171,7 @@ size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed
         int g = obs[i].gpu_model, seen = 0;
         for (size_t k = 0; k < i && !seen; k++)
             seen = obs[k].gpu_model == g;
-        if (!seen && obs_usable(&obs[i]) && fit_type(&out[made], obs, n, g, like, p))
+        if (!seen && obs_usable(&obs[i]) && fit_type(&out[made], obs, n, g, like, own, p))
             made++;
     }
     return made;

@@ -53,11 +53,13 @@ int learn_obs_sizes(const struct learn_obs *obs, size_t n, int gpu_model);
  * out: source MEASURED, measured_sizes its distinct sizes there, uncertainty 0, max_local 0
  * (the job's; learn_types.h sets it per type), its speed model with like's batch_per_gpu,
  * dataset_size and gpus_per_node: with two sizes or more its own fit of those steps
- * (absolute), with one the one-size rule (learn_speed_one_size) from their seconds-weighted
- * mean step time and examples per GPU and the prior p. A model whose fit fails is left out.
- * Returns the entries made. */
+ * (absolute), with one the one-size rule from their seconds-weighted mean step time and
+ * examples per GPU: with the job's own communication when own (may be NULL) is its fit from
+ * two sizes or more (learn_speed_one_size_own), else with the prior p (learn_speed_one_size).
+ * A model whose fit fails is left out. Returns the entries made. */
 size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed_model *like,
-                       const struct learn_prior *p, struct sched_type_speed *out, size_t cap);
+                       const struct speed_model *own, const struct learn_prior *p,
+                       struct sched_type_speed *out, size_t cap);
 
 /* What the learning rules read (learn.h) of the observations into j: measured_sizes (distinct
  * world sizes over every GPU model), measured_max_gpus, measured_nodes (the most nodes the

@@ -197,7 +197,9 @@ size_t learn_round(struct sched_job *jobs, size_t n, const struct sched_node *no
     for (size_t i = 0; i < n; i++) {
         if (!in[i].obs || in[i].nobs == 0 || !in[i].types)
             continue;
-        size_t k = learn_fit_types(in[i].obs, in[i].nobs, &jobs[i].speed, &p, in[i].types,
+        const struct sched_job *j = &jobs[i];
+        const struct speed_model *own = learn_is_teacher(j) ? &j->speed : NULL;
+        size_t k = learn_fit_types(in[i].obs, in[i].nobs, &j->speed, own, &p, in[i].types,
                                    in[i].cap);
         jobs[i].type_speeds = in[i].types;
         jobs[i].ntype_speeds = k;

@@ -188,7 +188,9 @@ long policy_plan_start_class(const struct policy_plan *pp, size_t i, int *w)
         int b = policy_plan_base_count(pp, i, c, pp->cls[c].free);
         if (b == 0)
             continue;
-        double r = policy_plan_rate(pp, i, b, c, NULL) / b;
+        /* a job without a speed model (learning, learn.h) starts on the model that its one
+         * factor says is fastest: the best known of a GPU model before the job's own steps */
+        double r = pp->job[i].speed ? policy_plan_rate(pp, i, b, c, NULL) / b : pp->cls[c].speed;
         if (best < 0 || r > best_r) {
             best = (long)c;
             best_r = r;

@@ -23,7 +23,8 @@
  * its requested plan on its requested GPUs (the guarantee); for an elastic
  * job with a speed model min_gpus; else its request. A running job restarts
  * on the class it holds if its base fits there; a new job goes where its base
- * runs fastest per GPU (policy_plan_start_class).
+ * runs fastest per GPU (policy_plan_start_class), a job without a speed model yet (it
+ * learns from its steps) on the class whose one factor (gpu_speed) is highest.
  *
  * Both policies end the same way (policy_plan_finish): the plan of each job
  * is the best plan at its final count; a job whose best plan there is slower
@@ -140,7 +141,7 @@ long policy_plan_running_class(const struct policy_plan *pp, size_t i);
 /* The class and base count (*w) job i starts on now (free GPUs), or -1: a
  * running job restarts on the class it holds if its base fits there (growth
  * may move it later, paying the restart), a new one where its base runs
- * fastest per GPU. */
+ * fastest per GPU, one without a speed model on the class of the highest gpu_speed. */
 long policy_plan_start_class(const struct policy_plan *pp, size_t i, int *w);
 
 /* Gives job i its base on the class policy_plan_start_class() picks, if any. */

@@ -244,3 +244,42 @@ Test(engine, prng_is_deterministic_and_uniform)
     }
     cr_assert_float_eq(sum / 10000, 0.5, 0.02);
 }
+
+static int allocate_four(const struct sched_snapshot *snap, int *want)
+{
+    for (size_t i = 0; i < snap->njobs; i++)
+        want[i] = 4;
+    return 0;
+}
+
+/* The run's idle_wanted_frac: GPU-time left idle while an elastic job held fewer than its
+ * max_gpus, over the cluster's GPU-time. One job held at 4 of 16 GPUs: 12/16 of the run while
+ * it may grow to 8, none when it may not grow. */
+Test(engine, idle_gpus_while_an_elastic_job_wants_more_are_reported)
+{
+    static const struct sched_policy_ops four = {
+        .name = "four", .summary = "4 GPUs each", .allocate = allocate_four,
+    };
+    struct template t;
+    char err[256];
+    cr_assert_eq(template_get("resnet110", &t, err, sizeof(err)), 0, "%s", err);
+    struct simulate_job_spec j = {.id = 1, .requested_gpus = 4, .min_gpus = 1, .max_gpus = 8,
+                                  .elastic = 1, .epochs = 5, .speed = t.speed};
+    struct options_cluster c;
+    cr_assert_eq(options_cluster_make(&c, 1, 16), 0);
+    struct simulate_config cfg;
+    simulate_config_init(&cfg);
+    cfg.nodes = c.nodes;
+    cfg.nnodes = c.nnodes;
+    cfg.policy = &four;
+    struct simulate_result *r = simulate_run(&cfg, &j, 1, NULL, NULL, err, sizeof(err));
+    cr_assert_not_null(r, "%s", err);
+    cr_assert_float_eq(r->idle_wanted_frac, 12.0 / 16.0, 1e-9);
+    simulate_result_destroy(r);
+    j.max_gpus = 4;
+    r = simulate_run(&cfg, &j, 1, NULL, NULL, err, sizeof(err));
+    cr_assert_not_null(r, "%s", err);
+    cr_assert_float_eq(r->idle_wanted_frac, 0, 1e-12);
+    simulate_result_destroy(r);
+    options_cluster_free(&c);
+}

@@ -203,3 +203,74 @@ Test(hetero, pollux_recipe_runs_on_the_mixed_cluster, .timeout = 120)
     for (size_t k = 0; k < PROFILE_NAPPS; k++)
         pollux_app_free(&apps[k]);
 }
+
+/* What the policies saw of the jobs' speeds over a --speed live run. */
+struct seen {
+    long jobs, no_model, measured, estimated, two_types, oracle;
+};
+
+static void count_seen(const struct sched_snapshot *snap, const struct sched_decision *d,
+                       void *arg)
+{
+    struct seen *s = arg;
+    (void)d;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        int measured = 0;
+        s->jobs++;
+        s->no_model += j->model_source == SCHED_MODEL_NONE && j->ntype_speeds == 0;
+        for (size_t k = 0; k < j->ntype_speeds; k++) {
+            measured += j->type_speeds[k].source == SCHED_TYPE_MEASURED;
+            s->estimated += j->type_speeds[k].source == SCHED_TYPE_ESTIMATED;
+            s->oracle += j->type_speeds[k].source == SCHED_TYPE_GIVEN;
+        }
+        s->measured += measured > 0;
+        s->two_types += measured >= 2;
+    }
+}
+
+/* --speed live: the policies start with no model, learn each job per type from the steps the
+ * engine reports (MEASURED entries, ESTIMATED ones for the types a job has not run on), never
+ * see the oracle's models, and the run finishes every job. */
+Test(hetero, speed_live_learns_each_job_per_type_and_finishes, .timeout = 120)
+{
+    if (!have_hetero())
+        cr_skip_test("no shared/profiles-hetero");
+    static struct pollux_app apps[PROFILE_NAPPS];
+    for (size_t k = 0; k < PROFILE_NAPPS; k++)
+        load(&apps[k], profile_app_name(k));
+    char trace[1024], err[256];
+    pollux_default_trace(trace, sizeof(trace));
+    struct options_cluster c;
+    cr_assert_eq(options_cluster_parse(POLLUX_HETERO_CLUSTER, &c, err, sizeof(err)), 0);
+    struct pollux_opts o = {.jobs = 40, .start_s = 7200, .window_s = 28800, .seed = 1,
+                            .cluster_gpus = 24, .hetero = 1};
+    struct workload *w = pollux_workload(trace, apps, &o, err, sizeof(err));
+    cr_assert_not_null(w, "%s", err);
+    struct simulate_config cfg;
+    simulate_config_init(&cfg);
+    cfg.nodes = c.nodes;
+    cfg.nnodes = c.nnodes;
+    cfg.policy = sched_policy_find("ringmaster");
+    cfg.resize_cost_s = 30;
+    cfg.speed_live = 1;
+    cfg.show_type_speeds = 1; /* ignored under speed_live */
+    struct seen s = {0};
+    struct simulate_result *r = simulate_run(&cfg, w->jobs, w->njobs, count_seen, &s, err,
+                                             sizeof(err));
+    cr_assert_not_null(r, "%s", err);
+    cr_assert_eq(r->njobs, w->njobs);
+    for (size_t k = 0; k < r->njobs; k++)
+        cr_assert_gt(r->jobs[k].finish_time, r->jobs[k].start_time);
+    cr_assert_gt(s.no_model, 0, "jobs start without a model");
+    cr_assert_gt(s.measured, 0, "jobs are measured on the types they run on");
+    cr_assert_gt(s.estimated, 0, "types a job has not run on are estimated");
+    cr_assert_gt(s.two_types, 0, "some jobs are measured on two types");
+    cr_assert_eq(s.oracle, 0, "the oracle's models are never shown");
+    cr_assert(r->idle_wanted_frac >= 0 && r->idle_wanted_frac <= 1, "%g", r->idle_wanted_frac);
+    simulate_result_destroy(r);
+    workload_destroy(w);
+    options_cluster_free(&c);
+    for (size_t k = 0; k < PROFILE_NAPPS; k++)
+        pollux_app_free(&apps[k]);
+}
