@@ -27,8 +27,11 @@ static void add_guarantees(json_t *o, const struct sched_snapshot *snap,
 
     if (!o)
         return;
+    const struct sched_job *j = &snap->jobs[i];
     json_object_set_new(o, "remaining_source",
-                        json_string(sched_estimate_source_name(snap->jobs[i].remaining_source)));
+                        json_string(j->remaining_epochs >= 0
+                                        ? sched_estimate_source_name(j->remaining_source)
+                                        : "none"));
     if (a->forced > 0 && a->forced < 3)
         json_object_set_new(o, "forced", json_string(forced_names[a->forced]));
     if (a->gpus == 0) {

@@ -301,7 +301,8 @@ Test(decide, guarantees_estimates_and_explanations)
     cr_assert_str_eq(json_string_value(json_object_get(j2, "remaining_source")), "declared");
     /* Job 1: no fit, prior of the finished jobs longer than its 1,800 s. */
     cr_assert_str_eq(json_string_value(json_object_get(j1, "remaining_source")), "prior");
-    cr_assert_str_eq(json_string_value(json_object_get(j3, "remaining_source")), "given");
+    cr_assert_str_eq(json_string_value(json_object_get(j3, "remaining_source")), "none",
+                     "no remaining_epochs, no length declared: unknown");
     const char *why = json_string_value(json_object_get(j3, "explanation"));
     cr_assert_not_null(why, "%s", out);
     cr_assert(strstr(why, "needs 1 GPU"), "%s", why);
