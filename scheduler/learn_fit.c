@@ -122,8 +122,14 @@ int learn_obs_sizes(const struct learn_obs *obs, size_t n, int gpu_model)
 /* The entry of GPU model g from the observations of that model. Returns 1 if made. */
 static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, size_t n, int g,
                     const struct speed_model *like, const struct speed_model *own,
-                    const struct learn_prior *p)
+                    const struct learn_prior *p, const struct learn_fit_cache *reuse)
 {
+    for (size_t k = 0; reuse && k < reuse->n; k++)
+        if (reuse->fits[k].gpu_model == g && reuse->fits[k].measured_sizes >= 2 &&
+            reuse->fits[k].speed.fitted) {
+            *t = reuse->fits[k];
+            return 1;
+        }
     struct speed_obs *o = calloc(n + 1, sizeof(*o));
     if (!o)
         return 0;
@@ -161,7 +167,8 @@ static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, siz
 
 size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed_model *like,
                        const struct speed_model *own, const struct learn_prior *p,
-                       struct sched_type_speed *out, size_t cap)
+                       const struct learn_fit_cache *reuse, struct sched_type_speed *out,
+                       size_t cap)
 {
     static const struct learn_prior none;
     size_t made = 0;
@@ -171,7 +178,7 @@ size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed
         int g = obs[i].gpu_model, seen = 0;
         for (size_t k = 0; k < i && !seen; k++)
             seen = obs[k].gpu_model == g;
-        if (!seen && obs_usable(&obs[i]) && fit_type(&out[made], obs, n, g, like, own, p))
+        if (!seen && obs_usable(&obs[i]) && fit_type(&out[made], obs, n, g, like, own, p, reuse))
             made++;
     }
     return made;

@@ -35,6 +35,16 @@ struct learn_obs {
     double seconds;
 };
 
+/* A caller's cache of a job's fits of two sizes or more per GPU model (learn_fit_types'
+ * reuse; learn_round keeps it): valid for the steps of the caller's version. */
+#define LEARN_FIT_CACHE_MAX 8
+struct learn_fit_cache {
+    long long version; /* the caller's version of the steps they were fitted from */
+    int valid;
+    size_t n;
+    struct sched_type_speed fits[LEARN_FIT_CACHE_MAX];
+};
+
 /* The reference model: fits sm (batch_per_gpu, dataset_size and gpus_per_node set by the
  * caller) so that it describes the job on the reference GPU. When every observation comes
  * from one speed s the fit is exact under the core's model: the raw fit's compute
@@ -56,10 +66,14 @@ int learn_obs_sizes(const struct learn_obs *obs, size_t n, int gpu_model);
  * (absolute), with one the one-size rule from their seconds-weighted mean step time and
  * examples per GPU: with the job's own communication when own (may be NULL) is its fit from
  * two sizes or more (learn_speed_one_size_own), else with the prior p (learn_speed_one_size).
- * A model whose fit fails is left out. Returns the entries made. */
+ * A model whose fit fails is left out. reuse (may be NULL) holds fits of two sizes or more
+ * made earlier from these same observations: an entry of reuse for a GPU model is taken as
+ * it is instead of fitting again (the NNLS fits are the costly part: about 2-3 us each, tens
+ * of ms a round at 10,000 jobs). Returns the entries made. */
 size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed_model *like,
                        const struct speed_model *own, const struct learn_prior *p,
-                       struct sched_type_speed *out, size_t cap);
+                       const struct learn_fit_cache *reuse, struct sched_type_speed *out,
+                       size_t cap);
 
 /* What the learning rules read (learn.h) of the observations into j: measured_sizes (distinct
  * world sizes over every GPU model), measured_max_gpus, measured_nodes (the most nodes the

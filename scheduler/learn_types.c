@@ -199,8 +199,18 @@ size_t learn_round(struct sched_job *jobs, size_t n, const struct sched_node *no
             continue;
         const struct sched_job *j = &jobs[i];
         const struct speed_model *own = learn_is_teacher(j) ? &j->speed : NULL;
-        size_t k = learn_fit_types(in[i].obs, in[i].nobs, &j->speed, own, &p, in[i].types,
-                                   in[i].cap);
+        struct learn_fit_cache *c = in[i].cache;
+        const struct learn_fit_cache *reuse = c && c->valid && c->version == in[i].version ? c : NULL;
+        size_t k = learn_fit_types(in[i].obs, in[i].nobs, &j->speed, own, &p, reuse,
+                                   in[i].types, in[i].cap);
+        if (c && !reuse) {
+            c->n = 0;
+            for (size_t e = 0; e < k && c->n < LEARN_FIT_CACHE_MAX; e++)
+                if (in[i].types[e].measured_sizes >= 2)
+                    c->fits[c->n++] = in[i].types[e];
+            c->version = in[i].version;
+            c->valid = 1;
+        }
         jobs[i].type_speeds = in[i].types;
         jobs[i].ntype_speeds = k;
     }

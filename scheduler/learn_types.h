@@ -1,8 +1,10 @@
 /* learn_types: a job's model on each GPU type of the cluster, learned live (the rule, written
  * once; the server's round and the simulator's --speed live call learn_round()):
  *  - Measured. Each GPU model the job's steps were measured on gets its own entry
- *    (learn_fit_types(): its own fit from two sizes or more, the one-size rule with the
- *    cluster's prior from one), source SCHED_TYPE_MEASURED. A measurement replaces any
+ *    (learn_fit_types(): its own fit from two sizes or more; from one the one-size rule,
+ *    with the job's own communication when its reference model is its own fit of two sizes
+ *    or more, else with the round's prior), source SCHED_TYPE_MEASURED. Its fits of two
+ *    sizes or more are kept in the caller's cache while its steps are the same. A measurement replaces any
  *    estimate: an entry is measured as soon as one step time on the type is.
  *  - Estimated. Every other GPU model of the cluster gets an entry from the ratios that this
  *    cluster's jobs measured between types (source SCHED_TYPE_ESTIMATED): per pair of types
@@ -88,6 +90,11 @@ struct learn_job_steps {
     struct sched_type_speed *types; /* cap entries, the job's type_speeds after the call */
     size_t cap;
     int max_local_model; /* the GPU model its batch.max_local is known on; < 0: every type */
+    /* The caller's cache of the job's fits (may be NULL: every fit made each round) and the
+     * version of obs (any change of the steps, or of the job's batch_per_gpu, must change
+     * it): fits of two sizes or more made for the same version are reused. */
+    struct learn_fit_cache *cache;
+    long long version;
 };
 
 /* A round's learning over the snapshot's jobs[0..n) (the caller's, before sched_decide):

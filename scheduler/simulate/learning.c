@@ -46,8 +46,10 @@ void simulate__learn_record(struct sim *s, struct sim_job *j, double productive)
     }
     struct learn_obs *o = &l->obs[k];
     double t = j->true_step_s * (1.0 + placement_noise(s, j->spec->id, w, nodes, g));
-    double sec = o->seconds + productive;
+    double sec = o->seconds + productive, before = o->step_s;
     o->step_s = (o->step_s * o->seconds + t * productive) / sec;
+    if (!(fabs(o->step_s - before) <= 1e-6 * o->step_s))
+        l->version++;
     o->m = (o->m * o->seconds + m * productive) / sec;
     o->seconds = sec;
 }
@@ -89,7 +91,8 @@ void simulate__learn_round(struct sim *s)
         const struct simulate_job_spec *sp = s->jobs[i].spec;
         s->learn_in[a] = (struct learn_job_steps){
             .obs = l->obs, .nobs = l->nobs, .types = l->types, .cap = LEARN_MAX_TYPES,
-            .max_local_model = sp->ntypes > 0 ? sp->types[0].gpu_model : -1};
+            .max_local_model = sp->ntypes > 0 ? sp->types[0].gpu_model : -1,
+            .cache = &l->cache, .version = l->version};
     }
     learn_round(s->snap_jobs, s->nactive, s->cfg->nodes, s->cfg->nnodes, s->learn_in);
 }

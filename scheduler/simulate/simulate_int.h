@@ -64,6 +64,8 @@ struct sim_learn {
     struct learn_obs obs[SIM_LEARN_OBS]; /* per (world size, nodes, GPU model) */
     size_t nobs;
     size_t fitted;            /* obs its reference fit used (0: none) */
+    long long version;        /* bumped when an obs is added or its mean moves */
+    struct learn_fit_cache cache;
     struct speed_model speed; /* that fit */
     struct sched_type_speed types[LEARN_MAX_TYPES];
 };

@@ -402,6 +402,7 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
 static void refit_speed(struct live_model *m, const PGresult *r, int from, int to)
 {
     int n = apply_sums(m, r, from, to);
+    m->steps_version++;
     struct speed_model sm = m->speed;
     sm.gpus_per_node = 0;
     if (m->nworld_sizes >= 2 && learn_fit_speed(&sm, m->steps, (size_t)n) == 0) {

@@ -71,6 +71,8 @@ struct live_model {
     struct learn_obs steps[LIVE_MAX_STEPS];
     char step_gpu[LIVE_MAX_STEPS][32];
     size_t nsteps;
+    long long steps_version;           /* bumped at each refit of steps */
+    struct learn_fit_cache fit_cache;  /* the core's per-type fits of those steps (learn_round) */
     char measured_on[64];           /* GPU models the step times came from ("a100 v100"; "" none) */
     long long points_read;          /* (step, loss) points read from job_metrics so far */
     struct live_fit_series points; /* those points, bounded and downsampled (fit.h) */

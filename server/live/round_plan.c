@@ -294,7 +294,9 @@ static int learn(struct live_plan *p)
                                          .nobs = m->nsteps,
                                          .types = m->types,
                                          .cap = LIVE_MAX_GPU_TYPES,
-                                         .max_local_model = max_local_model(m)};
+                                         .max_local_model = max_local_model(m),
+                                         .cache = &m->fit_cache,
+                                         .version = m->steps_version};
     }
     learn_round(p->cjobs, p->njobs, p->cnodes, p->s->nnodes, in);
     for (size_t i = 0; i < p->njobs; i++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "learn_types.h"
+#include "sched.h"
 #include "sched_estimate.h"
 
 #define M 64.0
@@ -48,7 +49,7 @@ Test(learn_types, each_model_measured_at_two_sizes_gets_its_own_fit)
                             obs(4, FAST, 0.2, 0.02)};
     struct sched_type_speed t[4];
     struct learn_prior none = {0};
-    size_t n = learn_fit_types(o, 5, &like, NULL, &none, t, 4);
+    size_t n = learn_fit_types(o, 5, &like, NULL, &none, NULL, t, 4);
     cr_assert_eq(n, 2);
     cr_assert_eq(t[0].gpu_model, SLOW);
     cr_assert_eq(t[1].gpu_model, FAST);
@@ -68,7 +69,7 @@ Test(learn_types, one_size_on_a_model_follows_the_one_size_rule)
     struct learn_obs o[] = {obs(2, FAST, 0.2, 0.02)};
     struct learn_prior p = {.fixed = 0.2, .intra = {0.01, 0.1, 0.02}, .nintra = 3};
     struct sched_type_speed t[2];
-    cr_assert_eq(learn_fit_types(o, 1, &like, NULL, &p, t, 2), 1);
+    cr_assert_eq(learn_fit_types(o, 1, &like, NULL, &p, NULL, t, 2), 1);
     cr_assert_eq(t[0].measured_sizes, 1);
     struct speed_model want = like;
     cr_assert(learn_speed_one_size(&want, o[0].step_s, 2, 1, M, &p));
@@ -261,8 +262,8 @@ Test(learn_types, one_size_on_a_new_model_keeps_the_jobs_own_communication)
     cr_assert_eq(learn_fit_speed(&own, slow_only, 3), 0);
     struct learn_prior none = {0};
     struct sched_type_speed with[2], without[2];
-    cr_assert_eq(learn_fit_types(o, 4, &like, &own, &none, with, 2), 2);
-    cr_assert_eq(learn_fit_types(o, 4, &like, NULL, &none, without, 2), 2);
+    cr_assert_eq(learn_fit_types(o, 4, &like, &own, &none, NULL, with, 2), 2);
+    cr_assert_eq(learn_fit_types(o, 4, &like, NULL, &none, NULL, without, 2), 2);
     cr_assert_eq(with[1].gpu_model, FAST);
     cr_assert_eq(with[1].measured_sizes, 1);
     for (int w = 1; w <= 4; w *= 2) {
@@ -275,4 +276,85 @@ Test(learn_types, one_size_on_a_new_model_keeps_the_jobs_own_communication)
     /* both predict what was measured */
     cr_assert_float_eq(speed_step_time_placed(&with[1].speed, 2, 1, M), o[3].step_s,
                        1e-9 * o[3].step_s);
+}
+
+/* learn_round keeps each job's fits of two sizes or more in its cache and reuses them while the
+ * caller's version of its steps is the same; a new version fits again. */
+Test(learn_types, fits_are_reused_for_the_same_steps_only)
+{
+    struct world w;
+    struct learn_fit_cache cache = {0};
+    world_init(&w, 1);
+    w.in[0].cache = &cache;
+    w.in[0].version = 7;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert(cache.valid);
+    cr_assert_eq(cache.version, 7);
+    cr_assert_eq(cache.n, 2);
+    double fitted = one_gpu(sched_job_type_speed(&w.jobs[0], FAST));
+    /* mark the cached fit: the same version takes it as it is */
+    for (size_t k = 0; k < cache.n; k++)
+        cache.fits[k].speed.theta[0] += 1.0;
+    world_init(&w, 1);
+    w.in[0].cache = &cache;
+    w.in[0].version = 7;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert_float_eq(one_gpu(sched_job_type_speed(&w.jobs[0], FAST)), fitted + 1.0, 1e-9);
+    /* a new version of the steps fits them again */
+    world_init(&w, 1);
+    w.in[0].cache = &cache;
+    w.in[0].version = 8;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert_float_eq(one_gpu(sched_job_type_speed(&w.jobs[0], FAST)), fitted, 1e-9);
+    cr_assert_eq(cache.version, 8);
+}
+
+/* Free GPUs are free experiments, through the policy: a job measured on model 1 (at 1, 2 and 4
+ * GPUs, its max) runs on its 4 GPUs there while model 2's 4 GPUs are idle; both models have
+ * the same factor, so its estimate there is its model 1 speed. Used as it is, nothing gains
+ * from moving: ringmaster keeps it. Used optimistically (its uncertainty, the GPUs idle), the
+ * move is worth its restart: ringmaster tries it there, and its steps there will replace the
+ * estimate. */
+Test(learn_types, free_gpus_of_an_unseen_model_get_the_job_tried_there)
+{
+    static const struct sched_node two[] = {
+        {.id = 1, .ngpus = 4, .up = 1, .gpu_model = 1, .gpu_speed = 1.0, .gpu_mem_gb = 32},
+        {.id = 2, .ngpus = 4, .up = 1, .gpu_model = 2, .gpu_speed = 1.0, .gpu_mem_gb = 32},
+    };
+    static const double step[] = {0.4025, 0.4272, 0.4443}; /* ResNet-110 at 1, 2, 4 */
+    struct learn_obs o[3];
+    for (int k = 0; k < 3; k++)
+        o[k] = (struct learn_obs){.w = 1 << k, .nodes = 1, .gpu_model = 1, .gpu_speed = 1.0,
+                                  .step_s = step[k], .seconds = 300};
+    int where[2];
+    for (int optimistic = 0; optimistic < 2; optimistic++) {
+        struct sched_slot slots[4];
+        struct sched_job j = {.id = 1, .requested_gpus = 4, .min_gpus = 1, .max_gpus = 4,
+                              .elastic = 1, .cur_gpus = 4, .slots = slots,
+                              .remaining_epochs = 100, .model_source = SCHED_MODEL_FITTED};
+        for (int g = 0; g < 4; g++)
+            slots[g] = (struct sched_slot){.node = 0, .gpu = g};
+        j.speed = (struct speed_model){.batch_per_gpu = 128, .dataset_size = 50000};
+        cr_assert_eq(learn_fit_speed(&j.speed, o, 3), 0);
+        learn_fit_measured(&j, o, 3);
+        struct sched_type_speed types[LEARN_MAX_TYPES];
+        struct learn_job_steps in = {.obs = o, .nobs = 3, .types = types,
+                                     .cap = LEARN_MAX_TYPES, .max_local_model = -1};
+        learn_round(&j, 1, two, 2, &in);
+        cr_assert_eq(j.ntype_speeds, 2);
+        cr_assert_eq(types[1].source, SCHED_TYPE_ESTIMATED);
+        if (!optimistic) { /* the estimate as it is: model 1's, at the factors' ratio 1 */
+            types[1].speed = types[0].speed;
+            types[1].speed.gpus_per_node = 4;
+        }
+        struct sched_snapshot snap = {.now = 10000, .seed = 1, .nodes = two, .nnodes = 2,
+                                      .jobs = &j, .njobs = 1, .resize_cost_s = 30};
+        struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &snap);
+        cr_assert_not_null(d);
+        cr_assert_eq(d->assign[0].gpus, 4);
+        where[optimistic] = d->assign[0].slots[0].node;
+        sched_decision_destroy(d);
+    }
+    cr_assert_eq(where[0], 0, "without the experiment rule it stays where it was measured");
+    cr_assert_eq(where[1], 1, "with it, the idle model's GPUs are tried");
 }
