@@ -143,7 +143,7 @@ static const char *type_source(long long job, const char *name)
 }
 
 /* MARKED (disabled) while it fails: on i31-product with i31-learn up to 994af8a merged (and
- * also with i31-policy 42294e2 merged on top, tried by hand), both jobs
+ * also with i31-learn 3b1ebe3 + i31-policy 42294e2 merged, tried by hand), both jobs
  * start on the a100 node, grow to 2 GPUs each there and stay (job B measured 62 ms a step at 2
  * a100 GPUs, 4x job A's) while the 4 t4 GPUs stay idle for the 240 s: B's t4 estimate comes
  * from the one factor (a100 5x a t4: 0.17 s a step, "estimated"), since no job measured both
