@@ -170,6 +170,54 @@ static void print_fit(json_t *m)
            json_is_true(json_object_get(f, "used")) ? "the estimate" : "evidence, not used");
 }
 
+/* Where one GPU type's figures come from: "measured (2 sizes)", "estimated +-30 %", "given",
+ * "one factor (2x the reference)". */
+static void type_source_text(json_t *e, char *buf, size_t len)
+{
+    const char *src = str_or(e, "source", "?");
+    json_t *u = json_object_get(e, "uncertainty");
+    long long sizes = json_integer_value(json_object_get(e, "measured_sizes"));
+    if (!strcmp(src, "measured"))
+        snprintf(buf, len, "measured (%lld size%s)", sizes, sizes == 1 ? "" : "s");
+    else if (!strcmp(src, "estimated") && json_is_number(u))
+        snprintf(buf, len, "estimated +-%.0f %%", 100 * json_number_value(u));
+    else if (!strcmp(src, "factor"))
+        snprintf(buf, len, "one factor (%.3gx the reference)",
+                 json_number_value(json_object_get(e, "speed")));
+    else
+        snprintf(buf, len, "%s", src);
+}
+
+/* "speed by GPU type, at 4 GPUs:" then per type of the cluster its step time, samples per
+ * second and time to finish there, and where the figures come from (speed.by_gpu_model). */
+static void print_types(json_t *m)
+{
+    json_t *a = json_object_get(json_object_get(m, "speed"), "by_gpu_model");
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return;
+    json_t *first = json_array_get(a, 0);
+    printf("  speed by GPU type, at %" JSON_INTEGER_FORMAT " GPU%s:\n",
+           json_integer_value(json_object_get(first, "gpus")),
+           json_integer_value(json_object_get(first, "gpus")) == 1 ? "" : "s");
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        json_t *t = json_object_get(e, "step_time_s"), *r = json_object_get(e, "samples_per_second");
+        json_t *left = json_object_get(e, "remaining_s");
+        char step[32] = "?", rate[32] = "?", about[48] = "time unknown", src[64];
+        if (json_is_number(t))
+            snprintf(step, sizeof(step), "%.3g s/step", json_number_value(t));
+        if (json_is_number(r))
+            snprintf(rate, sizeof(rate), "%.4g samples/s", json_number_value(r));
+        if (json_is_number(left))
+            timefmt_about(json_number_value(left), about, sizeof(about));
+        type_source_text(e, src, sizeof(src));
+        printf("    %-24s %-14s %-18s %-16s %s\n", str_or(e, "gpu_model", "?"), step, rate, about,
+               src);
+    }
+}
+
 static void print_model(json_t *job)
 {
     json_t *m = json_object_get(job, "model");
@@ -180,6 +228,7 @@ static void print_model(json_t *job)
     printf("  model:     speed source %s, epochs done %s, GPU counts measured: %s\n",
            str_or(m, "source", "?"), num(m, "epochs_done", a, sizeof(a), "?"),
            num(m, "world_sizes_measured", b, sizeof(b), "?"));
+    print_types(m);
     print_fit(m);
 }
 

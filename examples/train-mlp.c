@@ -53,11 +53,21 @@
  * report (the noise scale of one step at batch 16 varies several-fold; the mean of ten still
  * by +-15 % from launch to launch).
  *
+ * --speed-by-gpu LIST (e.g. a100=1,t4=4) makes the emulated compute GPU-model dependent, so
+ * that simulated workers of several GPU models run one job at different speeds: each rank's
+ * --sleep-us-per-sample is multiplied by the factor of the GPU model its worker reports,
+ * $RINGMASTER_GPU_MODEL (set by ringmaster-worker from its inventory, --simulate-gpu-model for
+ * simulated GPUs). A name of the list matches when it is a word of that model's name, case
+ * insensitive ("NVIDIA A100-SXM4-80GB" is a100), as the scheduler names GPU models; a model
+ * the list does not name (or none reported) runs at factor 1. Up to 8 names, factors in
+ * (0, 1000]. Rank 0 prints the factor it runs at.
+ *
  * --sleep-us-allreduce U emulates a gradient exchange that costs U microseconds a step on
  * more than one rank (a network-bound all-reduce; 0 on one rank), beside
  * --sleep-us-per-sample. --label-noise SIGMA adds Gaussian noise to the teacher's targets
  * (noisier gradients, a loss floor of SIGMA^2 / 2).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -67,6 +77,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +90,7 @@
 #define CKPT_MAGIC 0x31504b434d4c504dULL /* "MPLMCKP1" */
 #define GRAD_WINDOW 20 /* steps the gradient statistics average over (see the top) */
 #define GRAD_PARTS 4   /* micro-batches a rank's minibatch is measured as, at least */
+#define SPEED_NAMES 8  /* GPU models --speed-by-gpu names at most */
 
 struct options {
     long steps;
@@ -96,6 +108,10 @@ struct options {
     long grad_every;         /* --grad-every: steps between gradient-statistics reports */
     long sleep_us_allreduce; /* --sleep-us-allreduce: emulated exchange per step, world > 1 */
     double label_noise;      /* --label-noise: sigma of the targets' noise */
+    int nspeeds;             /* --speed-by-gpu: names and their compute factors */
+    char speed_name[SPEED_NAMES][32];
+    double speed_factor[SPEED_NAMES];
+    double compute_factor;   /* the factor of this rank's GPU model (1: none named) */
 };
 
 /* The batch a launch runs: global (a batch model) or per rank, and the gradient-noise
@@ -305,7 +321,8 @@ static double local_batch(struct model *md, const struct options *o, int rank, l
  * (--sleep-us-per-sample) and of its exchange (--sleep-us-allreduce, on world > 1). */
 static void emulate_device(const struct options *o, long count, int world)
 {
-    long us = o->sleep_us_per_sample * count + (world > 1 ? o->sleep_us_allreduce : 0);
+    long us = lround((double)o->sleep_us_per_sample * (double)count * o->compute_factor) +
+              (world > 1 ? o->sleep_us_allreduce : 0);
     struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
     while (us > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
@@ -527,10 +544,52 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* --speed-by-gpu LIST: NAME=FACTOR entries separated by commas, each NAME 1..31 letters or
+ * digits, each FACTOR in (0, 1000]. Returns 0, or -1 when the list is not one. */
+static int parse_speeds(const char *v, struct options *o)
+{
+    o->nspeeds = 0;
+    for (const char *p = v;; p++) {
+        size_t n = 0;
+        while (isalnum((unsigned char)p[n]))
+            n++;
+        if (n == 0 || n >= sizeof(o->speed_name[0]) || p[n] != '=' || o->nspeeds >= SPEED_NAMES)
+            return -1;
+        char *end;
+        errno = 0;
+        double f = strtod(p + n + 1, &end);
+        if (errno || end == p + n + 1 || !(f > 0 && f <= 1000) || (*end && *end != ','))
+            return -1;
+        memcpy(o->speed_name[o->nspeeds], p, n);
+        o->speed_name[o->nspeeds][n] = '\0';
+        o->speed_factor[o->nspeeds++] = f;
+        if (!*end)
+            return 0;
+        p = end;
+    }
+}
+
+/* The --speed-by-gpu factor of GPU model `model` (its first name that is a word of it, case
+ * insensitive), or 1 when it names none of its words or model is NULL or empty. */
+static double speed_factor_of(const struct options *o, const char *model)
+{
+    for (const char *p = model; p && *p;) {
+        size_t n = 0;
+        while (isalnum((unsigned char)p[n]))
+            n++;
+        for (int k = 0; n > 0 && k < o->nspeeds; k++)
+            if (strlen(o->speed_name[k]) == n && strncasecmp(p, o->speed_name[k], n) == 0)
+                return o->speed_factor[k];
+        p += n ? n : 1;
+    }
+    return 1.0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
     *o = (struct options){ .steps = 300, .params = 8192, .batch = 32, .lr = 0.003,
-                           .seed = 1, .print_every = 10, .grad_every = 10 };
+                           .seed = 1, .print_every = 10, .grad_every = 10,
+                           .compute_factor = 1.0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n = 0;
@@ -565,6 +624,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = parse_long(v, 1, LONG_MAX, &o->grad_every);
         else if (!bad && !strcmp(a, "--sleep-us-allreduce"))
             bad = parse_long(v, 0, 10000000, &o->sleep_us_allreduce);
+        else if (!bad && !strcmp(a, "--speed-by-gpu"))
+            bad = parse_speeds(v, o);
         else if (!bad && !strcmp(a, "--label-noise"))
             o->label_noise = strtod(v, NULL),
             bad = !(o->label_noise >= 0.0 && o->label_noise < 100.0);
@@ -575,7 +636,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                     "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
                     "[--batch M0] [--lr X] [--seed S] [--print-every K] "
                     "[--sleep-us-per-sample U] [--sleep-us-allreduce U] [--label-noise SIGMA] "
-                    "[--grad-every K] [--contend MS] [--checkpoint-every N] "
+                    "[--speed-by-gpu NAME=F,...] [--grad-every K] [--contend MS] "
+                    "[--checkpoint-every N] "
                     "[--suspend-delay-ms N] [--report-total] (bad '%s')\n",
                     a);
             return -1;
@@ -732,6 +794,10 @@ static int run(const struct options *o, int rank, int world)
                md.nparams, md.hidden, world, ringjob_lr_scale());
     if (rank == 0)
         printf("train-mlp: execution plan %s\n", ringjob_plan());
+    if (rank == 0 && o->nspeeds > 0)
+        printf("train-mlp: GPU model %s: compute factor %g\n",
+               getenv("RINGMASTER_GPU_MODEL") ? getenv("RINGMASTER_GPU_MODEL") : "(none)",
+               o->compute_factor);
     int status = rc < 0 ? 1 : train(&md, o, rank, world);
     model_free_buffers(&md);
     free(md.host);
@@ -744,6 +810,7 @@ int main(int argc, char **argv)
     int rank, world;
     if (parse_options(argc, argv, &o) < 0)
         return 2;
+    o.compute_factor = speed_factor_of(&o, getenv("RINGMASTER_GPU_MODEL"));
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);

@@ -27,9 +27,13 @@ double progress_epochs_per_step(const struct progress_declared *d, int w)
     if (b && goodput_has_model(b))
         return b->init_batch * goodput_gain(b, b->batch > 0 ? b->batch : b->init_batch) /
                d->dataset_size;
+    /* The steps to go run at the size it runs now: its examples a step there, not the mean
+     * of the sizes it ran at (two equal jobs, one grown sooner, were 170 and 293 epochs). */
+    if (w > 0 && d->batch_per_gpu > 0)
+        return (double)w * d->batch_per_gpu / d->dataset_size;
     if (d->last_step > 0 && d->epochs_done > 0)
         return d->epochs_done / d->last_step;
-    return w > 0 ? (double)w * d->batch_per_gpu / d->dataset_size : 0;
+    return 0;
 }
 
 double progress_remaining_steps(const struct progress_declared *d, double epochs, int declared,

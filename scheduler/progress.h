@@ -21,21 +21,23 @@ struct progress_declared {
     double dataset_size;            /* examples per epoch; not above 0: steps cannot count */
     double epochs_done;             /* epochs counted so far (at its initial batch M0) */
     double last_step;               /* the last step it reported */
-    int batch_per_gpu;              /* examples per GPU per step */
+    double batch_per_gpu;           /* examples per GPU per step, as its steps measured them
+                                     * (else as declared); <= 0: unknown */
     const struct batch_spec *batch; /* its batch model (goodput_has_model), or none */
 };
 
 /* The epochs a job declared: epochs, else model_epochs, else its total steps, the steps to go
- * at what a step does: with a batch model a step of its current batch M does gain(M) steps'
- * worth at M0 (epochs counted at M0, as epochs_done are), else the samples per step it has run
- * so far (epochs_done / last_step), before it ran its batch at w GPUs (w batch_per_gpu); 0
- * when none of these is known. */
+ * at what a step does at the w GPUs it runs on now: with a batch model a step of its current
+ * batch M does gain(M) steps' worth at M0 (epochs counted at M0, as epochs_done are), else its
+ * batch at w GPUs (w batch_per_gpu, the examples per GPU its steps measured), else (w < 1 or
+ * no batch_per_gpu) the samples per step it has run so far (epochs_done / last_step), which
+ * mix every size it ran at; 0 when none of these is known. */
 double progress_declared_epochs(const struct progress_declared *d, int w);
 
 /* The epochs one of its steps does at w GPUs, by progress_declared_epochs()'s arithmetic
  * (ignores epochs, model_epochs and steps): gain(M) steps' worth at M0 with a batch model, else
- * the epochs per step it has run so far, else w batch_per_gpu examples over dataset_size; 0
- * when unknown (no dataset size, w < 1 before it ran). */
+ * w batch_per_gpu examples over dataset_size, else (w < 1 or batch_per_gpu <= 0) the epochs per
+ * step it has run so far; 0 when unknown (no dataset size, none of these). */
 double progress_epochs_per_step(const struct progress_declared *d, int w);
 
 /* The steps its remaining epochs (< 0 unknown) are at w GPUs: with declared (the estimate is

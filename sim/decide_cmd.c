@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,11 @@ static void add_guarantees(json_t *o, const struct sched_snapshot *snap,
 
     if (!o)
         return;
+    const struct sched_job *j = &snap->jobs[i];
     json_object_set_new(o, "remaining_source",
-                        json_string(sched_estimate_source_name(snap->jobs[i].remaining_source)));
+                        json_string(j->remaining_epochs >= 0
+                                        ? sched_estimate_source_name(j->remaining_source)
+                                        : "none"));
     if (a->forced > 0 && a->forced < 3)
         json_object_set_new(o, "forced", json_string(forced_names[a->forced]));
     if (a->gpus == 0) {
@@ -36,10 +40,67 @@ static void add_guarantees(json_t *o, const struct sched_snapshot *snap,
     }
 }
 
+static json_t *num_or_null(double v)
+{
+    return v >= 0 && isfinite(v) ? json_real(v) : json_null();
+}
+
+/* The one factor of the GPUs of assignment a (its first slot's node; 1 when it waits). */
+static double gpu_speed_of(const struct sched_snapshot *snap, const struct sched_assignment *a)
+{
+    double s = a->gpus > 0 ? snap->nodes[a->slots[0].node].gpu_speed : 1;
+    return s > 0 && isfinite(s) ? s : 1;
+}
+
+static const char *const type_source_names[] = {"given", "measured", "estimated"};
+
+/* Job i's GPU type, the batch chosen, its remaining work (epochs, and seconds at what the
+ * decision gives it: its rate on those GPUs, sched_job_rate_on()) and its models per GPU type
+ * (type_speeds: source, uncertainty, sizes measured, and its rate on them at the GPUs it gets,
+ * 1 when it waits). */
+static void add_types_and_work(json_t *o, const struct decide_input *in,
+                               const struct sched_snapshot *snap, const struct sched_decision *d,
+                               size_t i)
+{
+    const struct sched_assignment *a = &d->assign[i];
+    const struct sched_job *j = &snap->jobs[i];
+    if (!o)
+        return;
+    const char *type = a->gpus > 0 ? decide_input_gpu_type(in, a->gpu_model) : NULL;
+    json_object_set_new(o, "gpu_type", type ? json_string(type) : json_null());
+    if (a->batch > 0)
+        json_object_set_new(o, "batch", json_real(a->batch));
+    double rate = a->gpus > 0 ? sched_job_rate_on(j, a->gpus, a->gpu_model, gpu_speed_of(snap, a),
+                                                  NULL)
+                              : 0;
+    double epochs = j->remaining_epochs;
+    json_object_set_new(o, "remaining_epochs", num_or_null(epochs));
+    json_object_set_new(o, "remaining_s",
+                        num_or_null(epochs >= 0 && rate > 0 ? epochs / rate : -1));
+    if (j->ntype_speeds == 0)
+        return;
+    json_t *types = json_array();
+    int w = a->gpus > 0 ? a->gpus : 1;
+    for (size_t k = 0; types && k < j->ntype_speeds; k++) {
+        const struct sched_type_speed *t = &j->type_speeds[k];
+        const char *name = decide_input_gpu_type(in, t->gpu_model);
+        unsigned src = (unsigned)t->source < 3 ? (unsigned)t->source : 0;
+        double r = sched_job_rate_on(j, w, t->gpu_model, 1, NULL);
+        json_array_append_new(
+            types, json_pack("{s:o, s:i, s:s, s:f, s:i, s:o}", "gpu_type",
+                             name ? json_string(name) : json_null(), "gpu_model", t->gpu_model,
+                             "source", type_source_names[src], "uncertainty", t->uncertainty,
+                             "measured_sizes", t->measured_sizes, "epochs_per_s",
+                             num_or_null(r > 0 ? r : -1)));
+    }
+    json_object_set_new(o, "types", types);
+}
+
 /* A new JSON text for the decision. */
-static char *decision_text(const struct sched_policy_ops *p, const struct sched_snapshot *snap,
+static char *decision_text(const struct sched_policy_ops *p, const struct decide_input *in,
                            const struct sched_decision *d)
 {
+    const struct sched_snapshot *snap = decide_input_snapshot(in);
     json_t *jobs = json_array();
     for (size_t i = 0; jobs && i < d->njobs; i++) {
         const struct sched_assignment *a = &d->assign[i];
@@ -64,6 +125,7 @@ static char *decision_text(const struct sched_policy_ops *p, const struct sched_
         else
             json_decref(plan);
         add_guarantees(o, snap, d, i);
+        add_types_and_work(o, in, snap, d, i);
         json_array_append_new(jobs, o);
     }
     json_t *root = json_pack("{s:s, s:f, s:o}", "policy", p->name, "fragmentation",
@@ -93,7 +155,7 @@ int decide_cmd_json(const char *text, size_t len, const struct sched_policy_ops 
         snprintf(err, errlen, "the core refused the snapshot: %s", strerror(errno));
         goto done;
     }
-    *out = decision_text(p, snap, d);
+    *out = decision_text(p, in, d);
     sched_decision_destroy(d);
     rc = *out ? 0 : -1;
     if (rc)

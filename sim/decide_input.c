@@ -2,6 +2,7 @@
  * jobs with their observations fitted into models, users and the estimate rules' prior. */
 #include "decide_input.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -9,8 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "learn_types.h"
+#include "options.h"
 
 #define DECIDE_MAX_POINTS 4096
+#define DECIDE_UNKNOWN_MODEL 100 /* the first gpu_model of a gpu_type the simulator does not
+                                  * know, as the server numbers them (server/live/snap.c) */
 
 struct decide_input {
     struct sched_snapshot snap;
@@ -21,6 +28,11 @@ struct decide_input {
     double *finished;
     size_t njobs;
     int total_gpus;
+    const char **type_names; /* per node: its gpu_type (borrowed), or NULL */
+    /* per job: the steps of observations that name their gpu_type, and the storage of its
+     * models per type (learn_types.h); obs NULL: none */
+    struct learn_job_steps *steps;
+    int typed; /* some job's observations name their gpu_type */
     const char *policy; /* borrowed from the JSON document */
     json_t *root;       /* the JSON document */
     char *err;
@@ -33,11 +45,17 @@ void decide_input_destroy(struct decide_input *in)
         return;
     for (size_t i = 0; in->slots && i < in->njobs; i++)
         free(in->slots[i]);
+    for (size_t i = 0; in->steps && i < in->njobs; i++) {
+        free((void *)in->steps[i].obs);
+        free(in->steps[i].types);
+    }
+    free(in->steps);
     free(in->slots);
     free(in->users);
     free(in->finished);
     free(in->jobs);
     free(in->nodes);
+    free(in->type_names);
     json_decref(in->root);
     free(in);
 }
@@ -127,11 +145,73 @@ static int get_array(struct decide_input *in, json_t *o, const char *path, const
 
 /* ---- nodes --------------------------------------------------------------- */
 
+/* The simulator's GPU model named name (options_gpu_models(): the name itself, or one of its
+ * words, case insensitive, as the server reads a node's reported model: "NVIDIA
+ * A100-SXM4-80GB" is a100), or NULL. */
+static const struct options_gpu_model *known_type(const char *name)
+{
+    const struct options_gpu_model *t = options_gpu_models();
+    for (const struct options_gpu_model *m = t; m->name; m++)
+        if (!strcasecmp(m->name, name))
+            return m;
+    for (const char *q = name; *q;) {
+        size_t n = 0;
+        while (isalnum((unsigned char)q[n]))
+            n++;
+        for (const struct options_gpu_model *m = t; n > 0 && m->name; m++)
+            if (strlen(m->name) == n && !strncasecmp(q, m->name, n))
+                return m;
+        q += n ? n : 1;
+    }
+    return NULL;
+}
+
+/* A node's gpu_type: its name, and unless the node gives them its gpu_model (the simulator's
+ * for a name it knows, else the next free one from DECIDE_UNKNOWN_MODEL),
+ * gpu_speed and gpu_mem_gb (the known model's). Two nodes of one name have one model, and one
+ * model one name. */
+static int read_node_type(struct decide_input *in, json_t *o, const char *p, size_t i,
+                          int model_given)
+{
+    json_t *t = json_object_get(o, "gpu_type");
+    struct sched_node *n = &in->nodes[i];
+    char path[96];
+    snprintf(path, sizeof(path), "%s.gpu_type", p);
+    if (!t)
+        return 0;
+    const char *name = json_string_value(t);
+    if (!name || !*name || strlen(name) > DECIDE_GPU_TYPE_MAX)
+        return bad(in, path, "expected a GPU type name of 1..63 characters (e.g. \"a100\")");
+    in->type_names[i] = name;
+    const struct options_gpu_model *m = known_type(name);
+    int next = DECIDE_UNKNOWN_MODEL, same = -1;
+    for (size_t k = 0; k < i; k++) {
+        const char *other = in->type_names[k];
+        if (other && !strcasecmp(other, name) && same < 0)
+            same = in->nodes[k].gpu_model;
+        if (in->nodes[k].gpu_model >= next)
+            next = in->nodes[k].gpu_model + 1;
+    }
+    if (!model_given)
+        n->gpu_model = same >= 0 ? same : m ? m->index : next;
+    if (same >= 0 && same != n->gpu_model)
+        return bad(in, path, "another node of this gpu_type has another gpu_model");
+    for (size_t k = 0; k < i; k++)
+        if (in->type_names[k] && in->nodes[k].gpu_model == n->gpu_model &&
+            strcasecmp(in->type_names[k], name))
+            return bad(in, path, "another node of its gpu_model has another gpu_type");
+    if (m && !json_object_get(o, "gpu_speed"))
+        n->gpu_speed = m->speed;
+    if (m && !json_object_get(o, "gpu_mem_gb"))
+        n->gpu_mem_gb = m->mem_gb;
+    return 0;
+}
+
 /* Host resources and GPU model of a node (docs/plans.md); all optional. */
-static int read_node_extras(struct decide_input *in, json_t *o, const char *p,
-                            struct sched_node *n)
+static int read_node_extras(struct decide_input *in, json_t *o, const char *p, size_t i)
 {
     long long cores, model;
+    struct sched_node *n = &in->nodes[i];
     if (get_int(in, o, p, "cpu_cores", 0, 1 << 24, 0, &cores) ||
         get_num(in, o, p, "host_mem_gb", 0, 1e9, 0, &n->host_mem_gb) ||
         get_int(in, o, p, "gpu_model", 0, 1 << 20, 0, &model) ||
@@ -140,7 +220,7 @@ static int read_node_extras(struct decide_input *in, json_t *o, const char *p,
         return -1;
     n->cpu_cores = (int)cores;
     n->gpu_model = (int)model;
-    return 0;
+    return read_node_type(in, o, p, i, json_object_get(o, "gpu_model") != NULL);
 }
 
 static int read_nodes(struct decide_input *in, json_t *root)
@@ -152,7 +232,8 @@ static int read_nodes(struct decide_input *in, json_t *root)
     if (!arr || json_array_size(arr) == 0)
         return bad(in, "$.nodes", "expected a non-empty array of nodes");
     in->nodes = calloc(json_array_size(arr), sizeof(*in->nodes));
-    if (!in->nodes)
+    in->type_names = calloc(json_array_size(arr), sizeof(*in->type_names));
+    if (!in->nodes || !in->type_names)
         return bad(in, "$", "out of memory");
     for (i = 0; i < json_array_size(arr); i++) {
         o = json_array_get(arr, i);
@@ -169,7 +250,7 @@ static int read_nodes(struct decide_input *in, json_t *root)
         if (gpus < 0)
             return bad(in, p, "member gpus is required");
         in->nodes[i] = (struct sched_node){.id = id, .ngpus = (int)gpus, .up = up};
-        if (read_node_extras(in, o, p, &in->nodes[i]))
+        if (read_node_extras(in, o, p, i))
             return -1;
         in->total_gpus += (int)gpus;
     }
@@ -211,7 +292,55 @@ static int read_allocation(struct decide_input *in, json_t *o, const char *path,
     return 0;
 }
 
-static int read_speed(struct decide_input *in, json_t *o, const char *path, struct sched_job *job)
+/* The GPU model and one factor of the nodes whose gpu_type is name (case aside). Returns 0, or
+ * -1 when no node has it. */
+static int type_of_name(const struct decide_input *in, const char *name, int *model,
+                        double *speed)
+{
+    for (size_t k = 0; k < in->snap.nnodes; k++)
+        if (in->type_names[k] && !strcasecmp(in->type_names[k], name)) {
+            *model = in->nodes[k].gpu_model;
+            double f = in->nodes[k].gpu_speed;
+            *speed = f > 0 && isfinite(f) ? f : 1;
+            return 0;
+        }
+    return -1;
+}
+
+/* The observations of job j that name their gpu_type (n of them, obs with their placement):
+ * the core's fits learn from them as the server's round does (learn_fit.h): what the learning
+ * rules read of them, and its reference model from every type's steps normalised to the
+ * reference GPU when they span two sizes (from one, learn_round() makes it from the prior);
+ * its models per type are made with the others' by learn_round() once every job is read. */
+static int read_typed(struct decide_input *in, const char *path, size_t j, struct sched_job *job,
+                      const struct speed_obs *obs, const int *model, const double *speed,
+                      size_t n)
+{
+    struct learn_obs *lo = calloc(n, sizeof(*lo));
+    struct sched_type_speed *types = calloc(LEARN_MAX_TYPES, sizeof(*types));
+    if (!lo || !types) {
+        free(lo);
+        free(types);
+        return bad(in, path, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        lo[i] = (struct learn_obs){.w = obs[i].w, .nodes = obs[i].nodes, .gpu_model = model[i],
+                                   .gpu_speed = speed[i], .step_s = obs[i].step_s,
+                                   .m = obs[i].m, .seconds = 1};
+    in->steps[j] = (struct learn_job_steps){.obs = lo, .nobs = n, .types = types,
+                                            .cap = LEARN_MAX_TYPES, .max_local_model = -1};
+    in->typed = 1;
+    learn_fit_measured(job, lo, n);
+    if (job->measured_sizes < 2)
+        return 0;
+    if (learn_fit_speed(&job->speed, lo, n))
+        return bad(in, path, "speed_observations: the speed model cannot be fitted");
+    job->model_source = SCHED_MODEL_FITTED;
+    return 0;
+}
+
+static int read_speed(struct decide_input *in, json_t *o, const char *path, size_t j,
+                      struct sched_job *job)
 {
     json_t *arr, *pt;
     size_t i, n = 0;
@@ -230,8 +359,15 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
     if (json_array_size(arr) == 0)
         return 0;
     obs = calloc(json_array_size(arr), sizeof(*obs));
-    if (!obs)
+    int *model = calloc(json_array_size(arr), sizeof(*model));
+    double *speed = calloc(json_array_size(arr), sizeof(*speed));
+    size_t typed = 0;
+    if (!obs || !model || !speed) {
+        free(obs);
+        free(model);
+        free(speed);
         return bad(in, path, "out of memory");
+    }
     for (i = 0; i < json_array_size(arr); i++) {
         pt = json_array_get(arr, i);
         char p[160];
@@ -239,6 +375,8 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
         snprintf(p, sizeof(p), "%s.speed_observations[%zu]", path, i);
         if (!json_is_object(pt)) {
             free(obs);
+            free(model);
+            free(speed);
             return bad(in, p, "expected {\"w\": GPUS, \"step_s\": SECONDS}");
         }
         long long nodes;
@@ -248,13 +386,22 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
             get_int(in, pt, p, "nodes", 1, 1000000, 0, &nodes) ||
             get_num(in, pt, p, "m", 1e-9, 1e9, m, &om)) {
             free(obs);
+            free(model);
+            free(speed);
             return -1;
         }
+        json_t *gt = json_object_get(pt, "gpu_type");
         const char *fault = wi < 0 || step[n] < 0 ? "w and step_s are required"
                             : nodes > wi          ? "nodes: at most w"
-                                                  : NULL;
+                            : gt && !json_is_string(gt) ? "gpu_type: expected a GPU type name"
+                            : gt && type_of_name(in, json_string_value(gt), &model[n], &speed[n])
+                                ? "gpu_type: no node has this gpu_type"
+                                : NULL;
+        typed += gt != NULL;
         if (fault) {
             free(obs);
+            free(model);
+            free(speed);
             return bad(in, p, fault);
         }
         placed |= nodes > 0 || json_object_get(pt, "m") != NULL;
@@ -263,12 +410,19 @@ static int read_speed(struct decide_input *in, json_t *o, const char *path, stru
         obs[n] = (struct speed_obs){(int)wi, (int)nodes, om, step[n]};
         w[n++] = (int)wi;
     }
-    int rc = placed ? speed_fit_obs(&job->speed, obs, n) : speed_fit(&job->speed, w, step, n);
+    int rc;
+    if (typed > 0 && typed < n)
+        rc = bad(in, path, "speed_observations: a gpu_type on every observation or on none");
+    else if (typed > 0)
+        rc = read_typed(in, path, j, job, obs, model, speed, n);
+    else if ((placed ? speed_fit_obs(&job->speed, obs, n) : speed_fit(&job->speed, w, step, n)))
+        rc = bad(in, path, "speed_observations: the speed model cannot be fitted");
+    else
+        rc = 0, job->model_source = SCHED_MODEL_FITTED;
     free(obs);
-    if (rc)
-        return bad(in, path, "speed_observations: the speed model cannot be fitted");
-    job->model_source = SCHED_MODEL_FITTED;
-    return 0;
+    free(model);
+    free(speed);
+    return rc;
 }
 
 /* Optional "batch" (goodput.h's batch_spec): {"init", "batch", "max", "min_local",
@@ -335,8 +489,10 @@ static int read_loss(struct decide_input *in, json_t *o, const char *path, struc
                               : conv_steps_to_converge(&job->conv, k, spe, tol);
     job->has_fit = isfinite(left);
     job->fit_remaining_epochs = isfinite(left) ? left / spe : 0;
-    if (!remaining_given)
+    if (!remaining_given) {
         job->remaining_epochs = isfinite(left) ? left / spe : -1;
+        job->remaining_source = isfinite(left) ? SCHED_EST_FIT : SCHED_EST_GIVEN;
+    }
     return 0;
 }
 
@@ -551,7 +707,7 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
     if (!json_is_object(o))
         return bad(in, path, "expected an object");
     if (read_scalars(in, o, path, job, &remaining_given) || read_allocation(in, o, path, j) ||
-        read_speed(in, o, path, job) || read_batch(in, o, path, job) ||
+        read_speed(in, o, path, j, job) || read_batch(in, o, path, job) ||
         read_loss(in, o, path, job, remaining_given) || read_explored(in, o, path, job) ||
         read_gandiva(in, o, path, job) || read_plan(in, o, path, job) ||
         read_model_source(in, o, path, job))
@@ -626,6 +782,7 @@ static int read_input(struct decide_input *in, json_t *root)
         get_num(in, root, "$", "resize_cost_s", 0, 1e9, 10, &in->snap.resize_cost_s) ||
         get_num(in, root, "$", "min_resize_interval_s", 0, 1e9, 0,
                 &in->snap.min_resize_interval_s) ||
+        get_num(in, root, "$", "explore_stage_s", 0, 1e9, 0, &in->snap.explore_stage_s) ||
         get_num(in, root, "$", "quantum_s", 0, 1e9, 0, &in->snap.quantum_s) ||
         get_num(in, root, "$", "gpu_mem_bytes", 0, 1e15, 0, &in->snap.gpu_mem_bytes) ||
         get_num(in, root, "$", "max_wait_s", 0, 1e15, 0, &in->snap.max_wait_s) ||
@@ -642,11 +799,16 @@ static int read_input(struct decide_input *in, json_t *root)
     in->njobs = arr ? json_array_size(arr) : 0;
     in->jobs = calloc(in->njobs ? in->njobs : 1, sizeof(*in->jobs));
     in->slots = calloc(in->njobs ? in->njobs : 1, sizeof(*in->slots));
-    if (!in->jobs || !in->slots)
+    in->steps = calloc(in->njobs ? in->njobs : 1, sizeof(*in->steps));
+    if (!in->jobs || !in->slots || !in->steps)
         return bad(in, "$", "out of memory");
     for (i = 0; i < in->njobs; i++)
         if (read_job(in, json_array_get(arr, i), i))
             return -1;
+    /* the round's learning, as the server's: one-size models from the prior, each job's
+     * models on the types it measured and estimates on the cluster's others */
+    if (in->typed)
+        learn_round(in->jobs, in->njobs, in->nodes, in->snap.nnodes, in->steps);
     in->snap.jobs = in->jobs;
     in->snap.njobs = in->njobs;
     return 0;
@@ -684,4 +846,12 @@ const struct sched_snapshot *decide_input_snapshot(const struct decide_input *in
 const char *decide_input_policy(const struct decide_input *in)
 {
     return in->policy;
+}
+
+const char *decide_input_gpu_type(const struct decide_input *in, int gpu_model)
+{
+    for (size_t i = 0; i < in->snap.nnodes; i++)
+        if (in->type_names[i] && in->nodes[i].gpu_model == gpu_model)
+            return in->type_names[i];
+    return NULL;
 }

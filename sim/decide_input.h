@@ -22,6 +22,13 @@ const struct sched_snapshot *decide_input_snapshot(const struct decide_input *in
 /* The snapshot's "policy" member (borrowed), or NULL when absent. */
 const char *decide_input_policy(const struct decide_input *in);
 
+/* The longest gpu_type name a node may give. */
+#define DECIDE_GPU_TYPE_MAX 63
+
+/* The gpu_type that the snapshot's nodes of GPU model gpu_model give (borrowed), or NULL when
+ * none names it. */
+const char *decide_input_gpu_type(const struct decide_input *in, int gpu_model);
+
 /* Frees in; NULL is a no-op. */
 void decide_input_destroy(struct decide_input *in);
 

@@ -209,7 +209,8 @@ static char *trace_csv(const PGresult *r, json_t **measured)
     return csv;
 }
 
-/* The simulator's --cluster for the nodes up ("2x4:v100,1x8:a100"), into out; 0 when none. */
+/* The simulator's --cluster for the nodes up ("2x4:v100,1x8:a100"), each group of its GPU type
+ * (v100 for a model the simulator does not know), into out; 0 when none. */
 static int cluster_spec(PGconn *db, char *out, size_t len)
 {
     PGresult *r = db_exec(db,
@@ -223,9 +224,11 @@ static int cluster_spec(PGconn *db, char *out, size_t len)
     out[0] = '\0';
     for (int i = 0; i < groups && o < len; i++) {
         const char *m = PQgetvalue(r, i, 2);
-        static const char *const known[] = {"v100", "a100", "h100", "t4"};
+        /* the simulator's GPU types (sim/options.c), the last that the name holds: a
+         * "quadro rtx 6000" is quad, a "geforce rtx 2080 ti" rtx */
+        static const char *const known[] = {"v100", "a100", "h100", "t4", "rtx", "quad"};
         const char *model = "v100"; /* the simulator's reference speed */
-        for (size_t k = 0; k < 4; k++)
+        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
             if (strstr(m, known[k]))
                 model = known[k];
         o += (size_t)snprintf(out + o, len - o, "%s%sx%s:%s", i ? "," : "", PQgetvalue(r, i, 0),

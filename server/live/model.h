@@ -106,6 +106,13 @@ struct live_model {
     struct sched_type_speed types[LIVE_MAX_GPU_TYPES];  /* one per GPU model of the cluster */
     char type_names[LIVE_MAX_GPU_TYPES][32];            /* the node's reported GPU name */
     size_t ntypes;
+    /* What its `model` JSON last showed of them (live_model_note_types): per entry its GPU
+     * model, source and sizes measured, and its 1-GPU step time. */
+    struct live_type_shown {
+        int gpu_model, source, sizes;
+        double step_s;
+    } types_shown[LIVE_MAX_GPU_TYPES];
+    size_t ntypes_shown;
 };
 
 struct live_models;
@@ -160,9 +167,24 @@ double live_model_remaining_s(const struct live_model *m, int w);
  * is), epochs_done, gpus}. Never 0 while it has an estimate (the core's are > 0). */
 json_t *live_model_remaining_json(const struct live_model *m, int cur_gpus);
 
+struct live_snap;
+
+/* Marks m changed (its `model` JSON is written again) when its per-type models say something
+ * else than it last showed: another GPU model, source or count of sizes measured, or a 1-GPU
+ * step time moved by more than LIVE_TYPE_MOVED (an estimate follows the other jobs' refits a
+ * little every round; the row is not rewritten for that), and keeps what they say now. */
+#define LIVE_TYPE_MOVED 0.02
+void live_model_note_types(struct live_model *m);
+
 /* The job's `model` object of the API (new): source, coefficients, predictions per GPU count
- * on the reference GPU, and per known GPU model (speed.by_gpu_model), the remaining work as
- * live_model_remaining_json() has it, and the convergence fit as its evidence ("fit"). */
-json_t *live_model_json(const struct live_model *m, int cur_gpus);
+ * on the reference GPU, the remaining work as live_model_remaining_json() has it, the
+ * convergence fit as its evidence ("fit"), and per GPU type (speed.by_gpu_model), where each
+ * figure comes from: first its own models (types[]: "measured" from its steps there, on
+ * measured_sizes world sizes; "estimated" from the cluster's ratios, with its uncertainty, the
+ * relative 1-sigma of the step time; "given"), then each other GPU model of the nodes of s
+ * (may be NULL) at its reference model times that model's one factor ("factor"); each with
+ * its step time, samples per second and remaining seconds at cur_gpus (<= 0: 1) GPUs and at
+ * 1, 2, 4, ... 64 (curve). */
+json_t *live_model_json(const struct live_model *m, int cur_gpus, const struct live_snap *s);
 
 #endif

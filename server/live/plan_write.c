@@ -330,7 +330,7 @@ static double predicted_finish(const struct live_plan *p, const struct live_plan
 
 /* One element of the job_sched upsert (new), for a row job_sched_due() found due: its times
  * are those it kept in pj. */
-static json_t *job_sched_json(const struct live_plan_job *pj)
+static json_t *job_sched_json(const struct live_plan *p, const struct live_plan_job *pj)
 {
     json_t *e = json_pack("{s:I, s:I}", "id", (json_int_t)pj->sj->id, "metrics",
                           (json_int_t)pj->model->metrics_seen);
@@ -345,7 +345,7 @@ static json_t *job_sched_json(const struct live_plan_job *pj)
     /* the whole model when it changed, which holds its remaining work; else only that, merged
      * into the model the row keeps */
     if (pj->model->changed || pj->change != CH_KEEP)
-        json_object_set_new(e, "model", live_model_json(pj->model, pj->gpus));
+        json_object_set_new(e, "model", live_model_json(pj->model, pj->gpus, p->s));
     else
         json_object_set_new(e, "now", live_model_remaining_json(pj->model, pj->gpus));
     if (pj->migrated_by_request)
@@ -442,7 +442,7 @@ static int write_job_sched(struct live_plan *p, PGconn *c)
     for (size_t i = 0; all && i < p->njobs; i++) {
         struct live_plan_job *pj = &p->jobs[i];
         pj->sched_written = job_sched_due(p, pj);
-        if (pj->sched_written && json_array_append_new(all, job_sched_json(pj)) < 0) {
+        if (pj->sched_written && json_array_append_new(all, job_sched_json(p, pj)) < 0) {
             json_decref(all);
             return -1;
         }

@@ -39,7 +39,9 @@ void live_plan_destroy(struct live_plan *p)
     free(p);
 }
 
-/* What a job declared of its length and what it did, as the core's progress.h counts it. */
+/* What a job declared of its length and what it did, as the core's progress.h counts it: its
+ * steps to go at the examples per GPU its steps measured (its speed model's, as declared until
+ * it reports; train-mlp runs 32 a rank under a declared 128). */
 static struct progress_declared declared_of(const struct snap_job *sj, const struct live_model *m)
 {
     return (struct progress_declared){.epochs = sj->declared_epochs,
@@ -48,7 +50,9 @@ static struct progress_declared declared_of(const struct snap_job *sj, const str
                                       .dataset_size = m->dataset_size,
                                       .epochs_done = m->epochs_done,
                                       .last_step = m->last_step,
-                                      .batch_per_gpu = sj->batch_per_gpu,
+                                      .batch_per_gpu = m->speed.batch_per_gpu > 0
+                                                           ? m->speed.batch_per_gpu
+                                                           : sj->batch_per_gpu,
                                       .batch = &sj->batch};
 }
 
@@ -299,12 +303,11 @@ static int learn(struct live_plan *p)
         struct live_model *m = p->jobs[i].model;
         const struct sched_job *j = &p->cjobs[i];
         size_t n = in[i].types ? j->ntype_speeds : 0;
-        if (n != m->ntypes)
-            m->changed = 1;
         m->ntypes = n;
         for (size_t k = 0; k < n; k++)
             type_name(m->type_names[k], sizeof(m->type_names[k]), m->types[k].gpu_model, m,
                       p->s);
+        live_model_note_types(m);
     }
     free(in);
     return 0;

@@ -318,6 +318,9 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   for (const deadline = Date.now() + 30000; (await speedSeries("speed model (fitted)")).points === 0 && Date.now() < deadline;)
     await page.waitForTimeout(300);
   assert.ok((await speedSeries("speed model (fitted)")).dashed, "the speed model, dashed");
+  // its speed on each GPU type of the cluster (here the workers' one, "simulated"), a table
+  // that says where each figure comes from
+  await expectText(page.locator("#sec-speed #types-table"), /simulated.*\d s.*(measured|estimated|one factor)/s, 30000);
   await screenshot(page, "job-resized-1280");
 
   // the jobs table: the predicted finish comes with the list (predicted_finish), so it shows
@@ -724,6 +727,14 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
         jobs.predictedFinish({ state: "COMPLETED", predicted_finish: "2026-01-01T12:00:05.000Z" }),
         jobs.predictedFinish({ state: "RUNNING" }),
       ],
+      // the job's speed on each GPU type, with where each figure comes from
+      types: parts.typeRows({ speed: { by_gpu_model: [
+        { gpu_model: "NVIDIA A100-SXM4-80GB", source: "measured", measured_sizes: 2, gpus: 4,
+          step_time_s: 0.2012, samples_per_second: 2545.4, remaining_s: 190 },
+        { gpu_model: "Tesla T4", source: "estimated", uncertainty: 0.3, gpus: 4, step_time_s: 0.8,
+          samples_per_second: 640, remaining_s: null },
+        { gpu_model: "Tesla V100", source: "factor", speed: 1, gpus: 4, step_time_s: null } ] } }),
+      noTypes: parts.typeRows({ speed: null }),
       gpu0: owners.get("1/0").jobs.map((j) => j.id),
       gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],
     };
@@ -747,6 +758,12 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
   assert.deepEqual(got.finish, ["2026-01-01T12:10:00.000Z", "2026-01-01T13:07:30.000Z", null, null, null]);
   assert.deepEqual(got.gpu0, [7]);
   assert.deepEqual(got.gpu1, [[7, 8], true, true]);
+  assert.deepEqual(got.types, [
+    { type: "NVIDIA A100-SXM4-80GB", step: "0.201 s", rate: "2,545", finish: "3 min 10 s", from: "measured (2 sizes)", source: "measured" },
+    { type: "Tesla T4", step: "0.800 s", rate: "640", finish: "—", from: "estimated ± 30 %", source: "estimated" },
+    { type: "Tesla V100", step: "—", rate: "—", finish: "—", from: "one factor (1× the reference)", source: "factor" },
+  ]);
+  assert.deepEqual(got.noTypes, []);
 });
 
 test("the dashboard runs under its Content-Security-Policy without a violation", T, async () => {

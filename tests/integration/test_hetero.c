@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "harness.h"
 
 TestSuite(hetero, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
@@ -95,17 +96,29 @@ static double curve_step(const json_t *curve, size_t i)
     return json_number_value(json_object_get(json_array_get(curve, i), "step_time_s"));
 }
 
-/* The curve of gpu_model in speed.by_gpu_model. */
-static const json_t *by_model(const json_t *m, const char *gpu_model)
+/* The entry of gpu_model (the nodes' name of it) in speed.by_gpu_model. */
+static const json_t *type_entry(const json_t *m, const char *gpu_model)
 {
     const json_t *a = json_object_get(json_object_get(m, "speed"), "by_gpu_model");
     for (size_t i = 0; i < json_array_size(a); i++) {
         const json_t *e = json_array_get(a, i);
         if (strcmp(json_string_value(json_object_get(e, "gpu_model")), gpu_model) == 0)
-            return json_object_get(e, "curve");
+            return e;
     }
     cr_assert_fail("no %s in by_gpu_model", gpu_model);
     return NULL;
+}
+
+/* The curve of gpu_model in speed.by_gpu_model. */
+static const json_t *by_model(const json_t *m, const char *gpu_model)
+{
+    return json_object_get(type_entry(m, gpu_model), "curve");
+}
+
+/* Where the figures of gpu_model come from. */
+static const char *type_source(const json_t *m, const char *gpu_model)
+{
+    return json_string_value(json_object_get(type_entry(m, gpu_model), "source"));
 }
 
 /* The same program: compute 0.40 s on a v100 (0.20 s on an a100, twice as fast), 0.03 s of
@@ -142,10 +155,33 @@ Test(hetero, a100_reports_normalise_to_the_v100_model)
                   "%zu: %g vs %g", i, curve_step(ca, i), curve_step(cv, i));
     cr_assert(fabs(curve_step(ca, 0) - 0.40) < 0.01, "on the reference: %g", curve_step(ca, 0));
     /* Per GPU model: what was measured on each. */
-    cr_assert(fabs(curve_step(by_model(ma, "a100"), 0) - 0.20) < 0.01);
-    cr_assert(fabs(curve_step(by_model(ma, "a100"), 1) - 0.23) < 0.01);
-    cr_assert(fabs(curve_step(by_model(mv, "a100"), 1) - 0.23) < 0.01);
-    cr_assert(fabs(curve_step(by_model(mv, "v100"), 1) - 0.43) < 0.01);
+    cr_assert(fabs(curve_step(by_model(ma, A100), 0) - 0.20) < 0.01);
+    cr_assert(fabs(curve_step(by_model(ma, A100), 1) - 0.23) < 0.01);
+    cr_assert(fabs(curve_step(by_model(mv, A100), 1) - 0.23) < 0.01);
+    cr_assert(fabs(curve_step(by_model(mv, V100), 1) - 0.43) < 0.01);
+    /* Each type of the cluster, once, with where its figures come from: a job's own type
+     * from its steps, the other from the cluster (the ratios, or the one factor). */
+    cr_assert_eq(json_array_size(json_object_get(json_object_get(ma, "speed"), "by_gpu_model")),
+                 2);
+    cr_assert_str_eq(type_source(ma, A100), "measured");
+    cr_assert_str_eq(type_source(mv, V100), "measured");
+    const char *other = type_source(ma, V100);
+    cr_assert(!strcmp(other, "estimated") || !strcmp(other, "factor"), "%s", other);
+    cr_assert_eq(json_integer_value(json_object_get(type_entry(ma, A100), "measured_sizes")), 2);
+    /* ringctl show says the same, per type */
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%lld", a);
+    struct ctl_run *r = ctl("show", ids);
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "speed by GPU type, at 2 GPUs:"), "%s", r->out);
+    const char *at = strstr(r->out, A100);
+    char line[256] = "";
+    if (at)
+        snprintf(line, sizeof(line), "%.*s", (int)strcspn(at, "\n"), at);
+    cr_assert(strstr(line, " s/step") && strstr(line, "samples/s") &&
+                  strstr(line, "measured (2 sizes)"),
+              "%s", r->out);
+    cr_assert(strstr(r->out, V100), "every type of the cluster: %s", r->out);
     json_decref(ma);
     json_decref(mv);
     hx_finish();

@@ -273,6 +273,14 @@ void launch_note_host_gpus(int simulated)
         unsetenv("RINGMASTER_HOST_GPUS");
 }
 
+void launch_note_gpu_model(const char *model)
+{
+    if (model && *model)
+        setenv("RINGMASTER_GPU_MODEL", model, 1);
+    else
+        unsetenv("RINGMASTER_GPU_MODEL");
+}
+
 int launch_rank_exec(int argc, char **argv)
 {
     int i = 1;

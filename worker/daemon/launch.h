@@ -6,7 +6,8 @@
  * stdout and stderr appended to the job's log. Each rank starts as the worker binary in
  * --rank-exec mode, which sets CUDA_VISIBLE_DEVICES to the entry of RINGMASTER_RANK_GPUS
  * (a comma list, one GPU per rank, by world rank) at OMPI_COMM_WORLD_RANK and execs the
- * command. The environment is the worker's, the job's env, and libringjob's RINGJOB_*. */
+ * command. The environment is the worker's (with RINGMASTER_GPU_MODEL, the model of the
+ * worker's GPUs), the job's env, and libringjob's RINGJOB_*. */
 #ifndef RINGMASTER_LAUNCH_H
 #define RINGMASTER_LAUNCH_H
 
@@ -61,6 +62,13 @@ long long launch_start_time(pid_t pid);
  * RINGMASTER_HOST_GPUS, which every process it starts inherits: the worker numbers its GPUs
  * 0..n-1 among those it sees, and a rank must be given the host's own name for that GPU. */
 void launch_note_host_gpus(int simulated);
+
+/* Remembers the GPU model the worker registers (its first GPU's: the node's, as the
+ * scheduler names it; "" or NULL when it has none) in RINGMASTER_GPU_MODEL, which every
+ * process it starts inherits (not passed with mpirun's -x: a rank on another node reads the
+ * model of the worker that started its daemon there), so that a job knows the GPUs it runs
+ * on (train-mlp --speed-by-gpu). */
+void launch_note_gpu_model(const char *model);
 
 /* The rank wrapper: argv is "--rank-exec" "--" command...; execs the command with
  * CUDA_VISIBLE_DEVICES set to the rank's GPU of RINGMASTER_RANK_GPUS (by

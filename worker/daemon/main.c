@@ -408,6 +408,7 @@ int main(int argc, char **argv)
     if (inv.ngpus == 0)
         log_info("no GPU: %s", inv.cuda_note);
     launch_note_host_gpus(inv.simulated);
+    launch_note_gpu_model(inv.ngpus > 0 ? inv.gpus[0].model : NULL);
     pthread_t th;
     struct poller p = {&a, &in};
     a.simulated = inv.simulated;

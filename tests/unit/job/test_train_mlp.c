@@ -217,6 +217,99 @@ Test(train_mlp, a_share_above_max_local_batch_accumulates_micro_steps)
     }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median step seconds of 30 steps of train-mlp on one rank (8 examples at 1,000 us each:
+ * 8 ms a step at factor 1) with --speed-by-gpu speeds, its worker's GPU model model (NULL:
+ * none reported); its log into log. */
+static double median_step_s(const char *model, const char *speeds, char *log, size_t len)
+{
+    struct run r;
+    static struct series s;
+    s.n = 0;
+    run_up(&r);
+    if (model)
+        setenv("RINGMASTER_GPU_MODEL", model, 1);
+    else
+        unsetenv("RINGMASTER_GPU_MODEL");
+    char *argv[] = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "1", r.bin,
+                    "--steps", "30", "--params", "1024", "--batch-per-rank", "8",
+                    "--sleep-us-per-sample", "1000", "--speed-by-gpu", (char *)speeds,
+                    "--print-every", "30", NULL};
+    pid_t pid = jobtest_spawn(argv, r.sock, r.ckdir, r.log);
+    int status = jobtest_drive(r.jc, pid, RUN_TIMEOUT_S, &s, NULL, NULL);
+    unsetenv("RINGMASTER_GPU_MODEL");
+    if (status != 0)
+        jobtest_dump(r.log);
+    cr_assert_eq(status, 0);
+    cr_assert_eq(s.n, 30, "reports: %zu", s.n);
+    double t[30];
+    for (size_t i = 0; i < 30; i++)
+        t[i] = s.r[i].seconds;
+    qsort(t, 30, sizeof(t[0]), cmp_double);
+    FILE *f = fopen(r.log, "r");
+    size_t n = f ? fread(log, 1, len - 1, f) : 0;
+    log[n] = '\0';
+    if (f)
+        fclose(f);
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+    return t[15];
+}
+
+/* --speed-by-gpu: the emulated compute runs at the factor of the GPU model the worker reports
+ * (RINGMASTER_GPU_MODEL), matched as a word of its name whatever the case; a model it does not
+ * name runs at factor 1. */
+Test(train_mlp, speed_by_gpu_runs_at_the_factor_of_the_reported_gpu_model)
+{
+    static char log[16384];
+    const char *speeds = "a100=0.5,T4=4";
+    double a100 = median_step_s("NVIDIA A100-SXM4-80GB", speeds, log, sizeof(log));
+    cr_assert(strstr(log, "GPU model NVIDIA A100-SXM4-80GB: compute factor 0.5"), "%s", log);
+    double t4 = median_step_s("Tesla t4", speeds, log, sizeof(log));
+    cr_assert(strstr(log, "compute factor 4"), "%s", log);
+    double none = median_step_s(NULL, speeds, log, sizeof(log));
+    cr_assert(strstr(log, "GPU model (none): compute factor 1"), "%s", log);
+    double v100 = median_step_s("v100", speeds, log, sizeof(log));
+    cr_log_info("median step: a100 %.4f s, t4 %.4f s, none %.4f s, v100 %.4f s", a100, t4, none,
+                v100);
+    cr_assert(a100 > 0.0035 && a100 < 0.0075, "a100: 4 ms a step, %.4f", a100);
+    cr_assert(t4 / a100 > 6 && t4 / a100 < 10, "t4 / a100: 8, %.2f", t4 / a100);
+    cr_assert(none / a100 > 1.5 && none / a100 < 2.6, "no model: factor 1, %.2f", none / a100);
+    cr_assert(v100 / a100 > 1.5 && v100 / a100 < 2.6, "a model not named: factor 1, %.2f",
+              v100 / a100);
+}
+
+/* A --speed-by-gpu list that is not NAME=FACTOR,... with factors in (0, 1000] is refused before
+ * the job starts (exit 2, the usage). */
+Test(train_mlp, speed_by_gpu_refuses_a_bad_list)
+{
+    static const char *const bad[] = {"a100",   "a100=",    "=1",          "a100=0",
+                                      "a100=x", "a100=1,",  "a-100=1",     "t4=1001",
+                                      "a100=1;t4=2", "a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1"};
+    struct run r;
+    static struct series s;
+    run_up(&r);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *argv[] = {r.bin, "--speed-by-gpu", (char *)bad[i], NULL};
+        pid_t pid = jobtest_spawn(argv, r.sock, r.ckdir, r.log);
+        cr_assert_eq(jobtest_drive(r.jc, pid, RUN_TIMEOUT_S, &s, NULL, NULL), 2, "'%s'", bad[i]);
+    }
+    char *ok[] = {r.bin, "--speed-by-gpu", "a100=1,t4=4.5", "--steps", "0", NULL};
+    setenv("RINGMASTER_GPU_MODEL", "a100", 1);
+    pid_t pid = jobtest_spawn(ok, r.sock, r.ckdir, r.log);
+    int status = jobtest_drive(r.jc, pid, RUN_TIMEOUT_S, &s, NULL, NULL);
+    if (status != 0)
+        jobtest_dump(r.log);
+    cr_assert_eq(status, 0, "a good list: runs (0 steps)");
+    jobchan_destroy(r.jc);
+    jobtest_rmtree(r.dir);
+}
+
 Test(train_mlp, checkpoint_exit_on_two_ranks_restart_on_one)
 {
     resize(2, 1);

@@ -31,17 +31,46 @@ Test(progress, steps_before_it_ran_count_its_batch_at_w_gpus)
     cr_assert_float_eq(progress_declared_epochs(&d, 1), 2.5, 1e-12);
 }
 
-Test(progress, steps_after_it_ran_count_what_a_step_did)
+Test(progress, steps_after_it_ran_count_a_step_at_the_size_it_runs_now)
 {
     struct progress_declared d = {.steps = 1000,
                                   .dataset_size = 51200,
                                   .batch_per_gpu = 128,
                                   .epochs_done = 2,
                                   .last_step = 400};
-    /* 2 epochs in 400 steps: the 600 to go are 3 more */
-    cr_assert_float_eq(progress_declared_epochs(&d, 8), 5, 1e-12);
+    /* 600 steps to go at 8 x 128 = 1024 examples a step: 12 more epochs, whatever the 400 did */
+    cr_assert_float_eq(progress_declared_epochs(&d, 8), 14, 1e-12);
+    cr_assert_float_eq(progress_declared_epochs(&d, 1), 3.5, 1e-12);
     d.last_step = 1200;
     cr_assert_float_eq(progress_declared_epochs(&d, 8), 2, 1e-12, "past its total: none to go");
+    d.last_step = 400;
+    d.batch_per_gpu = 0;
+    cr_assert_float_eq(progress_declared_epochs(&d, 8), 5, 1e-12,
+                       "no examples per GPU: what a step did so far (2 epochs in 400 steps)");
+    d.batch_per_gpu = 128;
+    cr_assert_float_eq(progress_declared_epochs(&d, 0), 5, 1e-12, "no size: what a step did");
+}
+
+/* Two equal jobs of 1000 steps, both at 8 GPUs now with 200 steps to go: one ran its first
+ * 400 steps at 1 GPU (1 epoch) and 400 at 8 (8 epochs), the other all 800 at 8 (16 epochs).
+ * Their 200 steps to go are the same 4 epochs at 8 GPUs; counted at the mean of their past
+ * sizes, the first had 2.25 to go and the second 4 (live: 170 vs 293 epochs, 6 vs 10 min). */
+Test(progress, equal_jobs_with_other_histories_have_the_same_steps_to_go)
+{
+    struct progress_declared grown = {.steps = 1000,
+                                      .dataset_size = 51200,
+                                      .batch_per_gpu = 128,
+                                      .epochs_done = 9,
+                                      .last_step = 800};
+    struct progress_declared big = grown;
+    big.epochs_done = 16;
+    double left_grown = progress_declared_epochs(&grown, 8) - grown.epochs_done;
+    double left_big = progress_declared_epochs(&big, 8) - big.epochs_done;
+    cr_assert_float_eq(left_grown, 4, 1e-12);
+    cr_assert_float_eq(left_big, 4, 1e-12);
+    cr_assert_float_eq(progress_remaining_steps(&grown, left_grown, 1, 8), 200, 1e-9);
+    cr_assert_float_eq(progress_remaining_steps(&grown, 2, 0, 8), 100, 1e-9,
+                       "another source's epochs: in steps at 8 GPUs");
 }
 
 Test(progress, steps_of_a_batch_model_count_at_its_initial_batch)
@@ -60,20 +89,23 @@ Test(progress, steps_of_a_batch_model_count_at_its_initial_batch)
     cr_assert_float_eq(progress_declared_epochs(&d, 2), 1 + 900 * per_step, 1e-9);
 }
 
-/* The README's demo: 60,000 steps declared, 4,000 done in 2.4 epochs (600 images a step of a
- * 50,000-image dataset... at its own rate, 0.0006 epochs a step): 56,000 steps to go. */
+/* The README's demo: 60,000 steps declared, 4,000 done in 2.4 epochs (30 images a step, as
+ * measured, of a 50,000-image dataset at 1 GPU: 0.0006 epochs a step): 56,000 steps to go. */
 Test(progress, remaining_steps_of_a_declared_length_are_its_steps_to_go)
 {
     struct progress_declared d = {.steps = 60000,
                                   .dataset_size = 50000,
-                                  .batch_per_gpu = 128,
+                                  .batch_per_gpu = 30,
                                   .epochs_done = 2.4,
                                   .last_step = 4000};
-    double left = progress_declared_epochs(&d, 4) - d.epochs_done;
+    double left = progress_declared_epochs(&d, 1) - d.epochs_done;
     cr_assert_float_eq(left, 33.6, 1e-9);
-    cr_assert_float_eq(progress_remaining_steps(&d, left, 1, 4), 56000, 1e-9);
-    /* another source (the fit said 6 epochs): its epochs at what a step did */
-    cr_assert_float_eq(progress_remaining_steps(&d, 6, 0, 4), 10000, 1e-6);
+    cr_assert_float_eq(progress_remaining_steps(&d, left, 1, 1), 56000, 1e-9);
+    cr_assert_float_eq(progress_declared_epochs(&d, 4) - d.epochs_done, 4 * 33.6, 1e-9,
+                       "grown to 4 GPUs: each step to go does 4 times the examples");
+    /* another source (the fit said 6 epochs): its epochs at what a step does */
+    cr_assert_float_eq(progress_remaining_steps(&d, 6, 0, 1), 10000, 1e-6);
+    cr_assert_float_eq(progress_remaining_steps(&d, 6, 0, 4), 2500, 1e-6);
     d.last_step = 60000;
     cr_assert_float_eq(progress_remaining_steps(&d, 0.5, 1, 4), 1, 1e-12,
                        "work left: at least a step");

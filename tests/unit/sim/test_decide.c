@@ -301,7 +301,8 @@ Test(decide, guarantees_estimates_and_explanations)
     cr_assert_str_eq(json_string_value(json_object_get(j2, "remaining_source")), "declared");
     /* Job 1: no fit, prior of the finished jobs longer than its 1,800 s. */
     cr_assert_str_eq(json_string_value(json_object_get(j1, "remaining_source")), "prior");
-    cr_assert_str_eq(json_string_value(json_object_get(j3, "remaining_source")), "given");
+    cr_assert_str_eq(json_string_value(json_object_get(j3, "remaining_source")), "none",
+                     "no remaining_epochs, no length declared: unknown");
     const char *why = json_string_value(json_object_get(j3, "explanation"));
     cr_assert_not_null(why, "%s", out);
     cr_assert(strstr(why, "needs 1 GPU"), "%s", why);
@@ -360,4 +361,192 @@ Test(decide, batch_model_and_placed_observations)
     expect_refused("{\"nodes\": [{\"gpus\": 8}], \"jobs\": [{\"id\": 1, \"requested_gpus\": 1,"
                    " \"speed_observations\": [{\"w\": 2, \"nodes\": 3, \"step_s\": 1}]}]}",
                    "nodes: at most w");
+}
+
+/* Nodes that name their GPU type: a known name (a word of it: "NVIDIA A100-SXM4-80GB" is a100)
+ * takes the simulator's model, speed and memory; an unknown one a model of its own (100 on).
+ * The decision names each job's type, its remaining work in epochs and in seconds at its rate
+ * on the GPUs it gets, with the source, and the batch chosen for an adaptive job. */
+static const char typed_snapshot[] =
+    "{\"policy\": \"ringmaster\",\n"
+    " \"nodes\": [{\"gpus\": 4, \"gpu_type\": \"NVIDIA A100-SXM4-80GB\"},\n"
+    "           {\"gpus\": 4, \"gpu_type\": \"Tesla T4\"},\n"
+    "           {\"gpus\": 2, \"gpu_type\": \"mi300\"}],\n"
+    " \"jobs\": [\n"
+    "  {\"id\": 1, \"requested_gpus\": 4, \"max_gpus\": 4, \"remaining_epochs\": 20,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.40}, {\"w\": 2, \"step_s\": 0.43},\n"
+    "                            {\"w\": 4, \"step_s\": 0.45}]},\n"
+    "  {\"id\": 2, \"requested_gpus\": 1, \"max_gpus\": 4, \"declared_epochs\": 30,\n"
+    "   \"epochs_done\": 5, \"dataset_size\": 50000, \"batch_per_gpu\": 128,\n"
+    "   \"speed_observations\": [{\"w\": 1, \"step_s\": 0.40}, {\"w\": 2, \"step_s\": 0.43}],\n"
+    "   \"batch\": {\"init\": 128, \"max\": 4096, \"max_local\": 256, \"adaptive\": true,\n"
+    "             \"grad_sqr\": 1, \"grad_var\": 200}}]}\n";
+
+Test(decide, nodes_name_their_gpu_type_and_the_decision_names_each_job_s)
+{
+    char err[256], *out = NULL;
+    struct decide_input *in =
+        decide_input_read(typed_snapshot, strlen(typed_snapshot), err, sizeof(err));
+    cr_assert_not_null(in, "%s", err);
+    const struct sched_snapshot *snap = decide_input_snapshot(in);
+    cr_assert_eq(snap->nodes[0].gpu_model, 2, "a100");
+    cr_assert_float_eq(snap->nodes[0].gpu_speed, 2.0, 1e-12);
+    cr_assert_float_eq(snap->nodes[0].gpu_mem_gb, 80, 1e-12);
+    cr_assert_eq(snap->nodes[1].gpu_model, 4, "t4");
+    cr_assert_float_eq(snap->nodes[1].gpu_speed, 0.4, 1e-12);
+    cr_assert_eq(snap->nodes[2].gpu_model, 100, "an unknown type: a model of its own");
+    cr_assert_float_eq(snap->nodes[2].gpu_speed, 0, 1e-12, "its factor: the default (1)");
+    cr_assert_str_eq(decide_input_gpu_type(in, 4), "Tesla T4");
+    cr_assert_null(decide_input_gpu_type(in, 1), "no node of v100");
+    decide_input_destroy(in);
+
+    cr_assert_eq(decide_cmd_json(typed_snapshot, strlen(typed_snapshot), NULL, &out, err,
+                                 sizeof(err)),
+                 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    json_t *jobs = json_object_get(d, "jobs");
+    json_t *j1 = json_array_get(jobs, 0), *j2 = json_array_get(jobs, 1);
+    cr_assert_str_eq(json_string_value(json_object_get(j1, "gpu_type")), "NVIDIA A100-SXM4-80GB",
+                     "%s", out);
+    cr_assert_eq(json_integer_value(json_object_get(j1, "gpu_model")), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(j1, "remaining_source")), "given");
+    cr_assert_float_eq(json_number_value(json_object_get(j1, "remaining_epochs")), 20, 1e-9);
+    /* 4 GPUs of a100: 4 x 128 examples a step of about 0.45 s at v100 speed, compute twice as
+     * fast: 50000 / 512 steps an epoch, each at most 0.45 s */
+    double s1 = json_number_value(json_object_get(j1, "remaining_s"));
+    double epoch_s = 50000.0 / 512 * 0.45;
+    cr_assert(s1 > 20 * epoch_s / 2.5 && s1 < 20 * epoch_s, "remaining_s %g", s1);
+    cr_assert_null(json_object_get(j1, "batch"), "no batch model: no batch");
+    cr_assert_null(json_object_get(j1, "types"), "no type observed: no models per type");
+    cr_assert_str_eq(json_string_value(json_object_get(j2, "remaining_source")), "declared");
+    cr_assert_float_eq(json_number_value(json_object_get(j2, "remaining_epochs")), 25, 1e-9);
+    int gpus2 = (int)json_integer_value(json_object_get(j2, "gpus"));
+    cr_assert_gt(gpus2, 0, "%s", out);
+    cr_assert(json_is_string(json_object_get(j2, "gpu_type")), "%s", out);
+    double batch = json_number_value(json_object_get(j2, "batch"));
+    cr_assert(batch >= 128 && batch <= 4096, "ringmaster chose its batch: %g (%s)", batch, out);
+    cr_assert_gt(json_number_value(json_object_get(j2, "remaining_s")), 0);
+    json_decref(d);
+    free(out);
+}
+
+Test(decide, gpu_types_are_refused_when_they_contradict)
+{
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"\"}]}", "$.nodes[0].gpu_type");
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": 4}]}", "$.nodes[0].gpu_type");
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"a100\"},"
+                   " {\"gpus\": 1, \"gpu_type\": \"a100\", \"gpu_model\": 3}]}",
+                   "$.nodes[1].gpu_type: another node of this gpu_type has another gpu_model");
+    expect_refused("{\"nodes\": [{\"gpus\": 1, \"gpu_type\": \"a100\"},"
+                   " {\"gpus\": 1, \"gpu_type\": \"x1\", \"gpu_model\": 2}]}",
+                   "$.nodes[1].gpu_type: another node of its gpu_model has another gpu_type");
+}
+
+/* Observations that name the GPU type they were measured on are learned as the server learns
+ * them (the core's learn_fit and learn_round): each job's model on each type it measured, an
+ * estimate with its uncertainty on the others from the ratios the jobs measured between
+ * types, and its reference model from all its steps. Job 1 measured both types (a100 4x as
+ * fast as t4 in compute), job 2 only t4, job 3 one size on a100. */
+static const char learned_snapshot[] =
+    "{\"policy\": \"ringmaster\", \"explore_stage_s\": 30,\n"
+    " \"nodes\": [{\"gpus\": 4, \"gpu_type\": \"a100\"}, {\"gpus\": 4, \"gpu_type\": \"t4\"}],\n"
+    " \"jobs\": [\n"
+    "  {\"id\": 1, \"requested_gpus\": 1, \"max_gpus\": 2, \"remaining_epochs\": 5,\n"
+    "   \"speed_observations\": [\n"
+    "     {\"w\": 1, \"step_s\": 0.80, \"gpu_type\": \"t4\"}, {\"w\": 2, \"step_s\": 0.83, \"gpu_type\": \"t4\"},\n"
+    "     {\"w\": 1, \"step_s\": 0.20, \"gpu_type\": \"A100\"}, {\"w\": 2, \"step_s\": 0.23, \"gpu_type\": \"a100\"}]},\n"
+    "  {\"id\": 2, \"requested_gpus\": 1, \"max_gpus\": 4, \"remaining_epochs\": 5,\n"
+    "   \"speed_observations\": [\n"
+    "     {\"w\": 1, \"step_s\": 0.40, \"gpu_type\": \"t4\"}, {\"w\": 2, \"step_s\": 0.43, \"gpu_type\": \"t4\"},\n"
+    "     {\"w\": 4, \"step_s\": 0.45, \"gpu_type\": \"t4\"}]},\n"
+    "  {\"id\": 3, \"requested_gpus\": 2, \"max_gpus\": 4, \"remaining_epochs\": 5,\n"
+    "   \"speed_observations\": [{\"w\": 2, \"step_s\": 0.30, \"gpu_type\": \"a100\"}]}]}\n";
+
+static const struct sched_type_speed *entry_of(const struct sched_job *j, int gpu_model)
+{
+    for (size_t k = 0; k < j->ntype_speeds; k++)
+        if (j->type_speeds[k].gpu_model == gpu_model)
+            return &j->type_speeds[k];
+    return NULL;
+}
+
+Test(decide, observations_with_gpu_types_fit_per_type)
+{
+    char err[256], *out = NULL;
+    struct decide_input *in =
+        decide_input_read(learned_snapshot, strlen(learned_snapshot), err, sizeof(err));
+    cr_assert_not_null(in, "%s", err);
+    const struct sched_snapshot *snap = decide_input_snapshot(in);
+    cr_assert_float_eq(snap->explore_stage_s, 30, 1e-12);
+    const struct sched_job *j1 = &snap->jobs[0], *j2 = &snap->jobs[1], *j3 = &snap->jobs[2];
+    /* job 1: measured on both, each its own fit, absolute */
+    const struct sched_type_speed *a = entry_of(j1, 2), *t = entry_of(j1, 4);
+    cr_assert(a && t, "job 1 has a model on a100 and t4");
+    cr_assert_eq(a->source, SCHED_TYPE_MEASURED);
+    cr_assert_eq(t->source, SCHED_TYPE_MEASURED);
+    cr_assert_eq(a->measured_sizes, 2);
+    cr_assert_float_eq(speed_step_time(&a->speed, 1), 0.20, 0.01);
+    cr_assert_float_eq(speed_step_time(&t->speed, 2), 0.83, 0.02);
+    cr_assert_eq(j1->model_source, SCHED_MODEL_FITTED);
+    cr_assert_eq(j1->measured_sizes, 2);
+    /* job 2: measured on t4 only; on a100 an estimate from job 1's ratio, with its width */
+    t = entry_of(j2, 4);
+    a = entry_of(j2, 2);
+    cr_assert(t && a, "job 2 has its t4 model and an a100 estimate");
+    cr_assert_eq(t->source, SCHED_TYPE_MEASURED);
+    cr_assert_eq(t->measured_sizes, 3);
+    cr_assert_float_eq(speed_step_time(&t->speed, 1), 0.40, 0.02);
+    cr_assert_eq(a->source, SCHED_TYPE_ESTIMATED);
+    cr_assert_gt(a->uncertainty, 0, "an estimate states its uncertainty");
+    double est = speed_step_time(&a->speed, 1);
+    cr_assert(est > 0 && est < 0.2, "a100 estimated faster than its 0.40 s on t4: %g", est);
+    /* its reference model (v100, factor 1) from the t4 steps: compute 0.4 x faster */
+    cr_assert_eq(j2->model_source, SCHED_MODEL_FITTED);
+    cr_assert_lt(speed_step_time(&j2->speed, 1), 0.40, "the reference is faster than a t4");
+    /* job 3: one size on a100: its model from the prior, its a100 entry measured at 1 size */
+    cr_assert_eq(j3->measured_sizes, 1);
+    cr_assert_eq(j3->measured_max_gpus, 2);
+    cr_assert_eq(j3->model_source, SCHED_MODEL_FITTED, "learned from one size and the prior");
+    a = entry_of(j3, 2);
+    cr_assert(a && a->source == SCHED_TYPE_MEASURED && a->measured_sizes == 1);
+    cr_assert_float_eq(speed_step_time(&a->speed, 2), 0.30, 0.01);
+    cr_assert_not_null(entry_of(j3, 4), "and an estimate on t4");
+    decide_input_destroy(in);
+
+    cr_assert_eq(decide_cmd_json(learned_snapshot, strlen(learned_snapshot), NULL, &out, err,
+                                 sizeof(err)),
+                 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    json_t *types = json_object_get(json_array_get(json_object_get(d, "jobs"), 1), "types");
+    cr_assert_eq(json_array_size(types), 2, "%s", out);
+    int seen = 0;
+    for (size_t k = 0; k < 2; k++) {
+        json_t *e = json_array_get(types, k);
+        const char *name = json_string_value(json_object_get(e, "gpu_type"));
+        const char *src = json_string_value(json_object_get(e, "source"));
+        cr_assert(name && src, "%s", out);
+        if (!strcmp(name, "t4")) {
+            cr_assert_str_eq(src, "measured");
+            cr_assert_eq(json_integer_value(json_object_get(e, "measured_sizes")), 3);
+            seen |= 1;
+        } else {
+            cr_assert_str_eq(name, "a100");
+            cr_assert_str_eq(src, "estimated");
+            cr_assert_gt(json_number_value(json_object_get(e, "uncertainty")), 0);
+            seen |= 2;
+        }
+        cr_assert_gt(json_number_value(json_object_get(e, "epochs_per_s")), 0);
+    }
+    cr_assert_eq(seen, 3);
+    json_decref(d);
+    free(out);
+
+    expect_refused("{\"nodes\": [{\"gpus\": 2, \"gpu_type\": \"a100\"}], \"jobs\": [{\"id\": 1,"
+                   " \"requested_gpus\": 1, \"speed_observations\": [{\"w\": 1, \"step_s\": 1,"
+                   " \"gpu_type\": \"t4\"}]}]}",
+                   "$.jobs[0].speed_observations[0]: gpu_type: no node has this gpu_type");
+    expect_refused("{\"nodes\": [{\"gpus\": 2, \"gpu_type\": \"a100\"}], \"jobs\": [{\"id\": 1,"
+                   " \"requested_gpus\": 1, \"speed_observations\": [{\"w\": 1, \"step_s\": 1,"
+                   " \"gpu_type\": \"a100\"}, {\"w\": 2, \"step_s\": 1.1}]}]}",
+                   "a gpu_type on every observation or on none");
 }

@@ -76,3 +76,40 @@ Test(rank_exec, the_worker_notes_its_devices_for_real_gpus_only)
     launch_note_host_gpus(0);
     cr_assert_null(getenv("RINGMASTER_HOST_GPUS"));
 }
+
+/* The worker notes the GPU model it registers; a rank it starts inherits it (train-mlp
+ * --speed-by-gpu reads it); no GPU: none. */
+Test(rank_exec, a_rank_sees_the_gpu_model_of_its_worker)
+{
+    char path[] = "/tmp/rm-rankexec-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    launch_note_gpu_model("NVIDIA A100-SXM4-80GB");
+    cr_assert_str_eq(getenv("RINGMASTER_GPU_MODEL"), "NVIDIA A100-SXM4-80GB");
+    char script[256];
+    snprintf(script, sizeof(script), "printf %%s \"$RINGMASTER_GPU_MODEL\" > %s", path);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        setenv("RINGMASTER_RANK_GPUS", "0", 1);
+        setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+        char *argv[] = {"ringmaster-worker", "--rank-exec", "--", "/bin/sh", "-c", script, NULL};
+        _exit(launch_rank_exec(6, argv));
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char seen[64] = "";
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    seen[fread(seen, 1, sizeof(seen) - 1, f)] = '\0';
+    fclose(f);
+    unlink(path);
+    cr_assert_str_eq(seen, "NVIDIA A100-SXM4-80GB");
+    launch_note_gpu_model(NULL);
+    cr_assert_null(getenv("RINGMASTER_GPU_MODEL"));
+    launch_note_gpu_model("t4");
+    launch_note_gpu_model("");
+    cr_assert_null(getenv("RINGMASTER_GPU_MODEL"));
+}

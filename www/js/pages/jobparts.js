@@ -173,6 +173,42 @@ export function measuredThroughput(metrics, batchPerGpu = 128) {
   return [...by.entries()].sort((a, b) => a[0] - b[0]).map(([g, [n, t]]) => [g, (g * batchPerGpu * n) / t]);
 }
 
+// Where one GPU type's figures come from (model.speed.by_gpu_model[i]): "measured (2 sizes)",
+// "estimated ± 30 %", "given", "one factor (2× the reference)".
+export function typeSource(e) {
+  if (e.source === "measured") return "measured (" + e.measured_sizes + " size" + (e.measured_sizes === 1 ? "" : "s") + ")";
+  if (e.source === "estimated") return Number.isFinite(e.uncertainty) ? "estimated ± " + Math.round(100 * e.uncertainty) + " %" : "estimated";
+  if (e.source === "factor") return "one factor (" + String(Number(Number(e.speed).toPrecision(3))) + "× the reference)";
+  return String(e.source || "?");
+}
+
+// The rows of the job's speed on each GPU type of the cluster: [{type, step, rate, finish,
+// from, source}] as text, at the GPUs the entries are for (the job's now, 1 when it holds none).
+export function typeRows(model) {
+  const types = model && model.speed && Array.isArray(model.speed.by_gpu_model) ? model.speed.by_gpu_model : [];
+  return types.map((e) => ({
+    type: String(e.gpu_model || "?"),
+    step: Number.isFinite(e.step_time_s) ? e.step_time_s.toPrecision(3) + " s" : "—",
+    rate: Number.isFinite(e.samples_per_second) ? Math.round(e.samples_per_second).toLocaleString("en-US") : "—",
+    finish: Number.isFinite(e.remaining_s) ? duration(e.remaining_s).trim() : "—",
+    from: typeSource(e),
+    source: String(e.source || ""),
+  }));
+}
+
+function typesTable(model) {
+  const rows = typeRows(model);
+  if (!rows.length) return null;
+  const gpus = model.speed.by_gpu_model[0].gpus || 1;
+  return h("div", { class: "table-wrap" },
+    h("p", { class: "muted" }, "Predicted speed on each GPU type of the cluster, at " + gpus + " GPU" + (gpus === 1 ? "" : "s") + ":"),
+    h("table", { class: "data", id: "types-table" },
+      h("thead", null, h("tr", null, ["GPU type", "step time", "samples/s", "time to finish", "from"].map((c) => h("th", null, c)))),
+      h("tbody", null, rows.map((r) => h("tr", { dataset: { gpuType: r.type, source: r.source } },
+        h("td", null, r.type), h("td", { class: "num" }, r.step), h("td", { class: "num" }, r.rate),
+        h("td", { class: "num" }, r.finish), h("td", null, r.from))))));
+}
+
 function renderSpeed(model, job, shared) {
   const measured = measuredThroughput(shared.metrics, job.batch_per_gpu || 128);
   const max = job.max_gpus || 1;
@@ -186,6 +222,8 @@ function renderSpeed(model, job, shared) {
     ], { xLabel: "GPUs", yLabel: "samples/s", yMin: 0, title: "throughput per GPU count",
       zoomKey: "speed:" + job.id }));
   else out.push(empty("No throughput measured yet."));
+  const types = typesTable(model);
+  if (types) out.push(types);
   out.push(fields([
     ["measured at", measured.length ? measured.map(([g]) => g + " GPU" + (g === 1 ? "" : "s")).join(", ") : ""],
     ["speed model", curve.length ? "source: " + (model.source || "?") : "not fitted yet: it needs step times at two GPU counts"],
