@@ -163,13 +163,20 @@ double learn_step_gain(int fills, double gain, double t1, double t2, double avoi
     return LEARN_IDLE_GAIN;
 }
 
-int learn_type_experiment(struct sched_type_speed *t, int idle_gpus)
+int learn_type_experiment(struct sched_type_speed *t, int idle_gpus,
+                          const struct speed_model *best)
 {
     if (t->source != SCHED_TYPE_ESTIMATED || idle_gpus <= 0 || !(t->uncertainty > 0) ||
         !isfinite(t->uncertainty))
         return 0;
     double f = exp(-LEARN_EXPERIMENT_SIGMAS * t->uncertainty);
-    t->speed.theta[0] *= f;
-    t->speed.theta[1] *= f;
+    double t0 = t->speed.theta[0] * f, t1 = t->speed.theta[1] * f;
+    double m = t->speed.batch_per_gpu > 0 ? t->speed.batch_per_gpu : 1.0;
+    if (best && best->fitted && best->theta[0] + best->theta[1] * m < t0 + t1 * m) {
+        t0 = best->theta[0];
+        t1 = best->theta[1];
+    }
+    t->speed.theta[0] = t0;
+    t->speed.theta[1] = t1;
     return 1;
 }

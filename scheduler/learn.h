@@ -143,11 +143,16 @@ double learn_step_gain(int fills, double gain, double t1, double t2, double avoi
 #define LEARN_EXPERIMENT_SIGMAS 1.0
 
 /* Free GPUs are free experiments: an ESTIMATED entry t (never run there) whose type has
- * idle_gpus > 0 free GPUs in the snapshot is used optimistically, its compute terms
- * (theta[0], theta[1]) times exp(-LEARN_EXPERIMENT_SIGMAS * uncertainty), so that a policy
- * tries the job there when nothing else uses those GPUs; the measurement then replaces the
- * estimate. Other entries, and estimates of a type without idle GPUs, are left as they are.
- * Returns 1 if it changed t. */
-int learn_type_experiment(struct sched_type_speed *t, int idle_gpus);
+ * idle_gpus > 0 free GPUs in the snapshot is used optimistically, so that a policy tries the
+ * job there when nothing else uses those GPUs; the measurement then replaces the estimate.
+ * Its compute terms (theta[0], theta[1]) are the faster of: times
+ * exp(-LEARN_EXPERIMENT_SIGMAS * uncertainty), and the compute of best (the job's fastest
+ * MEASURED model, NULL: none), a short probe at parity with the best GPU it ran on. The
+ * second is what lets each job try each idle type once: the ratios other jobs measured say
+ * little of it (a job 4x slower on an A100 than on a T4 beside one 4x faster), and one job's
+ * probe of a type otherwise settles every other job's estimate there. Other entries, and
+ * estimates of a type without idle GPUs, are left as they are. Returns 1 if it changed t. */
+int learn_type_experiment(struct sched_type_speed *t, int idle_gpus,
+                          const struct speed_model *best);
 
 #endif

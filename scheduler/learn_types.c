@@ -184,6 +184,23 @@ void learn_types_max_local(const struct learn_ratios *r, double max_local, int k
     }
 }
 
+/* The job's MEASURED entry of the shortest 1-GPU step time among types[0..n) (NULL: none). */
+static const struct speed_model *fastest_measured(const struct sched_type_speed *types, size_t n)
+{
+    const struct speed_model *best = NULL;
+    double best_t = INFINITY;
+    for (size_t e = 0; e < n; e++) {
+        if (types[e].source != SCHED_TYPE_MEASURED || !types[e].speed.fitted)
+            continue;
+        double t = speed_step_time(&types[e].speed, 1);
+        if (t < best_t) {
+            best_t = t;
+            best = &types[e].speed;
+        }
+    }
+    return best;
+}
+
 size_t learn_round(struct sched_job *jobs, size_t n, const struct sched_node *nodes,
                    size_t nnodes, const struct learn_job_steps *in)
 {
@@ -222,12 +239,13 @@ size_t learn_round(struct sched_job *jobs, size_t n, const struct sched_node *no
         struct sched_type_speed *t = in[i].types;
         size_t k = learn_estimate_types(&r, t, jobs[i].ntype_speeds, in[i].cap);
         learn_types_max_local(&r, jobs[i].batch.max_local, in[i].max_local_model, t, k);
+        const struct speed_model *best = fastest_measured(t, k);
         for (size_t e = 0; e < k; e++) {
             int it = learn_type_index(&r, t[e].gpu_model);
             if (it < 0)
                 continue;
             t[e].speed.gpus_per_node = r.type[it].gpus_per_node;
-            learn_type_experiment(&t[e], r.type[it].idle);
+            learn_type_experiment(&t[e], r.type[it].idle, best);
         }
         jobs[i].ntype_speeds = k;
     }

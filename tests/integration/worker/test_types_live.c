@@ -142,15 +142,11 @@ static const char *type_source(long long job, const char *name)
     return src;
 }
 
-/* MARKED (disabled) while it fails: on i31-product with i31-learn up to 994af8a merged (and
- * also with i31-learn 3b1ebe3 + i31-policy 42294e2 merged, tried by hand), both jobs
- * start on the a100 node, grow to 2 GPUs each there and stay (job B measured 62 ms a step at 2
- * a100 GPUs, 4x job A's) while the 4 t4 GPUs stay idle for the 240 s: B's t4 estimate comes
- * from the one factor (a100 5x a t4: 0.17 s a step, "estimated"), since no job measured both
- * types, and nothing tries a job on the idle t4s. Enable it once free GPUs of an unseen type
- * are experiments (issue 31 items 1 and 3). */
-Test(types_live, two_jobs_with_opposite_preferences_end_on_the_type_that_suits_each,
-     .disabled = true)
+/* Fails without the probe of learn_type_experiment (each job tried on a type it never ran
+ * on at parity with its best while that type's GPUs are idle): both jobs then start on the
+ * a100 node, grow to 2 GPUs each there and stay, B's t4 estimate from the one factor (a100
+ * 5x a t4), the 4 t4 GPUs idle. */
+Test(types_live, two_jobs_with_opposite_preferences_end_on_the_type_that_suits_each)
 {
     long long jobs[2] = {submit("a100=1,t4=4", 3301), submit("a100=4,t4=1", 3302)};
     for (int i = 0; i < 2; i++)

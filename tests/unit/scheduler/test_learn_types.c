@@ -201,10 +201,10 @@ Test(learn_types, free_gpus_of_the_model_make_the_estimate_optimistic)
                        1e-9);
     /* the rule itself leaves measured entries alone */
     struct sched_type_speed m = *sched_job_type_speed(&idle.jobs[2], SLOW);
-    cr_assert_eq(learn_type_experiment(&m, 4), 0);
+    cr_assert_eq(learn_type_experiment(&m, 4, NULL), 0);
     struct sched_type_speed e = *h;
-    cr_assert_eq(learn_type_experiment(&e, 0), 0);
-    cr_assert_eq(learn_type_experiment(&e, 1), 1);
+    cr_assert_eq(learn_type_experiment(&e, 0, NULL), 0);
+    cr_assert_eq(learn_type_experiment(&e, 1, NULL), 1);
 }
 
 Test(learn_types, each_model_gets_a_largest_local_batch_by_its_memory)
@@ -357,4 +357,42 @@ Test(learn_types, free_gpus_of_an_unseen_model_get_the_job_tried_there)
     }
     cr_assert_eq(where[0], 0, "without the experiment rule it stays where it was measured");
     cr_assert_eq(where[1], 1, "with it, the idle model's GPUs are tried");
+}
+
+/* A probe: on idle GPUs of a model it never ran on, a job's estimate there is at least as
+ * fast as its best measured model (its compute at parity, its own communication kept), so a
+ * job that the cluster's ratios call slow there is still tried once; the measurement then
+ * decides. Without idle GPUs, or for a measured entry, nothing changes. */
+Test(learn_types, a_probe_at_parity_with_its_best_measured_model_on_idle_gpus)
+{
+    struct sched_type_speed best = {.gpu_model = 1, .source = SCHED_TYPE_MEASURED};
+    best.speed.theta[0] = 0.01;
+    best.speed.theta[1] = 0.001;
+    best.speed.theta[2] = 0.002;
+    best.speed.batch_per_gpu = 32;
+    best.speed.fitted = 1;
+    struct sched_type_speed est = best;
+    est.gpu_model = 2;
+    est.source = SCHED_TYPE_ESTIMATED;
+    est.uncertainty = 0.5;
+    est.speed.theta[0] = 0.05; /* the ratios say 5x slower */
+    est.speed.theta[1] = 0.005;
+    est.speed.theta[2] = 0.004;
+    struct sched_type_speed busy = est;
+    cr_assert_eq(learn_type_experiment(&busy, 0, &best.speed), 0);
+    cr_assert_float_eq(busy.speed.theta[0], 0.05, 1e-15, "no idle GPUs: the estimate stays");
+    cr_assert_eq(learn_type_experiment(&est, 4, &best.speed), 1);
+    cr_assert_float_eq(est.speed.theta[0], 0.01, 1e-15);
+    cr_assert_float_eq(est.speed.theta[1], 0.001, 1e-15);
+    cr_assert_float_eq(est.speed.theta[2], 0.004, 1e-15, "its own communication kept");
+    /* an estimate faster than parity keeps its optimism */
+    struct sched_type_speed fast = best;
+    fast.source = SCHED_TYPE_ESTIMATED;
+    fast.uncertainty = 0.5;
+    fast.speed.theta[0] = 0.002;
+    fast.speed.theta[1] = 0.0002;
+    cr_assert_eq(learn_type_experiment(&fast, 4, &best.speed), 1);
+    cr_assert_float_eq(fast.speed.theta[0], 0.002 * exp(-LEARN_EXPERIMENT_SIGMAS * 0.5), 1e-15);
+    struct sched_type_speed m = best;
+    cr_assert_eq(learn_type_experiment(&m, 4, &best.speed), 0, "measured: left alone");
 }
