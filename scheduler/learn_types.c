@@ -192,8 +192,8 @@ static const struct speed_model *fastest_measured(const struct sched_type_speed 
     for (size_t e = 0; e < n; e++) {
         if (types[e].source != SCHED_TYPE_MEASURED || !types[e].speed.fitted)
             continue;
-        double t = speed_step_time(&types[e].speed, 1);
-        if (t < best_t) {
+        double t = one_gpu_step(&types[e]);
+        if (t > 0 && t < best_t) {
             best_t = t;
             best = &types[e].speed;
         }
