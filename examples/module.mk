@@ -10,11 +10,13 @@ EXAMPLE_BINS :=
 ifneq ($(MPI_LIBS),)
 TRAIN_MLP := $(BUILD)/examples/train-mlp
 
-$(BUILD)/examples/train-mlp.o: CPPFLAGS += -Iworker $(MPI_CFLAGS)
+TRAIN_MLP_OBJS := $(BUILD)/examples/train-mlp.o $(BUILD)/examples/train-mlp-model.o
 
-$(TRAIN_MLP): $(BUILD)/examples/train-mlp.o $(BUILD)/lib/libringjob.so
+$(TRAIN_MLP_OBJS): CPPFLAGS += -Iworker $(MPI_CFLAGS)
+
+$(TRAIN_MLP): $(TRAIN_MLP_OBJS) $(BUILD)/lib/libringjob.so
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/lib -lringjob -Wl,-rpath,'$$ORIGIN/../lib' \
+	$(CC) $(LDFLAGS) -o $@ $(TRAIN_MLP_OBJS) -L$(BUILD)/lib -lringjob -Wl,-rpath,'$$ORIGIN/../lib' \
 		$(MPI_LIBS) -lm
 
 EXAMPLE_BINS += $(TRAIN_MLP)
