@@ -154,6 +154,10 @@ double live_model_fit_epochs(const struct live_model *m, int w);
  * fit's. */
 double live_model_remaining_epochs(const struct live_model *m, int w);
 
+/* The speed model the scheduler plans the job with: its own fit or profile, else this round's
+ * model learned from one size (learn.h); NULL when it has none yet. */
+const struct speed_model *live_model_planned_speed(const struct live_model *m);
+
 /* Predicted seconds to finish at w GPUs, or -1 when unknown: its remaining epochs at its
  * rate there, sched_speed_rate() (with a batch model its goodput as the policies plan it,
  * since its epochs are counted at its initial batch; else speed_epochs_per_second). */
