@@ -52,6 +52,41 @@ static double dominant_speed(const struct learn_obs *obs, size_t n)
     return best;
 }
 
+/* A fit of two sizes or more is kept only if its compute, theta[0] + theta[1] m at the
+ * smallest size measured (its seconds-weighted mean examples per GPU there), is at least this
+ * share of the step time measured there (the fit's prediction at that size, when the
+ * measurement is not at hand). Two sizes whose steps take about as long (6 and 8 GPUs, say)
+ * can be fitted exactly by the all-reduce terms alone, with no compute at all: such a model
+ * predicts a step of 0 s on one GPU, an infinite speed, and a job with it was never placed
+ * again (seen in the simulator's --speed live once GPUs were given in any count). */
+#define LEARN_FIT_MIN_COMPUTE 0.01
+
+/* 1 if sm, fitted to observations obs[0..n) (those of speed s when s > 0, of GPU model g
+ * when g >= 0), keeps a compute term (LEARN_FIT_MIN_COMPUTE); s scales the measured
+ * steps to the reference GPU as learn_fit_speed does (compute only: bounded below by
+ * dividing the whole step). */
+static int fit_has_compute(const struct speed_model *sm, const struct learn_obs *obs, size_t n,
+                           int g)
+{
+    int w = 0;
+    double sec = 0, st = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (obs_usable(&obs[i]) && (g < 0 || obs[i].gpu_model == g) && (w == 0 || obs[i].w < w))
+            w = obs[i].w;
+    for (size_t i = 0; i < n; i++) {
+        if (!obs_usable(&obs[i]) || (g >= 0 && obs[i].gpu_model != g) || obs[i].w != w)
+            continue;
+        double wt = obs_weight(&obs[i]), s = g < 0 ? obs_speed(&obs[i]) : 1.0;
+        sec += wt;
+        st += wt * obs[i].step_s * (s < 1.0 ? s : 1.0);
+        m += wt * obs_m(&obs[i], sm);
+    }
+    if (!sm->fitted || !(sec > 0))
+        return 0;
+    double c = sm->theta[0] + sm->theta[1] * (m / sec);
+    return isfinite(c) && c >= LEARN_FIT_MIN_COMPUTE * (st / sec);
+}
+
 /* Fits sm on the observations of speed s (all of them when s <= 0), each step time first
  * converted by conv (NULL: raw). */
 static int fit_group(struct speed_model *sm, const struct learn_obs *obs, size_t n, double s,
@@ -94,14 +129,21 @@ int learn_fit_speed(struct speed_model *sm, const struct learn_obs *obs, size_t 
     for (size_t i = 0; i < n; i++)
         mixed |= obs_speed(&obs[i]) != s;
     if (!mixed) {
+        if (!fit_has_compute(&first, obs, n, -1))
+            goto no_compute;
         *sm = first;
         return 0;
     }
     struct speed_model second = *sm;
     if (fit_group(&second, obs, n, 0, &first) < 0)
         return -1;
+    if (!fit_has_compute(&second, obs, n, -1))
+        goto no_compute;
     *sm = second;
     return 0;
+no_compute:
+    errno = EDOM;
+    return -1;
 }
 
 int learn_obs_sizes(const struct learn_obs *obs, size_t n, int gpu_model)
@@ -117,6 +159,30 @@ int learn_obs_sizes(const struct learn_obs *obs, size_t n, int gpu_model)
         sizes += !seen;
     }
     return sizes;
+}
+
+/* The sums of the one-size rule over the observations of GPU model g at the smallest size
+ * measured there (for a fit of several sizes without compute, fit_has_compute): that size,
+ * its most nodes, the seconds, the seconds-weighted step time and examples per GPU. */
+static void one_size_at_smallest(const struct learn_obs *obs, size_t n, int g,
+                                 const struct speed_model *like, int *w, int *nodes, double *sec,
+                                 double *st, double *sm)
+{
+    *w = 0;
+    *nodes = 1;
+    *sec = *st = *sm = 0;
+    for (size_t i = 0; i < n; i++)
+        if (obs[i].gpu_model == g && obs_usable(&obs[i]) && (*w == 0 || obs[i].w < *w))
+            *w = obs[i].w;
+    for (size_t i = 0; i < n; i++) {
+        if (obs[i].gpu_model != g || !obs_usable(&obs[i]) || obs[i].w != *w)
+            continue;
+        double wt = obs_weight(&obs[i]);
+        *sec += wt;
+        *st += wt * obs[i].step_s;
+        *sm += wt * obs_m(&obs[i], like);
+        *nodes = obs_nodes(&obs[i]) > *nodes ? obs_nodes(&obs[i]) : *nodes;
+    }
 }
 
 /* The entry of GPU model g from the observations of that model. Returns 1 if made. */
@@ -156,11 +222,16 @@ static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, siz
     t->speed.fitted = 0;
     t->speed.rmse = 0;
     int ok = 0;
-    if (t->measured_sizes >= 2)
-        ok = speed_fit_obs(&t->speed, o, k) == 0;
-    else if (t->measured_sizes == 1 && sec > 0)
+    if (t->measured_sizes >= 2) {
+        ok = speed_fit_obs(&t->speed, o, k) == 0 && fit_has_compute(&t->speed, obs, n, g);
+        if (!ok)
+            one_size_at_smallest(obs, n, g, like, &w, &nodes, &sec, &st, &sm);
+    }
+    if (!ok && t->measured_sizes >= 1 && sec > 0) {
+        t->speed.fitted = 0;
         ok = learn_speed_one_size_own(&t->speed, st / sec, w, nodes, sm / sec, own) ||
              learn_speed_one_size(&t->speed, st / sec, w, nodes, sm / sec, p);
+    }
     free(o);
     return ok && t->speed.fitted;
 }

@@ -2,6 +2,7 @@
  * (or t4, or a mix) GPUs is the one measured on the reference v100 (moved here from the
  * server's live fit, which now calls it). */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 
 #include "convergence.h"
@@ -129,3 +130,45 @@ Test(learn_fit, bad_input_is_refused)
     cr_assert_not(sm.fitted);
 }
 
+
+/* Two sizes whose steps take about as long are fitted exactly by the all-reduce terms alone:
+ * no compute, a step of 0 s on one GPU, an infinite speed. The simulator's --speed live met
+ * one (6 and 8 GPUs of one type; the job was never placed again). Such a fit is refused: the
+ * reference model is not made (the caller keeps what it had), the per-type entry takes the
+ * one-size rule at the smaller size (its compute from its own steps). */
+Test(learn_fit, a_fit_without_compute_is_refused)
+{
+    struct learn_obs obs[2];
+    const int w[] = {6, 8};
+    for (int i = 0; i < 2; i++) {
+        double f[SPEED_NFEATURES];
+        speed_features_placed(w[i], 1, M, f);
+        obs[i] = (struct learn_obs){.w = w[i], .step_s = 0.1986 * f[3], .gpu_speed = 1.0,
+                                    .gpu_model = 3, .m = M, .seconds = 60};
+    }
+    struct speed_model raw = {.batch_per_gpu = M, .dataset_size = 50000};
+    struct speed_obs so[2] = {{6, 1, M, obs[0].step_s}, {8, 1, M, obs[1].step_s}};
+    cr_assert_eq(speed_fit_obs(&raw, so, 2), 0);
+    cr_assert_lt(raw.theta[0] + raw.theta[1] * M, 0.01 * obs[0].step_s,
+                 "the raw fit has no compute: %g + %g m", raw.theta[0], raw.theta[1]);
+
+    struct speed_model sm = {.batch_per_gpu = M, .dataset_size = 50000};
+    errno = 0;
+    cr_assert_eq(learn_fit_speed(&sm, obs, 2), -1);
+    cr_assert_eq(errno, EDOM);
+    cr_assert_not(sm.fitted, "the caller's model is left as it was");
+
+    struct sched_type_speed t[2];
+    struct learn_prior p = {0};
+    cr_assert_eq(learn_fit_types(obs, 2, &sm, NULL, &p, NULL, t, 2), 1);
+    cr_assert_eq(t[0].measured_sizes, 2);
+    cr_assert(t[0].speed.fitted);
+    double c = t[0].speed.theta[0] + t[0].speed.theta[1] * M;
+    cr_assert_gt(c, 0.5 * obs[0].step_s, "compute from the steps at 6: %g of %g", c,
+                 obs[0].step_s);
+    double one = speed_step_time(&t[0].speed, 1);
+    cr_assert(one > 0 && isfinite(one), "a finite step on one GPU: %g", one);
+    cr_assert(fabs(speed_step_time_placed(&t[0].speed, 6, 1, M) - obs[0].step_s) <=
+                  0.01 * obs[0].step_s,
+              "and the step measured at 6");
+}
