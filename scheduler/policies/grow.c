@@ -57,6 +57,12 @@ static void start_at(struct policy_plan *pp, size_t i, struct policy_want *pw, l
         pp->cls[c].free -= pw[i].gpus;
         pw[i].gpus *= 2;
     }
+    /* what it holds when that is no doubling of its base (policy_grow_fill gave it) */
+    int more = j->cur_gpus - pw[i].gpus;
+    if (more > 0 && more <= pp->cls[c].free && j->cur_gpus <= policy_max_gpus(j)) {
+        pp->cls[c].free -= more;
+        pw[i].gpus = j->cur_gpus;
+    }
 }
 
 int policy_grow_start(struct policy_plan *pp, size_t i, struct policy_want *pw)
@@ -257,4 +263,106 @@ int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct polic
     struct over_classes o = {pp, pw, rm};
 
     return policy_greedy_run(h, &classes_ops, &o);
+}
+
+/* What job i on w GPUs of its class adds to the completion rate: 1 / T(w) times its ageing
+ * and weight, T counting resize_cost_s when w is not what it holds there. */
+static double fill_value(const struct policy_plan *pp, size_t i, int w)
+{
+    const struct policy_plan_job *j = &pp->job[i];
+    double t = policy_plan_time_at(pp, i, w, (size_t)pp->cls_of[i]);
+
+    if (!(t > 0) || !isfinite(t))
+        return 0.0;
+    int keeps = j->cur_gpus > 0 && j->run_cls == pp->cls_of[i] && w == j->cur_gpus;
+    return j->boost * pp->weight[i] / (t + (j->cur_gpus > 0 && !keeps ? pp->resize_cost : 0.0));
+}
+
+/* What job i gains from k more GPUs of its class on top of w: the difference of
+ * policy_typed_value, in which what a job holds counts 1 + SCHED_KEEP_MARGIN times (the
+ * greedy's hysteresis: a job is not restarted for a small predicted gain) and a change adds
+ * resize_cost_s. Back to what a job with a learned model holds, as learn.h keeps it: unless
+ * shrinking repays the restart (no margin), so a learned job that the greedy shrank because
+ * that repays the restart is not grown back here. */
+static double fill_gain(const struct policy_plan *pp, size_t i, int w, int k)
+{
+    const struct policy_plan_job *j = &pp->job[i];
+    size_t c = (size_t)pp->cls_of[i];
+
+    if (j->fills_idle && j->cur_gpus > 0 && j->run_cls == (int)c && w + k == j->cur_gpus)
+        return fill_value(pp, i, w + k) - fill_value(pp, i, w);
+    return policy_typed_value(pp, i, w + k, c) - policy_typed_value(pp, i, w, c);
+}
+
+/* The count in 1..most that gains job i (on w GPUs) the most per GPU: powers of two and
+ * most itself (a restart makes small counts lose; the greedy weighed the doublings). */
+static int fill_best(const struct policy_plan *pp, size_t i, int w, int most, double *per_gpu)
+{
+    int best = 0;
+
+    *per_gpu = 0;
+    for (int k = 1; k <= most; k = k < most && 2 * k > most ? most : 2 * k) {
+        double g = fill_gain(pp, i, w, k) / k;
+        if (g > *per_gpu && isfinite(g)) {
+            *per_gpu = g;
+            best = k;
+        }
+        if (k == most)
+            break;
+    }
+    return best;
+}
+
+/* 1 if job i may take more of its class's free GPUs in policy_grow_fill. */
+static int may_fill(const struct policy_plan *pp, const struct policy_want *pw, size_t i)
+{
+    const struct policy_plan_job *j = &pp->job[i];
+
+    return pw[i].gpus > 0 && pp->cls_of[i] >= 0 && j->elastic && j->speed &&
+           j->pinned != POLICY_PLAN_STAGED &&
+           pw[i].gpus < j->max_gpus && pp->cls[pp->cls_of[i]].free > 0;
+}
+
+/* Job i's best fill now: its count into *k (0: none gains), its gain per GPU returned. */
+static double fill_now(const struct policy_plan *pp, const struct policy_want *pw, size_t i,
+                       int *k)
+{
+    long room = pp->job[i].max_gpus - pw[i].gpus, free = pp->cls[pp->cls_of[i]].free;
+    double g = 0;
+
+    *k = fill_best(pp, i, pw[i].gpus, (int)(room < free ? room : free), &g);
+    return *k > 0 ? g : 0.0;
+}
+
+int policy_grow_fill(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw)
+{
+    int k;
+
+    policy_heap_clear(h);
+    for (size_t i = 0; i < pp->snap->njobs; i++) {
+        double g = may_fill(pp, pw, i) ? fill_now(pp, pw, i, &k) : 0.0;
+        if (g > 0 && policy_heap_add(h, g, pp->rank[i], i))
+            return -1;
+    }
+    /* Lazy: a popped candidate is worked out again with what is free now; put back when it
+     * fell. */
+    struct policy_cand cd;
+    while (policy_grow_room(pp) && policy_heap_pop(h, &cd) == 0) {
+        size_t i = cd.job;
+        double g = may_fill(pp, pw, i) ? fill_now(pp, pw, i, &k) : 0.0;
+        if (!(g > 0))
+            continue;
+        if (g < cd.gain * (1.0 - 1e-9)) {
+            if (policy_heap_add(h, g, cd.rank, i))
+                return -1;
+            continue;
+        }
+        pw[i].gpus += k;
+        pp->cls[pp->cls_of[i]].free -= k;
+        g = may_fill(pp, pw, i) ? fill_now(pp, pw, i, &k) : 0.0;
+        if (g > 0 && policy_heap_add(h, g, cd.rank, i))
+            return -1;
+    }
+    policy_heap_clear(h);
+    return 0;
 }

@@ -276,7 +276,9 @@ static void job_init(struct policy_plan *pp, size_t i)
         .plan = (unsigned char)plan_has_info(&j->plan),
         .goodput = (unsigned char)goodput_has_model(&j->batch),
         .typed = (unsigned char)(j->type_speeds && j->ntype_speeds > 0),
-        .pinned = (unsigned char)policy_pinned(pp->snap, j),
+        .pinned = (unsigned char)(!policy_pinned(pp->snap, j) ? 0
+                                  : j->cur_gpus > 0 && learn_is_learning(j) ? POLICY_PLAN_STAGED
+                                                                            : 1),
     };
     if (pp->job[i].speed)
         pp->speed[i] = j->speed;

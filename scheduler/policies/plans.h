@@ -52,6 +52,9 @@ struct policy_plan_class {
 /* What the growth loops read of each job, gathered once a round: the loops visit jobs in
  * heap order, and each visit to the snapshot's jobs (about 500 bytes apart) was a few cache
  * misses at 10,000 jobs. */
+/* policy_plan_job.pinned of a job held at a size it is learning (learn_pinned). */
+#define POLICY_PLAN_STAGED 2
+
 struct policy_plan_job {
     double remaining; /* policy_remaining_epochs() */
     double boost;     /* ageing factor of its gains: 1 + waited / POLICY_PLAN_AGE_S, or 1 */
@@ -60,7 +63,9 @@ struct policy_plan_job {
     int max_gpus;     /* learn_max_gpus(): for a learning job 2x its largest measured */
     int run_cls;      /* policy_plan_running_class() */
     unsigned char speed, elastic, plan, pinned; /* policy_has_speed(), elastic,
-                                                 * plan_has_info(), policy_pinned() */
+                                                 * plan_has_info(), policy_pinned(): 1, or
+                                                 * POLICY_PLAN_STAGED for a still-learning
+                                                 * job held for its stage (learn_pinned) */
     unsigned char goodput;                      /* goodput_has_model() */
     unsigned char fills_idle;                   /* learn_fills_idle() */
     unsigned char typed;                        /* it has its own model per GPU model
@@ -183,6 +188,16 @@ int policy_grow_loop(struct policy_plan *pp, struct policy_heap *h, struct polic
 
 /* 1 while some class has a free GPU (a start or a growth may still fit), else 0. */
 int policy_grow_room(const struct policy_plan *pp);
+
+/* After the doublings: each class's free GPUs go, in any count, to the jobs on that class
+ * that gain most per GPU from them (policy_typed_value; back to what a job with a learned
+ * model holds, without the margin, as learn.h keeps it), up to each job's max_gpus. Jobs without a model or not elastic are left as
+ * they are; a pinned job may grow so, never shrink: min_resize_interval_s guards against
+ * restarts that undo each other, not against using GPUs that nobody else takes. The
+ * doublings leave GPUs idle that no doubling fits (8 free next to a job on 16); a count that
+ * is not a power of two is as good a size to the speed model. A lazy heap of each job's best
+ * gain per GPU (h, cleared on entry and on return). Returns 0, or -1 (ENOMEM). */
+int policy_grow_fill(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw);
 
 /* ---- policies/typed.c ------------------------------------------------------
  *

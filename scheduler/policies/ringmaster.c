@@ -138,6 +138,26 @@ static int order_by_key(struct policy_plan *pp)
     return 0;
 }
 
+/* The count of class to's free GPUs, at least w, that job i runs fastest on: w's doublings
+ * and all of them, within its max_gpus (0: fewer than w free). */
+static int idle_count(const struct policy_plan *pp, size_t i, int w, size_t to)
+{
+    long most = pp->cls[to].free < pp->job[i].max_gpus ? pp->cls[to].free : pp->job[i].max_gpus;
+    int best = 0;
+    double fastest = INFINITY;
+
+    for (long t = w; t <= most; t = t < most && 2 * t > most ? most : 2 * t) {
+        double x = policy_plan_time_at(pp, i, (int)t, to);
+        if (x < fastest) {
+            fastest = x;
+            best = (int)t;
+        }
+        if (t == most)
+            break;
+    }
+    return best;
+}
+
 /* After the greedy, GPUs of a model that nobody could use are idle: a running
  * job (longest predicted first) moves onto them when that makes it clearly
  * faster, at the largest power of two they hold within its bounds. The move
@@ -156,11 +176,9 @@ static void use_idle(struct policy_plan *pp, struct policy_want *pw)
         size_t c = (size_t)pp->cls_of[i];
         double now = policy_plan_time_at(pp, i, pw[i].gpus, c);
         for (size_t to = 0; to < pp->ncls; to++) {
-            int t = pw[i].gpus;
-            if (to == c || pp->cls[to].free < t)
+            int t = idle_count(pp, i, pw[i].gpus, to);
+            if (to == c || t == 0)
                 continue;
-            while (2 * t <= pp->cls[to].free && 2 * t <= pj->max_gpus)
-                t *= 2;
             if (!(policy_plan_time_at(pp, i, t, to) + cost < now / (1.0 + SCHED_KEEP_MARGIN)))
                 continue;
             pp->cls[c].free += pw[i].gpus;
@@ -401,6 +419,8 @@ static int greedy(struct policy_plan *pp, struct policy_want *pw)
     rc = typed_round(pp) ? typed(pp, &h, pw) : greedy_once(pp, &h, pw);
     if (rc == 0 && pp->ncls > 1)
         use_idle(pp, pw);
+    if (rc == 0)
+        rc = policy_grow_fill(pp, &h, pw);
     policy_heap_fini(&h);
     return rc;
 }
