@@ -430,9 +430,9 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
     printf("%-12s", "policy");
     for (size_t w = 0; w < a->workloads; w++)
         printf(" %7s%-2zu", "w", w + a->o.seed);
-    printf(" | %8s %8s %6s | %9s\n", "mean", "resizes", "idle%", "published");
+    printf(" | %8s %8s %6s %7s | %9s\n", "mean", "resizes", "idle%", "usable%", "published");
     for (size_t p = 0; p < np; p++) {
-        double sum = 0, rs = 0, idle = 0;
+        double sum = 0, rs = 0, idle = 0, usable = 0;
         printf("%-12s", pol[p]->name);
         for (size_t w = 0; w < a->workloads; w++) {
             const struct simulate_result *r = rows[p * a->workloads + w].result;
@@ -440,15 +440,19 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
             sum += r->avg_jct_s;
             rs += (double)r->resizes;
             idle += r->idle_wanted_frac;
+            usable += r->idle_usable_frac;
         }
         double pub = published(pol[p]->name, a->o.hetero);
-        printf(" | %8.0f %8.0f %6.2f |", sum / (double)a->workloads, rs / (double)a->workloads,
-               100.0 * idle / (double)a->workloads);
+        printf(" | %8.0f %8.0f %6.2f %7.2f |", sum / (double)a->workloads,
+               rs / (double)a->workloads, 100.0 * idle / (double)a->workloads,
+               100.0 * usable / (double)a->workloads);
         if (pub > 0)
             printf(" %9.0f\n", pub);
         else
             printf(" %9s\n", "-");
     }
+    printf("idle%%: GPU-time left idle while an elastic job wanted more GPUs; usable%%: of it, what\n"
+           "a running elastic job would have finished sooner with (true models, restart counted)\n");
     if (a->o.hetero) {
         printf("speed model shown to the policies: %s\n",
                a->speed_live ? "live (learned from the steps the engine reports, per type)"
@@ -461,7 +465,6 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
     }
     if (a->speed_live)
         printf("speeds learned live (--speed live)\n");
-    printf("idle%%: GPU-time left idle while an elastic job wanted more GPUs\n");
     printf("%-12s %*s | %8.0f (published, Pollux itself)\n", "pollux",
            (int)(10 * a->workloads - 1), "", POLLUX_PUBLISHED_POLLUX_S);
 }

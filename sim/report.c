@@ -203,6 +203,7 @@ static json_t *row_json(const struct report_row *row)
         json_object_set_new(o, "p99_jct_s", json_real(r->p99_jct_s));
         json_object_set_new(o, "max_queue_s", json_real(r->max_queue_s));
         json_object_set_new(o, "idle_wanted_frac", json_real(r->idle_wanted_frac));
+        json_object_set_new(o, "idle_usable_frac", json_real(r->idle_usable_frac));
         json_object_set_new(o, "fairness",
                             isnan(row->fairness) ? json_null() : json_real(row->fairness));
         json_object_set_new(o, "jobs_own_speed", json_integer((json_int_t)row->own_speed));

@@ -156,38 +156,42 @@ int simulate__nodes_held(const struct sim_job *j)
     return n > 0 ? n : 1;
 }
 
-/* Epochs per second of job j on u of its GPUs: its true model of its GPUs'
- * model when its spec has one (types); else its plan on its GPUs' model
- * when it has plan info or the model is not the reference, else (exactly as
- * before plans existed) speed_epochs_per_second(). */
-/* The job's true model on the GPU model of its GPUs (simulate_job_spec.types), or NULL. */
-static const struct sched_type_speed *true_type(const struct sim *s, const struct sim_job *j)
+/* The job's true model on the GPU model of node nd (simulate_job_spec.types), or NULL. */
+static const struct sched_type_speed *type_on(const struct sim *s, const struct sim_job *j,
+                                              size_t nd)
 {
-    int g = s->cfg->nodes[j->slots[0].node].gpu_model;
+    int g = s->cfg->nodes[nd].gpu_model;
     for (size_t k = 0; k < j->spec->ntypes; k++)
         if (j->spec->types[k].gpu_model == g)
             return &j->spec->types[k];
     return NULL;
 }
 
-static double true_rate(const struct sim *s, const struct sim_job *j, int u)
+/* The job's true model on the GPU model of its GPUs, or NULL. */
+static const struct sched_type_speed *true_type(const struct sim *s, const struct sim_job *j)
+{
+    return type_on(s, j, (size_t)j->slots[0].node);
+}
+
+double simulate__rate_on(const struct sim *s, const struct sim_job *j, size_t node, int u,
+                         int nodes)
 {
     const struct simulate_job_spec *sp = j->spec;
-    const struct sched_node *nd = &s->cfg->nodes[j->slots[0].node];
-    const struct sched_type_speed *ty = true_type(s, j);
+    const struct sched_node *nd = &s->cfg->nodes[node];
+    const struct sched_type_speed *ty = type_on(s, j, node);
     if (ty && goodput_has_model(&sp->batch))
-        return simulate__batch_rate_on(j, ty, u, simulate__nodes_held(j), NULL);
+        return simulate__batch_rate_on(j, ty, u, nodes, NULL);
     if (ty)
         return speed_epochs_per_second(&ty->speed, u);
     int hetero = nd->gpu_speed > 0 && nd->gpu_speed != 1.0;
     if (goodput_has_model(&sp->batch) && !plan_has_info(&sp->plan))
-        return simulate__batch_rate(j, u, simulate__nodes_held(j), NULL) * (hetero ? nd->gpu_speed : 1.0);
+        return simulate__batch_rate(j, u, nodes, NULL) * (hetero ? nd->gpu_speed : 1.0);
     if (!plan_has_info(&sp->plan) && !hetero)
         return speed_epochs_per_second(&sp->speed, u);
-    int nodes = speed_packed_nodes(&sp->speed, u);
+    int packed = speed_packed_nodes(&sp->speed, u);
     struct plan_choice dp = {0};
     const struct plan_choice *c = plan_has_info(&sp->plan) ? &j->plan : &dp;
-    double r = plan_epochs_per_second(&sp->speed, &sp->plan, c, u, nodes, nd->gpu_speed,
+    double r = plan_epochs_per_second(&sp->speed, &sp->plan, c, u, packed, nd->gpu_speed,
                                       nd->gpu_mem_gb);
     /* An exploring job runs a stage of u < gpus GPUs: with the plan that fits. */
     if (r <= 0 && u != j->gpus) {
@@ -195,6 +199,14 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
         r = plan_best(&sp->speed, &sp->plan, u, nd->gpu_speed, nd->gpu_mem_gb, 0, 0, &b);
     }
     return r;
+}
+
+/* Epochs per second of job j on u of its GPUs: its true model of its GPUs' model when its
+ * spec has one (types); else its plan on its GPUs' model when it has plan info or the model
+ * is not the reference, else (exactly as before plans existed) speed_epochs_per_second(). */
+static double true_rate(const struct sim *s, const struct sim_job *j, int u)
+{
+    return simulate__rate_on(s, j, (size_t)j->slots[0].node, u, simulate__nodes_held(j));
 }
 
 /* Sets each running job's working size and speed after a round. A job that

@@ -178,6 +178,7 @@ static void count_idle(struct sim *s, double t)
         up += s->cfg->nodes[n].up ? s->cfg->nodes[n].ngpus : 0;
     if (wanting && up > held)
         s->idle_wanted_gpu_s += (up - held) * dt;
+    s->idle_usable_gpu_s += s->idle_usable * dt;
 }
 
 /* Advances to t; returns how many jobs completed. */
@@ -265,6 +266,7 @@ static int run_round(struct sim *s)
     if (rc == 0) {
         simulate__apply_packs(s, d);
         simulate__update_use(s, 0);
+        simulate__measure_idle(s);
     }
     /* GPUs of jobs that progress: a job given GPUs its plan cannot run on
      * makes none, and a run where nothing progresses is stuck. */

@@ -185,6 +185,11 @@ struct simulate_result {
      * had arrived and not finished held fewer than its max_gpus, over the cluster's
      * GPU-seconds of the makespan (total GPUs x makespan). */
     double idle_wanted_frac;
+    /* Appended: of those, the GPU-seconds that a running elastic job below its max_gpus would
+     * have finished sooner with, by its true model and its restart counted (grown into the
+     * free GPUs of its GPU model, or moved onto another's), over the same total: what a
+     * policy left idle that it could have used. */
+    double idle_usable_frac;
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is

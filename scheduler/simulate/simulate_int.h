@@ -91,6 +91,8 @@ struct sim {
     double *finished_run_s; /* run times of the jobs completed so far */
     size_t nfinished;
     double idle_wanted_gpu_s; /* idle GPU-seconds while an elastic job wanted more */
+    double idle_usable;       /* idle GPUs a running job could use (idle.c), since the round */
+    double idle_usable_gpu_s; /* their GPU-seconds */
     struct sim_learn *learn;  /* speed_live: njobs entries (NULL otherwise) */
     struct learn_job_steps *learn_in; /* speed_live: a round's input to learn_round */
     simulate_round_f on_round;
@@ -176,6 +178,17 @@ void simulate__learn_round(struct sim *s);
 
 /* The nodes job j's GPUs are on (its slots sorted by node; apply.c). */
 int simulate__nodes_held(const struct sim_job *j);
+
+/* Epochs per second of job j on u GPUs over nodes nodes of the GPU model of node node, by its
+ * true model (apply.c; what the engine runs it at there). */
+double simulate__rate_on(const struct sim *s, const struct sim_job *j, size_t node, int u,
+                         int nodes);
+
+/* After a round (idle.c): s->idle_usable, the free GPUs that some running elastic job below
+ * its max_gpus would finish sooner with, its restart (resize_cost_s) counted, by its true
+ * model: grown into the free GPUs of the GPU model it runs on, or moved onto those of
+ * another (at most what one job could take of each model's free GPUs). */
+void simulate__measure_idle(struct sim *s);
 
 /* Fills r's totals (average, median, p95 JCT, makespan, queueing, utilisation,
  * counts) and per-job figures from the finished run. Returns 0 or -1. */

@@ -66,6 +66,7 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
         if (r->makespan_s > 0.0 && s->total_gpus > 0) {
             r->utilization = gpu_s / ((double)s->total_gpus * r->makespan_s);
             r->idle_wanted_frac = s->idle_wanted_gpu_s / ((double)s->total_gpus * r->makespan_s);
+            r->idle_usable_frac = s->idle_usable_gpu_s / ((double)s->total_gpus * r->makespan_s);
         }
         r->steps_per_s = r->makespan_s > 0.0 ? r->steps_per_s / r->makespan_s : 0.0;
         r->jobs_per_hour = r->makespan_s > 0.0 ? 3600.0 * (double)s->njobs / r->makespan_s : 0.0;
