@@ -99,3 +99,11 @@ if [ -n "${POLLUX_WORKLOADS:-}" ]; then
             --policies $PP --batch $b --by-app
     done > $OUT/pollux-artifact-workloads.txt
 fi
+
+# 10. Heterogeneous GPUs (docs/evaluation.md section 8): the Pollux recipe on Sia's 64 mixed
+#     GPUs (6x4 T4, 3x8 RTX 2080Ti, 2x8 A100), speeds learned live, one factor per GPU model,
+#     and each job's true model per type (about a minute each).
+HP=ringmaster,rubick,precompute,tiresias,optimus,gandiva,fifo
+for m in "--speed live" "--speed-model factor" "--speed-model per-type"; do
+    RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --hetero --policies $HP --by-app $m
+done > $OUT/pollux-hetero.txt
