@@ -49,12 +49,12 @@ struct policy_plan_class {
     long free;
 };
 
-/* What the growth loops read of each job, gathered once a round: the loops visit jobs in
- * heap order, and each visit to the snapshot's jobs (about 500 bytes apart) was a few cache
- * misses at 10,000 jobs. */
 /* policy_plan_job.pinned of a job held at a size it is learning (learn_pinned). */
 #define POLICY_PLAN_STAGED 2
 
+/* What the growth loops read of each job, gathered once a round: the loops visit jobs in
+ * heap order, and each visit to the snapshot's jobs (about 500 bytes apart) was a few cache
+ * misses at 10,000 jobs. */
 struct policy_plan_job {
     double remaining; /* policy_remaining_epochs() */
     double boost;     /* ageing factor of its gains: 1 + waited / POLICY_PLAN_AGE_S, or 1 */
@@ -191,11 +191,12 @@ int policy_grow_room(const struct policy_plan *pp);
 
 /* After the doublings: each class's free GPUs go, in any count, to the jobs on that class
  * that gain most per GPU from them (policy_typed_value; back to what a job with a learned
- * model holds, without the margin, as learn.h keeps it), up to each job's max_gpus. Jobs without a model or not elastic are left as
- * they are; a pinned job may grow so, never shrink: min_resize_interval_s guards against
- * restarts that undo each other, not against using GPUs that nobody else takes. The
- * doublings leave GPUs idle that no doubling fits (8 free next to a job on 16); a count that
- * is not a power of two is as good a size to the speed model. A lazy heap of each job's best
+ * model holds, without the margin, as learn.h keeps it), up to each job's max_gpus. Jobs
+ * without a model or not elastic are left as they are; a pinned job may grow so, never
+ * shrink: min_resize_interval_s guards against restarts that undo each other, not against
+ * using GPUs that nobody else takes; a job held for its learning stage (POLICY_PLAN_STAGED)
+ * is left alone. The doublings leave GPUs idle that no doubling fits (8 free next to a job on
+ * 16); a count that is not a power of two is as good a size to the speed model. A lazy heap of each job's best
  * gain per GPU (h, cleared on entry and on return). Returns 0, or -1 (ENOMEM). */
 int policy_grow_fill(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw);
 

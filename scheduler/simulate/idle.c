@@ -28,7 +28,8 @@ static int could_use(const struct sim *s, const struct sim_job *j, size_t nd, in
         return 0;
     int nodes = same ? simulate__nodes_held(j) + (u - j->gpus + per_node - 1) / per_node
                      : (u + per_node - 1) / per_node;
-    double now = time_at(j, simulate__rate_on(s, j, (size_t)j->slots[0].node, j->use > 0 ? j->use : j->gpus,
+    int use = j->use > 0 ? j->use : j->gpus;
+    double now = time_at(j, simulate__rate_on(s, j, (size_t)j->slots[0].node, use,
                                               simulate__nodes_held(j)));
     double then = time_at(j, simulate__rate_on(s, j, nd, u, nodes));
     if (!(then + s->cfg->resize_cost_s < now))
