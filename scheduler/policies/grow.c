@@ -339,6 +339,8 @@ int policy_grow_fill(struct policy_plan *pp, struct policy_heap *h, struct polic
     int k;
 
     policy_heap_clear(h);
+    if (!policy_grow_room(pp))
+        return 0; /* a full cluster: nothing to fill, no pass over the jobs */
     for (size_t i = 0; i < pp->snap->njobs; i++) {
         double g = may_fill(pp, pw, i) ? fill_now(pp, pw, i, &k) : 0.0;
         if (g > 0 && policy_heap_add(h, g, pp->rank[i], i))
