@@ -94,6 +94,17 @@ double goodput_best(const struct speed_model *sp, const struct batch_spec *b, in
     return best;
 }
 
+double goodput_runnable(const struct batch_spec *b, int w, double m)
+{
+    if (!goodput_has_model(b) || !b->adaptive || w < 1)
+        return m;
+    double min_local = b->min_local > 0 ? b->min_local : 1.0;
+    double lo = fmax(b->init_batch, w * min_local), hi = largest(b);
+    if (lo > hi)
+        return m; /* nothing runs on w GPUs: the caller's allocation is at fault */
+    return fmin(fmax(m, lo), hi);
+}
+
 struct batch_spec goodput_outlook(const struct batch_spec *b)
 {
     struct batch_spec o = *b;

@@ -68,6 +68,12 @@ double goodput_rate(const struct speed_model *sp, const struct batch_spec *b, in
 double goodput_best(const struct speed_model *sp, const struct batch_spec *b, int w, int nodes,
                     double *batch);
 
+/* A batch that w GPUs can run when there is no model to choose one by: m itself when it is
+ * feasible there; else, for an adaptive job, m moved into [max(M0, w * min_local), max_batch]
+ * (a job grown from 2 to 8 GPUs must not keep a batch of 3 examples per GPU). A fixed batch
+ * is returned as it is. */
+double goodput_runnable(const struct batch_spec *b, int w, double m);
+
 /* The batch spec the policies plan a job's remaining time with. A fixed-batch job's
  * gradient statistics are those of its last report, but its noise scale grows as it trains
  * (McCandlish et al. 2018: by orders of magnitude): at its first epochs the gradient is large

@@ -11,7 +11,10 @@
 
 int learn_is_teacher(const struct sched_job *j)
 {
-    return j->model_source == SCHED_MODEL_FITTED && j->measured_sizes >= 2 && j->speed.fitted;
+    /* a model fitted from two sizes or more, not one made by the one-size rule from the prior
+     * (measured_step_s is set only for that rule) */
+    return j->model_source == SCHED_MODEL_FITTED && j->measured_sizes >= 2 && j->speed.fitted &&
+           !(j->measured_step_s > 0);
 }
 
 /* The teacher's 1-GPU step time at its own examples per GPU (0 when not positive). */
@@ -104,11 +107,11 @@ int learn_speed_one_size_own(struct speed_model *s, double t, int w, int nodes, 
 int learn_model(struct sched_job *j, const struct learn_prior *p)
 {
     double t = j->measured_step_s;
-    if (j->measured_sizes != 1 || j->measured_max_gpus < 1 || !(t > 0) || !isfinite(t) ||
-        j->model_source == SCHED_MODEL_PROFILE)
+    if (j->measured_step_gpus < 1 || !(t > 0) || !isfinite(t) ||
+        j->model_source == SCHED_MODEL_PROFILE || (j->measured_sizes > 1 && j->speed.fitted))
         return 0;
     double m = j->measured_batch_per_gpu > 0 ? j->measured_batch_per_gpu : j->speed.batch_per_gpu;
-    if (!learn_speed_one_size(&j->speed, t, j->measured_max_gpus, j->measured_nodes, m, p))
+    if (!learn_speed_one_size(&j->speed, t, j->measured_step_gpus, j->measured_step_nodes, m, p))
         return 0;
     j->model_source = SCHED_MODEL_FITTED;
     return 1;

@@ -16,7 +16,8 @@
  *    nodes only). The job's model is that normalised vector scaled so that it predicts the
  *    step time it measured. With no teacher, communication is 0: perfect scaling, as Pollux
  *    starts. Jobs of two sizes or more keep the fit their caller made (refined with each
- *    size).
+ *    size); one whose sizes gave no fit (learn_fit_speed refuses a fit without compute)
+ *    takes this rule at its smallest size.
  *  - Growth by experiments. A learning job (model fitted from its own steps: source FITTED
  *    with measured_max_gpus > 0, below its max_gpus) grows to at most twice the largest size
  *    it measured per step (Pollux's rule, learn_max_gpus).
@@ -74,7 +75,8 @@ struct learn_prior {
 };
 
 /* 1 if job j teaches the prior: its speed model was fitted from its own steps at two sizes
- * or more (source FITTED, measured_sizes >= 2, speed.fitted). */
+ * or more (source FITTED, measured_sizes >= 2, speed.fitted), not made by the one-size rule
+ * (measured_step_s 0). */
 int learn_is_teacher(const struct sched_job *j);
 
 /* The prior that the teachers among jobs[0..n) teach (all zero without one). */
@@ -83,9 +85,10 @@ void learn_prior(const struct sched_job *jobs, size_t n, struct learn_prior *p);
 /* Job j's speed model from its one measured size and the prior p: compute c from
  * measured_step_s = c * (1 + comm(p) at that size and its nodes), theta[0] = fixed * c,
  * theta[1] = (1 - fixed) * c / m, the communication terms p's fractions times c; fitted 1,
- * model_source FITTED. Returns 1 if it made one, 0 (j unchanged) when j is not a one-size
- * job (measured_sizes != 1, measured_max_gpus < 1) or its measurement is not a positive
- * finite time, or it has a model from a profile. */
+ * model_source FITTED. Returns 1 if it made one, 0 (j unchanged) when j has no one-size basis
+ * (measured_step_gpus < 1: learn_fit_measured() sets it for one size, or for several that
+ * gave no fit), keeps a fit of several sizes, its measurement is not a positive finite time,
+ * or it has a model from a profile. */
 int learn_model(struct sched_job *j, const struct learn_prior *p);
 
 /* The one-size rule on a speed model s (batch_per_gpu, dataset_size as the caller's): from

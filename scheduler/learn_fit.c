@@ -258,11 +258,14 @@ size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed
 void learn_fit_measured(struct sched_job *j, const struct learn_obs *obs, size_t n)
 {
     double sec = 0, st = 0, msec = 0, sm = 0;
+    int smallest = 0;
     j->measured_sizes = learn_obs_sizes(obs, n, -1);
     j->measured_max_gpus = 0;
     j->measured_nodes = 0;
     j->measured_step_s = 0;
     j->measured_batch_per_gpu = 0;
+    j->measured_step_gpus = 0;
+    j->measured_step_nodes = 0;
     for (size_t i = 0; i < n; i++) {
         if (!obs_usable(&obs[i]))
             continue;
@@ -272,6 +275,18 @@ void learn_fit_measured(struct sched_job *j, const struct learn_obs *obs, size_t
             j->measured_max_gpus = obs[i].w;
             j->measured_nodes = nodes;
         }
+        if (smallest == 0 || obs[i].w < smallest)
+            smallest = obs[i].w;
+    }
+    /* the one-size rule's basis: its one size, or its smallest when its sizes gave no
+     * reference model (learn_fit_speed refused them: no compute left in the fit) */
+    if (j->measured_sizes < 1 || (j->measured_sizes > 1 && j->speed.fitted))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (!obs_usable(&obs[i]) || obs[i].w != smallest)
+            continue;
+        int nodes = obs_nodes(&obs[i]);
+        j->measured_step_nodes = nodes > j->measured_step_nodes ? nodes : j->measured_step_nodes;
         double wt = obs_weight(&obs[i]);
         sec += wt;
         st += wt * obs[i].step_s * obs_speed(&obs[i]);
@@ -280,8 +295,9 @@ void learn_fit_measured(struct sched_job *j, const struct learn_obs *obs, size_t
             sm += wt * obs[i].m;
         }
     }
-    if (j->measured_sizes == 1 && sec > 0) {
+    if (sec > 0) {
         j->measured_step_s = st / sec;
         j->measured_batch_per_gpu = msec > 0 ? sm / msec : 0;
+        j->measured_step_gpus = smallest;
     }
 }

@@ -78,8 +78,10 @@ size_t learn_fit_types(const struct learn_obs *obs, size_t n, const struct speed
 /* What the learning rules read (learn.h) of the observations into j: measured_sizes (distinct
  * world sizes over every GPU model), measured_max_gpus, measured_nodes (the most nodes the
  * largest size spanned), and with one size its seconds-weighted mean step time normalised to
- * the reference GPU (step_s x gpu_speed) and examples per GPU (measured_step_s,
- * measured_batch_per_gpu; 0 otherwise). n 0: all zero (not tracked). */
+ * the reference GPU (step_s x gpu_speed) and examples per GPU there (measured_step_s,
+ * measured_batch_per_gpu, measured_step_gpus, measured_step_nodes; 0 otherwise). With several
+ * sizes but no reference model in j->speed (learn_fit_speed refused them), the same of its
+ * smallest size, so that learn_model() still gives it one. n 0: all zero (not tracked). */
 void learn_fit_measured(struct sched_job *j, const struct learn_obs *obs, size_t n);
 
 #endif

@@ -479,15 +479,19 @@ static void assign_batch(const struct sched_snapshot *snap, struct sched_decisio
     if (a->gpus <= 0 || !goodput_has_model(&j->batch))
         return;
     a->batch = j->batch.batch > 0 ? j->batch.batch : j->batch.init_batch;
-    if (!j->batch.adaptive || !j->speed.fitted || (!a->changed && j->cur_gpus > 0))
+    if (!j->batch.adaptive || (!a->changed && j->cur_gpus > 0))
         return;
     int nodes = sched_slots_nodes(a->slots, a->gpus);
     double m;
-    /* on its own model of its GPUs' model when it has one (sched_job_rate_on()) */
+    /* on its own model of its GPUs' model when it has one (sched_job_rate_on()): a job learned
+     * live may have one there before its reference model is fitted */
     const struct sched_type_speed *t = sched_job_type_speed(j, a->gpu_model);
+    const struct speed_model *sp = t ? &t->speed : &j->speed;
     struct batch_spec b = t ? sched_job_batch_on(j, a->gpu_model) : j->batch;
-    if (goodput_best(t ? &t->speed : &j->speed, &b, a->gpus, nodes, &m) > 0)
+    if (sp->fitted && goodput_best(sp, &b, a->gpus, nodes, &m) > 0)
         a->batch = m;
+    else
+        a->batch = goodput_runnable(&b, a->gpus, a->batch);
 }
 
 int sched_slots_nodes(const struct sched_slot *slots, int n)

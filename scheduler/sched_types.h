@@ -196,11 +196,14 @@ struct sched_job {
      * measured_step_s and the prior that the other jobs' fits teach. */
     int measured_sizes;      /* distinct world sizes its steps were measured at */
     int measured_max_gpus;   /* the largest of them */
-    double measured_step_s;  /* measured_sizes 1: its mean seconds per step there, on the
-                              * reference GPU */
+    double measured_step_s;  /* its mean seconds per step at measured_step_gpus, on the
+                              * reference GPU (learn_fit_measured) */
     int measured_nodes;      /* the nodes that size spanned (<= 0: 1) */
     double measured_batch_per_gpu; /* examples per GPU of those steps (<= 0:
                                     * speed.batch_per_gpu) */
+    int measured_step_gpus;  /* the size measured_step_s is of (0: none): the one size, or the
+                              * smallest of several that gave no reference fit */
+    int measured_step_nodes; /* the nodes it spanned (<= 0: 1) */
     /* Per GPU model (appended; docs/plans.md "gpu_speed"). ntype_speeds entries, one per
      * model at most; sched_job_rate_on() reads them. Zero: the job's rate on a model is its
      * speed model times the model's one factor (sched_node.gpu_speed), as before. */

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
+#include "goodput.h"
 #include "sched_fixture.h"
 
 /* An adaptive job: starts at 128 (the ResNet model's batch on one GPU), may go to 4096, with
@@ -135,4 +136,52 @@ Test(goodput_decide, a_fixed_batch_job_at_its_first_report_is_not_held_at_its_ba
     cr_expect_eq(d->assign[0].gpus, 2, "the fixed-batch job got %d GPUs", d->assign[0].gpus);
     cr_expect_eq(d->assign[1].gpus, 1, "the longer job got %d GPUs", d->assign[1].gpus);
     sched_decision_destroy(d);
+}
+
+/* A job learned live may hold a model of its GPUs' type (learn_round's) and no reference
+ * model (its two sizes gave no fit). Without one it is given what it asked for, 8 GPUs, from
+ * the 2 it ran on; its new batch is chosen on its type's model. At its old batch of 13
+ * examples per GPU it could not run on 8 GPUs with at least 10 each (the simulator's
+ * "stuck" under --speed live --batch adaptive). */
+Test(goodput_decide, a_job_grown_on_its_type_model_gets_a_batch_it_can_run)
+{
+    struct fx f;
+    fx_init(&f, 2, 4);
+    struct sched_job *j = adaptive_job(&f, 1, 8, 8);
+    j->batch.init_batch = 20;
+    j->batch.batch = 26;
+    j->batch.min_local = 10;
+    j->batch.max_batch = 640;
+    j->batch.max_local = 80;
+    struct sched_type_speed ty = {.gpu_model = 0, .speed = j->speed, .max_local = 80,
+                                  .source = SCHED_TYPE_MEASURED, .measured_sizes = 1};
+    /* measured at 1 and 2 GPUs, a reference fit refused (learn_fit's compute rule) */
+    j->speed.fitted = 0;
+    j->model_source = SCHED_MODEL_NONE;
+    j->measured_sizes = 2;
+    j->measured_max_gpus = 2;
+    j->measured_nodes = 1;
+    j->explored_s[0] = j->explored_s[1] = 600;
+    j->type_speeds = &ty;
+    j->ntype_speeds = 1;
+    fx_hold(&f, j, 0, 0, 2);
+    j->last_change_time = 0;
+    struct sched_decision *d;
+    const struct sched_assignment *a = decide_one(&f, "ringmaster", &d);
+    cr_assert_gt(a->gpus, 2, "grown into the free GPUs (%d)", a->gpus);
+    cr_expect_geq(a->batch, 10.0 * a->gpus, "batch %g on %d GPUs", a->batch, a->gpus);
+    cr_expect_leq(a->batch, 640);
+    sched_decision_destroy(d);
+}
+
+/* With no model at all a grown job's batch is still one its GPUs can run. */
+Test(goodput_decide, a_grown_job_without_a_model_keeps_a_runnable_batch)
+{
+    struct batch_spec b = {.init_batch = 20, .batch = 26, .max_batch = 640, .min_local = 10,
+                           .max_local = 80, .adaptive = 1};
+    cr_expect_float_eq(goodput_runnable(&b, 2, 26), 26, 1e-12);
+    cr_expect_float_eq(goodput_runnable(&b, 8, 26), 80, 1e-12);
+    cr_expect_float_eq(goodput_runnable(&b, 1, 1000), 640, 1e-12);
+    b.adaptive = 0;
+    cr_expect_float_eq(goodput_runnable(&b, 8, 26), 26, 1e-12, "a fixed batch is the user's");
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "learn.h"
+#include "learn_fit.h"
 #include "sched_fixture.h"
 
 /* A job measured at `size` GPUs only (step_s per step), holding them on node 0 from GPU
@@ -21,6 +22,8 @@ static struct sched_job *one_size(struct fx *f, int64_t id, int size, int node, 
     j->measured_max_gpus = size > 0 ? size : 1;
     j->measured_step_s = step_s;
     j->measured_nodes = 1;
+    j->measured_step_gpus = j->measured_max_gpus;
+    j->measured_step_nodes = 1;
     if (size > 0) {
         fx_hold(f, j, node, first, size);
         j->last_change_time = f->snap.now - age;
@@ -100,6 +103,7 @@ Test(learn, a_one_size_job_predicts_the_time_it_measured)
     profiled->measured_sizes = 1;
     profiled->measured_max_gpus = 1;
     profiled->measured_step_s = 5.0;
+    profiled->measured_step_gpus = 1;
     struct speed_model before = profiled->speed;
     cr_assert_eq(learn_apply(f.jobs, f.snap.njobs), 1, "the profiled job keeps its profile");
     cr_assert_eq(memcmp(&before, &profiled->speed, sizeof(before)), 0);
@@ -112,6 +116,43 @@ Test(learn, a_one_size_job_predicts_the_time_it_measured)
                        1e-9);
     j->measured_sizes = 2; /* a job of two sizes keeps its caller's fit */
     cr_assert_eq(learn_model(j, &(struct learn_prior){0}), 0);
+}
+
+/* Two sizes whose steps take about as long give no fit (learn_fit_speed refuses a fit without
+ * compute); the job still gets a model, the one-size rule at its smallest size, and does not
+ * teach the prior with it. */
+Test(learn, two_sizes_without_a_fit_take_the_rule_at_the_smallest)
+{
+    /* steps that the all-reduce alone would explain (test_learn_fit's refused fit) */
+    struct learn_obs obs[2];
+    const int w[] = {6, 8};
+    for (int i = 0; i < 2; i++) {
+        double f[SPEED_NFEATURES];
+        speed_features_placed(w[i], 1, 40, f);
+        obs[i] = (struct learn_obs){.w = w[i], .nodes = 1, .step_s = 0.1986 * f[3],
+                                    .gpu_speed = 1.0, .gpu_model = 0, .m = 40, .seconds = 60};
+    }
+    struct sched_job j = {.id = 1, .elastic = 1, .max_gpus = 16,
+                          .speed = {.batch_per_gpu = 40, .dataset_size = 50000}};
+    struct speed_model sm = j.speed;
+    cr_assert_neq(learn_fit_speed(&sm, obs, 2), 0, "the fit is refused");
+    learn_fit_measured(&j, obs, 2);
+    cr_assert_eq(j.measured_sizes, 2);
+    cr_assert_eq(j.measured_max_gpus, 8, "growth still counts from its largest");
+    cr_assert_eq(j.measured_step_gpus, 6);
+    cr_assert_float_eq(j.measured_step_s, obs[0].step_s, 1e-12);
+    cr_assert_float_eq(j.measured_batch_per_gpu, 40, 1e-12);
+    cr_assert_eq(learn_model(&j, &(struct learn_prior){0}), 1);
+    cr_assert_eq(j.model_source, SCHED_MODEL_FITTED);
+    cr_assert_float_eq(speed_step_time_placed(&j.speed, 6, 1, 40), obs[0].step_s, 1e-9);
+    cr_assert_gt(j.speed.theta[0] + j.speed.theta[1] * 40, 0.5 * obs[0].step_s,
+                 "no teacher: the whole step is compute");
+    cr_assert_not(learn_is_teacher(&j), "a model from the prior teaches nothing");
+    /* with a fit of its sizes the job keeps it */
+    j.speed.fitted = 1;
+    learn_fit_measured(&j, obs, 2);
+    cr_assert_eq(j.measured_step_gpus, 0);
+    cr_assert_eq(learn_model(&j, &(struct learn_prior){0}), 0);
 }
 
 Test(learn, growth_is_bounded_by_twice_the_largest_size_measured)
