@@ -107,3 +107,8 @@ HP=ringmaster,rubick,precompute,tiresias,optimus,gandiva,fifo
 for m in "--speed live" "--speed-model factor" "--speed-model per-type"; do
     RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --hetero --policies $HP --by-app $m
 done > $OUT/pollux-hetero.txt
+#     The same with adaptive batches (each job picks its batch for the GPUs it gets, as in
+#     Sia's and Pollux's runs; only ringmaster chooses batches).
+for m in "--speed live" "--speed-model factor" "--speed-model per-type"; do
+    RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --hetero --batch adaptive --policies $HP --by-app $m
+done > $OUT/pollux-hetero-adaptive.txt
