@@ -406,8 +406,7 @@ static void check_adaptive(struct fieldcheck *c, const json_t *v, struct jobspec
                         spec->batch, JOBSPEC_MAX_GLOBAL_BATCH);
         return;
     }
-    if (mn && !json_is_null(mn) &&
-        (!json_is_integer(mn) || json_integer_value(mn) != spec->batch)) {
+    if (mn && (!json_is_integer(mn) || json_integer_value(mn) != spec->batch)) {
         fieldcheck_fail(c, "adaptive_batch.min",
                         "must equal batch (%d): the scheduler never goes below the batch the"
                         " gradient statistics are measured at",
@@ -445,6 +444,15 @@ static void check_batch(struct fieldcheck *c, const json_t *body, struct jobspec
                         type_name(a));
     else
         check_adaptive(c, a, spec);
+}
+
+/* null for a field the API does not document null for (only adaptive_batch: "absent or
+ * null: the batch stays fixed") is refused by name rather than taken as its default
+ * ("gpus": null was 1); name and command say "expected ..., got null" themselves. */
+static int null_refused(const char *k)
+{
+    return strcmp(k, "adaptive_batch") != 0 && strcmp(k, "name") != 0 &&
+           strcmp(k, "command") != 0;
 }
 
 static void check_unknown(struct fieldcheck *c, const json_t *body)
@@ -485,11 +493,38 @@ static void check_unknown(struct fieldcheck *c, const json_t *body)
     }
 }
 
-int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, char *detail,
+/* The body without the fields whose null is refused (each named in c), so that the rules
+ * after it see them as absent and say nothing more of them; NULL when out of memory. */
+static json_t *without_nulls(struct fieldcheck *c, const json_t *body)
+{
+    json_t *copy = json_copy((json_t *)body);
+    const char *k;
+    json_t *v;
+    void *tmp;
+    if (!copy)
+        return NULL;
+    json_object_foreach_safe(copy, tmp, k, v)
+    {
+        if (!json_is_null(v) || !null_refused(k))
+            continue;
+        fieldcheck_fail(c, strlen(k) > 64 ? "(long name)" : k,
+                        "null is not a value here: leave the field out for its default");
+        json_object_del(copy, k);
+    }
+    return copy;
+}
+
+int jobspec_parse(const json_t *in, struct jobspec *spec, json_t **errors, char *detail,
                   size_t len)
 {
     struct fieldcheck c = {.errors = json_array(), .detail = detail, .len = len};
     memset(spec, 0, sizeof(*spec));
+    json_t *body = without_nulls(&c, in);
+    if (!body) {
+        fieldcheck_fail(&c, "(body)", "out of memory");
+        *errors = c.errors;
+        return -1;
+    }
     check_name(&c, body, spec);
     check_command(&c, body, spec);
     check_gpus(&c, body, spec);
@@ -502,6 +537,7 @@ int jobspec_parse(const json_t *body, struct jobspec *spec, json_t **errors, cha
     check_length(&c, body, spec);
     check_batch(&c, body, spec);
     check_unknown(&c, body);
+    json_decref(body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
         json_decref(c.errors);
         *errors = NULL;

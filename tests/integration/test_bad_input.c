@@ -69,6 +69,11 @@ Test(bad_input, negative_and_huge_numbers_are_400)
              "priority");
     post_job("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"batch_per_gpu\":-5}", 400,
              "batch_per_gpu");
+    /* null is no default (it was taken as 1) */
+    post_job("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":null}", 400, "gpus");
+    post_job("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"priority\":null}", 400,
+             "priority");
+    post_job("{\"name\":\"a\",\"command\":[\"x\"],\"gpus\":1,\"env\":null}", 400, "env");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=0", hx.admin, NULL), 400, "limit");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=1001", hx.admin, NULL), 400, "limit");
     hx_expect_problem(hx_json("GET", "/api/v1/jobs?limit=-1", hx.admin, NULL), 400, "limit");

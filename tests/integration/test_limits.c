@@ -196,19 +196,30 @@ Test(limits, a_request_trickling_in_is_cut_at_its_header_deadline)
     hx_finish();
 }
 
+/* Just over our bounds and far over them (the hostile-input corpus's 100 KB path, query and
+ * header): each a problem document, not libmicrohttpd's HTML page. */
 Test(limits, over_long_target_and_header_are_problem_documents)
 {
-    size_t n = 9000;
-    char *path = malloc(n + 16);
-    memcpy(path, "/api/v1/jobs/", 13);
-    memset(path + 13, 'a', n);
-    path[13 + n] = '\0';
-    hx_expect_problem(hx_json("GET", path, hx.admin, NULL), 414, NULL);
-    char *header = malloc(20000);
-    snprintf(header, 20000, "X-Big: %0*d", 17000, 0);
-    hx_expect_problem(hx_call("GET", "/api/v1/health", NULL, NULL, NULL, 0, header), 431, NULL);
-    free(header);
-    free(path);
+    const size_t sizes[] = {9000, 100000};
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = sizes[k];
+        char *path = malloc(n + 32);
+        memcpy(path, "/api/v1/jobs/", 13);
+        memset(path + 13, 'a', n);
+        path[13 + n] = '\0';
+        hx_expect_problem(hx_json("GET", path, hx.admin, NULL), 414, NULL);
+        memcpy(path, "/api/v1/jobs?q=", 15);
+        memset(path + 15, 'b', n);
+        path[15 + n] = '\0';
+        hx_expect_problem(hx_json("GET", path, hx.admin, NULL), 414, NULL);
+        size_t hn = n < 17000 ? 17000 : n; /* over our 16 KiB bound */
+        char *header = malloc(hn + 32);
+        snprintf(header, hn + 32, "X-Big: %0*d", (int)hn, 0);
+        hx_expect_problem(hx_call("GET", "/api/v1/health", NULL, NULL, NULL, 0, header), 431,
+                          NULL);
+        free(header);
+        free(path);
+    }
     /* a request within the bounds is answered as before */
     json_decref(hx_expect_json(hx_json("GET", "/api/v1/health", NULL, NULL), 200));
     hx_finish();

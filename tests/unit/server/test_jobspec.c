@@ -244,3 +244,36 @@ Test(jobspec, batch_rules_name_their_field)
                  "adaptive_batch");
     expect_field("{" JOB ",\"batch\":64,\"max_local_batch\":0}", "max_local_batch");
 }
+
+/* null is not taken as a field's default ("gpus": null was accepted as 1): each such field is
+ * named, but adaptive_batch, which the API documents as "absent or null: fixed", stays so. */
+Test(jobspec, null_is_refused_by_name_unless_documented)
+{
+    static const char *const fields[] = {"gpus",    "min_gpus",   "max_gpus",      "elastic",
+                                         "priority", "batch_per_gpu", "env",       "model",
+                                         "total_steps", "epochs",  "stop_at_loss", "hold",
+                                         "batch",   "max_local_batch", "plans",    "model_size"};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        char text[256];
+        snprintf(text, sizeof(text), "{\"name\":\"r\",\"command\":[\"t\"],%s\"%s\":null}",
+                 i == 0 ? "" : "\"gpus\":1,", fields[i]);
+        char detail[512];
+        const char *f = first_bad_field(text, detail, sizeof(detail));
+        cr_expect_str_eq(f, fields[i], "%s", text);
+        cr_expect(strstr(detail, "null") != NULL, "detail says why: %s", detail);
+    }
+    expect_field("{\"name\":null,\"command\":[\"t\"],\"gpus\":1}", "name");
+    expect_field("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"batch\":64,"
+                 "\"adaptive_batch\":{\"max\":512,\"min\":null}}",
+                 "adaptive_batch.min");
+
+    json_t *body =
+        load("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"batch\":64,\"adaptive_batch\":null}");
+    struct jobspec s;
+    json_t *errors = NULL;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    cr_assert_eq(s.max_batch, 0, "documented null: a fixed batch");
+    jobspec_clear(&s);
+    json_decref(body);
+}
