@@ -139,7 +139,10 @@ static int next_size(int w)
 int policy_plan_base_count(const struct policy_plan *pp, size_t i, size_t c, long cap)
 {
     const struct sched_job *j = &pp->snap->jobs[i];
-    int max = pp->job[i].max_gpus;
+    /* up to its request at least: a learning job's cap (learn_max_gpus, twice what it
+     * measured) bounds its growth, not the base that meets its guarantee, which its request
+     * meets by definition (a job measured at 4 GPUs whose plan needs 16 waited for ever) */
+    int max = pp->job[i].max_gpus > j->requested_gpus ? pp->job[i].max_gpus : j->requested_gpus;
 
     if (!pp->job[i].speed || !pp->job[i].elastic) {
         int w = policy_clamp(j, j->requested_gpus < cap ? j->requested_gpus : (int)cap);

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "sched_fixture.h"
+#include "learn.h"
 
 /* A GPT-like model of p billion parameters (sim/template.c's gpt_speed). */
 static struct speed_model gpt_model(double p)
@@ -313,6 +314,31 @@ Test(plan, an_offload_plan_waits_rather_than_over_commit_a_node)
         struct sched_decision *d = sched_decide(sched_policy_list()[p], &f.snap);
         fx_check_feasible(&f.snap, d);
         check_host_and_models(&f.snap, d, sched_policy_list()[p]->name);
+        sched_decision_destroy(d);
+    }
+}
+
+/* A plan job learned live, measured at 4 GPUs, may grow to 8 (learn_max_gpus); its guarantee
+ * is its requested plan on its 16. Its base is the least count that meets the guarantee, up
+ * to its request: the learning cap bounds growth, not the base (it waited for ever under
+ * rubick, the simulator's "stuck" on --template plans --speed live). */
+Test(plan, a_learning_plan_job_gets_the_base_its_guarantee_needs)
+{
+    for (size_t p = 0; p < 2; p++) {
+        static struct fx f;
+        fx_init(&f, 4, 8);
+        struct sched_job *j = plan_job(&f, 1, 13, PLAN_OFFLOAD, 16);
+        j->elastic = 1;
+        j->model_source = SCHED_MODEL_FITTED;
+        j->measured_sizes = 1;
+        j->measured_max_gpus = 4;
+        cr_assert(learn_is_learning(j));
+        cr_assert_eq(learn_max_gpus(j), 8);
+        struct sched_decision *d = sched_decide(sched_policy_find(plan_policies[p]), &f.snap);
+        cr_assert(d);
+        fx_check_feasible(&f.snap, d);
+        cr_expect_geq(d->assign[0].gpus, 9, "%s gives %d GPUs", plan_policies[p],
+                      d->assign[0].gpus);
         sched_decision_destroy(d);
     }
 }
