@@ -82,6 +82,13 @@ static const struct command commands[] = {
     {"events", ringctl_cmd_events, "events JOB_ID", "A job's history of state changes.",
      "ringctl events 1"},
     {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]", "Nodes and their GPUs.", "ringctl nodes"},
+    {"node", ringctl_cmd_node,
+     "node drain NODE --reason TEXT [--gpus I,J,...] [--evacuate]\n"
+     "       node undrain NODE",
+     "Drain a node (by id or name), or some of its GPUs, for maintenance (admin): no new job\n"
+     "  goes there, the jobs on it run on, or with --evacuate are migrated off at the next\n"
+     "  round. undrain gives it back.",
+     "ringctl node drain gpu-07 --reason \"fan failing\" --evacuate"},
     {"user", ringctl_cmd_user,
      "user create NAME [--role admin|user|worker]\n"
      "       user set NAME [--share W] [--max-gpus Q|none]\n"

@@ -100,6 +100,7 @@ int ringctl_cmd_cancel(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_events(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_user(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_node(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_suspend(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_resume(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_resize(struct ringctl *ctl, int argc, char **argv);

@@ -9,11 +9,37 @@
 #include "table.h"
 #include "timefmt.h"
 
+/* A node's drain as a cell: "-", or its reason with the GPUs it names and whether it
+ * evacuates ("GPUs 0,2 evacuate: fan failing"). */
+static void drain_text(const json_t *d, char *out, size_t len)
+{
+    if (!json_is_object(d)) {
+        snprintf(out, len, "-");
+        return;
+    }
+    size_t o = 0;
+    const json_t *g = json_object_get(d, "gpus");
+    if (json_is_array(g)) {
+        o += (size_t)snprintf(out, len, "GPUs");
+        for (size_t i = 0; i < json_array_size(g) && o < len; i++)
+            o += (size_t)snprintf(out + o, len - o, "%s%lld", i ? "," : " ",
+                                  (long long)json_integer_value(json_array_get(g, i)));
+        o += o < len ? (size_t)snprintf(out + o, len - o, " ") : 0;
+    }
+    if (o < len && json_is_true(json_object_get(d, "evacuate")))
+        o += (size_t)snprintf(out + o, len - o, "evacuate ");
+    if (o > 0 && o < len)
+        o--; /* the space after the last word */
+    if (o < len)
+        snprintf(out + o, len - o, "%s%s", o ? ": " : "",
+                 json_string_value(json_object_get(d, "reason")));
+}
+
 static void print_nodes(json_t *items)
 {
     static const char *const head[] = {"ID", "NAME", "STATE", "GPUS", "CPUS", "MEMORY_GIB",
-                                       "LAST_HEARTBEAT"};
-    struct table *t = table_create(7, head);
+                                       "LAST_HEARTBEAT", "DRAIN"};
+    struct table *t = table_create(8, head);
     size_t i;
     json_t *n;
     json_array_foreach(items, i, n)
@@ -30,9 +56,11 @@ static void print_nodes(json_t *items)
         char when[64];
         const char *hb = timefmt_when_text(json_string_value(json_object_get(n, "last_heartbeat_at")),
                                            time(NULL), when, sizeof(when), "-");
+        char drain[320];
+        drain_text(json_object_get(n, "drain"), drain, sizeof(drain));
         const char *row[] = {id, json_string_value(json_object_get(n, "name")),
                              json_string_value(json_object_get(n, "state")), gpus, cpus, mem,
-                             hb};
+                             hb, drain};
         table_add(t, row);
     }
     table_print(t, stdout);

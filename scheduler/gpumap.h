@@ -51,4 +51,19 @@ int gpumap_all_free(const uint64_t *map, const struct sched_slot *slots, int n);
 /* Free GPUs of a node of ngpus GPUs. */
 int gpumap_free_count(const uint64_t *map, int node, int ngpus);
 
+struct sched_node;
+struct sched_snapshot;
+
+/* Takes every GPU that a job of snap holds (map of snap->nnodes words, cleared first). */
+void gpumap_held(uint64_t *map, const struct sched_snapshot *snap);
+
+/* The GPUs of node nd that work can use, where held is its word of gpumap_held(): none when
+ * it is down; else its GPUs less the drained ones (sched_node.drained) that no job holds, or
+ * less every drained one when it evacuates. */
+int gpumap_open(const struct sched_node *nd, uint64_t held);
+
+/* 1 if a job on GPU gpu of node nd must leave it: the node is down, or the GPU drained
+ * with evacuate. */
+int gpumap_must_leave(const struct sched_node *nd, int gpu);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpumap.h"
 #include "placement.h"
 #include "radix.h"
 #include "policies/policy.h"
@@ -259,7 +260,8 @@ static int feasible_count(const struct pass *ps, const struct sched_job *j, int 
     return 0;
 }
 
-/* A running job asking for what it holds, all on up nodes, may stay. */
+/* A running job asking for what it holds, none of it on a node down or on GPUs drained to
+ * be evacuated, may stay. */
 static int keepable(const struct sched_snapshot *snap, const int *want, size_t i)
 {
     const struct sched_job *j = &snap->jobs[i];
@@ -267,7 +269,7 @@ static int keepable(const struct sched_snapshot *snap, const int *want, size_t i
     if (j->cur_gpus == 0 || want[i] != j->cur_gpus)
         return 0;
     for (int k = 0; k < j->cur_gpus; k++)
-        if (!snap->nodes[j->slots[k].node].up)
+        if (gpumap_must_leave(&snap->nodes[j->slots[k].node], j->slots[k].gpu))
             return 0;
     return 1;
 }
@@ -286,11 +288,13 @@ static void build_free_lists(struct pass *ps)
         ps->nfree[n] = 0;
         if (!snap->nodes[n].up)
             continue;
+        /* drained GPUs are never given out (the jobs on them were kept before) */
+        uint64_t taken = ps->busy[n] | snap->nodes[n].drained;
         for (int g = ngpus - 1; g >= 0; g--) {
-            if (ps->busy[n] & (UINT64_C(1) << g))
+            if (taken & (UINT64_C(1) << g))
                 continue;
             int lo = g;
-            while (lo > 0 && !(ps->busy[n] & (UINT64_C(1) << (lo - 1))))
+            while (lo > 0 && !(taken & (UINT64_C(1) << (lo - 1))))
                 lo--;
             release_range(ps, (int)n, lo, g + 1);
             ps->nfree[n] += g + 1 - lo;
@@ -379,8 +383,10 @@ static int keep_old(struct pass *ps, size_t i, int lists_built)
     const struct sched_job *j = &ps->snap->jobs[i];
 
     if (lists_built) {
+        /* its drained GPUs are not in the free lists: a repack moves it off them */
         for (int k = 0; k < j->cur_gpus; k++)
-            if (ps->busy[j->slots[k].node] & (UINT64_C(1) << j->slots[k].gpu))
+            if ((ps->busy[j->slots[k].node] | ps->snap->nodes[j->slots[k].node].drained) &
+                (UINT64_C(1) << j->slots[k].gpu))
                 return 0;
         for (int k = 0; k < j->cur_gpus; k++)
             take_gpu(ps, i, j->slots[k].node, j->slots[k].gpu);
@@ -584,7 +590,7 @@ double placement_fragmentation(const struct sched_snapshot *snap, const uint64_t
         if (!snap->nodes[n].up || ngpus <= 0)
             continue;
         uint64_t all = ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << ngpus) - 1;
-        uint64_t f = ~busy[n] & all;
+        uint64_t f = ~(busy[n] | snap->nodes[n].drained) & all;
         int nf = __builtin_popcountll(f);
         free_total += nf;
         outside += nf - largest_block(f);

@@ -254,12 +254,17 @@ static void sanitize_want(int *want, size_t n, int capacity)
     }
 }
 
+/* 1 if the job holds a GPU of a node down, 2 one drained to be evacuated, else 0. */
 static int on_down_node(const struct sched_snapshot *snap, const struct sched_job *j)
 {
-    for (int k = 0; k < j->cur_gpus; k++)
-        if (!snap->nodes[j->slots[k].node].up)
+    int drained = 0;
+    for (int k = 0; k < j->cur_gpus; k++) {
+        const struct sched_node *nd = &snap->nodes[j->slots[k].node];
+        if (!nd->up)
             return 1;
-    return 0;
+        drained |= gpumap_must_leave(nd, j->slots[k].gpu);
+    }
+    return drained ? 2 : 0;
 }
 
 static const char *reason_waiting(const struct sched_snapshot *snap, const struct sched_job *j,
@@ -298,6 +303,8 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
         return "resized: grown";
     if (a->gpus < j->cur_gpus)
         return "resized: shrunk";
+    if (on_down_node(snap, j) == 2)
+        return "migrated: off GPUs drained to be evacuated";
     if (on_down_node(snap, j))
         return "migrated: off a node that is down or draining";
     if (snap->nodes[a->slots[0].node].gpu_model != snap->nodes[j->slots[0].node].gpu_model)
@@ -443,27 +450,51 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
     return d;
 }
 
-/* What a policy that does not choose batches sees: adaptive jobs as fixed at their batch.
- * *view is snap, or a copy of it over *copy (free it) when some job had to change. */
-static int batch_view(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
-                      struct sched_snapshot *view, struct sched_job **copy)
+/* 1 if job j holds a GPU drained without evacuation (sched_node.drained). */
+static int holds_drained(const struct sched_snapshot *snap, const struct sched_job *j)
 {
-    int any = 0;
+    for (int k = 0; k < j->cur_gpus; k++) {
+        const struct sched_node *nd = &snap->nodes[j->slots[k].node];
+        int g = j->slots[k].gpu;
+        if (nd->up && !nd->evacuate && g >= 0 && g < 64 && ((nd->drained >> g) & 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* What the policy sees: a policy that does not choose batches, adaptive jobs as fixed at
+ * their batch; every policy, a job that holds GPUs drained without evacuation as rigid at
+ * what it holds, ranked first: a drain lets running jobs run on as they are (their drained
+ * GPUs are theirs alone, and a resize would move them off), and no policy may count those
+ * GPUs for another job. *view is snap, or a copy of it over *copy (free it) when some job had
+ * to change. */
+static int policy_view(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
+                       struct sched_snapshot *view, struct sched_job **copy)
+{
+    int batch = 0, drained = 0;
 
     *view = *snap;
     *copy = NULL;
-    if (policy->chooses_batch) /* before the pass over every job: it would not matter */
+    for (size_t n = 0; n < snap->nnodes && !drained; n++)
+        drained = snap->nodes[n].drained != 0;
+    for (size_t i = 0; i < snap->njobs && !batch && !policy->chooses_batch; i++)
+        batch = snap->jobs[i].batch.adaptive;
+    if (!batch && !drained)
         return 0;
-    for (size_t i = 0; i < snap->njobs && !any; i++)
-        any = snap->jobs[i].batch.adaptive;
-    if (!any)
-        return 0;
-    *copy = malloc(snap->njobs * sizeof(**copy));
+    *copy = malloc((snap->njobs + 1) * sizeof(**copy));
     if (!*copy)
         return -1;
     memcpy(*copy, snap->jobs, snap->njobs * sizeof(**copy));
-    for (size_t i = 0; i < snap->njobs; i++)
-        (*copy)[i].batch.adaptive = 0;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        struct sched_job *j = &(*copy)[i];
+        if (batch)
+            j->batch.adaptive = 0;
+        if (drained && holds_drained(snap, j)) {
+            j->priority = INT_MAX / 2;
+            j->elastic = 0;
+            j->requested_gpus = j->min_gpus = j->max_gpus = j->cur_gpus;
+        }
+    }
     view->jobs = *copy;
     return 0;
 }
@@ -616,7 +647,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         errno = EINVAL;
         return NULL;
     }
-    if (batch_view(policy, given, &base, &fixed)) {
+    if (policy_view(policy, given, &base, &fixed)) {
         errno = ENOMEM;
         return NULL;
     }

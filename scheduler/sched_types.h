@@ -94,6 +94,12 @@ struct sched_node {
     int gpu_model;      /* the caller's GPU-model index; a job's GPUs are all of one */
     double gpu_speed;   /* compute speed relative to the reference GPU; <= 0: 1 */
     double gpu_mem_gb;  /* memory per GPU, GB; <= 0: PLAN_DEFAULT_GPU_MEM_GB */
+
+    /* Drained by an operator (appended; gpumap.h sched_node_open()). Bit g: GPU g gets no
+     * new work; a job that holds it keeps it while its allocation stays, unless evacuate,
+     * when it is moved off (as off a node that is down). 0: none drained. */
+    uint64_t drained;
+    int evacuate;
 };
 
 /* One GPU slot of an allocation. */

@@ -117,6 +117,35 @@ static int read_node_extras(struct decide_input *in, json_t *o, const char *p, s
     return read_node_type(in, o, p, i, json_object_get(o, "gpu_model") != NULL);
 }
 
+/* A node's optional drain: "drained" (its GPU positions 0..gpus-1, or true: all of them) and
+ * "evacuate" (boolean, false). */
+static int read_drain(struct decide_input *in, json_t *o, const char *p, size_t i)
+{
+    struct sched_node *n = &in->nodes[i];
+    json_t *d = json_object_get(o, "drained"), *g;
+    size_t k;
+    int ev;
+    if (decide_get_bool(in, o, p, "evacuate", 0, &ev))
+        return -1;
+    n->evacuate = ev;
+    if (!d || json_is_false(d))
+        return 0;
+    if (json_is_true(d)) {
+        n->drained = n->ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << n->ngpus) - 1;
+        return 0;
+    }
+    if (!json_is_array(d))
+        return decide_bad(in, p, "member drained: expected true or an array of GPU positions");
+    json_array_foreach(d, k, g)
+    {
+        if (!json_is_integer(g) || json_integer_value(g) < 0 ||
+            json_integer_value(g) >= n->ngpus)
+            return decide_bad(in, p, "member drained: expected GPU positions 0..gpus-1");
+        n->drained |= UINT64_C(1) << json_integer_value(g);
+    }
+    return 0;
+}
+
 static int read_nodes(struct decide_input *in, json_t *root)
 {
     json_t *arr, *o;
@@ -144,7 +173,7 @@ static int read_nodes(struct decide_input *in, json_t *root)
         if (gpus < 0)
             return decide_bad(in, p, "member gpus is required");
         in->nodes[i] = (struct sched_node){.id = id, .ngpus = (int)gpus, .up = up};
-        if (read_node_extras(in, o, p, i))
+        if (read_node_extras(in, o, p, i) || read_drain(in, o, p, i))
             return -1;
         in->total_gpus += (int)gpus;
     }

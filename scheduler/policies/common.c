@@ -6,16 +6,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpumap.h"
 #include "policy.h"
 #include "radix.h"
+
+uint64_t *policy_held_if_drained(const struct sched_snapshot *snap)
+{
+    int any = 0;
+    for (size_t n = 0; n < snap->nnodes && !any; n++)
+        any = snap->nodes[n].drained != 0;
+    uint64_t *held = any ? gpumap_create(snap->nnodes) : NULL;
+    if (held)
+        gpumap_held(held, snap);
+    return held;
+}
+
+int policy_node_open(const struct sched_snapshot *snap, size_t n, const uint64_t *held)
+{
+    const struct sched_node *nd = &snap->nodes[n];
+    if (!held || !nd->drained)
+        return nd->up && nd->ngpus > 0 ? nd->ngpus : 0;
+    return gpumap_open(nd, held[n]);
+}
 
 int policy_capacity(const struct sched_snapshot *snap)
 {
     long total = 0;
+    uint64_t *held = policy_held_if_drained(snap);
 
     for (size_t n = 0; n < snap->nnodes; n++)
-        if (snap->nodes[n].up && snap->nodes[n].ngpus > 0)
-            total += snap->nodes[n].ngpus;
+        total += policy_node_open(snap, n, held);
+    free(held);
     return total > INT_MAX ? INT_MAX : (int)total;
 }
 

@@ -8,12 +8,12 @@
 
 #include "plans.h"
 
-static void class_add_node(struct policy_plan_class *c, const struct sched_node *nd)
+static void class_add_node(struct policy_plan_class *c, const struct sched_node *nd, int open)
 {
     int cores = nd->cpu_cores > 0 ? nd->cpu_cores / nd->ngpus : 0;
     double host = nd->host_mem_gb > 0 ? nd->host_mem_gb / nd->ngpus : 0;
 
-    c->free += nd->ngpus;
+    c->free += open;
     if (cores > 0 && (c->cores == 0 || cores < c->cores))
         c->cores = cores;
     if (host > 0 && (c->host == 0 || host < c->host))
@@ -23,10 +23,12 @@ static void class_add_node(struct policy_plan_class *c, const struct sched_node 
 static void build_classes(struct policy_plan *pp)
 {
     const struct sched_snapshot *snap = pp->snap;
+    uint64_t *held = policy_held_if_drained(snap);
 
     for (size_t n = 0; n < snap->nnodes; n++) {
         const struct sched_node *nd = &snap->nodes[n];
-        if (!nd->up || nd->ngpus <= 0)
+        int open = policy_node_open(snap, n, held);
+        if (!nd->up || nd->ngpus <= 0 || open <= 0)
             continue;
         size_t k = 0;
         while (k < pp->ncls && pp->cls[k].model != nd->gpu_model)
@@ -39,8 +41,9 @@ static void build_classes(struct policy_plan *pp)
             };
             pp->ncls++;
         }
-        class_add_node(&pp->cls[k], nd);
+        class_add_node(&pp->cls[k], nd, open);
     }
+    free(held);
 }
 
 static double plan_rate(const struct policy_plan *pp, size_t i, int w, size_t c,

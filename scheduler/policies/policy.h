@@ -52,8 +52,16 @@ int policy_rubick_ex(const struct sched_snapshot *snap, struct policy_want *want
 int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *want);
 extern const struct sched_policy_ops policy_gandiva;
 
-/* GPUs on nodes that are up. */
+/* GPUs that work can use: on nodes up, less the drained ones no job holds (all drained
+ * ones of a node that evacuates; gpumap_open()). */
 int policy_capacity(const struct sched_snapshot *snap);
+
+/* The map of held GPUs (gpumap_held(); free() it) when some node has drained GPUs, else
+ * NULL (also when out of memory: drains are then not counted, placement still keeps them). */
+uint64_t *policy_held_if_drained(const struct sched_snapshot *snap);
+
+/* What node n adds to policy_capacity() given held (policy_held_if_drained()). */
+int policy_node_open(const struct sched_snapshot *snap, size_t n, const uint64_t *held);
 
 /* Where a job stands in the core's one order among jobs. */
 struct policy_rank {

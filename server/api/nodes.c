@@ -21,6 +21,10 @@
     " n.memory_bytes, 'state', n.state, 'simulated', n.simulated,"                                 \
     " 'registered_at', " DB_TS("n.registered_at") ","                                              \
     " 'last_heartbeat_at', " DB_TS("n.last_heartbeat_at") ","                                      \
+    " 'drain', CASE WHEN n.drained_at IS NULL THEN NULL ELSE json_build_object('reason',"          \
+    " n.drain_reason, 'since', " DB_TS("n.drained_at") ", 'by', (SELECT u.name FROM users u"       \
+    " WHERE u.id = n.drained_by), 'gpus', to_json(n.drain_gpus), 'evacuate', n.drain_evacuate)"   \
+    " END,"                                                                                        \
     " 'gpus', COALESCE((SELECT json_agg(json_build_object('index', g.idx, 'model', g.model,"       \
     " 'memory_bytes', g.memory_bytes) ORDER BY g.idx) FROM node_gpus g WHERE g.node_id = n.id),"   \
     " '[]'))::text"
@@ -31,8 +35,7 @@ static json_t *row_json(const PGresult *r, int row)
     return j ? j : json_null();
 }
 
-/* Answers the node. */
-static void respond_node(struct api_call *call, const char *id, unsigned status)
+void nodes_respond(struct api_call *call, const char *id, unsigned status)
 {
     const char *p[] = {id};
     PGresult *r = db_exec(call->db, "SELECT " NODE_JSON " FROM nodes n WHERE n.id = $1", 1, p);
@@ -120,7 +123,7 @@ void nodes_register(struct api_call *call)
     } else {
         log_info("node %s: %s %s (by %s)", id, json_string_value(json_object_get(body, "name")),
                  created ? "registered" : "re-registered", call->who.name);
-        respond_node(call, id, created ? 201 : 200);
+        nodes_respond(call, id, created ? 201 : 200);
         live_wake_signal();
     }
     json_decref(body);
@@ -398,5 +401,5 @@ void nodes_get(struct api_call *call)
     if (api_id_or_respond(call, "node", &id) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
-    respond_node(call, ids, 200);
+    nodes_respond(call, ids, 200);
 }

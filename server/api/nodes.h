@@ -30,4 +30,17 @@ void nodes_list(struct api_call *call);
 /* GET /api/v1/nodes/{id} */
 void nodes_get(struct api_call *call);
 
+/* Answers node id (text) as GET does, with status; 404 when there is none. */
+void nodes_respond(struct api_call *call, const char *id, unsigned status);
+
+/* POST /api/v1/nodes/{id}/drain {"reason": TEXT, "gpus": [INDEX...], "evacuate": BOOL} (admin):
+ * the node's GPUs (those of gpus, else all) get no new work from the next round; with
+ * evacuate its jobs on them are migrated off. Draining a drained node replaces its drain.
+ * 200 and the node (its "drain" object); 400 naming the field; 404 no such node. */
+void nodes_drain(struct api_call *call);
+
+/* POST /api/v1/nodes/{id}/undrain (admin): 200 and the node, its drain cleared (also when it
+ * had none); 404 no such node. */
+void nodes_undrain(struct api_call *call);
+
 #endif

@@ -129,12 +129,12 @@ static void accept_safe(struct live_plan *p)
     }
 }
 
-/* Up to n free GPUs of node, into out; returns how many were found. */
+/* Up to n free GPUs of node that are not drained, into out; returns how many were found. */
 static int free_on(const struct live_plan *p, int node, int n, struct sched_slot *out)
 {
     int got = 0;
     for (int g = 0; g < p->s->nodes[node].ngpus && got < n; g++)
-        if (!gpumap_taken(p->busy, node, g))
+        if (!gpumap_taken(p->busy, node, g) && !((p->s->nodes[node].drained >> g) & 1))
             out[got++] = (struct sched_slot){node, g};
     return got;
 }

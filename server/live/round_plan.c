@@ -355,7 +355,9 @@ static int build_snapshot(struct live_plan *p, long round_no)
                                            .host_mem_gb = sn->host_mem_gb,
                                            .gpu_model = sn->gpu_model,
                                            .gpu_speed = sn->gpu_speed,
-                                           .gpu_mem_gb = sn->gpu_mem_gb};
+                                           .gpu_mem_gb = sn->gpu_mem_gb,
+                                           .drained = sn->drained,
+                                           .evacuate = sn->evacuate};
     }
     p->snap = (struct sched_snapshot){
         .now = s->now,

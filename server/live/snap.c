@@ -17,7 +17,8 @@ static const char *const nodes_sql =
     "SELECT n.id, n.name, n.state = 'UP', count(g.idx),"
     " COALESCE(array_to_string(array_agg(g.idx ORDER BY g.idx) FILTER (WHERE g.idx IS NOT NULL),"
     " ' '), ''), n.cpus, n.memory_bytes, n.simulated, COALESCE(min(g.model), ''),"
-    " COALESCE(min(g.memory_bytes), 0)"
+    " COALESCE(min(g.memory_bytes), 0), n.drained_at IS NOT NULL,"
+    " array_to_string(n.drain_gpus, ' '), n.drain_evacuate"
     " FROM nodes n LEFT JOIN node_gpus g ON g.node_id = n.id GROUP BY n.id ORDER BY n.id";
 
 static const char *const meta_sql =
@@ -181,6 +182,27 @@ static void node_hardware(struct live_snap *s, size_t i, const PGresult *r)
     }
 }
 
+/* A node's drain (sql/033): the core's positions of its drained GPUs (all of them when the
+ * drain names none), and whether they are evacuated. */
+static void node_drain(struct snap_node *node, const PGresult *r, int i)
+{
+    if (strcmp(PQgetvalue(r, i, 10), "t") != 0)
+        return;
+    node->evacuate = strcmp(PQgetvalue(r, i, 12), "t") == 0;
+    if (PQgetisnull(r, i, 11)) {
+        node->drained = node->ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << node->ngpus) - 1;
+        return;
+    }
+    const char *p = PQgetvalue(r, i, 11);
+    char *end;
+    for (long idx = strtol(p, &end, 10); end != p; idx = strtol(p, &end, 10)) {
+        int k = live_snap_gpu_position(node, (int)idx);
+        if (k >= 0)
+            node->drained |= UINT64_C(1) << k;
+        p = end;
+    }
+}
+
 static int fill_nodes(struct live_snap *s, const PGresult *r)
 {
     s->nnodes = (size_t)PQntuples(r);
@@ -198,6 +220,7 @@ static int fill_nodes(struct live_snap *s, const PGresult *r)
         for (int k = 0; k < node->ngpus; k++)
             node->gpu_index[k] = (int)strtol(idx, (char **)&idx, 10);
         node_hardware(s, (size_t)i, r);
+        node_drain(node, r, i);
     }
     return 0;
 }

@@ -28,6 +28,8 @@ struct snap_node {
     double gpu_mem_gb;    /* per GPU; 0: unknown (the core's default) */
     int cpu_cores;        /* host cores; 0 for simulated nodes (not counted) */
     double host_mem_gb;   /* host memory; 0 for simulated nodes (not counted) */
+    uint64_t drained;     /* bit k: the core's GPU k is drained (sched_node.drained) */
+    int evacuate;         /* its drained GPUs are evacuated */
 };
 
 struct snap_job {

@@ -215,6 +215,16 @@ test("a real worker registers its four simulated GPUs and the cluster page shows
   await expectText(card, /sim-a.*UP.*simulated/s);
   assert.equal(await card.locator("li.gpu").count(), 4);
   await expectText(card.locator('li.gpu[data-gpu="3"]'), /GPU 3.*simulated.*free/);
+  // an operator's drain of GPU 2 shows on the card and on its tile, and goes with the undrain
+  const nodeId = await card.getAttribute("data-node-id");
+  const dr = await call(server, "POST", `/nodes/${nodeId}/drain`, { reason: "fan check", gpus: [2] });
+  assert.equal(dr.status, 200, JSON.stringify(dr.body));
+  await expectText(card.locator(".badge.drained"), /drained/, 20000);
+  await expectText(card.locator(".drain-reason"), /Drained \(GPUs 2\): fan check/);
+  await expectText(card.locator('li.gpu.drained[data-gpu="2"]'), /GPU 2.*drained/);
+  assert.equal(await card.locator("li.gpu.drained").count(), 1);
+  assert.equal((await call(server, "POST", `/nodes/${nodeId}/undrain`)).status, 200);
+  await page.waitForFunction(() => !document.querySelector('[data-node="sim-a"] .badge.drained'), null, { timeout: 20000 });
   await expectText(page.locator("#stat-nodes"), /1 \/ 1/);
   await expectText(page.locator("#stat-gpus"), /^0 \/ 4/);
   await expectText(page.locator("#policy"), /Active policy: fifo/);

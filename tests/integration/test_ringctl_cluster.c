@@ -104,6 +104,24 @@ Test(ringctl, users_nodes_tokens_and_exit_codes)
     json_t *n = ctl_out_json(r);
     cr_assert_str_eq(json_string_value(json_object_get(n, "name")), "h1");
     json_decref(n);
+    /* drain by name, shown by nodes; undrain by id */
+    r = ctl("node", "drain", "h1", "--reason", "fan failing", "--gpus", "0", "--evacuate");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "node 1 (h1): drained, GPUs 0, to evacuate: fan failing"), "%s",
+              r->out);
+    r = ctl("nodes");
+    cr_assert(strstr(r->out, "GPUs 0 evacuate: fan failing"), "the DRAIN column: %s", r->out);
+    cr_assert_eq(ctl("node", "drain", "h1")->code, 2, "--reason is required");
+    cr_assert_eq(ctl("node", "drain", "h1", "--reason", "x", "--gpus", "a")->code, 2);
+    r = ctl("node", "drain", "nope", "--reason", "x");
+    cr_assert_eq(r->code, 1, "%s", r->err);
+    cr_assert(strstr(r->err, "no node named 'nope'"), "%s", r->err);
+    r = ctl_as(carol, "node", "drain", "h1", "--reason", "x", NULL);
+    cr_assert_eq(r->code, 1);
+    cr_assert(strstr(r->err, "403"), "admins only: %s", r->err);
+    r = ctl("node", "undrain", "1");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "node 1 (h1): not drained"), "%s", r->out);
 
     r = ctl_as("not-a-token", "list", NULL);
     cr_assert_eq(r->code, 1);
@@ -238,8 +256,8 @@ Test(ringctl, man_page_and_completion_name_every_command_and_option)
     ctl_argv(&u, "http://127.0.0.1:1", NULL, hv);
     snprintf(help, sizeof(help), "%s", u.out);
     const char *cmds[] = {"submit", "list",   "show",   "suspend", "resume", "resize", "migrate",
-                          "watch",  "policy", "cancel", "events",  "nodes",  "user",   "health",
-                          "help"};
+                          "watch",  "policy", "cancel", "events",  "nodes",  "node",   "user",
+                          "health", "help"};
     for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
         char line[64], word[64];
         snprintf(line, sizeof(line), "\n  %s", cmds[k]);

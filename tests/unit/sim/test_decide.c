@@ -550,3 +550,42 @@ Test(decide, observations_with_gpu_types_fit_per_type)
                    " \"gpu_type\": \"a100\"}, {\"w\": 2, \"step_s\": 1.1}]}]}",
                    "a gpu_type on every observation or on none");
 }
+
+/* A node's drain in the snapshot: drained GPUs get no new job, and evacuate moves a job off;
+ * bad drains are refused with the path. */
+Test(decide, drained_gpus_and_evacuation)
+{
+    static const char text[] =
+        "{\"policy\": \"ringmaster\", \"nodes\": [{\"gpus\": 4, \"drained\": [2, 3]},"
+        " {\"gpus\": 4, \"drained\": true, \"evacuate\": true}],"
+        " \"jobs\": [{\"id\": 1, \"requested_gpus\": 2, \"allocation\": [{\"node\": 1, \"gpu\": 0},"
+        " {\"node\": 1, \"gpu\": 1}]}, {\"id\": 2, \"requested_gpus\": 2}]}";
+    char *out = NULL, err[256];
+    cr_assert_eq(decide_cmd_json(text, strlen(text), NULL, &out, err, sizeof(err)), 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    cr_assert_not_null(d);
+    size_t i;
+    json_t *j;
+    int used = 0;
+    json_array_foreach(json_object_get(d, "jobs"), i, j)
+    {
+        size_t k;
+        json_t *s;
+        json_array_foreach(json_object_get(j, "slots"), k, s)
+        {
+            cr_expect_eq(json_integer_value(json_object_get(s, "node")), 0,
+                         "off the evacuated node");
+            cr_expect_lt(json_integer_value(json_object_get(s, "gpu")), 2, "not a drained GPU");
+            used++;
+        }
+    }
+    cr_expect_eq(used, 2, "one of the two jobs runs, on GPUs 0-1 of node 0");
+    json_t *first = json_array_get(json_object_get(d, "jobs"), 0);
+    cr_expect_str_eq(json_string_value(json_object_get(first, "reason")),
+                     "migrated: off GPUs drained to be evacuated");
+    json_decref(d);
+    free(out);
+    expect_refused("{\"nodes\": [{\"gpus\": 4, \"drained\": [4]}]}", "$.nodes[0]");
+    expect_refused("{\"nodes\": [{\"gpus\": 4, \"drained\": \"all\"}]}", "member drained");
+    expect_refused("{\"nodes\": [{\"gpus\": 4, \"evacuate\": 1}]}", "evacuate");
+}
