@@ -35,11 +35,28 @@ static void drain_text(const json_t *d, char *out, size_t len)
                  json_string_value(json_object_get(d, "reason")));
 }
 
+/* Its GPUs' faults as a cell: "ok", or "GPU 1 xid 79; GPU 3 ecc". */
+static void health_text(const json_t *gpus, char *out, size_t len)
+{
+    size_t o = 0, i;
+    json_t *g;
+    out[0] = '\0';
+    json_array_foreach(gpus, i, g)
+    {
+        const char *f = json_string_value(json_object_get(g, "fault"));
+        if (f && o < len)
+            o += (size_t)snprintf(out + o, len - o, "%sGPU %lld %s", o ? "; " : "",
+                                  (long long)json_integer_value(json_object_get(g, "index")), f);
+    }
+    if (!out[0])
+        snprintf(out, len, "ok");
+}
+
 static void print_nodes(json_t *items)
 {
     static const char *const head[] = {"ID", "NAME", "STATE", "GPUS", "CPUS", "MEMORY_GIB",
-                                       "LAST_HEARTBEAT", "DRAIN"};
-    struct table *t = table_create(8, head);
+                                       "LAST_HEARTBEAT", "HEALTH", "DRAIN"};
+    struct table *t = table_create(9, head);
     size_t i;
     json_t *n;
     json_array_foreach(items, i, n)
@@ -56,11 +73,12 @@ static void print_nodes(json_t *items)
         char when[64];
         const char *hb = timefmt_when_text(json_string_value(json_object_get(n, "last_heartbeat_at")),
                                            time(NULL), when, sizeof(when), "-");
-        char drain[320];
+        char drain[320], health[320];
         drain_text(json_object_get(n, "drain"), drain, sizeof(drain));
+        health_text(g, health, sizeof(health));
         const char *row[] = {id, json_string_value(json_object_get(n, "name")),
                              json_string_value(json_object_get(n, "state")), gpus, cpus, mem,
-                             hb, drain};
+                             hb, health, drain};
         table_add(t, row);
     }
     table_print(t, stdout);

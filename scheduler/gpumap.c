@@ -61,8 +61,14 @@ int gpumap_free_count(const uint64_t *map, int node, int ngpus)
 void gpumap_held(uint64_t *map, const struct sched_snapshot *snap)
 {
     gpumap_clear(map, snap->nnodes);
-    for (size_t i = 0; i < snap->njobs; i++)
-        gpumap_mark_all(map, snap->jobs[i].slots, snap->jobs[i].cur_gpus);
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        int leaves = 0;
+        for (int k = 0; k < j->cur_gpus && !leaves; k++)
+            leaves = gpumap_must_leave(&snap->nodes[j->slots[k].node], j->slots[k].gpu);
+        if (!leaves)
+            gpumap_mark_all(map, j->slots, j->cur_gpus);
+    }
 }
 
 int gpumap_open(const struct sched_node *nd, uint64_t held)
@@ -70,11 +76,15 @@ int gpumap_open(const struct sched_node *nd, uint64_t held)
     if (!nd->up || nd->ngpus <= 0)
         return 0;
     uint64_t all = nd->ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nd->ngpus) - 1;
-    uint64_t closed = nd->drained & all & (nd->evacuate ? all : ~held);
+    uint64_t closed = ((nd->drained & (nd->evacuate ? all : ~held)) | nd->failed) & all;
     return nd->ngpus - __builtin_popcountll(closed);
 }
 
 int gpumap_must_leave(const struct sched_node *nd, int gpu)
 {
-    return !nd->up || (nd->evacuate && gpu >= 0 && gpu < 64 && ((nd->drained >> gpu) & 1));
+    if (!nd->up)
+        return 1;
+    if (gpu < 0 || gpu >= 64)
+        return 0;
+    return ((nd->failed >> gpu) & 1) || (nd->evacuate && ((nd->drained >> gpu) & 1));
 }

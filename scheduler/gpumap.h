@@ -54,16 +54,17 @@ int gpumap_free_count(const uint64_t *map, int node, int ngpus);
 struct sched_node;
 struct sched_snapshot;
 
-/* Takes every GPU that a job of snap holds (map of snap->nnodes words, cleared first). */
+/* Takes every GPU that a job of snap holds and may keep (none of its GPUs is one it must
+ * leave, gpumap_must_leave()); map of snap->nnodes words, cleared first. */
 void gpumap_held(uint64_t *map, const struct sched_snapshot *snap);
 
 /* The GPUs of node nd that work can use, where held is its word of gpumap_held(): none when
- * it is down; else its GPUs less the drained ones (sched_node.drained) that no job holds, or
- * less every drained one when it evacuates. */
+ * it is down; else its GPUs less the failed ones (sched_node.failed) and the drained ones
+ * (sched_node.drained) that no job holds, or every drained one when it evacuates. */
 int gpumap_open(const struct sched_node *nd, uint64_t held);
 
-/* 1 if a job on GPU gpu of node nd must leave it: the node is down, or the GPU drained
- * with evacuate. */
+/* 1 if a job on GPU gpu of node nd must leave it: the node is down, the GPU failed, or it
+ * is drained with evacuate. */
 int gpumap_must_leave(const struct sched_node *nd, int gpu);
 
 #endif

@@ -289,7 +289,7 @@ static void build_free_lists(struct pass *ps)
         if (!snap->nodes[n].up)
             continue;
         /* drained GPUs are never given out (the jobs on them were kept before) */
-        uint64_t taken = ps->busy[n] | snap->nodes[n].drained;
+        uint64_t taken = ps->busy[n] | snap->nodes[n].drained | snap->nodes[n].failed;
         for (int g = ngpus - 1; g >= 0; g--) {
             if (taken & (UINT64_C(1) << g))
                 continue;
@@ -385,7 +385,8 @@ static int keep_old(struct pass *ps, size_t i, int lists_built)
     if (lists_built) {
         /* its drained GPUs are not in the free lists: a repack moves it off them */
         for (int k = 0; k < j->cur_gpus; k++)
-            if ((ps->busy[j->slots[k].node] | ps->snap->nodes[j->slots[k].node].drained) &
+            if ((ps->busy[j->slots[k].node] | ps->snap->nodes[j->slots[k].node].drained |
+                 ps->snap->nodes[j->slots[k].node].failed) &
                 (UINT64_C(1) << j->slots[k].gpu))
                 return 0;
         for (int k = 0; k < j->cur_gpus; k++)
@@ -590,7 +591,7 @@ double placement_fragmentation(const struct sched_snapshot *snap, const uint64_t
         if (!snap->nodes[n].up || ngpus <= 0)
             continue;
         uint64_t all = ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << ngpus) - 1;
-        uint64_t f = ~(busy[n] | snap->nodes[n].drained) & all;
+        uint64_t f = ~(busy[n] | snap->nodes[n].drained | snap->nodes[n].failed) & all;
         int nf = __builtin_popcountll(f);
         free_total += nf;
         outside += nf - largest_block(f);

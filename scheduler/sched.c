@@ -254,17 +254,22 @@ static void sanitize_want(int *want, size_t n, int capacity)
     }
 }
 
-/* 1 if the job holds a GPU of a node down, 2 one drained to be evacuated, else 0. */
+/* 1 if the job holds a GPU of a node down, 3 a failed one, 2 one drained to be evacuated,
+ * else 0. */
 static int on_down_node(const struct sched_snapshot *snap, const struct sched_job *j)
 {
-    int drained = 0;
+    int why = 0;
     for (int k = 0; k < j->cur_gpus; k++) {
         const struct sched_node *nd = &snap->nodes[j->slots[k].node];
+        int g = j->slots[k].gpu;
         if (!nd->up)
             return 1;
-        drained |= gpumap_must_leave(nd, j->slots[k].gpu);
+        if (g >= 0 && g < 64 && ((nd->failed >> g) & 1))
+            why = 3;
+        else if (!why && gpumap_must_leave(nd, g))
+            why = 2;
     }
-    return drained ? 2 : 0;
+    return why;
 }
 
 static const char *reason_waiting(const struct sched_snapshot *snap, const struct sched_job *j,
@@ -303,6 +308,8 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
         return "resized: grown";
     if (a->gpus < j->cur_gpus)
         return "resized: shrunk";
+    if (on_down_node(snap, j) == 3)
+        return "migrated: off a failed GPU";
     if (on_down_node(snap, j) == 2)
         return "migrated: off GPUs drained to be evacuated";
     if (on_down_node(snap, j))
@@ -450,9 +457,13 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
     return d;
 }
 
-/* 1 if job j holds a GPU drained without evacuation (sched_node.drained). */
+/* 1 if job j holds a GPU drained without evacuation (sched_node.drained) and none it must
+ * leave (a failed GPU, a node down). */
 static int holds_drained(const struct sched_snapshot *snap, const struct sched_job *j)
 {
+    for (int k = 0; k < j->cur_gpus; k++)
+        if (gpumap_must_leave(&snap->nodes[j->slots[k].node], j->slots[k].gpu))
+            return 0; /* it moves anyway */
     for (int k = 0; k < j->cur_gpus; k++) {
         const struct sched_node *nd = &snap->nodes[j->slots[k].node];
         int g = j->slots[k].gpu;

@@ -100,6 +100,10 @@ struct sched_node {
      * when it is moved off (as off a node that is down). 0: none drained. */
     uint64_t drained;
     int evacuate;
+    /* GPUs that failed (appended; the worker's health report: an Xid error, uncorrectable
+     * ECC errors, a GPU off the bus). Bit g: GPU g gets no work, and a job on it is moved
+     * off, as off a node that is down. */
+    uint64_t failed;
 };
 
 /* One GPU slot of an allocation. */

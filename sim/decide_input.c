@@ -117,15 +117,36 @@ static int read_node_extras(struct decide_input *in, json_t *o, const char *p, s
     return read_node_type(in, o, p, i, json_object_get(o, "gpu_model") != NULL);
 }
 
+/* The GPU positions of member key of node n ("drained", "failed": an array of 0..gpus-1)
+ * into *mask. */
+static int read_positions(struct decide_input *in, json_t *d, const char *p, const char *key,
+                          const struct sched_node *n, uint64_t *mask)
+{
+    size_t k;
+    json_t *g;
+    char what[96];
+    snprintf(what, sizeof(what), "member %s: expected GPU positions 0..gpus-1", key);
+    if (!json_is_array(d))
+        return decide_bad(in, p, what);
+    json_array_foreach(d, k, g)
+    {
+        if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) >= n->ngpus)
+            return decide_bad(in, p, what);
+        *mask |= UINT64_C(1) << json_integer_value(g);
+    }
+    return 0;
+}
+
 /* A node's optional drain: "drained" (its GPU positions 0..gpus-1, or true: all of them) and
- * "evacuate" (boolean, false). */
+ * "evacuate" (boolean, false); and "failed" (GPU positions with a fault). */
 static int read_drain(struct decide_input *in, json_t *o, const char *p, size_t i)
 {
     struct sched_node *n = &in->nodes[i];
-    json_t *d = json_object_get(o, "drained"), *g;
-    size_t k;
+    json_t *d = json_object_get(o, "drained"), *f = json_object_get(o, "failed");
     int ev;
     if (decide_get_bool(in, o, p, "evacuate", 0, &ev))
+        return -1;
+    if (f && read_positions(in, f, p, "failed", n, &n->failed))
         return -1;
     n->evacuate = ev;
     if (!d || json_is_false(d))
@@ -136,14 +157,7 @@ static int read_drain(struct decide_input *in, json_t *o, const char *p, size_t 
     }
     if (!json_is_array(d))
         return decide_bad(in, p, "member drained: expected true or an array of GPU positions");
-    json_array_foreach(d, k, g)
-    {
-        if (!json_is_integer(g) || json_integer_value(g) < 0 ||
-            json_integer_value(g) >= n->ngpus)
-            return decide_bad(in, p, "member drained: expected GPU positions 0..gpus-1");
-        n->drained |= UINT64_C(1) << json_integer_value(g);
-    }
-    return 0;
+    return read_positions(in, d, p, "drained", n, &n->drained);
 }
 
 static int read_nodes(struct decide_input *in, json_t *root)

@@ -39,7 +39,7 @@ max_jobs=${RINGMASTER_TEST_JOBS:-3}
 declare -A parts=(
     [integration-server]="limits recovery history; leader paging whatif ringctl sched"
     [integration-worker]="worker; chain; fence; torch; sched_live; learn_live; types_live; gandiva_live gandiva_edges;
-                          rm_pack_kept rm_pack_reverted stale; goodput_live stale_api;
+                          rm_pack_kept rm_pack_reverted stale; goodput_live stale_api drain_live;
                           late_suspend pack_kept sched_e2e plans_live worker_api;
                           starve_live share_live; crash_actions leader_live whatif_live"
 )
@@ -49,7 +49,8 @@ declare -A parts=(
 # parts below run one after the other, so the first of them starts at once.
 longest_first=(package/run.sh integration-worker:worker integration-worker:chain
                integration-worker:torch integration-worker:rm_pack_kept
-               integration-worker:sched_live integration-worker:learn_live integration-worker:types_live
+               integration-worker:sched_live integration-worker:goodput_live
+               integration-worker:learn_live integration-worker:types_live
                integration-worker:late_suspend browser/run.sh
                integration-worker:starve_live unit-sim integration-worker:fence
                integration-server:leader integration-server:limits

@@ -14,7 +14,7 @@ uint64_t *policy_held_if_drained(const struct sched_snapshot *snap)
 {
     int any = 0;
     for (size_t n = 0; n < snap->nnodes && !any; n++)
-        any = snap->nodes[n].drained != 0;
+        any = snap->nodes[n].drained != 0 || snap->nodes[n].failed != 0;
     uint64_t *held = any ? gpumap_create(snap->nnodes) : NULL;
     if (held)
         gpumap_held(held, snap);
@@ -24,7 +24,7 @@ uint64_t *policy_held_if_drained(const struct sched_snapshot *snap)
 int policy_node_open(const struct sched_snapshot *snap, size_t n, const uint64_t *held)
 {
     const struct sched_node *nd = &snap->nodes[n];
-    if (!held || !nd->drained)
+    if (!held || !(nd->drained | nd->failed))
         return nd->up && nd->ngpus > 0 ? nd->ngpus : 0;
     return gpumap_open(nd, held[n]);
 }

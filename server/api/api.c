@@ -82,6 +82,7 @@ static const struct route routes[] = {
     {"GET", "/api/v1/nodes/{id}/actions", actions_poll, MACHINES, 0},
     {"POST", "/api/v1/nodes/{id}/drain", nodes_drain, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"POST", "/api/v1/nodes/{id}/undrain", nodes_undrain, AUTH_ADMIN, 0},
+    {"POST", "/api/v1/nodes/{id}/health", nodes_health, MACHINES, ROUTE_JSON_BODY},
     {"POST", "/api/v1/users", users_create, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/users", users_list, AUTH_ADMIN, 0},
     {"PATCH", "/api/v1/users/{id}", users_patch, AUTH_ADMIN, ROUTE_JSON_BODY},

@@ -226,6 +226,12 @@ static void write_database(FILE *f, PGconn *db)
         /* A GPU holding a packed pair is one GPU allocated, not two. */
         write_gauge(f, db, "ringmaster_gpus_allocated", "GPUs held by jobs.",
                     "SELECT count(DISTINCT (node_id, gpu_idx)) FROM allocations");
+        write_gauge(f, db, "ringmaster_gpus_faulty",
+                    "GPUs whose worker reports a fault (they get no work).",
+                    "SELECT count(*) FROM node_gpus WHERE fault IS NOT NULL");
+        write_gauge(f, db, "ringmaster_gpu_faults_recorded",
+                    "GPU faults reported, ever (gpu_faults).",
+                    "SELECT count(*) FROM gpu_faults");
         write_actions(f, db);
         write_remaining(f, db);
         /* How far off the scheduler's predictions of finishes were (sql/014), over the jobs

@@ -26,7 +26,8 @@
     " WHERE u.id = n.drained_by), 'gpus', to_json(n.drain_gpus), 'evacuate', n.drain_evacuate)"   \
     " END,"                                                                                        \
     " 'gpus', COALESCE((SELECT json_agg(json_build_object('index', g.idx, 'model', g.model,"       \
-    " 'memory_bytes', g.memory_bytes) ORDER BY g.idx) FROM node_gpus g WHERE g.node_id = n.id),"   \
+    " 'memory_bytes', g.memory_bytes, 'fault', g.fault, 'fault_since', "                           \
+    DB_TS("g.fault_since") ") ORDER BY g.idx) FROM node_gpus g WHERE g.node_id = n.id),"          \
     " '[]'))::text"
 
 static json_t *row_json(const PGresult *r, int row)

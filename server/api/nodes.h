@@ -39,6 +39,13 @@ void nodes_respond(struct api_call *call, const char *id, unsigned status);
  * 200 and the node (its "drain" object); 400 naming the field; 404 no such node. */
 void nodes_drain(struct api_call *call);
 
+/* POST /api/v1/nodes/{id}/health {"gpus": [{"index": N, "fault": TEXT}...]} (the node's
+ * worker, or an admin): the node's GPUs with a fault, all of them ([]: every GPU healthy).
+ * A GPU with a fault gets no work and its job is moved off at the next round; each fault is
+ * kept in gpu_faults. 200 and the node (each GPU's "fault" and "fault_since"); 400 naming the
+ * field (an index the node does not have: "gpus"); 403 another worker's node; 404. */
+void nodes_health(struct api_call *call);
+
 /* POST /api/v1/nodes/{id}/undrain (admin): 200 and the node, its drain cleared (also when it
  * had none); 404 no such node. */
 void nodes_undrain(struct api_call *call);

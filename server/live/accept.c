@@ -134,7 +134,8 @@ static int free_on(const struct live_plan *p, int node, int n, struct sched_slot
 {
     int got = 0;
     for (int g = 0; g < p->s->nodes[node].ngpus && got < n; g++)
-        if (!gpumap_taken(p->busy, node, g) && !((p->s->nodes[node].drained >> g) & 1))
+        if (!gpumap_taken(p->busy, node, g) &&
+            !(((p->s->nodes[node].drained | p->s->nodes[node].failed) >> g) & 1))
             out[got++] = (struct sched_slot){node, g};
     return got;
 }

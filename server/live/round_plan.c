@@ -357,7 +357,8 @@ static int build_snapshot(struct live_plan *p, long round_no)
                                            .gpu_speed = sn->gpu_speed,
                                            .gpu_mem_gb = sn->gpu_mem_gb,
                                            .drained = sn->drained,
-                                           .evacuate = sn->evacuate};
+                                           .evacuate = sn->evacuate,
+                                           .failed = sn->failed};
     }
     p->snap = (struct sched_snapshot){
         .now = s->now,

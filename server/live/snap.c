@@ -18,7 +18,8 @@ static const char *const nodes_sql =
     " COALESCE(array_to_string(array_agg(g.idx ORDER BY g.idx) FILTER (WHERE g.idx IS NOT NULL),"
     " ' '), ''), n.cpus, n.memory_bytes, n.simulated, COALESCE(min(g.model), ''),"
     " COALESCE(min(g.memory_bytes), 0), n.drained_at IS NOT NULL,"
-    " array_to_string(n.drain_gpus, ' '), n.drain_evacuate"
+    " array_to_string(n.drain_gpus, ' '), n.drain_evacuate,"
+    " COALESCE(array_to_string(array_agg(g.idx) FILTER (WHERE g.fault IS NOT NULL), ' '), '')"
     " FROM nodes n LEFT JOIN node_gpus g ON g.node_id = n.id GROUP BY n.id ORDER BY n.id";
 
 static const char *const meta_sql =
@@ -182,10 +183,25 @@ static void node_hardware(struct live_snap *s, size_t i, const PGresult *r)
     }
 }
 
+/* The core's positions of the node's GPUs of the indices in text ("0 3"), as a mask. */
+static uint64_t gpu_mask(const struct snap_node *node, const char *p)
+{
+    uint64_t m = 0;
+    char *end;
+    for (long idx = strtol(p, &end, 10); end != p; idx = strtol(p, &end, 10)) {
+        int k = live_snap_gpu_position(node, (int)idx);
+        if (k >= 0)
+            m |= UINT64_C(1) << k;
+        p = end;
+    }
+    return m;
+}
+
 /* A node's drain (sql/033): the core's positions of its drained GPUs (all of them when the
- * drain names none), and whether they are evacuated. */
+ * drain names none), and whether they are evacuated; and its GPUs with a fault (sql/034). */
 static void node_drain(struct snap_node *node, const PGresult *r, int i)
 {
+    node->failed = gpu_mask(node, PQgetvalue(r, i, 13));
     if (strcmp(PQgetvalue(r, i, 10), "t") != 0)
         return;
     node->evacuate = strcmp(PQgetvalue(r, i, 12), "t") == 0;
@@ -193,14 +209,7 @@ static void node_drain(struct snap_node *node, const PGresult *r, int i)
         node->drained = node->ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << node->ngpus) - 1;
         return;
     }
-    const char *p = PQgetvalue(r, i, 11);
-    char *end;
-    for (long idx = strtol(p, &end, 10); end != p; idx = strtol(p, &end, 10)) {
-        int k = live_snap_gpu_position(node, (int)idx);
-        if (k >= 0)
-            node->drained |= UINT64_C(1) << k;
-        p = end;
-    }
+    node->drained = gpu_mask(node, PQgetvalue(r, i, 11));
 }
 
 static int fill_nodes(struct live_snap *s, const PGresult *r)

@@ -30,6 +30,7 @@ struct snap_node {
     double host_mem_gb;   /* host memory; 0 for simulated nodes (not counted) */
     uint64_t drained;     /* bit k: the core's GPU k is drained (sched_node.drained) */
     int evacuate;         /* its drained GPUs are evacuated */
+    uint64_t failed;      /* bit k: the core's GPU k has a fault (sched_node.failed) */
 };
 
 struct snap_job {

@@ -225,6 +225,12 @@ test("a real worker registers its four simulated GPUs and the cluster page shows
   assert.equal(await card.locator("li.gpu.drained").count(), 1);
   assert.equal((await call(server, "POST", `/nodes/${nodeId}/undrain`)).status, 200);
   await page.waitForFunction(() => !document.querySelector('[data-node="sim-a"] .badge.drained'), null, { timeout: 20000 });
+  // a GPU's fault (what a worker reports) marks its tile and the card, and goes when cleared
+  assert.equal((await call(server, "POST", `/nodes/${nodeId}/health`, { gpus: [{ index: 1, fault: "xid 79" }] })).status, 200);
+  await expectText(card.locator('li.gpu.faulty[data-gpu="1"]'), /GPU 1.*fault: xid 79/s, 20000);
+  await expectText(card.locator(".badge.faulty"), /1 GPU fault/);
+  assert.equal((await call(server, "POST", `/nodes/${nodeId}/health`, { gpus: [] })).status, 200);
+  await page.waitForFunction(() => !document.querySelector('[data-node="sim-a"] li.gpu.faulty'), null, { timeout: 20000 });
   await expectText(page.locator("#stat-nodes"), /1 \/ 1/);
   await expectText(page.locator("#stat-gpus"), /^0 \/ 4/);
   await expectText(page.locator("#policy"), /Active policy: fifo/);

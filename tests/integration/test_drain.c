@@ -205,3 +205,86 @@ Test(drain, a_drained_node_keeps_its_job_takes_no_new_one_and_evacuates_on_deman
     cr_assert_eq(wait_num(ON_NODE, e, x, 4), 4, "the undrained node takes the next job");
     hx_finish();
 }
+
+static void health_bad(long long id, const char *body, const char *token, long status,
+                       const char *field)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/health", id);
+    hx_expect_problem(hx_json("POST", path, token, body), status, field);
+}
+
+static json_t *health(long long id, const char *body)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/health", id);
+    return hx_expect_json(hx_json("POST", path, hx.admin, body), 200);
+}
+
+/* A GPU's fault (POST .../health, what a worker sends): checked by field, shown on the GPU,
+ * kept in gpu_faults with the jobs on the GPU, counted in /metrics; the scheduler gives the
+ * GPU to nobody and moves its job off; cleared, the GPU takes work again. */
+Test(drain, a_gpu_fault_is_shown_recorded_and_its_job_moved_off)
+{
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"policy\":\"ringmaster\",\"interval_s\":1,"
+                                       "\"node_timeout_s\":3600}"),
+                               200));
+    long long n1 = node("n1", 2), n2 = node("n2", 2);
+    health_bad(n1, "{}", hx.admin, 400, "gpus");
+    health_bad(n1, "{\"gpus\":[{\"index\":0}]}", hx.admin, 400, "gpus[0]");
+    health_bad(n1, "{\"gpus\":[{\"index\":0,\"fault\":\"\"}]}", hx.admin, 400, "gpus[0]");
+    health_bad(n1, "{\"gpus\":[{\"index\":0,\"fault\":\"a\"},{\"index\":0,\"fault\":\"b\"}]}",
+               hx.admin, 400, "gpus[1]");
+    health_bad(n1, "{\"gpus\":[{\"index\":7,\"fault\":\"xid 79\"}]}", hx.admin, 400, "gpus");
+    health_bad(n1, "{\"gpus\":[],\"x\":1}", hx.admin, 400, "x");
+    health_bad(n1 + 1000, "{\"gpus\":[]}", hx.admin, 404, NULL);
+    char w[128];
+    hx_user("w9", "worker", w);
+    health_bad(n1, "{\"gpus\":[]}", w, 403, NULL);
+
+    long long a = submit(2);
+    cr_assert_eq(wait_num(ALLOCS, a, 0, 2), 2);
+    long long x = (long long)num("SELECT min(node_id) + 0 * %lld FROM allocations"
+                                 " WHERE job_id = %lld",
+                                 0, a);
+    long long y = x == n1 ? n2 : n1;
+    running(a);
+    json_t *got = health(x, "{\"gpus\":[{\"index\":1,\"fault\":\"xid 79\"}]}");
+    const json_t *g1 = json_array_get(json_object_get(got, "gpus"), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(g1, "fault")), "xid 79");
+    cr_assert(json_is_string(json_object_get(g1, "fault_since")));
+    cr_assert(
+        json_is_null(json_object_get(json_array_get(json_object_get(got, "gpus"), 0), "fault")));
+    json_decref(got);
+    cr_assert_eq(num("SELECT count(*) FROM gpu_faults WHERE node_id = %lld AND %lld = ANY(jobs)"
+                     " AND cleared_at IS NULL",
+                     x, a),
+                 1, "recorded with the job on the GPU");
+    cr_assert_eq(wait_num(ON_NODE, a, y, 2), 2, "the job moved off the failed GPU");
+    cr_assert_eq(num("SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'migrate'"
+                     " AND node_id = %lld",
+                     a, x),
+                 1);
+    struct hx_resp *m = hx_call("GET", "/metrics", NULL, NULL, NULL, 0, NULL);
+    cr_assert(strstr(m->body, "ringmaster_gpus_faulty 1"), "%s", m->body);
+    hx_free(m);
+    /* a 1-GPU job fits beside the failed GPU; a 2-GPU one does not */
+    long long b = submit(1), c = submit(2);
+    cr_assert_eq(wait_num(ON_NODE, b, x, 1), 1);
+    two_rounds();
+    cr_assert_eq(num("SELECT count(*) FROM allocations WHERE job_id = %lld AND node_id = %lld"
+                     " AND gpu_idx = 1",
+                     b, x),
+                 0, "not the failed GPU");
+    cr_assert_eq(num(ALLOCS, c, 0), 0, "no room without the failed GPU");
+    /* cleared: the GPU takes work again and the fault is closed */
+    json_decref(health(x, "{\"gpus\":[]}"));
+    cr_assert_eq(num("SELECT count(*) + 0 * %lld FROM gpu_faults WHERE node_id = %lld"
+                     " AND cleared_at IS NOT NULL",
+                     0, x),
+                 1);
+    cancel(b);
+    cr_assert_eq(wait_num(ON_NODE, c, x, 2), 2, "the healthy node takes the 2-GPU job");
+    hx_finish();
+}

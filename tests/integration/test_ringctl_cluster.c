@@ -111,6 +111,8 @@ Test(ringctl, users_nodes_tokens_and_exit_codes)
               r->out);
     r = ctl("nodes");
     cr_assert(strstr(r->out, "GPUs 0 evacuate: fan failing"), "the DRAIN column: %s", r->out);
+    cr_assert(strstr(r->out, "HEALTH") && strstr(r->out, " ok "), "the HEALTH column: %s",
+              r->out);
     cr_assert_eq(ctl("node", "drain", "h1")->code, 2, "--reason is required");
     cr_assert_eq(ctl("node", "drain", "h1", "--reason", "x", "--gpus", "a")->code, 2);
     r = ctl("node", "drain", "nope", "--reason", "x");

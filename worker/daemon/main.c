@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "gpuhealth.h"
 #include "doneset.h"
 #include "httpc.h"
 #include "inventory.h"
@@ -44,6 +45,7 @@ struct config {
     int simulate_gpus;
     double heartbeat_s;
     double action_timeout_s; /* a suspend or resume not done by then fails */
+    const char *fault_file;  /* NULL: none (gpuhealth.h) */
 };
 
 /* Actions fetched by the poller thread, waiting for the main thread. */
@@ -66,9 +68,11 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmaster-worker --server URL[,URL...] --token-file F [--name NAME]"
                  " [--state-dir DIR] [--simulate-gpus N [--simulate-gpu-model NAME]]"
-                 " [--heartbeat SECONDS] [--action-timeout SECONDS]\n"
+                 " [--heartbeat SECONDS] [--action-timeout SECONDS] [--fault-file PATH]\n"
                  "  defaults: the host name, ./var-worker, real GPUs through CUDA, 5 s, 60 s;\n"
-                 "  simulated GPUs are of model \"simulated\" unless NAME (e.g. a100, v100)\n");
+                 "  simulated GPUs are of model \"simulated\" unless NAME (e.g. a100, v100);\n"
+                 "  --fault-file: GPU faults to report, read at each heartbeat (lines\n"
+                 "  'gpu N xid K', 'gpu N ecc', 'gpu N lost', 'gpu N ok')\n");
 }
 
 static int parse_args(int argc, char **argv, struct config *c)
@@ -81,11 +85,12 @@ static int parse_args(int argc, char **argv, struct config *c)
                                          {"simulate-gpu-model", required_argument, NULL, 'm'},
                                          {"heartbeat", required_argument, NULL, 'b'},
                                          {"action-timeout", required_argument, NULL, 'a'},
+                                         {"fault-file", required_argument, NULL, 'f'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     *c = (struct config){.state_dir = "./var-worker", .heartbeat_s = 5.0, .action_timeout_s = 60.0};
     int o;
-    while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:b:a:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:b:a:f:h", opts, NULL)) != -1) {
         if (o == 's')
             c->server = optarg;
         else if (o == 't')
@@ -102,6 +107,8 @@ static int parse_args(int argc, char **argv, struct config *c)
             c->heartbeat_s = atof(optarg);
         else if (o == 'a')
             c->action_timeout_s = atof(optarg);
+        else if (o == 'f')
+            c->fault_file = optarg;
         else
             return usage(o == 'h' ? stdout : stderr), o == 'h' ? 1 : -1;
     }
@@ -174,6 +181,44 @@ static void heartbeat(struct agent *a)
         log_warn("heartbeat: %s", rc < 0 ? err : "refused");
         atomic_store(&a->need_register, 1);
     }
+}
+
+/* Sends the GPUs' faults when they differ from what the server has (h->sent), or all of them
+ * after a registration (the server's rows of the GPUs are new then). */
+static void report_health(struct agent *a, const struct inventory *inv, struct health *h)
+{
+    static char now[INVENTORY_MAX_GPUS][HEALTH_FAULT_MAX];
+    char bad[256];
+    if (!h->fault_file)
+        return;
+    if (health_read(h->fault_file, inv, now, bad, sizeof(bad)) < 0) {
+        log_warn("fault file %s: %s", h->fault_file, strerror(errno));
+        return;
+    }
+    if (bad[0] && strcmp(bad, h->warned)) {
+        log_warn("fault file %s: line '%s' skipped (gpu N xid K | ecc | lost | ok)", h->fault_file,
+                 bad);
+        snprintf(h->warned, sizeof(h->warned), "%s", bad);
+    }
+    if (h->synced && !memcmp(now, h->sent, sizeof(h->sent[0]) * (size_t)inv->ngpus))
+        return;
+    char path[96], err[256];
+    long status;
+    json_t *ans = NULL, *body = health_json(inv, now);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/health", (long long)atomic_load(&a->node_id));
+    int rc = httpc_request(a->http, "POST", path, body, NULL, &status, &ans, err, sizeof(err));
+    json_decref(body);
+    json_decref(ans);
+    if (rc < 0 || status != 200) {
+        log_warn("health report: %s", rc < 0 ? err : "refused");
+        return;
+    }
+    for (int k = 0; k < inv->ngpus; k++) {
+        if (strcmp(now[k], h->sent[k]))
+            log_info("GPU %d: %s", inv->gpus[k].index, now[k][0] ? now[k] : "healthy again");
+        memcpy(h->sent[k], now[k], sizeof(now[k]));
+    }
+    h->synced = 1;
 }
 
 /* ---- the action poller (its own thread and connection) ---- */
@@ -283,7 +328,7 @@ struct timers {
 };
 
 static void periodic(struct agent *a, const struct config *cfg, const struct inventory *inv,
-                     struct timers *t)
+                     struct timers *t, struct health *h)
 {
     double now = agent_now();
     int unreachable = 0;
@@ -294,11 +339,13 @@ static void periodic(struct agent *a, const struct config *cfg, const struct inv
             return;
         }
         t->backoff = 0.2;
+        h->synced = 0;
     }
     if (atomic_load(&a->need_register))
         return;
     if (now >= t->heartbeat) {
         heartbeat(a);
+        report_health(a, inv, h);
         t->heartbeat = now + cfg->heartbeat_s;
     }
     if (outbox_len(a->out) && now >= t->flush && !atomic_load(&a->need_register)) {
@@ -313,6 +360,8 @@ static void loop(struct agent *a, const struct config *cfg, const struct invento
                  struct inbox *in)
 {
     struct timers t = {.backoff = 0.2};
+    static struct health h;
+    h.fault_file = cfg->fault_file;
     json_t *todo = json_array();
     struct pollfd fds[MAX_FDS];
     while (!got_signal) {
@@ -324,7 +373,7 @@ static void loop(struct agent *a, const struct config *cfg, const struct invento
         drain_inbox(in, todo, &fds[0]);
         run_actions(a, todo);
         wjob_tick(a);
-        periodic(a, cfg, inv, &t);
+        periodic(a, cfg, inv, &t, &h);
     }
     log_info("signal %d: stopping", (int)got_signal);
     json_decref(todo);

@@ -83,8 +83,9 @@ static void worker_mpi_env(int tcp)
 
 pid_t wt_start_worker(const char *name, const struct wt_worker *w)
 {
-    char tfile[320], url[256], log[320], dir[320], ngpus[8];
+    char tfile[320], url[256], log[320], dir[320], ngpus[8], faults[320];
     snprintf(tfile, sizeof(tfile), "%s/%s.token", hx.dir, name);
+    snprintf(faults, sizeof(faults), "%s/%s.faults", hx.dir, name);
     worker_token(name, tfile);
     snprintf(dir, sizeof(dir), "%s/%s", hx.dir, name);
     if (w->servers)
@@ -103,8 +104,8 @@ pid_t wt_start_worker(const char *name, const struct wt_worker *w)
         worker_mpi_env(w->tcp);
         const char *argv[24] = {"ringmaster-worker", "--server", url, "--token-file", tfile,
                                 "--name", name, "--state-dir", dir, "--simulate-gpus", ngpus,
-                                "--heartbeat", "1"};
-        int n = 13;
+                                "--heartbeat", "1", "--fault-file", faults};
+        int n = 15;
         if (w->model) {
             argv[n++] = "--simulate-gpu-model";
             argv[n++] = w->model;
@@ -449,4 +450,14 @@ double wt_pair_rate_sum(long long a, long long b)
              " WHERE s.job_id IN (%lld, %lld)",
              a, b);
     return hx_sql_num(sql);
+}
+
+void wt_fault(const char *worker, const char *line)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%s/%s.faults", hx.dir, worker);
+    FILE *f = fopen(path, "a");
+    cr_assert(f, "%s", path);
+    fprintf(f, "%s\n", line);
+    cr_assert_eq(fclose(f), 0);
 }

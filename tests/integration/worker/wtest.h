@@ -42,6 +42,10 @@ struct wt_worker {
  * hx.dir/<name>.token for a restart) and its state in hx.dir/<name>. Returns its pid. */
 pid_t wt_start_worker(const char *name, const struct wt_worker *w);
 
+/* Appends line to the worker's fault file (hx.dir/<name>.faults, its --fault-file, which
+ * wt_start_worker gives every worker): e.g. "gpu 0 xid 79", "gpu 0 ok" (worker/daemon/gpuhealth.h). */
+void wt_fault(const char *worker, const char *line);
+
 /* wt_start_worker with gpus GPUs, the default model, hx.dir/worker.log and vader. */
 pid_t wt_spawn_worker(const char *name, int gpus);
 

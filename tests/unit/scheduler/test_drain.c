@@ -153,3 +153,32 @@ Test(drain, a_job_on_drained_gpus_runs_on_as_it_is_under_pressure)
         sched_decision_destroy(d);
     }
 }
+
+/* A failed GPU (sched_node.failed) is given to nobody and its job moves off it, whatever the
+ * drains say; the node's other GPUs stay usable. */
+Test(drain, a_failed_gpu_is_left_and_never_given)
+{
+    for (size_t p = 0; p < NPOL; p++) {
+        static struct fx f;
+        fx_init(&f, 2, 4);
+        f.nodes[0].failed = 0x2; /* GPU 1 */
+        f.nodes[0].drained = 0x3; /* and a drain without evacuation does not keep it there */
+        struct sched_job *a = rigid(&f, 1, 2);
+        fx_hold(&f, a, 0, 0, 2);
+        a->last_change_time = 0;
+        rigid(&f, 2, 2);
+        cr_assert_eq(policy_capacity(&f.snap), 6, "GPUs 2-3 of node 0 and node 1");
+        struct sched_decision *d = sched_decide(sched_policy_find(policies[p]), &f.snap);
+        cr_assert(d, "%s", policies[p]);
+        fx_check_feasible(&f.snap, d);
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < d->assign[i].gpus; k++) {
+                struct sched_slot s = d->assign[i].slots[k];
+                cr_expect(!(s.node == 0 && s.gpu < 2), "%s gave job %d GPU %d of node 0",
+                          policies[p], i + 1, s.gpu);
+            }
+        cr_expect_eq(d->assign[0].gpus, 2, "%s: the job runs elsewhere", policies[p]);
+        cr_expect_str_eq(d->assign[0].reason, "migrated: off a failed GPU", "%s", policies[p]);
+        sched_decision_destroy(d);
+    }
+}

@@ -588,4 +588,21 @@ Test(decide, drained_gpus_and_evacuation)
     expect_refused("{\"nodes\": [{\"gpus\": 4, \"drained\": [4]}]}", "$.nodes[0]");
     expect_refused("{\"nodes\": [{\"gpus\": 4, \"drained\": \"all\"}]}", "member drained");
     expect_refused("{\"nodes\": [{\"gpus\": 4, \"evacuate\": 1}]}", "evacuate");
+    expect_refused("{\"nodes\": [{\"gpus\": 4, \"failed\": [9]}]}", "member failed");
+    static const char failed[] =
+        "{\"policy\": \"fifo\", \"nodes\": [{\"gpus\": 2, \"failed\": [0]}],"
+        " \"jobs\": [{\"id\": 1, \"requested_gpus\": 1, \"allocation\": [{\"node\": 0,"
+        " \"gpu\": 0}]}]}";
+    cr_assert_eq(decide_cmd_json(failed, strlen(failed), NULL, &out, err, sizeof(err)), 0, "%s",
+                 err);
+    d = json_loads(out, 0, NULL);
+    first = json_array_get(json_object_get(d, "jobs"), 0);
+    cr_expect_eq(json_integer_value(json_object_get(json_array_get(json_object_get(first, "slots"),
+                                                                   0),
+                                                    "gpu")),
+                 1, "off the failed GPU 0");
+    cr_expect_str_eq(json_string_value(json_object_get(first, "reason")),
+                     "migrated: off a failed GPU");
+    json_decref(d);
+    free(out);
 }

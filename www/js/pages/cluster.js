@@ -39,20 +39,21 @@ function drainedGpu(n, index) {
 function gpuTile(node, g, owner) {
   const jobs = owner ? owner.jobs : [];
   const drained = drainedGpu(node, g.index);
+  const fault = g.fault || null;
   const style = jobs.length ? "background:" + jobColour(jobs[0].id) + (jobs[1] ? ";border-right:10px solid " + jobColour(jobs[1].id) : "") : "";
   const label = jobs.length === 1 ? "#" + jobs[0].id + " " + (jobs[0].name || "")
     : jobs.length ? jobs.map((j) => "#" + j.id).join(" + ") : "free";
   return h("li", {
     class: "gpu" + (jobs.length ? " busy" : " free") + (owner && owner.packed ? " packed" : "") + (owner && owner.suspended ? " suspended" : "") +
-      (drained ? " drained" : ""),
+      (drained ? " drained" : "") + (fault ? " faulty" : ""),
     style, title: `GPU ${g.index}: ${g.model}, ${bytes(g.memory_bytes)} — ${jobs.length ? jobs.map((j) => "job " + j.id + " " + (j.name || "")).join(", ") : "free"}` +
-      (drained ? " — drained: " + node.drain.reason : ""),
+      (drained ? " — drained: " + node.drain.reason : "") + (fault ? " — fault: " + fault : ""),
     dataset: { gpu: String(g.index) },
   },
   h("span", { class: "gpu-idx" }, "GPU " + g.index),
   h("span", { class: "gpu-model" }, g.model),
   h("span", { class: "gpu-mem" }, bytes(g.memory_bytes)),
-  h("span", { class: "gpu-job" }, (drained && !jobs.length ? "drained" : label) + (owner && owner.packed ? " (packed)" : "") +
+  h("span", { class: "gpu-job" }, (fault && !jobs.length ? "fault: " + fault : drained && !jobs.length ? "drained" : label) + (owner && owner.packed ? " (packed)" : "") +
     (owner && owner.suspended ? " (suspended)" : "")));
 }
 
@@ -63,6 +64,7 @@ function nodeCard(n, owners) {
   return h("article", { class: "node card" + (stale || (n.state && n.state !== "UP") ? " node-down" : ""), dataset: { node: n.name, nodeId: String(n.id) } },
     h("header", null, h("h3", null, n.name), h("span", { class: "badge node-" + (n.state || "UP") }, n.state || "UP"),
       stale ? h("span", { class: "badge stale" }, "no heartbeat") : null,
+      gpus.some((g) => g.fault) ? h("span", { class: "badge faulty" }, gpus.filter((g) => g.fault).length + " GPU fault" + (gpus.filter((g) => g.fault).length > 1 ? "s" : "")) : null,
       n.drain ? h("span", { class: "badge drained", title: "drained by " + (n.drain.by || "?") + " " + ago(n.drain.since) }, "drained" + (n.drain.evacuate ? ", evacuating" : "")) : null,
       n.simulated ? h("span", { class: "badge" }, "simulated") : null),
     n.drain ? h("p", { class: "drain-reason small" }, "Drained" + (Array.isArray(n.drain.gpus) ? " (GPUs " + n.drain.gpus.join(", ") + ")" : "") + ": " + n.drain.reason) : null,
