@@ -17,13 +17,17 @@ BENCH_PGSS=1 loads pg_stat_statements into the embedded PostgreSQL and prints th
 statements that took the most time over the window (BENCH_PGSS_TOP of them, 15).
 BENCH_SERVER_ARGS adds options to ringmasterd's command line; BENCH_LOADGEN_NICE sets the
 loadgen's niceness. BENCH_KEEP_LOG=FILE copies the server's log there before the state directory goes.
-Args: [BUILD]."""
+--busy N (or BENCH_BUSY=N): N processes keep a core busy each from the start to the end
+(rmbench.Busy), the host busy with other work; the figures are printed as without it.
+Args: [BUILD] [--busy N]."""
 import datetime, json, os, re, signal, subprocess, sys, time, urllib.request
 
 import rmbench
 from rmbench import call, pct, stop
 
-build = sys.argv[1] if len(sys.argv) > 1 else "build"
+args, nbusy = rmbench.busy_args(sys.argv[1:])
+build = args[0] if args else "build"
+busy = rmbench.Busy(nbusy).__enter__()
 nodes = int(os.environ.get("BENCH_NODES", "512"))
 gpus = int(os.environ.get("BENCH_GPUS", "8"))
 njobs = int(os.environ.get("BENCH_JOBS", "5000"))
@@ -310,6 +314,9 @@ try:
     print(hb[-1] if hb else "heartbeat_p99_ms=nan")
     print(f"submit_p99_ms={pct(subs, 99):.1f}")
 finally:
+    if nbusy:
+        print(f"busy: {nbusy} process(es) used {busy.cpu_s():.0f} CPU seconds")
+    busy.__exit__(None, None, None)
     if lg and lg.poll() is None:
         lg.kill()
     if os.environ.get("BENCH_KEEP_LOG"):

@@ -3,7 +3,10 @@
 start_server(binary, prefix) runs BINARY on a free loopback port with a fresh state
 directory (embedded PostgreSQL) and waits for its health; call() then speaks to it as admin
 until the next start_server(). stop() ends a process with SIGTERM and removes its folder
-when it exited cleanly (otherwise it says where the log is)."""
+when it exited cleanly (otherwise it says where the log is). busy_args() and Busy: the
+benches' --busy N (or BENCH_BUSY=N), N processes that each keep a core busy while the bench
+runs, as a head node's other work would (issue 35: its database, a backup, a monitoring
+agent)."""
 import json, os, shutil, signal, socket, subprocess, sys, tempfile, time
 import urllib.request
 
@@ -72,3 +75,61 @@ def sweep_job(i, prefix="sweep"):
     if i % 2:
         spec.update({"elastic": True, "min_gpus": 1, "max_gpus": max(2, 2 * size), "gpus": 1})
     return spec
+
+
+def busy_args(argv):
+    """argv without "--busy N", and N (else BENCH_BUSY, else 0)."""
+    n = int(os.environ.get("BENCH_BUSY", "0") or 0)
+    out = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--busy" and i + 1 < len(argv):
+            n = int(argv[i + 1])
+            i += 2
+            continue
+        if argv[i].startswith("--busy="):
+            n = int(argv[i].split("=", 1)[1])
+        else:
+            out.append(argv[i])
+        i += 1
+    if n < 0:
+        sys.exit("--busy: expected a count >= 0")
+    return out, n
+
+
+class Busy:
+    """n processes spinning on a core each (started on enter, killed on exit), at the
+    bench's own priority: each takes a whole core from whatever else runs."""
+
+    def __init__(self, n):
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        import atexit
+        atexit.register(self.__exit__, None, None, None)
+        for _ in range(self.n):
+            self.procs.append(subprocess.Popen(["sh", "-c", "while :; do :; done"]))
+        if self.n:
+            print(f"busy: {self.n} process(es) keeping a core busy each, pids "
+                  + ", ".join(str(p.pid) for p in self.procs), flush=True)
+        return self
+
+    def cpu_s(self):
+        """CPU seconds the busy processes used so far."""
+        hz = os.sysconf("SC_CLK_TCK")
+        t = 0
+        for p in self.procs:
+            try:
+                f = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                t += (int(f[11]) + int(f[12])) / hz
+            except OSError:
+                pass
+        return t
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+        self.procs = []
+        return False
