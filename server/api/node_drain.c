@@ -9,22 +9,11 @@
 #include "live/live.h"
 #include "log.h"
 #include "nodes.h"
+#include "spec/fieldcheck.h"
 #include "store/db.h"
 
 #define DRAIN_REASON_MAX 256 /* characters */
 #define DRAIN_GPUS_MAX 64    /* SCHED_MAX_GPUS_PER_NODE */
-
-/* Characters of valid UTF-8 text (jansson's strings are), or -1 with a control character. */
-static long text_chars(const char *s)
-{
-    long n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            return -1;
-        n += (*p & 0xc0) != 0x80;
-    }
-    return n;
-}
 
 /* The body's gpus as a PostgreSQL array literal into out ("" when absent: every GPU). Returns
  * 0, or -1 after a 400. */
@@ -63,7 +52,7 @@ static int body_or_respond(struct api_call *call, const json_t *body, const char
                                    "unknown field (reason, gpus, evacuate)");
     }
     v = json_object_get(body, "reason");
-    long n = json_is_string(v) ? text_chars(json_string_value(v)) : -2;
+    long n = json_is_string(v) ? fieldcheck_text_chars(json_string_value(v)) : -2;
     if (n == -2)
         return api_field_error(call, "reason", "required: why the node is drained, a string");
     if (n < 1 || n > DRAIN_REASON_MAX)

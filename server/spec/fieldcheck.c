@@ -70,3 +70,14 @@ void fieldcheck_fail(struct fieldcheck *c, const char *field, const char *fmt, .
     }
     json_array_append_new(c->errors, json_pack("{s:s, s:s}", "field", name, "detail", msg));
 }
+
+long fieldcheck_text_chars(const char *s)
+{
+    long n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return -1;
+        n += (*p & 0xc0) != 0x80;
+    }
+    return n;
+}

@@ -17,4 +17,8 @@ struct fieldcheck {
 void fieldcheck_fail(struct fieldcheck *c, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Code points of valid UTF-8 text (jansson guarantees validity); -1 on a control character
+ * (names, reasons: one line of text). */
+long fieldcheck_text_chars(const char *s);
+
 #endif

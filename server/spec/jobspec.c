@@ -48,18 +48,6 @@ static bool get_bool(struct fieldcheck *c, const json_t *body, const char *key)
     return json_is_true(v);
 }
 
-/* Code points of valid UTF-8 (jansson guarantees validity); -1 on a control character. */
-static long utf8_chars(const char *s)
-{
-    long n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            return -1;
-        n += (*p & 0xc0) != 0x80;
-    }
-    return n;
-}
-
 static void check_name(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
     const json_t *v = json_object_get(body, "name");
@@ -71,7 +59,7 @@ static void check_name(struct fieldcheck *c, const json_t *body, struct jobspec 
         fieldcheck_fail(c, "name", "expected a string, got %s", type_name(v));
         return;
     }
-    long n = utf8_chars(json_string_value(v));
+    long n = fieldcheck_text_chars(json_string_value(v));
     if (n < 0) {
         fieldcheck_fail(c, "name", "control characters are not allowed");
         return;
