@@ -18,7 +18,7 @@
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
 
-#define STEPS 2000
+#define STEPS 1500
 
 static void setup(void)
 {
