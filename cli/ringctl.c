@@ -84,10 +84,12 @@ static const struct command commands[] = {
     {"nodes", ringctl_cmd_nodes, "nodes [NODE_ID]", "Nodes and their GPUs.", "ringctl nodes"},
     {"node", ringctl_cmd_node,
      "node drain NODE --reason TEXT [--gpus I,J,...] [--evacuate]\n"
-     "       node undrain NODE",
+     "       node undrain NODE\n"
+     "       node label NODE KEY=VALUE... [KEY-...]",
      "Drain a node (by id or name), or some of its GPUs, for maintenance (admin): no new job\n"
      "  goes there, the jobs on it run on, or with --evacuate are migrated off at the next\n"
-     "  round. undrain gives it back.",
+     "  round. undrain gives it back. label sets a node's labels (KEY- removes one), e.g. its\n"
+     "  switch and rack.",
      "ringctl node drain gpu-07 --reason \"fan failing\" --evacuate"},
     {"user", ringctl_cmd_user,
      "user create NAME [--role admin|user|worker]\n"

@@ -1,4 +1,5 @@
-/* ringctl node drain / undrain: an operator's drain of a node or some of its GPUs. */
+/* ringctl node drain / undrain / label: an operator's drain of a node or some of its GPUs, and
+ * its labels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #define NODE_USAGE                                                                                 \
     "usage: ringctl node drain NODE --reason TEXT [--gpus I,J,...] [--evacuate]\n"                 \
     "       ringctl node undrain NODE\n"                                                           \
+    "       ringctl node label NODE KEY=VALUE... [KEY-...]\n"                                      \
     "NODE: a node's id or name\n"
 
 /* The id of node arg (its id, or the name of one of the server's nodes) into *id. */
@@ -83,8 +85,63 @@ static void print_drain(const json_t *node)
     printf(": %s\n", json_string_value(json_object_get(d, "reason")));
 }
 
+/* node label NODE KEY=VALUE ... KEY-: sets and removes labels (PATCH /api/v1/nodes/{id}). */
+static int node_label(struct ringctl *ctl, int argc, char **argv)
+{
+    if (argc < 3) {
+        fputs(NODE_USAGE, stderr);
+        return RINGCTL_USAGE;
+    }
+    json_t *labels = json_object();
+    for (int i = 2; i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        size_t n = strlen(argv[i]);
+        if (eq && eq > argv[i]) {
+            char key[128];
+            snprintf(key, sizeof(key), "%.*s", (int)(eq - argv[i]), argv[i]);
+            json_object_set_new(labels, key, json_string(eq + 1));
+        } else if (!eq && n > 1 && argv[i][n - 1] == '-') {
+            char key[128];
+            snprintf(key, sizeof(key), "%.*s", (int)(n - 1), argv[i]);
+            json_object_set_new(labels, key, json_null());
+        } else {
+            fprintf(stderr, "ringctl: node label: expected KEY=VALUE or KEY-, got '%s'\n", argv[i]);
+            json_decref(labels);
+            return RINGCTL_USAGE;
+        }
+    }
+    long long id;
+    int rc = node_id(ctl, argv[1], &id);
+    if (rc == RINGCTL_OK) {
+        char path[64];
+        snprintf(path, sizeof(path), "/api/v1/nodes/%lld", id);
+        json_t *body = json_pack("{s:O}", "labels", labels), *out;
+        rc = ringctl_call(ctl, "PATCH", path, body, NULL, &out);
+        if (rc == RINGCTL_OK && ctl->json) {
+            ringctl_print_json(out);
+        } else if (rc == RINGCTL_OK) {
+            printf("node %lld (%s): ", id, json_string_value(json_object_get(out, "name")));
+            const char *k;
+            json_t *v;
+            int first = 1;
+            json_object_foreach(json_object_get(out, "labels"), k, v)
+            {
+                printf("%s%s=%s", first ? "" : " ", k, json_string_value(v));
+                first = 0;
+            }
+            printf("%s\n", first ? "no labels" : "");
+        }
+        json_decref(out);
+        json_decref(body);
+    }
+    json_decref(labels);
+    return rc;
+}
+
 int ringctl_cmd_node(struct ringctl *ctl, int argc, char **argv)
 {
+    if (argc >= 1 && !strcmp(argv[0], "label"))
+        return node_label(ctl, argc, argv);
     int drain = argc >= 2 && !strcmp(argv[0], "drain");
     if (argc < 2 || (!drain && (strcmp(argv[0], "undrain") || argc != 2))) {
         fputs(NODE_USAGE, stderr);

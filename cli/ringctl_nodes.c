@@ -35,6 +35,23 @@ static void drain_text(const json_t *d, char *out, size_t len)
                  json_string_value(json_object_get(d, "reason")));
 }
 
+/* Its labels as a cell: "rack=r1,switch=s1", "-" without any. */
+static void labels_text(const json_t *l, char *out, size_t len)
+{
+    const char *k;
+    json_t *v;
+    size_t o = 0;
+    out[0] = '\0';
+    json_object_foreach((json_t *)l, k, v)
+    {
+        if (o < len)
+            o += (size_t)snprintf(out + o, len - o, "%s%s=%s", o ? "," : "", k,
+                                  json_string_value(v));
+    }
+    if (!out[0])
+        snprintf(out, len, "-");
+}
+
 /* Its GPUs' faults as a cell: "ok", or "GPU 1 xid 79; GPU 3 ecc". */
 static void health_text(const json_t *gpus, char *out, size_t len)
 {
@@ -55,8 +72,8 @@ static void health_text(const json_t *gpus, char *out, size_t len)
 static void print_nodes(json_t *items)
 {
     static const char *const head[] = {"ID", "NAME", "STATE", "GPUS", "CPUS", "MEMORY_GIB",
-                                       "LAST_HEARTBEAT", "HEALTH", "DRAIN"};
-    struct table *t = table_create(9, head);
+                                       "LAST_HEARTBEAT", "HEALTH", "DRAIN", "LABELS"};
+    struct table *t = table_create(10, head);
     size_t i;
     json_t *n;
     json_array_foreach(items, i, n)
@@ -73,12 +90,13 @@ static void print_nodes(json_t *items)
         char when[64];
         const char *hb = timefmt_when_text(json_string_value(json_object_get(n, "last_heartbeat_at")),
                                            time(NULL), when, sizeof(when), "-");
-        char drain[320], health[320];
+        char drain[320], health[320], labels[512];
         drain_text(json_object_get(n, "drain"), drain, sizeof(drain));
         health_text(g, health, sizeof(health));
+        labels_text(json_object_get(n, "labels"), labels, sizeof(labels));
         const char *row[] = {id, json_string_value(json_object_get(n, "name")),
                              json_string_value(json_object_get(n, "state")), gpus, cpus, mem,
-                             hb, health, drain};
+                             hb, health, drain, labels};
         table_add(t, row);
     }
     table_print(t, stdout);

@@ -78,6 +78,7 @@ static const struct route routes[] = {
     {"POST", "/api/v1/nodes", nodes_register, MACHINES, ROUTE_JSON_BODY},
     {"GET", "/api/v1/nodes", nodes_list, ANY_ROLE, 0},
     {"GET", "/api/v1/nodes/{id}", nodes_get, ANY_ROLE, 0},
+    {"PATCH", "/api/v1/nodes/{id}", nodes_patch, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"POST", "/api/v1/nodes/{id}/heartbeat", nodes_heartbeat, MACHINES, ROUTE_URGENT},
     {"GET", "/api/v1/nodes/{id}/actions", actions_poll, MACHINES, 0},
     {"POST", "/api/v1/nodes/{id}/drain", nodes_drain, AUTH_ADMIN, ROUTE_JSON_BODY},

@@ -21,6 +21,7 @@
     " n.memory_bytes, 'state', n.state, 'simulated', n.simulated,"                                 \
     " 'registered_at', " DB_TS("n.registered_at") ","                                              \
     " 'last_heartbeat_at', " DB_TS("n.last_heartbeat_at") ","                                      \
+    " 'labels', n.labels,"                                                                       \
     " 'drain', CASE WHEN n.drained_at IS NULL THEN NULL ELSE json_build_object('reason',"          \
     " n.drain_reason, 'since', " DB_TS("n.drained_at") ", 'by', (SELECT u.name FROM users u"       \
     " WHERE u.id = n.drained_by), 'gpus', to_json(n.drain_gpus), 'evacuate', n.drain_evacuate)"   \

@@ -46,6 +46,12 @@ void nodes_drain(struct api_call *call);
  * field (an index the node does not have: "gpus"); 403 another worker's node; 404. */
 void nodes_health(struct api_call *call);
 
+/* PATCH /api/v1/nodes/{id} {"labels": {KEY: VALUE or null}} (admin): merges the labels
+ * (null removes one; at most 32, keys 1..63 of [A-Za-z0-9._/-], values 1..63 characters), as
+ * {"switch": "s1", "rack": "r1"}; registrations leave them. 200 and the node; 400 naming the
+ * field; 404. */
+void nodes_patch(struct api_call *call);
+
 /* POST /api/v1/nodes/{id}/undrain (admin): 200 and the node, its drain cleared (also when it
  * had none); 404 no such node. */
 void nodes_undrain(struct api_call *call);

@@ -225,6 +225,11 @@ test("a real worker registers its four simulated GPUs and the cluster page shows
   assert.equal(await card.locator("li.gpu.drained").count(), 1);
   assert.equal((await call(server, "POST", `/nodes/${nodeId}/undrain`)).status, 200);
   await page.waitForFunction(() => !document.querySelector('[data-node="sim-a"] .badge.drained'), null, { timeout: 20000 });
+  // an admin's labels show on the card
+  assert.equal((await call(server, "PATCH", `/nodes/${nodeId}`, { labels: { switch: "s1", rack: "r7" } })).status, 200);
+  await expectText(card.locator(".node-labels"), /rack=r7.*switch=s1|switch=s1.*rack=r7/, 20000);
+  assert.equal((await call(server, "PATCH", `/nodes/${nodeId}`, { labels: { switch: null, rack: null } })).status, 200);
+  await page.waitForFunction(() => !document.querySelector('[data-node="sim-a"] .node-labels'), null, { timeout: 20000 });
   // a GPU's fault (what a worker reports) marks its tile and the card, and goes when cleared
   assert.equal((await call(server, "POST", `/nodes/${nodeId}/health`, { gpus: [{ index: 1, fault: "xid 79" }] })).status, 200);
   await expectText(card.locator('li.gpu.faulty[data-gpu="1"]'), /GPU 1.*fault: xid 79/s, 20000);
@@ -533,6 +538,7 @@ async function zoomAndReset(fig) {
   const before = await range();
   assert.equal(before.zoomed, false);
   assert.equal(await fig.locator(".chart-reset").isVisible(), false);
+  await fig.locator(".plot canvas").first().scrollIntoViewIfNeeded();
   const box = await fig.locator(".plot canvas").first().boundingBox();
   const labelsBefore = await fig.locator(".dygraph-axis-label-x").allTextContents();
   await page.mouse.move(box.x + box.width * 0.35, box.y + box.height * 0.5);

@@ -40,21 +40,25 @@ static void two_rounds(void)
                   "two rounds ran");
 }
 
-static long long node(const char *name, int ngpus)
+/* Registers node name of ngpus GPUs, answered status (201 new, 200 again); its id. */
+static long long node_as(const char *name, int ngpus, long status)
 {
     char body[1024];
     int o = snprintf(body, sizeof(body),
-                     "{\"name\":\"%s\",\"cpus\":16,\"memory_bytes\":1000,"
-                     "\"gpus\":[",
-                     name);
+                     "{\"name\":\"%s\",\"cpus\":16,\"memory_bytes\":1000,\"gpus\":[", name);
     for (int g = 0; g < ngpus; g++)
         o += snprintf(body + o, sizeof(body) - (size_t)o,
                       "%s{\"index\":%d,\"model\":\"sim\",\"memory_bytes\":1}", g ? "," : "", g);
     snprintf(body + o, sizeof(body) - (size_t)o, "]}");
-    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", hx.admin, body), 201);
+    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", hx.admin, body), status);
     long long id = json_integer_value(json_object_get(n, "id"));
     json_decref(n);
     return id;
+}
+
+static long long node(const char *name, int ngpus)
+{
+    return node_as(name, ngpus, 201);
 }
 
 static json_t *drain(long long id, const char *body, long status)
@@ -286,5 +290,54 @@ Test(drain, a_gpu_fault_is_shown_recorded_and_its_job_moved_off)
                  1);
     cancel(b);
     cr_assert_eq(wait_num(ON_NODE, c, x, 2), 2, "the healthy node takes the 2-GPU job");
+    hx_finish();
+}
+
+/* An admin's labels on a node: merged, removed by null, checked by field, kept by a
+ * re-registration and a heartbeat, refused to a user. */
+Test(drain, labels_are_merged_checked_and_kept)
+{
+    long long n = node("n1", 2);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", n);
+    json_t *got = hx_expect_json(
+        hx_json("PATCH", path, hx.admin, "{\"labels\":{\"switch\":\"s1\",\"rack\":\"r1\"}}"), 200);
+    json_t *l = json_object_get(got, "labels");
+    cr_assert_str_eq(json_string_value(json_object_get(l, "switch")), "s1");
+    cr_assert_str_eq(json_string_value(json_object_get(l, "rack")), "r1");
+    json_decref(got);
+    got = hx_expect_json(
+        hx_json("PATCH", path, hx.admin, "{\"labels\":{\"rack\":null,\"zone\":\"b\"}}"), 200);
+    l = json_object_get(got, "labels");
+    cr_assert_eq(json_object_size(l), 2, "rack removed, zone added, switch kept");
+    cr_assert_null(json_object_get(l, "rack"));
+    cr_assert_str_eq(json_string_value(json_object_get(l, "zone")), "b");
+    json_decref(got);
+    hx_expect_problem(hx_json("PATCH", path, hx.admin, "{\"labels\":{\"-x\":\"1\"}}"), 400,
+                      "labels.-x");
+    hx_expect_problem(hx_json("PATCH", path, hx.admin, "{\"labels\":{\"x\":\"\"}}"), 400,
+                      "labels.x");
+    hx_expect_problem(hx_json("PATCH", path, hx.admin, "{\"labels\":{\"x\":7}}"), 400, "labels.x");
+    hx_expect_problem(hx_json("PATCH", path, hx.admin, "{\"labels\":[]}"), 400, "labels");
+    hx_expect_problem(hx_json("PATCH", path, hx.admin, "{\"name\":\"y\"}"), 400, "name");
+    char many[2048];
+    int o = snprintf(many, sizeof(many), "{\"labels\":{");
+    for (int k = 0; k < 31; k++)
+        o += snprintf(many + o, sizeof(many) - (size_t)o, "%s\"k%d\":\"v\"", k ? "," : "", k);
+    snprintf(many + o, sizeof(many) - (size_t)o, "}}");
+    hx_expect_problem(hx_json("PATCH", path, hx.admin, many), 400, "labels");
+    char user[128];
+    hx_user("bob", "user", user);
+    hx_expect_problem(hx_json("PATCH", path, user, "{\"labels\":{\"a\":\"b\"}}"), 403, NULL);
+    hx_expect_problem(hx_json("PATCH", "/api/v1/nodes/999999", hx.admin, "{\"labels\":{}}"), 404,
+                      NULL);
+    /* a re-registration (the worker's restart) and a heartbeat keep them */
+    long long again = node_as("n1", 2, 200);
+    cr_assert_eq(again, n);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/heartbeat", n);
+    got = hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(got, "labels"), "switch")),
+                     "s1");
+    json_decref(got);
     hx_finish();
 }

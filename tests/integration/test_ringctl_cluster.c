@@ -124,6 +124,15 @@ Test(ringctl, users_nodes_tokens_and_exit_codes)
     r = ctl("node", "undrain", "1");
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "node 1 (h1): not drained"), "%s", r->out);
+    /* labels: set two, remove one; the LABELS column */
+    r = ctl("node", "label", "h1", "switch=s1", "rack=r1");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    r = ctl("node", "label", "h1", "rack-");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "node 1 (h1): switch=s1\n"), "%s", r->out);
+    r = ctl("nodes");
+    cr_assert(strstr(r->out, "LABELS") && strstr(r->out, "switch=s1"), "%s", r->out);
+    cr_assert_eq(ctl("node", "label", "h1", "nonsense")->code, 2);
 
     r = ctl_as("not-a-token", "list", NULL);
     cr_assert_eq(r->code, 1);

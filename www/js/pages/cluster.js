@@ -67,6 +67,7 @@ function nodeCard(n, owners) {
       gpus.some((g) => g.fault) ? h("span", { class: "badge faulty" }, gpus.filter((g) => g.fault).length + " GPU fault" + (gpus.filter((g) => g.fault).length > 1 ? "s" : "")) : null,
       n.drain ? h("span", { class: "badge drained", title: "drained by " + (n.drain.by || "?") + " " + ago(n.drain.since) }, "drained" + (n.drain.evacuate ? ", evacuating" : "")) : null,
       n.simulated ? h("span", { class: "badge" }, "simulated") : null),
+    n.labels && Object.keys(n.labels).length ? h("p", { class: "node-labels small" }, Object.entries(n.labels).map(([k, v]) => h("span", { class: "label-chip" }, k + "=" + v))) : null,
     n.drain ? h("p", { class: "drain-reason small" }, "Drained" + (Array.isArray(n.drain.gpus) ? " (GPUs " + n.drain.gpus.join(", ") + ")" : "") + ": " + n.drain.reason) : null,
     h("p", { class: "muted small" }, n.cpus + " CPUs · " + bytes(n.memory_bytes) + " · " + gpus.length + " GPU" + (gpus.length === 1 ? "" : "s") +
       (hb !== null ? " · heartbeat " + ago(n.last_heartbeat_at) : "")),
