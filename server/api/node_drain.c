@@ -65,20 +65,6 @@ static int body_or_respond(struct api_call *call, const json_t *body, const char
     return gpus_or_respond(call, json_object_get(body, "gpus"), gpus, len);
 }
 
-/* 404 for no node id, else 400: a GPU of gpus it does not have. */
-static void not_drained(struct api_call *call, const char *id)
-{
-    const char *p[] = {id};
-    PGresult *r = db_exec(call->db, "SELECT 1 FROM nodes WHERE id = $1", 1, p);
-    if (!db_ok(r))
-        api_db_error(call, r);
-    else if (PQntuples(r) == 0)
-        http_problem(call->req, 404, "no node %s", id);
-    else
-        api_field_error(call, "gpus", "the node has no GPU of such an index");
-    PQclear(r);
-}
-
 void nodes_drain(struct api_call *call)
 {
     long long nid;
@@ -106,7 +92,7 @@ void nodes_drain(struct api_call *call)
     if (!db_ok(r)) {
         api_db_error(call, r);
     } else if (PQntuples(r) != 1) {
-        not_drained(call, id);
+        nodes_missing_or_field(call, id, "gpus", "the node has no GPU of such an index");
     } else {
         log_info("node %s drained%s by %s (GPUs %s): %s", PQgetvalue(r, 0, 0),
                  evacuate ? " to evacuate" : "", call->who.name, gpus[0] ? gpus : "all", reason);

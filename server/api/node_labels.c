@@ -64,20 +64,6 @@ static const json_t *labels_or_respond(struct api_call *call, const json_t *body
     return l;
 }
 
-/* After an update that changed no row: 404 for no node id, else 400 (over 32 labels). */
-static void too_many_or_none(struct api_call *call, const char *id)
-{
-    const char *p[] = {id};
-    PGresult *r = db_exec(call->db, "SELECT 1 FROM nodes WHERE id = $1", 1, p);
-    if (!db_ok(r))
-        api_db_error(call, r);
-    else if (PQntuples(r) == 0)
-        http_problem(call->req, 404, "no node %s", id);
-    else
-        api_field_error(call, "labels", "a node has at most 32 labels");
-    PQclear(r);
-}
-
 void nodes_patch(struct api_call *call)
 {
     long long nid;
@@ -102,7 +88,7 @@ void nodes_patch(struct api_call *call)
         if (!db_ok(r))
             api_db_error(call, r);
         else if (PQntuples(r) != 1)
-            too_many_or_none(call, id);
+            nodes_missing_or_field(call, id, "labels", "a node has at most 32 labels");
         else {
             log_info("node %s labelled by %s: %s", PQgetvalue(r, 0, 0), call->who.name, text);
             nodes_respond(call, id, 200);

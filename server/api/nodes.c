@@ -382,6 +382,20 @@ void nodes_heartbeat(struct api_call *call)
     free(reported);
 }
 
+void nodes_missing_or_field(struct api_call *call, const char *id, const char *field,
+                            const char *what)
+{
+    const char *p[] = {id};
+    PGresult *r = db_exec(call->db, "SELECT 1 FROM nodes WHERE id = $1", 1, p);
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (PQntuples(r) == 0)
+        http_problem(call->req, 404, "no node %s", id);
+    else
+        api_field_error(call, field, what);
+    PQclear(r);
+}
+
 void nodes_list(struct api_call *call)
 {
     PGresult *r = db_exec(call->db, "SELECT " NODE_JSON " FROM nodes n ORDER BY n.id", 0, NULL);

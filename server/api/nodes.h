@@ -33,6 +33,11 @@ void nodes_get(struct api_call *call);
 /* Answers node id (text) as GET does, with status; 404 when there is none. */
 void nodes_respond(struct api_call *call, const char *id, unsigned status);
 
+/* After a conditional update of node id that changed no row: 404 when there is no such node,
+ * else 400 naming field with what (the condition failed). */
+void nodes_missing_or_field(struct api_call *call, const char *id, const char *field,
+                            const char *what);
+
 /* POST /api/v1/nodes/{id}/drain {"reason": TEXT, "gpus": [INDEX...], "evacuate": BOOL} (admin):
  * the node's GPUs (those of gpus, else all) get no new work from the next round; with
  * evacuate its jobs on them are migrated off. Draining a drained node replaces its drain.
