@@ -85,6 +85,43 @@ static void print_drain(const json_t *node)
     printf(": %s\n", json_string_value(json_object_get(d, "reason")));
 }
 
+/* The node as one line after a label: "node 3 (gpu-07): rack=r1 switch=s1" ("no labels"). */
+static void print_labels(const json_t *node)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    printf("node %lld (%s): ", (long long)json_integer_value(json_object_get(node, "id")),
+           json_string_value(json_object_get(node, "name")));
+    json_object_foreach(json_object_get(node, "labels"), k, v)
+    {
+        printf("%s%s=%s", first ? "" : " ", k, json_string_value(v));
+        first = 0;
+    }
+    printf("%s\n", first ? "no labels" : "");
+}
+
+/* method /api/v1/nodes/{id}SUFFIX with body (may be NULL) for node arg (id or name); the
+ * answer printed by print, or as JSON with --json. */
+static int node_request(struct ringctl *ctl, const char *arg, const char *method,
+                        const char *suffix, json_t *body, void (*print)(const json_t *))
+{
+    long long id;
+    int rc = node_id(ctl, arg, &id);
+    if (rc != RINGCTL_OK)
+        return rc;
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld%s", id, suffix);
+    json_t *out;
+    rc = ringctl_call(ctl, method, path, body, NULL, &out);
+    if (rc == RINGCTL_OK && ctl->json)
+        ringctl_print_json(out);
+    else if (rc == RINGCTL_OK)
+        print(out);
+    json_decref(out);
+    return rc;
+}
+
 /* node label NODE KEY=VALUE ... KEY-: sets and removes labels (PATCH /api/v1/nodes/{id}). */
 static int node_label(struct ringctl *ctl, int argc, char **argv)
 {
@@ -110,31 +147,9 @@ static int node_label(struct ringctl *ctl, int argc, char **argv)
             return RINGCTL_USAGE;
         }
     }
-    long long id;
-    int rc = node_id(ctl, argv[1], &id);
-    if (rc == RINGCTL_OK) {
-        char path[64];
-        snprintf(path, sizeof(path), "/api/v1/nodes/%lld", id);
-        json_t *body = json_pack("{s:O}", "labels", labels), *out;
-        rc = ringctl_call(ctl, "PATCH", path, body, NULL, &out);
-        if (rc == RINGCTL_OK && ctl->json) {
-            ringctl_print_json(out);
-        } else if (rc == RINGCTL_OK) {
-            printf("node %lld (%s): ", id, json_string_value(json_object_get(out, "name")));
-            const char *k;
-            json_t *v;
-            int first = 1;
-            json_object_foreach(json_object_get(out, "labels"), k, v)
-            {
-                printf("%s%s=%s", first ? "" : " ", k, json_string_value(v));
-                first = 0;
-            }
-            printf("%s\n", first ? "no labels" : "");
-        }
-        json_decref(out);
-        json_decref(body);
-    }
-    json_decref(labels);
+    json_t *body = json_pack("{s:o}", "labels", labels);
+    int rc = node_request(ctl, argv[1], "PATCH", "", body, print_labels);
+    json_decref(body);
     return rc;
 }
 
@@ -171,19 +186,9 @@ int ringctl_cmd_node(struct ringctl *ctl, int argc, char **argv)
         json_decref(body);
         return RINGCTL_USAGE;
     }
-    long long id;
-    int rc = node_id(ctl, argv[1], &id);
-    if (rc == RINGCTL_OK) {
-        char path[96];
-        snprintf(path, sizeof(path), "/api/v1/nodes/%lld/%s", id, argv[0]);
-        json_t *out;
-        rc = ringctl_call(ctl, "POST", path, body, NULL, &out);
-        if (rc == RINGCTL_OK && ctl->json)
-            ringctl_print_json(out);
-        else if (rc == RINGCTL_OK)
-            print_drain(out);
-        json_decref(out);
-    }
+    char suffix[16];
+    snprintf(suffix, sizeof(suffix), "/%s", argv[0]);
+    int rc = node_request(ctl, argv[1], "POST", suffix, body, print_drain);
     json_decref(body);
     return rc;
 }

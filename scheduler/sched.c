@@ -254,20 +254,22 @@ static void sanitize_want(int *want, size_t n, int capacity)
     }
 }
 
-/* 1 if the job holds a GPU of a node down, 3 a failed one, 2 one drained to be evacuated,
- * else 0. */
-static int on_down_node(const struct sched_snapshot *snap, const struct sched_job *j)
+/* Why a job must leave GPUs it holds: none, a node down, a failed GPU, GPUs drained to be
+ * evacuated: the first of these, in that order, that one of its GPUs has. */
+enum leave { LEAVE_NONE, LEAVE_DOWN, LEAVE_FAILED, LEAVE_EVACUATED };
+
+static enum leave why_leave(const struct sched_snapshot *snap, const struct sched_job *j)
 {
-    int why = 0;
+    enum leave why = LEAVE_NONE;
     for (int k = 0; k < j->cur_gpus; k++) {
         const struct sched_node *nd = &snap->nodes[j->slots[k].node];
         int g = j->slots[k].gpu;
         if (!nd->up)
-            return 1;
+            return LEAVE_DOWN;
         if (g >= 0 && g < 64 && ((nd->failed >> g) & 1))
-            why = 3;
-        else if (!why && gpumap_must_leave(nd, g))
-            why = 2;
+            why = LEAVE_FAILED;
+        else if (why == LEAVE_NONE && gpumap_must_leave(nd, g))
+            why = LEAVE_EVACUATED;
     }
     return why;
 }
@@ -308,12 +310,16 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
         return "resized: grown";
     if (a->gpus < j->cur_gpus)
         return "resized: shrunk";
-    if (on_down_node(snap, j) == 3)
-        return "migrated: off a failed GPU";
-    if (on_down_node(snap, j) == 2)
-        return "migrated: off GPUs drained to be evacuated";
-    if (on_down_node(snap, j))
+    switch (why_leave(snap, j)) {
+    case LEAVE_DOWN:
         return "migrated: off a node that is down or draining";
+    case LEAVE_FAILED:
+        return "migrated: off a failed GPU";
+    case LEAVE_EVACUATED:
+        return "migrated: off GPUs drained to be evacuated";
+    case LEAVE_NONE:
+        break;
+    }
     if (snap->nodes[a->slots[0].node].gpu_model != snap->nodes[j->slots[0].node].gpu_model)
         return "migrated: to a GPU model where it runs faster";
     return "migrated: to let another job span fewer nodes";
