@@ -7,40 +7,7 @@
 #include "guarantee.h"
 #include "policies/policy.h"
 #include "sched.h"
-
-
-struct text {
-    char *buf;
-    size_t len, cap; /* len counts what was needed, even past cap */
-};
-
-static void put(struct text *t, const char *s)
-{
-    for (; *s; s++, t->len++)
-        if (t->len + 1 < t->cap)
-            t->buf[t->len] = *s;
-    if (t->cap)
-        t->buf[t->len < t->cap ? t->len : t->cap - 1] = '\0';
-}
-
-static void put_long(struct text *t, long long v)
-{
-    char tmp[24];
-    int n = 0;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-
-    if (v < 0)
-        put(t, "-");
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    char out[24];
-    for (int k = 0; k < n; k++)
-        out[k] = tmp[n - 1 - k];
-    out[n] = '\0';
-    put(t, out);
-}
+#include "text.h"
 
 /* "45 s", "3 min", "2 h 10 min". */
 static void put_duration(struct text *t, double s)
@@ -48,44 +15,44 @@ static void put_duration(struct text *t, double s)
     long long v = (long long)llround(s);
 
     if (v < 120) {
-        put_long(t, v);
-        put(t, " s");
+        text_put_long(t, v);
+        text_put(t, " s");
     } else if (v < 7200) {
-        put_long(t, (v + 30) / 60);
-        put(t, " min");
+        text_put_long(t, (v + 30) / 60);
+        text_put(t, " min");
     } else {
-        put_long(t, v / 3600);
-        put(t, " h ");
-        put_long(t, (v % 3600) / 60);
-        put(t, " min");
+        text_put_long(t, v / 3600);
+        text_put(t, " h ");
+        text_put_long(t, (v % 3600) / 60);
+        text_put(t, " min");
     }
 }
 
 /* One holder: "job 12 holds 8 GPUs: predicted to finish in 3 min (fit)". */
 static void put_holder(struct text *t, const struct sched_job *j, const struct sched_assignment *a)
 {
-    put(t, "job ");
-    put_long(t, (long long)j->id);
-    put(t, " holds ");
-    put_long(t, a->gpus);
-    put(t, a->gpus == 1 ? " GPU: " : " GPUs: ");
+    text_put(t, "job ");
+    text_put_long(t, (long long)j->id);
+    text_put(t, " holds ");
+    text_put_long(t, a->gpus);
+    text_put(t, a->gpus == 1 ? " GPU: " : " GPUs: ");
     if (a->forced == 1) {
-        put(t, "it had waited longer than max_wait_s");
+        text_put(t, "it had waited longer than max_wait_s");
         return;
     }
     if (a->forced == 2) {
-        put(t, "its user's fair share");
+        text_put(t, "its user's fair share");
         return;
     }
     double left = policy_time_at(j, a->gpus);
     if (isfinite(left)) {
-        put(t, "predicted to finish in ");
+        text_put(t, "predicted to finish in ");
         put_duration(t, left);
-        put(t, " (");
-        put(t, sched_estimate_source_name(j->remaining_source));
-        put(t, ")");
+        text_put(t, " (");
+        text_put(t, sched_estimate_source_name(j->remaining_source));
+        text_put(t, ")");
     } else {
-        put(t, "no prediction yet (no speed model)");
+        text_put(t, "no prediction yet (no speed model)");
     }
 }
 
@@ -165,13 +132,13 @@ static void put_quota(struct text *t, const struct sched_explainer *e, const str
 
     if (held + need_of(j) <= quota)
         return;
-    put(t, "; user ");
-    put_long(t, (long long)j->user_id);
-    put(t, " holds ");
-    put_long(t, held);
-    put(t, " of its quota of ");
-    put_long(t, quota);
-    put(t, " GPUs");
+    text_put(t, "; user ");
+    text_put_long(t, (long long)j->user_id);
+    text_put(t, " holds ");
+    text_put_long(t, held);
+    text_put(t, " of its quota of ");
+    text_put_long(t, quota);
+    text_put(t, " GPUs");
 }
 
 int sched_explainer_init(struct sched_explainer *e, const struct sched_snapshot *snap,
@@ -197,22 +164,22 @@ size_t sched_explainer_text(const struct sched_explainer *e, size_t i, char *buf
     const struct sched_snapshot *snap = e->snap;
     const struct sched_decision *d = e->d;
 
-    put(&t, "");
+    text_put(&t, "");
     if (!snap || !d || i >= d->njobs || i >= snap->njobs)
         return 0;
     const struct sched_job *j = &snap->jobs[i];
     if (d->assign[i].gpus > 0) {
-        put(&t, d->assign[i].reason);
+        text_put(&t, d->assign[i].reason);
         return t.len;
     }
-    put(&t, "needs ");
-    put_long(&t, need_of(j));
-    put(&t, need_of(j) == 1 ? " GPU, " : " GPUs, ");
-    put_long(&t, d->capacity - d->used);
-    put(&t, " free");
+    text_put(&t, "needs ");
+    text_put_long(&t, need_of(j));
+    text_put(&t, need_of(j) == 1 ? " GPU, " : " GPUs, ");
+    text_put_long(&t, d->capacity - d->used);
+    text_put(&t, " free");
     put_quota(&t, e, j);
     for (size_t k = 0; k < e->ntop; k++) { /* a waiting job holds nothing: never its own */
-        put(&t, "; ");
+        text_put(&t, "; ");
         put_holder(&t, &snap->jobs[e->top[k]], &d->assign[e->top[k]]);
     }
     return t.len;
