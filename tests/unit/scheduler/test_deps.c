@@ -16,50 +16,39 @@ static struct deps_target array(int64_t id, enum deps_when when, int total, int 
     return (struct deps_target){id, 1, when, total, ok, notok, NULL};
 }
 
-Test(deps, ok_waits_then_is_met_or_lost)
+/* Each dependency and the verdict it must get. */
+static void expect_verdicts(const struct deps_target *t, const enum deps_verdict *want, size_t n)
 {
-    struct deps_target t = job(12, DEPS_OK, "RUNNING");
-    cr_assert_eq(deps_check(&t), DEPS_WAIT);
-    t = job(12, DEPS_OK, "COMPLETED");
-    cr_assert_eq(deps_check(&t), DEPS_MET);
-    t = job(12, DEPS_OK, "FAILED");
-    cr_assert_eq(deps_check(&t), DEPS_NEVER);
-    t = job(12, DEPS_OK, "CANCELLED");
-    cr_assert_eq(deps_check(&t), DEPS_NEVER);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(deps_check(&t[i]), want[i], "case %zu", i);
 }
 
-Test(deps, notok_and_any)
+Test(deps, a_job_ok_notok_and_any)
 {
-    struct deps_target t = job(3, DEPS_NOTOK, "COMPLETED");
-    cr_assert_eq(deps_check(&t), DEPS_NEVER);
-    t = job(3, DEPS_NOTOK, "FAILED");
-    cr_assert_eq(deps_check(&t), DEPS_MET);
-    t = job(3, DEPS_NOTOK, "PENDING");
-    cr_assert_eq(deps_check(&t), DEPS_WAIT);
-    t = job(3, DEPS_ANY, "SUSPENDED");
-    cr_assert_eq(deps_check(&t), DEPS_WAIT);
-    t = job(3, DEPS_ANY, "CANCELLED");
-    cr_assert_eq(deps_check(&t), DEPS_MET);
-    t = job(3, DEPS_ANY, "COMPLETED");
-    cr_assert_eq(deps_check(&t), DEPS_MET);
+    const struct deps_target t[] = {
+        job(12, DEPS_OK, "RUNNING"),     job(12, DEPS_OK, "COMPLETED"),
+        job(12, DEPS_OK, "FAILED"),      job(12, DEPS_OK, "CANCELLED"),
+        job(3, DEPS_NOTOK, "COMPLETED"), job(3, DEPS_NOTOK, "FAILED"),
+        job(3, DEPS_NOTOK, "PENDING"),   job(3, DEPS_ANY, "SUSPENDED"),
+        job(3, DEPS_ANY, "CANCELLED"),   job(3, DEPS_ANY, "COMPLETED"),
+    };
+    const enum deps_verdict want[] = {DEPS_WAIT, DEPS_MET,  DEPS_NEVER, DEPS_NEVER, DEPS_NEVER,
+                                      DEPS_MET,  DEPS_WAIT, DEPS_WAIT,  DEPS_MET,   DEPS_MET};
+    expect_verdicts(t, want, sizeof(want) / sizeof(want[0]));
 }
 
+/* An array waits for all its elements; ok is out of reach as soon as one did not complete;
+ * notok waits for every element too, and is met when one failed. */
 Test(deps, an_array_waits_for_all_its_elements)
 {
-    struct deps_target t = array(7, DEPS_OK, 4, 3, 0);
-    cr_assert_eq(deps_check(&t), DEPS_WAIT, "one element still runs");
-    t = array(7, DEPS_OK, 4, 4, 0);
-    cr_assert_eq(deps_check(&t), DEPS_MET);
-    t = array(7, DEPS_OK, 4, 1, 1);
-    cr_assert_eq(deps_check(&t), DEPS_NEVER, "one failed: all-ok is out of reach at once");
-    t = array(7, DEPS_NOTOK, 4, 2, 1);
-    cr_assert_eq(deps_check(&t), DEPS_WAIT, "notok waits for every element");
-    t = array(7, DEPS_NOTOK, 4, 3, 1);
-    cr_assert_eq(deps_check(&t), DEPS_MET);
-    t = array(7, DEPS_NOTOK, 4, 4, 0);
-    cr_assert_eq(deps_check(&t), DEPS_NEVER);
-    t = array(7, DEPS_ANY, 4, 2, 2);
-    cr_assert_eq(deps_check(&t), DEPS_MET);
+    const struct deps_target t[] = {
+        array(7, DEPS_OK, 4, 3, 0),    array(7, DEPS_OK, 4, 4, 0),    array(7, DEPS_OK, 4, 1, 1),
+        array(7, DEPS_NOTOK, 4, 2, 1), array(7, DEPS_NOTOK, 4, 3, 1), array(7, DEPS_NOTOK, 4, 4, 0),
+        array(7, DEPS_ANY, 4, 2, 2),
+    };
+    const enum deps_verdict want[] = {DEPS_WAIT, DEPS_MET,   DEPS_NEVER, DEPS_WAIT,
+                                      DEPS_MET,  DEPS_NEVER, DEPS_MET};
+    expect_verdicts(t, want, sizeof(want) / sizeof(want[0]));
 }
 
 Test(deps, jobs_that_are_gone_can_never_be_met)
