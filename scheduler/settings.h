@@ -29,6 +29,8 @@ struct settings {
     double explore_stage_s;           /* seconds an exploring job runs at each of 1, 2, 4, 8 GPUs */
     double max_wait_s;                /* a job that fits gets GPUs within this of being runnable */
     int paused;                       /* 1: no rounds (nodes are not marked DOWN either) */
+    int hold_unmet_deps; /* 1: a job whose dependency can no longer be met stays PENDING, held
+                          * (deps.h); 0: it is cancelled */
 };
 
 enum settings_type {

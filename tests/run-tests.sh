@@ -37,7 +37,7 @@ max_jobs=${RINGMASTER_TEST_JOBS:-3}
 # in one run here) fit between the others. fence (one single-rank job) is not in chain's
 # exclusive part: it need not wait for the exclusive parts before it to end.
 declare -A parts=(
-    [integration-server]="limits recovery history; leader paging whatif ringctl sched"
+    [integration-server]="limits recovery history; leader paging whatif ringctl sched deps"
     [integration-worker]="worker; chain; fence; torch; sched_live; learn_live; types_live; gandiva_live gandiva_edges;
                           rm_pack_kept rm_pack_reverted stale; goodput_live stale_api drain_live;
                           late_suspend pack_kept sched_e2e plans_live worker_api;

@@ -263,6 +263,10 @@ static void own_fields(struct jsontext *t, const PGresult *r, int row, int preci
     jsontext_lit(t, ",\"array_index\":");
     cell_int(t, r, row, C_ARRAY_INDEX);
     batch_fields(t, r, row, precision);
+    if (!PQgetisnull(r, row, C_DEPS)) { /* the jobs it runs after (sql/036) */
+        jsontext_lit(t, ",\"after\":");
+        cell_doc(t, r, row, C_DEPS, precision);
+    }
 }
 
 /* Whether a job in state is one the rounds predict: waiting, holding GPUs or on its way to;

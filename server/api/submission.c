@@ -9,6 +9,7 @@
 #include "call.h"
 #include "http/http.h"
 #include "jobcols.h"
+#include "spec/jobafter.h"
 #include "store/db.h"
 
 void submission_init(struct submission *s, const struct api_call *call)
@@ -88,4 +89,64 @@ PGresult *submission_earlier_or_respond(struct api_call *call, const struct subm
         return r;
     PQclear(r);
     return NULL;
+}
+
+/* The dependencies (ids, and whether each is an array's) whose jobs do not exist, by their
+ * place in the list (from 0). */
+static const char *const missing_sql =
+    "SELECT t.n - 1 FROM unnest($1::bigint[], $2::bool[]) WITH ORDINALITY AS t(id, arr, n)"
+    " WHERE NOT CASE WHEN t.arr THEN EXISTS (SELECT 1 FROM jobs j WHERE j.array_id = t.id)"
+    " ELSE EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.id) END ORDER BY t.n";
+
+/* The ids of after's dependencies and their kinds as PostgreSQL arrays ("{1,2}", "{f,t}"). */
+static void after_arrays(const json_t *after, char *ids, char *arrs, size_t len)
+{
+    size_t a = 0, b = 0;
+    for (size_t k = 0; k < json_array_size(after); k++) {
+        int arr;
+        long long id = jobafter_id(json_array_get(after, k), &arr);
+        a += (size_t)snprintf(ids + a, len - a, "%s%lld", k ? "," : "{", id);
+        b += (size_t)snprintf(arrs + b, len - b, "%s%s", k ? "," : "{", arr ? "t" : "f");
+    }
+    snprintf(ids + a, len - a, "}");
+    snprintf(arrs + b, len - b, "}");
+}
+
+/* The 400 for the missing dependencies of r's rows. */
+static void missing_respond(struct api_call *call, const json_t *after, const PGresult *r,
+                            long i)
+{
+    json_t *errs = json_array();
+    char where[32] = "", first[160] = "";
+    if (i >= 0)
+        snprintf(where, sizeof(where), "jobs[%ld].", i);
+    for (int row = 0; row < PQntuples(r); row++) {
+        size_t k = (size_t)strtoul(PQgetvalue(r, row, 0), NULL, 10);
+        int arr;
+        long long id = jobafter_id(json_array_get(after, k), &arr);
+        char field[64], detail[64];
+        snprintf(field, sizeof(field), "%safter[%zu].%s", where, k, arr ? "array" : "job");
+        snprintf(detail, sizeof(detail), "no %s %lld", arr ? "job array" : "job", id);
+        json_array_append_new(errs, json_pack("{s:s, s:s}", "field", field, "detail", detail));
+        if (!row)
+            snprintf(first, sizeof(first), "%s: %s", field, detail);
+    }
+    http_send_problem(call->req, 400, errs, NULL, "%s", first);
+}
+
+int submission_after_or_respond(struct api_call *call, const struct jobspec *spec, long i)
+{
+    char ids[JOBAFTER_MAX * 24 + 4], arrs[JOBAFTER_MAX * 2 + 4];
+    if (!spec->after)
+        return 0;
+    after_arrays(spec->after, ids, arrs, sizeof(ids));
+    const char *p[] = {ids, arrs};
+    PGresult *r = db_exec(call->db, missing_sql, 2, p);
+    int rc = db_ok(r) && PQntuples(r) == 0 ? 0 : -1;
+    if (!db_ok(r))
+        api_db_error(call, r);
+    else if (rc < 0)
+        missing_respond(call, spec->after, r, i);
+    PQclear(r);
+    return rc;
 }

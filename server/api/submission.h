@@ -51,6 +51,13 @@ int submission_key_or_respond(struct api_call *call, const char **key);
 int submission_fits_or_respond(struct api_call *call, const struct jobspec *spec, long nodes,
                                long gpus, long i);
 
+/* 0 when every job and array spec's "after" names exists (any user's: every user may read
+ * every job, so may depend on it), else -1 after a 400 naming each missing one's field
+ * ("after[1].job", "jobs[3].after[0].array" for job i of a batch, i >= 0). Asks call->db
+ * only when spec has dependencies. Since a job may only depend on jobs that exist when it is
+ * submitted, and "after" cannot be changed later, dependencies never form a cycle. */
+int submission_after_or_respond(struct api_call *call, const struct jobspec *spec, long i);
+
 /* The job an earlier request with s's key (set) made, read on call->db: a new result whose
  * row 0 holds it as JOB_COLS (jobcols.h), or NULL after answering (a database error, or 409
  * when that request came with another text than s->request). mention: the key as the caller

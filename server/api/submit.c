@@ -96,6 +96,7 @@ static struct pending *pending_of(struct api_call *call)
         free(p);
         return NULL;
     }
+
     /* the request's text identifies it only for a retry with its Idempotency-Key */
     p->request = key ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     p->sub.key = key;
@@ -117,6 +118,10 @@ void jobs_submit(struct api_call *call)
     struct pending *p = pending_of(call);
     if (!p)
         return;
+    if (submission_after_or_respond(call, &p->sub.spec, -1) < 0) {
+        pending_free(p);
+        return;
+    }
     api_call_detach(call);
     submit_group_store(call->db, &p->job);
 }
@@ -128,6 +133,10 @@ int jobs_submit_inline(struct api_call *call)
     struct pending *p = pending_of(call);
     if (!p)
         return 1; /* answered */
+    if (p->sub.spec.after) { /* the jobs it names are looked up the usual way, on a connection */
+        pending_free(p);
+        return 0;
+    }
     api_call_detach(call); /* before the job is queued: its leader may answer it at once */
     if (submit_group_enqueue(&p->job) == 0)
         return 1;

@@ -297,8 +297,8 @@ static int cluster_or_respond(struct api_call *call, long *nodes, long *gpus)
     return rc;
 }
 
-/* Every job of b fits the cluster up (or holds). Returns 0, or -1 after a 422 naming the
- * first that cannot. */
+/* Every job of b fits the cluster up (or holds), and the jobs each runs after exist. Returns
+ * 0, or -1 after a 422 naming the first that cannot fit, or a 400 naming missing jobs. */
 static int batch_fits_or_respond(struct api_call *call, const struct batch *b)
 {
     long nodes = 0, gpus = 0; /* the cluster's size, read once for the whole batch */
@@ -307,6 +307,8 @@ static int batch_fits_or_respond(struct api_call *call, const struct batch *b)
     for (size_t i = 0; i < b->n; i++) {
         const struct jobspec *s = &b->subs[i].spec;
         if (!s->hold && submission_fits_or_respond(call, s, nodes, gpus, (long)i) < 0)
+            return -1;
+        if (submission_after_or_respond(call, s, (long)i) < 0)
             return -1;
     }
     return 0;

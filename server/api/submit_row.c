@@ -169,6 +169,7 @@ static const struct param params[] = {
     {"array_id", "bigint", "%s", NULL, enc_count, SUB(array_id)},
     {"array_index", "int", "%s", NULL, enc_index, SUB(array_index)},
     {"batch_spec", "jsonb", "%s", NULL, enc_batch, 0},
+    {"deps", "jsonb", "%s", NULL, enc_json, SPEC(after)},
 };
 
 #define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))

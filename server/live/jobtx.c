@@ -19,8 +19,10 @@ int live_move_job(PGconn *c, long long id, enum job_state from, enum job_event e
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *p[] = {ids, job_state_name(to), job_state_name(from), job_event_name(ev), detail};
     PGresult *r = db_exec(c,
-                          "WITH up AS (UPDATE jobs SET state = $2, updated_at = now()"
-                          " WHERE id = $1 AND state = $3 RETURNING id)"
+                          "WITH up AS (UPDATE jobs SET state = $2, updated_at = now(),"
+                          " finished_at = CASE WHEN $2 IN ('COMPLETED', 'FAILED', 'CANCELLED')"
+                          " THEN now() ELSE finished_at END WHERE id = $1 AND state = $3"
+                          " RETURNING id)"
                           " INSERT INTO job_events (job_id, from_state, to_state, event, actor,"
                           " detail) SELECT id, $3, $2, $4, 'scheduler', $5 FROM up",
                           5, p);

@@ -54,6 +54,9 @@ struct live_plan {
     int capacity;             /* GPUs on up nodes */
     int guaranteed;           /* a guarantee of the core gave a job GPUs (some assign forced) */
     char policy[32];
+    const struct snap_job **blocked; /* PENDING jobs whose dependencies are not met (after.h):
+                                      * not shown to the core; nblocked of them */
+    size_t nblocked;
     int refits;         /* models refitted this round (-1: their metrics could not be read) */
     long long refit_us; /* the time their reads and fits took */
 };

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
+#include "after.h"
 #include "plan_int.h"
 #include "round_plan.h"
 #include "sched.h"
@@ -544,6 +545,7 @@ int live_plan_write(struct live_plan *p, PGconn *c, long long t0_us,
     long long w0 = monotime_us();
     if (begin_round(p, c, round, sizeof(round)) < 0 ||
         (out->actions = write_changes(p, c, round)) < 0 || write_job_sched(p, c) < 0 ||
+        live_after_write(p, c) < 0 ||
         end_round(p, c, round, t0_us, w0, out) < 0) {
         snprintf(err, errlen, "writing round: %s", PQerrorMessage(c));
         db_command(c, "ROLLBACK");

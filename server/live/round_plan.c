@@ -3,8 +3,8 @@
  * decision under the configured policy, then what of it may change now (accept.c) and why
  * jobs wait (waiting.c). The rules of scheduling it applies are the core's (learn.h,
  * progress.h, bounds.h, sched.h); what stays here is how the database's jobs are shown to
- * the core (which jobs it sees, jobs in transition fixed at what they hold, each job's
- * evidence). */
+ * the core (which jobs it sees: not those whose dependencies are not met, after.h; jobs in
+ * transition fixed at what they hold, each job's evidence). */
 #include "round_plan.h"
 
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "after.h"
 #include "bounds.h"
 #include "config.h"
 #include "learn_types.h"
@@ -36,6 +37,7 @@ void live_plan_destroy(struct live_plan *p)
     free(p->jobs);
     free(p->moved);
     free(p->busy);
+    free(p->blocked);
     free(p);
 }
 
@@ -197,13 +199,18 @@ static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no
     const struct live_snap *s = p->s;
     p->jobs = calloc(s->njobs + 1, sizeof(*p->jobs));
     p->cjobs = calloc(s->njobs + 1, sizeof(*p->cjobs));
-    if (!p->jobs || !p->cjobs)
+    p->blocked = calloc(s->njobs + 1, sizeof(*p->blocked));
+    if (!p->jobs || !p->cjobs || !p->blocked)
         return -1;
     p->stage_s = bounds_explore_stage_s(p->cfg->explore_stage_s);
     for (size_t n = 0; n < s->nnodes; n++)
         p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
     for (size_t k = 0; k < s->njobs; k++) {
         const struct snap_job *sj = &s->jobs[k];
+        if (live_after_blocked(sj)) {
+            p->blocked[p->nblocked++] = sj;
+            continue;
+        }
         if (!live_slice_wanted(p->slice, sj, wanted(sj)))
             continue;
         struct live_plan_job *pj = &p->jobs[p->njobs++];

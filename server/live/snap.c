@@ -1,5 +1,6 @@
 /* snap: the round's snapshot, one read-only repeatable-read transaction (snap.h): nodes, GPU
- * models, active jobs, allocations, users' shares, finished run times; lookups by id. */
+ * models, active jobs, allocations, users' shares, finished run times, the waiting jobs'
+ * dependencies; lookups by id. */
 #include "snap.h"
 
 #include <ctype.h>
@@ -64,6 +65,19 @@ static const char *const finished_sql =
     " e.job_id = j.id AND e.to_state = 'RUNNING') r WHERE r.at IS NOT NULL AND j.finished_at > "
     "r.at";
 
+/* The dependencies of the PENDING jobs that have some, in each job's order, with the jobs each
+ * names counted by how they ended (the core's struct deps_target): a job dependency names
+ * one job, an array's every job of that array_id. state: a job's state (min() of one row). */
+static const char *const deps_sql =
+    "SELECT j.id, d.v ? 'array', COALESCE(d.v->>'job', d.v->>'array'),"
+    " COALESCE(d.v->>'when', 'ok'), x.total, x.ok, x.notok, x.state"
+    " FROM jobs j CROSS JOIN LATERAL jsonb_array_elements(j.deps) WITH ORDINALITY AS d(v, n)"
+    " CROSS JOIN LATERAL (SELECT count(*) AS total,"
+    " count(*) FILTER (WHERE t.state = 'COMPLETED') AS ok,"
+    " count(*) FILTER (WHERE t.state IN ('FAILED', 'CANCELLED')) AS notok, min(t.state) AS state"
+    " FROM jobs t WHERE t.id = (d.v->>'job')::bigint OR t.array_id = (d.v->>'array')::bigint) x"
+    " WHERE j.deps IS NOT NULL AND j.state = 'PENDING' ORDER BY j.id, d.n";
+
 static const char *const allocs_sql =
     "SELECT a.job_id, a.node_id, a.gpu_idx, extract(epoch FROM a.since)"
     " FROM allocations a JOIN jobs j ON j.id = a.job_id"
@@ -80,6 +94,7 @@ void live_snap_destroy(struct live_snap *s)
     free(s->slot_pool);
     free(s->users);
     free(s->finished_run_s);
+    free(s->deps_pool);
     free(s);
 }
 
@@ -340,6 +355,32 @@ static int fill_finished(struct live_snap *s, const PGresult *r)
     return 0;
 }
 
+/* Rows come sorted by job: each job's dependencies are contiguous in the pool. */
+static int fill_deps(struct live_snap *s, const PGresult *r)
+{
+    s->deps_pool = calloc((size_t)PQntuples(r) + 1, sizeof(*s->deps_pool));
+    if (!s->deps_pool)
+        return -1;
+    size_t k = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        struct snap_job *j = live_snap_job(s, ll(r, i, 0));
+        enum deps_when w = DEPS_OK;
+        if (!j || deps_when_parse(PQgetvalue(r, i, 3), &w) < 0)
+            continue;
+        if (j->ndeps == 0)
+            j->deps = &s->deps_pool[k];
+        s->deps_pool[k++] = (struct deps_target){.id = ll(r, i, 2),
+                                                 .array = strcmp(PQgetvalue(r, i, 1), "t") == 0,
+                                                 .when = w,
+                                                 .total = (int)ll(r, i, 4),
+                                                 .ok = (int)ll(r, i, 5),
+                                                 .notok = (int)ll(r, i, 6),
+                                                 .state = str_or_null(r, i, 7)};
+        j->ndeps++;
+    }
+    return 0;
+}
+
 struct live_snap *live_snap_read(PGconn *c, char *err, size_t errlen)
 {
     struct live_snap *s = calloc(1, sizeof(*s));
@@ -347,9 +388,10 @@ struct live_snap *live_snap_read(PGconn *c, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    const char *const sql[] = {nodes_sql, jobs_sql, allocs_sql, meta_sql, users_sql, finished_sql};
+    const char *const sql[] = {nodes_sql, jobs_sql,     allocs_sql, meta_sql,
+                               users_sql, finished_sql, deps_sql};
     int ok = db_command(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") == 0;
-    for (int i = 0; ok && i < 6; i++) {
+    for (int i = 0; ok && i < 7; i++) {
         s->res[i] = db_exec(c, sql[i], 0, NULL);
         ok = db_ok(s->res[i]);
         if (!ok)
@@ -368,7 +410,7 @@ struct live_snap *live_snap_read(PGconn *c, char *err, size_t errlen)
     s->resize_cost_s = PQgetisnull(s->res[3], 0, 1) ? -1 : dbl(s->res[3], 0, 1);
     if (fill_nodes(s, s->res[0]) < 0 || fill_jobs(s, s->res[1]) < 0 ||
         fill_allocs(s, s->res[2]) < 0 || fill_users(s, s->res[4]) < 0 ||
-        fill_finished(s, s->res[5]) < 0) {
+        fill_finished(s, s->res[5]) < 0 || fill_deps(s, s->res[6]) < 0) {
         snprintf(err, errlen, "out of memory");
         live_snap_destroy(s);
         return NULL;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deps.h"
 #include "job_state.h"
 #include "sched.h"
 
@@ -56,6 +57,10 @@ struct snap_job {
     /* Its batch model (zero: none): the declared batch_spec, its latest gradient statistics
      * and, as batch.batch, the global batch of its latest start/resize (current_batch). */
     struct batch_spec batch;
+    /* A PENDING job's dependencies (its "after", sql/036) with the states of the jobs they
+     * name now, in its order: ndeps entries from deps (0: none). */
+    const struct deps_target *deps;
+    size_t ndeps;
 };
 
 struct live_snap {
@@ -70,7 +75,8 @@ struct live_snap {
     size_t nusers;
     double *finished_run_s; /* run times of the latest completed jobs (the estimates' prior) */
     size_t nfinished;
-    PGresult *res[6];
+    struct deps_target *deps_pool; /* every job's deps */
+    PGresult *res[7];
 };
 
 /* Reads a snapshot. Returns a new one, or NULL with text in err (database error, ENOMEM). */

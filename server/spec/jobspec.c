@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fieldcheck.h"
+#include "jobafter.h"
 
 static const char *type_name(const json_t *v)
 {
@@ -468,7 +469,8 @@ static void check_unknown(struct fieldcheck *c, const json_t *body)
                                         "hold",
                                         "batch",
                                         "adaptive_batch",
-                                        "max_local_batch"};
+                                        "max_local_batch",
+                                        "after"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -524,6 +526,7 @@ int jobspec_parse(const json_t *in, struct jobspec *spec, json_t **errors, char 
     check_plans(&c, body, spec);
     check_length(&c, body, spec);
     check_batch(&c, body, spec);
+    spec->after = jobafter_check(&c, json_object_get(body, "after"));
     check_unknown(&c, body);
     json_decref(body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
@@ -544,6 +547,7 @@ void jobspec_clear(struct jobspec *spec)
     json_decref(spec->command);
     json_decref(spec->env);
     json_decref(spec->model);
+    json_decref(spec->after);
     memset(spec, 0, sizeof(*spec));
 }
 
@@ -578,6 +582,8 @@ json_t *jobspec_to_json(const struct jobspec *spec)
             json_object_del(o, "max_local_batch");
     }
     json_decref(batch);
+    if (o && spec->after)
+        json_object_set(o, "after", spec->after);
     return o;
 }
 

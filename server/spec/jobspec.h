@@ -58,6 +58,9 @@ struct jobspec {
      * batch) and the largest examples per GPU per micro-step before the job accumulates
      * gradients (max_local_batch; 0: no limit). */
     int batch, max_batch, max_local_batch;
+    /* The jobs it runs after (jobafter.h; issue 33 item 4): an array (owned) of {"job": ID,
+     * "when"} or {"array": ID, "when"} with when filled in, or NULL: none. */
+    json_t *after;
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors

@@ -40,7 +40,7 @@ PUBLIC = {
     "api": {"api.h", "auth.h"},
     "live": {"live.h"},
     "store": {"db.h", "dblisten.h", "migrate.h", "pgarray.h"},
-    "spec": {"jobspec.h", "nodespec.h", "fieldcheck.h"},
+    "spec": {"jobspec.h", "jobafter.h", "nodespec.h", "fieldcheck.h"},
     "http": {"http.h", "problem.h", "router.h", "etag.h", "www.h", "jsontext.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

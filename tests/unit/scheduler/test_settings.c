@@ -23,7 +23,7 @@ Test(settings, every_setting_once_in_the_order_of_its_struct)
 {
     const struct settings_desc *t = settings_list();
     size_t n = settings_count();
-    cr_assert_eq(n, 10);
+    cr_assert_eq(n, 11);
     cr_assert(n <= SETTINGS_MAX);
     cr_assert_null(t[n].name);
     for (size_t i = 0; i < n; i++) {
@@ -61,6 +61,7 @@ Test(settings, defaults_are_within_their_bounds)
     cr_assert_eq(s.explore_stage_s, 150);
     cr_assert_eq(s.max_wait_s, 3600);
     cr_assert_eq(s.paused, 0);
+    cr_assert_eq(s.hold_unmet_deps, 0);
     /* the simulator's: its historical defaults (max wait off) */
     cr_assert_eq(sim.interval_s, 60);
     cr_assert_eq(sim.resize_cost_s, 10);
