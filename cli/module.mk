@@ -8,12 +8,13 @@ $(RINGCTL): $(RINGCTL_SRCS:%.c=$(BUILD)/%.o) $(COMMON_LIB)
 
 BINS += $(RINGCTL)
 
-# Unit tests of ringctl's pure parts (times for people, array indexes).
+# Unit tests of ringctl's pure parts (times for people, array indexes, dependencies).
 CLI_UNIT_SRCS := $(wildcard tests/unit/cli/*.c)
 CLI_UNIT_BIN  := $(BUILD)/tests/unit-cli
 
 $(BUILD)/tests/unit/cli/%.o: CPPFLAGS += -iquote cli
-$(CLI_UNIT_BIN): $(CLI_UNIT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/timefmt.o $(BUILD)/cli/arrayspec.o
+$(CLI_UNIT_BIN): $(CLI_UNIT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/cli/timefmt.o $(BUILD)/cli/arrayspec.o \
+		$(BUILD)/cli/afterspec.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "afterspec.h"
 #include "arrayspec.h"
 #include "ringctl.h"
 
@@ -28,6 +29,28 @@ static int array_flag(struct submit_opts *s, const char *v)
         return 0;
     fprintf(stderr, "ringctl: --array: %s\n", s->index ? err : "out of memory");
     return -1;
+}
+
+/* --after 12[:ok|:any|:notok], array:41[:WHEN], comma-separated or repeated (afterspec.h):
+ * appended to the job's "after". */
+static int after_flag(struct submit_opts *s, const char *v)
+{
+    struct afterspec a[AFTERSPEC_MAX];
+    json_t *after = json_object_get(s->job, "after");
+    size_t n = 0, had = json_array_size(after);
+    char err[160];
+    if (afterspec_parse(v, a, AFTERSPEC_MAX - had, &n, err, sizeof(err)) < 0) {
+        fprintf(stderr, "ringctl: --after: %s\n", err);
+        return -1;
+    }
+    if (!after) {
+        after = json_array();
+        json_object_set_new(s->job, "after", after);
+    }
+    for (size_t k = 0; k < n; k++)
+        json_array_append_new(after, json_pack("{s:I, s:s}", a[k].array ? "array" : "job",
+                                               (json_int_t)a[k].id, "when", a[k].when));
+    return 0;
 }
 
 /* --adaptive-batch MAX or MIN:MAX: {"max": MAX} (and "min": MIN, which the server checks
@@ -74,6 +97,8 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         return json_object_set_new(s->job, "name", json_string(v));
     if (!strcmp(flag, "--array"))
         return array_flag(s, v);
+    if (!strcmp(flag, "--after"))
+        return after_flag(s, v);
     if (!strcmp(flag, "--adaptive-batch"))
         return adaptive_flag(s, v);
     if (!strcmp(flag, "--idempotency-key")) {

@@ -55,6 +55,24 @@ static void print_pending(json_t *job)
            when(job, "predicted_start", at, sizeof(at), "unknown"));
 }
 
+/* "after:     job 12 (ok), array 41 (any)" for a job with dependencies. */
+static void print_after(json_t *job)
+{
+    size_t i;
+    json_t *d;
+    json_t *after = json_object_get(job, "after");
+    if (!json_array_size(after))
+        return;
+    printf("  after:    ");
+    json_array_foreach(after, i, d)
+    {
+        json_t *id = json_object_get(d, "job");
+        printf("%s %s %" JSON_INTEGER_FORMAT " (%s)", i ? "," : "", id ? "job" : "array",
+               json_integer_value(id ? id : json_object_get(d, "array")), str_or(d, "when", "ok"));
+    }
+    printf("\n");
+}
+
 static void print_allocation(json_t *job)
 {
     json_t *alloc = json_object_get(job, "allocation");
@@ -249,6 +267,7 @@ static void print_job(json_t *job)
     if (when(job, "predicted_finish", fin, sizeof(fin), NULL))
         printf("  finish:    predicted %s\n", fin);
     print_progress(job);
+    print_after(job);
     print_pending(job);
     print_allocation(job);
     print_batch(job);

@@ -121,6 +121,45 @@ Test(ringctl, submit_gives_a_batch_model)
     hx_finish();
 }
 
+/* --after: the dependencies sent as "after", shown by show with the reason it waits. */
+Test(ringctl, submit_after_waits_for_its_job)
+{
+    struct ctl_run *r = ctl("submit", "--name", "a", "--gpus", "1", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    char a[32], after[64];
+    snprintf(a, sizeof(a), "%lld", strtoll(r->out, NULL, 10));
+    snprintf(after, sizeof(after), "%s:any", a);
+    r = ctl("--json", "submit", "--name", "b", "--gpus", "1", "--after", after, "--after", a, "--",
+            "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    json_t *j = ctl_out_json(r);
+    char *text = json_dumps(json_object_get(j, "after"), JSON_COMPACT), want[160];
+    snprintf(want, sizeof(want), "[{\"job\":%s,\"when\":\"any\"},{\"job\":%s,\"when\":\"ok\"}]",
+             a, a);
+    cr_assert_str_eq(text, want);
+    free(text);
+    char b[32];
+    snprintf(b, sizeof(b), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(j, "id")));
+    json_decref(j);
+    snprintf(want, sizeof(want), "after:     job %s (any), job %s (ok)", a, a);
+    r = ctl("show", b);
+    cr_assert(strstr(r->out, want), "%s", r->out);
+    snprintf(want, sizeof(want), "waiting for job %s, PENDING", a);
+    double until = hx_now() + 20;
+    while (!strstr(r->out, want) && hx_now() < until) { /* the next round's reason */
+        usleep(100000);
+        r = ctl("show", b);
+    }
+    cr_assert(strstr(r->out, want), "%s", r->out);
+    r = ctl("submit", "--name", "c", "--after", "12:never", "--", "t");
+    cr_assert_eq(r->code, 2, "a usage error");
+    cr_assert(strstr(r->err, "--after"), "%s", r->err);
+    r = ctl("submit", "--name", "c", "--gpus", "1", "--after", "array:999999", "--", "t");
+    cr_assert_eq(r->code, 1, "refused by the server");
+    cr_assert(strstr(r->err, "after[0].array"), "%s", r->err);
+    hx_finish();
+}
+
 Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
 {
     char w[128], ids[32], ids2[32];
