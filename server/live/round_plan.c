@@ -128,7 +128,8 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
     const struct live_model *m = pj->model;
     struct sched_job *j = &p->cjobs[i];
     *j = (struct sched_job){.id = sj->id,
-                            .submit_time = sj->submit,
+                            .submit_time = sj->runnable_since > sj->submit ? sj->runnable_since
+                                                                           : sj->submit,
                             .priority = sj->priority,
                             .requested_gpus = sj->gpus,
                             .min_gpus = sj->min_gpus,

@@ -67,14 +67,16 @@ static const char *const finished_sql =
 
 /* The dependencies of the PENDING jobs that have some, in each job's order, with the jobs each
  * names counted by how they ended (the core's struct deps_target): a job dependency names
- * one job, an array's every job of that array_id. state: a job's state (min() of one row). */
+ * one job, an array's every job of that array_id. state: a job's state (min() of one row);
+ * ended: when the last of them ended (NULL while none has). */
 static const char *const deps_sql =
     "SELECT j.id, d.v ? 'array', COALESCE(d.v->>'job', d.v->>'array'),"
-    " COALESCE(d.v->>'when', 'ok'), x.total, x.ok, x.notok, x.state"
+    " COALESCE(d.v->>'when', 'ok'), x.total, x.ok, x.notok, x.state, extract(epoch FROM x.ended)"
     " FROM jobs j CROSS JOIN LATERAL jsonb_array_elements(j.deps) WITH ORDINALITY AS d(v, n)"
     " CROSS JOIN LATERAL (SELECT count(*) AS total,"
     " count(*) FILTER (WHERE t.state = 'COMPLETED') AS ok,"
-    " count(*) FILTER (WHERE t.state IN ('FAILED', 'CANCELLED')) AS notok, min(t.state) AS state"
+    " count(*) FILTER (WHERE t.state IN ('FAILED', 'CANCELLED')) AS notok, min(t.state) AS state,"
+    " max(t.finished_at) AS ended"
     " FROM jobs t WHERE t.id = (d.v->>'job')::bigint OR t.array_id = (d.v->>'array')::bigint) x"
     " WHERE j.deps IS NOT NULL AND j.state = 'PENDING' ORDER BY j.id, d.n";
 
@@ -377,6 +379,8 @@ static int fill_deps(struct live_snap *s, const PGresult *r)
                                                  .notok = (int)ll(r, i, 6),
                                                  .state = str_or_null(r, i, 7)};
         j->ndeps++;
+        double ended = PQgetisnull(r, i, 8) ? 0 : dbl(r, i, 8);
+        j->runnable_since = ended > j->runnable_since ? ended : j->runnable_since;
     }
     return 0;
 }

@@ -61,6 +61,8 @@ struct snap_job {
      * name now, in its order: ndeps entries from deps (0: none). */
     const struct deps_target *deps;
     size_t ndeps;
+    double runnable_since; /* epoch seconds the last job its dependencies name ended (0: none,
+                            * or no dependencies): it waits, for the core, from then on */
 };
 
 struct live_snap {
