@@ -173,6 +173,24 @@ test("the job page cancels only after the confirmation and shows CANCELLED", T, 
   await screenshot(page, "job-cancelled-1280");
 });
 
+// A job after another: its page names the job it runs after and why it waits; the first
+// cancelled, the scheduler cancels it and its events say why.
+test("the job page shows what a job runs after and why it waits for it", T, async () => {
+  const first = await call(server, "POST", "/jobs", { name: "browser-prep", command: ["true"], gpus: 1 });
+  assert.equal(first.status, 201);
+  const a = first.body.id;
+  const second = await call(server, "POST", "/jobs", { name: "browser-train", command: ["true"], gpus: 1, after: [{ job: a }] });
+  assert.equal(second.status, 201);
+  const b = second.body.id;
+  await page.goto(server.url + "/#/jobs/" + b);
+  await expectText(page.locator("#sec-details"), new RegExp(`runs after\\s*job ${a} \\(ok\\)`));
+  await expectText(page.locator("#sec-waiting"), new RegExp(`reason\\s*waiting for job ${a}, PENDING`));
+  assert.equal(await page.locator("#job-after a").getAttribute("href"), "#/jobs/" + a);
+  assert.equal((await call(server, "POST", "/jobs/" + a + "/cancel")).status, 200);
+  await expectText(page.locator("h1"), /CANCELLED/);
+  await expectText(page.locator("#sec-events"), new RegExp(`dependency on job ${a} can no longer be met: it CANCELLED`));
+});
+
 test("the scheduler page shows the live policy and its rounds; the admin switches to fifo", T, async () => {
   await page.click('#nav a[data-nav="scheduler"]');
   await page.waitForURL(/#\/scheduler$/);

@@ -86,6 +86,17 @@ function waiting(job) {
     ]) : h("p", { class: "muted" }, "Waiting for the scheduler's next round to place it."));
 }
 
+// The jobs it runs after (docs/api.md, "Dependencies"): a link to each job ("array 41" for a
+// whole array), each with how it must end; "" when none.
+export function afterLinks(after) {
+  if (!Array.isArray(after) || !after.length) return "";
+  return h("span", { id: "job-after" }, after.flatMap((d, i) => [
+    i ? ", " : "",
+    d.job != null ? h("a", { href: "#/jobs/" + d.job }, "job " + d.job) : "array " + d.array,
+    " (" + (d.when || "ok") + ")",
+  ]));
+}
+
 // The fields the scheduler merges into a job's model object (docs/api.md, "The model object").
 const SCHED_MODEL_FIELDS = ["source", "metrics", "speed", "convergence", "fit", "epochs_done", "remaining_epochs",
   "remaining_steps", "predicted_remaining_s", "remaining_source", "remaining", "world_sizes_measured", "dataset_size"];
@@ -104,6 +115,7 @@ function details(job) {
     ["allocation", Array.isArray(job.allocation) && job.allocation.length
       ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
     ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
+    ["runs after", afterLinks(job.after)],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
     ["batch per GPU", String(job.batch_per_gpu ?? "")],
     ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : fields(valueRows(job.plan))) : ""],
