@@ -1,0 +1,86 @@
+/* Topology (issue 32 items 1 and 3): a node registered with its GPUs' NVLink islands and NUMA
+ * domains, and labelled with its switch, answers them; the scheduler places a job in one
+ * island of a node. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "harness.h"
+
+TestSuite(topology, .init = hx_setup, .fini = hx_teardown, .timeout = 120);
+
+#define WAIT_S 20.0
+
+/* Registers node name with ngpus GPUs in islands of isl GPUs (0: not reported); its id. */
+static long long node_islands(const char *name, int ngpus, int isl)
+{
+    char body[4096];
+    int o = snprintf(body, sizeof(body),
+                     "{\"name\":\"%s\",\"cpus\":16,\"memory_bytes\":1000,\"gpus\":[", name);
+    for (int g = 0; g < ngpus; g++) {
+        o += snprintf(body + o, sizeof(body) - (size_t)o,
+                      "%s{\"index\":%d,\"model\":\"sim\",\"memory_bytes\":1", g ? "," : "", g);
+        if (isl > 0)
+            o += snprintf(body + o, sizeof(body) - (size_t)o, ",\"island\":%d,\"numa\":%d", g / isl,
+                          g / isl);
+        o += snprintf(body + o, sizeof(body) - (size_t)o, "}");
+    }
+    snprintf(body + o, sizeof(body) - (size_t)o, "]}");
+    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(n, "id"));
+    json_decref(n);
+    return id;
+}
+
+static json_t *get_node(long long id)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", id);
+    return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+}
+
+static void label(long long id, const char *body)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld", id);
+    json_decref(hx_expect_json(hx_json("PATCH", path, hx.admin, body), 200));
+}
+
+Test(topology, islands_and_switch_are_stored_and_shown)
+{
+    long long a = node_islands("topo-a", 8, 4), b = node_islands("topo-b", 2, 0);
+    label(a, "{\"labels\":{\"switch\":\"s1\",\"rack\":\"r1\"}}");
+    json_t *n = get_node(a);
+    json_t *gpus = json_object_get(n, "gpus");
+    cr_assert_eq(json_array_size(gpus), 8);
+    for (size_t g = 0; g < 8; g++) {
+        json_t *x = json_array_get(gpus, g);
+        cr_assert_eq(json_integer_value(json_object_get(x, "island")), (json_int_t)g / 4);
+        cr_assert_eq(json_integer_value(json_object_get(x, "numa")), (json_int_t)g / 4);
+    }
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(n, "labels"), "switch")),
+                     "s1");
+    json_decref(n);
+    n = get_node(b);
+    json_t *g0 = json_array_get(json_object_get(n, "gpus"), 0);
+    cr_assert(json_is_null(json_object_get(g0, "island")), "not reported: null");
+    cr_assert(json_is_null(json_object_get(g0, "numa")));
+    json_decref(n);
+    /* a bad island is refused, naming its field */
+    hx_expect_problem(hx_json("POST", "/api/v1/nodes", hx.admin,
+                              "{\"name\":\"topo-c\",\"cpus\":1,\"memory_bytes\":1,\"gpus\":"
+                              "[{\"index\":0,\"model\":\"a\",\"memory_bytes\":1,\"island\":-2}]}"),
+                      400, "gpus[0].island");
+    /* stored per GPU (sql/037) */
+    cr_assert_eq(hx_sql_num("SELECT count(*) FROM node_gpus WHERE island IS NOT NULL"), 8);
+    /* ringctl: the ISLANDS column, and a line per GPU of one node */
+    struct ctl_run *r = ctl("nodes");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "ISLANDS") && strstr(r->out, " 2x4"), "%s", r->out);
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", a);
+    r = ctl("nodes", ids);
+    cr_assert(strstr(r->out, "  GPU 5: sim, island 1, numa 1\n"), "%s", r->out);
+}
