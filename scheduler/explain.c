@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "guarantee.h"
 #include "policies/policy.h"
 #include "sched.h"
@@ -174,6 +175,21 @@ static void put_quota(struct text *t, const struct sched_explainer *e, const str
     put(t, " GPUs");
 }
 
+/* "; waiting for GPUs on at most 1 switch (12 s of 60 s)" while its switch bound holds it. */
+static void put_switches(struct text *t, const struct sched_snapshot *snap,
+                         const struct sched_job *j)
+{
+    if (!domain_switch_bound(snap, j))
+        return;
+    put(t, "; waiting for GPUs on at most ");
+    put_long(t, j->max_switches);
+    put(t, j->max_switches == 1 ? " switch (" : " switches (");
+    put_duration(t, domain_waited_s(snap, j));
+    put(t, " of ");
+    put_duration(t, j->max_switches_wait_s);
+    put(t, ")");
+}
+
 int sched_explainer_init(struct sched_explainer *e, const struct sched_snapshot *snap,
                          const struct sched_decision *d)
 {
@@ -210,6 +226,7 @@ size_t sched_explainer_text(const struct sched_explainer *e, size_t i, char *buf
     put(&t, need_of(j) == 1 ? " GPU, " : " GPUs, ");
     put_long(&t, d->capacity - d->used);
     put(&t, " free");
+    put_switches(&t, snap, j);
     put_quota(&t, e, j);
     for (size_t k = 0; k < e->ntop; k++) { /* a waiting job holds nothing: never its own */
         put(&t, "; ");

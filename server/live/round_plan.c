@@ -358,7 +358,10 @@ static int build_snapshot(struct live_plan *p, long round_no)
                                            .gpu_mem_gb = sn->gpu_mem_gb,
                                            .drained = sn->drained,
                                            .evacuate = sn->evacuate,
-                                           .failed = sn->failed};
+                                           .failed = sn->failed,
+                                           .switch_id = sn->switch_id,
+                                           .rack_id = sn->rack_id};
+        memcpy(p->cnodes[n].island, sn->island, sizeof(sn->island));
     }
     p->snap = (struct sched_snapshot){
         .now = s->now,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "spec/jobspec.h"
 #include "store/db.h"
 
@@ -19,7 +20,9 @@ static const char *const nodes_sql =
     " ' '), ''), n.cpus, n.memory_bytes, n.simulated, COALESCE(min(g.model), ''),"
     " COALESCE(min(g.memory_bytes), 0), n.drained_at IS NOT NULL,"
     " array_to_string(n.drain_gpus, ' '), n.drain_evacuate,"
-    " COALESCE(array_to_string(array_agg(g.idx) FILTER (WHERE g.fault IS NOT NULL), ' '), '')"
+    " COALESCE(array_to_string(array_agg(g.idx) FILTER (WHERE g.fault IS NOT NULL), ' '), ''),"
+    " COALESCE(array_to_string(array_agg(COALESCE(g.island, -1) ORDER BY g.idx)"
+    " FILTER (WHERE g.idx IS NOT NULL), ' '), ''), n.labels->>'switch', n.labels->>'rack'"
     " FROM nodes n LEFT JOIN node_gpus g ON g.node_id = n.id GROUP BY n.id ORDER BY n.id";
 
 static const char *const meta_sql =
@@ -212,6 +215,33 @@ static void node_drain(struct snap_node *node, const PGresult *r, int i)
     node->drained = gpu_mask(node, PQgetvalue(r, i, 11));
 }
 
+/* The nodes' topology (sql/037, sql/035): each GPU's island in the core's numbering, and the
+ * switch and rack of their labels numbered 1.. (domain.h). Returns 0, or -1 (ENOMEM). */
+static int node_topology(struct live_snap *s, const PGresult *r)
+{
+    const char **names = calloc(s->nnodes + 1, sizeof(*names));
+    int *ids = calloc(s->nnodes + 1, sizeof(*ids));
+    for (size_t i = 0; names && ids && i < s->nnodes; i++) {
+        struct snap_node *node = &s->nodes[i];
+        int raw[SCHED_MAX_GPUS_PER_NODE];
+        const char *p = PQgetvalue(r, (int)i, 14);
+        for (int k = 0; k < node->ngpus; k++)
+            raw[k] = (int)strtol(p, (char **)&p, 10);
+        domain_islands_from(raw, node->ngpus, node->island);
+    }
+    for (int col = 15; names && ids && col <= 16; col++) {
+        for (size_t i = 0; i < s->nnodes; i++)
+            names[i] = str_or_null(r, (int)i, col);
+        domain_number(names, s->nnodes, ids);
+        for (size_t i = 0; i < s->nnodes; i++)
+            *(col == 15 ? &s->nodes[i].switch_id : &s->nodes[i].rack_id) = ids[i];
+    }
+    int rc = names && ids ? 0 : -1;
+    free(names);
+    free(ids);
+    return rc;
+}
+
 static int fill_nodes(struct live_snap *s, const PGresult *r)
 {
     s->nnodes = (size_t)PQntuples(r);
@@ -231,7 +261,7 @@ static int fill_nodes(struct live_snap *s, const PGresult *r)
         node_hardware(s, (size_t)i, r);
         node_drain(node, r, i);
     }
-    return 0;
+    return node_topology(s, r);
 }
 
 /* The job's batch model: what it declared, its gradient statistics, its current batch. */

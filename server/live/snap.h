@@ -31,6 +31,8 @@ struct snap_node {
     uint64_t drained;     /* bit k: the core's GPU k is drained (sched_node.drained) */
     int evacuate;         /* its drained GPUs are evacuated */
     uint64_t failed;      /* bit k: the core's GPU k has a fault (sched_node.failed) */
+    unsigned char island[SCHED_MAX_GPUS_PER_NODE]; /* the core's GPU k's island (sched_node) */
+    int switch_id, rack_id; /* its labels "switch" and "rack" numbered 1..; 0: none */
 };
 
 struct snap_job {

@@ -3,6 +3,7 @@
  * island of a node. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,7 +14,8 @@ TestSuite(topology, .init = hx_setup, .fini = hx_teardown, .timeout = 120);
 
 #define WAIT_S 20.0
 
-/* Registers node name with ngpus GPUs in islands of isl GPUs (0: not reported); its id. */
+/* Registers node name with ngpus GPUs in islands of isl GPUs (GPU g in island g / isl; isl < 0:
+ * -isl islands interleaved, GPU g in island g % -isl; 0: not reported); its id. */
 static long long node_islands(const char *name, int ngpus, int isl)
 {
     char body[4096];
@@ -22,9 +24,9 @@ static long long node_islands(const char *name, int ngpus, int isl)
     for (int g = 0; g < ngpus; g++) {
         o += snprintf(body + o, sizeof(body) - (size_t)o,
                       "%s{\"index\":%d,\"model\":\"sim\",\"memory_bytes\":1", g ? "," : "", g);
-        if (isl > 0)
-            o += snprintf(body + o, sizeof(body) - (size_t)o, ",\"island\":%d,\"numa\":%d", g / isl,
-                          g / isl);
+        int k = isl > 0 ? g / isl : isl < 0 ? g % -isl : -1;
+        if (k >= 0)
+            o += snprintf(body + o, sizeof(body) - (size_t)o, ",\"island\":%d,\"numa\":%d", k, k);
         o += snprintf(body + o, sizeof(body) - (size_t)o, "}");
     }
     snprintf(body + o, sizeof(body) - (size_t)o, "]}");
@@ -83,4 +85,29 @@ Test(topology, islands_and_switch_are_stored_and_shown)
     snprintf(ids, sizeof(ids), "%lld", a);
     r = ctl("nodes", ids);
     cr_assert(strstr(r->out, "  GPU 5: sim, island 1, numa 1\n"), "%s", r->out);
+}
+
+/* Islands as NVML may report them, interleaved (GPUs 0, 2, 4, 6 and 1, 3, 5, 7), the node
+ * labelled with its switch: a 4-GPU job gets one island, not the buddy block 0-3. */
+Test(topology, a_four_gpu_job_lands_on_one_island)
+{
+    long long n = node_islands("topo-i", 8, -2);
+    label(n, "{\"labels\":{\"switch\":\"s1\"}}");
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"t\",\"command\":[\"t\"],\"gpus\":4}"),
+                               201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    char sql[256];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM allocations WHERE job_id = %lld", id);
+    for (double until = hx_now() + WAIT_S; hx_sql_num(sql) < 4 && hx_now() < until;)
+        usleep(100000);
+    cr_assert_eq(hx_sql_num(sql), 4, "the job started");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(DISTINCT g.island) FROM allocations a JOIN node_gpus g ON"
+             " g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = %lld",
+             id);
+    double islands = hx_sql_num(sql);
+    snprintf(sql, sizeof(sql), "SELECT sum(1 << gpu_idx) FROM allocations WHERE job_id = %lld", id);
+    cr_assert_eq(islands, 1, "one island: GPUs of mask %g", hx_sql_num(sql));
 }
