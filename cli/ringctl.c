@@ -30,7 +30,7 @@ static const struct command commands[] = {
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
      "         [--batch-per-gpu M] [--batch M0 [--adaptive-batch [M0:]MAX]\n"
      "         [--max-local-batch L]] [--env K=V]... [--idempotency-key K] [--array INDEXES]\n"
-     "         -- COMMAND [ARGS...]",
+     "         [--switches N[@T]] -- COMMAND [ARGS...]",
      "Submit a job; prints its id. --array 0-99 (or 1,3,5-7, or 0-15:4 for every 4th)\n"
      "  submits a job array: one job per index (at most 1,000, 0..1000000, in one\n"
      "  transaction), named NAME[i] with RINGJOB_ARRAY_INDEX=i in its environment; prints\n"
@@ -38,7 +38,9 @@ static const struct command commands[] = {
      "  --batch M0 gives the job a batch model: M0 global examples per step; with\n"
      "  --adaptive-batch MAX the scheduler may choose its global batch in M0..MAX as it\n"
      "  resizes it (RINGJOB_BATCH, learning rate times sqrt(batch / M0)); --max-local-batch\n"
-     "  is the most examples per GPU before it accumulates gradients.",
+     "  is the most examples per GPU before it accumulates gradients. --switches N@T (as\n"
+     "  Slurm's): it waits up to T seconds (default 300) for GPUs on at most N switches\n"
+     "  (the nodes' switch labels), then takes what there is.",
      "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
     {"list", ringctl_cmd_list,
      "list [--state S] [--user U] [--array ID] [--limit N] [--all] [--wide|-o wide]\n"

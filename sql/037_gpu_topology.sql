@@ -6,3 +6,7 @@
 ALTER TABLE node_gpus
     ADD COLUMN island integer CHECK (island IS NULL OR island BETWEEN 0 AND 1023),
     ADD COLUMN numa   integer CHECK (numa IS NULL OR numa BETWEEN 0 AND 1023);
+
+-- A job's topology bound (POST /api/v1/jobs "topology", server/spec/jobspec_topology.c), as
+-- Slurm's --switches=N@T: {"max_switches": N, "max_wait_s": T}; NULL: none.
+ALTER TABLE jobs ADD COLUMN topology jsonb CHECK (topology IS NULL OR jsonb_typeof(topology) = 'object');

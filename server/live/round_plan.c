@@ -139,7 +139,9 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
                             .conv = m->conv,
                             .epochs_done = m->epochs_done,
                             .plan = sj->plan,
-                            .batch = sj->batch};
+                            .batch = sj->batch,
+                            .max_switches = sj->max_switches,
+                            .max_switches_wait_s = sj->max_switches_wait_s};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;

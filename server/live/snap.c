@@ -38,7 +38,7 @@ enum job_col {
     JC_ID, JC_STATE, JC_SUBMIT, JC_PRIORITY, JC_GPUS, JC_MIN_GPUS, JC_MAX_GPUS, JC_ELASTIC,
     JC_BATCH_PER_GPU, JC_MODEL, JC_NMETRICS, JC_MIGRATE_TO, JC_PLAN_SPEC, JC_CURRENT_PLAN,
     JC_CKPT_GEN, JC_USER_ID, JC_STEPS, JC_EPOCHS, JC_STOPS_EARLY, JC_BATCH_SPEC, JC_GRAD_SQR,
-    JC_GRAD_VAR, JC_CURRENT_BATCH
+    JC_GRAD_VAR, JC_CURRENT_BATCH, JC_TOPOLOGY
 };
 static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
@@ -47,7 +47,8 @@ static const char *const jobs_sql =
     " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen, j.user_id,"
     " COALESCE(j.total_steps, j.reported_total_steps, 0), COALESCE(j.epochs, 0),"
     " j.stop_at_convergence OR j.stop_at_loss IS NOT NULL, j.batch_spec::text,"
-    " COALESCE(j.grad_sqr, 0), COALESCE(j.grad_var, 0), COALESCE(j.current_batch, 0)"
+    " COALESCE(j.grad_sqr, 0), COALESCE(j.grad_var, 0), COALESCE(j.current_batch, 0),"
+    " j.topology::text"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " LEFT JOIN job_last_report l ON l.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
@@ -275,6 +276,16 @@ static void job_batch(struct snap_job *j, const PGresult *r, int i)
     json_decref(decl);
 }
 
+/* The job's topology bound (jobs.topology, jobspec_topology.c). */
+static void job_topology(struct snap_job *j, const PGresult *r, int i)
+{
+    if (PQgetisnull(r, i, JC_TOPOLOGY))
+        return;
+    json_t *decl = json_loads(PQgetvalue(r, i, JC_TOPOLOGY), 0, NULL);
+    jobspec_topology_read(decl, &j->max_switches, &j->max_switches_wait_s);
+    json_decref(decl);
+}
+
 /* The job's declared plans and the plan it runs with. */
 static void job_plans(struct snap_job *j, const PGresult *r, int i)
 {
@@ -316,6 +327,7 @@ static int fill_jobs(struct live_snap *s, const PGresult *r)
         j->stops_at_convergence = strcmp(PQgetvalue(r, i, JC_STOPS_EARLY), "t") == 0;
         job_plans(j, r, i);
         job_batch(j, r, i);
+        job_topology(j, r, i);
     }
     return 0;
 }

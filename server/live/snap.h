@@ -58,6 +58,8 @@ struct snap_job {
     /* Its batch model (zero: none): the declared batch_spec, its latest gradient statistics
      * and, as batch.batch, the global batch of its latest start/resize (current_batch). */
     struct batch_spec batch;
+    int max_switches;           /* its topology bound (sched_job's; 0: none) */
+    double max_switches_wait_s;
 };
 
 struct live_snap {

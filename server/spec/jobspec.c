@@ -468,7 +468,8 @@ static void check_unknown(struct fieldcheck *c, const json_t *body)
                                         "hold",
                                         "batch",
                                         "adaptive_batch",
-                                        "max_local_batch"};
+                                        "max_local_batch",
+                                        "topology"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -524,6 +525,7 @@ int jobspec_parse(const json_t *in, struct jobspec *spec, json_t **errors, char 
     check_plans(&c, body, spec);
     check_length(&c, body, spec);
     check_batch(&c, body, spec);
+    jobspec_topology_check(&c, body, &spec->max_switches, &spec->max_switches_wait_s);
     check_unknown(&c, body);
     json_decref(body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
@@ -578,6 +580,10 @@ json_t *jobspec_to_json(const struct jobspec *spec)
             json_object_del(o, "max_local_batch");
     }
     json_decref(batch);
+    json_t *topology = jobspec_topology_json(spec->max_switches, spec->max_switches_wait_s);
+    if (o && topology)
+        json_object_set(o, "topology", topology);
+    json_decref(topology);
     return o;
 }
 

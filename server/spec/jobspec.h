@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "goodput.h"
+#include "jobspec_topology.h"
 #include "plan.h"
 
 #define JOBSPEC_MAX_GPUS 1024
@@ -58,6 +59,10 @@ struct jobspec {
      * batch) and the largest examples per GPU per micro-step before the job accumulates
      * gradients (max_local_batch; 0: no limit). */
     int batch, max_batch, max_local_batch;
+    /* Its topology bound (jobspec_topology.c), as Slurm's --switches=N@T: at most
+     * max_switches switches (0: no bound) while it has waited less than max_switches_wait_s. */
+    int max_switches;
+    double max_switches_wait_s;
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors

@@ -111,3 +111,42 @@ Test(topology, a_four_gpu_job_lands_on_one_island)
     snprintf(sql, sizeof(sql), "SELECT sum(1 << gpu_idx) FROM allocations WHERE job_id = %lld", id);
     cr_assert_eq(islands, 1, "one island: GPUs of mask %g", hx_sql_num(sql));
 }
+
+/* ringctl submit --switches 1@3 (Slurm's --switches=1@3): a 12-GPU job on two 8-GPU nodes of
+ * two switches waits, its reason naming the bound, then after 3 s takes GPUs of both. */
+Test(topology, a_switch_bound_waits_then_takes_what_there_is)
+{
+    long long a = node_islands("topo-s1", 8, 0), b = node_islands("topo-s2", 8, 0);
+    label(a, "{\"labels\":{\"switch\":\"s1\"}}");
+    label(b, "{\"labels\":{\"switch\":\"s2\"}}");
+    struct ctl_run *r =
+        ctl("submit", "--name", "sw", "--gpus", "12", "--switches", "1@3", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    long long id = strtoll(r->out, NULL, 10);
+    cr_assert_gt(id, 0, "%s", r->out);
+    char path[64], sql[160];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    json_t *j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    json_t *t = json_object_get(j, "topology");
+    cr_assert_eq(json_integer_value(json_object_get(t, "max_switches")), 1);
+    cr_assert_float_eq(json_number_value(json_object_get(t, "max_wait_s")), 3.0, 1e-9);
+    json_decref(j);
+    /* its reason says which bound it waits for, while it waits */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_sched WHERE job_id = %lld AND pending_reason LIKE"
+             " '%%waiting for GPUs on at most 1 switch (%% s of 3 s)%%'",
+             id);
+    double until = hx_now() + WAIT_S, seen = 0;
+    while (!(seen = hx_sql_num(sql)) && hx_now() < until)
+        usleep(50000);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM allocations WHERE job_id = %lld", id);
+    cr_assert(seen, "the reason named the bound");
+    cr_assert_eq(hx_sql_num(sql), 0, "it waited");
+    /* then it takes what there is: both switches */
+    while (hx_sql_num(sql) < 12 && hx_now() < until)
+        usleep(100000);
+    cr_assert_eq(hx_sql_num(sql), 12, "it started after its wait");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(DISTINCT node_id) FROM allocations WHERE job_id = %lld", id);
+    cr_assert_eq(hx_sql_num(sql), 2);
+}
