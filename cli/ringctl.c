@@ -30,7 +30,7 @@ static const struct command commands[] = {
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
      "         [--batch-per-gpu M] [--batch M0 [--adaptive-batch [M0:]MAX]\n"
      "         [--max-local-batch L]] [--env K=V]... [--idempotency-key K] [--array INDEXES]\n"
-     "         [--after ID[:ok|:any|:notok]]... -- COMMAND [ARGS...]",
+     "         [--after ID[:ok|:any|:notok]]... [--switches N[@T]] -- COMMAND [ARGS...]",
      "Submit a job; prints its id. --array 0-99 (or 1,3,5-7, or 0-15:4 for every 4th)\n"
      "  submits a job array: one job per index (at most 1,000, 0..1000000, in one\n"
      "  transaction), named NAME[i] with RINGJOB_ARRAY_INDEX=i in its environment; prints\n"
@@ -41,7 +41,9 @@ static const struct command commands[] = {
      "  is the most examples per GPU before it accumulates gradients.\n"
      "  --after 12 runs the job once job 12 COMPLETED (12:any once it ended, 12:notok once it\n"
      "  FAILED or was CANCELLED; array:41 waits for every job of array 41); repeat it or\n"
-     "  separate with commas. A dependency that can no longer be met cancels the job.",
+     "  separate with commas. A dependency that can no longer be met cancels the job.\n"
+     "  --switches N@T (as Slurm's): it waits up to T seconds (default 300) for GPUs on at\n"
+     "  most N switches (the nodes' switch labels), then takes what there is.",
      "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
     {"list", ringctl_cmd_list,
      "list [--state S] [--user U] [--array ID] [--limit N] [--all] [--wide|-o wide]\n"

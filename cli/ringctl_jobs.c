@@ -74,6 +74,24 @@ static int adaptive_flag(struct submit_opts *s, const char *v)
     return json_object_set_new(s->job, "adaptive_batch", a);
 }
 
+/* --switches N[@T], as Slurm's --switches=N@T: {"topology": {"max_switches": N, "max_wait_s":
+ * T}} (T seconds; without it the server's default wait). */
+static int switches_flag(struct submit_opts *s, const char *v)
+{
+    long long n;
+    double t = -1;
+    const char *at = strchr(v, '@');
+    char count[32];
+    snprintf(count, sizeof(count), "%.*s", (int)(at ? (at - v < 31 ? at - v : 31) : 31), v);
+    if (ringctl_parse_int("--switches", count, 1, 1024, &n) < 0 ||
+        (at && ringctl_parse_seconds("--switches", at + 1, &t) < 0))
+        return -1;
+    json_t *topo = json_pack("{s:I}", "max_switches", (json_int_t)n);
+    if (t >= 0)
+        json_object_set_new(topo, "max_wait_s", json_real(t));
+    return json_object_set_new(s->job, "topology", topo);
+}
+
 static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
 {
     static const struct {
@@ -101,6 +119,8 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         return after_flag(s, v);
     if (!strcmp(flag, "--adaptive-batch"))
         return adaptive_flag(s, v);
+    if (!strcmp(flag, "--switches"))
+        return switches_flag(s, v);
     if (!strcmp(flag, "--idempotency-key")) {
         s->idem = v;
         return 0;

@@ -69,11 +69,57 @@ static void health_text(const json_t *gpus, char *out, size_t len)
         snprintf(out, len, "ok");
 }
 
+/* Its GPUs' NVLink islands as a cell: "2x4" (two islands of 4), "4+2+2" when they differ,
+ * "-" when its worker did not know them. */
+static void islands_text(const json_t *gpus, char *out, size_t len)
+{
+    int size[1024] = {0}, n = 0;
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g)
+    {
+        json_t *is = json_object_get(g, "island");
+        long long k = json_is_integer(is) ? json_integer_value(is) : -1;
+        if (k >= 0 && k < 1024 && size[k]++ == 0)
+            n = (int)k + 1 > n ? (int)k + 1 : n;
+    }
+    int same = 1, o = 0;
+    for (int k = 1; k < n; k++)
+        same = same && size[k] == size[0];
+    if (n == 0)
+        snprintf(out, len, "-");
+    else if (same)
+        snprintf(out, len, "%dx%d", n, size[0]);
+    else
+        for (int k = 0; k < n && (size_t)o < len; k++)
+            o += snprintf(out + o, len - (size_t)o, "%s%d", k ? "+" : "", size[k]);
+}
+
+/* One node's GPUs, a line each: "  GPU 3: a100, island 1, numa 0, fault: xid 79". */
+static void print_gpus(const json_t *node)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(node, "gpus"), i, g)
+    {
+        printf("  GPU %lld: %s", (long long)json_integer_value(json_object_get(g, "index")),
+               json_string_value(json_object_get(g, "model")));
+        static const char *const where[] = {"island", "numa"};
+        for (int k = 0; k < 2; k++)
+            if (json_is_integer(json_object_get(g, where[k])))
+                printf(", %s %lld", where[k],
+                       (long long)json_integer_value(json_object_get(g, where[k])));
+        const char *f = json_string_value(json_object_get(g, "fault"));
+        printf("%s%s\n", f ? ", fault: " : "", f ? f : "");
+    }
+}
+
 static void print_nodes(json_t *items)
 {
-    static const char *const head[] = {"ID", "NAME", "STATE", "GPUS", "CPUS", "MEMORY_GIB",
-                                       "LAST_HEARTBEAT", "HEALTH", "DRAIN", "LABELS"};
-    struct table *t = table_create(10, head);
+    static const char *const head[] = {"ID",    "NAME",       "STATE",          "GPUS",
+                                       "CPUS",  "MEMORY_GIB", "LAST_HEARTBEAT", "HEALTH",
+                                       "DRAIN", "LABELS",     "ISLANDS"};
+    struct table *t = table_create(11, head);
     size_t i;
     json_t *n;
     json_array_foreach(items, i, n)
@@ -88,15 +134,25 @@ static void print_nodes(json_t *items)
         snprintf(mem, sizeof(mem), "%.1f",
                  (double)json_integer_value(json_object_get(n, "memory_bytes")) / (1 << 30));
         char when[64];
-        const char *hb = timefmt_when_text(json_string_value(json_object_get(n, "last_heartbeat_at")),
-                                           time(NULL), when, sizeof(when), "-");
-        char drain[320], health[320], labels[512];
+        const char *hb =
+            timefmt_when_text(json_string_value(json_object_get(n, "last_heartbeat_at")),
+                              time(NULL), when, sizeof(when), "-");
+        char drain[320], health[320], labels[512], islands[128];
         drain_text(json_object_get(n, "drain"), drain, sizeof(drain));
+        islands_text(g, islands, sizeof(islands));
         health_text(g, health, sizeof(health));
         labels_text(json_object_get(n, "labels"), labels, sizeof(labels));
-        const char *row[] = {id, json_string_value(json_object_get(n, "name")),
-                             json_string_value(json_object_get(n, "state")), gpus, cpus, mem,
-                             hb, health, drain, labels};
+        const char *row[] = {id,
+                             json_string_value(json_object_get(n, "name")),
+                             json_string_value(json_object_get(n, "state")),
+                             gpus,
+                             cpus,
+                             mem,
+                             hb,
+                             health,
+                             drain,
+                             labels,
+                             islands};
         table_add(t, row);
     }
     table_print(t, stdout);
@@ -127,6 +183,8 @@ int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv)
             ringctl_print_json(out);
         else
             print_nodes(items);
+        if (one && !ctl->json)
+            print_gpus(out);
         json_decref(one);
     }
     json_decref(out);
@@ -134,8 +192,8 @@ int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv)
 }
 
 #define USER_USAGE                                                                                 \
-    "usage: ringctl user create NAME [--role admin|user|worker]\n"                                \
-    "       ringctl user set NAME [--share W] [--max-gpus Q|none]\n"                              \
+    "usage: ringctl user create NAME [--role admin|user|worker]\n"                                 \
+    "       ringctl user set NAME [--share W] [--max-gpus Q|none]\n"                               \
     "       ringctl user list\n"
 
 static int user_create(struct ringctl *ctl, int argc, char **argv)

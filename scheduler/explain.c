@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "guarantee.h"
 #include "policies/policy.h"
 #include "sched.h"
@@ -141,6 +142,21 @@ static void put_quota(struct text *t, const struct sched_explainer *e, const str
     text_put(t, " GPUs");
 }
 
+/* "; waiting for GPUs on at most 1 switch (12 s of 60 s)" while its switch bound holds it. */
+static void put_switches(struct text *t, const struct sched_snapshot *snap,
+                         const struct sched_job *j)
+{
+    if (!domain_switch_bound(snap, j))
+        return;
+    text_put(t, "; waiting for GPUs on at most ");
+    text_put_long(t, j->max_switches);
+    text_put(t, j->max_switches == 1 ? " switch (" : " switches (");
+    put_duration(t, domain_waited_s(snap, j));
+    text_put(t, " of ");
+    put_duration(t, j->max_switches_wait_s);
+    text_put(t, ")");
+}
+
 int sched_explainer_init(struct sched_explainer *e, const struct sched_snapshot *snap,
                          const struct sched_decision *d)
 {
@@ -177,6 +193,7 @@ size_t sched_explainer_text(const struct sched_explainer *e, size_t i, char *buf
     text_put(&t, need_of(j) == 1 ? " GPU, " : " GPUs, ");
     text_put_long(&t, d->capacity - d->used);
     text_put(&t, " free");
+    put_switches(&t, snap, j);
     put_quota(&t, e, j);
     for (size_t k = 0; k < e->ntop; k++) { /* a waiting job holds nothing: never its own */
         text_put(&t, "; ");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "gpumap.h"
 #include "placement.h"
 #include "radix.h"
@@ -29,6 +30,8 @@ struct pass {
     long total_free;
     uint64_t *resv; /* repack pass: old GPUs of unchanged jobs not yet placed */
     struct placement_plan *plan;
+    int islands;    /* some up node knows its GPUs' islands (domain.h) */
+    int groups;     /* some up node knows its switch or rack */
 };
 
 /* Free blocks looked at per size when avoiding reserved GPUs. */
@@ -205,10 +208,97 @@ static int take_unreserved(struct pass *ps, size_t job, int k, int s)
     return 0;
 }
 
+/* Free GPUs of node n in this pass, as a mask (the repack pass: none an unchanged job hopes
+ * to get back). */
+static uint64_t free_mask(const struct pass *ps, int n)
+{
+    const struct sched_node *nd = &ps->snap->nodes[n];
+    uint64_t all = nd->ngpus >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nd->ngpus) - 1;
+    uint64_t taken = ps->busy[n] | nd->drained | nd->failed | (ps->resv ? ps->resv[n] : 0);
+    return nd->up ? ~taken & all : 0;
+}
+
+/* The order of the free block that holds free GPU g of node n. */
+static int block_order_of(const struct pass *ps, int n, int g)
+{
+    for (int o = 0; o < NORDERS; o++) {
+        int start = g & ~((1 << o) - 1);
+        if (ps->border[n * STRIDE + start] == o)
+            return o;
+    }
+    return NORDERS;
+}
+
+/* Job takes t GPUs of mask (free GPUs of node n), those in the smallest free blocks first. */
+static void take_from_mask(struct pass *ps, size_t job, int n, uint64_t mask, int t)
+{
+    for (; t > 0 && mask; t--) {
+        int best = -1, bo = NORDERS + 1;
+        for (uint64_t m = mask; m; m &= m - 1) {
+            int g = __builtin_ctzll(m), o = block_order_of(ps, n, g);
+            if (o < bo) {
+                best = g;
+                bo = o;
+            }
+        }
+        take_gpu(ps, job, n, best);
+        mask &= ~(UINT64_C(1) << best);
+    }
+}
+
+/* The island of node n with the fewest free GPUs that still holds s (ties: the lower island)
+ * into *mask; returns its free count, or 0 when none holds s. */
+static int best_island(const struct pass *ps, int n, int s, uint64_t *mask)
+{
+    const struct sched_node *nd = &ps->snap->nodes[n];
+    uint64_t f = free_mask(ps, n), seen = 0;
+    int best = 0;
+    for (int g = 0; g < nd->ngpus && g < STRIDE; g++) {
+        int k = nd->island[g];
+        if (!k || !((f >> g) & 1) || ((seen >> (k - 1)) & 1))
+            continue;
+        seen |= UINT64_C(1) << (k - 1);
+        uint64_t m = domain_island_mask(nd, k) & f;
+        int c = __builtin_popcountll(m);
+        if (c >= s && (best == 0 || c < best)) {
+            best = c;
+            *mask = m;
+        }
+    }
+    return best;
+}
+
+/* s fits an NVLink island: the island with the fewest free GPUs that holds s, on the fullest
+ * node among equals, takes it (smallest free blocks first). Returns 1, or 0 when no island of
+ * an up node holds s. */
+static int place_in_island(struct pass *ps, size_t job, int s)
+{
+    int bn = NONE, bc = 0;
+    uint64_t bm = 0;
+    for (int c = s; c <= STRIDE && bc != s; c++) {
+        for (int n = ps->chead[c]; n != NONE && bc != s; n = ps->cnext[n]) {
+            uint64_t m = 0;
+            int k = best_island(ps, n, s, &m);
+            if (k && (bc == 0 || k < bc)) {
+                bn = n;
+                bc = k;
+                bm = m;
+            }
+        }
+    }
+    if (bn == NONE)
+        return 0;
+    take_from_mask(ps, job, bn, bm, s);
+    return 1;
+}
+
 /* s fits on one node: smallest aligned block first (in the repack pass one
- * that displaces no unchanged job, if any), else the fullest node with room. */
+ * that displaces no unchanged job, if any), else the fullest node with room.
+ * Where nodes know their islands, an island that holds s comes first. */
 static void place_within_node(struct pass *ps, size_t job, int s)
 {
+    if (ps->islands && place_in_island(ps, job, s))
+        return;
     if (ps->resv && take_unreserved(ps, job, ceil_log2(s), s))
         return;
     for (int o = ceil_log2(s); o < NORDERS; o++) {
@@ -233,9 +323,83 @@ static int max_free(const struct pass *ps)
     return 0;
 }
 
+/* Job takes s GPUs of node n (s <= its free GPUs): an island of it that holds s, else its
+ * smallest free blocks. */
+static void place_on_node(struct pass *ps, size_t job, int n, int s)
+{
+    uint64_t m = 0;
+    if (ps->islands && best_island(ps, n, s, &m))
+        take_from_mask(ps, job, n, m, s);
+    else
+        take_from_node(ps, job, n, s);
+}
+
+/* The switch (rack 0) or rack (rack 1) whose up nodes have the fewest free GPUs that still
+ * hold s (ties: the lower number); 0 when none does. */
+static int smallest_group(const struct pass *ps, int s, int rack, long *sum)
+{
+    size_t nn = ps->snap->nnodes;
+    int best = 0;
+    for (size_t g = 0; g <= nn; g++)
+        sum[g] = 0;
+    for (size_t n = 0; n < nn; n++)
+        sum[domain_group(&ps->snap->nodes[n], rack, nn)] += ps->nfree[n];
+    for (size_t g = 1; g <= nn; g++)
+        if (sum[g] >= s && (best == 0 || sum[g] < sum[best]))
+            best = (int)g;
+    return best;
+}
+
+/* Places s GPUs for job on the fewest nodes of group g (switch or rack, which holds s): the
+ * emptiest nodes whole, then the remainder on the fullest node that holds it. */
+static void place_in_group(struct pass *ps, size_t job, int s, int g, int rack)
+{
+    size_t nn = ps->snap->nnodes;
+    while (s > 0) {
+        int most = NONE, fit = NONE;
+        for (size_t n = 0; n < nn; n++) {
+            if (domain_group(&ps->snap->nodes[n], rack, nn) != g || ps->nfree[n] == 0)
+                continue;
+            if (most == NONE || ps->nfree[n] > ps->nfree[most])
+                most = (int)n;
+            if (ps->nfree[n] >= s && (fit == NONE || ps->nfree[n] < ps->nfree[fit]))
+                fit = (int)n;
+        }
+        if (most == NONE)
+            return;
+        if (fit != NONE) {
+            place_on_node(ps, job, fit, s);
+            return;
+        }
+        int c = ps->nfree[most];
+        take_from_node(ps, job, most, c);
+        s -= c;
+    }
+}
+
+/* s GPUs spanning nodes, where nodes know their switch or rack: in the switch, else the rack,
+ * with the fewest free GPUs that holds s. Returns 1, or 0 when none holds s (or out of
+ * memory: the caller places it as without topology). */
+static int place_in_domain(struct pass *ps, size_t job, int s)
+{
+    long *sum = malloc((ps->snap->nnodes + 1) * sizeof(*sum));
+    int done = 0;
+    for (int rack = 0; sum && rack <= 1 && !done; rack++) {
+        int g = smallest_group(ps, s, rack, sum);
+        if (g) {
+            place_in_group(ps, job, s, g, rack);
+            done = 1;
+        }
+    }
+    free(sum);
+    return done;
+}
+
 /* Places s <= total_free GPUs for job on the fewest nodes. */
 static void place_fresh(struct pass *ps, size_t job, int s)
 {
+    if (ps->groups && s > max_free(ps) && place_in_domain(ps, job, s))
+        return;
     while (s > 0) {
         int c = max_free(ps);
         if (c == 0)
@@ -302,6 +466,9 @@ static void build_free_lists(struct pass *ps)
         }
         ps->total_free += ps->nfree[n];
         cnt_link(ps, (int)n);
+        ps->islands = ps->islands || domain_node_has_islands(&snap->nodes[n]);
+        ps->groups = ps->groups || domain_group(&snap->nodes[n], 0, snap->nnodes) ||
+                     domain_group(&snap->nodes[n], 1, snap->nnodes);
     }
 }
 

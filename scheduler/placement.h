@@ -13,6 +13,15 @@
  *    s takes it (smallest blocks first). A job bigger than every node's free
  *    space takes the emptiest nodes whole, then places its remainder as above:
  *    that spans the fewest nodes.
+ *  - Topology (domain.h; only where nodes know it, so a cluster without it is
+ *    placed exactly as above): a job that fits an NVLink island of an up node
+ *    takes the island with the fewest free GPUs that holds it (on the fullest
+ *    node among equals), before the buddy rule; a job bigger than every node's
+ *    free space goes, where nodes know their switch or rack, to the switch with
+ *    the fewest free GPUs that holds it, else such a rack (the emptiest of its
+ *    nodes whole, the remainder on the fullest that holds it); else as above.
+ *    So a job sits in the smallest domain that holds it: island, node, switch,
+ *    rack.
  *  - If keeping running jobs in place left some job spread over more nodes
  *    than it needs, the whole cluster is planned again from empty, largest
  *    first, each unchanged job taking its old GPUs back where they are still

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "gpumap.h"
 #include "guarantee.h"
 #include "placement.h"
@@ -606,6 +607,33 @@ out:
     return p;
 }
 
+/* A job bound to at most max_switches switches (domain.h) that placement put on more waits
+ * while its bound lasts (held[i] = 1), and the others are placed again, until no such job is
+ * left (each pass holds one more job at least). Returns 0, or -1 with errno ENOMEM. */
+static int hold_switches(const struct sched_snapshot *snap, int *want, struct policy_want *pw,
+                         int repack, struct placement_plan **pp, unsigned char *held)
+{
+    for (size_t pass = 0; pass < snap->njobs; pass++) {
+        const struct placement_plan *p = *pp;
+        int any = 0;
+        for (size_t i = 0; i < snap->njobs; i++) {
+            const struct sched_job *j = &snap->jobs[i];
+            if (p->gpus[i] > 0 && domain_switch_bound(snap, j) &&
+                domain_switches(snap, &p->slots[p->off[i]], p->gpus[i]) > j->max_switches) {
+                want[i] = 0;
+                held[i] = any = 1;
+            }
+        }
+        if (!any)
+            return 0;
+        placement_destroy(*pp);
+        *pp = place(snap, want, pw, repack);
+        if (!*pp)
+            return -1;
+    }
+    return 0;
+}
+
 /* Job i's suspend, resume and migrate flags, once the decision is final. */
 static void mark_move(const struct sched_policy_ops *policy, const struct sched_snapshot *snap,
                       struct sched_decision *d, size_t i)
@@ -657,7 +685,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     struct sched_snapshot view, base;
     const struct sched_snapshot *snap = &base;
     struct sched_job *copy = NULL, *fixed = NULL;
-    unsigned char *forced = NULL;
+    unsigned char *forced = NULL, *held = NULL;
     int *want = NULL, capacity, packed = 0;
 
     if (!policy || !policy->allocate || validate(given, NULL, 0, &packed)) {
@@ -671,8 +699,9 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     want = calloc(snap->njobs + 1, sizeof(*want));
     pw = calloc(snap->njobs + 1, sizeof(*pw));
     forced = calloc(snap->njobs + 1, 1);
+    held = calloc(snap->njobs + 1, 1);
     view = *snap; /* policy_pack_view()'s answer when no job is packed, without its pass */
-    if (!want || !pw || !forced || (packed && policy_pack_view(snap, &view, &copy))) {
+    if (!want || !pw || !forced || !held || (packed && policy_pack_view(snap, &view, &copy))) {
         errno = ENOMEM;
         goto out;
     }
@@ -683,13 +712,16 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     if (guarantee_apply(snap, want, forced))
         goto out;
     p = place(&view, want, pw, !policy->keeps_slots);
-    if (!p)
+    if (!p || hold_switches(&view, want, pw, !policy->keeps_slots, &p, held))
         goto out;
     d = decision_build(snap, p, want, pw, capacity, forced);
     if (!d) {
         errno = ENOMEM;
         goto out;
     }
+    for (size_t i = 0; i < d->njobs; i++)
+        if (held[i])
+            d->assign[i].reason = DOMAIN_REASON_SWITCHES;
     if (policy->refine && policy->refine(snap, d)) {
         sched_decision_destroy(d);
         d = NULL;
@@ -701,6 +733,7 @@ out:
     free(copy);
     free(fixed);
     free(forced);
+    free(held);
     free(want);
     free(pw);
     return d;

@@ -104,6 +104,14 @@ struct sched_node {
      * ECC errors, a GPU off the bus). Bit g: GPU g gets no work, and a job on it is moved
      * off, as off a node that is down. */
     uint64_t failed;
+    /* Topology (appended; issue 32, scheduler/domain.h). island[g]: 1 + the NVLink island of
+     * GPU g on this node (1..64), 0 not known; a node whose GPUs are all 0 is one domain, as
+     * before. switch_id, rack_id: the switch and the rack it hangs off, numbered 1..nnodes by
+     * the caller (its labels "switch" and "rack"), 0 not known. Placement puts a job in the
+     * smallest domain that holds it: an island, a node, a switch, a rack (placement.h). */
+    unsigned char island[SCHED_MAX_GPUS_PER_NODE];
+    int switch_id;
+    int rack_id;
 };
 
 /* One GPU slot of an allocation. */
@@ -219,6 +227,12 @@ struct sched_job {
      * speed model times the model's one factor (sched_node.gpu_speed), as before. */
     const struct sched_type_speed *type_speeds;
     size_t ntype_speeds;
+    /* Topology (appended; issue 32, domain.h), as Slurm's --switches=N@T. max_switches > 0:
+     * a job that holds no GPUs starts only on GPUs of at most this many switches while it has
+     * waited less than max_switches_wait_s (since max(submit_time, last_change_time)); then it
+     * takes what there is. 0: no bound. */
+    int max_switches;
+    double max_switches_wait_s;
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0

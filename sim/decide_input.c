@@ -193,7 +193,7 @@ static int read_nodes(struct decide_input *in, json_t *root)
     }
     in->snap.nodes = in->nodes;
     in->snap.nnodes = json_array_size(arr);
-    return 0;
+    return decide_read_topology(in, arr);
 }
 
 /* ---- one job --------------------------------------------------------------- */
@@ -405,7 +405,8 @@ static int read_job(struct decide_input *in, json_t *o, size_t j)
         decide_read_speed(in, o, path, j, job) || decide_read_batch(in, o, path, job) ||
         decide_read_loss(in, o, path, job, remaining_given) ||
         decide_read_explored(in, o, path, job) || read_gandiva(in, o, path, job) ||
-        read_plan(in, o, path, job) || decide_read_model_source(in, o, path, job))
+        read_plan(in, o, path, job) || decide_read_model_source(in, o, path, job) ||
+        decide_read_switch_bound(in, o, path, job))
         return -1;
     return read_evidence(in, o, path, job, remaining_given);
 }

@@ -63,4 +63,11 @@ int decide_read_model_source(struct decide_input *in, json_t *o, const char *pat
 int decide_read_explored(struct decide_input *in, json_t *o, const char *path,
                          struct sched_job *job);
 
+/* The nodes' topology (decide_topology.c): "islands", "switch", "rack" of each node of arr,
+ * after the nodes are read. Returns 0, or -1 with in's message set. */
+int decide_read_topology(struct decide_input *in, json_t *arr);
+/* A job's "max_switches" and "max_switches_wait_s". Returns 0, or -1 with in's message set. */
+int decide_read_switch_bound(struct decide_input *in, json_t *o, const char *path,
+                             struct sched_job *job);
+
 #endif

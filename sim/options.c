@@ -110,7 +110,44 @@ static int parse_shape(const char *s, long long *nodes, long long *gpus, char *e
                : 0;
 }
 
-/* One group "NxG:MODEL[:CORES:MEMGB]" appended to c. */
+/* A group's NVLink islands "AxB" (A islands of B GPUs, A x B = gpus) on its n nodes from
+ * first: GPU g in island g / B (sched_node.island numbers them from 1). */
+static int parse_islands(const char *spec, struct sched_node *first, size_t n, int gpus, char *err,
+                         size_t errlen)
+{
+    char a_s[32], b_s[32];
+    long long a, b;
+    const char *x = strchr(spec, 'x');
+    if (!x || (size_t)(x - spec) >= sizeof(a_s) || strlen(x + 1) >= sizeof(b_s)) {
+        snprintf(err, errlen, "--cluster: islands: expected AxB (e.g. @2x4), got '%s'", spec);
+        return -1;
+    }
+    snprintf(a_s, sizeof(a_s), "%.*s", (int)(x - spec), spec);
+    snprintf(b_s, sizeof(b_s), "%s", x + 1);
+    if (options_long(a_s, 1, gpus, &a, "--cluster islands", err, errlen) ||
+        options_long(b_s, 1, gpus, &b, "--cluster GPUs per island", err, errlen))
+        return -1;
+    if (a * b != gpus) {
+        snprintf(err, errlen, "--cluster: islands %s: %lld GPUs, but the nodes have %d", spec,
+                 a * b, gpus);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int g = 0; g < gpus; g++)
+            first[i].island[g] = (unsigned char)(g / b + 1);
+    return 0;
+}
+
+/* Cuts "@AxB" off the end of text (a shape or a model); returns the islands, or NULL. */
+static char *cut_islands(char *text)
+{
+    char *at = text ? strchr(text, '@') : NULL;
+    if (at)
+        *at++ = '\0';
+    return at;
+}
+
+/* One group "NxG:MODEL[@AxB][:CORES:MEMGB]" appended to c. */
 static int parse_group(char *g, struct options_cluster *c, char *err, size_t errlen)
 {
     char *save = NULL, *shape = strtok_r(g, ":", &save), *model = strtok_r(NULL, ":", &save);
@@ -118,6 +155,7 @@ static int parse_group(char *g, struct options_cluster *c, char *err, size_t err
     long long nodes, gpus, cores = 0;
     double mem = 0;
     const struct options_gpu_model *m = gpu_models;
+    char *islands = cut_islands(model);
     if (!shape || parse_shape(shape, &nodes, &gpus, err, errlen))
         return -1;
     while (model && m->name && strcmp(m->name, model))
@@ -145,7 +183,9 @@ static int parse_group(char *g, struct options_cluster *c, char *err, size_t err
             .host_mem_gb = mem > 0 ? mem : m->host_gb_per_gpu * (double)gpus,
             .gpu_model = m->index, .gpu_speed = m->speed, .gpu_mem_gb = m->mem_gb};
     c->total_gpus += (int)(nodes * gpus);
-    return 0;
+    return islands ? parse_islands(islands, c->nodes + c->nnodes - nodes, (size_t)nodes,
+                                   (int)gpus, err, errlen)
+                   : 0;
 }
 
 int options_cluster_parse(const char *s, struct options_cluster *c, char *err, size_t errlen)
@@ -157,10 +197,16 @@ int options_cluster_parse(const char *s, struct options_cluster *c, char *err, s
         return -1;
     }
     if (!strchr(s, ':')) {
-        if (parse_shape(s, &nodes, &gpus, err, errlen))
+        strcpy(buf, s);
+        char *islands = cut_islands(buf);
+        if (parse_shape(buf, &nodes, &gpus, err, errlen))
             return -1;
         if (options_cluster_make(c, (size_t)nodes, (int)gpus)) {
             snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (islands && parse_islands(islands, c->nodes, c->nnodes, (int)gpus, err, errlen)) {
+            options_cluster_free(c);
             return -1;
         }
         return 0;

@@ -208,6 +208,11 @@ static json_t *row_json(const struct report_row *row)
                             isnan(row->fairness) ? json_null() : json_real(row->fairness));
         json_object_set_new(o, "jobs_own_speed", json_integer((json_int_t)row->own_speed));
         json_object_set_new(o, "jobs_with_course", json_integer((json_int_t)row->with_course));
+        json_object_set_new(o, "compact",
+                            json_pack("{s:I, s:I, s:I, s:I}", "fit_node", (json_int_t)r->fit_node,
+                                      "on_node", (json_int_t)r->on_node, "fit_island",
+                                      (json_int_t)r->fit_island, "on_island",
+                                      (json_int_t)r->on_island));
     }
     return o;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "simulate_int.h"
 
 static int slot_cmp(const void *a, const void *b)
@@ -62,6 +63,43 @@ static void charge_change(struct sim *s, struct sim_job *j, const struct sched_a
     s->migrations += as->migrated;
 }
 
+/* The cluster's largest node and NVLink island, in GPUs (once). */
+static void size_domains(struct sim *s)
+{
+    for (size_t n = 0; n < s->cfg->nnodes; n++) {
+        const struct sched_node *nd = &s->cfg->nodes[n];
+        if (nd->ngpus > s->biggest_node)
+            s->biggest_node = nd->ngpus;
+        for (int k = 1; k <= SCHED_MAX_GPUS_PER_NODE && domain_node_has_islands(nd); k++) {
+            int c = __builtin_popcountll(domain_island_mask(nd, k));
+            if (c > s->biggest_island)
+                s->biggest_island = c;
+        }
+    }
+}
+
+/* Counts a new placement of n > 1 sorted slots: did it fit one node (one island), and did it
+ * get one. */
+static void count_compact(struct sim *s, const struct sched_slot *ns, int n)
+{
+    if (n < 2)
+        return;
+    if (!s->biggest_node)
+        size_domains(s);
+    int one_node = ns[0].node == ns[n - 1].node, one_island = one_node;
+    const struct sched_node *nd = &s->cfg->nodes[ns[0].node];
+    for (int g = 1; g < n && one_island; g++)
+        one_island = nd->island[ns[g].gpu] && nd->island[ns[g].gpu] == nd->island[ns[0].gpu];
+    if (n <= s->biggest_node) {
+        s->fit_node++;
+        s->on_node += one_node;
+    }
+    if (n <= s->biggest_island) {
+        s->fit_island++;
+        s->on_island += one_island;
+    }
+}
+
 int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sched_assignment *as)
 {
     struct sched_slot *ns = NULL;
@@ -79,6 +117,7 @@ int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sc
         free(ns);
         return 0;
     }
+    count_compact(s, ns, as->gpus);
     if (j->gpus == 0 && as->gpus > 0)
         j->max_wait = fmax(j->max_wait, s->now - j->wait_since);
     else if (j->gpus > 0 && as->gpus == 0)

@@ -190,6 +190,10 @@ struct simulate_result {
      * free GPUs of its GPU model, or moved onto another's), over the same total: what a
      * policy left idle that it could have used. */
     double idle_usable_frac;
+    /* Appended (issue 32): the placements (starts, resizes, moves) of more than one GPU that
+     * fit one node (at most its largest node's GPUs) and those of them on one node; likewise
+     * for the NVLink islands (sched_node.island; 0 and 0 when no node knows its islands). */
+    long fit_node, on_node, fit_island, on_island;
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is

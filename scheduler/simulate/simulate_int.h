@@ -99,6 +99,10 @@ struct sim {
     void *arg;
     char *err;
     size_t errlen;
+    /* Compactness of multi-GPU placements (simulate_result's, apply.c); the largest node and
+     * island of the cluster, 0 until the first placement. */
+    long fit_node, on_node, fit_island, on_island;
+    int biggest_node, biggest_island;
 };
 
 /* Setup (setup.c). Checks cfg and the n specs and builds s from them (s->err, errlen,

@@ -80,5 +80,9 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
     r->pack_reverts = s->pack_reverts;
     r->migrations = s->migrations;
     r->max_jobs_on_gpu = s->max_per_gpu;
+    r->fit_node = s->fit_node;
+    r->on_node = s->on_node;
+    r->fit_island = s->fit_island;
+    r->on_island = s->on_island;
     return 0;
 }

@@ -267,6 +267,8 @@ static void own_fields(struct jsontext *t, const PGresult *r, int row, int preci
         jsontext_lit(t, ",\"after\":");
         cell_doc(t, r, row, C_DEPS, precision);
     }
+    jsontext_lit(t, ",\"topology\":");
+    cell_doc(t, r, row, C_TOPOLOGY, precision);
 }
 
 /* Whether a job in state is one the rounds predict: waiting, holding GPUs or on its way to;

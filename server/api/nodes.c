@@ -27,7 +27,8 @@
     " WHERE u.id = n.drained_by), 'gpus', to_json(n.drain_gpus), 'evacuate', n.drain_evacuate)"   \
     " END,"                                                                                        \
     " 'gpus', COALESCE((SELECT json_agg(json_build_object('index', g.idx, 'model', g.model,"       \
-    " 'memory_bytes', g.memory_bytes, 'fault', g.fault, 'fault_since', "                           \
+    " 'memory_bytes', g.memory_bytes, 'island', g.island, 'numa', g.numa, 'fault', g.fault,"       \
+    " 'fault_since', "                                                                             \
     DB_TS("g.fault_since") ") ORDER BY g.idx) FROM node_gpus g WHERE g.node_id = n.id),"          \
     " '[]'))::text"
 
@@ -95,10 +96,11 @@ static int store_node(struct api_call *call, const json_t *body, char *id, size_
     if (ok)
         ok = db_command_params(call->db, "DELETE FROM node_gpus WHERE node_id = $1", 1, g) == 0 &&
              db_command_params(call->db,
-                               "INSERT INTO node_gpus (node_id, idx, model, memory_bytes)"
-                               " SELECT $1, g.\"index\", g.model, g.memory_bytes FROM"
-                               " jsonb_to_recordset($2::jsonb) AS g(\"index\" int,"
-                               " model text, memory_bytes bigint)",
+                               "INSERT INTO node_gpus (node_id, idx, model, memory_bytes,"
+                               " island, numa) SELECT $1, g.\"index\", g.model, g.memory_bytes,"
+                               " g.island, g.numa FROM jsonb_to_recordset($2::jsonb) AS"
+                               " g(\"index\" int, model text, memory_bytes bigint, island int,"
+                               " numa int)",
                                2, g) == 0;
     free(gtext);
     return ok ? 0 : -1;

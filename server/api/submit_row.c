@@ -139,6 +139,14 @@ static int enc_batch(const void *f, const struct submission *s, struct submit_ro
     return put_json(row, i, jobspec_batch_json(&s->spec));
 }
 
+/* The topology bound (jobspec_topology_json()), or SQL NULL without one. */
+static int enc_topology(const void *f, const struct submission *s, struct submit_row *row, int i)
+{
+    (void)f;
+    return put_json(row, i,
+                    jobspec_topology_json(s->spec.max_switches, s->spec.max_switches_wait_s));
+}
+
 #define SPEC(m) offsetof(struct submission, spec.m)
 #define SUB(m) offsetof(struct submission, m)
 
@@ -170,6 +178,7 @@ static const struct param params[] = {
     {"array_index", "int", "%s", NULL, enc_index, SUB(array_index)},
     {"batch_spec", "jsonb", "%s", NULL, enc_batch, 0},
     {"deps", "jsonb", "%s", NULL, enc_json, SPEC(after)},
+    {"topology", "jsonb", "%s", NULL, enc_topology, 0},
 };
 
 #define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))

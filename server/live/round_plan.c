@@ -142,7 +142,9 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
                             .conv = m->conv,
                             .epochs_done = m->epochs_done,
                             .plan = sj->plan,
-                            .batch = sj->batch};
+                            .batch = sj->batch,
+                            .max_switches = sj->max_switches,
+                            .max_switches_wait_s = sj->max_switches_wait_s};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;
@@ -366,7 +368,10 @@ static int build_snapshot(struct live_plan *p, long round_no)
                                            .gpu_mem_gb = sn->gpu_mem_gb,
                                            .drained = sn->drained,
                                            .evacuate = sn->evacuate,
-                                           .failed = sn->failed};
+                                           .failed = sn->failed,
+                                           .switch_id = sn->switch_id,
+                                           .rack_id = sn->rack_id};
+        memcpy(p->cnodes[n].island, sn->island, sizeof(sn->island));
     }
     p->snap = (struct sched_snapshot){
         .now = s->now,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "spec/jobspec.h"
 #include "store/db.h"
 
@@ -20,7 +21,9 @@ static const char *const nodes_sql =
     " ' '), ''), n.cpus, n.memory_bytes, n.simulated, COALESCE(min(g.model), ''),"
     " COALESCE(min(g.memory_bytes), 0), n.drained_at IS NOT NULL,"
     " array_to_string(n.drain_gpus, ' '), n.drain_evacuate,"
-    " COALESCE(array_to_string(array_agg(g.idx) FILTER (WHERE g.fault IS NOT NULL), ' '), '')"
+    " COALESCE(array_to_string(array_agg(g.idx) FILTER (WHERE g.fault IS NOT NULL), ' '), ''),"
+    " COALESCE(array_to_string(array_agg(COALESCE(g.island, -1) ORDER BY g.idx)"
+    " FILTER (WHERE g.idx IS NOT NULL), ' '), ''), n.labels->>'switch', n.labels->>'rack'"
     " FROM nodes n LEFT JOIN node_gpus g ON g.node_id = n.id GROUP BY n.id ORDER BY n.id";
 
 static const char *const meta_sql =
@@ -36,7 +39,7 @@ enum job_col {
     JC_ID, JC_STATE, JC_SUBMIT, JC_PRIORITY, JC_GPUS, JC_MIN_GPUS, JC_MAX_GPUS, JC_ELASTIC,
     JC_BATCH_PER_GPU, JC_MODEL, JC_NMETRICS, JC_MIGRATE_TO, JC_PLAN_SPEC, JC_CURRENT_PLAN,
     JC_CKPT_GEN, JC_USER_ID, JC_STEPS, JC_EPOCHS, JC_STOPS_EARLY, JC_BATCH_SPEC, JC_GRAD_SQR,
-    JC_GRAD_VAR, JC_CURRENT_BATCH
+    JC_GRAD_VAR, JC_CURRENT_BATCH, JC_TOPOLOGY
 };
 static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
@@ -45,7 +48,8 @@ static const char *const jobs_sql =
     " s.migrate_to, j.plan_spec::text, j.current_plan, j.ckpt_gen, j.user_id,"
     " COALESCE(j.total_steps, j.reported_total_steps, 0), COALESCE(j.epochs, 0),"
     " j.stop_at_convergence OR j.stop_at_loss IS NOT NULL, j.batch_spec::text,"
-    " COALESCE(j.grad_sqr, 0), COALESCE(j.grad_var, 0), COALESCE(j.current_batch, 0)"
+    " COALESCE(j.grad_sqr, 0), COALESCE(j.grad_var, 0), COALESCE(j.current_batch, 0),"
+    " j.topology::text"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " LEFT JOIN job_last_report l ON l.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
@@ -229,6 +233,33 @@ static void node_drain(struct snap_node *node, const PGresult *r, int i)
     node->drained = gpu_mask(node, PQgetvalue(r, i, 11));
 }
 
+/* The nodes' topology (sql/037, sql/035): each GPU's island in the core's numbering, and the
+ * switch and rack of their labels numbered 1.. (domain.h). Returns 0, or -1 (ENOMEM). */
+static int node_topology(struct live_snap *s, const PGresult *r)
+{
+    const char **names = calloc(s->nnodes + 1, sizeof(*names));
+    int *ids = calloc(s->nnodes + 1, sizeof(*ids));
+    for (size_t i = 0; names && ids && i < s->nnodes; i++) {
+        struct snap_node *node = &s->nodes[i];
+        int raw[SCHED_MAX_GPUS_PER_NODE];
+        const char *p = PQgetvalue(r, (int)i, 14);
+        for (int k = 0; k < node->ngpus; k++)
+            raw[k] = (int)strtol(p, (char **)&p, 10);
+        domain_islands_from(raw, node->ngpus, node->island);
+    }
+    for (int col = 15; names && ids && col <= 16; col++) {
+        for (size_t i = 0; i < s->nnodes; i++)
+            names[i] = str_or_null(r, (int)i, col);
+        domain_number(names, s->nnodes, ids);
+        for (size_t i = 0; i < s->nnodes; i++)
+            *(col == 15 ? &s->nodes[i].switch_id : &s->nodes[i].rack_id) = ids[i];
+    }
+    int rc = names && ids ? 0 : -1;
+    free(names);
+    free(ids);
+    return rc;
+}
+
 static int fill_nodes(struct live_snap *s, const PGresult *r)
 {
     s->nnodes = (size_t)PQntuples(r);
@@ -248,7 +279,7 @@ static int fill_nodes(struct live_snap *s, const PGresult *r)
         node_hardware(s, (size_t)i, r);
         node_drain(node, r, i);
     }
-    return 0;
+    return node_topology(s, r);
 }
 
 /* The job's batch model: what it declared, its gradient statistics, its current batch. */
@@ -259,6 +290,16 @@ static void job_batch(struct snap_job *j, const PGresult *r, int i)
     json_t *decl = json_loads(PQgetvalue(r, i, JC_BATCH_SPEC), 0, NULL);
     jobspec_batch_read(decl, dbl(r, i, JC_GRAD_SQR), dbl(r, i, JC_GRAD_VAR),
                        (long)ll(r, i, JC_CURRENT_BATCH), &j->batch);
+    json_decref(decl);
+}
+
+/* The job's topology bound (jobs.topology, jobspec_topology.c). */
+static void job_topology(struct snap_job *j, const PGresult *r, int i)
+{
+    if (PQgetisnull(r, i, JC_TOPOLOGY))
+        return;
+    json_t *decl = json_loads(PQgetvalue(r, i, JC_TOPOLOGY), 0, NULL);
+    jobspec_topology_read(decl, &j->max_switches, &j->max_switches_wait_s);
     json_decref(decl);
 }
 
@@ -303,6 +344,7 @@ static int fill_jobs(struct live_snap *s, const PGresult *r)
         j->stops_at_convergence = strcmp(PQgetvalue(r, i, JC_STOPS_EARLY), "t") == 0;
         job_plans(j, r, i);
         job_batch(j, r, i);
+        job_topology(j, r, i);
     }
     return 0;
 }

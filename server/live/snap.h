@@ -32,6 +32,8 @@ struct snap_node {
     uint64_t drained;     /* bit k: the core's GPU k is drained (sched_node.drained) */
     int evacuate;         /* its drained GPUs are evacuated */
     uint64_t failed;      /* bit k: the core's GPU k has a fault (sched_node.failed) */
+    unsigned char island[SCHED_MAX_GPUS_PER_NODE]; /* the core's GPU k's island (sched_node) */
+    int switch_id, rack_id; /* its labels "switch" and "rack" numbered 1..; 0: none */
 };
 
 struct snap_job {
@@ -63,6 +65,8 @@ struct snap_job {
     size_t ndeps;
     double runnable_since; /* epoch seconds the last job its dependencies name ended (0: none,
                             * or no dependencies): it waits, for the core, from then on */
+    int max_switches;           /* its topology bound (sched_job's; 0: none) */
+    double max_switches_wait_s;
 };
 
 struct live_snap {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "forecast.h"
 #include "gpumap.h"
 #include "model.h"
@@ -47,6 +48,10 @@ static void explain(const struct live_plan *p, const struct sched_explainer *e,
         snprintf(out, len, "needs %d GPUs, the cluster has %d on up nodes", need, capacity);
     else if (nfree < need)
         holders(p, e, pj, need, nfree, up == 1 ? -1 : most);
+    else if (pj->reason && strcmp(pj->reason, DOMAIN_REASON_SWITCHES) == 0)
+        sched_explainer_text(e, (size_t)(pj - p->jobs), out, len); /* "...; waiting for GPUs on
+                                                                    * at most 1 switch (12 s
+                                                                    * of 60 s)" */
     else
         snprintf(out, len, "needs %d GPUs, %d free: %s", need, nfree, pj->reason);
 }

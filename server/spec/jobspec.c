@@ -470,7 +470,8 @@ static void check_unknown(struct fieldcheck *c, const json_t *body)
                                         "batch",
                                         "adaptive_batch",
                                         "max_local_batch",
-                                        "after"};
+                                        "after",
+                                        "topology"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -527,6 +528,7 @@ int jobspec_parse(const json_t *in, struct jobspec *spec, json_t **errors, char 
     check_length(&c, body, spec);
     check_batch(&c, body, spec);
     spec->after = jobafter_check(&c, json_object_get(body, "after"));
+    jobspec_topology_check(&c, body, &spec->max_switches, &spec->max_switches_wait_s);
     check_unknown(&c, body);
     json_decref(body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
@@ -584,6 +586,10 @@ json_t *jobspec_to_json(const struct jobspec *spec)
     json_decref(batch);
     if (o && spec->after)
         json_object_set(o, "after", spec->after);
+    json_t *topology = jobspec_topology_json(spec->max_switches, spec->max_switches_wait_s);
+    if (o && topology)
+        json_object_set(o, "topology", topology);
+    json_decref(topology);
     return o;
 }
 

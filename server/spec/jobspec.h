@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "goodput.h"
+#include "jobspec_topology.h"
 #include "plan.h"
 
 #define JOBSPEC_MAX_GPUS 1024
@@ -61,6 +62,10 @@ struct jobspec {
     /* The jobs it runs after (jobafter.h; issue 33 item 4): an array (owned) of {"job": ID,
      * "when"} or {"array": ID, "when"} with when filled in, or NULL: none. */
     json_t *after;
+    /* Its topology bound (jobspec_topology.c), as Slurm's --switches=N@T: at most
+     * max_switches switches (0: no bound) while it has waited less than max_switches_wait_s. */
+    int max_switches;
+    double max_switches_wait_s;
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors

@@ -52,12 +52,21 @@ static void check_unknown(struct fieldcheck *c, const json_t *obj, const char *p
     }
 }
 
+/* An optional member: absent, null, or an integer in lo..hi. */
+static void check_opt_int(struct fieldcheck *c, const json_t *obj, const char *key,
+                          const char *field, long long lo, long long hi)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (v && !json_is_null(v))
+        check_int(c, obj, key, field, lo, hi);
+}
+
 static void check_gpu(struct fieldcheck *c, const json_t *g, size_t i, unsigned char *seen)
 {
-    static const char *const known[] = {"index", "model", "memory_bytes"};
-    char f[3][48], prefix[32];
+    static const char *const known[] = {"index", "model", "memory_bytes", "island", "numa"};
+    char f[5][48], prefix[32];
     snprintf(prefix, sizeof(prefix), "gpus[%zu].", i);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 5; k++)
         snprintf(f[k], sizeof(f[k]), "%s%s", prefix, known[k]);
     if (!json_is_object(g)) {
         snprintf(prefix, sizeof(prefix), "gpus[%zu]", i);
@@ -67,7 +76,9 @@ static void check_gpu(struct fieldcheck *c, const json_t *g, size_t i, unsigned 
     check_int(c, g, "index", f[0], 0, NODESPEC_MAX_GPUS - 1);
     check_string(c, g, "model", f[1], NODESPEC_MAX_MODEL);
     check_int(c, g, "memory_bytes", f[2], 0, (long long)1 << 50);
-    check_unknown(c, g, prefix, known, 3);
+    check_opt_int(c, g, "island", f[3], 0, NODESPEC_MAX_GPUS - 1);
+    check_opt_int(c, g, "numa", f[4], 0, NODESPEC_MAX_GPUS - 1);
+    check_unknown(c, g, prefix, known, 5);
     const json_t *idx = json_object_get(g, "index");
     long long x = json_is_integer(idx) ? json_integer_value(idx) : -1;
     if (x >= 0 && x < NODESPEC_MAX_GPUS && seen[x]++)

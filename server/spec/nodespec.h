@@ -10,9 +10,10 @@
 #define NODESPEC_MAX_GPUS 1024
 #define NODESPEC_MAX_MODEL 128
 
-/* Checks {"name", "cpus", "memory_bytes", "gpus": [{"index", "model", "memory_bytes"}]}
- * (borrowed). Returns 0, or -1 with *errors a new array of {field, detail} and the first
- * message in detail. GPU indexes must be distinct, 0..1023. */
+/* Checks {"name", "cpus", "memory_bytes", "gpus": [{"index", "model", "memory_bytes",
+ * "island", "numa"}]} (borrowed; island and numa optional, null or 0..1023: the GPU's NVLink
+ * island and NUMA/PCIe domain on the node). Returns 0, or -1 with *errors a new array of
+ * {field, detail} and the first message in detail. GPU indexes must be distinct, 0..1023. */
 int nodespec_check(const json_t *body, json_t **errors, char *detail, size_t len);
 
 #endif

@@ -226,13 +226,17 @@ test("a real worker registers its four simulated GPUs and the cluster page shows
   // rounds every second and no resize hysteresis: the model fits and resizes come quickly
   const put = await call(server, "PUT", "/scheduler", { interval_s: 1, min_resize_interval_s: 0, resize_cost_s: 0 });
   assert.equal(put.status, 200, JSON.stringify(put.body));
-  worker = await startWorker(server, "sim-a", 4);
+  worker = await startWorker(server, "sim-a", 4, "2x2");
   await page.click('#nav a[data-nav="cluster"]');
   await page.waitForURL(/#\/cluster$/);
   const card = page.locator('[data-node="sim-a"]');
   await expectText(card, /sim-a.*UP.*simulated/s);
   assert.equal(await card.locator("li.gpu").count(), 4);
   await expectText(card.locator('li.gpu[data-gpu="3"]'), /GPU 3.*simulated.*free/);
+  // its two NVLink islands of two (--simulate-topology 2x2) are drawn as two boxes
+  assert.equal(await card.locator(".island").count(), 2);
+  await expectText(card.locator('.island[data-island="1"]'), /NVLink island 1.*GPU 2.*GPU 3/s);
+  assert.equal(await card.locator('.island[data-island="0"] li.gpu').count(), 2);
   // an operator's drain of GPU 2 shows on the card and on its tile, and goes with the undrain
   const nodeId = await card.getAttribute("data-node-id");
   const dr = await call(server, "POST", `/nodes/${nodeId}/drain`, { reason: "fan check", gpus: [2] });

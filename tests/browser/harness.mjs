@@ -138,11 +138,12 @@ function pidsWithEnv(needle) {
   return out;
 }
 
-// Starts ringmaster-worker with ngpus simulated GPUs against server, with a worker user of
+// Starts ringmaster-worker with ngpus simulated GPUs (in NVLink islands when topology, e.g.
+// "2x2", is given: --simulate-topology) against server, with a worker user of
 // its own (POST /api/v1/users). Resolves to {name, stateDir, child, logFile, stop()} once its
 // node is registered. stop() resolves to {exitCode, left: job processes it had to kill}; its
 // jobs (mpirun and ranks) are stopped with it, also on failure.
-export async function startWorker(server, name, ngpus) {
+export async function startWorker(server, name, ngpus, topology) {
   if (!fs.existsSync(WORKER)) throw new Error(WORKER + " is missing: run make first");
   const user = await call(server, "POST", "/users", { name: name + "-worker", role: "worker" });
   if (user.status !== 201) throw new Error("cannot create the worker user: " + JSON.stringify(user.body));
@@ -152,7 +153,8 @@ export async function startWorker(server, name, ngpus) {
   const logFile = path.join(ARTIFACTS, "worker-" + name + ".log");
   const log = fs.openSync(logFile, "w");
   const child = spawn(WORKER, ["--server", server.url, "--token-file", tokenFile, "--name", name,
-    "--state-dir", path.join(stateDir, "state"), "--simulate-gpus", String(ngpus), "--heartbeat", "1"], {
+    "--state-dir", path.join(stateDir, "state"), "--simulate-gpus", String(ngpus), "--heartbeat", "1",
+    ...(topology ? ["--simulate-topology", topology] : [])], {
     stdio: ["ignore", log, log],
     // shared memory between the ranks of one host, as the worker integration tests run them
     env: { ...process.env, OMPI_MCA_btl: "self,vader", OMPI_MCA_btl_vader_single_copy_mechanism: "none",

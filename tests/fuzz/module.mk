@@ -22,10 +22,12 @@ FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 FUZZ_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null) -lpthread -lm
 
 # Parser sources each target links, besides the core and common archives.
-FUZZ_SRCS_jobspec    := server/spec/jobspec.c server/spec/jobafter.c server/spec/fieldcheck.c
+FUZZ_SRCS_jobspec    := server/spec/jobspec.c server/spec/jobafter.c \
+                        server/spec/jobspec_topology.c server/spec/fieldcheck.c
 FUZZ_SRCS_nodespec   := server/spec/nodespec.c server/spec/fieldcheck.c
 FUZZ_SRCS_fieldcheck := server/spec/fieldcheck.c
-FUZZ_SRCS_decide     := sim/decide_input.c sim/decide_int.c sim/decide_observe.c sim/options.c
+FUZZ_SRCS_decide     := sim/decide_input.c sim/decide_int.c sim/decide_observe.c \
+                        sim/decide_topology.c sim/options.c
 FUZZ_SRCS_trace      := sim/workload.c sim/template.c
 FUZZ_SRCS_jobchan    := worker/jobchan.c
 FUZZ_SRCS_ringjob    := worker/ringjob.c

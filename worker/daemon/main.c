@@ -4,7 +4,8 @@
  * processes and sends every report through an outbox that outlives a server restart.
  *
  *   ringmaster-worker --server URL[,URL2...] --token-file F [--name NAME] [--state-dir DIR]
- *                     [--simulate-gpus N [--simulate-gpu-model NAME]] [--heartbeat S]
+ *                     [--simulate-gpus N [--simulate-gpu-model NAME] [--simulate-topology AxB]]
+ *                     [--heartbeat S]
  *                     [--action-timeout S]
  *   ringmaster-worker --rank-exec -- CMD...   (internal: the per-rank wrapper of mpirun)
  */
@@ -42,6 +43,7 @@
 struct config {
     const char *server, *token_file, *name, *state_dir;
     const char *simulate_model; /* NULL: "simulated" */
+    const char *simulate_topology; /* NULL: unknown; "AxB": A NVLink islands of B GPUs */
     int simulate_gpus;
     double heartbeat_s;
     double action_timeout_s; /* a suspend or resume not done by then fails */
@@ -67,10 +69,12 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ringmaster-worker --server URL[,URL...] --token-file F [--name NAME]"
-                 " [--state-dir DIR] [--simulate-gpus N [--simulate-gpu-model NAME]]"
+                 " [--state-dir DIR] [--simulate-gpus N [--simulate-gpu-model NAME]"
+                 " [--simulate-topology AxB]]"
                  " [--heartbeat SECONDS] [--action-timeout SECONDS] [--fault-file PATH]\n"
                  "  defaults: the host name, ./var-worker, real GPUs through CUDA, 5 s, 60 s;\n"
                  "  simulated GPUs are of model \"simulated\" unless NAME (e.g. a100, v100);\n"
+                 "  --simulate-topology 2x4: two NVLink islands of 4 (A x B = N);\n"
                  "  --fault-file: GPU faults to report, read at each heartbeat (lines\n"
                  "  'gpu N xid K', 'gpu N ecc', 'gpu N lost', 'gpu N ok')\n");
 }
@@ -83,6 +87,7 @@ static int parse_args(int argc, char **argv, struct config *c)
                                          {"state-dir", required_argument, NULL, 'd'},
                                          {"simulate-gpus", required_argument, NULL, 'g'},
                                          {"simulate-gpu-model", required_argument, NULL, 'm'},
+                                         {"simulate-topology", required_argument, NULL, 'T'},
                                          {"heartbeat", required_argument, NULL, 'b'},
                                          {"action-timeout", required_argument, NULL, 'a'},
                                          {"fault-file", required_argument, NULL, 'f'},
@@ -90,7 +95,7 @@ static int parse_args(int argc, char **argv, struct config *c)
                                          {NULL, 0, NULL, 0}};
     *c = (struct config){.state_dir = "./var-worker", .heartbeat_s = 5.0, .action_timeout_s = 60.0};
     int o;
-    while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:b:a:f:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "s:t:n:d:g:m:T:b:a:f:h", opts, NULL)) != -1) {
         if (o == 's')
             c->server = optarg;
         else if (o == 't')
@@ -103,6 +108,8 @@ static int parse_args(int argc, char **argv, struct config *c)
             c->simulate_gpus = atoi(optarg);
         else if (o == 'm')
             c->simulate_model = optarg;
+        else if (o == 'T')
+            c->simulate_topology = optarg;
         else if (o == 'b')
             c->heartbeat_s = atof(optarg);
         else if (o == 'a')
@@ -454,6 +461,14 @@ int main(int argc, char **argv)
         log_error("--simulate-gpu-model: expected 1..127 printable characters");
         return 2;
     }
+    char terr[160];
+    if (cfg.simulate_topology &&
+        inventory_simulate_topology(&inv, cfg.simulate_topology, terr, sizeof(terr)) < 0) {
+        log_error("%s", terr);
+        return 2;
+    }
+    if (inv.ngpus > 0 && inv.topology_note[0])
+        log_info("GPU topology unknown (%s): the node is one domain", inv.topology_note);
     if (inv.ngpus == 0)
         log_info("no GPU: %s", inv.cuda_note);
     launch_note_host_gpus(inv.simulated);

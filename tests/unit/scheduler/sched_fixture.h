@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement.h"
 #include "sched.h"
 
 #define FX_MAX_NODES 256
@@ -219,6 +220,30 @@ static inline void fx_random(struct fx *f, uint64_t *rng)
             j->cur_gpus = 0;
         }
     }
+}
+
+/* placement_create() on a snapshot that must be valid; the plan (placement_destroy). */
+static inline struct placement_plan *fx_place(struct fx *f, const int *want)
+{
+    char err[128];
+
+    cr_assert_eq(sched_validate(&f->snap, err, sizeof(err)), 0, "%s", err);
+    struct placement_plan *p = placement_create(&f->snap, want);
+    cr_assert_not_null(p);
+    return p;
+}
+
+/* The nodes job i's slots of plan p span. */
+static inline int fx_nodes_spanned(const struct placement_plan *p, size_t i)
+{
+    int seen[FX_MAX_NODES] = { 0 }, n = 0;
+
+    for (int k = 0; k < p->gpus[i]; k++) {
+        int node = p->slots[p->off[i] + (size_t)k].node;
+        n += !seen[node];
+        seen[node] = 1;
+    }
+    return n;
 }
 
 #endif

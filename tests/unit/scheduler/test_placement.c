@@ -3,34 +3,12 @@
 #include "placement.h"
 #include "sched_fixture.h"
 
-static struct placement_plan *place(struct fx *f, const int *want)
-{
-    char err[128];
-
-    cr_assert_eq(sched_validate(&f->snap, err, sizeof(err)), 0, "%s", err);
-    struct placement_plan *p = placement_create(&f->snap, want);
-    cr_assert_not_null(p);
-    return p;
-}
-
-static int nodes_spanned(const struct placement_plan *p, size_t i)
-{
-    int seen[FX_MAX_NODES] = { 0 }, n = 0;
-
-    for (int k = 0; k < p->gpus[i]; k++) {
-        int node = p->slots[p->off[i] + (size_t)k].node;
-        n += !seen[node];
-        seen[node] = 1;
-    }
-    return n;
-}
-
 /* The job's GPUs form one aligned block of its (power-of-two) size on one node. */
 static void assert_aligned(const struct placement_plan *p, size_t i)
 {
     int s = p->gpus[i], lo = 64;
 
-    cr_assert_eq(nodes_spanned(p, i), 1);
+    cr_assert_eq(fx_nodes_spanned(p, i), 1);
     for (int k = 0; k < s; k++)
         lo = p->slots[p->off[i] + (size_t)k].gpu < lo ? p->slots[p->off[i] + (size_t)k].gpu : lo;
     cr_assert_eq(lo % s, 0, "job %zu of %d GPUs starts at GPU %d", i, s, lo);
@@ -48,7 +26,7 @@ Test(placement, power_of_two_jobs_land_on_aligned_blocks)
     fx_init(&f, 1, 8);
     for (int i = 0; i < 4; i++)
         fx_job(&f, i + 1, want[i]);
-    struct placement_plan *p = place(&f, want);
+    struct placement_plan *p = fx_place(&f, want);
     for (size_t i = 0; i < 4; i++)
         assert_aligned(p, i);
     cr_assert_eq(p->spread, 0);
@@ -66,7 +44,7 @@ Test(placement, four_gpu_job_avoids_a_misaligned_gap)
     struct sched_job *a = fx_job(&f, 1, 2);
     fx_job(&f, 2, 4);
     fx_hold(&f, a, 0, 2, 2); /* GPUs 2-3: 0-1 free, 4-7 free */
-    struct placement_plan *p = place(&f, want);
+    struct placement_plan *p = fx_place(&f, want);
     cr_assert(p->kept[0]);
     assert_aligned(p, 1);
     cr_assert_eq(p->slots[p->off[1]].gpu, 4);
@@ -84,10 +62,10 @@ Test(placement, big_jobs_take_whole_nodes_first)
     fx_job(&f, 2, 20);
     fx_job(&f, 3, 4);
     fx_hold(&f, small, 1, 0, 2);
-    struct placement_plan *p = place(&f, want);
+    struct placement_plan *p = fx_place(&f, want);
     cr_assert(p->kept[0]);
     cr_assert_eq(p->gpus[1], 20);
-    cr_assert_eq(nodes_spanned(p, 1), 3, "two whole nodes and a half");
+    cr_assert_eq(fx_nodes_spanned(p, 1), 3, "two whole nodes and a half");
     assert_aligned(p, 2);
     cr_assert_eq(p->spread, 0);
     placement_destroy(p);
@@ -102,7 +80,7 @@ Test(placement, unchanged_running_jobs_stay_even_when_misaligned)
     struct sched_job *a = fx_job(&f, 1, 3);
     fx_job(&f, 2, 2);
     fx_hold(&f, a, 0, 1, 3);
-    struct placement_plan *p = place(&f, want);
+    struct placement_plan *p = fx_place(&f, want);
     cr_assert(p->kept[0]);
     for (int k = 0; k < 3; k++)
         cr_assert_eq(p->slots[p->off[0] + (size_t)k].gpu, 1 + k);
@@ -121,7 +99,7 @@ Test(placement, repacks_when_keeping_jobs_would_split_a_job)
     fx_job(&f, 3, 8);
     fx_hold(&f, a, 0, 2, 4); /* misaligned halves of both nodes */
     fx_hold(&f, b, 1, 2, 4);
-    struct placement_plan *p = place(&f, want);
+    struct placement_plan *p = fx_place(&f, want);
     cr_assert_eq(p->spread, 0, "the 8-GPU job fits one node after a repack");
     for (size_t i = 0; i < 3; i++)
         assert_aligned(p, i);
@@ -138,9 +116,9 @@ Test(placement, repack_moves_as_few_running_jobs_as_it_can)
     fx_job(&f, 3, 8);
     fx_hold(&f, a, 0, 0, 4); /* aligned halves: the new 8 still needs a whole node */
     fx_hold(&f, b, 1, 0, 4);
-    struct placement_plan *p = place(&f, want);
+    struct placement_plan *p = fx_place(&f, want);
     cr_assert_eq(p->spread, 0);
-    cr_assert_eq(nodes_spanned(p, 2), 1);
+    cr_assert_eq(fx_nodes_spanned(p, 2), 1);
     cr_assert_eq(p->kept[0] + p->kept[1], 1, "one of the two moves, the other stays");
     for (size_t i = 0; i < 3; i++)
         assert_aligned(p, i);
@@ -157,14 +135,14 @@ Test(placement, overcommitted_counts_are_cut_or_wait)
     struct sched_job *b = fx_job(&f, 2, 4), *c = fx_job(&f, 3, 4);
     b->min_gpus = 3;
     c->elastic = 0;
-    struct placement_plan *p = place(&f, want);
+    struct placement_plan *p = fx_place(&f, want);
     cr_assert_eq(p->gpus[0], 6);
     cr_assert_eq(p->gpus[1], 0, "2 left, below min 3: waits");
     cr_assert_eq(p->gpus[2], 0);
     cr_assert_eq(p->short_gpus, 8);
     b->min_gpus = 1;
     placement_destroy(p);
-    p = place(&f, want);
+    p = fx_place(&f, want);
     cr_assert_eq(p->gpus[1], 2, "elastic: cut to the 2 left");
     placement_destroy(p);
 }
@@ -204,7 +182,7 @@ Test(placement, random_plans_never_double_book_or_overflow_a_node)
             want[i] = w <= capacity ? w : 0;
             capacity -= want[i];
         }
-        struct placement_plan *p = place(&f, want);
+        struct placement_plan *p = fx_place(&f, want);
         uint64_t busy[FX_MAX_NODES] = { 0 };
         for (size_t i = 0; i < f.snap.njobs; i++) {
             cr_assert_eq(p->gpus[i], want[i], "round %d: all fits, nothing cut", round);

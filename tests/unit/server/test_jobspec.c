@@ -277,3 +277,39 @@ Test(jobspec, null_is_refused_by_name_unless_documented)
     jobspec_clear(&s);
     json_decref(body);
 }
+
+/* "topology": {"max_switches": N, "max_wait_s": T} (issue 32, Slurm's --switches=N@T): its
+ * rules name their field; it round-trips and reads back into the core's form. */
+Test(jobspec, topology_bound_rules_and_round_trip)
+{
+#define TOPO(t) "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":16,\"topology\":" t "}"
+    expect_field(TOPO("3"), "topology");
+    expect_field(TOPO("{}"), "topology.max_switches");
+    expect_field(TOPO("{\"max_switches\":0}"), "topology.max_switches");
+    expect_field(TOPO("{\"max_switches\":1.5}"), "topology.max_switches");
+    expect_field(TOPO("{\"max_switches\":2000}"), "topology.max_switches");
+    expect_field(TOPO("{\"max_switches\":1,\"max_wait_s\":-1}"), "topology.max_wait_s");
+    expect_field(TOPO("{\"max_switches\":1,\"max_wait_s\":\"1m\"}"), "topology.max_wait_s");
+    expect_field(TOPO("{\"max_switches\":1,\"nodes\":2}"), "topology");
+    json_t *body = load(TOPO("{\"max_switches\":1}")), *errors = NULL;
+    struct jobspec s;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    cr_assert_eq(s.max_switches, 1);
+    cr_assert_float_eq(s.max_switches_wait_s, JOBSPEC_DEFAULT_SWITCH_WAIT_S, 1e-9, "default");
+    json_t *t = jobspec_topology_json(s.max_switches, s.max_switches_wait_s);
+    int n = 0;
+    double w = 0;
+    jobspec_topology_read(t, &n, &w);
+    cr_assert_eq(n, 1);
+    cr_assert_float_eq(w, 300.0, 1e-9);
+    json_t *back = jobspec_to_json(&s);
+    cr_assert(json_equal(json_object_get(back, "topology"), t), "round trip");
+    json_decref(back);
+    json_decref(t);
+    jobspec_clear(&s);
+    json_decref(body);
+    jobspec_topology_read(NULL, &n, &w);
+    cr_assert_eq(n, 0, "none stored: no bound");
+#undef TOPO
+}

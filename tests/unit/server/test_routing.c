@@ -119,3 +119,19 @@ Test(nodespec, registration_rules)
                      "gpus[0].model");
     cr_assert_str_eq(node_error("{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1,\"x\":1}"), "x");
 }
+
+/* A GPU's NVLink island and NUMA domain (issue 32): optional, null, or 0..1023. */
+Test(nodespec, topology_per_gpu)
+{
+#define GPU(extra)                                                                                 \
+    "{\"name\":\"h\",\"cpus\":1,\"memory_bytes\":1,\"gpus\":[{\"index\":0,\"model\":\"a\","         \
+    "\"memory_bytes\":1" extra "}]}"
+    cr_assert_str_eq(node_error(GPU(",\"island\":1,\"numa\":0")), "");
+    cr_assert_str_eq(node_error(GPU(",\"island\":null,\"numa\":null")), "");
+    cr_assert_str_eq(node_error(GPU(",\"island\":-1")), "gpus[0].island");
+    cr_assert_str_eq(node_error(GPU(",\"island\":1024")), "gpus[0].island");
+    cr_assert_str_eq(node_error(GPU(",\"island\":\"a\"")), "gpus[0].island");
+    cr_assert_str_eq(node_error(GPU(",\"numa\":1.5")), "gpus[0].numa");
+    cr_assert_str_eq(node_error(GPU(",\"switch\":1")), "gpus[0].switch");
+#undef GPU
+}

@@ -46,7 +46,7 @@ function gpuTile(node, g, owner) {
   return h("li", {
     class: "gpu" + (jobs.length ? " busy" : " free") + (owner && owner.packed ? " packed" : "") + (owner && owner.suspended ? " suspended" : "") +
       (drained ? " drained" : "") + (fault ? " faulty" : ""),
-    style, title: `GPU ${g.index}: ${g.model}, ${bytes(g.memory_bytes)} — ${jobs.length ? jobs.map((j) => "job " + j.id + " " + (j.name || "")).join(", ") : "free"}` +
+    style, title: `GPU ${g.index}: ${g.model}, ${bytes(g.memory_bytes)}${Number.isInteger(g.island) ? ", NVLink island " + g.island : ""} — ${jobs.length ? jobs.map((j) => "job " + j.id + " " + (j.name || "")).join(", ") : "free"}` +
       (drained ? " — drained: " + node.drain.reason : "") + (fault ? " — fault: " + fault : ""),
     dataset: { gpu: String(g.index) },
   },
@@ -71,7 +71,27 @@ function nodeCard(n, owners) {
     n.drain ? h("p", { class: "drain-reason small" }, "Drained" + (Array.isArray(n.drain.gpus) ? " (GPUs " + n.drain.gpus.join(", ") + ")" : "") + ": " + n.drain.reason) : null,
     h("p", { class: "muted small" }, n.cpus + " CPUs · " + bytes(n.memory_bytes) + " · " + gpus.length + " GPU" + (gpus.length === 1 ? "" : "s") +
       (hb !== null ? " · heartbeat " + ago(n.last_heartbeat_at) : "")),
-    gpus.length ? h("ul", { class: "gpus" }, gpus.map((g) => gpuTile(n, g, owners.get(n.id + "/" + g.index)))) : h("p", { class: "muted" }, "No GPUs."));
+    gpus.length ? gpuTiles(n, gpus, owners) : h("p", { class: "muted" }, "No GPUs."));
+}
+
+// A node's GPU tiles: one list, or, where its worker reported the GPUs' NVLink islands, one
+// box per island ("NVLink island 1 · NUMA 0"; GPUs of no known island in a box of their own).
+function gpuTiles(n, gpus, owners) {
+  const tiles = (list) => h("ul", { class: "gpus" }, list.map((g) => gpuTile(n, g, owners.get(n.id + "/" + g.index))));
+  if (!gpus.some((g) => Number.isInteger(g.island))) return tiles(gpus);
+  const groups = new Map();
+  for (const g of gpus) {
+    const k = Number.isInteger(g.island) ? String(g.island) : "?";
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k).push(g);
+  }
+  return h("div", { class: "islands" }, [...groups].map(([k, list]) => {
+    const numa = [...new Set(list.filter((g) => Number.isInteger(g.numa)).map((g) => g.numa))];
+    return h("section", { class: "island", dataset: { island: k } },
+      h("p", { class: "island-name small" }, (k === "?" ? "island not known" : "NVLink island " + k) +
+        (numa.length ? " · NUMA " + numa.join(", ") : "")),
+      tiles(list));
+  }));
 }
 
 // The jobs shown on the map, with their colours.
