@@ -102,15 +102,16 @@ Test(python, binding_drives_train_tiny_through_suspend_and_restart)
 }
 
 /* The binding's broadcast hook and errors, standalone (no socket): a hook that changes the
- * decision shows it is really called; a bad checkpoint name raises the library's text. */
+ * decision (the first 4 bytes of the agreement) shows it is really called; a bad checkpoint
+ * name raises the library's text. */
 static const char *const binding_probe =
     "import sys, struct\n"
     "sys.path.insert(0, '" JOBTEST_SRCDIR "/worker/python')\n"
     "import ringjob\n"
     "calls = []\n"
     "def bcast(data):\n"
-    "    calls.append(struct.unpack('i', data)[0])\n"
-    "    return struct.pack('i', ringjob.SUSPEND)\n"
+    "    calls.append(struct.unpack_from('i', data)[0])\n"
+    "    return struct.pack('i', ringjob.SUSPEND) + data[4:]\n"
     "ringjob.set_broadcast(bcast)\n"
     "ringjob.init()\n"
     "assert not ringjob.connected() and ringjob.world_size() == 3, ringjob.world_size()\n"

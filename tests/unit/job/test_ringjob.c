@@ -120,6 +120,92 @@ Test(ringjob, gradient_statistics_reach_the_worker_and_the_batch_the_job)
     jobtest_rmtree(f.dir);
 }
 
+/* Identity broadcast of a one-process job: counts the bytes agreed on. */
+static size_t agreed_bytes;
+static int count_bcast(void *buf, size_t len, void *ctx)
+{
+    (void)buf;
+    (void)ctx;
+    agreed_bytes += len;
+    return 0;
+}
+
+/* Reports its global batch as the step's samples; a new batch holds from the step after
+ * the poll that took it, with its learning-rate factor; exits once it ran 10 steps at 256. */
+static int job_batch_changes(void)
+{
+    setenv("RINGJOB_BATCH", "128", 1);
+    setenv("RINGJOB_INIT_BATCH", "128", 1);
+    unsetenv("RINGJOB_LR_SCALE");
+    if (ringjob_init() < 0 || ringjob_batch() != 128 || ringjob_lr_scale() != 1.0)
+        return 10;
+    ringjob_set_broadcast(count_bcast, NULL);
+    long at256 = 0;
+    for (long step = 1; step <= 20000 && at256 < 10; step++) {
+        long m = ringjob_batch();
+        double lr = ringjob_lr_scale();
+        if ((m == 512 && lr != 2.0) || (m == 256 && lr != 1.5))
+            return 11;
+        at256 += m == 256;
+        ringjob_report(step, 1.0, m, 0.001);
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 12;
+        usleep(500);
+    }
+    ringjob_finalize();
+    return at256 == 10 && agreed_bytes > 0 ? 0 : 13;
+}
+
+struct batch_plan {
+    int phase;
+    long took_512; /* the step after which the job said it took 512 */
+};
+
+/* batch 512 (factor left to libringjob) after step 10, then 256 at factor 1.5 once 512 ran */
+static void change_batches(struct jobchan *jc, struct series *s, void *ctx)
+{
+    struct batch_plan *p = ctx;
+    long last = s->n ? s->r[s->n - 1].step : 0, step;
+    if (p->phase == 0 && last >= 10) {
+        cr_assert_eq(jobchan_batch(jc, 512, 0), 0);
+        p->phase = 1;
+    } else if (p->phase == 1 && jobchan_batched(jc, &step) == 512) {
+        p->took_512 = step;
+        p->phase = 2;
+    } else if (p->phase == 2 && s->n && s->r[s->n - 1].samples == 512) {
+        cr_assert_eq(jobchan_batch(jc, 256, 1.5), 0);
+        p->phase = 3;
+    }
+}
+
+Test(ringjob, batch_changes_in_place_at_the_next_step)
+{
+    struct fixture f;
+    static struct series s;
+    struct batch_plan p = {0};
+    fixture_up(&f);
+    long step;
+    cr_assert_eq(jobchan_batched(f.jc, &step), 0, "none before the job says");
+    cr_assert_eq(step, -1);
+    cr_assert_eq(jobchan_batch(f.jc, 0, 1.0), -1, "a batch of nothing");
+    cr_assert_eq(errno, EINVAL);
+    cr_assert_eq(jobchan_batch(f.jc, 64, -1.0), -1, "a negative factor");
+    int status = jobtest_drive(f.jc, fork_job(&f, job_batch_changes), 30.0, &s,
+                               change_batches, &p);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(p.phase, 3);
+    cr_assert_eq(jobchan_batched(f.jc, &step), 256);
+    /* one launch, no gap: every step once, 128 up to the step that took 512, then 512 */
+    for (size_t i = 0; i < s.n; i++) {
+        cr_assert_eq(s.r[i].step, (long)i + 1);
+        long want = s.r[i].step <= p.took_512 ? 128 : s.r[i].step <= step ? 512 : 256;
+        cr_assert_eq(s.r[i].samples, want, "step %ld ran %ld", s.r[i].step, s.r[i].samples);
+    }
+    cr_assert_eq(s.r[s.n - 1].samples, 256);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
 /* Runs until told to checkpoint; counts suspensions; exit 0 only if each suspension was
  * followed by a resume and the checkpoint was acknowledged. */
 static int job_obedient(void)
