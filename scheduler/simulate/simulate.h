@@ -190,6 +190,9 @@ struct simulate_result {
      * free GPUs of its GPU model, or moved onto another's), over the same total: what a
      * policy left idle that it could have used. */
     double idle_usable_frac;
+    /* Appended: global batches changed in place (sched_batch_in_place: no restart, none of
+     * the resize cost). */
+    long batch_changes;
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is
