@@ -9,6 +9,7 @@
 
 #include "gpumap.h"
 #include "guarantee.h"
+#include "learn.h"
 #include "placement.h"
 #include "placement_multi.h"
 #include "policies/policy.h"
@@ -543,7 +544,8 @@ static double best_batch(const struct sched_job *j, const struct sched_assignmen
  * (or under a policy that does not choose batches) its own; for an adaptive one the best for
  * its GPUs and nodes when they change (the new batch comes with the restart), and, while they
  * stay, the best when its goodput beats the current batch's by SCHED_BATCH_MIN_GAIN (a change
- * in place, no restart: sched_batch_in_place()). */
+ * in place, no restart: sched_batch_in_place()), unless it is a job learned live that still
+ * measures the size it holds (its stage, learn_pinned). */
 static void assign_batch(const struct sched_snapshot *snap, struct sched_decision *d, size_t i)
 {
     const struct sched_job *j = &snap->jobs[i];
@@ -555,6 +557,10 @@ static void assign_batch(const struct sched_snapshot *snap, struct sched_decisio
     if (!j->batch.adaptive)
         return;
     int nodes = sched_slots_nodes(a->slots, a->gpus), stays = !a->changed && j->cur_gpus > 0;
+    /* a job learned from its own steps measures its size for a stage first (learn_pinned):
+     * a batch changed meanwhile would spoil the measurement */
+    if (stays && j->measured_max_gpus > 0 && learn_pinned(snap, j))
+        return;
     double m, best = best_batch(j, a, nodes, &m);
     if (stays) {
         double now = sched_batch_rate(j, a->gpu_model, a->gpus, nodes, a->batch);

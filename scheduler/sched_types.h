@@ -39,7 +39,8 @@
  * whose GPUs stay gets the best batch for them only when its goodput beats the batch it runs
  * by 1 + SCHED_BATCH_MIN_GAIN; the change needs no restart (sched_batch_in_place), but a job
  * whose gradient statistics move a little with each report must not change its batch, and
- * its learning rate, with every round. A change of GPUs always brings the best batch. */
+ * its learning rate, with every round; nor does a job learned live while it measures the size
+ * it holds (learn_pinned). A change of GPUs always brings the best batch. */
 #define SCHED_BATCH_MIN_GAIN 0.05
 
 /* Gandiva (policy "gandiva", docs/gandiva.md): when jobs outnumber GPUs they

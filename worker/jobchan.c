@@ -35,7 +35,7 @@ struct jobchan {
     long total_steps; /* the job's TOTAL, 0 until it says */
     int has_grad;     /* a GRAD record arrived: its last sqr and var */
     double grad_sqr, grad_var;
-    long want_batch;   /* a batch given while no job was connected: sent at its HELLO */
+    long want_batch; /* a batch given while no job was connected: sent at its HELLO */
     double want_lr;
     long batched;      /* the job's last BATCHED record: the batch it took, 0 none */
     long batched_step; /* and the step after which it took it */

@@ -56,6 +56,7 @@ struct snap_job {
     /* Its batch model (zero: none): the declared batch_spec, its latest gradient statistics
      * and, as batch.batch, the global batch of its latest start/resize (current_batch). */
     struct batch_spec batch;
+    int lr_scaling; /* its rule for the learning rate of a new batch (enum batch_lr_scaling) */
 };
 
 struct live_snap {

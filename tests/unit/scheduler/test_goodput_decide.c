@@ -62,8 +62,7 @@ Test(goodput_decide, other_policies_run_the_job_at_its_own_batch)
 }
 
 /* A running adaptive job on 4 GPUs of one node at batch m; the decision of ringmaster. */
-static const struct sched_assignment *running_at(struct fx *f, double m,
-                                                 struct sched_decision **d)
+static const struct sched_assignment *running_at(struct fx *f, double m, struct sched_decision **d)
 {
     fx_init(f, 1, 4);
     struct sched_job *j = adaptive_job(f, 1, 4, 4);
@@ -129,6 +128,31 @@ Test(goodput_decide, a_running_job_keeps_its_batch_when_the_gain_is_below_the_th
     a = decide_one(&f, "precompute", &d);
     cr_expect_float_eq(a->batch, 128, 1e-9);
     cr_expect_not(sched_batch_in_place(&f.jobs[0], a));
+    sched_decision_destroy(d);
+}
+
+/* A job learned live keeps its batch while it measures the size it holds (its stage since
+ * its last change, learn_pinned); once measured, the rule applies. */
+Test(goodput_decide, a_job_measuring_its_size_keeps_its_batch)
+{
+    struct fx f;
+    fx_init(&f, 1, 4);
+    struct sched_job *j = adaptive_job(&f, 1, 4, 4);
+    fx_hold(&f, j, 0, 0, 4);
+    j->measured_max_gpus = 4;
+    f.snap.now = 1000;
+    f.snap.explore_stage_s = 60;
+    j->last_change_time = 990;
+    struct sched_decision *d;
+    const struct sched_assignment *a = decide_one(&f, "ringmaster", &d);
+    cr_assert_eq(a->changed, 0);
+    cr_expect_float_eq(a->batch, 128, 1e-9, "10 s into its 60 s stage: kept");
+    sched_decision_destroy(d);
+    f.jobs[0].last_change_time = 900;
+    a = decide_one(&f, "ringmaster", &d);
+    cr_assert_eq(a->changed, 0);
+    cr_expect_gt(a->batch, 128, "its stage done: the better batch, in place");
+    cr_expect(sched_batch_in_place(&f.jobs[0], a));
     sched_decision_destroy(d);
 }
 
