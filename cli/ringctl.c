@@ -29,7 +29,8 @@ static const struct command commands[] = {
     {"submit", ringctl_cmd_submit,
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
      "         [--batch-per-gpu M] [--batch M0 [--adaptive-batch [M0:]MAX]\n"
-     "         [--max-local-batch L]] [--env K=V]... [--idempotency-key K] [--array INDEXES]\n"
+     "         [--max-local-batch L] [--lr-scaling sqrt|linear|none]] [--env K=V]...\n"
+     "         [--idempotency-key K] [--array INDEXES]\n"
      "         -- COMMAND [ARGS...]",
      "Submit a job; prints its id. --array 0-99 (or 1,3,5-7, or 0-15:4 for every 4th)\n"
      "  submits a job array: one job per index (at most 1,000, 0..1000000, in one\n"
@@ -37,8 +38,9 @@ static const struct command commands[] = {
      "  their ids, the first being the array's id (list shows its jobs as ID_INDEX).\n"
      "  --batch M0 gives the job a batch model: M0 global examples per step; with\n"
      "  --adaptive-batch MAX the scheduler may choose its global batch in M0..MAX as it\n"
-     "  resizes it (RINGJOB_BATCH, learning rate times sqrt(batch / M0)); --max-local-batch\n"
-     "  is the most examples per GPU before it accumulates gradients.",
+     "  resizes it, or in place while its GPUs stay (RINGJOB_BATCH, ringjob_batch(); learning\n"
+     "  rate times sqrt(batch / M0), or as --lr-scaling says); --max-local-batch is the most\n"
+     "  examples per GPU before it accumulates gradients.",
      "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
     {"list", ringctl_cmd_list,
      "list [--state S] [--user U] [--array ID] [--limit N] [--all] [--wide|-o wide]\n"

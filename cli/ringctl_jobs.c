@@ -76,6 +76,8 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         return array_flag(s, v);
     if (!strcmp(flag, "--adaptive-batch"))
         return adaptive_flag(s, v);
+    if (!strcmp(flag, "--lr-scaling")) /* the server checks the name (sqrt, linear, none) */
+        return json_object_set_new(s->job, "lr_scaling", json_string(v));
     if (!strcmp(flag, "--idempotency-key")) {
         s->idem = v;
         return 0;

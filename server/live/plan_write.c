@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "batch.h"
+#include "batch_view.h"
 #include "config.h"
 #include "fnv.h"
 #include "jobtx.h"
@@ -391,10 +392,15 @@ static json_t *job_sched_json(const struct live_plan *p, const struct live_plan_
         json_object_set_new(e, "finish", json_real(pj->sched_finish));
     /* the whole model when it changed, which holds its remaining work; else only that, merged
      * into the model the row keeps */
-    if (pj->model->changed || pj->change != CH_KEEP)
-        json_object_set_new(e, "model", live_model_json(pj->model, pj->gpus, p->s));
-    else
-        json_object_set_new(e, "now", live_model_remaining_json(pj->model, pj->gpus));
+    int whole = pj->model->changed || pj->change != CH_KEEP;
+    json_t *m = whole ? live_model_json(pj->model, pj->gpus, p->s)
+                      : live_model_remaining_json(pj->model, pj->gpus);
+    if (m && goodput_has_model(&pj->sj->batch)) { /* why it runs its batch (batch_view.h) */
+        struct live_batch_view v;
+        live_batch_view(p, pj, &v);
+        json_object_set_new(m, "batch_choice", live_batch_view_json(&v));
+    }
+    json_object_set_new(e, whole ? "model" : "now", m);
     if (pj->migrated_by_request)
         json_object_set_new(e, "migrated", json_true());
     if (pj->model->has_estimate)
@@ -457,6 +463,11 @@ static int job_sched_due(const struct live_plan *p, struct live_plan_job *pj)
     h = fnv1a(h, &migrated, sizeof(migrated));
     int src = m->has_estimate ? (int)m->estimate_source : -1;
     h = fnv1a(h, &src, sizeof(src));
+    if (goodput_has_model(&pj->sj->batch)) {
+        struct live_batch_view v;
+        live_batch_view(p, pj, &v);
+        h = live_batch_view_hash(h, &v);
+    }
     pj->sched_hash = h ? h : 1;
     double elapsed = now - m->sched_at;
     return m->sched_at <= 0 || m->changed || pj->change != CH_KEEP ||

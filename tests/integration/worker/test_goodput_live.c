@@ -471,12 +471,32 @@ Test(goodput_live, a_batch_changes_in_place_without_a_restart)
     cr_assert_eq(hx_sql_num(sql), 1, "the event says '%s'", reason);
     json_t *j = wt_job(a);
     long long cur = json_integer_value(json_object_get(j, "current_batch"));
-    json_decref(j);
     snprintf(sql, sizeof(sql),
              "SELECT (spec->>'batch')::int FROM actions WHERE job_id = %lld AND kind = 'batch'"
              " ORDER BY id DESC LIMIT 1",
              a);
     cr_assert_eq(cur, hx_sql_num(sql), "current_batch is its latest batch");
+    /* the job's model says why it runs that batch (model.batch_choice, docs/api.md) */
+    snprintf(want, sizeof(want), "batch %lld on 2 GPUs: goodput ", cur);
+    const char *why = NULL;
+    double eff = 0, x = 0, end = hx_now() + 10;
+    do {
+        json_decref(j);
+        j = wt_job(a);
+        json_t *c = json_object_get(json_object_get(j, "model"), "batch_choice");
+        why = json_string_value(json_object_get(c, "why"));
+        eff = json_number_value(json_object_get(c, "efficiency"));
+        x = json_number_value(json_object_get(c, "goodput_x"));
+        if (!(why && strstr(why, want) == why))
+            usleep(200000);
+    } while (!(why && strstr(why, want) == why) && hx_now() < end);
+    cr_assert(why && strstr(why, want) == why, "model.batch_choice.why '%s'", why ? why : "");
+    snprintf(want, sizeof(want), "x of batch %d", M0);
+    cr_assert(strstr(why, want), "against its initial batch: '%s'", why);
+    cr_assert(eff > 0 && eff <= 1, "statistical efficiency %g", eff);
+    cr_assert_geq(x, 1.0, "goodput %gx of its initial batch", x);
+    fprintf(stderr, "goodput_live: the job's model says '%s', efficiency %.3f\n", why, eff);
+    json_decref(j);
     wt_cancel(a);
     wt_expect_state(a, "CANCELLED", 30, NULL);
     hx_finish();
