@@ -282,12 +282,13 @@ static const char *const moves_sql =
     "(SELECT (e->>'id')::bigint FROM jsonb_array_elements($1::jsonb) e WHERE e->>'kind' <>"        \
     " 'batch')"
 
-/* The event of each batch change in place, the job's state unchanged. */
+/* The event of each batch change in place, the job's state unchanged (one that ended since
+ * the snapshot gets none: its worker fails the action, which gives the batch back). */
 static const char *const batch_events_sql =
     "INSERT INTO job_events (job_id, from_state, to_state, event, actor, detail)"
     " SELECT j.id, j.state, j.state, 'batch', 'scheduler', e->>'detail'"
     " FROM jsonb_array_elements($1::jsonb) e JOIN jobs j ON j.id = (e->>'id')::bigint"
-    " WHERE e->>'kind' = 'batch'";
+    " WHERE e->>'kind' = 'batch' AND j.state = 'RUNNING'";
 
 /* What the changed jobs held, and their placement actions not yet taken (live_release_job
  * for all of them). */
