@@ -26,11 +26,14 @@
 #include "wtest.h"
 
 #define M0 16
-/* The largest relative error of the predicted step time allowed: the fit has seen the job
- * at its initial batch only (its compute per example is then not told apart from its fixed
- * cost: it predicted 12-22 % short in six runs on a loaded 2-core machine, 14-27 % in 17
- * later ones), and the machine is shared (the CPU time in the steps varies). */
-#define STEP_TOLERANCE 0.4
+/* The largest relative error of the predicted step time allowed: the fit cannot tell the
+ * job's compute per example from its fixed cost (it predicted 12-22 % short in six runs on a
+ * loaded 2-core machine, 14-27 % in 17 later ones, while the job had run its initial batch
+ * only), and the machine is shared (the CPU time in the steps varies). Since batches change
+ * in place (issue 34) the job also ran a larger batch on two GPUs before the restart; its
+ * loss, and so its noise scale, are then further on, and the batch chosen at the restart is
+ * larger (59-83 instead of 37-66): 30-38 % short in 10 runs. */
+#define STEP_TOLERANCE 0.5
 /* The relative error allowed of the statistical efficiency predicted for the new batch
  * (check_efficiency): measured / predicted - 1 in [-EFF_BELOW, EFF_ABOVE]. Asymmetric: the
  * gradient's noise scale grows as the loss falls (the loss halves over a run), so the
@@ -312,9 +315,17 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
     char *log = wt_job_log(a);
     cr_assert(strstr(log, want), "the job's log says '%s'", want);
     free(log);
+    /* its current batch is the resize's, or one changed in place since (its statistics moved
+     * on: the noise scale grows as the loss falls) */
     j = wt_job(a);
-    cr_assert_eq(json_integer_value(json_object_get(j, "current_batch")), batch);
+    long long cur = json_integer_value(json_object_get(j, "current_batch"));
     json_decref(j);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND id > %lld AND kind = 'batch'"
+             " AND (spec->>'batch')::bigint = %lld",
+             a, action, cur);
+    cr_assert(cur == batch || hx_sql_num(sql) >= 1, "current batch %lld, the resize's %ld", cur,
+              batch);
 
     /* The predicted step time against the measured ones (the first 5 after the restart are
      * left out: the new ranks warm up). */
