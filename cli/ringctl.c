@@ -29,16 +29,18 @@ static const struct command commands[] = {
     {"submit", ringctl_cmd_submit,
      "submit --name NAME [--gpus N] [--min-gpus N] [--max-gpus N] [--elastic] [--priority P]\n"
      "         [--batch-per-gpu M] [--batch M0 [--adaptive-batch [M0:]MAX]\n"
-     "         [--max-local-batch L]] [--env K=V]... [--idempotency-key K] [--array INDEXES]\n"
-     "         [--after ID[:ok|:any|:notok]]... [--switches N[@T]] -- COMMAND [ARGS...]",
+     "         [--max-local-batch L] [--lr-scaling sqrt|linear|none]] [--env K=V]...\n"
+     "         [--idempotency-key K] [--array INDEXES] [--after ID[:ok|:any|:notok]]...\n"
+     "         [--switches N[@T]] -- COMMAND [ARGS...]",
      "Submit a job; prints its id. --array 0-99 (or 1,3,5-7, or 0-15:4 for every 4th)\n"
      "  submits a job array: one job per index (at most 1,000, 0..1000000, in one\n"
      "  transaction), named NAME[i] with RINGJOB_ARRAY_INDEX=i in its environment; prints\n"
      "  their ids, the first being the array's id (list shows its jobs as ID_INDEX).\n"
      "  --batch M0 gives the job a batch model: M0 global examples per step; with\n"
      "  --adaptive-batch MAX the scheduler may choose its global batch in M0..MAX as it\n"
-     "  resizes it (RINGJOB_BATCH, learning rate times sqrt(batch / M0)); --max-local-batch\n"
-     "  is the most examples per GPU before it accumulates gradients.\n"
+     "  resizes it, or in place while its GPUs stay (RINGJOB_BATCH, ringjob_batch(); learning\n"
+     "  rate times sqrt(batch / M0), or as --lr-scaling says); --max-local-batch is the most\n"
+     "  examples per GPU before it accumulates gradients.\n"
      "  --after 12 runs the job once job 12 COMPLETED (12:any once it ended, 12:notok once it\n"
      "  FAILED or was CANCELLED; array:41 waits for every job of array 41); repeat it or\n"
      "  separate with commas. A dependency that can no longer be met cancels the job.\n"

@@ -121,6 +121,8 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         return adaptive_flag(s, v);
     if (!strcmp(flag, "--switches"))
         return switches_flag(s, v);
+    if (!strcmp(flag, "--lr-scaling")) /* the server checks the name (sqrt, linear, none) */
+        return json_object_set_new(s->job, "lr_scaling", json_string(v));
     if (!strcmp(flag, "--idempotency-key")) {
         s->idem = v;
         return 0;

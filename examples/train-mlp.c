@@ -34,7 +34,10 @@
  * A global batch (a job with a batch model, docs/scheduler.md "Goodput"): --batch M0, or
  * RINGJOB_BATCH, makes the job run ringjob_batch() examples per step (M0 when the scheduler
  * chose none) split over its ranks (the first batch % world ranks take one more), at --lr
- * (the rate tuned at M0) times ringjob_lr_scale() (sqrt(batch / M0)). Each rank's gradient
+ * (the rate tuned at M0) times ringjob_lr_scale() (sqrt(batch / M0) by default). When the
+ * scheduler changes the batch in place (a BATCH record), ringjob_batch() and
+ * ringjob_lr_scale() say so after a poll, and the next step runs the new batch at the new rate
+ * (no restart; "train-mlp: batch M -> M' in place after step N"). Each rank's gradient
  * is then weighted by its examples. With RINGJOB_MAX_LOCAL_BATCH (the spec's
  * "max_local_batch") a rank whose share is larger computes it in ceil(share / max)
  * micro-steps and sums their gradients before the one exchange of the step (gradient
@@ -389,12 +392,13 @@ static int checkpoint_exit(struct model *md, int rank)
     return 0;
 }
 
-/* The batch of this launch: global (--batch or RINGJOB_BATCH: the scheduler's choice, else
- * M0) split over the ranks, or --batch-per-rank on each; and the learning rate: --lr times
- * ringjob_lr_scale() (for a global batch, 1 while the scheduler chose none). */
-static double batch_setup(struct batch_run *br, const struct options *o, int rank, int world)
+/* The batch to run: global (--batch or ringjob_batch(): the scheduler's choice, at start
+ * RINGJOB_BATCH, later a change in place; else M0) split over the ranks, or --batch-per-rank
+ * on each; and the learning rate: --lr times ringjob_lr_scale() (for a global batch, 1 while
+ * the scheduler chose none). Keeps br's gradient statistics (per example: the batch does not
+ * change them). */
+static double batch_size(struct batch_run *br, const struct options *o, int rank, int world)
 {
-    memset(br, 0, sizeof(*br));
     long chosen = ringjob_batch();
     br->global = o->global_batch > 0 || chosen > 0;
     if (!br->global) {
@@ -412,6 +416,29 @@ static double batch_setup(struct batch_run *br, const struct options *o, int ran
     long most = ringjob_max_local_batch();
     br->accum = most > 0 && br->local > most ? (br->local + most - 1) / most : 1;
     return o->lr * (chosen > 0 ? ringjob_lr_scale() : 1.0);
+}
+
+/* The batch of this launch (batch_size), its statistics not yet measured. */
+static double batch_setup(struct batch_run *br, const struct options *o, int rank, int world)
+{
+    memset(br, 0, sizeof(*br));
+    return batch_size(br, o, rank, world);
+}
+
+/* After a poll: a batch the scheduler changed in place (ringjob_batch(), the same on every
+ * rank) runs from the next step, at its learning rate. */
+static double batch_follow(struct batch_run *br, const struct options *o, int rank, int world,
+                           double lr, long step)
+{
+    long chosen = ringjob_batch();
+    if (!br->global || chosen <= 0 || chosen == br->batch)
+        return lr;
+    long was = br->batch;
+    lr = batch_size(br, o, rank, world);
+    if (rank == 0)
+        printf("train-mlp: batch %ld -> %ld in place after step %ld, lr %.6f\n", was, br->batch,
+               step, lr);
+    return lr;
 }
 
 /* Rank 0 reports the smoothed gradient statistics every --grad-every steps. */
@@ -467,6 +494,7 @@ static int train(struct model *md, const struct options *o, int rank, int world)
             fprintf(stderr, "train-mlp: rank %d: %s\n", rank, ringjob_error());
             return 1;
         }
+        lr = batch_follow(&br, o, rank, world, lr, md->step);
     }
     if (rank == 0)
         printf("train-mlp: done at step %ld\n", md->step);

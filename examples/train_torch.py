@@ -21,7 +21,10 @@ where accelerator memory is freed), blocks until resumed and rebuilds them.
 CHECKPOINT_EXIT makes rank 0 torch.save {model, optimizer, step} into the job's
 checkpoint directory (atomic rename); every rank then exits 0. On start a checkpoint
 there is read by rank 0 and broadcast, whatever world size wrote it; the learning rate is
---lr (the one-rank rate) times ringjob.lr_scale() (eq. 7 of DESIGN.md).
+--lr (the one-rank rate) times ringjob.lr_scale() (eq. 7 of DESIGN.md). A job with a batch
+model (its spec's "batch") runs ringjob.batch() examples a step over its ranks instead, at
+--lr (the rate tuned at that initial batch) times lr_scale(); when the scheduler changes the
+batch in place, the next step runs the new one at its rate, with no restart.
 
     mpirun -np 2 /usr/bin/python3 examples/train_torch.py [--steps N] [--batch-per-rank M]
         [--lr X] [--seed S] [--print-every K] [--threads T] [--step-seconds S]
@@ -94,9 +97,9 @@ def class_patterns(seed):
     return p / p.std(dim=(1, 2, 3), keepdim=True)
 
 
-def minibatch(patterns, args, step, rank):
+def minibatch(patterns, args, step, rank, n):
     g = torch.Generator().manual_seed((args.seed * 1000003 + step) * 131 + rank)
-    y = torch.randint(0, CLASSES, (args.batch_per_rank,), generator=g)
+    y = torch.randint(0, CLASSES, (n,), generator=g)
     dx, dy = torch.randint(-SHIFT, SHIFT + 1, (2,), generator=g).tolist()
     x = torch.roll(patterns[y], shifts=(dx, dy), dims=(2, 3))
     return x + NOISE * torch.randn(x.shape, generator=g), y
@@ -107,7 +110,32 @@ class Trainer:
         self.args, self.comm = args, comm
         self.lr = args.lr * ringjob.lr_scale()
         self.step = 0
+        self.size_batch()
         self.build(None)
+
+    def size_batch(self):
+        """The global batch (ringjob.batch(), the scheduler's, else --batch-per-rank on each
+        rank) and this rank's share of it (the first batch % world ranks take one more)."""
+        b, w, r = ringjob.batch(), self.comm.world, self.comm.rank
+        if b > 0:
+            b = max(b, w)
+            self.batch, self.local = b, b // w + (1 if r < b % w else 0)
+        else:
+            self.batch, self.local = self.args.batch_per_rank * w, self.args.batch_per_rank
+
+    def follow_batch(self):
+        """After a poll: a batch the scheduler changed in place runs from the next step, at
+        --lr times its lr_scale() (no restart)."""
+        b = ringjob.batch()
+        if b <= 0 or max(b, self.comm.world) == self.batch:
+            return
+        was = self.batch
+        self.size_batch()
+        self.lr = self.args.lr * ringjob.lr_scale()
+        for group in self.opt.param_groups:
+            group["lr"] = self.lr
+        log(self.comm, "batch %d -> %d in place after step %d, lr %.5f"
+            % (was, self.batch, self.step, self.lr))
 
     def build(self, state):
         torch.manual_seed(self.args.seed)
@@ -130,12 +158,14 @@ class Trainer:
         self.build(torch.load(io.BytesIO(blob)))
 
     def train_step(self, patterns):
-        x, y = minibatch(patterns, self.args, self.step + 1, self.comm.rank)
+        x, y = minibatch(patterns, self.args, self.step + 1, self.comm.rank, self.local)
         self.opt.zero_grad()
         loss = F.cross_entropy(self.model(x), y)
         loss.backward()
         grads = [p.grad for p in self.model.parameters()]
-        flat = torch.cat([g.reshape(-1) for g in grads] + [loss.detach().reshape(1)])
+        # the mean over ranks of gradients weighted by their shares: the global batch's mean
+        weight = self.local * self.comm.world / self.batch
+        flat = torch.cat([g.reshape(-1) for g in grads] + [loss.detach().reshape(1)]) * weight
         self.comm.allreduce_mean(flat)
         off = 0
         for g in grads:
@@ -217,13 +247,13 @@ def train(trainer, comm):
         if trainer.step % args.print_every == 0 or trainer.step == args.steps:
             log(comm, "step %d loss %.6f world %d lr %.5f"
                 % (trainer.step, loss, comm.world, trainer.lr))
-        ringjob.report(trainer.step, loss, args.batch_per_rank * comm.world,
-                       time.monotonic() - t0)
+        ringjob.report(trainer.step, loss, trainer.batch, time.monotonic() - t0)
         d = ringjob.poll(trainer.step)
         if d == ringjob.SUSPEND:
             d = suspend(trainer, comm)
         if d == ringjob.CHECKPOINT_EXIT:
             return checkpoint_exit(trainer, comm)
+        trainer.follow_batch()
     log(comm, "done at step %d" % trainer.step)
     return 0
 

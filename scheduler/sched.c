@@ -10,6 +10,7 @@
 #include "domain.h"
 #include "gpumap.h"
 #include "guarantee.h"
+#include "learn.h"
 #include "placement.h"
 #include "placement_multi.h"
 #include "policies/policy.h"
@@ -517,9 +518,35 @@ static int policy_view(const struct sched_policy_ops *policy, const struct sched
     return 0;
 }
 
-/* The batch running job i runs at when it has a batch model: the one it runs at while its
- * allocation stays (a new batch is applied at a restart), else the best for its new GPUs
- * and nodes (its own when it is not adaptive). */
+double sched_batch_rate(const struct sched_job *j, int gpu_model, int gpus, int nodes, double m)
+{
+    /* on its own model of its GPUs' model when it has one (sched_job_rate_on()): a job learned
+     * live may have one there before its reference model is fitted */
+    const struct sched_type_speed *t = sched_job_type_speed(j, gpu_model);
+    const struct speed_model *sp = t ? &t->speed : &j->speed;
+    struct batch_spec b = t ? sched_job_batch_on(j, gpu_model) : j->batch;
+    if (!goodput_has_model(&b) || !sp->fitted || gpus < 1 || !(m > 0))
+        return 0;
+    return goodput_rate(sp, &b, gpus, nodes, m);
+}
+
+/* The best batch for job j on the assignment's GPUs into *m (the goodput_best() of
+ * sched_batch_rate()'s model); returns its rate, 0 when there is no model to choose by. */
+static double best_batch(const struct sched_job *j, const struct sched_assignment *a, int nodes,
+                         double *m)
+{
+    const struct sched_type_speed *t = sched_job_type_speed(j, a->gpu_model);
+    const struct speed_model *sp = t ? &t->speed : &j->speed;
+    struct batch_spec b = t ? sched_job_batch_on(j, a->gpu_model) : j->batch;
+    return sp->fitted ? goodput_best(sp, &b, a->gpus, nodes, m) : 0;
+}
+
+/* The batch running job i runs at when it has a batch model: for a job that is not adaptive
+ * (or under a policy that does not choose batches) its own; for an adaptive one the best for
+ * its GPUs and nodes when they change (the new batch comes with the restart), and, while they
+ * stay, the best when its goodput beats the current batch's by SCHED_BATCH_MIN_GAIN (a change
+ * in place, no restart: sched_batch_in_place()), unless it is a job learned live that still
+ * measures the size it holds (its stage, learn_pinned). */
 static void assign_batch(const struct sched_snapshot *snap, struct sched_decision *d, size_t i)
 {
     const struct sched_job *j = &snap->jobs[i];
@@ -528,19 +555,31 @@ static void assign_batch(const struct sched_snapshot *snap, struct sched_decisio
     if (a->gpus <= 0 || !goodput_has_model(&j->batch))
         return;
     a->batch = j->batch.batch > 0 ? j->batch.batch : j->batch.init_batch;
-    if (!j->batch.adaptive || (!a->changed && j->cur_gpus > 0))
+    if (!j->batch.adaptive)
         return;
-    int nodes = sched_slots_nodes(a->slots, a->gpus);
-    double m;
-    /* on its own model of its GPUs' model when it has one (sched_job_rate_on()): a job learned
-     * live may have one there before its reference model is fitted */
-    const struct sched_type_speed *t = sched_job_type_speed(j, a->gpu_model);
-    const struct speed_model *sp = t ? &t->speed : &j->speed;
-    struct batch_spec b = t ? sched_job_batch_on(j, a->gpu_model) : j->batch;
-    if (sp->fitted && goodput_best(sp, &b, a->gpus, nodes, &m) > 0)
+    int nodes = sched_slots_nodes(a->slots, a->gpus), stays = !a->changed && j->cur_gpus > 0;
+    /* a job learned from its own steps measures its size for a stage first (learn_pinned):
+     * a batch changed meanwhile would spoil the measurement */
+    if (stays && j->measured_max_gpus > 0 && learn_pinned(snap, j))
+        return;
+    double m, best = best_batch(j, a, nodes, &m);
+    if (stays) {
+        double now = sched_batch_rate(j, a->gpu_model, a->gpus, nodes, a->batch);
+        if (best > 0 && now > 0 && best >= now * (1.0 + SCHED_BATCH_MIN_GAIN))
+            a->batch = m;
+    } else if (best > 0) {
         a->batch = m;
-    else
+    } else {
+        struct batch_spec b = sched_job_batch_on(j, a->gpu_model);
         a->batch = goodput_runnable(&b, a->gpus, a->batch);
+    }
+}
+
+int sched_batch_in_place(const struct sched_job *j, const struct sched_assignment *a)
+{
+    double cur = j->batch.batch > 0 ? j->batch.batch : j->batch.init_batch;
+    return a->gpus > 0 && !a->changed && j->cur_gpus > 0 && goodput_has_model(&j->batch) &&
+           a->batch > 0 && fabs(a->batch - cur) >= 0.5;
 }
 
 int sched_slots_nodes(const struct sched_slot *slots, int n)

@@ -47,6 +47,18 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
 
 void sched_decision_destroy(struct sched_decision *d);
 
+/* Goodput of job j (epochs at its initial batch per second, goodput.h) at global batch m on
+ * gpus GPUs of GPU model gpu_model over nodes nodes: on its own model of that GPU model when it
+ * has one, else its reference model; what the core chooses an adaptive job's batch by. 0 with
+ * no batch model or no fitted speed model. The ratio of two such rates is what a batch change
+ * is worth ("batch 512 on 4 GPUs: goodput 1.8x of batch 128"). */
+double sched_batch_rate(const struct sched_job *j, int gpu_model, int gpus, int nodes, double m);
+
+/* 1 when assignment a (of job j, in a decision) changes j's global batch while its GPUs stay:
+ * a change in place, without a restart (the live scheduler's `batch` action, the simulator's
+ * free change). */
+int sched_batch_in_place(const struct sched_job *j, const struct sched_assignment *a);
+
 /* The distinct nodes among n slots (in any order; n is a job's GPUs, so O(n^2) is fine). */
 int sched_slots_nodes(const struct sched_slot *slots, int n);
 

@@ -35,6 +35,14 @@
 #define SCHED_KEEP_MARGIN 0.25
 #define SCHED_MIN_RESIZE_INTERVAL_S 300.0
 
+/* Batches in place (policies that choose batches, sched_decide): a running adaptive job
+ * whose GPUs stay gets the best batch for them only when its goodput beats the batch it runs
+ * by 1 + SCHED_BATCH_MIN_GAIN; the change needs no restart (sched_batch_in_place), but a job
+ * whose gradient statistics move a little with each report must not change its batch, and
+ * its learning rate, with every round; nor does a job learned live while it measures the size
+ * it holds (learn_pinned). A change of GPUs always brings the best batch. */
+#define SCHED_BATCH_MIN_GAIN 0.05
+
 /* Gandiva (policy "gandiva", docs/gandiva.md): when jobs outnumber GPUs they
  * share them in quanta of sched_snapshot.quantum_s (SCHED_QUANTUM_S when <= 0),
  * suspended in place at a minibatch boundary and resumed later; two 1-GPU jobs

@@ -70,6 +70,8 @@ static void add_types_and_work(json_t *o, const struct decide_input *in,
     json_object_set_new(o, "gpu_type", type ? json_string(type) : json_null());
     if (a->batch > 0)
         json_object_set_new(o, "batch", json_real(a->batch));
+    if (sched_batch_in_place(j, a))
+        json_object_set_new(o, "batch_in_place", json_true());
     double rate = a->gpus > 0 ? sched_job_rate_on(j, a->gpus, a->gpu_model, gpu_speed_of(snap, a),
                                                   NULL)
                               : 0;

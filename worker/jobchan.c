@@ -35,6 +35,10 @@ struct jobchan {
     long total_steps; /* the job's TOTAL, 0 until it says */
     int has_grad;     /* a GRAD record arrived: its last sqr and var */
     double grad_sqr, grad_var;
+    long want_batch; /* a batch given while no job was connected: sent at its HELLO */
+    double want_lr;
+    long batched;      /* the job's last BATCHED record: the batch it took, 0 none */
+    long batched_step; /* and the step after which it took it */
     char job_id[64];
     struct jobchan_report *reports; /* ring of JOBCHAN_REPORT_CAP */
     size_t rhead;
@@ -223,6 +227,15 @@ static void store_report(struct jobchan *jc, const struct jobchan_report *r)
     jc->rcount++;
 }
 
+/* Writes the BATCH record of want_batch and forgets it. */
+static void send_batch(struct jobchan *jc)
+{
+    char line[96];
+    snprintf(line, sizeof(line), "BATCH %ld %.9g\n", jc->want_batch, jc->want_lr);
+    send_line(jc, line);
+    jc->want_batch = 0;
+}
+
 static int on_hello(struct jobchan *jc, const char *args)
 {
     int version, world;
@@ -233,8 +246,11 @@ static int on_hello(struct jobchan *jc, const char *args)
         return jc_fail(jc, "bad HELLO record '%s'", args);
     snprintf(jc->job_id, sizeof(jc->job_id), "%s", id);
     jc->world = world;
+    jc->batched = 0; /* a new launch: it starts at the batch of its environment */
     set_state(jc, JOBCHAN_RUNNING);
     deliver_want(jc);
+    if (jc->want_batch > 0)
+        send_batch(jc);
     send_line(jc, "WELCOME 1\n");
     return 0;
 }
@@ -293,6 +309,14 @@ static int on_line(struct jobchan *jc, char *line)
         if (sscanf(args, "%ld", &v) != 1 || v < 1)
             return jc_fail(jc, "bad TOTAL record '%s'", args);
         jc->total_steps = v;
+        return 0;
+    }
+    if (!strcmp(line, "BATCHED")) {
+        long step, m;
+        if (sscanf(args, "%ld %ld", &step, &m) != 2 || m < 1)
+            return jc_fail(jc, "bad BATCHED record '%s'", args);
+        jc->batched = m;
+        jc->batched_step = step;
         return 0;
     }
     if (!strcmp(line, "GRAD")) {
@@ -421,6 +445,30 @@ int jobchan_command(struct jobchan *jc, enum jobchan_cmd cmd)
     }
     errno = EINVAL;
     return jc_fail(jc, "unknown command %d", (int)cmd);
+}
+
+int jobchan_batch(struct jobchan *jc, long batch, double lr_scale)
+{
+    if (batch < 1 || !isfinite(lr_scale) || lr_scale < 0 || lr_scale > 1e6) {
+        errno = EINVAL;
+        return jc_fail(jc, "batch: expected a batch >= 1 and a factor in [0, 1e6]");
+    }
+    if (jc->state == JOBCHAN_CHECKPOINTING || jc->state == JOBCHAN_CHECKPOINTED) {
+        errno = EINVAL;
+        return jc_fail(jc, "batch: job is %s", jobchan_state_name(jc->state));
+    }
+    jc->want_batch = batch;
+    jc->want_lr = lr_scale;
+    if (jc->cfd >= 0 && jc->state != JOBCHAN_WAITING && jc->state != JOBCHAN_GONE)
+        send_batch(jc);
+    return 0;
+}
+
+long jobchan_batched(const struct jobchan *jc, long *step)
+{
+    if (step)
+        *step = jc->batched ? jc->batched_step : -1;
+    return jc->batched;
 }
 
 size_t jobchan_take_reports(struct jobchan *jc, struct jobchan_report *out, size_t max)

@@ -3,9 +3,9 @@
  * A jobchan listens on a unix socket whose path the worker passes to the job as
  * RINGJOB_SOCKET. Rank 0 of the job connects, sends its minibatch reports (kept here
  * until the caller takes them as a batch to forward to the server) and its
- * acknowledgements; the worker gives commands (suspend, resume, checkpoint-exit), which
- * are written to the job at once, or when it connects, and which the job takes at its
- * next minibatch boundary.
+ * acknowledgements; the worker gives commands (suspend, resume, checkpoint-exit, a new
+ * global batch), which are written to the job at once, or when it connects, and which the
+ * job takes at its next minibatch boundary.
  *
  * Poll-driven and single-threaded: the caller's event loop adds the descriptors of
  * jobchan_pollfds() to its poll() set and hands the results to jobchan_handle(), or simply
@@ -72,6 +72,17 @@ int jobchan_run(struct jobchan *jc, int timeout_ms);
  * sense in the current state (resume of a running job is accepted and does nothing;
  * anything after the checkpoint completed is refused). */
 int jobchan_command(struct jobchan *jc, enum jobchan_cmd cmd);
+
+/* Gives the job a new global batch to run from its next minibatch boundary on, with its
+ * learning-rate factor (0: libringjob's sqrt(batch / initial batch)): a BATCH record, written
+ * at once, or at the job's HELLO when none is connected. No restart: the same ranks go on.
+ * Returns 0, or -1 with errno EINVAL for batch < 1, a factor outside [0, 1e6], or a job that
+ * is checkpointing (its restart gets its batch from its launch). */
+int jobchan_batch(struct jobchan *jc, long batch, double lr_scale);
+
+/* The batch of the job's last BATCHED record (it took a BATCH: the batch runs from the step
+ * after *step), 0 when none came; *step (may be NULL) gets that step, -1 with none. */
+long jobchan_batched(const struct jobchan *jc, long *step);
 
 /* Moves up to max reports received so far, oldest first, into out; returns how many. */
 size_t jobchan_take_reports(struct jobchan *jc, struct jobchan_report *out, size_t max);

@@ -34,6 +34,8 @@ struct ringjob {
     long batch;      /* RINGJOB_BATCH: the global batch the scheduler chose; 0 none */
     long init_batch; /* RINGJOB_INIT_BATCH: the job's initial global batch; 0 none */
     long max_local;  /* RINGJOB_MAX_LOCAL_BATCH: most examples per rank per micro-step; 0 none */
+    long next_batch; /* a BATCH record's batch not yet taken by a poll; 0 none */
+    double next_lr;  /* and its learning-rate factor (<= 0: sqrt(batch / init_batch)) */
     char job_id[64];
     char plan[64];
     char ckdir[PATH_MAX];
@@ -113,7 +115,7 @@ static int read_environment(void)
             return fail("RINGJOB_LR_SCALE: expected a number in (0, 1e6], got '%s'", s);
         rj.lr_scale = v;
     }
-    rj.batch = rj.init_batch = rj.max_local = 0;
+    rj.batch = rj.init_batch = rj.max_local = rj.next_batch = 0;
     if (env_long("RINGJOB_BATCH", 1, 1L << 40, &rj.batch) < 0 ||
         env_long("RINGJOB_INIT_BATCH", 1, 1L << 40, &rj.init_batch) < 0 ||
         env_long("RINGJOB_MAX_LOCAL_BATCH", 1, 1L << 40, &rj.max_local) < 0)
@@ -198,13 +200,20 @@ static void tell_dropped(void)
 
 /* Sends a control record: blocking, after every queued report (which first makes room:
  * a control record is never dropped). Returns 0, or -1 when the channel failed. */
-static int send_control(const char *verb, long value)
+static int send_control_line(const char *line)
 {
     if (flush_out(1) < 0)
         return -1;
     tell_dropped();
-    queue_line("%s %ld\n", verb, value);
+    queue_line("%s", line);
     return flush_out(1);
+}
+
+static int send_control(const char *verb, long value)
+{
+    char line[64];
+    snprintf(line, sizeof(line), "%s %ld\n", verb, value);
+    return send_control_line(line);
 }
 
 static int read_commands(int timeout_ms);
@@ -337,11 +346,28 @@ int ringjob_report(long step, double loss, long samples, double seconds)
     return 0;
 }
 
+/* "BATCH <batch> <lr_scale>": the global batch to run from the next poll on, and its
+ * learning-rate factor (0: sqrt(batch / init_batch)). A malformed one is ignored, as an
+ * unknown record is. */
+static void apply_batch(const char *args)
+{
+    long m;
+    double lr;
+    char end;
+    if (sscanf(args, "%ld %lf %c", &m, &lr, &end) != 2 || m < 1 || m > (1L << 40) ||
+        !isfinite(lr) || lr < 0 || lr > 1e6)
+        return;
+    rj.next_batch = m;
+    rj.next_lr = lr;
+}
+
 /* Applies one command record from the worker; unknown records are ignored, and so are
  * records with a NUL byte (not a printable line, docs/ringjob-protocol.md). */
 static void apply_command(const char *line)
 {
-    if (!strncmp(line, "WELCOME ", 8)) {
+    if (!strncmp(line, "BATCH ", 6)) {
+        apply_batch(line + 6);
+    } else if (!strncmp(line, "WELCOME ", 8)) {
         rj.welcomed = 1;
     } else if (!strcmp(line, "SUSPEND")) {
         if (rj.pending != RINGJOB_CHECKPOINT_EXIT)
@@ -391,15 +417,47 @@ static int read_commands(int timeout_ms)
     return 0;
 }
 
-/* Rank 0's value reaches every rank; a broadcast failure is every rank's -1. */
+/* What rank 0 decided at a boundary, as every rank receives it. */
+struct agreement {
+    int32_t decision;
+    int32_t unused;
+    int64_t batch; /* a new global batch from this boundary on; 0 none */
+    double lr;     /* its learning-rate factor */
+};
+
+/* The learning-rate factor of a new batch m whose record gave lr (0: none given): lr, else
+ * sqrt(m / init_batch) with an initial batch, else the factor as it was. */
+static double lr_for(long m, double lr)
+{
+    if (lr > 0)
+        return lr;
+    if (rj.init_batch > 0)
+        return sqrt((double)m / (double)rj.init_batch);
+    return rj.lr_scale;
+}
+
+/* Rank 0's decision (and a new batch it took) reaches every rank, which applies the batch;
+ * a broadcast failure is every rank's -1. */
 static int agree(int value)
 {
-    if (!rj.bcast)
-        return value;
-    int32_t v = value;
-    if (rj.bcast(&v, sizeof(v), rj.bctx) != 0)
+    struct agreement a = {.decision = value};
+    if (rj.rank == 0 && rj.next_batch > 0) {
+        a.batch = rj.next_batch;
+        a.lr = lr_for(rj.next_batch, rj.next_lr);
+        rj.next_batch = 0;
+    }
+    if (rj.bcast && rj.bcast(&a, sizeof(a), rj.bctx) != 0)
         return fail("broadcast callback failed");
-    return (int)v;
+    if (a.batch > 0) {
+        rj.batch = (long)a.batch;
+        rj.lr_scale = a.lr;
+        if (rj.rank == 0 && rj.fd >= 0) {
+            char rec[64];
+            snprintf(rec, sizeof(rec), "BATCHED %ld %ld\n", rj.last_step, rj.batch);
+            send_control_line(rec);
+        }
+    }
+    return (int)a.decision;
 }
 
 static double now_mono(void)

@@ -125,7 +125,11 @@ int ringjob_rank(void);
 int ringjob_world_size(void);
 double ringjob_lr_scale(void);
 /* The global batch the scheduler chose (RINGJOB_BATCH), 0 when it chose none: the job then
- * runs its own. Each rank takes ringjob_batch() / ringjob_world_size() examples per step. */
+ * runs its own. Each rank takes ringjob_batch() / ringjob_world_size() examples per step.
+ * The scheduler may change it while the job runs (a BATCH record, no restart): the new value,
+ * and ringjob_lr_scale()'s with it, hold on every rank from the ringjob_poll() (or
+ * ringjob_suspended_wait()) that took it on, i.e. for the steps after the one polled; so a job
+ * reads both after each poll and runs its next step with them (examples/train-mlp.c). */
 long ringjob_batch(void);
 /* The job's initial global batch M0 (RINGJOB_INIT_BATCH, its spec's "batch"), 0 when unset:
  * the batch its learning rate was tuned at and its gradient statistics are measured at. */

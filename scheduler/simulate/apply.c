@@ -114,6 +114,13 @@ int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sc
     if (as->gpus > 0)
         j->plan = as->plan;
     if (same_slots(j, ns, as->gpus) && !replan) {
+        /* a batch changed in place (sched_batch_in_place): no restart, it runs the new batch
+         * from now on (simulate__update_use sets its rate) */
+        if (as->gpus > 0 && as->batch > 0 && goodput_has_model(&j->spec->batch) &&
+            fabs(as->batch - j->batch) >= 0.5) {
+            j->batch = as->batch;
+            s->batch_changes++;
+        }
         free(ns);
         return 0;
     }

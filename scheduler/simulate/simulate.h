@@ -194,6 +194,9 @@ struct simulate_result {
      * fit one node (at most its largest node's GPUs) and those of them on one node; likewise
      * for the NVLink islands (sched_node.island; 0 and 0 when no node knows its islands). */
     long fit_node, on_node, fit_island, on_island;
+    /* Appended: global batches changed in place (sched_batch_in_place: no restart, none of
+     * the resize cost). */
+    long batch_changes;
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is

@@ -82,6 +82,7 @@ struct sim {
     double now;
     long rounds, resizes;
     long suspends, packs, pack_reverts, migrations;
+    long batch_changes; /* batches changed in place */
     int max_per_gpu;
     int total_gpus, max_in_use;
     int *node_off;       /* first bitmap index of each node */

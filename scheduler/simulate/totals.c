@@ -79,6 +79,7 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
     r->packs = s->packs;
     r->pack_reverts = s->pack_reverts;
     r->migrations = s->migrations;
+    r->batch_changes = s->batch_changes;
     r->max_jobs_on_gpu = s->max_per_gpu;
     r->fit_node = s->fit_node;
     r->on_node = s->on_node;

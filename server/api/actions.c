@@ -191,6 +191,13 @@ static const char *const follow_migrate_sql =
     " AND a.state = 'done' AND (a.spec->'slots'->0->>'node_id')::bigint <> a.node_id"
     " AND j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')";
 
+/* A batch change in place that failed (the job was not there, or checkpointing): the job
+ * runs the batch it ran, unless a later change named another since. */
+static const char *const batch_failed_sql =
+    "UPDATE jobs j SET current_batch = (a.spec->>'from_batch')::bigint FROM actions a"
+    " WHERE a.id = $1 AND a.kind = 'batch' AND a.state = 'failed' AND j.id = a.job_id"
+    " AND j.current_batch = (a.spec->>'batch')::bigint AND (a.spec->>'from_batch')::bigint >= 1";
+
 void actions_result(struct api_call *call)
 {
     long long id;
@@ -214,6 +221,7 @@ void actions_result(struct api_call *call)
         int failed = ok && db_ok(r) && PQntuples(r) == 1 && strcmp(state, "failed") == 0;
         ok = ok && db_ok(r) && db_command_params(call->db, follow_migrate_sql, 1, p) == 0 &&
              (!failed || live_slice_suspend_failed(call->db, ids) == 0) &&
+             (!failed || db_command_params(call->db, batch_failed_sql, 1, p) == 0) &&
              db_command(call->db, "COMMIT") == 0;
         if (ok && failed)
             live_wake_signal();

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "explore.h"
 #include "gpumap.h"
 #include "log.h"
@@ -57,7 +58,8 @@ static int second_of_pair(const struct live_plan *p, size_t i)
 /* What the decision would change for job i, if it is allowed to. A new size or a new plan on
  * the node where the job runs is a resize (that worker restarts it); anything that leaves the
  * node is a migration (that worker checkpoints, the first new node starts it, at the new
- * size). */
+ * size); a new batch on the same GPUs is a change in place (the core's sched_batch_in_place,
+ * to a batch that differs once rounded). */
 static enum change proposed(const struct live_plan *p, size_t i)
 {
     const struct live_plan_job *pj = &p->jobs[i];
@@ -70,7 +72,11 @@ static enum change proposed(const struct live_plan *p, size_t i)
     if (pj->sj->state == JOB_PENDING)
         return CH_START;
     if (!a->changed)
-        return CH_KEEP;
+        return pj->sj->state == JOB_RUNNING && sched_batch_in_place(&p->cjobs[i], a) &&
+                       batch_after_round(&pj->sj->batch, a->batch, a->gpus) !=
+                           (long)pj->sj->batch.batch
+                   ? CH_BATCH
+                   : CH_KEEP;
     return (a->gpus != pj->sj->cur_gpus || a->plan_changed) &&
                    on_node_of(a->slots, a->gpus, pj->sj->slots[0].node)
                ? CH_RESIZE

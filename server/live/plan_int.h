@@ -17,8 +17,10 @@ struct snap_job;
 struct settings;
 struct live_model;
 
-/* CH_SUSPEND and CH_RESUME: time-slicing (slice.h). */
-enum change { CH_KEEP, CH_START, CH_RESIZE, CH_MIGRATE, CH_SUSPEND, CH_RESUME };
+/* CH_SUSPEND and CH_RESUME: time-slicing (slice.h). CH_BATCH: a running job keeps its GPUs
+ * and changes its global batch in place (sched_batch_in_place: a `batch` action, no
+ * restart). */
+enum change { CH_KEEP, CH_START, CH_RESIZE, CH_MIGRATE, CH_SUSPEND, CH_RESUME, CH_BATCH };
 
 struct live_plan_job {
     const struct snap_job *sj;

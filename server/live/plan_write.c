@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "batch.h"
+#include "batch_view.h"
 #include "config.h"
 #include "fnv.h"
 #include "jobtx.h"
@@ -26,7 +27,8 @@
 
 /* ---- writing the round ---- */
 
-static const char *const kind_name[] = {"keep", "start", "resize", "migrate", "suspend", "resume"};
+static const char *const kind_name[] = {"keep",    "start",  "resize", "migrate",
+                                        "suspend", "resume", "batch"};
 
 /* The plan job i runs with after the round: the decision's for a change it takes, the one
  * it runs with for a migration a person asked for ("dp" for a job without plans). */
@@ -70,10 +72,10 @@ static json_t *goodput_prediction(const struct live_plan *p, const struct live_p
 }
 
 /* A batch-model job's batch and learning-rate factor in its action spec: "batch" (the
- * worker's RINGJOB_BATCH), "init_batch" (RINGJOB_INIT_BATCH) and "lr_scale" sqrt(batch / M0),
- * square-root scaling (the rate the job was tuned at M0, times the square root of the growth
- * of its batch: the gradient's noise falls with the square root of the batch), in place of
- * the linear factor of a job that keeps its examples per GPU; "max_local_batch"
+ * worker's RINGJOB_BATCH), "init_batch" (RINGJOB_INIT_BATCH) and "lr_scale" by the job's
+ * lr_scaling (batch_lr_scale: by default sqrt(batch / M0), square-root scaling of the rate the
+ * job was tuned at M0: the gradient's noise falls with the square root of the batch), in place
+ * of the linear factor of a job that keeps its examples per GPU; "max_local_batch"
  * (RINGJOB_MAX_LOCAL_BATCH) when it declared one: a rank whose share of the batch is larger
  * accumulates gradients over micro-steps, as the goodput model assumes; and "goodput", the
  * model's prediction there (goodput_prediction; absent without a fitted speed model). */
@@ -85,7 +87,7 @@ static void batch_fields(json_t *spec, const struct live_plan *p, const struct l
     double m0 = pj->sj->batch.init_batch;
     json_object_set_new(spec, "batch", json_integer(m));
     json_object_set_new(spec, "init_batch", json_integer((json_int_t)m0));
-    json_object_set_new(spec, "lr_scale", json_real(batch_lr_scale(m, m0)));
+    json_object_set_new(spec, "lr_scale", json_real(batch_lr_scale(pj->sj->lr_scaling, m, m0)));
     double local = pj->sj->batch.max_local;
     if (local >= 1 && isfinite(local))
         json_object_set_new(spec, "max_local_batch", json_integer((json_int_t)local));
@@ -149,13 +151,40 @@ static int action_node(const struct live_plan *p, const struct live_plan_job *pj
 }
 
 static const enum job_event change_event[] = {JOB_EV_START,   JOB_EV_START,   JOB_EV_RESIZE,
-                                              JOB_EV_MIGRATE, JOB_EV_SUSPEND, JOB_EV_RESUME};
+                                              JOB_EV_MIGRATE, JOB_EV_SUSPEND, JOB_EV_RESUME,
+                                              JOB_EV_START};
 
 /* Suspend and resume leave the job's state to its worker (it says SUSPENDED or RUNNING once
- * the job took it); live_slice writes their events. */
+ * the job took it); live_slice writes their events. A batch change leaves the job RUNNING
+ * (its event is batch_events_sql's). */
 static int moves_state(enum change ch)
 {
-    return ch != CH_SUSPEND && ch != CH_RESUME;
+    return ch != CH_SUSPEND && ch != CH_RESUME && ch != CH_BATCH;
+}
+
+/* A batch change in place: "batch 128 -> 512 on 4 GPUs: goodput 1.8x" into buf (the goodput
+ * ratio of the new batch to the old on the job's GPUs, sched_batch_rate; left out when the
+ * model cannot say), and its action's spec (new): the job's batch fields (batch_fields),
+ * "from_batch", "plan" (the one it runs) and "reason" (that text). */
+static json_t *batch_spec(const struct live_plan *p, const struct live_plan_job *pj, char *buf,
+                          size_t len)
+{
+    const struct sched_assignment *a = &p->d->assign[pj - p->jobs];
+    const struct sched_job *j = &p->cjobs[pj - p->jobs];
+    long from = (long)pj->sj->batch.batch, to = batch_after(p, pj);
+    int nodes = sched_slots_nodes(pj->slots, pj->gpus);
+    double r0 = sched_batch_rate(j, a->gpu_model, pj->gpus, nodes, (double)from);
+    double r1 = sched_batch_rate(j, a->gpu_model, pj->gpus, nodes, (double)to);
+    int n = snprintf(buf, len, "batch %ld -> %ld on %d GPU%s", from, to, pj->gpus,
+                     pj->gpus == 1 ? "" : "s");
+    if (r0 > 0 && r1 > 0 && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ": goodput %.3gx", r1 / r0);
+    char plan[JOBSPEC_PLAN_MAX];
+    jobspec_plan_name(&pj->sj->cur_plan, plan, sizeof(plan));
+    json_t *spec =
+        json_pack("{s:I, s:s, s:s}", "from_batch", (json_int_t)from, "plan", plan, "reason", buf);
+    batch_fields(spec, p, pj);
+    return spec;
 }
 
 static enum slice_move slice_move_of(const struct live_plan *p, const struct live_plan_job *pj)
@@ -198,13 +227,16 @@ static json_t *changes_json(const struct live_plan *p, const char *round, int *m
             if (pj->change == CH_KEEP || (pj->change == CH_SUSPEND) != (pass == 0))
                 continue;
             const struct snap_job *sj = pj->sj;
-            char detail[256];
+            char detail[256], why[160];
             snprintf(detail, sizeof(detail), "round %s: %d -> %d GPUs (%s)", round, sj->cur_gpus,
                      pj->gpus, pj->reason);
             json_t *spec = pj->change == CH_SUSPEND ? json_pack("{s:s}", "reason", pj->reason)
+                           : pj->change == CH_BATCH ? batch_spec(p, pj, why, sizeof(why))
                                                     : action_spec(p, pj);
+            if (pj->change == CH_BATCH)
+                snprintf(detail, sizeof(detail), "round %s: %s", round, why);
             json_t *slots = json_array();
-            for (int k = 0; slots && k < pj->gpus; k++) {
+            for (int k = 0; slots && pj->change != CH_BATCH && k < pj->gpus; k++) {
                 const struct snap_node *n = &p->s->nodes[pj->slots[k].node];
                 json_array_append_new(slots, json_pack("[I, i]", (json_int_t)n->id,
                                                        n->gpu_index[pj->slots[k].gpu]));
@@ -245,7 +277,19 @@ static const char *const moves_sql =
     " SELECT m.id, m.\"from\", m.\"to\", m.ev, 'scheduler', m.detail FROM m JOIN up"
     " ON up.id = m.id";
 
-#define CHANGED_IDS "(SELECT (e->>'id')::bigint FROM jsonb_array_elements($1::jsonb) e)"
+/* A batch change in place keeps the job's GPUs and what it has under way (its element has no
+ * slots). */
+#define CHANGED_IDS                                                                                \
+    "(SELECT (e->>'id')::bigint FROM jsonb_array_elements($1::jsonb) e WHERE e->>'kind' <>"        \
+    " 'batch')"
+
+/* The event of each batch change in place, the job's state unchanged (one that ended since
+ * the snapshot gets none: its worker fails the action, which gives the batch back). */
+static const char *const batch_events_sql =
+    "INSERT INTO job_events (job_id, from_state, to_state, event, actor, detail)"
+    " SELECT j.id, j.state, j.state, 'batch', 'scheduler', e->>'detail'"
+    " FROM jsonb_array_elements($1::jsonb) e JOIN jobs j ON j.id = (e->>'id')::bigint"
+    " WHERE e->>'kind' = 'batch' AND j.state = 'RUNNING'";
 
 /* What the changed jobs held, and their placement actions not yet taken (live_release_job
  * for all of them). */
@@ -262,13 +306,13 @@ static const char *const allocations_sql =
     " jsonb_array_elements(e->'slots') s";
 
 /* The actions in the array's order (their ids say the order workers take them in), each
- * spec but a suspend's with its job's command and env; each job's current_plan and
- * current_batch are its spec's, written in the same transaction (a suspend's spec has no
- * batch: the job keeps its own). */
+ * spec but a suspend's and a batch change's with its job's command and env; each job's
+ * current_plan and current_batch are its spec's, written in the same transaction (a suspend's
+ * spec has no batch: the job keeps its own). */
 static const char *const actions_sql =
     "WITH a AS (INSERT INTO actions (node_id, job_id, kind, spec, round_id)"
     " SELECT (x.e->>'node')::bigint, (x.e->>'id')::bigint, x.e->>'kind',"
-    " CASE WHEN x.e->>'kind' = 'suspend' THEN x.e->'spec' ELSE x.e->'spec'"
+    " CASE WHEN x.e->>'kind' IN ('suspend', 'batch') THEN x.e->'spec' ELSE x.e->'spec'"
     " || jsonb_build_object('command', j.command, 'env', j.env) END, $2"
     " FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, k)"
     " JOIN jobs j ON j.id = (x.e->>'id')::bigint ORDER BY x.k"
@@ -276,9 +320,9 @@ static const char *const actions_sql =
     " UPDATE jobs j SET current_plan = a.plan, current_batch = COALESCE(a.batch,"
     " j.current_batch) FROM a WHERE j.id = a.job_id";
 
-/* Moves, releases, allocations, actions: four statements for all the round's changes, not
- * five per job (a round starting 2,732 jobs took 12 s on a loaded machine). Returns actions
- * written, or -1. */
+/* Moves, releases, allocations, actions, batch events: five statements for all the round's
+ * changes, not five per job (a round starting 2,732 jobs took 12 s on a loaded machine).
+ * Returns actions written, or -1. */
 static int write_changes(struct live_plan *p, PGconn *c, const char *round)
 {
     int moves;
@@ -301,12 +345,17 @@ static int write_changes(struct live_plan *p, PGconn *c, const char *round)
         if (rc == 0 && (db_command_params(c, release_allocations_sql, 1, prm) < 0 ||
                         db_command_params(c, release_actions_sql, 1, prm) < 0 ||
                         db_command_params(c, allocations_sql, 1, prm) < 0 ||
-                        db_command_params(c, actions_sql, 2, prm) < 0))
+                        db_command_params(c, actions_sql, 2, prm) < 0 ||
+                        db_command_params(c, batch_events_sql, 1, prm) < 0))
             rc = -1;
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const json_t *e = json_array_get(all, i);
         const char *to = json_string_value(json_object_get(e, "to"));
+        if (!strcmp(json_string_value(json_object_get(e, "kind")), "batch"))
+            log_info("job %lld: %s (batch by scheduler)",
+                     (long long)json_integer_value(json_object_get(e, "id")),
+                     json_string_value(json_object_get(e, "detail")));
         if (to)
             log_info("job %lld: %s -> %s (%s by scheduler: %s)",
                      (long long)json_integer_value(json_object_get(e, "id")),
@@ -345,10 +394,15 @@ static json_t *job_sched_json(const struct live_plan *p, const struct live_plan_
         json_object_set_new(e, "finish", json_real(pj->sched_finish));
     /* the whole model when it changed, which holds its remaining work; else only that, merged
      * into the model the row keeps */
-    if (pj->model->changed || pj->change != CH_KEEP)
-        json_object_set_new(e, "model", live_model_json(pj->model, pj->gpus, p->s));
-    else
-        json_object_set_new(e, "now", live_model_remaining_json(pj->model, pj->gpus));
+    int whole = pj->model->changed || pj->change != CH_KEEP;
+    json_t *m = whole ? live_model_json(pj->model, pj->gpus, p->s)
+                      : live_model_remaining_json(pj->model, pj->gpus);
+    if (m && goodput_has_model(&pj->sj->batch)) { /* why it runs its batch (batch_view.h) */
+        struct live_batch_view v;
+        live_batch_view(p, pj, &v);
+        json_object_set_new(m, "batch_choice", live_batch_view_json(&v));
+    }
+    json_object_set_new(e, whole ? "model" : "now", m);
     if (pj->migrated_by_request)
         json_object_set_new(e, "migrated", json_true());
     if (pj->model->has_estimate)
@@ -411,6 +465,11 @@ static int job_sched_due(const struct live_plan *p, struct live_plan_job *pj)
     h = fnv1a(h, &migrated, sizeof(migrated));
     int src = m->has_estimate ? (int)m->estimate_source : -1;
     h = fnv1a(h, &src, sizeof(src));
+    if (goodput_has_model(&pj->sj->batch)) {
+        struct live_batch_view v;
+        live_batch_view(p, pj, &v);
+        h = live_batch_view_hash(h, &v);
+    }
     pj->sched_hash = h ? h : 1;
     double elapsed = now - m->sched_at;
     return m->sched_at <= 0 || m->changed || pj->change != CH_KEEP ||

@@ -290,6 +290,7 @@ static void job_batch(struct snap_job *j, const PGresult *r, int i)
     json_t *decl = json_loads(PQgetvalue(r, i, JC_BATCH_SPEC), 0, NULL);
     jobspec_batch_read(decl, dbl(r, i, JC_GRAD_SQR), dbl(r, i, JC_GRAD_VAR),
                        (long)ll(r, i, JC_CURRENT_BATCH), &j->batch);
+    j->lr_scaling = jobspec_batch_lr_scaling(decl);
     json_decref(decl);
 }
 

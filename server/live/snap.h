@@ -67,6 +67,7 @@ struct snap_job {
                             * or no dependencies): it waits, for the core, from then on */
     int max_switches;           /* its topology bound (sched_job's; 0: none) */
     double max_switches_wait_s;
+    int lr_scaling; /* its rule for the learning rate of a new batch (enum batch_lr_scaling) */
 };
 
 struct live_snap {

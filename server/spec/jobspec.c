@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "fieldcheck.h"
 #include "jobafter.h"
 
@@ -405,8 +406,17 @@ static void check_adaptive(struct fieldcheck *c, const json_t *v, struct jobspec
     spec->max_batch = (int)json_integer_value(mx);
 }
 
-/* batch (M0, at least gpus: each GPU takes one example or more), adaptive_batch and
- * max_local_batch; the last two need batch. */
+/* lr_scaling: "sqrt" (the default), "linear" or "none" (batch.h). */
+static void check_lr_scaling(struct fieldcheck *c, const json_t *v, struct jobspec *spec)
+{
+    enum batch_lr_scaling rule = BATCH_LR_SQRT;
+    if (v && batch_lr_scaling_parse(json_string_value(v), &rule) < 0)
+        fieldcheck_fail(c, "lr_scaling", "expected \"sqrt\", \"linear\" or \"none\"");
+    spec->lr_scaling = (int)rule;
+}
+
+/* batch (M0, at least gpus: each GPU takes one example or more), adaptive_batch,
+ * max_local_batch and lr_scaling; the last three need batch. */
 static void check_batch(struct fieldcheck *c, const json_t *body, struct jobspec *spec)
 {
     const json_t *b = json_object_get(body, "batch"), *a = json_object_get(body, "adaptive_batch");
@@ -415,6 +425,8 @@ static void check_batch(struct fieldcheck *c, const json_t *body, struct jobspec
             fieldcheck_fail(c, "adaptive_batch", "needs batch (the initial global batch)");
         if (json_object_get(body, "max_local_batch"))
             fieldcheck_fail(c, "max_local_batch", "needs batch (the initial global batch)");
+        if (json_object_get(body, "lr_scaling"))
+            fieldcheck_fail(c, "lr_scaling", "needs batch (the initial global batch)");
         return;
     }
     spec->batch = get_int(c, body, "batch", 1, JOBSPEC_MAX_GLOBAL_BATCH, 0);
@@ -426,6 +438,7 @@ static void check_batch(struct fieldcheck *c, const json_t *body, struct jobspec
         spec->batch = 0;
     }
     spec->max_local_batch = get_int(c, body, "max_local_batch", 1, JOBSPEC_MAX_BATCH, 0);
+    check_lr_scaling(c, json_object_get(body, "lr_scaling"), spec);
     if (spec->batch <= 0 || !a || json_is_null(a))
         return;
     if (!json_is_object(a))
@@ -471,7 +484,8 @@ static void check_unknown(struct fieldcheck *c, const json_t *body)
                                         "adaptive_batch",
                                         "max_local_batch",
                                         "after",
-                                        "topology"};
+                                        "topology",
+                                        "lr_scaling"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -601,8 +615,18 @@ json_t *jobspec_batch_json(const struct jobspec *spec)
                            ? json_pack("{s:i, s:i}", "min", spec->batch, "max", spec->max_batch)
                            : json_null();
     json_t *local = spec->max_local_batch > 0 ? json_integer(spec->max_local_batch) : json_null();
-    return json_pack("{s:i, s:o, s:o}", "batch", spec->batch, "adaptive_batch", adaptive,
-                     "max_local_batch", local);
+    json_t *o = json_pack("{s:i, s:o, s:o}", "batch", spec->batch, "adaptive_batch", adaptive,
+                          "max_local_batch", local);
+    if (o && spec->lr_scaling != BATCH_LR_SQRT)
+        json_object_set_new(o, "lr_scaling", json_string(batch_lr_scaling_name(spec->lr_scaling)));
+    return o;
+}
+
+int jobspec_batch_lr_scaling(const json_t *decl)
+{
+    enum batch_lr_scaling rule = BATCH_LR_SQRT;
+    batch_lr_scaling_parse(json_string_value(json_object_get(decl, "lr_scaling")), &rule);
+    return (int)rule;
 }
 
 int jobspec_batch_read(const json_t *decl, double grad_sqr, double grad_var, long cur,

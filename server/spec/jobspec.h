@@ -66,6 +66,9 @@ struct jobspec {
      * max_switches switches (0: no bound) while it has waited less than max_switches_wait_s. */
     int max_switches;
     double max_switches_wait_s;
+    /* How it rescales its learning rate when the batch changes ("lr_scaling": "sqrt", the
+     * default, "linear" or "none"; enum batch_lr_scaling). */
+    int lr_scaling;
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors
@@ -94,9 +97,13 @@ json_t *jobspec_plans_json(const struct jobspec *spec);
 int jobspec_plans_read(const json_t *decl, struct plan_spec *ps);
 
 /* The batch declaration as a new object {batch, adaptive_batch: {min, max} or null,
- * max_local_batch or null} (what the jobs table stores in batch_spec), or NULL when the spec
- * has no batch. */
+ * max_local_batch or null, and lr_scaling when it is not "sqrt"} (what the jobs table stores
+ * in batch_spec), or NULL when the spec has no batch. */
 json_t *jobspec_batch_json(const struct jobspec *spec);
+
+/* The learning-rate rule of a stored batch declaration (borrowed; its "lr_scaling", absent or
+ * unknown: sqrt), an enum batch_lr_scaling. */
+int jobspec_batch_lr_scaling(const json_t *decl);
 
 /* Reads a stored batch declaration (borrowed; NULL or malformed: none) into the core's form
  * with the job's gradient statistics (grad_sqr, grad_var: 0 when none reported) and its

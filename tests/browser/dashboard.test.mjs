@@ -735,6 +735,7 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
     const parts = await import("/js/pages/jobparts.js");
     const cluster = await import("/js/pages/cluster.js");
     const jobs = await import("/js/pages/jobs.js");
+    const job = await import("/js/pages/job.js");
     let unclosed = null;
     const now = Date.parse("2026-01-01T12:00:00Z");
     const rows = [
@@ -779,6 +780,14 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
           samples_per_second: 640, remaining_s: null },
         { gpu_model: "Tesla V100", source: "factor", speed: 1, gpus: 4, step_time_s: null } ] } }),
       noTypes: parts.typeRows({ speed: null }),
+      // a goodput job's batch and why the scheduler chose it (the model's batch_choice)
+      batch: [
+        job.batchText({ batch: 16, adaptive_batch: { min: 16, max: 256 }, current_batch: 46,
+          model: { batch_choice: { batch: 46, gpus: 2, init_batch: 16, adaptive: true, efficiency: 0.8312,
+            goodput_x: 1.29, why: "batch 46 on 2 GPUs: goodput 1.29x of batch 16" } } }),
+        job.batchText({ batch: 64, adaptive_batch: null, current_batch: null, model: {} }),
+        job.batchText({ batch: null }),
+      ],
       gpu0: owners.get("1/0").jobs.map((j) => j.id),
       gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],
     };
@@ -808,6 +817,12 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
     { type: "Tesla V100", step: "—", rate: "—", finish: "—", from: "one factor (1× the reference)", source: "factor" },
   ]);
   assert.deepEqual(got.noTypes, []);
+  assert.deepEqual(got.batch, [
+    { declared: "16 (adaptive up to 256), runs 46",
+      chosen: "batch 46 on 2 GPUs: goodput 1.29x of batch 16; statistical efficiency 0.83" },
+    { declared: "64 (fixed)", chosen: "" },
+    null,
+  ]);
 });
 
 test("the dashboard runs under its Content-Security-Policy without a violation", T, async () => {

@@ -1,6 +1,7 @@
 /* Fuzz target: what the worker reads from a job's socket (worker/jobchan.c), over a real
  * unix socket. Input: what the job sends, with harness lines among it: a line "!s", "!r"
- * or "!c" gives the job the command suspend, resume or checkpoint-exit; "!t" takes the
+ * or "!c" gives the job the command suspend, resume or checkpoint-exit, "!b" a new batch
+ * (256 at factor 1.5, jobchan_batch); "!t" takes the
  * reports; "!x" closes the job's end and connects again. After every step the channel's
  * state must be coherent, and every record the worker wrote back must be one of the
  * protocol's (docs/ringjob-protocol.md). */
@@ -26,7 +27,8 @@ struct harness {
 
 static void check_back_line(const char *line)
 {
-    static const char *const ok[] = {"WELCOME 1", "SUSPEND", "RESUME", "CHECKPOINT_EXIT"};
+    static const char *const ok[] = {"WELCOME 1", "SUSPEND", "RESUME", "CHECKPOINT_EXIT",
+                                     "BATCH 256 1.5"};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
         if (!strcmp(line, ok[i]))
             return;
@@ -143,6 +145,17 @@ static void command(struct harness *h, char c, const char *path)
                    "command %c refused without EINVAL or text", c);
         FUZZ_CHECK(rc == 0 || jobchan_state(h->jc) == before, "a refused command moved state");
         pump(h);
+    } else if (c == 'b') {
+        enum jobchan_state before = jobchan_state(h->jc);
+        errno = 0;
+        int rc = jobchan_batch(h->jc, 256, 1.5);
+        FUZZ_CHECK(rc == 0 || (errno == EINVAL && jobchan_error(h->jc)[0]),
+                   "batch refused without EINVAL or text");
+        FUZZ_CHECK(jobchan_state(h->jc) == before, "a batch moved state");
+        pump(h);
+        long step;
+        long m = jobchan_batched(h->jc, &step);
+        FUZZ_CHECK(m >= 0 && (m > 0 || step == -1), "batched %ld at %ld", m, step);
     } else if (c == 't') {
         struct jobchan_report r[64];
         size_t before = jobchan_pending_reports(h->jc), n = jobchan_take_reports(h->jc, r, 64);

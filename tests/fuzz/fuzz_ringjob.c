@@ -67,7 +67,7 @@ static void *worker_main(void *arg)
 static void check_sent(struct worker *w)
 {
     static const char *const verbs[] = {"REPORT ", "SUSPENDED ", "RESUMED ", "CHECKPOINTED ",
-                                        "DROPPED ", "BYE "};
+                                        "DROPPED ", "BYE ", "BATCHED "};
     w->got[w->got_len] = '\0';
     FUZZ_CHECK(!strncmp(w->got, "HELLO 1 ", 8), "first record '%.40s'", w->got);
     for (char *line = strchr(w->got, '\n'); line && line[1];) {
@@ -89,6 +89,16 @@ static int has_record(const uint8_t *data, size_t size, const char *rec)
     for (size_t i = 0; i + n <= size; i++)
         if ((i == 0 || data[i - 1] == '\n') && !memcmp(data + i, rec, n) &&
             (i + n == size || data[i + n] == '\n'))
+            return 1;
+    return 0;
+}
+
+/* Whether a record of data begins with prefix. */
+static int has_record_prefix(const uint8_t *data, size_t size, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (size_t i = 0; i + n <= size; i++)
+        if ((i == 0 || data[i - 1] == '\n') && !memcmp(data + i, prefix, n))
             return 1;
     return 0;
 }
@@ -122,6 +132,10 @@ static int run_job(const uint8_t *data, size_t size)
     for (long step = 0; step < 100000 && ringjob_connected(); step++) {
         ringjob_report(step, 1.0 / (double)(step + 1), 32, 0.01);
         int d = ringjob_poll(step);
+        FUZZ_CHECK(ringjob_batch() >= 0 && ringjob_lr_scale() > 0 && ringjob_lr_scale() <= 1e6,
+                   "batch %ld at factor %g", ringjob_batch(), ringjob_lr_scale());
+        FUZZ_CHECK(ringjob_batch() == 0 || has_record_prefix(data, size, "BATCH "),
+                   "a batch without BATCH");
         FUZZ_CHECK(d == RINGJOB_CONTINUE || d == RINGJOB_SUSPEND || d == RINGJOB_CHECKPOINT_EXIT,
                    "decision %d", d);
         FUZZ_CHECK(d != RINGJOB_SUSPEND || may_suspend, "suspend without SUSPEND");

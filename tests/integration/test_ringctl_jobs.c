@@ -104,6 +104,34 @@ Test(ringctl, submit_gives_a_batch_model)
     json_decref(j);
     r = ctl("show", ids);
     cr_assert(strstr(r->out, "batch:     64 global (adaptive to 1024), runs -"), "%s", r->out);
+    cr_assert(!strstr(r->out, "chosen:"), "nothing chosen before a round runs it: %s", r->out);
+    /* what a round says of it once it runs (model.batch_choice), as show prints it; the
+     * rounds paused, which would say it waits */
+    json_decref(
+        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":true}"), 200));
+    usleep(300000); /* a round under way when it paused writes before the row below */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_sched AS s (job_id, model) VALUES (%s, '{\"batch_choice\": {\"batch\":"
+             " 256, \"gpus\": 2, \"init_batch\": 64, \"adaptive\": true, \"efficiency\": 0.714,"
+             " \"goodput_x\": 1.8, \"why\": \"batch 256 on 2 GPUs: goodput 1.8x of batch 64\"}}')"
+             " ON CONFLICT (job_id) DO UPDATE SET model = COALESCE(s.model, '{}') || EXCLUDED.model",
+             ids);
+    hx_sql_do(sql);
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "chosen:    batch 256 on 2 GPUs: goodput 1.8x of batch 64;"
+                             " statistical efficiency 0.71\n"),
+              "%s", r->out);
+    r = ctl("--json", "submit", "--name", "lin", "--gpus", "1", "--batch", "8", "--lr-scaling",
+            "linear", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    j = ctl_out_json(r);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "lr_scaling")), "linear");
+    json_decref(j);
+    r = ctl("submit", "--name", "bad", "--gpus", "1", "--batch", "8", "--lr-scaling", "cubic",
+            "--", "t");
+    cr_assert_neq(r->code, 0);
+    cr_assert(strstr(r->err, "lr_scaling"), "the server's detail: %s", r->err);
     r = ctl("--json", "submit", "--name", "ad2", "--gpus", "1", "--batch", "8", "--adaptive-batch",
             "32", "--", "t");
     cr_assert_eq(r->code, 0, "%s", r->err);

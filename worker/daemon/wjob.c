@@ -158,6 +158,25 @@ static void do_control(struct agent *a, struct wjob *j, long long act, const cha
     }
 }
 
+/* batch: a new global batch for the running job, on its channel (jobchan_batch); done when
+ * the job says it took it (follow_channel). */
+static void do_batch(struct agent *a, struct wjob *j, long long act, const json_t *spec)
+{
+    const json_t *m = json_object_get(spec, "batch"), *lr = json_object_get(spec, "lr_scale");
+    begin(j, act, "batch", spec, a->control_s);
+    j->batch_want = json_is_integer(m) ? (long)json_integer_value(m) : 0;
+    j->batched = jobchan_batched(j->chan, &j->batched_step);
+    if (!j->pid || !jobchan_connected(j->chan)) {
+        finish(a, j, 0, "the job is not running on this node");
+        return;
+    }
+    if (jobchan_batch(j->chan, j->batch_want, json_is_number(lr) ? json_number_value(lr) : 0) < 0) {
+        char d[160];
+        snprintf(d, sizeof(d), "the job cannot change its batch now (%s)", jobchan_error(j->chan));
+        finish(a, j, 0, d);
+    }
+}
+
 static void do_cancel(struct agent *a, struct wjob *j, long long act, const json_t *spec)
 {
     const json_t *g = json_object_get(spec, "grace_s");
@@ -243,6 +262,8 @@ int wjob_exec_action(struct agent *a, const json_t *action)
         do_exec(a, j, act, spec);
     else if (strcmp(kind, "cancel") == 0)
         do_cancel(a, j, act, spec);
+    else if (strcmp(kind, "batch") == 0)
+        do_batch(a, j, act, spec);
     else if (!strcmp(kind, "suspend") || !strcmp(kind, "resume") || !strcmp(kind, "resize") ||
              !strcmp(kind, "migrate"))
         do_control(a, j, act, kind, spec);
@@ -339,6 +360,14 @@ static void follow_channel(struct agent *a, struct wjob *j)
         finish(a, j, 1, "suspended");
     if (s == JOBCHAN_RUNNING && !strcmp(j->kind, "resume"))
         finish(a, j, 1, "running");
+    long step, m = jobchan_batched(j->chan, &step);
+    if (j->act && !strcmp(j->kind, "batch") && m == j->batch_want &&
+        (m != j->batched || step != j->batched_step)) {
+        char d[96];
+        snprintf(d, sizeof(d), "batch %ld from step %ld", m, step + 1);
+        log_info("job %lld: runs %s", j->id, d);
+        finish(a, j, 1, d);
+    }
 }
 
 static void tick_job(struct agent *a, struct wjob *j, double now)

@@ -25,6 +25,8 @@ struct wjob {
     long long act; /* the action in progress, 0 when none */
     char kind[12];
     json_t *act_spec;
+    long batch_want;            /* a batch action's batch, until the job says it took it */
+    long batched, batched_step; /* the channel's last BATCHED when that action was given */
     double deadline, kill_at;
     json_t *metrics; /* reports not yet queued */
     double metrics_at;

@@ -177,13 +177,16 @@ def world_size():
 
 def lr_scale():
     """Factor on the learning rate: with a batch model, on the rate tuned at the initial
-    batch, sqrt(batch() / init_batch()); otherwise on the one-rank rate (eq. 7: the world
-    size unless the worker says)."""
+    batch, by the job's lr_scaling (sqrt(batch() / init_batch()) by default); otherwise on
+    the one-rank rate (eq. 7: the world size unless the worker says). It changes with a
+    batch changed in place: read it after every poll()."""
     return _lib.ringjob_lr_scale()
 
 
 def batch():
-    """The global batch the scheduler chose (0: none; keep your own)."""
+    """The global batch the scheduler chose (0: none; keep your own). The scheduler may
+    change it while the job runs, without a restart: after a poll() that took a new batch it
+    returns that one on every rank, and the next step runs it (examples/train_torch.py)."""
     return _lib.ringjob_batch()
 
 

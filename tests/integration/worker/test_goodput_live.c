@@ -7,6 +7,8 @@
  * falling, and the goodput the model predicted for that batch and those GPUs (the action's
  * "goodput": step time and statistical efficiency) is held against what the job then
  * measures: its step times, and the efficiency its gradient statistics give at that batch.
+ * Another job stays on its two GPUs, and its batch changes in place: no restart, the same
+ * ranks run the new batch from the next step.
  *
  * The job's device time is emulated (1 ms per example, 8 ms of exchange a step on two
  * ranks): its compute per GPU then grows with its local batch and its exchange is fixed, the
@@ -24,11 +26,14 @@
 #include "wtest.h"
 
 #define M0 16
-/* The largest relative error of the predicted step time allowed: the fit has seen the job
- * at its initial batch only (its compute per example is then not told apart from its fixed
- * cost: it predicted 12-22 % short in six runs on a loaded 2-core machine, 14-27 % in 17
- * later ones), and the machine is shared (the CPU time in the steps varies). */
-#define STEP_TOLERANCE 0.4
+/* The largest relative error of the predicted step time allowed: the fit cannot tell the
+ * job's compute per example from its fixed cost (it predicted 12-22 % short in six runs on a
+ * loaded 2-core machine, 14-27 % in 17 later ones, while the job had run its initial batch
+ * only), and the machine is shared (the CPU time in the steps varies). Since batches change
+ * in place (issue 34) the job also ran a larger batch on two GPUs before the restart; its
+ * loss, and so its noise scale, are then further on, and the batch chosen at the restart is
+ * larger (59-83 instead of 37-66): 30-38 % short in 10 runs. */
+#define STEP_TOLERANCE 0.5
 /* The relative error allowed of the statistical efficiency predicted for the new batch
  * (check_efficiency): measured / predicted - 1 in [-EFF_BELOW, EFF_ABOVE]. Asymmetric: the
  * gradient's noise scale grows as the loss falls (the loss halves over a run), so the
@@ -90,6 +95,17 @@ static void dump_actions(long long job)
         fputc('\n', stderr);
     }
     PQclear(r);
+}
+
+/* await_num, asserting that sql reached want within timeout_s (what: the assertion's text);
+ * the job's actions are printed when it did not. */
+static void await_or_dump(long long job, const char *sql, double want, double timeout_s,
+                          const char *what)
+{
+    double v = await_num(sql, want, timeout_s);
+    if (v < want)
+        dump_actions(job);
+    cr_assert_geq(v, want, "%s", what);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -205,17 +221,24 @@ static void check_efficiency(long long job, long long action, long batch, long l
               "goodput predicted %.4g, measured %.4g", eps_pred, eps_pred * (1 + good_err));
 }
 
-Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
+/* Submits the adaptive job: train-mlp at batch M0 (up to 256) on 1 to 2 GPUs, its device
+ * emulated (1 ms per example, 8 ms of exchange a step on two ranks), seed seed. */
+static long long submit_adaptive(int seed)
 {
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"name\":\"adaptive\",\"command\":[\"%s\",\"--steps\",\"100000000\",\"--seed\","
-             "\"1801\",\"--params\",\"4096\",\"--batch\",\"%d\",\"--sleep-us-per-sample\","
+             "\"%d\",\"--params\",\"4096\",\"--batch\",\"%d\",\"--sleep-us-per-sample\","
              "\"1000\",\"--sleep-us-allreduce\",\"8000\",\"--print-every\",\"10\"],"
              "\"gpus\":1,\"min_gpus\":1,\"max_gpus\":2,\"elastic\":true,\"batch\":%d,"
              "\"adaptive_batch\":{\"max\":256},\"env\":{" WT_ASAN_ENV "}}",
-             TRAIN_MLP_PATH, M0, M0);
-    long long a = wt_post_job(body);
+             TRAIN_MLP_PATH, seed, M0, M0);
+    return wt_post_job(body);
+}
+
+Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
+{
+    long long a = submit_adaptive(1801);
     wt_expect_state(a, "RUNNING", 60, wt_dump_logs);
 
     /* It explores 1 and 2 GPUs (3 s of steps each) at its initial batch, and reports its
@@ -225,33 +248,33 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
              "SELECT COALESCE(sum(sum_seconds), 0) FROM job_metric_sums WHERE job_id = %lld"
              " AND world_size = 2",
              a);
-    double explored = await_num(sql, 3.5, 60);
-    if (explored < 3.5)
-        dump_actions(a);
-    cr_assert_geq(explored, 3.5, "it ran 3 s at two GPUs");
+    await_or_dump(a, sql, 3.5, 60, "it ran 3 s at two GPUs");
     json_t *j = wt_job(a);
     json_t *grad = json_object_get(j, "grad");
     cr_assert(json_number_value(json_object_get(grad, "sqr")) +
                       json_number_value(json_object_get(grad, "var")) >
                   0,
               "gradient statistics stored");
-    cr_assert_eq(json_integer_value(json_object_get(j, "current_batch")), M0,
-                 "explored at its initial batch");
     json_decref(j);
+    /* explored at its initial batch: the launch at two GPUs ran M0 (once that size is
+     * measured, a better batch may come in place, a_batch_changes_in_place_...) */
+    snprintf(sql, sizeof(sql),
+             "SELECT (spec->>'batch')::int FROM actions WHERE job_id = %lld"
+             " AND spec->>'world_size' = '2' ORDER BY id LIMIT 1",
+             a);
+    cr_assert_eq(hx_sql_num(sql), M0, "explored at its initial batch");
 
     /* A second job takes a GPU; once it ends, the first may have both again. */
     long long b = wt_submit_mlp(150, "\"gpus\":1", 1802);
     wt_expect_state(b, "COMPLETED", 90, wt_dump_logs);
 
-    /* A resize to two GPUs at another batch, carried out, and 40 steps run there. */
+    /* A resize to two GPUs at another batch, carried out, and 60 steps run there (since its
+     * last step on one GPU: it may have run another batch on two in place before). */
     snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2"
-             " AND samples <> %d",
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND state = 'done'"
+             " AND spec->>'world_size' = '2' AND (spec->>'batch')::int <> %d",
              a, M0);
-    double ran = await_num(sql, 60, 60);
-    if (ran < 60)
-        dump_actions(a);
-    cr_assert_geq(ran, 60, "it ran two GPUs at a new batch");
+    await_or_dump(a, sql, 1, 60, "a resize to two GPUs at a new batch");
     snprintf(sql, sizeof(sql),
              "SELECT id, (spec->>'batch')::int, (spec->>'lr_scale')::float8,"
              " (spec->'goodput'->>'step_s')::float8, (spec->'goodput'->>'efficiency')::float8,"
@@ -274,6 +297,16 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
     cr_assert_float_eq(lr_scale, sqrt((double)batch / M0), 1e-9, "square-root scaling");
     cr_assert(efficiency > 0 && efficiency <= 1, "efficiency %g", efficiency);
     cr_assert(predicted > 0, "a prediction was recorded");
+    char since[160];
+    snprintf(since, sizeof(since),
+             "(SELECT COALESCE(max(step), 0) FROM job_metrics WHERE job_id = %lld"
+             " AND world_size = 1)",
+             a);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2"
+             " AND samples = %ld AND step > %s",
+             a, batch, since);
+    await_or_dump(a, sql, 60, 60, "it ran two GPUs at the new batch");
 
     /* The job runs that batch at that rate: train-mlp says so, and reports it. */
     char want[128];
@@ -282,16 +315,24 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
     char *log = wt_job_log(a);
     cr_assert(strstr(log, want), "the job's log says '%s'", want);
     free(log);
+    /* its current batch is the resize's, or one changed in place since (its statistics moved
+     * on: the noise scale grows as the loss falls) */
     j = wt_job(a);
-    cr_assert_eq(json_integer_value(json_object_get(j, "current_batch")), batch);
+    long long cur = json_integer_value(json_object_get(j, "current_batch"));
     json_decref(j);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND id > %lld AND kind = 'batch'"
+             " AND (spec->>'batch')::bigint = %lld",
+             a, action, cur);
+    cr_assert(cur == batch || hx_sql_num(sql) >= 1, "current batch %lld, the resize's %ld", cur,
+              batch);
 
     /* The predicted step time against the measured ones (the first 5 after the restart are
      * left out: the new ranks warm up). */
     snprintf(sql, sizeof(sql),
              "SELECT seconds, step FROM job_metrics WHERE job_id = %lld AND world_size = 2"
-             " AND samples = %ld AND seconds > 0 ORDER BY step",
-             a, batch);
+             " AND samples = %ld AND seconds > 0 AND step > %s ORDER BY step",
+             a, batch, since);
     r = hx_sql(sql);
     cr_assert_geq(PQntuples(r), 40);
     long long first_step = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
@@ -319,6 +360,154 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
     fprintf(stderr, "goodput_live: loss %.5f over the 30 steps before, %.5f 30-60 after\n", before,
             after);
     cr_assert_lt(after, before, "loss %.5f before the resize, %.5f after", before, after);
+    wt_cancel(a);
+    wt_expect_state(a, "CANCELLED", 30, NULL);
+    hx_finish();
+}
+
+/* The launches of a job so far (start, resize, migrate actions) and the last one's id. */
+static long long launches(long long job, long long *last)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*), COALESCE(max(id), 0) FROM actions WHERE job_id = %lld"
+             " AND kind IN ('start', 'resize', 'migrate')",
+             job);
+    PGresult *r = hx_sql(sql);
+    long long n = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    *last = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+    PQclear(r);
+    return n;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    return (*(const pid_t *)a > *(const pid_t *)b) - (*(const pid_t *)a < *(const pid_t *)b);
+}
+
+/* The job's processes on worker sim-a, sorted, into pids (at most 16); returns how many. */
+static int sorted_pids(long long job, pid_t *pids)
+{
+    int n = wt_job_pids("sim-a", job, pids, 16);
+    qsort(pids, (size_t)(n < 16 ? n : 16), sizeof(*pids), cmp_pid);
+    return n;
+}
+
+/* Issue 34: an adaptive job at its largest size (2 GPUs) whose size is measured gets the
+ * batch of best goodput there in place: a `batch` action, done when the job took it, no new
+ * launch, the same processes, the new batch in its step reports from the step after the one
+ * the worker names, at the square-root learning rate, and the job's event says why. */
+Test(goodput_live, a_batch_changes_in_place_without_a_restart)
+{
+    long long a = submit_adaptive(3401);
+    char sql[512];
+    /* it runs at two GPUs (after its stage at one): its processes then */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2", a);
+    cr_assert_geq(await_num(sql, 1, 90), 1, "it reached two GPUs");
+    long long last_launch, nlaunch = launches(a, &last_launch);
+    pid_t before[16], after[16];
+    int nbefore = sorted_pids(a, before);
+    cr_assert_gt(nbefore, 0, "its mpirun and ranks");
+
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'batch'"
+             " AND state = 'done'",
+             a);
+    await_or_dump(a, sql, 1, 60, "a batch action carried out");
+    snprintf(sql, sizeof(sql),
+             "SELECT id, (spec->>'batch')::int, (spec->>'from_batch')::int,"
+             " (spec->>'lr_scale')::float8, outcome_detail, spec->>'reason' FROM actions"
+             " WHERE job_id = %lld AND kind = 'batch' AND state = 'done' ORDER BY id LIMIT 1",
+             a);
+    PGresult *r = hx_sql(sql);
+    long long act = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    long batch = strtol(PQgetvalue(r, 0, 1), NULL, 10),
+         from = strtol(PQgetvalue(r, 0, 2), NULL, 10);
+    double lr_scale = strtod(PQgetvalue(r, 0, 3), NULL);
+    long long first = -1;
+    cr_assert_eq(sscanf(PQgetvalue(r, 0, 4), "batch %*d from step %lld", &first), 1, "'%s'",
+                 PQgetvalue(r, 0, 4));
+    char reason[256];
+    snprintf(reason, sizeof(reason), "%s", PQgetvalue(r, 0, 5));
+    PQclear(r);
+    cr_assert_eq(from, M0, "from its initial batch");
+    cr_assert(batch > M0 && batch <= 256, "batch %ld", batch);
+    cr_assert_float_eq(lr_scale, sqrt((double)batch / M0), 1e-9, "square-root scaling");
+    char want[160];
+    snprintf(want, sizeof(want), "batch %d -> %ld on 2 GPUs: goodput ", M0, batch);
+    cr_assert(strstr(reason, want) == reason, "reason '%s'", reason);
+    double gain = strtod(reason + strlen(want), NULL);
+    cr_assert_geq(gain, 1.05, "worth the core's threshold: '%s'", reason);
+    fprintf(stderr, "goodput_live: in place: %s, lr x%.3f, from step %lld\n", reason, lr_scale,
+            first);
+
+    /* 20 steps at the new batch: the same launch, the same processes */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2"
+             " AND samples = %ld",
+             a, batch);
+    cr_assert_geq(await_num(sql, 20, 60), 20, "it ran the new batch");
+    long long last_now;
+    cr_assert_eq(launches(a, &last_now), nlaunch, "no launch since");
+    cr_assert_eq(last_now, last_launch);
+    cr_assert_lt(last_launch, act, "the batch came after its last launch");
+    int nafter = sorted_pids(a, after);
+    cr_assert_eq(nafter, nbefore);
+    for (int k = 0; k < nafter && k < 16; k++)
+        cr_assert_eq(after[k], before[k], "the same processes go on");
+
+    /* its step reports: the old batch up to the step the worker named, the new one after */
+    snprintf(sql, sizeof(sql),
+             "SELECT step, samples FROM job_metrics WHERE job_id = %lld AND world_size = 2"
+             " AND step BETWEEN %lld AND %lld ORDER BY step",
+             a, first - 1, first);
+    r = hx_sql(sql);
+    cr_assert_eq(PQntuples(r), 2, "steps %lld and %lld", first - 1, first);
+    cr_assert_eq(strtol(PQgetvalue(r, 0, 1), NULL, 10), M0, "step %lld ran the old batch",
+                 first - 1);
+    cr_assert_eq(strtol(PQgetvalue(r, 1, 1), NULL, 10), batch, "step %lld ran the new one", first);
+    PQclear(r);
+    char *log = wt_job_log(a);
+    snprintf(want, sizeof(want), "train-mlp: batch %d -> %ld in place after step %lld, lr %.6f", M0,
+             batch, first - 1, 0.003 * lr_scale);
+    cr_assert(strstr(log, want), "the job's log says '%s'", want);
+    free(log);
+
+    /* the job's event, and its current batch */
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE job_id = %lld AND event = 'batch'"
+             " AND from_state = 'RUNNING' AND to_state = 'RUNNING' AND detail LIKE '%%%s%%'",
+             a, reason);
+    cr_assert_eq(hx_sql_num(sql), 1, "the event says '%s'", reason);
+    json_t *j = wt_job(a);
+    long long cur = json_integer_value(json_object_get(j, "current_batch"));
+    snprintf(sql, sizeof(sql),
+             "SELECT (spec->>'batch')::int FROM actions WHERE job_id = %lld AND kind = 'batch'"
+             " ORDER BY id DESC LIMIT 1",
+             a);
+    cr_assert_eq(cur, hx_sql_num(sql), "current_batch is its latest batch");
+    /* the job's model says why it runs that batch (model.batch_choice, docs/api.md) */
+    snprintf(want, sizeof(want), "batch %lld on 2 GPUs: goodput ", cur);
+    const char *why = NULL;
+    double eff = 0, x = 0, end = hx_now() + 10;
+    do {
+        json_decref(j);
+        j = wt_job(a);
+        json_t *c = json_object_get(json_object_get(j, "model"), "batch_choice");
+        why = json_string_value(json_object_get(c, "why"));
+        eff = json_number_value(json_object_get(c, "efficiency"));
+        x = json_number_value(json_object_get(c, "goodput_x"));
+        if (!(why && strstr(why, want) == why))
+            usleep(200000);
+    } while (!(why && strstr(why, want) == why) && hx_now() < end);
+    cr_assert(why && strstr(why, want) == why, "model.batch_choice.why '%s'", why ? why : "");
+    snprintf(want, sizeof(want), "x of batch %d", M0);
+    cr_assert(strstr(why, want), "against its initial batch: '%s'", why);
+    cr_assert(eff > 0 && eff <= 1, "statistical efficiency %g", eff);
+    cr_assert_geq(x, 1.0, "goodput %gx of its initial batch", x);
+    fprintf(stderr, "goodput_live: the job's model says '%s', efficiency %.3f\n", why, eff);
+    json_decref(j);
     wt_cancel(a);
     wt_expect_state(a, "CANCELLED", 30, NULL);
     hx_finish();

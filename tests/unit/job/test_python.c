@@ -102,15 +102,16 @@ Test(python, binding_drives_train_tiny_through_suspend_and_restart)
 }
 
 /* The binding's broadcast hook and errors, standalone (no socket): a hook that changes the
- * decision shows it is really called; a bad checkpoint name raises the library's text. */
+ * decision (the first 4 bytes of the agreement) shows it is really called; a bad checkpoint
+ * name raises the library's text. */
 static const char *const binding_probe =
     "import sys, struct\n"
     "sys.path.insert(0, '" JOBTEST_SRCDIR "/worker/python')\n"
     "import ringjob\n"
     "calls = []\n"
     "def bcast(data):\n"
-    "    calls.append(struct.unpack('i', data)[0])\n"
-    "    return struct.pack('i', ringjob.SUSPEND)\n"
+    "    calls.append(struct.unpack_from('i', data)[0])\n"
+    "    return struct.pack('i', ringjob.SUSPEND) + data[4:]\n"
     "ringjob.set_broadcast(bcast)\n"
     "ringjob.init()\n"
     "assert not ringjob.connected() and ringjob.world_size() == 3, ringjob.world_size()\n"
@@ -154,6 +155,77 @@ Test(python, broadcast_hook_and_errors)
     if (status != 0)
         jobtest_dump(log);
     cr_assert_eq(status, 0);
+    jobchan_destroy(jc);
+    jobtest_rmtree(dir);
+}
+
+struct torch_plan {
+    int sent;
+    long took; /* the step after which the job took the new batch */
+};
+
+/* batch 64 (its factor left to libringjob: sqrt(64 / 32)) once step 10 is reported */
+static void torch_hook(struct jobchan *jc, struct series *s, void *ctx)
+{
+    struct torch_plan *p = ctx;
+    if (!p->sent && s->n && s->r[s->n - 1].step >= 10) {
+        cr_assert_eq(jobchan_batch(jc, 64, 0), 0);
+        p->sent = 1;
+    }
+    if (jobchan_batched(jc, &p->took) != 64)
+        p->took = -1;
+}
+
+/* examples/train_torch.py as a goodput job (RINGJOB_BATCH 32 of M0 32): a batch changed in
+ * place runs from the next step, at --lr times the new lr_scale(), with no restart. Skipped
+ * where Debian's python cannot import torch. */
+Test(python, train_torch_runs_a_batch_changed_in_place, .timeout = 120)
+{
+    if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+        cr_skip_test("/usr/bin/python3 cannot import torch");
+    sanitizer_env();
+    char dir[64], sock[128], ck[128], log[128], err[256] = "", lib[PATH_MAX];
+    jobtest_tmpdir(dir, sizeof(dir));
+    snprintf(sock, sizeof(sock), "%s/job.sock", dir);
+    snprintf(ck, sizeof(ck), "%s/ckpt", dir);
+    snprintf(log, sizeof(log), "%s/job.log", dir);
+    jobtest_build_path(lib, sizeof(lib), "lib/libringjob.so");
+    setenv("RINGJOB_LIBRARY", lib, 1);
+    setenv("RINGJOB_BATCH", "32", 1);
+    setenv("RINGJOB_INIT_BATCH", "32", 1);
+    struct jobchan *jc = jobchan_create(sock, err, sizeof(err));
+    cr_assert_not_null(jc, "%s", err);
+    static struct series s;
+    struct torch_plan p = {0, -1};
+    char *argv[] = {"/usr/bin/python3",
+                    JOBTEST_SRCDIR "/examples/train_torch.py",
+                    "--steps",
+                    "40",
+                    "--threads",
+                    "1",
+                    "--step-seconds",
+                    "0.05",
+                    NULL};
+    int status = jobtest_drive(jc, jobtest_spawn(argv, sock, ck, log), 100.0, &s, torch_hook, &p);
+    unsetenv("RINGJOB_BATCH");
+    unsetenv("RINGJOB_INIT_BATCH");
+    if (status != 0)
+        jobtest_dump(log);
+    cr_assert_eq(status, 0);
+    cr_assert_eq(s.n, 40, "one launch, every step once");
+    cr_assert_geq(p.took, 10);
+    for (size_t i = 0; i < s.n; i++)
+        cr_assert_eq(s.r[i].samples, s.r[i].step <= p.took ? 32 : 64, "step %ld ran %ld",
+                     s.r[i].step, s.r[i].samples);
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f);
+    char text[65536];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char want[128];
+    snprintf(want, sizeof(want), "batch 32 -> 64 in place after step %ld, lr 0.02828", p.took);
+    cr_assert(strstr(text, want), "the log says '%s': %s", want, text);
     jobchan_destroy(jc);
     jobtest_rmtree(dir);
 }

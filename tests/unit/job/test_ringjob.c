@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jobchan.h"
@@ -116,6 +117,91 @@ Test(ringjob, gradient_statistics_reach_the_worker_and_the_batch_the_job)
     cr_assert_eq(jobchan_grad(f.jc, &sqr, &var), 1);
     cr_assert_float_eq(sqr, 1.5, 1e-12);
     cr_assert_float_eq(var, 0.25, 1e-12);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+/* Identity broadcast of a one-process job: counts the bytes agreed on. */
+static size_t agreed_bytes;
+static int count_bcast(void *buf, size_t len, void *ctx)
+{
+    (void)buf;
+    (void)ctx;
+    agreed_bytes += len;
+    return 0;
+}
+
+/* Reports its global batch as the step's samples; a new batch holds from the step after
+ * the poll that took it, with its learning-rate factor; exits once it ran 10 steps at 256. */
+static int job_batch_changes(void)
+{
+    setenv("RINGJOB_BATCH", "128", 1);
+    setenv("RINGJOB_INIT_BATCH", "128", 1);
+    unsetenv("RINGJOB_LR_SCALE");
+    if (ringjob_init() < 0 || ringjob_batch() != 128 || ringjob_lr_scale() != 1.0)
+        return 10;
+    ringjob_set_broadcast(count_bcast, NULL);
+    long at256 = 0;
+    for (long step = 1; step <= 20000 && at256 < 10; step++) {
+        long m = ringjob_batch();
+        double lr = ringjob_lr_scale();
+        if ((m == 512 && lr != 2.0) || (m == 256 && lr != 1.5))
+            return 11;
+        at256 += m == 256;
+        ringjob_report(step, 1.0, m, 0.001);
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 12;
+        usleep(500);
+    }
+    ringjob_finalize();
+    return at256 == 10 && agreed_bytes > 0 ? 0 : 13;
+}
+
+struct batch_plan {
+    int phase;
+    long took_512; /* the step after which the job said it took 512 */
+};
+
+/* batch 512 (factor left to libringjob) after step 10, then 256 at factor 1.5 once 512 ran */
+static void change_batches(struct jobchan *jc, struct series *s, void *ctx)
+{
+    struct batch_plan *p = ctx;
+    long last = s->n ? s->r[s->n - 1].step : 0, step;
+    if (p->phase == 0 && last >= 10) {
+        cr_assert_eq(jobchan_batch(jc, 512, 0), 0);
+        p->phase = 1;
+    } else if (p->phase == 1 && jobchan_batched(jc, &step) == 512) {
+        p->took_512 = step;
+        p->phase = 2;
+    } else if (p->phase == 2 && s->n && s->r[s->n - 1].samples == 512) {
+        cr_assert_eq(jobchan_batch(jc, 256, 1.5), 0);
+        p->phase = 3;
+    }
+}
+
+Test(ringjob, batch_changes_in_place_at_the_next_step)
+{
+    struct fixture f;
+    static struct series s;
+    struct batch_plan p = {0};
+    fixture_up(&f);
+    long step;
+    cr_assert_eq(jobchan_batched(f.jc, &step), 0, "none before the job says");
+    cr_assert_eq(step, -1);
+    cr_assert_eq(jobchan_batch(f.jc, 0, 1.0), -1, "a batch of nothing");
+    cr_assert_eq(errno, EINVAL);
+    cr_assert_eq(jobchan_batch(f.jc, 64, -1.0), -1, "a negative factor");
+    int status = jobtest_drive(f.jc, fork_job(&f, job_batch_changes), 30.0, &s, change_batches, &p);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(p.phase, 3);
+    cr_assert_eq(jobchan_batched(f.jc, &step), 256);
+    /* one launch, no gap: every step once, 128 up to the step that took 512, then 512 */
+    for (size_t i = 0; i < s.n; i++) {
+        cr_assert_eq(s.r[i].step, (long)i + 1);
+        long want = s.r[i].step <= p.took_512 ? 128 : s.r[i].step <= step ? 512 : 256;
+        cr_assert_eq(s.r[i].samples, want, "step %ld ran %ld", s.r[i].step, s.r[i].samples);
+    }
+    cr_assert_eq(s.r[s.n - 1].samples, 256);
     jobchan_destroy(f.jc);
     jobtest_rmtree(f.dir);
 }
@@ -304,6 +390,95 @@ Test(ringjob, protocol_errors_drop_the_connection_not_the_channel)
     close(a);
     jobchan_destroy(f.jc);
     jobtest_rmtree(f.dir);
+}
+
+/* The worker's end of the batch records: BATCHED is read (a malformed one drops the job, as
+ * every bad record does), BATCH is written at once to a connected job, or at its HELLO before
+ * WELCOME when given before it connected. */
+Test(ringjob, batch_records_at_the_workers_end)
+{
+    struct fixture f;
+    fixture_up(&f);
+    cr_assert_eq(jobchan_batch(f.jc, 96, 0), 0, "kept for the job's HELLO");
+    int a = connect_raw(f.sock);
+    cr_assert_eq(send(a, "HELLO 1 j 2 7 dp\n", 17, 0), 17);
+    pump(f.jc, 3);
+    char got[128] = "";
+    ssize_t n = recv(a, got, sizeof(got) - 1, MSG_DONTWAIT);
+    cr_assert_gt(n, 0);
+    got[n] = '\0';
+    cr_assert_str_eq(got, "BATCH 96 0\nWELCOME 1\n");
+    cr_assert_eq(jobchan_batch(f.jc, 128, 1.5), 0);
+    n = recv(a, got, sizeof(got) - 1, MSG_DONTWAIT);
+    cr_assert_gt(n, 0);
+    got[n] = '\0';
+    cr_assert_str_eq(got, "BATCH 128 1.5\n", "sent at once");
+    cr_assert_eq(send(a, "BATCHED 7 128\n", 14, 0), 14);
+    pump(f.jc, 3);
+    long step;
+    cr_assert_eq(jobchan_batched(f.jc, &step), 128);
+    cr_assert_eq(step, 7);
+    cr_assert_eq(send(a, "BATCHED 9 0\n", 12, 0), 12);
+    pump(f.jc, 3);
+    cr_assert_eq(jobchan_connected(f.jc), 0, "a batch of nothing drops the job");
+    cr_assert(strstr(jobchan_error(f.jc), "BATCHED") != NULL, "%s", jobchan_error(f.jc));
+    close(a);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+/* The job's end: BATCH records it cannot take are ignored, the good one holds from the first
+ * poll. The worker here is a raw socket of the test. */
+static int job_batch_records(void)
+{
+    setenv("RINGJOB_BATCH", "32", 1);
+    if (ringjob_init() < 0 || ringjob_batch() != 32)
+        return 10;
+    ringjob_report(1, 1.0, 32, 0.001);
+    if (ringjob_poll(1) != RINGJOB_CONTINUE)
+        return 11;
+    if (ringjob_batch() != 256 || ringjob_lr_scale() != 1.5)
+        return 12;
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, batch_records_at_the_jobs_end)
+{
+    char dir[64], path[96];
+    jobtest_tmpdir(dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%.60s/raw.sock", dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(l, 1) == 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("RINGJOB_SOCKET", path, 1);
+        setenv("RINGJOB_WORLD_SIZE", "1", 1);
+        _exit(job_batch_records());
+    }
+    int c = accept(l, NULL, NULL);
+    cr_assert_geq(c, 0);
+    /* the good one first: any of the others taken would replace it */
+    static const char recs[] = "BATCH 256 1.5\nBATCH -3 1\nBATCH 64 nan\nBATCH 9 1 extra\n"
+                               "BATCH x\nBATCH 0 1\nWELCOME 1\n";
+    cr_assert_eq(send(c, recs, sizeof(recs) - 1, 0), (ssize_t)sizeof(recs) - 1);
+    char sink[4096], all[8192] = "";
+    size_t len = 0;
+    ssize_t n;
+    while ((n = recv(c, sink, sizeof(sink), 0)) > 0 && len + (size_t)n < sizeof(all) - 1) {
+        memcpy(all + len, sink, (size_t)n);
+        len += (size_t)n;
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "job exit %d", WEXITSTATUS(status));
+    cr_assert(strstr(all, "\nBATCHED 1 256\n"), "the job says it took it: %s", all);
+    close(c);
+    close(l);
+    jobtest_rmtree(dir);
 }
 
 static int job_standalone(void)

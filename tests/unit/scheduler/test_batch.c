@@ -22,8 +22,20 @@ Test(batch, the_decided_batch_within_its_range_and_one_per_gpu)
     cr_assert_eq(batch_after_round(&b, 0, 300), 300, "one example per GPU");
 }
 
-Test(batch, square_root_scaling_of_the_learning_rate)
+Test(batch, the_learning_rate_scales_as_the_job_declares)
 {
-    cr_assert_float_eq(batch_lr_scale(1024, 256), 2, 1e-12);
-    cr_assert_float_eq(batch_lr_scale(256, 256), 1, 1e-12);
+    cr_assert_float_eq(batch_lr_scale(BATCH_LR_SQRT, 1024, 256), 2, 1e-12);
+    cr_assert_float_eq(batch_lr_scale(BATCH_LR_SQRT, 256, 256), 1, 1e-12);
+    cr_assert_float_eq(batch_lr_scale(BATCH_LR_LINEAR, 1024, 256), 4, 1e-12);
+    cr_assert_float_eq(batch_lr_scale(BATCH_LR_NONE, 1024, 256), 1, 1e-12);
+    cr_assert_float_eq(batch_lr_scale(BATCH_LR_LINEAR, 1024, 0), 1, 1e-12, "no initial batch");
+    enum batch_lr_scaling r = BATCH_LR_SQRT;
+    for (int k = 0; k < BATCH_LR_NRULES; k++) {
+        cr_assert_eq(batch_lr_scaling_parse(batch_lr_scaling_name(k), &r), 0);
+        cr_assert_eq(r, k);
+    }
+    cr_assert_eq(batch_lr_scaling_parse("cubic", &r), -1);
+    cr_assert_eq(batch_lr_scaling_parse(NULL, &r), -1);
+    cr_assert_eq(r, BATCH_LR_NONE, "a failed parse changes nothing");
+    cr_assert_str_eq(batch_lr_scaling_name(99), "sqrt");
 }

@@ -1,6 +1,7 @@
 /* Batches in decisions: ringmaster chooses an adaptive job's batch with its GPUs, the other
- * policies run every job at its own batch, a running job keeps its batch while its
- * allocation stays, and a fixed-batch job is modelled at strong scaling. */
+ * policies run every job at its own batch, a running job changes its batch in place (its
+ * allocation stays) only when the goodput gain passes the threshold, and a fixed-batch job
+ * is modelled at strong scaling. */
 #include <criterion/criterion.h>
 #include <math.h>
 
@@ -60,19 +61,98 @@ Test(goodput_decide, other_policies_run_the_job_at_its_own_batch)
     }
 }
 
-Test(goodput_decide, a_running_job_keeps_its_batch_while_its_gpus_stay)
+/* A running adaptive job on 4 GPUs of one node at batch m; the decision of ringmaster. */
+static const struct sched_assignment *running_at(struct fx *f, double m, struct sched_decision **d)
+{
+    fx_init(f, 1, 4);
+    struct sched_job *j = adaptive_job(f, 1, 4, 4);
+    fx_hold(f, j, 0, 0, 4);
+    j->batch.batch = m;
+    j->last_change_time = 0;
+    const struct sched_assignment *a = decide_one(f, "ringmaster", d);
+    cr_assert_eq(a->gpus, 4);
+    cr_assert_eq(a->changed, 0, "its GPUs stay");
+    return a;
+}
+
+Test(goodput_decide, a_running_job_changes_its_batch_in_place_when_the_gain_is_worth_it)
+{
+    struct fx f;
+    struct sched_decision *d;
+    const struct sched_assignment *a = running_at(&f, 128, &d);
+    const struct sched_job *j = &f.jobs[0];
+    double at128 = sched_batch_rate(j, a->gpu_model, 4, 1, 128);
+    double now = sched_batch_rate(j, a->gpu_model, 4, 1, a->batch);
+    cr_assert_gt(at128, 0);
+    cr_expect_gt(a->batch, 128, "a noisy gradient is worth a larger batch on 4 GPUs");
+    cr_expect_geq(now, at128 * (1 + SCHED_BATCH_MIN_GAIN), "goodput %gx", now / at128);
+    cr_expect(sched_batch_in_place(j, a), "a change in place: no restart");
+    double best = a->batch;
+    sched_decision_destroy(d);
+
+    /* at the best batch already: it stays, no change */
+    a = running_at(&f, best, &d);
+    cr_expect_float_eq(a->batch, best, 1e-9);
+    cr_expect_not(sched_batch_in_place(&f.jobs[0], a));
+    sched_decision_destroy(d);
+}
+
+Test(goodput_decide, a_running_job_keeps_its_batch_when_the_gain_is_below_the_threshold)
+{
+    struct fx f;
+    struct sched_decision *d;
+    const struct sched_assignment *a = running_at(&f, 128, &d);
+    double best = a->batch;
+    sched_decision_destroy(d);
+    /* a batch whose goodput is within SCHED_BATCH_MIN_GAIN of the best's: kept */
+    double m = best;
+    for (double x = best; x > 128; x *= 0.97) {
+        struct fx g;
+        fx_init(&g, 1, 4);
+        struct sched_job *j = adaptive_job(&g, 1, 4, 4);
+        double r = sched_batch_rate(j, 0, 4, 1, x), rb = sched_batch_rate(j, 0, 4, 1, best);
+        if (rb < r * (1 + SCHED_BATCH_MIN_GAIN) * 0.999)
+            m = x;
+        else
+            break;
+    }
+    cr_assert_neq(m, best, "some batch below the best is close enough to keep");
+    a = running_at(&f, m, &d);
+    cr_expect_float_eq(a->batch, m, 1e-9, "kept %g (best %g)", m, best);
+    cr_expect_not(sched_batch_in_place(&f.jobs[0], a));
+    sched_decision_destroy(d);
+    /* a policy that does not choose batches never changes one */
+    fx_init(&f, 1, 4);
+    struct sched_job *j = adaptive_job(&f, 1, 4, 4);
+    fx_hold(&f, j, 0, 0, 4);
+    a = decide_one(&f, "precompute", &d);
+    cr_expect_float_eq(a->batch, 128, 1e-9);
+    cr_expect_not(sched_batch_in_place(&f.jobs[0], a));
+    sched_decision_destroy(d);
+}
+
+/* A job learned live keeps its batch while it measures the size it holds (its stage since
+ * its last change, learn_pinned); once measured, the rule applies. */
+Test(goodput_decide, a_job_measuring_its_size_keeps_its_batch)
 {
     struct fx f;
     fx_init(&f, 1, 4);
     struct sched_job *j = adaptive_job(&f, 1, 4, 4);
     fx_hold(&f, j, 0, 0, 4);
-    j->batch.batch = 300;
-    j->last_change_time = 0;
+    j->measured_max_gpus = 4;
+    f.snap.now = 1000;
+    f.snap.explore_stage_s = 60;
+    j->last_change_time = 990;
     struct sched_decision *d;
     const struct sched_assignment *a = decide_one(&f, "ringmaster", &d);
-    cr_assert_eq(a->gpus, 4);
     cr_assert_eq(a->changed, 0);
-    cr_expect_float_eq(a->batch, 300, 1e-9);
+    cr_expect_float_eq(a->batch, 128, 1e-9, "10 s into its 60 s stage: kept");
+    sched_decision_destroy(d);
+    f.jobs[0].last_change_time = 900;
+    a = decide_one(&f, "ringmaster", &d);
+    cr_assert_eq(a->changed, 0);
+    cr_expect_gt(a->batch, 128, "its stage done: the better batch, in place");
+    cr_expect(sched_batch_in_place(&f.jobs[0], a));
     sched_decision_destroy(d);
 }
 

@@ -245,6 +245,36 @@ Test(jobspec, batch_rules_name_their_field)
     expect_field("{" JOB ",\"batch\":64,\"max_local_batch\":0}", "max_local_batch");
 }
 
+/* lr_scaling: how the job's learning rate follows its batch; stored in its batch declaration
+ * only when it is not the default, and read back from it. */
+Test(jobspec, lr_scaling_is_declared_with_the_batch)
+{
+    expect_field("{" JOB ",\"lr_scaling\":\"linear\"}", "lr_scaling"); /* needs batch */
+    expect_field("{" JOB ",\"batch\":64,\"lr_scaling\":\"cubic\"}", "lr_scaling");
+    expect_field("{" JOB ",\"batch\":64,\"lr_scaling\":2}", "lr_scaling");
+    expect_field("{" JOB ",\"batch\":64,\"lr_scaling\":null}", "lr_scaling");
+    static const char *const names[] = {"sqrt", "linear", "none"};
+    for (int k = 0; k < 3; k++) {
+        char text[256];
+        snprintf(text, sizeof(text), "{" JOB ",\"batch\":64,\"lr_scaling\":\"%s\"}", names[k]);
+        json_t *body = load(text);
+        struct jobspec s;
+        json_t *errors;
+        char detail[256];
+        cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+        cr_expect_eq(s.lr_scaling, k);
+        json_t *decl = jobspec_batch_json(&s), *out = jobspec_to_json(&s);
+        cr_expect_eq(jobspec_batch_lr_scaling(decl), k, "%s read back", names[k]);
+        cr_expect_eq(json_object_get(decl, "lr_scaling") != NULL, k != 0, "stored unless sqrt");
+        cr_expect_eq(json_object_get(out, "lr_scaling") != NULL, k != 0);
+        json_decref(decl);
+        json_decref(out);
+        jobspec_clear(&s);
+        json_decref(body);
+    }
+    cr_expect_eq(jobspec_batch_lr_scaling(NULL), 0, "no declaration: sqrt");
+}
+
 /* null is not taken as a field's default ("gpus": null was accepted as 1): each such field is
  * named, but adaptive_batch, which the API documents as "absent or null: fixed", stays so. */
 Test(jobspec, null_is_refused_by_name_unless_documented)

@@ -99,7 +99,28 @@ export function afterLinks(after) {
 
 // The fields the scheduler merges into a job's model object (docs/api.md, "The model object").
 const SCHED_MODEL_FIELDS = ["source", "metrics", "speed", "convergence", "fit", "epochs_done", "remaining_epochs",
-  "remaining_steps", "predicted_remaining_s", "remaining_source", "remaining", "world_sizes_measured", "dataset_size"];
+  "remaining_steps", "predicted_remaining_s", "remaining_source", "remaining", "world_sizes_measured", "dataset_size",
+  "batch_choice"];
+
+// A goodput job's batch (docs/api.md, "Batch model") as text: what it declared and runs, and
+// why the scheduler runs it at that batch with its statistical efficiency there (the model's
+// batch_choice: "batch 46 on 2 GPUs: goodput 1.29x of batch 16"); null without a batch model.
+export function batchText(job) {
+  if (job.batch == null) return null;
+  const a = job.adaptive_batch, c = (job.model || {}).batch_choice;
+  return {
+    declared: String(job.batch) + (a && a.max ? " (adaptive up to " + a.max + ")" : " (fixed)") +
+      (job.current_batch != null ? ", runs " + job.current_batch : ""),
+    chosen: c && c.why ? c.why +
+      (typeof c.efficiency === "number" ? "; statistical efficiency " + c.efficiency.toFixed(2) : "") : "",
+  };
+}
+
+function batchRows(job) {
+  const t = batchText(job);
+  if (!t) return [];
+  return [["global batch", t.declared], ["batch chosen", t.chosen ? h("span", { id: "batch-choice" }, t.chosen) : ""]];
+}
 
 function details(job) {
   // "model" holds what the user declared merged with the scheduler's model of the job; the
@@ -117,7 +138,7 @@ function details(job) {
     ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["runs after", afterLinks(job.after)],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
-    ["batch per GPU", String(job.batch_per_gpu ?? "")],
+    ["batch per GPU", String(job.batch_per_gpu ?? "")], ...batchRows(job),
     ["plan", job.plan ? (typeof job.plan === "string" ? job.plan : fields(valueRows(job.plan))) : ""],
     ["declared model", model], ["env", env ? h("pre", { class: "inline" }, env) : ""],
     ["submitted", when(job.submitted_at)], ["updated", when(job.updated_at)],
