@@ -113,6 +113,14 @@ static const struct command commands[] = {
      "  each policy's mean and p99 JCT, mean queueing and utilisation beside what the jobs\n"
      "  measured, the policy in force marked. --no-wait prints the run's id and returns.",
      "ringctl whatif --since 1d --policies fifo,tiresias,ringmaster"},
+    {"report", ringctl_cmd_report,
+     "report [--since 30d|DAY] [--until DAY] [--by user|array|day[,...]] [--user NAME] [--csv]",
+     "Where the GPU-hours went (in the manner of sreport): allocated, useful with the steps\n"
+     "  of progress, idle while allocated, and lost by cause (launches, resizes, migrations,\n"
+     "  work redone after a preemption, faults), by user (default), job array and UTC day,\n"
+     "  since a period back (30d: the last 30 days, the default) or a day. A user sees their\n"
+     "  own; an admin everyone's, or one user's with --user.",
+     "ringctl report --since 30d --by user,day --csv"},
     {"health", ringctl_cmd_health, "health", "The server's and its database's health.",
      "ringctl health"},
     {"help", NULL, "help [COMMAND]", "This help, or one command's.", "ringctl help list"},
@@ -253,6 +261,23 @@ int ringctl_parse_seconds(const char *flag, const char *s, double *v)
         return -1;
     }
     *v = x;
+    return 0;
+}
+
+int ringctl_parse_period(const char *flag, const char *text, double *s)
+{
+    char *end;
+    double v = strtod(text, &end);
+    double unit = !*end ? 1 : !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60
+                          : !strcmp(end, "h")   ? 3600
+                          : !strcmp(end, "d")   ? 86400
+                                                : -1;
+    if (end == text || unit < 0 || !(v > 0) || !(v * unit <= 86400.0 * 3660)) {
+        fprintf(stderr, "ringctl: %s: expected a period like 7d, 12h, 30m or seconds, got '%s'\n",
+                flag, text);
+        return -1;
+    }
+    *s = v * unit;
     return 0;
 }
 

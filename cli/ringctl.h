@@ -38,6 +38,10 @@ int ringctl_job_path(const char *id, const char *suffix, char *buf, size_t len);
 /* Parses s as seconds 0..1 year into *v. Returns 0, or -1 after printing why (naming flag). */
 int ringctl_parse_seconds(const char *flag, const char *s, double *v);
 
+/* "7d", "12h", "30m", "90s" or plain seconds (up to ten years) into *s. Returns 0, or -1
+ * after printing why (naming flag). */
+int ringctl_parse_period(const char *flag, const char *text, double *s);
+
 /* Seconds on the monotonic clock. */
 double ringctl_mono_s(void);
 
@@ -109,5 +113,6 @@ int ringctl_cmd_watch(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_policy(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_health(struct ringctl *ctl, int argc, char **argv);
 int ringctl_cmd_whatif(struct ringctl *ctl, int argc, char **argv);
+int ringctl_cmd_report(struct ringctl *ctl, int argc, char **argv);
 
 #endif

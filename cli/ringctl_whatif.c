@@ -14,25 +14,6 @@
     "whatif [--since D] [--policies all|a,b,...] [--no-wait] [--timeout S]\n"                      \
     "       whatif show RUN_ID | whatif list"
 
-/* "7d", "12h", "30m", "90s" or plain seconds into *s. Returns 0 or -1 (printed). */
-static int parse_period(const char *text, double *s)
-{
-    char *end;
-    double v = strtod(text, &end);
-    double unit = !*end ? 1 : !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60
-                          : !strcmp(end, "h")   ? 3600
-                          : !strcmp(end, "d")   ? 86400
-                                                : -1;
-    if (end == text || unit < 0 || !(v > 0)) {
-        fprintf(stderr, "ringctl: --since: expected a period like 7d, 12h, 30m or seconds, got"
-                        " '%s'\n",
-                text);
-        return -1;
-    }
-    *s = v * unit;
-    return 0;
-}
-
 static double num(const json_t *o, const char *k)
 {
     return json_number_value(json_object_get(o, k));
@@ -200,7 +181,7 @@ int ringctl_cmd_whatif(struct ringctl *ctl, int argc, char **argv)
     int wait = 1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--since") && i + 1 < argc) {
-            if (parse_period(argv[++i], &since_s) < 0)
+            if (ringctl_parse_period("--since", argv[++i], &since_s) < 0)
                 return RINGCTL_USAGE;
         } else if (!strcmp(argv[i], "--policies") && i + 1 < argc) {
             policies = argv[++i];

@@ -29,6 +29,7 @@
 #include "scheduler.h"
 #include "store/db.h"
 #include "submit.h"
+#include "usage.h"
 #include "users.h"
 #include "whatif.h"
 #include "whatif_run.h"
@@ -93,6 +94,7 @@ static const struct route routes[] = {
     {"PUT", "/api/v1/scheduler", scheduler_put, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/scheduler/rounds", scheduler_rounds, PEOPLE, 0},
     {"GET", "/api/v1/cluster/history", history_get, PEOPLE, 0},
+    {"GET", "/api/v1/reports/usage", usage_get, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}/model", jobs_model, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/resize", jobs_resize, PEOPLE, ROUTE_JSON_BODY},
     {"POST", "/api/v1/jobs/{id}/migrate", jobs_migrate, PEOPLE, 0},

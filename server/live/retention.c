@@ -50,6 +50,11 @@ static const char *const rounds_sql =
     "DELETE FROM sched_rounds WHERE id IN (SELECT id FROM sched_rounds ORDER BY id LIMIT "
     DB_NUM(RETENTION_ROUNDS_PER_PASS) ") AND at < now() - $1::float8 * interval '1 second'";
 
+/* The ledger's open spans closed, and its days past keeping ($1) dropped. */
+static const char *const ledger_sql =
+    "WITH gone AS (DELETE FROM usage_ledger WHERE day < (now() AT TIME ZONE 'UTC')::date"
+    " - $1::int RETURNING 1) SELECT ledger_close_all(), (SELECT count(*) FROM gone)";
+
 /* Thins one job's history (thin_sql); counts it in *res. Returns 0 or -1. */
 static int thin_one(PGconn *c, const char *id, struct retention_result *res, char *err,
                     size_t errlen)
@@ -91,6 +96,22 @@ static int thin_jobs(PGconn *c, double end, const atomic_bool *stop, struct rete
     return rc;
 }
 
+/* Closes the ledger's open spans and drops its old days (ledger_sql). Returns 0 or -1. */
+static int ledger_pass(PGconn *c, struct retention_result *res, char *err, size_t errlen)
+{
+    char days[24];
+    snprintf(days, sizeof(days), "%d", RETENTION_LEDGER_DAYS);
+    const char *p[] = {days};
+    PGresult *r = db_exec(c, ledger_sql, 1, p);
+    int rc = db_ok(r) && PQntuples(r) == 1 ? 0 : -1;
+    if (rc == 0) {
+        res->ledger_closed = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        res->ledger_dropped = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+    }
+    PQclear(r);
+    return rc == 0 ? 0 : db_fail(err, errlen, "retention", "closing the ledger", c);
+}
+
 int retention_pass(PGconn *c, double budget_s, const atomic_bool *stop,
                    struct retention_result *res, char *err, size_t errlen)
 {
@@ -110,5 +131,5 @@ int retention_pass(PGconn *c, double budget_s, const atomic_bool *stop,
     }
     res->rounds_dropped = strtoll(PQcmdTuples(r), NULL, 10);
     PQclear(r);
-    return 0;
+    return ledger_pass(c, res, err, errlen);
 }

@@ -10,6 +10,9 @@
  *   as the live fitter keeps its points (fit.h). The running sums the speed model reads
  *   (job_metric_sums) are not touched: a thinned job keeps its measured step times exactly.
  * - drops the scheduler's round audit rows (sched_rounds) older than RETENTION_ROUNDS_S.
+ * - closes every job's open span of the GPU-time ledger (sql/039_usage_ledger.sql), so that
+ *   GET /api/v1/reports/usage is at most a period behind, and drops the ledger's days older
+ *   than RETENTION_LEDGER_DAYS.
  * A pass thins every job past the bound at its start (the longest histories first, each job
  * once), one short statement a job, and begins no job after
  * RETENTION_PASS_BUDGET_S: a backlog (after an upgrade) is worked off over a few passes, never
@@ -30,6 +33,7 @@
 #define RETENTION_PASS_BUDGET_S 20.0
 #define RETENTION_ROUNDS_S (7 * 86400)
 #define RETENTION_ROUNDS_PER_PASS 10000
+#define RETENTION_LEDGER_DAYS 400
 
 /* The advisory lock (pg_try_advisory_lock(LIVE_LEADER_LOCK_CLASS, RETENTION_LOCK_OBJ)) whose
  * holder makes the passes: one server of several sharing a database thins at a time. */
@@ -39,6 +43,8 @@ struct retention_result {
     int jobs_thinned;         /* jobs whose history was thinned */
     long long rows_dropped;   /* job_metrics rows dropped */
     long long rounds_dropped; /* sched_rounds rows dropped */
+    long long ledger_closed;  /* open ledger spans closed */
+    long long ledger_dropped; /* usage_ledger rows past keeping dropped */
     int unfinished;           /* jobs past the bound were left for the next pass (budget, stop) */
 };
 

@@ -702,10 +702,39 @@ test("the what-if page replays the completed jobs under the policies and draws t
   assert.equal(got.cluster, "2 nodes of 4 GPUs (v100), 1 node of 1 GPU (a100)");
 });
 
+// The ledger (sql/039_usage_ledger.sql) has booked the GPU time of the jobs run above: the
+// usage page's table says the API's figures, and the chart stacks them per day, by user and
+// then by what the GPUs did.
+test("the usage page shows where the GPU-hours went, per user and per day", T, async () => {
+  const report = (await call(server, "GET", "/reports/usage?by=user")).body;
+  const admin = report.items.find((r) => r.user === "admin");
+  assert.ok(admin && admin.allocated > 0, "the admin's jobs held GPUs: " + JSON.stringify(report.items));
+  const parts = admin.useful + admin.idle + admin.lost.total;
+  assert.ok(Math.abs(parts - admin.allocated) <= 0.01 * admin.allocated, "the parts add up: " + JSON.stringify(admin));
+  await page.click('#nav a[data-nav="usage"]');
+  await page.waitForURL(/#\/usage$/);
+  const row = page.locator('#usage-table tr[data-user="admin"]');
+  await row.waitFor();
+  const cells = await row.locator("td").allTextContents();
+  assert.equal(cells[1], admin.allocated.toFixed(2), "allocated as the API says");
+  assert.equal(cells[2], admin.useful.toFixed(2), "useful as the API says");
+  const fig = page.locator("#usage-chart figure.chart");
+  await drawnBarChart(fig, 30);
+  assert.match(await fig.locator("figcaption").textContent(), /admin/);
+  const stacked = await fig.evaluate((f) => {
+    const g = f.graph, last = g.numRows() - 1;
+    return { labels: g.getLabels().slice(1), today: g.getValue(last, g.getLabels().length - 1) };
+  });
+  assert.ok(stacked.today > 0, "today's bar: " + JSON.stringify(stacked));
+  await page.selectOption("#usage-stack", "part");
+  await expectText(fig.locator("figcaption"), /useful.*idle.*lost: launches.*lost: faults/);
+  await screenshot(page, "usage");
+});
+
 test("at phone width the pages fit the screen", T, async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   for (const [hash, name, ready] of [["#/jobs", "jobs", "#jobs-table"], ["#/cluster", "cluster", '[data-node="sim-a"]'], ["#/scheduler", "scheduler", "#rounds-table"],
-    [`#/jobs/${jobId}`, "job", "#sec-events li"], ["#/submit", "submit", "#submit-form"], ["#/whatif", "whatif", "#whatif-chart"]]) {
+    [`#/jobs/${jobId}`, "job", "#sec-events li"], ["#/submit", "submit", "#submit-form"], ["#/whatif", "whatif", "#whatif-chart"], ["#/usage", "usage", "#usage-table"]]) {
     await page.goto(server.url + "/" + hash);
     await page.locator(ready).first().waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -13,6 +13,7 @@ import * as job from "./pages/job.js";
 import * as submit from "./pages/submit.js";
 import * as scheduler from "./pages/scheduler.js";
 import * as whatif from "./pages/whatif.js";
+import * as usage from "./pages/usage.js";
 
 const POLL_MS = 3000;
 const RETURN_KEY = "ringmaster.return";
@@ -25,6 +26,7 @@ const routes = [
   { re: /^\/submit$/, page: submit, nav: "submit", title: "Submit" },
   { re: /^\/scheduler$/, page: scheduler, nav: "scheduler", title: "Scheduler" },
   { re: /^\/whatif$/, page: whatif, nav: "whatif", title: "What if" },
+  { re: /^\/usage$/, page: usage, nav: "usage", title: "Usage" },
 ];
 
 const $ = (id) => document.getElementById(id);

@@ -187,19 +187,20 @@ const IN_FORCE = "#1d2330";
 const REF = "#b3261e"; // style.css --bad
 const BAR_HINT = "hover a policy for its values";
 
-// Fills one bar per point of the series e.setName, beside the bars of the series before it.
+// Fills one bar per point of the series e.setName, beside the bars of the series before it;
+// stacked (below: the cumulative value of the series before, per category), on top of them.
 // cats: the categories ({cls}: "best" fills the first series green, "in-force" outlines).
-function barPlotter(cats) {
+function barPlotter(cats, below) {
   return (e) => {
     const ctx = e.drawingContext, g = e.dygraph;
     const step = e.points.length > 1 ? Math.abs(e.points[1].canvasx - e.points[0].canvasx)
       : e.plotArea.w / 2;
-    const group = Math.min(step * 0.7, 120), w = group / e.seriesCount;
-    const base = g.toDomYCoord(0);
+    const group = Math.min(step * 0.7, 120), w = below ? group : group / e.seriesCount;
     for (const p of e.points) {
       if (!Number.isFinite(p.yval)) continue;
       const c = cats[Math.round(p.xval)] || {};
-      const x = p.canvasx - group / 2 + e.seriesIndex * w;
+      const base = g.toDomYCoord(below ? below[e.seriesIndex][Math.round(p.xval)] : 0);
+      const x = p.canvasx - group / 2 + (below ? 0 : e.seriesIndex * w);
       ctx.fillStyle = e.seriesIndex === 0 && /\bbest\b/.test(c.cls || "") ? BEST : e.color;
       ctx.fillRect(x, p.canvasy, w - 1, base - p.canvasy);
       if (/\bin-force\b/.test(c.cls || "")) {
@@ -257,7 +258,7 @@ function barOptions(cats, series, opts, hover, width) {
     ...(x.stagger ? { xAxisHeight: 34 } : {}),
     labels: ["x", ...series.map((se) => se.label)],
     colors: series.map((se, i) => se.color || BAR_COLORS[i % BAR_COLORS.length]),
-    plotter: barPlotter(cats),
+    plotter: barPlotter(cats, opts.below),
     includeZero: true,
     valueRange: opts.yMax > 0 ? [0, (opts.yMax / div) * 1.08] : null,
     dateWindow: [-0.6, cats.length - 0.4],
@@ -275,16 +276,18 @@ function barOptions(cats, series, opts, hover, width) {
     },
     highlightCallback: (e, x) => {
       const c = cats[Math.round(x)];
-      hover.textContent = c ? c.describe || c.label : BAR_HINT;
+      hover.textContent = c ? c.describe || c.label : opts.hint || BAR_HINT;
     },
-    unhighlightCallback: () => { hover.textContent = BAR_HINT; },
+    unhighlightCallback: () => { hover.textContent = opts.hint || BAR_HINT; },
   };
 }
 
 // cats: [{label, cls? ("in-force": outlined, "best": its first bar green), describe (what
 // hovering it says)}]; series: [{label, values (one per category, in the values' unit), color?}];
 // opts: {ref: {value, label} (a dashed rule), div (the axis unit in the values' unit, default
-// 1), yLabel, yMax (the largest value to show, in the values' unit), title, legend: [{label,
+// 1), yLabel, yMax (the largest value to show, in the values' unit), stacked (the series of a
+// category on top of each other, not side by side), hint (what the hover line says before
+// one hovers), title, legend: [{label,
 // cls}] (keys under the chart)}. Returns a <figure class="chart bars"> whose graph property is
 // the Dygraph once it is drawn (once the figure is in the document).
 export function barChart(cats, series, opts = {}) {
@@ -296,8 +299,18 @@ export function barChart(cats, series, opts = {}) {
     return fig;
   }
   const div = opts.div || 1;
-  const rows = cats.map((c, i) => [i, ...series.map((se) => (Number.isFinite(se.values[i]) ? se.values[i] / div : null))]);
-  const hover = el("div", "chart-hover muted small", BAR_HINT);
+  const value = (se, i) => (Number.isFinite(se.values[i]) ? se.values[i] / div : null);
+  let rows = cats.map((c, i) => [i, ...series.map((se) => value(se, i))]);
+  if (opts.stacked) {
+    // each series drawn from the sum of those before it (opts.below) to that plus its own
+    const below = series.map(() => cats.map(() => 0));
+    rows = cats.map((c, i) => {
+      let sum = 0;
+      return [i, ...series.map((se, k) => { below[k][i] = sum; sum += value(se, i) || 0; return sum; })];
+    });
+    opts = { ...opts, below, yMax: opts.yMax || Math.max(0, ...rows.map((r) => r[r.length - 1])) * div };
+  }
+  const hover = el("div", "chart-hover muted small", opts.hint || BAR_HINT);
   const head = el("div", "chart-head");
   head.append(hover);
   const plot = el("div", "plot");

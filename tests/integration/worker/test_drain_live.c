@@ -6,6 +6,7 @@
  * --fault-file) moves the job the same way, and the fault is kept in gpu_faults. Every wait
  * is bounded. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +46,39 @@ static void node_post(long long node, const char *what, const char *body)
     json_decref(hx_expect_json(hx_json("POST", path, hx.admin, body), 200));
 }
 
+static double job_num(const char *fmt, long long job)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, job);
+    return hx_sql_num(sql);
+}
+
+/* The ledger's account of a job that ended (issue 33 item 5): the GPU-seconds it booked are
+ * what the job's events say it held (1 GPU from its start to its end) within 1 %, its parts
+ * add up to them, and its move was lost to cause (the ledger's column lost_<cause>_s). */
+static void ledger_matches(long long job, const char *cause)
+{
+    double held = job_num("SELECT extract(epoch FROM max(at) - min(at)) FROM job_events"
+                          " WHERE job_id = %lld AND from_state IS NOT NULL",
+                          job);
+    double alloc = job_num("SELECT sum(allocated_s) FROM usage_ledger WHERE job_id = %lld", job);
+    double parts = job_num("SELECT sum(useful_s + idle_s + lost_restart_s + lost_resize_s"
+                           " + lost_migration_s + lost_preemption_s + lost_fault_s)"
+                           " FROM usage_ledger WHERE job_id = %lld",
+                           job);
+    char sql[256];
+    snprintf(sql, sizeof(sql), "SELECT sum(lost_%s_s) FROM usage_ledger WHERE job_id = %%lld",
+             cause);
+    double lost = job_num(sql, job);
+    fprintf(stderr, "ledger of job %lld: held %.3f s, allocated %.3f, parts %.3f, %s %.3f\n", job,
+            held, alloc, parts, cause, lost);
+    cr_assert(fabs(alloc - held) <= 0.01 * held, "allocated %.3f s against %.3f held", alloc, held);
+    cr_assert(fabs(parts - alloc) <= 0.01 * alloc, "parts %.3f of %.3f", parts, alloc);
+    cr_assert(lost > 0, "its move is lost to %s", cause);
+    cr_assert_eq(job_num("SELECT sum(steps) FROM usage_ledger WHERE job_id = %lld", job), STEPS,
+                 "its progress: every step");
+}
+
 Test(drain_live, evacuate_moves_the_job_off_from_its_checkpoint_and_loses_nothing)
 {
     long long job = mlp("evacuee", 7401);
@@ -82,6 +116,7 @@ Test(drain_live, evacuate_moves_the_job_off_from_its_checkpoint_and_loses_nothin
                            " AND event = 'requeue'",
                            job),
                  0, "moved, never requeued");
+    ledger_matches(job, "migration");
     fprintf(stderr, "drain --evacuate: the job ran on B %.1f s after the drain\n", moved);
     wt_cancel(next);
     hx_finish();
@@ -122,6 +157,7 @@ Test(drain_live, a_gpu_fault_moves_the_job_to_a_healthy_gpu_and_is_recorded)
     wt_expect_state(job, "COMPLETED", 150, wt_dump_logs);
     cr_assert_eq(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", job), STEPS,
                  "every step, none lost");
+    ledger_matches(job, "fault");
     fprintf(stderr,
             "GPU fault: the job ran on B %.1f s after the fault was injected"
             " (node_timeout 5 s)\n",
