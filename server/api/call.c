@@ -109,6 +109,14 @@ int api_field_error(struct api_call *call, const char *field, const char *what)
     return -1;
 }
 
+int api_param_error(struct api_call *call, const char *name, const char *expected,
+                    const char *got)
+{
+    http_send_problem(call->req, 400, json_pack("[{s:s, s:s}]", "field", name, "detail", expected),
+                      NULL, "%s: %s, got '%.40s'", name, expected, got);
+    return -1;
+}
+
 void api_respond_rows(struct api_call *call, PGresult *r, json_t *(*row)(const PGresult *, int))
 {
     if (!db_ok(r)) {

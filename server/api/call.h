@@ -52,6 +52,11 @@ int api_id_or_respond(struct api_call *call, const char *what, long long *id);
 /* Answers 400 with a problem document whose errors name field ("field: what"). Returns -1. */
 int api_field_error(struct api_call *call, const char *field, const char *what);
 
+/* Answers 400 for the bad query parameter name: errors name it with expected, the detail adds
+ * what came ("limit: expected 1..10000, got 'x'", got cut at 40 bytes). Returns -1. */
+int api_param_error(struct api_call *call, const char *name, const char *expected,
+                    const char *got);
+
 /* Answers 503 or 500 for a failed statement (logged, counted in metrics). */
 void api_db_error(struct api_call *call, const PGresult *r);
 

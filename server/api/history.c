@@ -76,14 +76,6 @@ static json_t *row_json(const PGresult *r, int i)
                      num(r, i, H_WAITS));
 }
 
-static int bad_param(struct api_call *call, const char *field, const char *expected,
-                     const char *got)
-{
-    http_send_problem(call->req, 400, json_pack("[{s:s, s:s}]", "field", field, "detail", expected),
-                      NULL, "%s: %s, got '%.40s'", field, expected, got);
-    return -1;
-}
-
 /* A whole number in lo..hi from the query argument name (def when absent). */
 static int count_or_respond(struct api_call *call, const char *name, long lo, long hi, long def,
                             long *out, const char *expected)
@@ -95,7 +87,7 @@ static int count_or_respond(struct api_call *call, const char *name, long lo, lo
         return 0;
     if (strlen(s) > 9 || s[0] < '0' || s[0] > '9' || (*out = strtol(s, &end, 10)) < lo ||
         *out > hi || *end)
-        return bad_param(call, name, expected, s);
+        return api_param_error(call, name, expected, s);
     return 0;
 }
 
@@ -105,7 +97,7 @@ static int since_or_respond(struct api_call *call, const char **since)
     const char *s = http_req_query(call->req, "since");
     *since = s;
     if (s && (strlen(s) < 4 || strlen(s) > 40 || strspn(s, "0123456789-:.+TtZz ") != strlen(s)))
-        return bad_param(call, "since", "expected an ISO 8601 time", s);
+        return api_param_error(call, "since", "expected an ISO 8601 time", s);
     return 0;
 }
 
@@ -135,7 +127,7 @@ void history_get(struct api_call *call)
     const char *p[] = {since, lim, st};
     PGresult *r = db_exec(call->db, query_sql, 3, p);
     if (!db_ok(r) && strncmp(db_sqlstate(r), "22", 2) == 0)
-        bad_param(call, "since", "expected an ISO 8601 time", since ? since : "");
+        api_param_error(call, "since", "expected an ISO 8601 time", since ? since : "");
     else if (!db_ok(r))
         api_db_error(call, r);
     else

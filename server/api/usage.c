@@ -39,29 +39,22 @@ static const char *const sums[] = {
 /* $1 since, $2 until (days, '' for the defaults), $3 the user's name or NULL: the span as
  * days, its length, the user's id, and the time up to which the ledger is complete (the
  * oldest open span's start: the retention pass closes them every 30 s). */
-static const char
-    *const span_sql = "SELECT to_char(d1, 'YYYY-MM-DD'), to_char(d2, 'YYYY-MM-DD'), d2 - d1,"
-                      " (SELECT id FROM users WHERE name = $3),"
-                      " " DB_TS("(SELECT COALESCE(min(since), now()) FROM job_ledger_open WHERE "
-                                "gpus > 0)") " FROM (SELECT COALESCE(NULLIF($1, '')::date, (now() "
-                                             "AT TIME ZONE 'UTC')::date - " DB_NUM(
-                                                 USAGE_DAYS_DEFAULT) " + 1) AS d1,"
-                                                                     " COALESCE(NULLIF($2, "
-                                                                     "'')::date, (now() AT TIME "
-                                                                     "ZONE 'UTC')::date) AS d2) x";
+static const char *const span_sql =
+    "SELECT to_char(d1, 'YYYY-MM-DD'), to_char(d2, 'YYYY-MM-DD'), d2 - d1,"
+    " (SELECT id FROM users WHERE name = $3),"
+    " " DB_TS("(SELECT COALESCE(min(since), now()) FROM job_ledger_open WHERE "
+              "gpus > 0)") " FROM (SELECT COALESCE(NULLIF($1, '')::date, (now() "
+                           "AT TIME ZONE 'UTC')::date - " DB_NUM(
+                               USAGE_DAYS_DEFAULT) " + 1) AS d1,"
+                                                   " COALESCE(NULLIF($2, "
+                                                   "'')::date, (now() AT TIME "
+                                                   "ZONE 'UTC')::date) AS d2) x";
 
 struct usage_query {
     int by[NKEYS], nby; /* indexes into keys, in the order asked */
     char since[16], until[16];
     const char *user; /* NULL: all the caller may see */
 };
-
-static int bad(struct api_call *call, const char *field, const char *expected, const char *got)
-{
-    http_send_problem(call->req, 400, json_pack("[{s:s, s:s}]", "field", field, "detail", expected),
-                      NULL, "%s: %s, got '%.40s'", field, expected, got);
-    return -1;
-}
 
 /* by=: one to NKEYS distinct words of keys, comma-separated. */
 static int by_or_respond(struct api_call *call, struct usage_query *q)
@@ -82,7 +75,7 @@ static int by_or_respond(struct api_call *call, struct usage_query *q)
             if (q->by[i] == (int)k)
                 k = NKEYS; /* twice */
         if (k == NKEYS || q->nby == (int)NKEYS)
-            return bad(call, "by", expected, s);
+            return api_param_error(call, "by", expected, s);
         q->by[q->nby++] = (int)k;
         if (!p[n])
             return 0;
@@ -98,7 +91,7 @@ static int day_or_respond(struct api_call *call, const char *name, char *out, si
     if (!s || !*s)
         return 0;
     if (strlen(s) < 8 || strlen(s) > 40 || strspn(s, "0123456789-:.+TtZz ") != strlen(s))
-        return bad(call, name, "expected a day (YYYY-MM-DD) or an RFC 3339 time", s);
+        return api_param_error(call, name, "expected a day (YYYY-MM-DD) or an RFC 3339 time", s);
     snprintf(out, len, "%.10s", s); /* the day of a time: its first ten characters */
     return 0;
 }
@@ -214,14 +207,15 @@ void usage_get(struct api_call *call)
     const char *p[] = {q.since, q.until, q.user};
     PGresult *span = db_exec(call->db, span_sql, 3, p);
     if (!db_ok(span) && strncmp(db_sqlstate(span), "22", 2) == 0) {
-        bad(call, q.since[0] ? "since" : "until", "expected a day (YYYY-MM-DD)",
-            q.since[0] ? q.since : q.until);
+        api_param_error(call, q.since[0] ? "since" : "until", "expected a day (YYYY-MM-DD)",
+                        q.since[0] ? q.since : q.until);
     } else if (!db_ok(span)) {
         api_db_error(call, span);
     } else if (strtol(PQgetvalue(span, 0, 2), NULL, 10) < 0) {
-        bad(call, "until", "expected a day at or after since", q.until);
+        api_param_error(call, "until", "expected a day at or after since", q.until);
     } else if (strtol(PQgetvalue(span, 0, 2), NULL, 10) >= USAGE_DAYS_MAX) {
-        bad(call, "since", "expected a span of at most " DB_NUM(USAGE_DAYS_MAX) " days", q.since);
+        api_param_error(call, "since", "expected a span of at most " DB_NUM(USAGE_DAYS_MAX) " days",
+                        q.since);
     } else if (q.user && PQgetisnull(span, 0, 3)) {
         http_send_problem(call->req, 404, NULL, NULL, "user: no user named '%.64s'", q.user);
     } else {
