@@ -150,6 +150,10 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
         j->run_time = s->now - sj->since_first;
         j->cur_plan = sj->cur_plan;
     }
+    /* All the time it has held GPUs, over its resizes, moves and preemptions (sql/048): the
+     * allocation rows' age above is only the current allocation's. */
+    if (sj->held_s >= 0 && sj->held_s > j->run_time)
+        j->run_time = sj->held_s;
     int w = sj->cur_gpus > 0 ? sj->cur_gpus : 1;
     pj->model->has_estimate = 0;
     evidence(j, sj, m, w);

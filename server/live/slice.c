@@ -287,7 +287,8 @@ void live_slice_fill(struct live_slice *sl, const struct snap_job *sj, struct sc
         j->home_node = live_slice_home(sl, sj);
         j->has_home = j->home_node >= 0;
     }
-    j->run_time += r->run_s;
+    if (sj->held_s < 0) /* else run_time is already its whole time on GPUs (sql/048) */
+        j->run_time += r->run_s;
     const struct snap_job *p = partner(sl, sj);
     double alone = p ? r->alone_s : alone_s(sl, r, alone_node(sl, sj));
     j->rate_alone = alone > 0 ? 1.0 / alone : 0;

@@ -48,6 +48,8 @@ struct snap_job {
     int cur_gpus;
     struct sched_slot *slots;
     double since_first, since_last; /* epoch seconds of its oldest and newest allocation row */
+    double held_s; /* seconds it has held GPUs in all, over every allocation (the ledger's
+                    * span, sql/048); < 0: unknown (it never held any) */
     struct plan_spec plan;          /* its declared plans (zero: none, plain data parallel) */
     const char *current_plan;       /* the plan of its latest start/resize/migrate, or NULL */
     struct plan_choice cur_plan;    /* current_plan parsed (dp when NULL) */

@@ -172,6 +172,7 @@ Test(usage, steps_redone_after_a_preemption_are_lost_to_it)
     }
     release(job, "RUNNING", "PENDING", "requeue",
             "preempted: the policy gave its GPUs to other jobs");
+    usleep(300000); /* waiting, without GPUs */
     start(job);
     move(job, "STARTING", "RUNNING", "running", "");
     /* back to its checkpoint at step 40: steps 41..100 are done again */
@@ -180,6 +181,22 @@ Test(usage, steps_redone_after_a_preemption_are_lost_to_it)
         usleep(50000);
     }
     hx_sql_do("SELECT ledger_close_all()");
+
+    /* the time it held GPUs in all (sql/048, the snapshot's run_time): both runs, not the
+     * wait between them, not only the current allocation's age */
+    char sql[768];
+    snprintf(sql, sizeof(sql),
+             "SELECT o.held_s - (extract(epoch FROM q.at - s1.at) + extract(epoch FROM o.since -"
+             " s2.at)) FROM job_ledger_open o,"
+             " (SELECT min(at) AS at FROM job_events WHERE job_id = %lld AND event = 'start') s1,"
+             " (SELECT max(at) AS at FROM job_events WHERE job_id = %lld AND event = 'start') s2,"
+             " (SELECT at FROM job_events WHERE job_id = %lld AND event = 'requeue') q"
+             " WHERE o.job_id = %lld",
+             job, job, job, job);
+    double off = hx_sql_num(sql);
+    cr_assert(fabs(off) < 0.005, "held time off by %.4f s from its runs", off);
+    snprintf(sql, sizeof(sql), "SELECT held_s FROM job_ledger_open WHERE job_id = %lld", job);
+    cr_assert(hx_sql_num(sql) > 0.5, "both runs counted");
 
     hx_start_server();
     json_t *r = usage_as(hx.admin, "?by=user");
