@@ -114,6 +114,49 @@ static void print_gpus(const json_t *node)
     }
 }
 
+/* The node's latest GPU faults (GET /api/v1/nodes/{id}'s "faults"), newest first. */
+static void print_faults(const json_t *node)
+{
+    const json_t *faults = json_object_get(node, "faults");
+    if (json_array_size(faults) == 0)
+        return;
+    static const char *const head[] = {"FAULT", "GPU", "REASON", "REPORTED", "CLEARED", "JOBS",
+                                       "GPU_TIME_LOST"};
+    struct table *t = table_create(7, head);
+    size_t i;
+    json_t *f;
+    time_t now = time(NULL);
+    printf("GPU faults, latest first:\n");
+    json_array_foreach(faults, i, f)
+    {
+        char id[32], gpu[32], at[64], cleared[64], jobs[128] = "", lost[32];
+        snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(f, "id")));
+        snprintf(gpu, sizeof(gpu), "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(f, "gpu")));
+        const char *a = timefmt_when_text(json_string_value(json_object_get(f, "at")), now, at,
+                                          sizeof(at), "-");
+        const char *c = timefmt_when_text(json_string_value(json_object_get(f, "cleared_at")),
+                                          now, cleared, sizeof(cleared), "open");
+        size_t k, used = 0;
+        json_t *j;
+        json_array_foreach(json_object_get(f, "jobs"), k, j)
+        {
+            int n = snprintf(jobs + used, sizeof(jobs) - used, "%s%" JSON_INTEGER_FORMAT,
+                             k ? "," : "", json_integer_value(j));
+            if (n < 0 || (size_t)n >= sizeof(jobs) - used)
+                break;
+            used += (size_t)n;
+        }
+        snprintf(lost, sizeof(lost), "%.1f s", json_number_value(json_object_get(f, "lost_gpu_s")));
+        const char *row[] = {id,    gpu, json_string_value(json_object_get(f, "reason")), a, c,
+                             used ? jobs : "-", lost};
+        table_add(t, row);
+    }
+    table_print(t, stdout);
+    table_destroy(t);
+}
+
 static void print_nodes(json_t *items)
 {
     static const char *const head[] = {"ID",    "NAME",       "STATE",          "GPUS",
@@ -183,8 +226,10 @@ int ringctl_cmd_nodes(struct ringctl *ctl, int argc, char **argv)
             ringctl_print_json(out);
         else
             print_nodes(items);
-        if (one && !ctl->json)
+        if (one && !ctl->json) {
             print_gpus(out);
+            print_faults(out);
+        }
         json_decref(one);
     }
     json_decref(out);

@@ -232,6 +232,10 @@ static void write_database(FILE *f, PGconn *db)
         write_gauge(f, db, "ringmaster_gpu_faults_recorded",
                     "GPU faults reported, ever (gpu_faults).",
                     "SELECT count(*) FROM gpu_faults");
+        write_gauge(f, db, "ringmaster_gpu_fault_lost_gpu_seconds",
+                    "GPU-seconds the jobs hit by GPU faults lost to them, ever (their moves"
+                    " and the steps they redid).",
+                    "SELECT COALESCE(sum(lost_gpu_s), 0) FROM gpu_faults");
         write_actions(f, db);
         write_remaining(f, db);
         /* How far off the scheduler's predictions of finishes were (sql/014), over the jobs

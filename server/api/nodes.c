@@ -412,6 +412,10 @@ void nodes_list(struct api_call *call)
     PQclear(r);
 }
 
+/* One node, with its latest GPU faults (node_health.c). */
+static const char *const node_get_sql =
+    "SELECT " NODE_JSON ", " NODE_FAULTS_JSON " FROM nodes n WHERE n.id = $1";
+
 void nodes_get(struct api_call *call)
 {
     long long id;
@@ -419,5 +423,16 @@ void nodes_get(struct api_call *call)
     if (api_id_or_respond(call, "node", &id) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
-    nodes_respond(call, ids, 200);
+    const char *p[] = {ids};
+    PGresult *r = db_exec(call->db, node_get_sql, 1, p);
+    if (!db_ok(r)) {
+        api_db_error(call, r);
+    } else if (PQntuples(r) != 1) {
+        http_problem(call->req, 404, "no node %s", ids);
+    } else {
+        json_t *node = row_json(r, 0), *faults = json_loads(PQgetvalue(r, 0, 1), 0, NULL);
+        json_object_set_new(node, "faults", faults ? faults : json_array());
+        api_respond_json(call, 200, node);
+    }
+    PQclear(r);
 }

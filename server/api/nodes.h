@@ -27,7 +27,7 @@ void nodes_heartbeat(struct api_call *call);
 int nodes_owned_or_respond(struct api_call *call, long long node);
 /* GET /api/v1/nodes: {"items": [...]} by id. */
 void nodes_list(struct api_call *call);
-/* GET /api/v1/nodes/{id} */
+/* GET /api/v1/nodes/{id}: the node, with its latest GPU faults ("faults", NODE_FAULTS_JSON). */
 void nodes_get(struct api_call *call);
 
 /* Answers node id (text) as GET does, with status; 404 when there is none. */
@@ -50,6 +50,18 @@ void nodes_drain(struct api_call *call);
  * kept in gpu_faults. 200 and the node (each GPU's "fault" and "fault_since"); 400 naming the
  * field (an index the node does not have: "gpus"); 403 another worker's node; 404. */
 void nodes_health(struct api_call *call);
+
+/* SQL of a node n's latest NODE_FAULTS_MAX GPU faults, newest first, as JSON text: each
+ * {"id", "gpu", "reason", "at", "cleared_at", "jobs", "lost_gpu_s"} (lost_gpu_s: the GPU
+ * time its jobs lost to it, their moves and the steps they redid, sql/048); GET
+ * /api/v1/nodes/{id} answers them as "faults". */
+#define NODE_FAULTS_MAX "20"
+#define NODE_FAULTS_JSON                                                                           \
+    "COALESCE((SELECT json_agg(json_build_object('id', f.id, 'gpu', f.gpu_idx, 'reason',"          \
+    " f.reason, 'at', " DB_TS("f.at") ", 'cleared_at', " DB_TS("f.cleared_at") ", 'jobs',"        \
+    " to_json(f.jobs), 'lost_gpu_s', round(f.lost_gpu_s::numeric, 3)) ORDER BY f.at DESC, f.id"  \
+    " DESC) FROM (SELECT * FROM gpu_faults g WHERE g.node_id = n.id ORDER BY g.at DESC, g.id DESC" \
+    " LIMIT " NODE_FAULTS_MAX ") f), '[]')::text"
 
 /* PATCH /api/v1/nodes/{id} {"labels": {KEY: VALUE or null}} (admin): merges the labels
  * (null removes one; at most 32, keys 1..63 of [A-Za-z0-9._/-], values 1..63 characters), as

@@ -115,6 +115,13 @@ Test(usage, each_span_is_booked_by_state_and_cause_and_adds_up_to_the_allocation
         usleep(50000);
     }
     hx_sql_do("SELECT ledger_close_all()");
+    /* its GPU fails (as POST /nodes/{id}/health records it), and it is moved off */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO gpu_faults (node_id, gpu_idx, reason, jobs) SELECT id, 0, 'xid 79',"
+             " ARRAY[%lld::bigint] FROM nodes WHERE name = 'n1'",
+             job);
+    hx_sql_do(sql);
     move(job, "RUNNING", "MIGRATING", "migrate", "migrated: off a failed GPU");
     usleep(200000);
     move(job, "MIGRATING", "RUNNING", "running", "");
@@ -122,9 +129,16 @@ Test(usage, each_span_is_booked_by_state_and_cause_and_adds_up_to_the_allocation
     usleep(100000);
     release(job, "RUNNING", "COMPLETED", "complete", "");
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM job_ledger_open"), 0, "no span left open");
+    /* what it lost to the fault is recorded against the fault too (sql/048) */
+    snprintf(sql, sizeof(sql),
+             "SELECT (SELECT lost_gpu_s FROM gpu_faults) - sum(lost_fault_s) FROM usage_ledger"
+             " WHERE job_id = %lld",
+             job);
+    cr_assert(fabs(hx_sql_num(sql)) < 1e-6, "the fault charged %.6f s off its job's loss",
+              hx_sql_num(sql));
+    cr_assert(hx_sql_num("SELECT lost_gpu_s FROM gpu_faults") >= 2 * 0.15, "its move");
 
     /* what the job's events say it held: 2 GPUs from its start to its end */
-    char sql[512];
     snprintf(sql, sizeof(sql),
              "SELECT 2 * extract(epoch FROM max(at) - min(at)) / 3600 FROM job_events"
              " WHERE job_id = %lld AND from_state IS NOT NULL",
@@ -149,6 +163,14 @@ Test(usage, each_span_is_booked_by_state_and_cause_and_adds_up_to_the_allocation
     cr_assert_eq(json_integer_value(json_object_get(row, "jobs")), 1);
     parts_add_up(json_object_get(r, "total"));
     json_decref(r);
+
+    /* ringctl nodes NODE lists the fault with the GPU time it cost */
+    char node[24];
+    snprintf(node, sizeof(node), "%lld", (long long)hx_sql_num("SELECT id FROM nodes"));
+    struct ctl_run *c = ctl("nodes", node);
+    cr_assert_eq(c->code, 0, "%s", c->err);
+    cr_assert(strstr(c->out, "GPU_TIME_LOST") && strstr(c->out, "xid 79") && strstr(c->out, " s"),
+              "%s", c->out);
 
     /* by day and array: today's row, outside any array */
     r = usage_as(hx.admin, "?by=array,day");

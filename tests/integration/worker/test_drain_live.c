@@ -158,6 +158,16 @@ Test(drain_live, a_gpu_fault_moves_the_job_to_a_healthy_gpu_and_is_recorded)
     cr_assert_eq(wt_db_int("SELECT max(step) FROM job_metrics WHERE job_id = %lld", job), STEPS,
                  "every step, none lost");
     ledger_matches(job, "fault");
+    /* the GPU time it lost is recorded against the fault too (sql/048), and shown with it */
+    double lost = job_num("SELECT sum(lost_fault_s) FROM usage_ledger WHERE job_id = %lld", job);
+    snprintf(sql, sizeof(sql), "/api/v1/nodes/%lld", tw.node_a);
+    node = hx_expect_json(hx_json("GET", sql, hx.admin, NULL), 200);
+    const json_t *f = json_array_get(json_object_get(node, "faults"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(f, "reason")), "xid 79");
+    double charged = json_number_value(json_object_get(f, "lost_gpu_s"));
+    cr_assert(fabs(charged - lost) <= 0.01 + 0.01 * lost, "fault charged %.3f s of %.3f lost",
+              charged, lost);
+    json_decref(node);
     fprintf(stderr,
             "GPU fault: the job ran on B %.1f s after the fault was injected"
             " (node_timeout 5 s)\n",
