@@ -184,6 +184,25 @@ void learn_types_max_local(const struct learn_ratios *r, double max_local, int k
     }
 }
 
+void learn_types_fits(const struct learn_ratios *r, const struct learn_fits *fits, size_t nfits,
+                      double max_local, int known, struct sched_type_speed *types, size_t n)
+{
+    int reported = 0;
+    for (size_t f = 0; fits && f < nfits; f++) {
+        if (!(fits[f].max_local > 0) || !isfinite(fits[f].max_local))
+            continue;
+        for (size_t k = 0; k < n; k++)
+            if (types[k].gpu_model == fits[f].gpu_model)
+                types[k].max_local = fits[f].max_local;
+        if (!reported && learn_type_index(r, fits[f].gpu_model) >= 0) {
+            max_local = fits[f].max_local;
+            known = fits[f].gpu_model;
+            reported = 1;
+        }
+    }
+    learn_types_max_local(r, max_local, known, types, n);
+}
+
 /* The job's MEASURED entry of the shortest 1-GPU step time among types[0..n) (NULL: none). */
 static const struct speed_model *fastest_measured(const struct sched_type_speed *types, size_t n)
 {
@@ -238,7 +257,8 @@ size_t learn_round(struct sched_job *jobs, size_t n, const struct sched_node *no
             continue;
         struct sched_type_speed *t = in[i].types;
         size_t k = learn_estimate_types(&r, t, jobs[i].ntype_speeds, in[i].cap);
-        learn_types_max_local(&r, jobs[i].batch.max_local, in[i].max_local_model, t, k);
+        learn_types_fits(&r, in[i].fits, in[i].nfits, jobs[i].batch.max_local,
+                         in[i].max_local_model, t, k);
         const struct speed_model *best = fastest_measured(t, k);
         for (size_t e = 0; e < k; e++) {
             int it = learn_type_index(&r, t[e].gpu_model);

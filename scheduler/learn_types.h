@@ -19,9 +19,13 @@
  *    (theta[0], theta[1]) times the ratio, its communication as measured.
  *  - Free GPUs are free experiments: an estimate of a type with idle GPUs is used
  *    optimistically by its uncertainty (learn_type_experiment(), learn.h).
- *  - Largest local batch per type: the job's batch.max_local is known on one GPU model (the
- *    caller says which); on another its entry's max_local is that times the ratio of their
- *    GPU memory (sched_node.gpu_mem_gb), unless the entry has its own (> 0).
+ *  - Largest local batch per type: what the job reported fits in one GPU of a model (the
+ *    caller's fits: the most examples a rank computes at once there, as the job measured it)
+ *    is that type's; the job's batch.max_local is known on one GPU model (the caller says
+ *    which); on another its entry's max_local is the first reported fit (else that declared
+ *    one) times the ratio of their GPU memory (sched_node.gpu_mem_gb), unless the entry has
+ *    its own (> 0). Memory is only a guess at the limit: a model's own memory and its
+ *    activations do not scale with it, so a report replaces it on its type.
  *  - A job that measured nothing has no entries: the policies read its reference model
  *    (sched_job.speed) times each type's factor, as before.
  * Pure: no I/O. */
@@ -82,6 +86,19 @@ size_t learn_estimate_types(const struct learn_ratios *r, struct sched_type_spee
 void learn_types_max_local(const struct learn_ratios *r, double max_local, int known,
                            struct sched_type_speed *types, size_t n);
 
+/* What a job reported fits in one GPU of a model: the most examples one rank computes at
+ * once there (ringjob_report_fits()). */
+struct learn_fits {
+    int gpu_model;
+    double max_local; /* > 0 */
+};
+
+/* Sets the max_local of each entry of types[0..n) whose GPU model has a fit among
+ * fits[0..nfits) to it; then, as learn_types_max_local(), the others' from the first fit
+ * (none: from max_local known on model known). */
+void learn_types_fits(const struct learn_ratios *r, const struct learn_fits *fits, size_t nfits,
+                      double max_local, int known, struct sched_type_speed *types, size_t n);
+
 /* A job's steps and the storage of its entries, for learn_round(). obs NULL or nobs 0: the
  * job is left as it is (a caller's given type_speeds included). */
 struct learn_job_steps {
@@ -95,6 +112,9 @@ struct learn_job_steps {
      * it): fits of two sizes or more made for the same version are reused. */
     struct learn_fit_cache *cache;
     long long version;
+    /* Appended: what it reported fits in one GPU, per GPU model (may be NULL, nfits 0). */
+    const struct learn_fits *fits;
+    size_t nfits;
 };
 
 /* A round's learning over the snapshot's jobs[0..n) (the caller's, before sched_decide):

@@ -33,6 +33,7 @@ struct jobchan {
     int bye;
     unsigned long dropped;
     long total_steps; /* the job's TOTAL, 0 until it says */
+    long fits;        /* the last FITS record's largest local batch (0: none) */
     int has_grad;     /* a GRAD record arrived: its last sqr and var */
     double grad_sqr, grad_var;
     long want_batch; /* a batch given while no job was connected: sent at its HELLO */
@@ -319,6 +320,14 @@ static int on_line(struct jobchan *jc, char *line)
         jc->batched_step = step;
         return 0;
     }
+    if (!strcmp(line, "FITS")) {
+        long n;
+        char end;
+        if (sscanf(args, "%ld%c", &n, &end) != 1 || n < 1 || n > JOBCHAN_FITS_MAX)
+            return jc_fail(jc, "bad FITS record '%s'", args);
+        jc->fits = n;
+        return 0;
+    }
     if (!strcmp(line, "GRAD")) {
         double sq, var;
         if (sscanf(args, "%lf %lf", &sq, &var) != 2 || !isfinite(sq) || !isfinite(var) ||
@@ -553,6 +562,11 @@ const char *jobchan_error(const struct jobchan *jc)
 long jobchan_total_steps(const struct jobchan *jc)
 {
     return jc->total_steps;
+}
+
+long jobchan_fits(const struct jobchan *jc)
+{
+    return jc->fits;
 }
 
 int jobchan_grad(const struct jobchan *jc, double *sqr, double *var)

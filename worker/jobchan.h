@@ -127,4 +127,11 @@ long jobchan_total_steps(const struct jobchan *jc);
  * into *sqr and *var: 1, or 0 when none came. */
 int jobchan_grad(const struct jobchan *jc, double *sqr, double *var);
 
+/* The largest local batch a FITS record may say (the server's bound on "max_local_batch"). */
+#define JOBCHAN_FITS_MAX 1000000
+
+/* The largest local batch of the job's last FITS record (ringjob_report_fits), 0 when none
+ * came. */
+long jobchan_fits(const struct jobchan *jc);
+
 #endif

@@ -329,6 +329,22 @@ int ringjob_report_grad(double sqr, double var)
     return 0;
 }
 
+int ringjob_report_fits(long max_local)
+{
+    if (!rj.initialized)
+        return fail("ringjob_report_fits: not initialized");
+    if (max_local < 1)
+        return fail("ringjob_report_fits: %ld is not a batch size", max_local);
+    if (rj.fd < 0)
+        return 0;
+    if (queue_line("FITS %ld\n", max_local) < 0) {
+        flush_out(0);
+        if (queue_line("FITS %ld\n", max_local) < 0)
+            return fail("ringjob_report_fits: no room to send it");
+    }
+    return 0;
+}
+
 int ringjob_report(long step, double loss, long samples, double seconds)
 {
     if (!rj.initialized)

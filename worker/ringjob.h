@@ -98,6 +98,13 @@ int ringjob_report(long step, double loss, long samples, double seconds);
  * Returns 0, or -1. */
 int ringjob_report_grad(double sqr, double var);
 
+/* Reports the most examples one rank of this job fits on its GPU at once (its largest local
+ * batch there, as the job measured it: from its memory use, or by probing batches at its
+ * start): the scheduler takes it as the limit on this GPU model (it differs from model to
+ * model more than their memory says) and plans batches within it. The last report of a launch
+ * counts. Rank 0; at least 1. Returns 0, or -1. */
+int ringjob_report_fits(long max_local);
+
 /* At a minibatch boundary, after `step` was completed: returns the decision every rank
  * takes (the same on all of them, through the broadcast), or -1. Never blocks on the
  * worker: rank 0 reads what the worker sent so far. Collective when a broadcast is set. */

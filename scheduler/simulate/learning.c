@@ -83,16 +83,34 @@ void simulate__learn_fill(struct sim *s, struct sim_job *j, struct sched_job *o)
                 o->explored_s[e] += l->obs[k].seconds;
 }
 
+/* What job sp reports fits in one GPU of each model its steps ran on: its true max_local of
+ * that model (a job that measures its memory, or probes its largest batch, at its start). */
+static void report_fits(const struct simulate_job_spec *sp, struct sim_learn *l)
+{
+    l->nfits = 0;
+    for (size_t k = 0; k < l->nobs; k++) {
+        int g = l->obs[k].gpu_model, seen = 0;
+        for (size_t f = 0; f < l->nfits && !seen; f++)
+            seen = l->fits[f].gpu_model == g;
+        for (size_t t = 0; t < sp->ntypes && !seen && l->nfits < LEARN_MAX_TYPES; t++)
+            if (sp->types[t].gpu_model == g && sp->types[t].max_local > 0) {
+                l->fits[l->nfits++] = (struct learn_fits){g, sp->types[t].max_local};
+                seen = 1;
+            }
+    }
+}
+
 void simulate__learn_round(struct sim *s)
 {
     for (size_t a = 0; a < s->nactive; a++) {
         size_t i = s->active[a];
         struct sim_learn *l = &s->learn[i];
         const struct simulate_job_spec *sp = s->jobs[i].spec;
+        report_fits(sp, l);
         s->learn_in[a] = (struct learn_job_steps){
             .obs = l->obs, .nobs = l->nobs, .types = l->types, .cap = LEARN_MAX_TYPES,
             .max_local_model = sp->ntypes > 0 ? sp->types[0].gpu_model : -1,
-            .cache = &l->cache, .version = l->version};
+            .cache = &l->cache, .version = l->version, .fits = l->fits, .nfits = l->nfits};
     }
     learn_round(s->snap_jobs, s->nactive, s->cfg->nodes, s->cfg->nnodes, s->learn_in);
 }

@@ -68,6 +68,10 @@ struct sim_learn {
     struct learn_fit_cache cache;
     struct speed_model speed; /* that fit */
     struct sched_type_speed types[LEARN_MAX_TYPES];
+    /* what the job reports fits in one GPU of each model it ran on: its true max_local
+     * there (learn_types.h "Largest local batch per type") */
+    struct learn_fits fits[LEARN_MAX_TYPES];
+    size_t nfits;
 };
 
 struct sim {

@@ -50,6 +50,9 @@ void jobreport_flush_metrics(struct agent *a, struct wjob *j)
     long total = jobchan_total_steps(j->chan);
     if (body && total > 0)
         json_object_set_new(body, "total_steps", json_integer(total));
+    long fits = jobchan_fits(j->chan);
+    if (body && fits > 0)
+        json_object_set_new(body, "max_local_batch", json_integer(fits));
     double sqr, var;
     if (body && jobchan_grad(j->chan, &sqr, &var))
         json_object_set_new(body, "grad", json_pack("{s:f, s:f}", "sqr", sqr, "var", var));

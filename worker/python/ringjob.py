@@ -63,6 +63,7 @@ _SIGNATURES = {
     "ringjob_poll": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_set_total_steps": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_report_grad": (ctypes.c_int, [ctypes.c_double, ctypes.c_double]),
+    "ringjob_report_fits": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_batch": (ctypes.c_long, []),
     "ringjob_init_batch": (ctypes.c_long, []),
     "ringjob_max_local_batch": (ctypes.c_long, []),
@@ -143,6 +144,12 @@ def set_total_steps(total):
 def report_grad(sqr, var):
     """The gradient's squared norm and variance at the initial batch (its noise scale)."""
     _check(_lib.ringjob_report_grad(float(sqr), float(var)))
+
+
+def report_fits(max_local):
+    """The most examples one rank fits on its GPU at once (ringjob_report_fits): the scheduler
+    takes it as this GPU model's largest local batch."""
+    _check(_lib.ringjob_report_fits(int(max_local)))
 
 
 def poll(step):

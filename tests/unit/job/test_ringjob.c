@@ -82,7 +82,8 @@ Test(ringjob, reports_arrive_in_order)
     jobtest_rmtree(f.dir);
 }
 
-/* Reports gradient statistics twice (the last counts) and reads the batch it was given. */
+/* Reports gradient statistics twice and its largest local batch twice (the last counts), and
+ * reads the batch it was given. */
 static int job_grad(void)
 {
     setenv("RINGJOB_BATCH", "512", 1);
@@ -91,12 +92,17 @@ static int job_grad(void)
     if (ringjob_report_grad(-1, 2) != -1 || ringjob_report_grad(0, 0) != -1 ||
         !strstr(ringjob_error(), "ringjob_report_grad"))
         return 11;
+    if (ringjob_report_fits(0) != -1 || !strstr(ringjob_error(), "ringjob_report_fits"))
+        return 16;
     for (long step = 1; step <= 20; step++) {
         ringjob_report(step, 1.0, 32, 0.001);
         if (step == 5 && ringjob_report_grad(2.0, 300.0) < 0)
             return 12;
         if (step == 15 && ringjob_report_grad(1.5, 0.25) < 0)
             return 13;
+        if ((step == 3 && ringjob_report_fits(96) < 0) ||
+            (step == 9 && ringjob_report_fits(64) < 0))
+            return 15;
         if (ringjob_poll(step) != RINGJOB_CONTINUE)
             return 14;
     }
@@ -104,19 +110,21 @@ static int job_grad(void)
     return 0;
 }
 
-Test(ringjob, gradient_statistics_reach_the_worker_and_the_batch_the_job)
+Test(ringjob, gradient_statistics_and_fits_reach_the_worker_and_the_batch_the_job)
 {
     struct fixture f;
     static struct series s;
     fixture_up(&f);
     double sqr = -1, var = -1;
     cr_assert_eq(jobchan_grad(f.jc, &sqr, &var), 0, "none before the job says");
+    cr_assert_eq(jobchan_fits(f.jc), 0, "no fit before the job says");
     int status = jobtest_drive(f.jc, fork_job(&f, job_grad), 20.0, &s, NULL, NULL);
     cr_assert_eq(status, 0, "job exit %d", status);
     cr_assert_eq(s.n, 20);
     cr_assert_eq(jobchan_grad(f.jc, &sqr, &var), 1);
     cr_assert_float_eq(sqr, 1.5, 1e-12);
     cr_assert_float_eq(var, 0.25, 1e-12);
+    cr_assert_eq(jobchan_fits(f.jc), 64, "its last FITS record");
     jobchan_destroy(f.jc);
     jobtest_rmtree(f.dir);
 }

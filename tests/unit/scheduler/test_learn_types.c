@@ -223,6 +223,32 @@ Test(learn_types, each_model_gets_a_largest_local_batch_by_its_memory)
     cr_assert_eq(sched_job_type_speed(&w.jobs[2], FAST)->speed.gpus_per_node, 4);
 }
 
+/* What a job reports fits in one GPU of a model is that model's limit, and the basis of the
+ * others' by their memory, before what it declared: the memory ratio guesses (a model's own
+ * memory and activations do not scale with the GPU). */
+Test(learn_types, a_reported_fit_is_its_models_limit_and_the_others_basis)
+{
+    struct world w;
+    world_init(&w, 1);
+    w.in[2].max_local_model = SLOW; /* declared 32 a GPU on the 16 GB model */
+    const struct learn_fits fast_fits[] = {{FAST, 100}};
+    w.in[2].fits = fast_fits;
+    w.in[2].nfits = 1;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert_float_eq(sched_job_type_speed(&w.jobs[2], FAST)->max_local, 100, 1e-9,
+                       "reported, not 32 x 80 / 16");
+    cr_assert_float_eq(sched_job_type_speed(&w.jobs[2], SLOW)->max_local, 100 * 16 / 80.0, 1e-9,
+                       "scaled from the report");
+    /* a report on each model: each its own */
+    const struct learn_fits both[] = {{SLOW, 24}, {FAST, 100}};
+    w.in[2].fits = both;
+    w.in[2].nfits = 2;
+    learn_round(w.jobs, 3, nodes, 2, w.in);
+    cr_assert_float_eq(sched_job_type_speed(&w.jobs[2], SLOW)->max_local, 24, 1e-9);
+    cr_assert_float_eq(sched_job_type_speed(&w.jobs[2], FAST)->max_local, 100, 1e-9);
+    cr_assert_float_eq(sched_job_batch_on(&w.jobs[2], FAST).max_local, 100, 1e-9);
+}
+
 Test(learn_types, a_job_that_measured_nothing_gets_no_entries)
 {
     struct world w;
