@@ -163,6 +163,19 @@ static long long total_or_respond(struct api_call *call, const json_t *body)
     return json_integer_value(v);
 }
 
+/* The body's "max_local_batch" (the job's last FITS record through its worker: the most
+ * examples one rank fits on its GPU): 0 when absent, -1 after a 400 when not 1..1,000,000. */
+static long long fits_or_respond(struct api_call *call, const json_t *body)
+{
+    const json_t *v = json_object_get(body, "max_local_batch");
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+        json_integer_value(v) > REPORTS_FITS_MAX)
+        return api_field_error(call, "max_local_batch", "expected an integer 1..1000000");
+    return json_integer_value(v);
+}
+
 /* The body's "grad" ({"sqr": x, "var": y}, the job's last GRAD record through its worker):
  * 0 when absent, 1 with the two values, -1 after a 400 when they are not finite, >= 0 and
  * not both 0. */
@@ -186,7 +199,8 @@ static int grad_or_respond(struct api_call *call, const json_t *body, double *sq
  * reports are most of a head node's requests, and each round trip a wait for a CPU). $1
  * the job, $2 the caller, $3 REPORTS_LATE_S, $4 whether the caller may report for any job
  * (an admin), $5 the job's total steps (0: not said), $6 and $7 its gradient statistics
- * (NULL: not said), $8 the items. One row, or none for no such job: whether the caller may
+ * (NULL: not said), $8 the items, $9 what it fits in one GPU (0: not said; kept for the GPU
+ * model it holds, sql/049). One row, or none for no such job: whether the caller may
  * report (CLAIM_RUNS), and the reports stored (none when it may not). The job's total and
  * statistics are kept in the same statement (one UPDATE: a statement changes a row once).
  * The job's last report and running sums follow from the insert's triggers (sql/005, 022). */
@@ -205,15 +219,21 @@ static const struct db_stmt metrics_stmt = {
     " g ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), '')"
     " FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int, loss float8,"
     " samples bigint, seconds float8, at timestamptz) WHERE (SELECT ok FROM ok)"
-    " ON CONFLICT DO NOTHING RETURNING 1)"
+    " ON CONFLICT DO NOTHING RETURNING 1),"
+    " fits AS (INSERT INTO job_fits (job_id, gpu_model, max_local) SELECT $1, g.model, $9"
+    " FROM (SELECT min(g.model) AS model FROM allocations a JOIN node_gpus g"
+    " ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint) g"
+    " WHERE $9::int > 0 AND g.model <> '' AND (SELECT ok FROM ok)"
+    " ON CONFLICT (job_id, gpu_model) DO UPDATE SET max_local = EXCLUDED.max_local, at = now())"
     " SELECT ok, (SELECT count(*) FROM ins) FROM ok",
-    8, 0};
+    9, 0};
 
 /* Stores the post's reports (and the job's total and statistics) when the caller may. */
 static void store_metrics(struct api_call *call, long long job, const json_t *items,
-                          long long total, int grad, double sqr, double var)
+                          long long total, int grad, double sqr, double var, long long fits)
 {
-    char ids[24], uid[24], late[24], tot[24], s[32], v[32];
+    char ids[24], uid[24], late[24], tot[24], s[32], v[32], fit[24];
+    snprintf(fit, sizeof(fit), "%lld", fits);
     snprintf(ids, sizeof(ids), "%lld", job);
     snprintf(uid, sizeof(uid), "%lld", call->who.id);
     snprintf(late, sizeof(late), "%d", REPORTS_LATE_S);
@@ -226,7 +246,7 @@ static void store_metrics(struct api_call *call, long long job, const json_t *it
         return;
     }
     const char *p[] = {ids, uid, late, call->who.role == AUTH_ADMIN ? "t" : "f", tot,
-                       grad > 0 ? s : NULL, grad > 0 ? v : NULL, text};
+                       grad > 0 ? s : NULL, grad > 0 ? v : NULL, text, fit};
     PGresult *r = db_exec_stmt(call->db, &metrics_stmt, p);
     const char *st = db_sqlstate(r);
     if (db_ok(r)) {
@@ -252,12 +272,13 @@ void reports_metrics_post(struct api_call *call)
     const json_t *items;
     if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
         return;
-    long long total = 0;
+    long long total = 0, fits = 0;
     double sqr = 0, var = 0;
     int grad = 0;
     if (items_or_respond(call, body, &items) == 0 && (total = total_or_respond(call, body)) >= 0 &&
-        (grad = grad_or_respond(call, body, &sqr, &var)) >= 0)
-        store_metrics(call, id, items, total, grad, sqr, var);
+        (grad = grad_or_respond(call, body, &sqr, &var)) >= 0 &&
+        (fits = fits_or_respond(call, body)) >= 0)
+        store_metrics(call, id, items, total, grad, sqr, var, fits);
     json_decref(body);
 }
 

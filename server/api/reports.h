@@ -24,6 +24,8 @@ int reports_claim_or_respond(struct api_call *call, long long job, enum reports_
 
 /* Most metrics items in one request. */
 #define REPORTS_METRICS_MAX 1000
+/* The largest "max_local_batch" a metrics post may say (sql/049's bound; the worker's too). */
+#define REPORTS_FITS_MAX 1000000
 
 /* POST /api/v1/jobs/{id}/metrics {"items": [{"step", "loss", "world_size", "samples"?,
  * "seconds"?, "at"?}]}: stores them, ignoring duplicates (job, step, world size); 200

@@ -218,11 +218,14 @@ static const char *const new_points_sql =
     " WHERE job_id = a.job_id AND step > a.after AND loss > 0 AND loss < 'Infinity'"
     " ORDER BY step LIMIT " LIVE_MODEL_PAGE_TEXT ") m ORDER BY a.i, m.step";
 
-/* $1 the jobs: their sums per (world size, GPU model) with timed reports. */
+/* $1 the jobs: their sums per (world size, GPU model) with timed reports, and what each job
+ * reported fits in one GPU of that model (NULL: nothing, sql/049). */
 static const char *const sums_sql =
-    "SELECT job_id, world_size, sum_seconds / timed, sum_seconds, sum_progress, gpu_model,"
-    " sum_samples / timed FROM job_metric_sums WHERE job_id = ANY($1::bigint[]) AND timed > 0"
-    " ORDER BY job_id, world_size, gpu_model";
+    "SELECT s.job_id, s.world_size, s.sum_seconds / s.timed, s.sum_seconds, s.sum_progress,"
+    " s.gpu_model, s.sum_samples / s.timed, f.max_local FROM job_metric_sums s"
+    " LEFT JOIN job_fits f ON f.job_id = s.job_id AND f.gpu_model = s.gpu_model"
+    " WHERE s.job_id = ANY($1::bigint[]) AND s.timed > 0"
+    " ORDER BY s.job_id, s.world_size, s.gpu_model";
 
 /* A job being refreshed: its model, the metrics count to reach, whether more pages of its
  * points remain. */
@@ -342,6 +345,18 @@ static double measured_speed(struct live_model *m, const char *name, int *index)
     return speed;
 }
 
+/* Row's fit (what the job reported fits in one GPU of its model, index) into m->fits, once
+ * per model. */
+static void note_fits(struct live_model *m, int index, const PGresult *r, int row)
+{
+    if (index < 0 || PQgetisnull(r, row, 7) || m->nfits == LIVE_MAX_GPU_TYPES)
+        return;
+    for (size_t k = 0; k < m->nfits; k++)
+        if (m->fits[k].gpu_model == index)
+            return;
+    m->fits[m->nfits++] = (struct learn_fits){index, strtod(PQgetvalue(r, row, 7), NULL)};
+}
+
 /* The job's sums per (world size, GPU model), rows [from, to) of sums_sql's result, into
  * m->steps (the first LIVE_MAX_STEPS); also epochs done and the seconds run at 1, 2, 4, 8 GPUs
  * (exploration). Epochs done count its progress (sum_progress, sql/025): raw examples, or for
@@ -357,6 +372,7 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
     m->nworld_sizes = 0;
     m->measured_max_w = 0;
     m->measured_on[0] = '\0';
+    m->nfits = 0;
     memset(m->explored_s, 0, sizeof(m->explored_s));
     for (int i = 0; i < n; i++) {
         int row = from + i, w = atoi(PQgetvalue(r, row, 1)), index;
@@ -370,6 +386,7 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
                                     .step_s = strtod(PQgetvalue(r, row, 2), NULL),
                                     .seconds = sec};
         snprintf(m->step_gpu[i], sizeof(m->step_gpu[i]), "%s", gpu);
+        note_fits(m, index, r, row);
         if (m->own_batch && w > 0)
             obs[i].m = strtod(PQgetvalue(r, row, 6), NULL) / w;
         samples += PQgetisnull(r, row, 4) ? 0 : strtod(PQgetvalue(r, row, 4), NULL);

@@ -36,6 +36,7 @@
 
 #include "fit.h"
 #include "learn_fit.h"
+#include "learn_types.h"
 #include "sched.h"
 
 /* The convergence fits a round does at most (live_models_refresh): 2,700 running jobs that
@@ -106,6 +107,10 @@ struct live_model {
     struct sched_type_speed types[LIVE_MAX_GPU_TYPES];  /* one per GPU model of the cluster */
     char type_names[LIVE_MAX_GPU_TYPES][32];            /* the node's reported GPU name */
     size_t ntypes;
+    /* What it reported fits in one GPU of each model (job_fits, sql/049), read with its steps:
+     * the core's per-type limits (learn_job_steps.fits). */
+    struct learn_fits fits[LIVE_MAX_GPU_TYPES];
+    size_t nfits;
     /* What its `model` JSON last showed of them (live_model_note_types): per entry its GPU
      * model, source and sizes measured, and its 1-GPU step time. */
     struct live_type_shown {

@@ -310,7 +310,9 @@ static int learn(struct live_plan *p)
                                          .cap = LIVE_MAX_GPU_TYPES,
                                          .max_local_model = max_local_model(m),
                                          .cache = &m->fit_cache,
-                                         .version = m->steps_version};
+                                         .version = m->steps_version,
+                                         .fits = m->fits,
+                                         .nfits = m->nfits};
     }
     learn_round(p->cjobs, p->njobs, p->cnodes, p->s->nnodes, in);
     for (size_t i = 0; i < p->njobs; i++) {

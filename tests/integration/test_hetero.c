@@ -184,6 +184,34 @@ Test(hetero, a100_reports_normalise_to_the_v100_model)
     cr_assert(strstr(r->out, V100), "every type of the cluster: %s", r->out);
     json_decref(ma);
     json_decref(mv);
+
+    /* What the job says fits in one of its A100s (its FITS record through its worker) is the
+     * A100's largest local batch (sql/049); a bad one is refused and stores nothing. */
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", a);
+    hx_expect_problem(hx_json("POST", path, hx.admin,
+                              "{\"items\":[],\"max_local_batch\":0}"),
+                      400, "max_local_batch");
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin,
+                "{\"items\":[{\"step\":80,\"world_size\":2,\"loss\":0.9,\"samples\":256,"
+                "\"seconds\":0.23}],\"max_local_batch\":96}"),
+        200));
+    cr_assert_eq(num("SELECT max_local FROM job_fits WHERE job_id = %lld"
+                     " AND gpu_model = '" A100 "'",
+                     a),
+                 96);
+    ma = fitted_model(a, 81);
+    double until = hx_now() + WAIT_S;
+    while (json_number_value(json_object_get(type_entry(ma, A100), "max_local")) != 96 &&
+           hx_now() < until) {
+        json_decref(ma);
+        usleep(100000);
+        ma = fitted_model(a, 81);
+    }
+    cr_assert_eq(json_number_value(json_object_get(type_entry(ma, A100), "max_local")), 96,
+                 "the A100's limit is the job's report");
+    json_decref(ma);
     hx_finish();
 }
 
