@@ -76,7 +76,8 @@ static json_t *goodput_prediction(const struct live_plan *p, const struct live_p
  * lr_scaling (batch_lr_scale: by default sqrt(batch / M0), square-root scaling of the rate the
  * job was tuned at M0: the gradient's noise falls with the square root of the batch), in place
  * of the linear factor of a job that keeps its examples per GPU; "max_local_batch"
- * (RINGJOB_MAX_LOCAL_BATCH) when it declared one: a rank whose share of the batch is larger
+ * (RINGJOB_MAX_LOCAL_BATCH) when it reported one on the GPU model it runs on (ringjob_report_fits)
+ * or declared one: a rank whose share of the batch is larger
  * accumulates gradients over micro-steps, as the goodput model assumes; and "goodput", the
  * model's prediction there (goodput_prediction; absent without a fitted speed model). */
 static void batch_fields(json_t *spec, const struct live_plan *p, const struct live_plan_job *pj)
@@ -88,7 +89,13 @@ static void batch_fields(json_t *spec, const struct live_plan *p, const struct l
     json_object_set_new(spec, "batch", json_integer(m));
     json_object_set_new(spec, "init_batch", json_integer((json_int_t)m0));
     json_object_set_new(spec, "lr_scale", json_real(batch_lr_scale(pj->sj->lr_scaling, m, m0)));
+    /* what it reported fits on the GPU model it runs on, else what it declared: never the
+     * memory ratio's guess, which the decision may plan with but the job could not hold */
     double local = pj->sj->batch.max_local;
+    int model = pj->gpus > 0 ? p->s->nodes[pj->slots[0].node].gpu_model : -1;
+    for (size_t k = 0; pj->model && model >= 0 && k < pj->model->nfits; k++)
+        if (pj->model->fits[k].gpu_model == model)
+            local = pj->model->fits[k].max_local;
     if (local >= 1 && isfinite(local))
         json_object_set_new(spec, "max_local_batch", json_integer((json_int_t)local));
     json_t *pred = goodput_prediction(p, pj, m);
