@@ -9,7 +9,14 @@
 #define TEACHER_HIDDEN 8
 #define GRAD_WINDOW 20 /* steps the gradient statistics average over (see the top) */
 #define GRAD_PARTS 4   /* micro-batches a rank's minibatch is measured as, at least */
-#define SPEED_NAMES 8  /* GPU models --speed-by-gpu names at most */
+#define SPEED_NAMES 8  /* GPU models --speed-by-gpu (and --fits-by-gpu) names at most */
+
+/* A value per GPU model name (--speed-by-gpu, --fits-by-gpu). */
+struct by_gpu {
+    int n;
+    char name[SPEED_NAMES][32];
+    double value[SPEED_NAMES];
+};
 
 struct options {
     long steps;
@@ -27,10 +34,9 @@ struct options {
     long grad_every;         /* --grad-every: steps between gradient-statistics reports */
     long sleep_us_allreduce; /* --sleep-us-allreduce: emulated exchange per step, world > 1 */
     double label_noise;      /* --label-noise: sigma of the targets' noise */
-    int nspeeds;             /* --speed-by-gpu: names and their compute factors */
-    char speed_name[SPEED_NAMES][32];
-    double speed_factor[SPEED_NAMES];
+    struct by_gpu speeds;    /* --speed-by-gpu: names and their compute factors */
     double compute_factor;   /* the factor of this rank's GPU model (1: none named) */
+    struct by_gpu fits;      /* --fits-by-gpu: names and the largest local batch on each */
 };
 
 /* The batch a launch runs: global (a batch model) or per rank, and the gradient-noise

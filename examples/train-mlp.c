@@ -63,7 +63,10 @@
  * simulated GPUs). A name of the list matches when it is a word of that model's name, case
  * insensitive ("NVIDIA A100-SXM4-80GB" is a100), as the scheduler names GPU models; a model
  * the list does not name (or none reported) runs at factor 1. Up to 8 names, factors in
- * (0, 1000]. Rank 0 prints the factor it runs at.
+ * (0, 1000]. Rank 0 prints the factor it runs at. --fits-by-gpu LIST (e.g. a100=256,t4=64)
+ * names, the same way, the largest local batch that fits in one GPU of each model: rank 0
+ * reports its model's at its start (ringjob_report_fits), as a job that measures its memory
+ * would.
  *
  * --sleep-us-allreduce U emulates a gradient exchange that costs U microseconds a step on
  * more than one rank (a network-bound all-reduce; 0 on one rank), beside
@@ -241,45 +244,47 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-/* --speed-by-gpu LIST: NAME=FACTOR entries separated by commas, each NAME 1..31 letters or
- * digits, each FACTOR in (0, 1000]. Returns 0, or -1 when the list is not one. */
-static int parse_speeds(const char *v, struct options *o)
+/* --speed-by-gpu and --fits-by-gpu LIST: NAME=VALUE entries separated by commas, each NAME
+ * 1..31 letters or digits, each VALUE in (lo, hi] (and whole when whole). Returns 0, or -1
+ * when the list is not one. */
+static int parse_by_gpu(const char *v, double lo, double hi, int whole, struct by_gpu *b)
 {
-    o->nspeeds = 0;
+    b->n = 0;
     for (const char *p = v;; p++) {
         size_t n = 0;
         while (isalnum((unsigned char)p[n]))
             n++;
-        if (n == 0 || n >= sizeof(o->speed_name[0]) || p[n] != '=' || o->nspeeds >= SPEED_NAMES)
+        if (n == 0 || n >= sizeof(b->name[0]) || p[n] != '=' || b->n >= SPEED_NAMES)
             return -1;
         char *end;
         errno = 0;
         double f = strtod(p + n + 1, &end);
-        if (errno || end == p + n + 1 || !(f > 0 && f <= 1000) || (*end && *end != ','))
+        if (errno || end == p + n + 1 || !(f > lo && f <= hi) || (whole && f != floor(f)) ||
+            (*end && *end != ','))
             return -1;
-        memcpy(o->speed_name[o->nspeeds], p, n);
-        o->speed_name[o->nspeeds][n] = '\0';
-        o->speed_factor[o->nspeeds++] = f;
+        memcpy(b->name[b->n], p, n);
+        b->name[b->n][n] = '\0';
+        b->value[b->n++] = f;
         if (!*end)
             return 0;
         p = end;
     }
 }
 
-/* The --speed-by-gpu factor of GPU model `model` (its first name that is a word of it, case
- * insensitive), or 1 when it names none of its words or model is NULL or empty. */
-static double speed_factor_of(const struct options *o, const char *model)
+/* The value of GPU model `model` in b (its first name that is a word of it, case
+ * insensitive), or dflt when it names none of its words or model is NULL or empty. */
+static double by_gpu_of(const struct by_gpu *b, const char *model, double dflt)
 {
     for (const char *p = model; p && *p;) {
         size_t n = 0;
         while (isalnum((unsigned char)p[n]))
             n++;
-        for (int k = 0; n > 0 && k < o->nspeeds; k++)
-            if (strlen(o->speed_name[k]) == n && strncasecmp(p, o->speed_name[k], n) == 0)
-                return o->speed_factor[k];
+        for (int k = 0; n > 0 && k < b->n; k++)
+            if (strlen(b->name[k]) == n && strncasecmp(p, b->name[k], n) == 0)
+                return b->value[k];
         p += n ? n : 1;
     }
-    return 1.0;
+    return dflt;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -322,7 +327,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!bad && !strcmp(a, "--sleep-us-allreduce"))
             bad = parse_long(v, 0, 10000000, &o->sleep_us_allreduce);
         else if (!bad && !strcmp(a, "--speed-by-gpu"))
-            bad = parse_speeds(v, o);
+            bad = parse_by_gpu(v, 0, 1000, 0, &o->speeds);
+        else if (!bad && !strcmp(a, "--fits-by-gpu"))
+            bad = parse_by_gpu(v, 0, 1000000, 1, &o->fits);
         else if (!bad && !strcmp(a, "--label-noise"))
             o->label_noise = strtod(v, NULL),
             bad = !(o->label_noise >= 0.0 && o->label_noise < 100.0);
@@ -333,7 +340,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                     "usage: train-mlp [--steps N] [--params N] [--batch-per-rank M] "
                     "[--batch M0] [--lr X] [--seed S] [--print-every K] "
                     "[--sleep-us-per-sample U] [--sleep-us-allreduce U] [--label-noise SIGMA] "
-                    "[--speed-by-gpu NAME=F,...] [--grad-every K] [--contend MS] "
+                    "[--speed-by-gpu NAME=F,...] [--fits-by-gpu NAME=N,...] [--grad-every K] "
+                    "[--contend MS] "
                     "[--checkpoint-every N] "
                     "[--suspend-delay-ms N] [--report-total] (bad '%s')\n",
                     a);
@@ -516,7 +524,7 @@ static int run(const struct options *o, int rank, int world)
                md.nparams, md.hidden, world, ringjob_lr_scale());
     if (rank == 0)
         printf("train-mlp: execution plan %s\n", ringjob_plan());
-    if (rank == 0 && o->nspeeds > 0)
+    if (rank == 0 && o->speeds.n > 0)
         printf("train-mlp: GPU model %s: compute factor %g\n",
                getenv("RINGMASTER_GPU_MODEL") ? getenv("RINGMASTER_GPU_MODEL") : "(none)",
                o->compute_factor);
@@ -532,7 +540,7 @@ int main(int argc, char **argv)
     int rank, world;
     if (parse_options(argc, argv, &o) < 0)
         return 2;
-    o.compute_factor = speed_factor_of(&o, getenv("RINGMASTER_GPU_MODEL"));
+    o.compute_factor = by_gpu_of(&o.speeds, getenv("RINGMASTER_GPU_MODEL"), 1.0);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
@@ -543,6 +551,10 @@ int main(int argc, char **argv)
     }
     ringjob_set_broadcast(bcast_cb, NULL);
     if (o.report_total && o.steps > 0 && ringjob_set_total_steps(o.steps) < 0)
+        fprintf(stderr, "train-mlp: rank %d: %s\n", rank, ringjob_error());
+    /* what fits in one GPU of its model, as a real job measures it at its start */
+    long fits = (long)by_gpu_of(&o.fits, getenv("RINGMASTER_GPU_MODEL"), 0);
+    if (rank == 0 && fits > 0 && ringjob_report_fits(fits) < 0)
         fprintf(stderr, "train-mlp: rank %d: %s\n", rank, ringjob_error());
     int status = run(&o, rank, world);
     ringjob_finalize();

@@ -66,7 +66,8 @@ static long long submit(const char *speeds, int seed)
     snprintf(body, sizeof(body),
              "{\"name\":\"mlp-%d\",\"command\":[\"%s\",\"--steps\",\"1000000\",\"--seed\",\"%d\","
              "\"--print-every\",\"500\",\"--sleep-us-per-sample\",\"400\","
-             "\"--speed-by-gpu\",\"%s\"],\"gpus\":1,\"elastic\":true,\"max_gpus\":4,"
+             "\"--speed-by-gpu\",\"%s\",\"--fits-by-gpu\",\"a100=96,t4=24\"],\"gpus\":1,"
+             "\"elastic\":true,\"max_gpus\":4,"
              "\"env\":{" WT_ASAN_ENV "}}",
              seed, TRAIN_MLP_PATH, seed, speeds);
     return wt_post_job(body);
@@ -172,6 +173,16 @@ Test(types_live, two_jobs_with_opposite_preferences_end_on_the_type_that_suits_e
             since - t0);
     cr_assert_str_eq(type_source(jobs[0], "a100"), "measured");
     cr_assert_str_eq(type_source(jobs[1], "t4"), "measured");
+    /* what each said fits in its GPUs (--fits-by-gpu, its FITS record through the worker) is
+     * kept for the model it ran on (sql/049) */
+    cr_assert_eq(wt_db_int("SELECT max_local FROM job_fits WHERE job_id = %lld"
+                           " AND gpu_model = 'a100'",
+                           jobs[0]),
+                 96);
+    cr_assert_eq(wt_db_int("SELECT max_local FROM job_fits WHERE job_id = %lld"
+                           " AND gpu_model = 't4'",
+                           jobs[1]),
+                 24);
     for (int i = 0; i < 2; i++)
         wt_cancel(jobs[i]);
     for (int i = 0; i < 2; i++)
