@@ -23,7 +23,7 @@ static const struct sched_policy_ops *const policies[] = {
     &policy_precompute, &policy_exploratory, &policy_optimus, &policy_fifo,
     &policy_fixed_one,  &policy_fixed_two,   &policy_fixed_four, &policy_fixed_eight,
     &policy_gandiva,    &policy_tiresias,    &policy_rubick,     &policy_ringmaster,
-    NULL,
+    &policy_edf,        NULL,
 };
 
 const struct sched_policy_ops *sched_policy_find(const char *name)

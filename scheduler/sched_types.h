@@ -241,6 +241,10 @@ struct sched_job {
      * takes what there is. 0: no bound. */
     int max_switches;
     double max_switches_wait_s;
+    /* Deadline (appended; issue 33, policies/minshare.h): > 0, the time on the caller's clock
+     * by which the job should finish; 0: none. ringmaster gives it the least share that meets
+     * it once its slack runs out; edf orders by it; the others ignore it. */
+    double deadline;
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0

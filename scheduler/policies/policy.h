@@ -30,6 +30,7 @@ extern const struct sched_policy_ops policy_exploratory;
 extern const struct sched_policy_ops policy_tiresias;
 extern const struct sched_policy_ops policy_rubick;
 extern const struct sched_policy_ops policy_ringmaster;
+extern const struct sched_policy_ops policy_edf;
 
 /* What a plan- and GPU-model-aware policy chooses for a job (policies/plans.h). */
 struct policy_want {

@@ -1,0 +1,160 @@
+/* minshare: the least share that meets a job's deadline, and its place ahead of the policy's
+ * order once the job's slack runs out (minshare.h). */
+#include "minshare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+double policy_minshare_finish(const struct sched_snapshot *snap, const struct sched_job *j, int w)
+{
+    double t = policy_time_at(j, w);
+
+    if (!isfinite(t))
+        return INFINITY;
+    double cost =
+        snap->resize_cost_s > 0 && isfinite(snap->resize_cost_s) ? snap->resize_cost_s : 0.0;
+    return snap->now + t * (1.0 + MINSHARE_MARGIN) +
+           (j->cur_gpus > 0 && w != j->cur_gpus ? cost : 0);
+}
+
+/* The request within the job's bounds and the capacity. */
+static int request_of(const struct sched_job *j, int capacity)
+{
+    return policy_clamp(j, j->requested_gpus < capacity ? j->requested_gpus : capacity);
+}
+
+int policy_minshare_count(const struct sched_snapshot *snap, const struct sched_job *j,
+                          int capacity)
+{
+    if (!(j->deadline > 0))
+        return 0;
+    int req = request_of(j, capacity), best = -1;
+
+    if (req <= capacity && policy_minshare_finish(snap, j, req) <= j->deadline)
+        best = req;
+    if (!j->elastic)
+        return best;
+    int top = policy_max_gpus(j) < capacity ? policy_max_gpus(j) : capacity;
+    for (long w = policy_min_gpus(j); w <= top && (best < 0 || w < best); w *= 2)
+        if (policy_minshare_finish(snap, j, (int)w) <= j->deadline)
+            return (int)w;
+    return best;
+}
+
+int policy_minshare_urgent(const struct sched_snapshot *snap, const struct sched_job *j,
+                           int capacity)
+{
+    if (!(j->deadline > 0))
+        return 0;
+    int req = request_of(j, capacity);
+    double t = policy_time_at(j, req);
+
+    if (!isfinite(t))
+        return 0;
+    return policy_minshare_finish(snap, j, req) > j->deadline - MINSHARE_MARGIN * t;
+}
+
+struct ms_item {
+    double key;
+    size_t i;
+    int m;
+};
+
+static int cmp_item(const void *a, const void *b)
+{
+    const struct ms_item *x = a, *y = b;
+
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* What job i can give: an elastic job down to its minimum, a rigid one all it has. */
+static int can_give(const struct sched_snapshot *snap, const struct policy_want *pw, size_t i)
+{
+    const struct sched_job *j = &snap->jobs[i];
+
+    if (pw[i].gpus <= 0)
+        return 0;
+    return j->elastic ? pw[i].gpus - policy_min_gpus(j) : pw[i].gpus;
+}
+
+/* Takes need GPUs from the victims (v, nv, longest first) into *free. Returns 0, or -1 when
+ * they cannot give that many (nothing taken). */
+static int make_room(const struct sched_snapshot *snap, struct policy_want *pw,
+                     const struct ms_item *v, size_t nv, int need, long *free_gpus)
+{
+    long avail = *free_gpus;
+
+    for (size_t k = 0; k < nv && avail < need; k++)
+        avail += can_give(snap, pw, v[k].i);
+    if (avail < need)
+        return -1;
+    for (size_t k = 0; k < nv && *free_gpus < need; k++) {
+        size_t i = v[k].i;
+        int give = can_give(snap, pw, i);
+        if (give <= 0)
+            continue;
+        if (snap->jobs[i].elastic && give > need - *free_gpus)
+            give = (int)(need - *free_gpus);
+        pw[i].gpus -= give;
+        *free_gpus += give;
+    }
+    return 0;
+}
+
+/* The urgent jobs that miss at what the policy gave them (u, by deadline) and the others
+ * that hold GPUs (v, the longest predicted first). *nu 0: nothing to do. */
+static void split(const struct sched_snapshot *snap, const struct policy_want *pw, int capacity,
+                  struct ms_item *u, size_t *nu, struct ms_item *v, size_t *nv, long *used)
+{
+    *nu = *nv = 0;
+    *used = 0;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        int m = policy_minshare_urgent(snap, j, capacity) ? policy_minshare_count(snap, j, capacity)
+                                                          : 0;
+        *used += pw[i].gpus;
+        if (m > 0 && pw[i].gpus < m &&
+            !(pw[i].gpus > 0 && policy_minshare_finish(snap, j, pw[i].gpus) <= j->deadline))
+            u[(*nu)++] = (struct ms_item){j->deadline, i, m};
+        else if (m <= 0 && pw[i].gpus > 0) {
+            double t = policy_time_at(j, pw[i].gpus);
+            v[(*nv)++] = (struct ms_item){isfinite(t) ? -t : -HUGE_VAL, i, 0};
+        }
+    }
+}
+
+int policy_minshare_apply(const struct sched_snapshot *snap, struct policy_want *pw)
+{
+    size_t n = snap->njobs, nu, nv, any = 0;
+
+    for (size_t i = 0; i < n && !any; i++)
+        any = snap->jobs[i].deadline > 0;
+    if (!any)
+        return 0;
+    struct ms_item *u = malloc((n + 1) * sizeof(*u)), *v = malloc((n + 1) * sizeof(*v));
+    if (!u || !v) {
+        free(u);
+        free(v);
+        errno = ENOMEM;
+        return -1;
+    }
+    int capacity = policy_capacity(snap);
+    long used;
+    split(snap, pw, capacity, u, &nu, v, &nv, &used);
+    qsort(u, nu, sizeof(*u), cmp_item);
+    qsort(v, nv, sizeof(*v), cmp_item);
+    long free_gpus = capacity - used;
+    for (size_t k = 0; k < nu; k++) {
+        size_t i = u[k].i;
+        if (make_room(snap, pw, v, nv, u[k].m - pw[i].gpus, &free_gpus))
+            continue;
+        free_gpus -= u[k].m - pw[i].gpus;
+        pw[i].gpus = u[k].m;
+    }
+    free(u);
+    free(v);
+    return 0;
+}
