@@ -29,7 +29,12 @@ struct report_params {
     double max_wait_s;
     int show_type_speeds; /* 1: the policies see each job's true per-GPU-model speeds */
     int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
+    int hide_deadlines;   /* 1 (--deadlines-hidden): the policies do not see deadlines */
 };
+
+/* The range of lambda of a drawn deadline (submit + lambda x time alone; ElasticFlow's). */
+#define REPORT_DEADLINE_LO 0.5
+#define REPORT_DEADLINE_HI 1.5
 
 struct report_row {
     char scenario[128];
