@@ -52,7 +52,7 @@ int policy_minshare_urgent(const struct sched_snapshot *snap, const struct sched
 
     if (!isfinite(t))
         return 0;
-    return policy_minshare_finish(snap, j, req) > j->deadline - MINSHARE_MARGIN * t;
+    return policy_minshare_finish(snap, j, req) > j->deadline - MINSHARE_SLACK * t;
 }
 
 struct ms_item {
@@ -104,8 +104,22 @@ static int make_room(const struct sched_snapshot *snap, struct policy_want *pw,
     return 0;
 }
 
-/* The urgent jobs that miss at what the policy gave them (u, by deadline) and the others
- * that hold GPUs (v, the longest predicted first). *nu 0: nothing to do. */
+/* 1 when job j's deadline counts this round: its slack has run out, or it runs on a count
+ * that meets it (once a job has its share, the margin of its slack shrinks with the time it
+ * has left: without this it would flip between urgent and not, and lose a restart each time
+ * the policy took its GPUs back). */
+static int counts(const struct sched_snapshot *snap, const struct sched_job *j, int capacity)
+{
+    if (!(j->deadline > 0))
+        return 0;
+    if (j->cur_gpus > 0 && policy_minshare_finish(snap, j, j->cur_gpus) <= j->deadline)
+        return 1;
+    return policy_minshare_urgent(snap, j, capacity);
+}
+
+/* The jobs that must get their least share (u, by deadline) and the others that hold GPUs
+ * and may give some (v, the longest predicted first): not a job whose deadline counts and is
+ * met; *used: the GPUs the policy gave. */
 static void split(const struct sched_snapshot *snap, const struct policy_want *pw, int capacity,
                   struct ms_item *u, size_t *nu, struct ms_item *v, size_t *nv, long *used)
 {
@@ -113,14 +127,15 @@ static void split(const struct sched_snapshot *snap, const struct policy_want *p
     *used = 0;
     for (size_t i = 0; i < snap->njobs; i++) {
         const struct sched_job *j = &snap->jobs[i];
-        int m = policy_minshare_urgent(snap, j, capacity) ? policy_minshare_count(snap, j, capacity)
-                                                          : 0;
-        *used += pw[i].gpus;
-        if (m > 0 && pw[i].gpus < m &&
-            !(pw[i].gpus > 0 && policy_minshare_finish(snap, j, pw[i].gpus) <= j->deadline))
+        int w = pw[i].gpus,
+            m = counts(snap, j, capacity) ? policy_minshare_count(snap, j, capacity) : 0;
+        *used += w;
+        if (m > 0 && (w >= m || (w > 0 && policy_minshare_finish(snap, j, w) <= j->deadline)))
+            continue; /* met by what the policy gave: kept as it is */
+        if (m > 0)
             u[(*nu)++] = (struct ms_item){j->deadline, i, m};
-        else if (m <= 0 && pw[i].gpus > 0) {
-            double t = policy_time_at(j, pw[i].gpus);
+        else if (w > 0) {
+            double t = policy_time_at(j, w);
             v[(*nv)++] = (struct ms_item){isfinite(t) ? -t : -HUGE_VAL, i, 0};
         }
     }

@@ -100,8 +100,10 @@ Test(minshare, slack_runs_out_at_the_request)
     cr_assert_not(policy_minshare_urgent(&f.snap, j, 8));
     j->deadline = f.snap.now + t2 * 1.5;
     cr_assert_not(policy_minshare_urgent(&f.snap, j, 8), "half its time to spare");
-    j->deadline = f.snap.now + t2 * (1 + 1.5 * MINSHARE_MARGIN);
-    cr_assert(policy_minshare_urgent(&f.snap, j, 8), "within the margin: it must start");
+    j->deadline = f.snap.now + t2 * (1 + MINSHARE_MARGIN + MINSHARE_SLACK + 0.02);
+    cr_assert_not(policy_minshare_urgent(&f.snap, j, 8), "slack left");
+    j->deadline = f.snap.now + t2 * (1 + MINSHARE_MARGIN + MINSHARE_SLACK - 0.02);
+    cr_assert(policy_minshare_urgent(&f.snap, j, 8), "the slack ran out: it must start");
     j->deadline = f.snap.now + t2 * 0.7;
     cr_assert(policy_minshare_urgent(&f.snap, j, 8), "needs more than it asked");
 }
