@@ -61,8 +61,7 @@ int jobspec_deadline_parse(const char *s, double *at)
     const char *p = s;
     int y, mo, d, h, mi, sec, east;
     double frac = 0;
-    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
-        digits(&p, 2, &d))
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
         return -1;
     if (*p != 'T' && *p != 't' && *p != ' ')
         return -1;
