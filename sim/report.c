@@ -272,11 +272,15 @@ void report_print_jobs(FILE *out, const struct report_row *rows, size_t n)
         const struct simulate_result *r = rows[i].result;
         for (size_t k = 0; k < r->njobs; k++) {
             const struct simulate_job_result *j = &r->jobs[k];
-            fprintf(out, "%s,%s,%lld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%d,%d,%d,%lld,%.1f\n",
+            fprintf(out, "%s,%s,%lld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%d,%d,%d,%lld,%.1f,",
                     rows[i].scenario, rows[i].policy, (long long)j->id, j->submit_time,
                     j->start_time, j->finish_time, j->jct_s, j->queue_s, j->gpu_seconds,
                     j->resizes, j->first100_s, j->suspends, j->packs, j->migrations,
                     (long long)j->user, j->max_wait_s);
+            if (j->deadline > 0) /* none: both empty */
+                fprintf(out, "%.1f,%d\n", j->deadline, j->deadline_met);
+            else
+                fprintf(out, ",\n");
         }
     }
 }

@@ -70,7 +70,7 @@ void report_print(FILE *out, enum options_format f, const struct report_row *row
 
 #define REPORT_JOBS_HEADER                                                                         \
     "scenario,policy,job_id,submit_s,start_s,finish_s,jct_s,queue_s,gpu_seconds,resizes,"          \
-    "first100_s,suspends,packs,migrations,user,max_wait_s"
+    "first100_s,suspends,packs,migrations,user,max_wait_s,deadline_s,deadline_met"
 
 /* Writes every job of every row as CSV (header REPORT_JOBS_HEADER). */
 void report_print_jobs(FILE *out, const struct report_row *rows, size_t n);

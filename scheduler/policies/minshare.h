@@ -3,17 +3,18 @@
  * fewest GPUs whose predicted finish, by its own speed model, meets the deadline; it waits in
  * the policy's order (shortest remaining first) while its slack lasts, and once the slack
  * runs out it gets that least share ahead of that order, taken from the GPUs left free, then
- * from the jobs the order ranks last. A deadline no count can meet any more is left to the
+ * from the jobs predicted to run longest. A deadline no count can meet any more is left to the
  * order (the job runs as best effort and does not take GPUs it could not use in time). */
 #ifndef RINGMASTER_POLICY_MINSHARE_H
 #define RINGMASTER_POLICY_MINSHARE_H
 
 #include "policy.h"
 
-/* The margin a deadline is planned with: the job's predicted time counts this much longer
- * (rounds come every minute, a restart's cost is an estimate). Measured on the workloads of
- * docs/evaluation.md "Deadlines": 0.05 gave up on jobs a plain EDF still meets. */
-#define MINSHARE_MARGIN 0.01
+/* The margin a deadline is planned with: the job's predicted time counts this much longer.
+ * Measured on the workloads of docs/evaluation.md "Deadlines": 0.05 and 0.01 gave up on jobs
+ * whose deadline is just above their time alone, which a plain EDF still meets; the rounds
+ * correct the forecast every minute, so none is kept (the restart is counted, below). */
+#define MINSHARE_MARGIN 0.0
 /* The slack that runs out: a job waits in the policy's order while its finish at its request
  * is earlier than its deadline by more than this share of its time there (0.25: measured
  * there between 0.05, which met fewer, and 0.5, which reserves every share at arrival). */
@@ -37,10 +38,11 @@ int policy_minshare_urgent(const struct sched_snapshot *snap, const struct sched
                            int capacity);
 
 /* Gives every urgent job (earliest deadline first) that would miss at pw[i].gpus its least
- * share, when the free GPUs and what other jobs can give (the longest predicted first: an
- * elastic job down to its minimum, a rigid one stopped; never a job whose deadline counts and
- * is met) make room. A running job that holds a count meeting its deadline counts as urgent:
- * it keeps its share once given.
+ * share, when the free GPUs and what other jobs can give make room: first elastic jobs shrink
+ * toward their minimum, then jobs predicted to run longer than the urgent job on its share
+ * are stopped; the jobs whose deadline no count can meet give first, then the others, the
+ * longest predicted first; never a job whose deadline counts and is met. A running job that
+ * holds a count meeting its deadline counts as urgent: it keeps its share once given.
  * Returns 0, or -1 with errno ENOMEM (pw unchanged). */
 int policy_minshare_apply(const struct sched_snapshot *snap, struct policy_want *pw);
 

@@ -117,19 +117,24 @@ static struct sched_decision *decide(struct fx *f, const char *policy)
     return d;
 }
 
-/* Two short jobs fill the node under shortest-remaining order; a long job whose slack is gone
- * gets the least share that meets its deadline ahead of them, and no more. */
+/* Two rigid jobs hold the node; a waiting elastic job whose slack is gone gets the least share
+ * that meets its deadline ahead of them (one of them is stopped: it would run longer), and no
+ * more; a job that would end sooner than it is never stopped for it. */
 Test(minshare, ringmaster_gives_the_least_share_once_slack_runs_out)
 {
     static struct fx f;
 
     fx_init(&f, 1, 8);
-    struct sched_job *a = dl_job(&f, 1, 4, 10, 0);
-    struct sched_job *b = dl_job(&f, 2, 4, 10, 0);
+    struct sched_job *a = dl_job(&f, 1, 4, 4000, 0);
+    struct sched_job *b = dl_job(&f, 2, 4, 4000, 0);
     struct sched_job *c = dl_job(&f, 3, 2, 400, 0);
-    a->elastic = b->elastic = 0; /* the two short jobs hold the node */
+    a->elastic = b->elastic = 0;
+    fx_hold(&f, a, 0, 0, 4);
+    fx_hold(&f, b, 0, 4, 4);
+    a->last_change_time = b->last_change_time = f.snap.now - 100;
+    a->run_time = b->run_time = 100;
     struct sched_decision *d = decide(&f, "ringmaster");
-    cr_assert_eq(d->assign[2].gpus, 0, "no deadline: the long job waits behind the short");
+    cr_assert_eq(d->assign[2].gpus, 0, "no deadline: it waits for the running jobs");
     sched_decision_destroy(d);
 
     c->deadline = f.snap.now + policy_time_at(c, 2) * 3; /* slack to spare: still waits */
@@ -142,9 +147,16 @@ Test(minshare, ringmaster_gives_the_least_share_once_slack_runs_out)
     cr_assert_eq(m, 4);
     d = decide(&f, "ringmaster");
     cr_assert_eq(d->assign[2].gpus, 4, "got %d", d->assign[2].gpus);
-    cr_assert_eq(d->assign[0].gpus + d->assign[1].gpus, 4);
+    cr_assert_eq(d->assign[0].gpus + d->assign[1].gpus, 4, "one of them stopped");
     sched_decision_destroy(d);
 
+    a->remaining_epochs = b->remaining_epochs = 10; /* they end sooner: neither is stopped */
+    d = decide(&f, "ringmaster");
+    cr_assert_eq(d->assign[2].gpus, 0);
+    cr_assert_eq(d->assign[0].gpus + d->assign[1].gpus, 8);
+    sched_decision_destroy(d);
+
+    a->remaining_epochs = b->remaining_epochs = 4000;
     c->deadline = f.snap.now + 60; /* hopeless: best effort, takes nothing */
     d = decide(&f, "ringmaster");
     cr_assert_eq(d->assign[2].gpus, 0);
