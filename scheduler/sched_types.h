@@ -344,7 +344,10 @@ struct sched_assignment {
     int64_t packed_with;      /* the partner when pack is PACK, KEEP or REVERT */
     /* Appended for the guarantees. */
     int forced;               /* 1: the max-wait guard gave it GPUs (2: the fair
-                               * share did), whatever the policy chose */
+                               * share did), whatever the policy chose; 3: the
+                               * policy gave it the least share that meets its
+                               * deadline (policies/minshare.h), which may stop
+                               * running jobs as a guarantee does */
     /* Appended for goodput. */
     double batch;             /* the global batch to run at (a job with a batch model
                                * that runs; 0 otherwise): its own unless the policy

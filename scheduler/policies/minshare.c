@@ -203,6 +203,7 @@ int policy_minshare_apply(const struct sched_snapshot *snap, struct policy_want 
             continue;
         free_gpus -= u[k].m - pw[i].gpus;
         pw[i].gpus = u[k].m;
+        pw[i].deadline = 1;
     }
     free(u);
     free(g);

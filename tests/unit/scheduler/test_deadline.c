@@ -148,6 +148,9 @@ Test(minshare, ringmaster_gives_the_least_share_once_slack_runs_out)
     d = decide(&f, "ringmaster");
     cr_assert_eq(d->assign[2].gpus, 4, "got %d", d->assign[2].gpus);
     cr_assert_eq(d->assign[0].gpus + d->assign[1].gpus, 4, "one of them stopped");
+    cr_assert_eq(d->assign[2].forced, 3, "live, it may stop running jobs as a guarantee does");
+    cr_assert_str_eq(d->assign[2].reason, "given the least share that meets its deadline");
+    cr_assert_eq(d->assign[0].forced + d->assign[1].forced, 0);
     sched_decision_destroy(d);
 
     a->remaining_epochs = b->remaining_epochs = 10; /* they end sooner: neither is stopped */
