@@ -257,6 +257,21 @@ static void print_model(json_t *job)
     print_fit(m);
 }
 
+/* "deadline: 2026-12-05 18:00:00 (forecast finish ~Thu 14:10, before the deadline)": the
+ * server's verdict on the last round's forecast, while the job has not ended. */
+static void print_deadline(json_t *job)
+{
+    char at[64];
+    const char *verdict =
+        json_string_value(json_object_get(json_object_get(job, "deadline_forecast"), "text"));
+    if (!when(job, "deadline", at, sizeof(at), NULL))
+        return;
+    if (verdict)
+        printf("  deadline:  %s (%s)\n", at, verdict);
+    else
+        printf("  deadline:  %s\n", at);
+}
+
 static void print_job(json_t *job)
 {
     char id[32], g[32], lo[32], hi[32], prio[32];
@@ -273,6 +288,7 @@ static void print_job(json_t *job)
            when(job, "updated_at", upd, 64, "?"), when(job, "finished_at", fin, 64, "-"));
     if (when(job, "predicted_finish", fin, sizeof(fin), NULL))
         printf("  finish:    predicted %s\n", fin);
+    print_deadline(job);
     print_progress(job);
     print_after(job);
     print_pending(job);

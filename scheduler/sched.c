@@ -23,7 +23,7 @@ static const struct sched_policy_ops *const policies[] = {
     &policy_precompute, &policy_exploratory, &policy_optimus, &policy_fifo,
     &policy_fixed_one,  &policy_fixed_two,   &policy_fixed_four, &policy_fixed_eight,
     &policy_gandiva,    &policy_tiresias,    &policy_rubick,     &policy_ringmaster,
-    NULL,
+    &policy_edf,        NULL,
 };
 
 const struct sched_policy_ops *sched_policy_find(const char *name)
@@ -422,11 +422,12 @@ static void assign_plan(const struct sched_snapshot *snap, size_t i,
     }
 }
 
-/* The reason of a job the guard served (guarantee.h). */
+/* The reason of a job the guard served (guarantee.h), or that got its deadline's share. */
 static const char *reason_forced(unsigned char forced)
 {
-    return forced == 1 ? "started: it had waited longer than max_wait_s"
-                       : "started: its user's fair share of the GPUs";
+    return forced == 1   ? "started: it had waited longer than max_wait_s"
+           : forced == 2 ? "started: its user's fair share of the GPUs"
+                         : "given the least share that meets its deadline";
 }
 
 static struct sched_decision *decision_build(const struct sched_snapshot *snap,
@@ -456,8 +457,10 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
         a->slots = d->slot_pool + p->off[i];
         a->reason = reason_for(snap, i, p, want[i], capacity, a);
         a->forced = forced[i];
-        if (forced[i] && a->gpus > 0 && a->changed)
-            a->reason = reason_forced(forced[i]);
+        if (!a->forced && pw[i].deadline && a->gpus > 0)
+            a->forced = 3; /* the policy's own choice, but one that may stop others */
+        if (a->forced && a->gpus > 0 && a->changed)
+            a->reason = reason_forced(a->forced);
         assign_plan(snap, i, pw, a);
         d->used += a->gpus;
         d->nchanged += a->changed;

@@ -241,6 +241,10 @@ struct sched_job {
      * takes what there is. 0: no bound. */
     int max_switches;
     double max_switches_wait_s;
+    /* Deadline (appended; issue 33, policies/minshare.h): > 0, the time on the caller's clock
+     * by which the job should finish; 0: none. ringmaster gives it the least share that meets
+     * it once its slack runs out; edf orders by it; the others ignore it. */
+    double deadline;
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0
@@ -340,7 +344,10 @@ struct sched_assignment {
     int64_t packed_with;      /* the partner when pack is PACK, KEEP or REVERT */
     /* Appended for the guarantees. */
     int forced;               /* 1: the max-wait guard gave it GPUs (2: the fair
-                               * share did), whatever the policy chose */
+                               * share did), whatever the policy chose; 3: the
+                               * policy gave it the least share that meets its
+                               * deadline (policies/minshare.h), which may stop
+                               * running jobs as a guarantee does */
     /* Appended for goodput. */
     double batch;             /* the global batch to run at (a job with a batch model
                                * that runs; 0 otherwise): its own unless the policy

@@ -264,7 +264,8 @@ static int read_scalars(struct decide_input *in, json_t *o, const char *path, st
     };
     *remaining_given = rem >= -1;
     return decide_get_num(in, o, path, "last_change_time", -1e15, 1e15, job->submit_time,
-                          &job->last_change_time);
+                          &job->last_change_time) ||
+           decide_get_num(in, o, path, "deadline", 0, 1e15, 0, &job->deadline);
 }
 
 static const char *const plan_kinds[] = {"dp", "zero1", "zero2", "zero3", "offload"};

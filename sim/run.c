@@ -25,6 +25,7 @@ static const char usage[] =
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
     "           [--speed given|live]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
+    "           [--deadlines SHARE [--deadlines-hidden]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
     "  --cluster SPEC      NxG (N nodes of G GPUs), or groups NxG:MODEL[:CORES:MEMGB]\n"
@@ -75,6 +76,11 @@ static const char usage[] =
     "                      round-robin; prints fairness (worst user's mean JCT / its mean\n"
     "                      JCT alone on 1/K of the cluster)\n"
     "  --user-mix W,...    with --users: users drawn with these relative job counts\n"
+    "  --deadlines SHARE   that share of the jobs (drawn from the seed) must finish by\n"
+    "                      submit + L x its time alone at its requested GPUs, L uniform\n"
+    "                      in [0.5, 1.5]; prints the deadlines met per policy\n"
+    "  --deadlines-hidden  the policies do not see the deadlines (still counted): the\n"
+    "                      same run as without them, for the other jobs' mean JCT\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -93,6 +99,7 @@ struct run_args {
     double mix[64];
     size_t nmix;
     struct settings settings; /* the scheduler's, by the core's table (its options) */
+    double deadlines;         /* --deadlines SHARE; 0: none */
 };
 
 enum {
@@ -111,6 +118,8 @@ enum {
     OPT_USERS,
     OPT_USER_MIX,
     OPT_SPEED,
+    OPT_DEADLINES,
+    OPT_DEADLINES_HIDDEN,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -138,6 +147,8 @@ static const struct option longopts[] = {
     {"users", required_argument, NULL, OPT_USERS},
     {"user-mix", required_argument, NULL, OPT_USER_MIX},
     {"speed", required_argument, NULL, OPT_SPEED},
+    {"deadlines", required_argument, NULL, OPT_DEADLINES},
+    {"deadlines-hidden", no_argument, NULL, OPT_DEADLINES_HIDDEN},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -218,6 +229,11 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return parse_mix(v, a, err, len);
     case OPT_SPEED:
         return options_speed_parse(v, &a->prm.speed_live, err, len);
+    case OPT_DEADLINES:
+        return options_double(v, 0, 1, &a->deadlines, "--deadlines", err, len);
+    case OPT_DEADLINES_HIDDEN:
+        a->prm.hide_deadlines = 1;
+        return 0;
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;
@@ -342,6 +358,9 @@ static struct workload *with_util(const struct run_args *a, struct workload *w)
         workload_draw_gpu_util(w, a->util_lo, a->util_hi, a->prm.seed);
     if (w && a->users > 0)
         workload_assign_users(w, a->users, a->mix, a->nmix, a->prm.seed);
+    if (w && a->deadlines > 0)
+        workload_draw_deadlines(w, a->deadlines, REPORT_DEADLINE_LO, REPORT_DEADLINE_HI,
+                                a->prm.seed);
     return w;
 }
 

@@ -573,6 +573,27 @@ void workload_draw_gpu_util(struct workload *w, double lo, double hi, uint64_t s
         w->jobs[i].gpu_util = lo + (hi - lo) * simulate_rng_uniform(&rng);
 }
 
+double workload_time_alone(const struct simulate_job_spec *j)
+{
+    double eps = sched_speed_rate(&j->speed, &j->batch, j->requested_gpus, NULL);
+
+    return eps > 0 && isfinite(eps) ? j->epochs / eps : 0.0;
+}
+
+void workload_draw_deadlines(struct workload *w, double share, double lo, double hi,
+                             uint64_t seed)
+{
+    uint64_t rng = seed ^ 0xbb67ae8584caa73bULL;
+
+    for (size_t i = 0; i < w->njobs; i++) {
+        struct simulate_job_spec *j = &w->jobs[i];
+        double pick = simulate_rng_uniform(&rng);
+        double lambda = lo + (hi - lo) * simulate_rng_uniform(&rng);
+        double alone = workload_time_alone(j);
+        j->deadline = pick < share && alone > 0 ? j->submit_time + lambda * alone : 0.0;
+    }
+}
+
 int workload_assign_users(struct workload *w, int k, const double *mix, size_t nmix,
                           uint64_t seed)
 {

@@ -66,6 +66,10 @@ struct simulate_job_spec {
      * simulate_config.show_type_speeds; else speed times gpu_speed, one factor per model. */
     const struct sched_type_speed *types;
     size_t ntypes;
+    /* Appended (issue 33): > 0, the time by which the job should finish (submit + lambda x
+     * its time alone at its request, sim/workload.c); shown to the policies as
+     * sched_job.deadline unless simulate_config.hide_deadlines. 0: none. */
+    double deadline;
 };
 
 /* What the policy is shown of each job's speed. */
@@ -132,6 +136,9 @@ struct simulate_config {
      * learn_types.h learn_round: one-size models, a model per GPU model measured, estimates
      * of the others); show_type_speeds is then unused. */
     int speed_live;
+    /* Appended: 1 hides the jobs' deadlines from the policies (the same run as without them,
+     * for the other jobs' JCT), while the results still count the deadlines met. */
+    int hide_deadlines;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
@@ -160,6 +167,9 @@ struct simulate_job_result {
     int64_t user;
     double max_wait_s;  /* its longest runnable wait: from submission or from
                            losing its GPUs to getting GPUs again */
+    /* Appended (issue 33): its deadline (0: none) and 1 when it finished by it. */
+    double deadline;
+    int deadline_met;
 };
 
 struct simulate_result {
@@ -197,6 +207,10 @@ struct simulate_result {
     /* Appended: global batches changed in place (sched_batch_in_place: no restart, none of
      * the resize cost). */
     long batch_changes;
+    /* Appended (issue 33): the jobs with a deadline, those that finished by it, and the mean
+     * JCT of the jobs without one (the whole mean when no job has a deadline). */
+    long deadlines, deadlines_met;
+    double avg_jct_other_s;
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is

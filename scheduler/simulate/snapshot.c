@@ -83,6 +83,7 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
     o->max_gpus = sp->max_gpus;
     o->elastic = sp->elastic;
     o->user_id = sp->user;
+    o->deadline = s->cfg->hide_deadlines ? 0 : sp->deadline;
     o->cur_gpus = j->gpus;
     o->slots = j->slots;
     o->last_change_time = j->last_change;

@@ -269,6 +269,8 @@ static void own_fields(struct jsontext *t, const PGresult *r, int row, int preci
     }
     jsontext_lit(t, ",\"topology\":");
     cell_doc(t, r, row, C_TOPOLOGY, precision);
+    jsontext_lit(t, ",\"deadline\":"); /* sql/042; null: none */
+    cell_ts(t, r, row, C_DEADLINE);
 }
 
 /* Whether a job in state is one the rounds predict: waiting, holding GPUs or on its way to;

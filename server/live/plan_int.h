@@ -54,7 +54,7 @@ struct live_plan {
     uint64_t *busy;           /* per node: GPUs held after the round */
     double stage_s;           /* exploring stage length (bounds_explore_stage_s) */
     int capacity;             /* GPUs on up nodes */
-    int guaranteed;           /* a guarantee of the core gave a job GPUs (some assign forced) */
+    int guaranteed;           /* a guarantee or a deadline gave a job GPUs (some assign forced) */
     char policy[32];
     const struct snap_job **blocked; /* PENDING jobs whose dependencies are not met (after.h):
                                       * not shown to the core; nblocked of them */

@@ -144,7 +144,8 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
                             .plan = sj->plan,
                             .batch = sj->batch,
                             .max_switches = sj->max_switches,
-                            .max_switches_wait_s = sj->max_switches_wait_s};
+                            .max_switches_wait_s = sj->max_switches_wait_s,
+                            .deadline = sj->deadline};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;

@@ -70,6 +70,7 @@ struct snap_job {
     int max_switches;           /* its topology bound (sched_job's; 0: none) */
     double max_switches_wait_s;
     int lr_scaling; /* its rule for the learning rate of a new batch (enum batch_lr_scaling) */
+    double deadline; /* epoch seconds it should finish by (sched_job's; 0: none) */
 };
 
 struct live_snap {

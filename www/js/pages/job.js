@@ -122,6 +122,16 @@ function batchRows(job) {
   return [["global batch", t.declared], ["batch chosen", t.chosen ? h("span", { id: "batch-choice" }, t.chosen) : ""]];
 }
 
+// The deadline and the server's verdict on the last round's forecast (deadline_forecast: the
+// core's words, "forecast finish ~Thu 14:10, before the deadline"); an ended job: met or not.
+function deadlineText(job) {
+  if (!job.deadline) return "";
+  const at = when(job.deadline);
+  if (job.finished_at) return h("span", { id: "deadline" }, at + (job.state === "COMPLETED" ? (Date.parse(job.finished_at) <= Date.parse(job.deadline) ? " (met)" : " (missed)") : ""));
+  const verdict = job.deadline_forecast ? job.deadline_forecast.text : "";
+  return h("span", { id: "deadline", class: job.deadline_forecast && job.deadline_forecast.verdict === "misses" ? "error" : "" }, verdict ? at + " — " + verdict : at);
+}
+
 function details(job) {
   // "model" holds what the user declared merged with the scheduler's model of the job; the
   // scheduler's part is its remaining work (below) and the Loss and Throughput sections. Each
@@ -143,6 +153,7 @@ function details(job) {
     ["declared model", model], ["env", env ? h("pre", { class: "inline" }, env) : ""],
     ["submitted", when(job.submitted_at)], ["updated", when(job.updated_at)],
     ["finished", job.finished_at ? when(job.finished_at) + " (ran " + duration((Date.parse(job.finished_at) - Date.parse(job.submitted_at)) / 1000) + " after submission)" : ""],
+    ["deadline", deadlineText(job)],
   ]);
 }
 
