@@ -241,6 +241,11 @@ struct sched_job {
      * takes what there is. 0: no bound. */
     int max_switches;
     double max_switches_wait_s;
+    /* Link classes (appended; issue 32, speed.h): bit c set when the job's steps were measured
+     * on a placement of class c (enum speed_link; learn_fit_measured). A class it did not
+     * measure takes the cluster's prior (learn_links). 0: none known. */
+    unsigned measured_links;
+    int measured_step_link; /* the class of measured_step_gpus's placement (enum speed_link) */
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0

@@ -83,7 +83,7 @@ static int load_profile(struct class_model *cm)
     for (size_t i = 0; obs && i < p->placements.n; i++)
         if (p->placements.local_bsz[i] == m)
             obs[n++] = (struct speed_obs){p->placements.w[i], p->placements.nodes[i], m,
-                                          p->placements.step_time[i]};
+                                          p->placements.step_time[i], SPEED_LINK_ISLAND};
     cm->dataset_size = DEFAULT_DATASET;
     if (p->nvalidations > 0 && p->validations[0].n > 0)
         cm->dataset_size = p->validations[0].global_bsz * p->validations[0].iteration[0];

@@ -147,7 +147,8 @@ Test(learn_fit, a_fit_without_compute_is_refused)
                                     .gpu_model = 3, .m = M, .seconds = 60};
     }
     struct speed_model raw = {.batch_per_gpu = M, .dataset_size = 50000};
-    struct speed_obs so[2] = {{6, 1, M, obs[0].step_s}, {8, 1, M, obs[1].step_s}};
+    struct speed_obs so[2] = {{6, 1, M, obs[0].step_s, SPEED_LINK_ISLAND},
+                             {8, 1, M, obs[1].step_s, SPEED_LINK_ISLAND}};
     cr_assert_eq(speed_fit_obs(&raw, so, 2), 0);
     cr_assert_lt(raw.theta[0] + raw.theta[1] * M, 0.01 * obs[0].step_s,
                  "the raw fit has no compute: %g + %g m", raw.theta[0], raw.theta[1]);
