@@ -119,6 +119,7 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     cfg.max_wait_s = prm->max_wait_s;
     cfg.show_type_speeds = prm->show_type_speeds;
     cfg.speed_live = prm->speed_live;
+    cfg.topology_blind = prm->topology_blind;
     cfg.nodes = c->nodes;
     cfg.nnodes = c->nnodes;
     cfg.policy = p;

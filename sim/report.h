@@ -29,6 +29,7 @@ struct report_params {
     double max_wait_s;
     int show_type_speeds; /* 1: the policies see each job's true per-GPU-model speeds */
     int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
+    int topology_blind;   /* 1 (--topology-blind): the policies see no islands nor switches */
 };
 
 struct report_row {

@@ -23,7 +23,7 @@ static const char usage[] =
     "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
     "           [--max-gpus G] [--skip-bad-rows]\n"
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
-    "           [--speed given|live]\n"
+    "           [--speed given|live] [--switches K] [--topology-blind]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
@@ -33,6 +33,10 @@ static const char usage[] =
     "                      aws), rtx (2080Ti), quad (RTX 6000); CORES and MEMGB\n"
     "                      per node (default: the model's typical node); @AxB after\n"
     "                      NxG or MODEL: A NVLink islands of B GPUs a node (8x8:a100@2x4)\n"
+    "  --switches K        the nodes hang off K switches, in order (node i on switch\n"
+    "                      1 + i K / nodes); a job across switches pays its class\n"
+    "  --topology-blind    the policies see no islands nor switches (the truth still\n"
+    "                      charges each job the link classes its GPUs span)\n"
     "  --poisson M,J       J jobs, exponential inter-arrival times of mean M seconds\n"
     "  --trace FILE        CSV with job_id,submit_time_s,num_gpus,duration_s (header\n"
     "                      required; optional user, elastic (0: rigid), min_gpus,\n"
@@ -92,6 +96,7 @@ struct run_args {
     int users;               /* --users K; 0: as the workload says */
     double mix[64];
     size_t nmix;
+    int switches;             /* --switches K; 0: none */
     struct settings settings; /* the scheduler's, by the core's table (its options) */
 };
 
@@ -111,6 +116,8 @@ enum {
     OPT_USERS,
     OPT_USER_MIX,
     OPT_SPEED,
+    OPT_SWITCHES,
+    OPT_BLIND,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -138,6 +145,8 @@ static const struct option longopts[] = {
     {"users", required_argument, NULL, OPT_USERS},
     {"user-mix", required_argument, NULL, OPT_USER_MIX},
     {"speed", required_argument, NULL, OPT_SPEED},
+    {"switches", required_argument, NULL, OPT_SWITCHES},
+    {"topology-blind", no_argument, NULL, OPT_BLIND},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -218,6 +227,14 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return parse_mix(v, a, err, len);
     case OPT_SPEED:
         return options_speed_parse(v, &a->prm.speed_live, err, len);
+    case OPT_SWITCHES:
+        if (options_long(v, 1, 100000, &n, "--switches", err, len))
+            return -1;
+        a->switches = (int)n;
+        return 0;
+    case OPT_BLIND:
+        a->prm.topology_blind = 1;
+        return 0;
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;
@@ -467,6 +484,8 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "ringmaster-sim run: %s\n", err);
         return 2;
     }
+    for (size_t i = 0; a.switches > 0 && i < c.nnodes; i++)
+        c.nodes[i].switch_id = 1 + (int)(i * (size_t)a.switches / c.nnodes);
     struct workload *w = load_workload(&a, c.total_gpus, err, sizeof(err));
     rc = w ? simulate_all(&a, &c, w, err, sizeof(err)) : 2;
     if (rc)

@@ -132,6 +132,11 @@ struct simulate_config {
      * learn_types.h learn_round: one-size models, a model per GPU model measured, estimates
      * of the others); show_type_speeds is then unused. */
     int speed_live;
+    /* Appended (issue 32): 1 shows the policies a topology-blind cluster: the nodes without
+     * their NVLink islands, switches and racks, and the jobs' speed models without link
+     * classes (theta[6], theta[7] 0, gpus_per_island 0); the truth still charges each job the
+     * classes its GPUs span (apply.c). 0 (default): the policies see the topology. */
+    int topology_blind;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
