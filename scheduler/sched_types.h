@@ -350,6 +350,10 @@ struct sched_assignment {
     double batch;             /* the global batch to run at (a job with a batch model
                                * that runs; 0 otherwise): its own unless the policy
                                * chooses batches and the job is adaptive */
+    /* Appended for consolidation (issue 32 item 4): 1 when it migrates to make room for job
+     * room_for (its reason names it: sched_decision.room_text). */
+    int has_room_for;
+    int64_t room_for;
 };
 
 struct sched_decision {
@@ -367,6 +371,9 @@ struct sched_decision {
     /* Appended for Gandiva. used counts each GPU once; a packed pair's two
      * assignments name the same slots (at most 2 jobs on one GPU). */
     int packed_gpus;          /* GPUs shared by a packed pair */
+    /* Appended (issue 32 item 4): the reason of the jobs migrated to make room for another
+     * ("migrated: to let job 12 run on one NVLink island"); their reason points here. */
+    char room_text[96];
 };
 
 /* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).
