@@ -150,3 +150,67 @@ Test(topology, a_switch_bound_waits_then_takes_what_there_is)
              "SELECT count(DISTINCT node_id) FROM allocations WHERE job_id = %lld", id);
     cr_assert_eq(hx_sql_num(sql), 2);
 }
+
+/* The speed model's link classes (issue 32 item 2, sql/046): each report is stored with the
+ * nodes and the slowest link of the job's GPUs then, and its running sums are kept per class:
+ * a 6-GPU job on a node of two 4-GPU islands spans PCIe (class 1), a 12-GPU job over two nodes
+ * of two switches crosses them (class 3). */
+static void post_steps(long long id, int w, int n)
+{
+    char path[64], body[8192];
+    int o = snprintf(body, sizeof(body), "{\"items\":[");
+    for (int k = 0; k < n; k++)
+        o += snprintf(body + o, sizeof(body) - (size_t)o,
+                      "%s{\"step\":%d,\"world_size\":%d,\"loss\":1.0,\"samples\":%d,"
+                      "\"seconds\":0.25}",
+                      k ? "," : "", k, w, 32 * w);
+    snprintf(body + o, sizeof(body) - (size_t)o, "]}");
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, body), 200));
+}
+
+static long long started(const char *body, int gpus)
+{
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM allocations WHERE job_id = %lld", id);
+    for (double until = hx_now() + WAIT_S; hx_sql_num(sql) < gpus && hx_now() < until;)
+        usleep(100000);
+    cr_assert_eq(hx_sql_num(sql), gpus, "job %lld started", id);
+    return id;
+}
+
+Test(topology, reports_are_summed_per_link_class)
+{
+    node_islands("topo-l", 8, 4);
+    long long a = started("{\"name\":\"p\",\"command\":[\"t\"],\"gpus\":6}", 6);
+    post_steps(a, 6, 5);
+    char sql[200];
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(reports) FROM job_metric_sums WHERE job_id = %lld AND nodes = 1"
+             " AND link = 1",
+             a);
+    cr_assert_eq(hx_sql_num(sql), 5, "over PCIe: two islands of one node");
+    long long s1 = node_islands("topo-l1", 8, 0), s2 = node_islands("topo-l2", 8, 0);
+    label(s1, "{\"labels\":{\"switch\":\"s1\"}}");
+    label(s2, "{\"labels\":{\"switch\":\"s2\"}}");
+    long long b = started("{\"name\":\"x\",\"command\":[\"t\"],\"gpus\":12}", 12);
+    snprintf(sql, sizeof(sql), "SELECT count(DISTINCT node_id) FROM allocations WHERE job_id = %lld",
+             b);
+    int nodes = (int)hx_sql_num(sql);
+    post_steps(b, 12, 3);
+    post_steps(b, 1, 2); /* one GPU of it: no link */
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(reports) FROM job_metric_sums WHERE job_id = %lld AND world_size = 12"
+             " AND nodes = %d AND link = 3",
+             b, nodes);
+    cr_assert_geq(nodes, 2);
+    cr_assert_eq(hx_sql_num(sql), 3, "across switches");
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(reports) FROM job_metric_sums WHERE job_id = %lld AND world_size = 1"
+             " AND nodes = 1 AND link = 0",
+             b);
+    cr_assert_eq(hx_sql_num(sql), 2);
+}
