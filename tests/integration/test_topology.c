@@ -1,6 +1,7 @@
-/* Topology (issue 32 items 1 and 3): a node registered with its GPUs' NVLink islands and NUMA
+/* Topology (issue 32 items 1 to 4): a node registered with its GPUs' NVLink islands and NUMA
  * domains, and labelled with its switch, answers them; the scheduler places a job in one
- * island of a node. */
+ * island of a node; reports are summed per link class; consolidation gathers a job on one
+ * island, each move naming it. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,4 +214,53 @@ Test(topology, reports_are_summed_per_link_class)
              " AND nodes = 1 AND link = 0",
              b);
     cr_assert_eq(hx_sql_num(sql), 2);
+}
+
+/* Consolidation live (issue 32 item 4): 1-GPU jobs on GPUs 0, 1, 4 and 5 of a node of two
+ * 4-GPU islands leave a 4-GPU job two GPUs in each; the round migrates two of them, each
+ * move's event naming the job it makes room for, and starts it on one island. */
+Test(topology, consolidation_gathers_a_job_on_one_island_and_says_for_whom)
+{
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"policy\":\"fifo\",\"interval_s\":1,"
+                                       "\"node_timeout_s\":3600}"),
+                               200));
+    long long n = node_islands("topo-c", 8, 4), small[8];
+    char sql[320];
+    for (int k = 0; k < 8; k++)
+        small[k] = started("{\"name\":\"s\",\"command\":[\"t\"],\"gpus\":1}", 1);
+    for (int k = 0; k < 8; k++) {
+        snprintf(sql, sizeof(sql),
+                 "SELECT gpu_idx FROM allocations WHERE job_id = %lld AND node_id = %lld",
+                 small[k], n);
+        int g = (int)hx_sql_num(sql);
+        char path[64];
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", small[k]);
+        if (g % 4 >= 2) /* GPUs 2, 3, 6, 7 freed: two in each island */
+            json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+        else {
+            snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'RUNNING' WHERE id = %lld",
+                     small[k]);
+            hx_sql_do(sql);
+        }
+    }
+    snprintf(sql, sizeof(sql), "SELECT count(*) + 0 * %lld FROM allocations", n);
+    for (double until = hx_now() + WAIT_S; hx_sql_num(sql) > 4 && hx_now() < until;)
+        usleep(100000);
+    cr_assert_eq(hx_sql_num(sql), 4, "four small jobs hold GPUs 0, 1, 4, 5");
+    long long big = started("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}", 4);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(DISTINCT g.island) FROM allocations a JOIN node_gpus g ON"
+             " g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = %lld",
+             big);
+    cr_assert_eq(hx_sql_num(sql), 1, "one island");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE detail LIKE"
+             " '%%migrated: to let job %lld run on one NVLink island%%'",
+             big);
+    double moves = hx_sql_num(sql);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) + 0 * %lld FROM actions WHERE kind = 'migrate'", big);
+    cr_assert_eq(moves, 2, "two moves, each naming job %lld", big);
+    cr_assert_eq(hx_sql_num(sql), 2, "as two migrate actions");
 }
