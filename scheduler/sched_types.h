@@ -245,6 +245,11 @@ struct sched_job {
      * by which the job should finish; 0: none. ringmaster gives it the least share that meets
      * it once its slack runs out; edf orders by it; the others ignore it. */
     double deadline;
+    /* Link classes (appended; issue 32, speed.h): bit c set when the job's steps were measured
+     * on a placement of class c (enum speed_link; learn_fit_measured). A class it did not
+     * measure takes the cluster's prior (learn_links). 0: none known. */
+    unsigned measured_links;
+    int measured_step_link; /* the class of measured_step_gpus's placement (enum speed_link) */
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0
@@ -352,6 +357,10 @@ struct sched_assignment {
     double batch;             /* the global batch to run at (a job with a batch model
                                * that runs; 0 otherwise): its own unless the policy
                                * chooses batches and the job is adaptive */
+    /* Appended for consolidation (issue 32 item 4): 1 when it migrates to make room for job
+     * room_for (its reason names it: sched_decision.room_text). */
+    int has_room_for;
+    int64_t room_for;
 };
 
 struct sched_decision {
@@ -369,6 +378,9 @@ struct sched_decision {
     /* Appended for Gandiva. used counts each GPU once; a packed pair's two
      * assignments name the same slots (at most 2 jobs on one GPU). */
     int packed_gpus;          /* GPUs shared by a packed pair */
+    /* Appended (issue 32 item 4): the reason of the jobs migrated to make room for another
+     * ("migrated: to let job 12 run on one NVLink island"); their reason points here. */
+    char room_text[96];
 };
 
 /* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).

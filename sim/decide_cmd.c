@@ -34,6 +34,8 @@ static void add_guarantees(json_t *o, const struct sched_snapshot *snap,
                                         : "none"));
     if (a->forced > 0 && a->forced < 4)
         json_object_set_new(o, "forced", json_string(forced_names[a->forced]));
+    if (a->has_room_for)
+        json_object_set_new(o, "room_for", json_integer((json_int_t)a->room_for));
     if (a->gpus == 0) {
         sched_explain(snap, d, i, why, sizeof(why));
         json_object_set_new(o, "explanation", json_string(why));

@@ -120,6 +120,7 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     cfg.show_type_speeds = prm->show_type_speeds;
     cfg.speed_live = prm->speed_live;
     cfg.hide_deadlines = prm->hide_deadlines;
+    cfg.topology_blind = prm->topology_blind;
     cfg.nodes = c->nodes;
     cfg.nnodes = c->nnodes;
     cfg.policy = p;

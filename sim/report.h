@@ -30,6 +30,7 @@ struct report_params {
     int show_type_speeds; /* 1: the policies see each job's true per-GPU-model speeds */
     int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
     int hide_deadlines;   /* 1 (--deadlines-hidden): the policies do not see deadlines */
+    int topology_blind;   /* 1 (--topology-blind): the policies see no islands nor switches */
 };
 
 /* The range of lambda of a drawn deadline (submit + lambda x time alone; ElasticFlow's). */

@@ -23,7 +23,7 @@ static const char usage[] =
     "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
     "           [--max-gpus G] [--skip-bad-rows]\n"
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
-    "           [--speed given|live]\n"
+    "           [--speed given|live] [--switches K] [--topology-blind]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
     "           [--deadlines SHARE [--deadlines-hidden]]\n"
     "\n"
@@ -34,6 +34,10 @@ static const char usage[] =
     "                      aws), rtx (2080Ti), quad (RTX 6000); CORES and MEMGB\n"
     "                      per node (default: the model's typical node); @AxB after\n"
     "                      NxG or MODEL: A NVLink islands of B GPUs a node (8x8:a100@2x4)\n"
+    "  --switches K        the nodes hang off K switches, in order (node i on switch\n"
+    "                      1 + i K / nodes); a job across switches pays its class\n"
+    "  --topology-blind    the policies see no islands nor switches (the truth still\n"
+    "                      charges each job the link classes its GPUs span)\n"
     "  --poisson M,J       J jobs, exponential inter-arrival times of mean M seconds\n"
     "  --trace FILE        CSV with job_id,submit_time_s,num_gpus,duration_s (header\n"
     "                      required; optional user, elastic (0: rigid), min_gpus,\n"
@@ -98,6 +102,7 @@ struct run_args {
     int users;               /* --users K; 0: as the workload says */
     double mix[64];
     size_t nmix;
+    int switches;             /* --switches K; 0: none */
     struct settings settings; /* the scheduler's, by the core's table (its options) */
     double deadlines;         /* --deadlines SHARE; 0: none */
 };
@@ -120,6 +125,8 @@ enum {
     OPT_SPEED,
     OPT_DEADLINES,
     OPT_DEADLINES_HIDDEN,
+    OPT_SWITCHES,
+    OPT_BLIND,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -149,6 +156,8 @@ static const struct option longopts[] = {
     {"speed", required_argument, NULL, OPT_SPEED},
     {"deadlines", required_argument, NULL, OPT_DEADLINES},
     {"deadlines-hidden", no_argument, NULL, OPT_DEADLINES_HIDDEN},
+    {"switches", required_argument, NULL, OPT_SWITCHES},
+    {"topology-blind", no_argument, NULL, OPT_BLIND},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -233,6 +242,14 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return options_double(v, 0, 1, &a->deadlines, "--deadlines", err, len);
     case OPT_DEADLINES_HIDDEN:
         a->prm.hide_deadlines = 1;
+        return 0;
+    case OPT_SWITCHES:
+        if (options_long(v, 1, 100000, &n, "--switches", err, len))
+            return -1;
+        a->switches = (int)n;
+        return 0;
+    case OPT_BLIND:
+        a->prm.topology_blind = 1;
         return 0;
     default:
         snprintf(err, len, "unknown option (see --help)");
@@ -486,6 +503,8 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "ringmaster-sim run: %s\n", err);
         return 2;
     }
+    for (size_t i = 0; a.switches > 0 && i < c.nnodes; i++)
+        c.nodes[i].switch_id = 1 + (int)(i * (size_t)a.switches / c.nnodes);
     struct workload *w = load_workload(&a, c.total_gpus, err, sizeof(err));
     rc = w ? simulate_all(&a, &c, w, err, sizeof(err)) : 2;
     if (rc)

@@ -255,6 +255,25 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
     return simulate__rate_on(s, j, (size_t)j->slots[0].node, u, simulate__nodes_held(j));
 }
 
+/* The seconds a step of job j on its first u GPUs loses to the link classes they span beyond
+ * what its model's nodes charge (issue 32): theta[6] of its spec over PCIe (two NVLink islands
+ * of a node), theta[7] across switches. The truth of the cluster's topology: charged whatever
+ * the policies see (simulate_config.topology_blind). */
+static double link_extra_s(const struct sim *s, const struct sim_job *j, int u)
+{
+    const struct speed_model *sp = &j->spec->speed;
+    if (u < 2 || !(sp->theta[6] > 0 || sp->theta[7] > 0))
+        return 0;
+    switch (domain_link(s->cfg->nodes, s->cfg->nnodes, j->slots, u)) {
+    case SPEED_LINK_PCIE:
+        return sp->theta[6];
+    case SPEED_LINK_CROSS:
+        return sp->theta[7];
+    default:
+        return 0;
+    }
+}
+
 /* Sets each running job's working size and speed after a round. A job that
  * moves to its next exploring stage inside the GPUs it holds restarts at the
  * new world size: it pays the resize delay (not counted as a resize, since its
@@ -293,6 +312,12 @@ void simulate__update_use(struct sim *s, int grad_only)
         else
             j->step_rate = f / speed_step_time(&j->spec->speed, u) *
                            (r / speed_epochs_per_second(&j->spec->speed, u));
+        double extra = j->step_rate > 0.0 ? link_extra_s(s, j, u) : 0.0;
+        if (extra > 0) {
+            double t = f / j->step_rate, k = t / (t + extra);
+            j->rate *= k;
+            j->step_rate *= k;
+        }
         if (j->step_rate > 0.0)
             j->alone_rate = j->step_rate / f;
         j->true_step_s = j->step_rate > 0.0 ? f / j->step_rate : 0.0;

@@ -241,7 +241,7 @@ static int run_round(struct sim *s)
     struct sched_snapshot snap = {
         .now = s->now,
         .seed = s->cfg->seed,
-        .nodes = s->cfg->nodes,
+        .nodes = s->seen_nodes,
         .nnodes = s->cfg->nnodes,
         .jobs = s->snap_jobs,
         .njobs = s->nactive,

@@ -139,6 +139,11 @@ struct simulate_config {
     /* Appended: 1 hides the jobs' deadlines from the policies (the same run as without them,
      * for the other jobs' JCT), while the results still count the deadlines met. */
     int hide_deadlines;
+    /* Appended (issue 32): 1 shows the policies a topology-blind cluster: the nodes without
+     * their NVLink islands, switches and racks, and the jobs' speed models without link
+     * classes (theta[6], theta[7] 0, gpus_per_island 0); the truth still charges each job the
+     * classes its GPUs span (apply.c). 0 (default): the policies see the topology. */
+    int topology_blind;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */

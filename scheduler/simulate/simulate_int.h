@@ -104,6 +104,11 @@ struct sim {
      * island of the cluster, 0 until the first placement. */
     long fit_node, on_node, fit_island, on_island;
     int biggest_node, biggest_island;
+    /* Topology (issue 32): the nodes the policies see (cfg->nodes, or under topology_blind a
+     * copy without islands, switches and racks) and the cluster's largest island (0: none). */
+    const struct sched_node *seen_nodes;
+    struct sched_node *blind_nodes;
+    int island_size;
 };
 
 /* Setup (setup.c). Checks cfg and the n specs and builds s from them (s->err, errlen,

@@ -199,12 +199,14 @@ static const struct db_stmt metrics_stmt = {
     " grad_at = CASE WHEN $6::float8 IS NULL THEN grad_at ELSE now() END"
     " WHERE id = $1 AND (SELECT ok FROM ok) AND (($5::bigint > 0"
     " AND reported_total_steps IS DISTINCT FROM $5::bigint) OR $6::float8 IS NOT NULL)),"
+    " pl AS (SELECT * FROM job_placement_link($1::bigint)),"
     " ins AS (INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds, at,"
-    " gpu_model) SELECT $1, m.step, m.world_size, m.loss, m.samples, m.seconds,"
+    " gpu_model, nodes, link) SELECT $1, m.step, m.world_size, m.loss, m.samples, m.seconds,"
     " COALESCE(m.at, now()), COALESCE((SELECT min(g.model) FROM allocations a JOIN node_gpus"
-    " g ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), '')"
-    " FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int, loss float8,"
-    " samples bigint, seconds float8, at timestamptz) WHERE (SELECT ok FROM ok)"
+    " g ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), ''),"
+    " LEAST(pl.nodes, GREATEST(m.world_size, 1)), CASE WHEN m.world_size > 1 THEN pl.link"
+    " ELSE 0 END FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int,"
+    " loss float8, samples bigint, seconds float8, at timestamptz), pl WHERE (SELECT ok FROM ok)"
     " ON CONFLICT DO NOTHING RETURNING 1)"
     " SELECT ok, (SELECT count(*) FROM ins) FROM ok",
     8, 0};

@@ -83,7 +83,7 @@ static int load_profile(struct class_model *cm)
     for (size_t i = 0; obs && i < p->placements.n; i++)
         if (p->placements.local_bsz[i] == m)
             obs[n++] = (struct speed_obs){p->placements.w[i], p->placements.nodes[i], m,
-                                          p->placements.step_time[i]};
+                                          p->placements.step_time[i], SPEED_LINK_ISLAND};
     cm->dataset_size = DEFAULT_DATASET;
     if (p->nvalidations > 0 && p->validations[0].n > 0)
         cm->dataset_size = p->validations[0].global_bsz * p->validations[0].iteration[0];
@@ -221,8 +221,8 @@ static const char *const new_points_sql =
 /* $1 the jobs: their sums per (world size, GPU model) with timed reports. */
 static const char *const sums_sql =
     "SELECT job_id, world_size, sum_seconds / timed, sum_seconds, sum_progress, gpu_model,"
-    " sum_samples / timed FROM job_metric_sums WHERE job_id = ANY($1::bigint[]) AND timed > 0"
-    " ORDER BY job_id, world_size, gpu_model";
+    " sum_samples / timed, nodes, link FROM job_metric_sums WHERE job_id = ANY($1::bigint[])"
+    " AND timed > 0 ORDER BY job_id, world_size, gpu_model, nodes, link";
 
 /* A job being refreshed: its model, the metrics count to reach, whether more pages of its
  * points remain. */
@@ -342,7 +342,8 @@ static double measured_speed(struct live_model *m, const char *name, int *index)
     return speed;
 }
 
-/* The job's sums per (world size, GPU model), rows [from, to) of sums_sql's result, into
+/* The job's sums per (world size, GPU model, nodes, link class: where the steps ran, sql/046),
+ * rows [from, to) of sums_sql's result, into
  * m->steps (the first LIVE_MAX_STEPS); also epochs done and the seconds run at 1, 2, 4, 8 GPUs
  * (exploration). Epochs done count its progress (sum_progress, sql/025): raw examples, or for
  * a job with a batch model examples at its initial batch weighted by the statistical
@@ -363,8 +364,14 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
         double sec = strtod(PQgetvalue(r, row, 3), NULL);
         const char *gpu = PQgetvalue(r, row, 5);
         double speed = measured_speed(m, gpu, &index);
+        int link = atoi(PQgetvalue(r, row, 8));
         obs[i] = (struct learn_obs){.w = w,
-                                    .nodes = 1,
+                                    .nodes = atoi(PQgetvalue(r, row, 7)) > 1
+                                                 ? atoi(PQgetvalue(r, row, 7))
+                                                 : 1,
+                                    .link = link >= 0 && link < SPEED_NLINKS
+                                                ? (enum speed_link)link
+                                                : SPEED_LINK_ISLAND,
                                     .gpu_model = index,
                                     .gpu_speed = speed,
                                     .step_s = strtod(PQgetvalue(r, row, 2), NULL),

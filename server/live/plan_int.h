@@ -61,6 +61,8 @@ struct live_plan {
     size_t nblocked;
     int refits;         /* models refitted this round (-1: their metrics could not be read) */
     long long refit_us; /* the time their reads and fits took */
+    int island_size;    /* the largest NVLink island of an up node (0: none known): the
+                         * packing the jobs' speed models assume (speed.h gpus_per_island) */
 };
 
 /* Keeps from the decision what may change now (round_plan.h), and each job's reason
