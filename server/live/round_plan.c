@@ -144,7 +144,9 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
                             .plan = sj->plan,
                             .batch = sj->batch,
                             .max_switches = sj->max_switches,
-                            .max_switches_wait_s = sj->max_switches_wait_s};
+                            .max_switches_wait_s = sj->max_switches_wait_s,
+                            .last_checkpoint_time = sj->checkpoint_at,
+                            .last_checkpoint_step = sj->checkpoint_step};
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;
@@ -386,6 +388,7 @@ static int build_snapshot(struct live_plan *p, long round_no)
         .quantum_s = p->cfg->quantum_s,
         .gpu_mem_bytes = bounds_gpu_mem_bytes(p->cnodes, s->nnodes),
         .max_wait_s = bounds_max_wait_s(p->cfg->max_wait_s),
+        .min_runtime_s = p->cfg->min_runtime_s,
         .users = s->users,
         .nusers = s->nusers,
         .finished_run_s = s->finished_run_s,

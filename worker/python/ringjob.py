@@ -70,6 +70,7 @@ _SIGNATURES = {
     "ringjob_checkpoint_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                                ctypes.c_size_t]),
     "ringjob_checkpoint_done": (ctypes.c_int, [ctypes.c_long]),
+    "ringjob_checkpoint_saved": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_rank": (ctypes.c_int, []),
     "ringjob_world_size": (ctypes.c_int, []),
     "ringjob_lr_scale": (ctypes.c_double, []),
@@ -165,6 +166,11 @@ def checkpoint_path(name):
 def checkpoint_done(step):
     """Tells the worker the checkpoint of `step` is complete; then exit with EXIT_PLANNED."""
     _check(_lib.ringjob_checkpoint_done(int(step)))
+
+
+def checkpoint_saved(step):
+    """Tells the worker a checkpoint of `step`, written while training goes on, is complete."""
+    _check(_lib.ringjob_checkpoint_saved(int(step)))
 
 
 def rank():
