@@ -29,6 +29,11 @@ struct report_params {
     double max_wait_s;
     int show_type_speeds; /* 1: the policies see each job's true per-GPU-model speeds */
     int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
+    /* Checkpoints and preemption (simulate_config; --checkpoint-every, --min-runtime,
+     * --preempt-order). */
+    double checkpoint_every_s;
+    double min_runtime_s;
+    enum sched_preempt_order preempt_order;
 };
 
 struct report_row {
