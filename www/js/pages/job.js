@@ -122,6 +122,14 @@ function batchRows(job) {
   return [["global batch", t.declared], ["batch chosen", t.chosen ? h("span", { id: "batch-choice" }, t.chosen) : ""]];
 }
 
+// The last checkpoint the job's program reported (libringjob): what a preemption would go back
+// to; "none reported" while it runs without one, "" otherwise.
+export function checkpointText(job) {
+  const c = job.checkpoint;
+  if (c && c.step != null) return "step " + c.step + (c.at ? ", " + when(c.at) + " (" + fromNow(c.at) + ")" : "");
+  return job.state === "RUNNING" ? "none reported" : "";
+}
+
 function details(job) {
   // "model" holds what the user declared merged with the scheduler's model of the job; the
   // scheduler's part is its remaining work (below) and the Loss and Throughput sections. Each
@@ -135,6 +143,7 @@ function details(job) {
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
     ["allocation", Array.isArray(job.allocation) && job.allocation.length
       ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
+    ["last checkpoint", checkpointText(job) ? h("span", { id: "job-checkpoint" }, checkpointText(job)) : ""],
     ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["runs after", afterLinks(job.after)],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
