@@ -10,7 +10,8 @@
 
 #define AT(member) offsetof(struct settings, member)
 
-/* The server's bounds are the columns' CHECKs and DEFAULTs (sql/004, 006, 012, 014, 015, 036, 044). */
+/* The server's bounds are the columns' CHECKs and DEFAULTs (sql/004, 006, 012, 014, 015, 036,
+ * 044). */
 /* clang-format off */
 static const struct settings_desc table[] = {
     {.name = "policy", .type = SETTINGS_POLICY, .offset = AT(policy), .def_policy = "ringmaster"},

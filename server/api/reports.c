@@ -209,8 +209,9 @@ static int checkpoint_or_respond(struct api_call *call, const json_t *body, long
  * (NULL: not said), $8 the items, $9 and $10 the step and time of its last checkpoint (NULL:
  * not said; a time after the database's now() is taken as now). One row, or none for no such
  * job: whether the caller may report (CLAIM_RUNS), and the reports stored (none when it may
- * not). The job's total, statistics and checkpoint are kept in the same statement (one UPDATE: a statement changes a row once).
- * The job's last report and running sums follow from the insert's triggers (sql/005, 022). */
+ * not). The job's total, statistics and checkpoint are kept in the same statement (one
+ * UPDATE: a statement changes a row once). The job's last report and running sums follow from
+ * the insert's triggers (sql/005, 022). */
 static const struct db_stmt metrics_stmt = {
     "reports_metrics",
     "WITH " CLAIM_CTES ", ok AS (SELECT $4::bool OR " CLAIM_RUNS " AS ok FROM j),"
