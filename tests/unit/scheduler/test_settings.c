@@ -23,7 +23,7 @@ Test(settings, every_setting_once_in_the_order_of_its_struct)
 {
     const struct settings_desc *t = settings_list();
     size_t n = settings_count();
-    cr_assert_eq(n, 11);
+    cr_assert_eq(n, 12);
     cr_assert(n <= SETTINGS_MAX);
     cr_assert_null(t[n].name);
     for (size_t i = 0; i < n; i++) {
