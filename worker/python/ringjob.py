@@ -11,6 +11,9 @@ The same operations as worker/ringjob.h, with Python names:
     if d == ringjob.CHECKPOINT_EXIT:
         path = ringjob.checkpoint_path("model.pt")   # write it (atomically), then:
         ringjob.checkpoint_done(step); ringjob.finalize(); sys.exit(ringjob.EXIT_PLANNED)
+    # a checkpoint written while training goes on (every N steps): say so, so that a
+    # preemption is charged only what it would redo since
+    ringjob.checkpoint_saved(step)
 
 The library is found through RINGJOB_LIBRARY (a path), else build/lib/libringjob.so of the
 source tree this file lives in, else the system's libringjob.so.0 (the runtime library;
