@@ -62,8 +62,8 @@ def table(rows, scenario, every):
     if not sel:
         return
     seeds = len({r["seed"] for r in sel})
-    print(f"\n{scenario}, checkpoint every {every} s ({seeds} seed{'s' if seeds > 1 else ''}):"
-          " preemptions / GPU-h lost / mean JCT h")
+    print(f"\n**{scenario}, checkpoint every {every} s ({seeds} seed{'s' if seeds > 1 else ''}):"
+          " preemptions / GPU-h lost / mean JCT h**\n")
     print("| policy | " + " | ".join(m for m, _ in MODES) + " | lost, loss vs service |")
     print("|---|" + "---|" * (len(MODES) + 1))
     for p in POLICIES.split(","):
