@@ -76,8 +76,8 @@ def table(rows, scenario, every):
             jct = sum(float(r["avg_jct_s"]) for r in rs) / n / 3600
             lost[m] = gpuh
             cells.append(f"{pre:.0f} / {gpuh:.1f} / {jct:.2f}")
-        ratio = lost["loss"] / lost["service"] if lost["service"] > 0 else float("nan")
-        print(f"| {p} | " + " | ".join(cells) + f" | {ratio:.2f} |")
+        ratio = f"{lost['loss'] / lost['service']:.2f}" if lost["service"] > 0 else "-"
+        print(f"| {p} | " + " | ".join(cells) + f" | {ratio} |")
 
 
 def main():
