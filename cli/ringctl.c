@@ -83,8 +83,9 @@ static const struct command commands[] = {
      "Print each change of a job (or of every job) until it ends (exit 1 on --timeout).",
      "ringctl watch 1 --timeout 600"},
     {"policy", ringctl_cmd_policy,
-     "policy [NAME] [--interval S] [--explore-stage S] [--paused true|false]",
-     "Show the scheduler's policy and the ones to choose from; set them (admin).",
+     "policy [NAME] [--interval S] [--explore-stage S] [--min-runtime S] [--paused true|false]",
+     "Show the scheduler's policy and the ones to choose from; set them (admin).\n"
+     "--min-runtime S: no running job is preempted within S seconds of its start.",
      "ringctl policy optimus --interval 5"},
     {"cancel", ringctl_cmd_cancel, "cancel JOB_ID|ARRAY_ID|ARRAY_ID_INDEX",
      "Cancel a job; an array's id cancels every job of the array still waiting or running\n"

@@ -105,6 +105,22 @@ static void print_progress(json_t *job)
            json_number_value(json_object_get(p, "percent")), str_or(p, "of", "?"));
 }
 
+/* "checkpoint: step 1200, 3m05s ago": the last checkpoint the job's program reported
+ * (libringjob), which the scheduler counts a preemption's loss from; "none reported" while
+ * it runs without one. */
+static void print_checkpoint(json_t *job)
+{
+    json_t *c = json_object_get(job, "checkpoint");
+    char step[32], at[64];
+    if (!json_is_object(c)) {
+        if (!strcmp(str_or(job, "state", ""), "RUNNING"))
+            printf("  checkpoint: none reported\n");
+        return;
+    }
+    printf("  checkpoint: step %s, %s\n", num(c, "step", step, sizeof(step), "?"),
+           when(c, "at", at, sizeof(at), "?"));
+}
+
 /* "batch:     16 global (adaptive to 256), runs 46; noise scale 93 examples" for a job with
  * a batch model (the noise scale var / sqr * batch, from its last gradient statistics), then
  * "chosen:    batch 46 on 2 GPUs: goodput 1.29x of batch 16; statistical efficiency 0.83"
@@ -293,6 +309,7 @@ static void print_job(json_t *job)
     print_after(job);
     print_pending(job);
     print_allocation(job);
+    print_checkpoint(job);
     print_batch(job);
     print_model(job);
 }

@@ -89,6 +89,14 @@ enum sched_pack_action {
                         * pack_reverted on both jobs so they are not packed again */
 };
 
+/* Which running job a guarantee stops first (sched_snapshot.preempt_order, preempt.h). */
+enum sched_preempt_order {
+    SCHED_PREEMPT_LEAST_LOSS = 0, /* the least work lost since its last checkpoint */
+    SCHED_PREEMPT_MOST_SERVICE,   /* the most attained service (GPU-seconds), the rule before
+                                   * checkpoints were known: for comparisons
+                                   * (ringmaster-sim --preempt-order service) */
+};
+
 struct sched_node {
     int64_t id;
     int ngpus;          /* GPUs on the node */
@@ -250,6 +258,12 @@ struct sched_job {
      * measure takes the cluster's prior (learn_links). 0: none known. */
     unsigned measured_links;
     int measured_step_link; /* the class of measured_step_gpus's placement (enum speed_link) */
+    /* Checkpoints (appended; issue 33, preempt.h): the time (the caller's clock) and the step
+     * of the job's last checkpoint, as its program reported it (libringjob); 0 and 0: none
+     * reported, and a stop would lose all of its current run. The core's rule reads the time;
+     * the step is the caller's record of it. */
+    double last_checkpoint_time;
+    int64_t last_checkpoint_step;
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0
@@ -314,6 +328,11 @@ struct sched_snapshot {
     double starvation_knob;       /* > 0: a demoted job that has waited this many
                                    * times its executed time goes back to the
                                    * first queue; <= 0: never (the default) */
+
+    /* Preemption by the guarantees (appended; issue 33, preempt.h). */
+    double min_runtime_s; /* a running job is not stopped within this of its current run's
+                           * start (the setting min_runtime_s); <= 0: no minimum */
+    enum sched_preempt_order preempt_order; /* which running job is stopped first */
 };
 
 /* A job's part of a decision, in snapshot order. */

@@ -121,6 +121,9 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     cfg.speed_live = prm->speed_live;
     cfg.hide_deadlines = prm->hide_deadlines;
     cfg.topology_blind = prm->topology_blind;
+    cfg.checkpoint_every_s = prm->checkpoint_every_s;
+    cfg.min_runtime_s = prm->min_runtime_s;
+    cfg.preempt_order = prm->preempt_order;
     cfg.nodes = c->nodes;
     cfg.nnodes = c->nnodes;
     cfg.policy = p;
@@ -176,18 +179,20 @@ static void print_deadlines(FILE *out, const struct report_row *rows, size_t n)
 
 static void print_table(FILE *out, const struct report_row *rows, size_t n)
 {
-    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s %10s %9s %11s %6s %6s\n",
+    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s %10s %9s %11s %6s %6s %8s %9s\n",
             "scenario", "policy", "avg_jct_h", "median_h", "p95_h", "makespan_h", "queue_h",
-            "util", "resizes", "first100_m", "p99_h", "max_queue_h", "fair", "idle%");
+            "util", "resizes", "first100_m", "p99_h", "max_queue_h", "fair", "idle%", "preempts",
+            "lost_gpuh");
     for (size_t i = 0; i < n; i++) {
         const struct simulate_result *r = rows[i].result;
         fprintf(out,
                 "%-24s %-12s %9.2f %9.2f %9.2f %10.2f %9.2f %6.3f %8ld %10.2f %9.2f %11.2f %6.2f "
-                "%6.2f\n",
+                "%6.2f %8ld %9.2f\n",
                 rows[i].scenario, rows[i].policy, r->avg_jct_s / 3600, r->median_jct_s / 3600,
                 r->p95_jct_s / 3600, r->makespan_s / 3600, r->avg_queue_s / 3600, r->utilization,
                 r->resizes, r->avg_first100_s / 60, r->p99_jct_s / 3600, r->max_queue_s / 3600,
-                rows[i].fairness, 100.0 * r->idle_wanted_frac);
+                rows[i].fairness, 100.0 * r->idle_wanted_frac, r->preemptions,
+                r->lost_preemption_gpu_s / 3600);
     }
     print_deadlines(out, rows, n);
 }
@@ -228,6 +233,9 @@ static json_t *row_json(const struct report_row *row)
         json_object_set_new(o, "max_queue_s", json_real(r->max_queue_s));
         json_object_set_new(o, "idle_wanted_frac", json_real(r->idle_wanted_frac));
         json_object_set_new(o, "idle_usable_frac", json_real(r->idle_usable_frac));
+        json_object_set_new(o, "preemptions", json_integer((json_int_t)r->preemptions));
+        json_object_set_new(o, "lost_preemption_gpu_s", json_real(r->lost_preemption_gpu_s));
+        json_object_set_new(o, "lost_redo_gpu_s", json_real(r->lost_redo_gpu_s));
         json_object_set_new(o, "fairness",
                             isnan(row->fairness) ? json_null() : json_real(row->fairness));
         json_object_set_new(o, "jobs_own_speed", json_integer((json_int_t)row->own_speed));

@@ -31,6 +31,11 @@ struct report_params {
     int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
     int hide_deadlines;   /* 1 (--deadlines-hidden): the policies do not see deadlines */
     int topology_blind;   /* 1 (--topology-blind): the policies see no islands nor switches */
+    /* Checkpoints and preemption (simulate_config; --checkpoint-every, --min-runtime,
+     * --preempt-order). */
+    double checkpoint_every_s;
+    double min_runtime_s;
+    enum sched_preempt_order preempt_order;
 };
 
 /* The range of lambda of a drawn deadline (submit + lambda x time alone; ElasticFlow's). */

@@ -24,6 +24,7 @@ static const char usage[] =
     "           [--max-gpus G] [--skip-bad-rows]\n"
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
     "           [--speed given|live] [--switches K] [--topology-blind]\n"
+    "           [--checkpoint-every S] [--min-runtime S] [--preempt-order loss|service]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
     "           [--deadlines SHARE [--deadlines-hidden]]\n"
     "\n"
@@ -76,6 +77,13 @@ static const char usage[] =
     "                      server's code (docs/simulator.md \"Learned speeds\")\n"
     "  --max-wait S        a job that fits waits at most S seconds whatever the policy\n"
     "                      (the core's guarantee; default 0: off, the server uses 3600)\n"
+    "  --checkpoint-every S  each job checkpoints every S seconds of its progress; a job\n"
+    "                      preempted goes back to its last checkpoint and redoes what it\n"
+    "                      made since (default 0: a preemption loses no progress)\n"
+    "  --min-runtime S     no job is preempted within S seconds of its start (default 0)\n"
+    "  --preempt-order O   which running job a guarantee stops first: loss (default: the\n"
+    "                      least work since its checkpoint) or service (the most attained\n"
+    "                      service, the rule before checkpoints were known)\n"
     "  --users K           jobs without a user (trace column 'user') get users 1..K,\n"
     "                      round-robin; prints fairness (worst user's mean JCT / its mean\n"
     "                      JCT alone on 1/K of the cluster)\n"
@@ -127,6 +135,8 @@ enum {
     OPT_DEADLINES_HIDDEN,
     OPT_SWITCHES,
     OPT_BLIND,
+    OPT_CHECKPOINT_EVERY,
+    OPT_PREEMPT_ORDER,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -158,6 +168,8 @@ static const struct option longopts[] = {
     {"deadlines-hidden", no_argument, NULL, OPT_DEADLINES_HIDDEN},
     {"switches", required_argument, NULL, OPT_SWITCHES},
     {"topology-blind", no_argument, NULL, OPT_BLIND},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {"preempt-order", required_argument, NULL, OPT_PREEMPT_ORDER},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -251,6 +263,17 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
     case OPT_BLIND:
         a->prm.topology_blind = 1;
         return 0;
+    case OPT_CHECKPOINT_EVERY:
+        return options_double(v, 0, 1e12, &a->prm.checkpoint_every_s, "--checkpoint-every", err,
+                              len);
+    case OPT_PREEMPT_ORDER:
+        if (strcmp(v, "loss") && strcmp(v, "service")) {
+            snprintf(err, len, "--preempt-order: expected loss or service, got '%s'", v);
+            return -1;
+        }
+        a->prm.preempt_order = !strcmp(v, "loss") ? SCHED_PREEMPT_LEAST_LOSS
+                                                  : SCHED_PREEMPT_MOST_SERVICE;
+        return 0;
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;
@@ -332,6 +355,7 @@ static void use_settings(struct run_args *a)
     a->prm.min_resize_interval_s = a->settings.min_resize_interval_s;
     a->prm.quantum_s = a->settings.quantum_s;
     a->prm.max_wait_s = a->settings.max_wait_s;
+    a->prm.min_runtime_s = a->settings.min_runtime_s;
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a, char *err, size_t len)

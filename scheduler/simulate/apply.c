@@ -63,6 +63,60 @@ static void charge_change(struct sim *s, struct sim_job *j, const struct sched_a
     s->migrations += as->migrated;
 }
 
+void simulate__checkpoints(struct sim *s, struct sim_job *j, double from, double t,
+                           double epochs_before, double steps_before)
+{
+    double c = s->cfg->checkpoint_every_s, run = t - from;
+    if (!(c > 0) || !(run > 0))
+        return;
+    double total = j->since_ckpt_s + run, n = floor(total / c);
+    if (n < 1) {
+        j->since_ckpt_s = total;
+        return;
+    }
+    double at = n * c - j->since_ckpt_s; /* the last checkpoint, into this stretch */
+    j->ckpt_epochs = epochs_before + at * j->rate;
+    j->ckpt_steps = steps_before + at * j->step_rate;
+    j->ckpt_time = from + at;
+    j->since_ckpt_s = total - n * c;
+}
+
+/* Checkpoints at a change of job j's GPUs (to as->gpus) after its first start: a preemption
+ * (no GPUs, not suspended) goes back to its last checkpoint and loses what it made since
+ * (checkpoint_every_s > 0), and the delay of its next start; a resize or a migration writes a
+ * checkpoint at the change; a suspension keeps its state in host memory, a resume in place
+ * takes it back, and one elsewhere goes through a checkpoint. */
+static void checkpoint_change(struct sim *s, struct sim_job *j, const struct sched_assignment *as,
+                              const struct sched_slot *ns)
+{
+    if (j->gpus > 0 && as->gpus == 0 && !as->suspended) {
+        s->preemptions++;
+        j->preempted = 1;
+        if (s->cfg->checkpoint_every_s > 0) {
+            double redo = j->since_ckpt_s * j->gpus;
+            s->lost_redo_gpu_s += redo;
+            s->lost_preempt_gpu_s += redo;
+            j->epochs_done = j->ckpt_epochs;
+        }
+        j->since_ckpt_s = 0;
+        return;
+    }
+    if (as->gpus <= 0)
+        return;
+    if (j->preempted) {
+        s->lost_preempt_gpu_s += as->gpus * s->cfg->resize_cost_s;
+        j->preempted = 0;
+    }
+    if (as->resumed && ns[0].node == j->susp_node)
+        return;
+    if (j->gpus > 0 || as->resumed) {
+        j->ckpt_time = s->now;
+        j->ckpt_steps = j->steps_done;
+    }
+    j->ckpt_epochs = j->epochs_done;
+    j->since_ckpt_s = 0;
+}
+
 /* The cluster's largest node and NVLink island, in GPUs (once). */
 static void size_domains(struct sim *s)
 {
@@ -130,6 +184,7 @@ int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sc
     else if (j->gpus > 0 && as->gpus == 0)
         j->wait_since = s->now;
     if (j->started) {
+        checkpoint_change(s, j, as, ns);
         charge_change(s, j, as, ns);
     } else if (as->gpus > 0) {
         j->started = 1;

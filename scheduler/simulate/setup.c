@@ -55,6 +55,9 @@ static int check_config(struct sim *s, const struct simulate_config *c)
         return simulate__fail(s, EINVAL, "noise and loss_noise must be within 0..0.5", -1);
     if (!(c->estimate_error >= 0.0) || !isfinite(c->estimate_error) || isnan(c->max_wait_s))
         return simulate__fail(s, EINVAL, "estimate_error must be finite and >= 0", -1);
+    if (!(c->checkpoint_every_s >= 0.0) || !isfinite(c->checkpoint_every_s) ||
+        !(c->min_runtime_s >= 0.0) || !isfinite(c->min_runtime_s))
+        return simulate__fail(s, EINVAL, "checkpoint_every_s and min_runtime_s: finite, >= 0", -1);
     for (size_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i].ngpus < 0 || c->nodes[i].ngpus > SCHED_MAX_GPUS_PER_NODE)
             return simulate__fail(s, EINVAL, "node GPU count out of range", (long long)i);

@@ -144,6 +144,17 @@ struct simulate_config {
      * classes (theta[6], theta[7] 0, gpus_per_island 0); the truth still charges each job the
      * classes its GPUs span (apply.c). 0 (default): the policies see the topology. */
     int topology_blind;
+    /* Appended (issue 33 item 6, preempt.h): checkpoints and what a preemption loses.
+     * checkpoint_every_s > 0: each job checkpoints every this many seconds of its progress
+     * (and at each planned change: a resize, a migration, a suspension keeps its state), and
+     * a job preempted (left without GPUs, not suspended) goes back to its last checkpoint:
+     * the progress since is lost and redone. 0 (default): a preemption loses nothing (as if
+     * the job checkpointed at the stop), as before. The policies are shown each job's last
+     * checkpoint (sched_job.last_checkpoint_time); min_runtime_s and preempt_order are passed
+     * in every snapshot. */
+    double checkpoint_every_s;
+    double min_runtime_s;
+    enum sched_preempt_order preempt_order;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
@@ -216,6 +227,13 @@ struct simulate_result {
      * JCT of the jobs without one (the whole mean when no job has a deadline). */
     long deadlines, deadlines_met;
     double avg_jct_other_s;
+    /* Appended (issue 33 item 6): running jobs left without GPUs and not suspended (their
+     * restart goes through a checkpoint), and the GPU-seconds those preemptions lost: the
+     * progress since each one's last checkpoint (redone, checkpoint_every_s > 0) plus the
+     * restart delay of its next start (resize_cost_s on the GPUs it then gets). */
+    long preemptions;
+    double lost_preemption_gpu_s;
+    double lost_redo_gpu_s; /* of which the progress redone */
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is

@@ -101,6 +101,8 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
     o->slots = j->slots;
     o->last_change_time = j->last_change;
     o->run_time = j->run_time;
+    o->last_checkpoint_time = j->ckpt_time;
+    o->last_checkpoint_step = (int64_t)j->ckpt_steps;
     o->epochs_done = j->epochs_done;
     o->remaining_epochs = sp->epochs - j->epochs_done;
     if (o->remaining_epochs < 0.0)

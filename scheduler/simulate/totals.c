@@ -90,6 +90,9 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
     r->pack_reverts = s->pack_reverts;
     r->migrations = s->migrations;
     r->batch_changes = s->batch_changes;
+    r->preemptions = s->preemptions;
+    r->lost_preemption_gpu_s = s->lost_preempt_gpu_s;
+    r->lost_redo_gpu_s = s->lost_redo_gpu_s;
     r->max_jobs_on_gpu = s->max_per_gpu;
     r->fit_node = s->fit_node;
     r->on_node = s->on_node;

@@ -145,7 +145,9 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
                             .batch = sj->batch,
                             .max_switches = sj->max_switches,
                             .max_switches_wait_s = sj->max_switches_wait_s,
-                            .deadline = sj->deadline};
+                            .deadline = sj->deadline,
+                            .last_checkpoint_time = sj->checkpoint_at,
+                            .last_checkpoint_step = sj->checkpoint_step};
     j->speed.gpus_per_island = p->island_size; /* a packed job larger than one spans PCIe */
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
@@ -407,6 +409,7 @@ static int build_snapshot(struct live_plan *p, long round_no)
         .quantum_s = p->cfg->quantum_s,
         .gpu_mem_bytes = bounds_gpu_mem_bytes(p->cnodes, s->nnodes),
         .max_wait_s = bounds_max_wait_s(p->cfg->max_wait_s),
+        .min_runtime_s = p->cfg->min_runtime_s,
         .users = s->users,
         .nusers = s->nusers,
         .finished_run_s = s->finished_run_s,

@@ -820,6 +820,12 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
         job.batchText({ batch: 64, adaptive_batch: null, current_batch: null, model: {} }),
         job.batchText({ batch: null }),
       ],
+      // the last checkpoint the job reported (libringjob), what a preemption goes back to
+      ckpt: [
+        job.checkpointText({ state: "RUNNING", checkpoint: { step: 1200, at: "2026-01-01T11:57:00Z" } }),
+        job.checkpointText({ state: "RUNNING", checkpoint: null }),
+        job.checkpointText({ state: "PENDING" }),
+      ],
       gpu0: owners.get("1/0").jobs.map((j) => j.id),
       gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],
     };
@@ -855,6 +861,8 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
     { declared: "64 (fixed)", chosen: "" },
     null,
   ]);
+  assert.match(got.ckpt[0], /^step 1200, .+ \(.+\)$/);
+  assert.deepEqual(got.ckpt.slice(1), ["none reported", ""]);
 });
 
 test("the dashboard runs under its Content-Security-Policy without a violation", T, async () => {

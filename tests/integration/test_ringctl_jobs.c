@@ -274,6 +274,13 @@ Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "RUNNING") && strstr(r->out, "allocation (world size 1): node 1"),
               "%s", r->out);
+    cr_assert(strstr(r->out, "checkpoint: none reported"), "%s", r->out);
+    /* its worker forwards a checkpoint its program reported (sql/044) */
+    snprintf(path, sizeof(path), "/api/v1/jobs/%s/metrics", ids);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, w, "{\"items\":[],\"checkpoint\":{\"step\":1200}}"), 200));
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "checkpoint: step 1200, "), "%s", r->out);
     r = ctl("suspend", ids);
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "suspend action ") && strstr(r->out, " pending on node 1"), "%s",

@@ -132,6 +132,14 @@ function deadlineText(job) {
   return h("span", { id: "deadline", class: job.deadline_forecast && job.deadline_forecast.verdict === "misses" ? "error" : "" }, verdict ? at + " — " + verdict : at);
 }
 
+// The last checkpoint the job's program reported (libringjob): what a preemption would go back
+// to; "none reported" while it runs without one, "" otherwise.
+export function checkpointText(job) {
+  const c = job.checkpoint;
+  if (c && c.step != null) return "step " + c.step + (c.at ? ", " + when(c.at) + " (" + fromNow(c.at) + ")" : "");
+  return job.state === "RUNNING" ? "none reported" : "";
+}
+
 function details(job) {
   // "model" holds what the user declared merged with the scheduler's model of the job; the
   // scheduler's part is its remaining work (below) and the Loss and Throughput sections. Each
@@ -145,6 +153,7 @@ function details(job) {
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
     ["allocation", Array.isArray(job.allocation) && job.allocation.length
       ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
+    ["last checkpoint", checkpointText(job) ? h("span", { id: "job-checkpoint" }, checkpointText(job)) : ""],
     ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["runs after", afterLinks(job.after)],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
