@@ -31,7 +31,7 @@ static const struct command commands[] = {
      "         [--batch-per-gpu M] [--batch M0 [--adaptive-batch [M0:]MAX]\n"
      "         [--max-local-batch L] [--lr-scaling sqrt|linear|none]] [--env K=V]...\n"
      "         [--idempotency-key K] [--array INDEXES] [--after ID[:ok|:any|:notok]]...\n"
-     "         [--switches N[@T]] -- COMMAND [ARGS...]",
+     "         [--switches N[@T]] [--deadline WHEN] -- COMMAND [ARGS...]",
      "Submit a job; prints its id. --array 0-99 (or 1,3,5-7, or 0-15:4 for every 4th)\n"
      "  submits a job array: one job per index (at most 1,000, 0..1000000, in one\n"
      "  transaction), named NAME[i] with RINGJOB_ARRAY_INDEX=i in its environment; prints\n"
@@ -45,7 +45,11 @@ static const struct command commands[] = {
      "  FAILED or was CANCELLED; array:41 waits for every job of array 41); repeat it or\n"
      "  separate with commas. A dependency that can no longer be met cancels the job.\n"
      "  --switches N@T (as Slurm's): it waits up to T seconds (default 300) for GPUs on at\n"
-     "  most N switches (the nodes' switch labels), then takes what there is.",
+     "  most N switches (the nodes' switch labels), then takes what there is.\n"
+     "  --deadline 2026-12-05T18:00 (local time; or with Z or +01:00, a day, or +6h): when it\n"
+     "  must be finished; the scheduler gives it the least GPUs that meet it once its slack\n"
+     "  runs out, and ringctl says on stderr whether the forecast meets it (\"forecast\n"
+     "  finish ~Thu 14:10, before the deadline\" or \"... will miss by ~3h at the current load\").",
      "ringctl submit --name mlp --gpus 2 --elastic --max-gpus 8 -- python3 train.py"},
     {"list", ringctl_cmd_list,
      "list [--state S] [--user U] [--array ID] [--limit N] [--all] [--wide|-o wide]\n"
@@ -79,8 +83,9 @@ static const struct command commands[] = {
      "Print each change of a job (or of every job) until it ends (exit 1 on --timeout).",
      "ringctl watch 1 --timeout 600"},
     {"policy", ringctl_cmd_policy,
-     "policy [NAME] [--interval S] [--explore-stage S] [--paused true|false]",
-     "Show the scheduler's policy and the ones to choose from; set them (admin).",
+     "policy [NAME] [--interval S] [--explore-stage S] [--min-runtime S] [--paused true|false]",
+     "Show the scheduler's policy and the ones to choose from; set them (admin).\n"
+     "--min-runtime S: no running job is preempted within S seconds of its start.",
      "ringctl policy optimus --interval 5"},
     {"cancel", ringctl_cmd_cancel, "cancel JOB_ID|ARRAY_ID|ARRAY_ID_INDEX",
      "Cancel a job; an array's id cancels every job of the array still waiting or running\n"

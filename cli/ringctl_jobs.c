@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "afterspec.h"
 #include "arrayspec.h"
 #include "ringctl.h"
+#include "timefmt.h"
 
 struct submit_opts {
     json_t *job;
@@ -92,6 +94,24 @@ static int switches_flag(struct submit_opts *s, const char *v)
     return json_object_set_new(s->job, "topology", topo);
 }
 
+/* --deadline WHEN (timefmt_parse_user: local time unless it says its zone, or +PERIOD):
+ * {"deadline": the time in UTC, RFC 3339}. */
+static int deadline_flag(struct submit_opts *s, const char *v)
+{
+    time_t t;
+    struct tm tm;
+    char at[32];
+    if (timefmt_parse_user(v, time(NULL), &t) < 0 || !gmtime_r(&t, &tm)) {
+        fprintf(stderr,
+                "ringctl: --deadline: expected a time like 2026-12-05T18:00 (local), "
+                "2026-12-05T18:00Z, 2026-12-05 or +6h, got '%s'\n",
+                v);
+        return -1;
+    }
+    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_object_set_new(s->job, "deadline", json_string(at));
+}
+
 static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
 {
     static const struct {
@@ -121,6 +141,8 @@ static int submit_flag(struct submit_opts *s, const char *flag, const char *v)
         return adaptive_flag(s, v);
     if (!strcmp(flag, "--switches"))
         return switches_flag(s, v);
+    if (!strcmp(flag, "--deadline"))
+        return deadline_flag(s, v);
     if (!strcmp(flag, "--lr-scaling")) /* the server checks the name (sqrt, linear, none) */
         return json_object_set_new(s->job, "lr_scaling", json_string(v));
     if (!strcmp(flag, "--idempotency-key")) {
@@ -207,10 +229,15 @@ int ringctl_cmd_submit(struct ringctl *ctl, int argc, char **argv)
     json_t *out;
     rc = ringctl_call(ctl, "POST", "/api/v1/jobs", s.job, s.idem ? header : NULL, &out);
     if (rc == RINGCTL_OK) {
+        json_int_t id = json_integer_value(json_object_get(out, "id"));
+        const char *verdict =
+            json_string_value(json_object_get(json_object_get(out, "deadline_forecast"), "text"));
         if (ctl->json)
             ringctl_print_json(out);
         else
-            printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(out, "id")));
+            printf("%" JSON_INTEGER_FORMAT "\n", id);
+        if (verdict && !ctl->json) /* on stderr: scripts read the id alone on stdout */
+            fprintf(stderr, "job %" JSON_INTEGER_FORMAT ": %s\n", id, verdict);
     }
     json_decref(out);
 done:

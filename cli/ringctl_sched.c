@@ -127,6 +127,9 @@ static void print_policy(json_t *s)
            json_number_value(iv));
     if (json_is_number(stage))
         printf(", exploring stage %g s", json_number_value(stage));
+    json_t *minrun = json_object_get(s, "min_runtime_s");
+    if (json_number_value(minrun) > 0)
+        printf(", no preemption within %g s of a start", json_number_value(minrun));
     printf("%s\n", json_is_true(json_object_get(s, "paused")) ? ", PAUSED" : "");
     static const char *const head[] = {"", "POLICY", "SUMMARY"};
     struct table *t = table_create(3, head);
@@ -147,16 +150,18 @@ static void print_policy(json_t *s)
 /* Fills body from the arguments; returns 0 or -1 (usage printed). */
 static int policy_args(json_t *body, int argc, char **argv)
 {
-    static const char *const usage =
-        "policy [NAME] [--interval S] [--explore-stage S] [--paused true|false]";
+    static const char *const usage = "policy [NAME] [--interval S] [--explore-stage S] "
+                                     "[--min-runtime S] [--paused true|false]";
     static const char *const secs[][2] = {{"--interval", "interval_s"},
-                                          {"--explore-stage", "explore_stage_s"}};
+                                          {"--explore-stage", "explore_stage_s"},
+                                          {"--min-runtime", "min_runtime_s"}};
+    const size_t nsecs = sizeof(secs) / sizeof(secs[0]);
     for (int i = 0; i < argc; i++) {
         double s;
         size_t k = 0;
-        while (k < 2 && strcmp(argv[i], secs[k][0]))
+        while (k < nsecs && strcmp(argv[i], secs[k][0]))
             k++;
-        if (k < 2 && i + 1 < argc) {
+        if (k < nsecs && i + 1 < argc) {
             if (ringctl_parse_seconds(secs[k][0], argv[++i], &s) < 0)
                 return -1;
             json_object_set_new(body, secs[k][1], json_real(s));

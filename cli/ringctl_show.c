@@ -105,6 +105,22 @@ static void print_progress(json_t *job)
            json_number_value(json_object_get(p, "percent")), str_or(p, "of", "?"));
 }
 
+/* "checkpoint: step 1200, 3m05s ago": the last checkpoint the job's program reported
+ * (libringjob), which the scheduler counts a preemption's loss from; "none reported" while
+ * it runs without one. */
+static void print_checkpoint(json_t *job)
+{
+    json_t *c = json_object_get(job, "checkpoint");
+    char step[32], at[64];
+    if (!json_is_object(c)) {
+        if (!strcmp(str_or(job, "state", ""), "RUNNING"))
+            printf("  checkpoint: none reported\n");
+        return;
+    }
+    printf("  checkpoint: step %s, %s\n", num(c, "step", step, sizeof(step), "?"),
+           when(c, "at", at, sizeof(at), "?"));
+}
+
 /* "batch:     16 global (adaptive to 256), runs 46; noise scale 93 examples" for a job with
  * a batch model (the noise scale var / sqr * batch, from its last gradient statistics), then
  * "chosen:    batch 46 on 2 GPUs: goodput 1.29x of batch 16; statistical efficiency 0.83"
@@ -257,6 +273,21 @@ static void print_model(json_t *job)
     print_fit(m);
 }
 
+/* "deadline: 2026-12-05 18:00:00 (forecast finish ~Thu 14:10, before the deadline)": the
+ * server's verdict on the last round's forecast, while the job has not ended. */
+static void print_deadline(json_t *job)
+{
+    char at[64];
+    const char *verdict =
+        json_string_value(json_object_get(json_object_get(job, "deadline_forecast"), "text"));
+    if (!when(job, "deadline", at, sizeof(at), NULL))
+        return;
+    if (verdict)
+        printf("  deadline:  %s (%s)\n", at, verdict);
+    else
+        printf("  deadline:  %s\n", at);
+}
+
 static void print_job(json_t *job)
 {
     char id[32], g[32], lo[32], hi[32], prio[32];
@@ -273,10 +304,12 @@ static void print_job(json_t *job)
            when(job, "updated_at", upd, 64, "?"), when(job, "finished_at", fin, 64, "-"));
     if (when(job, "predicted_finish", fin, sizeof(fin), NULL))
         printf("  finish:    predicted %s\n", fin);
+    print_deadline(job);
     print_progress(job);
     print_after(job);
     print_pending(job);
     print_allocation(job);
+    print_checkpoint(job);
     print_batch(job);
     print_model(job);
 }

@@ -27,6 +27,74 @@ int timefmt_parse(const char *s, time_t *t)
     return 0;
 }
 
+/* "+PERIOD": a number and s, m, h or d, after now. */
+static int parse_ahead(const char *s, time_t now, time_t *t)
+{
+    char *end;
+    double v = strtod(s + 1, &end);
+    double unit = !strcmp(end, "s")   ? 1
+                  : !strcmp(end, "m") ? 60
+                  : !strcmp(end, "h") ? 3600
+                  : !strcmp(end, "d") ? 86400
+                                      : -1;
+    if (end == s + 1 || unit < 0 || !(v > 0) || !(v * unit < 86400.0 * 3660))
+        return -1;
+    *t = now + (time_t)(v * unit + 0.5);
+    return 0;
+}
+
+/* What follows the time: nothing (local), "Z", or an offset +hh:mm; *east its seconds. */
+static int parse_zone(const char *z, int *local, long *east)
+{
+    int h, m, n = 0;
+    *local = *z == '\0';
+    *east = 0;
+    if (*local || !strcmp(z, "Z") || !strcmp(z, "z"))
+        return 0;
+    if ((z[0] != '+' && z[0] != '-') || sscanf(z + 1, "%2d:%2d%n", &h, &m, &n) != 2 || n != 5 ||
+        z[6] != '\0' || h > 23 || m > 59)
+        return -1;
+    *east = (z[0] == '-' ? -1 : 1) * (h * 3600L + m * 60L);
+    return 0;
+}
+
+int timefmt_parse_user(const char *s, time_t now, time_t *t)
+{
+    struct tm tm = {0};
+    int n = 0, local;
+    long east;
+    if (!s)
+        return -1;
+    if (s[0] == '+')
+        return parse_ahead(s, now, t);
+    if (sscanf(s, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &n) != 3 || n != 10)
+        return -1;
+    const char *p = s + n;
+    if (*p == '\0') {
+        tm.tm_hour = 23;
+        tm.tm_min = tm.tm_sec = 59;
+    } else {
+        int k = 0;
+        if ((*p != 'T' && *p != 't' && *p != ' ') ||
+            sscanf(p + 1, "%2d:%2d%n", &tm.tm_hour, &tm.tm_min, &k) != 2 || k != 5)
+            return -1;
+        p += 1 + k;
+        if (*p == ':' && (sscanf(p + 1, "%2d%n", &tm.tm_sec, &k) != 1 || k != 2))
+            return -1;
+        p += *p == ':' ? 3 : 0;
+    }
+    if (parse_zone(p, &local, &east) || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+        tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 59)
+        return -1;
+    int mday = tm.tm_mday, mon = tm.tm_mon;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    tm.tm_isdst = -1;
+    *t = local ? mktime(&tm) : timegm(&tm) - east;
+    /* mktime and timegm carry 2026-02-30 into March: not a day */
+    return tm.tm_mday == mday && tm.tm_mon == mon - 1 ? 0 : -1;
+}
+
 /* d seconds (>= 0) as "45s", "3m12s" or "59m59s". */
 static void short_span(long long d, char *buf, size_t len)
 {

@@ -10,6 +10,13 @@
  * *t (seconds, the fraction dropped). Returns 0, or -1 when s is NULL or not one. */
 int timefmt_parse(const char *s, time_t *t);
 
+/* A time as a person gives it on the command line (ringctl submit --deadline) into *t:
+ * "2026-12-05T18:00" or "2026-12-05 18:00[:SS]" in local time; with "Z" or an offset
+ * ("2026-12-05T18:00Z", "2026-12-05T18:00:00+01:00") in that zone; "2026-12-05" the end of
+ * that local day (23:59:59); "+PERIOD" ("+6h", "+2d", "+90m") from now. Returns 0, or -1 when
+ * s is not one of these. */
+int timefmt_parse_user(const char *s, time_t now, time_t *t);
+
 /* t seen from now: "now", "in 45s", "in 3m12s", "2m05s ago" within an hour; else the local
  * time "13:02:03" when on now's local day, or "2026-11-24 13:02:03". */
 void timefmt_when(time_t t, time_t now, char *buf, size_t len);

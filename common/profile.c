@@ -549,3 +549,56 @@ int profile_common_local_bsz(const struct profile *p)
     }
     return best;
 }
+
+/* The local batch of pts nearest bsz (ties: the smaller). */
+static int nearest_bsz(const struct profile_points *pts, int bsz)
+{
+    int best = 0;
+    for (size_t i = 0; i < pts->n; i++) {
+        int d = abs(pts->local_bsz[i] - bsz), bd = abs(best - bsz);
+        if (best == 0 || d < bd || (d == bd && pts->local_bsz[i] < best))
+            best = pts->local_bsz[i];
+    }
+    return best;
+}
+
+/* The mean step and sync time of w GPUs at batch b, on one node (multi 0) or on several. */
+static int mean_at(const struct profile_points *pts, int b, int w, int multi, double *step,
+                   double *sync)
+{
+    int k = 0;
+    *step = *sync = 0;
+    for (size_t i = 0; i < pts->n; i++)
+        if (pts->local_bsz[i] == b && pts->w[i] == w && (pts->nodes[i] > 1) == multi) {
+            *step += pts->step_time[i];
+            *sync += pts->sync_time[i];
+            k++;
+        }
+    if (k > 0) {
+        *step /= k;
+        *sync /= k;
+    }
+    return k;
+}
+
+int profile_link_shares(const struct profile *p, int bsz, double *pcie, double *cross)
+{
+    const struct profile_points *pts = &p->placements;
+    int b = nearest_bsz(pts, bsz), n = 0;
+    double t1, s1, one, one_sync, multi, multi_sync;
+    *pcie = *cross = 0;
+    if (!mean_at(pts, b, 1, 0, &t1, &s1) || !(t1 > 0))
+        return 0;
+    for (int w = 2; w <= 4; w++) {
+        if (!mean_at(pts, b, w, 0, &one, &one_sync) || !mean_at(pts, b, w, 1, &multi, &multi_sync))
+            continue;
+        *pcie += one_sync * (1.0 - 1.0 / PROFILE_NVLINK_SPEEDUP) / t1;
+        *cross += fmax(0.0, multi - one) * (PROFILE_SWITCH_OVERSUB - 1.0) / t1;
+        n++;
+    }
+    if (n > 0) {
+        *pcie /= n;
+        *cross /= n;
+    }
+    return n;
+}

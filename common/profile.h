@@ -101,4 +101,19 @@ void profile_destroy(struct profile *p);
 /* The most common local_bsz among p->placements (ties: the smaller); 0 if none. */
 int profile_common_local_bsz(const struct profile *p);
 
+/* Link classes (issue 32, scheduler/speed.h) from the placements, which time the same world
+ * size on one node and on several: the profiles' nodes of 4 GPUs are taken as joined over
+ * PCIe, an NVLink island as PROFILE_NVLINK_SPEEDUP times faster for the all-reduce, and a
+ * path across switches as PROFILE_SWITCH_OVERSUB times slower for what the network adds. */
+#define PROFILE_NVLINK_SPEEDUP 5.0
+#define PROFILE_SWITCH_OVERSUB 2.0
+
+/* At the local batch of placements nearest bsz, over the world sizes w (2 to 4) measured both
+ * on one node and on several: *pcie, the mean of sync_time(one node) (1 - 1/
+ * PROFILE_NVLINK_SPEEDUP), what a step over PCIe loses against one inside an island, and
+ * *cross, the mean of (step_time(several nodes) - step_time(one node)) (PROFILE_SWITCH_OVERSUB
+ * - 1), what a step across switches loses against one on a switch; each as a share of the
+ * 1-GPU step_time at that batch. Returns the world sizes averaged (0: none, both 0). */
+int profile_link_shares(const struct profile *p, int bsz, double *pcie, double *cross);
+
 #endif

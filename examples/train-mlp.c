@@ -26,7 +26,8 @@
  *
  * --checkpoint-every N makes rank 0 write the same checkpoint every N steps while training
  * goes on, so a job whose host dies restarts from at most N steps back (default 0: only at
- * a planned stop).
+ * a planned stop), and tells the worker (ringjob_checkpoint_saved), so the scheduler knows
+ * what a preemption would lose.
  *
  * --report-total tells the scheduler the job's length, --steps, through
  * ringjob_set_total_steps(): its estimates then use it and its progress is shown.
@@ -485,8 +486,13 @@ static int train(struct model *md, const struct options *o, int rank, int world)
         ringjob_report(md->step, loss, br.batch, now_s() - t0);
         grad_report(&br, o, md->step, rank);
         if (rank == 0 && o->checkpoint_every > 0 && md->step % o->checkpoint_every == 0 &&
-            md->step < o->steps && checkpoint_write(md) < 0)
-            fprintf(stderr, "train-mlp: periodic checkpoint at step %ld failed\n", md->step);
+            md->step < o->steps) {
+            /* the scheduler stops the job that loses least since its checkpoint: say it */
+            if (checkpoint_write(md) < 0)
+                fprintf(stderr, "train-mlp: periodic checkpoint at step %ld failed\n", md->step);
+            else
+                ringjob_checkpoint_saved(md->step);
+        }
         int d = ringjob_poll(md->step);
         if (d == RINGJOB_SUSPEND && o->suspend_delay_ms > 0) {
             long ms = o->suspend_delay_ms;

@@ -38,6 +38,45 @@ int domain_switches(const struct sched_snapshot *snap, const struct sched_slot *
     return count;
 }
 
+enum speed_link domain_link(const struct sched_node *nodes, size_t nnodes,
+                            const struct sched_slot *slots, int n)
+{
+    int multi = 0, sw0 = n > 0 ? domain_group(&nodes[slots[0].node], 0, nnodes) : 0;
+    for (int k = 1; k < n; k++) {
+        if (slots[k].node == slots[0].node)
+            continue;
+        int sw = domain_group(&nodes[slots[k].node], 0, nnodes);
+        if (sw && sw0 && sw != sw0)
+            return SPEED_LINK_CROSS;
+        multi = 1;
+    }
+    if (multi)
+        return SPEED_LINK_SWITCH;
+    if (n < 2 || !domain_node_has_islands(&nodes[slots[0].node]))
+        return SPEED_LINK_ISLAND;
+    const struct sched_node *nd = &nodes[slots[0].node];
+    int first = nd->island[slots[0].gpu];
+    for (int k = 1; k < n; k++)
+        if (!first || nd->island[slots[k].gpu] != first)
+            return SPEED_LINK_PCIE;
+    return SPEED_LINK_ISLAND;
+}
+
+int domain_island_size(const struct sched_node *nodes, size_t nnodes)
+{
+    int best = 0;
+    for (size_t n = 0; n < nnodes; n++) {
+        const struct sched_node *nd = &nodes[n];
+        if (!nd->up || !domain_node_has_islands(nd))
+            continue;
+        for (int k = 1; k <= SCHED_MAX_GPUS_PER_NODE; k++) {
+            int c = __builtin_popcountll(domain_island_mask(nd, k));
+            best = c > best ? c : best;
+        }
+    }
+    return best;
+}
+
 double domain_waited_s(const struct sched_snapshot *snap, const struct sched_job *j)
 {
     double since = j->last_change_time > j->submit_time ? j->last_change_time : j->submit_time;

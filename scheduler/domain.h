@@ -27,6 +27,15 @@ int domain_group(const struct sched_node *nd, int rack, size_t nnodes);
  * (a cluster without switch labels is one switch). */
 int domain_switches(const struct sched_snapshot *snap, const struct sched_slot *slots, int n);
 
+/* The link class (speed.h) that n slots span: CROSS over more than one known switch, SWITCH
+ * over nodes of one, PCIE over two NVLink islands of one node (known islands; a GPU of no
+ * known island counts as an island of its own), else ISLAND. nodes is the snapshot's. */
+enum speed_link domain_link(const struct sched_node *nodes, size_t nnodes,
+                            const struct sched_slot *slots, int n);
+
+/* The GPUs of the largest NVLink island of the up nodes (0: no node knows its islands). */
+int domain_island_size(const struct sched_node *nodes, size_t nnodes);
+
 /* Seconds job j has waited for GPUs: now - max(submit_time, last_change_time), >= 0. */
 double domain_waited_s(const struct sched_snapshot *snap, const struct sched_job *j);
 

@@ -45,6 +45,10 @@ static void put_holder(struct text *t, const struct sched_job *j, const struct s
         text_put(t, "its user's fair share");
         return;
     }
+    if (a->forced == 3) {
+        text_put(t, "the least share that meets its deadline");
+        return;
+    }
     double left = policy_time_at(j, a->gpus);
     if (isfinite(left)) {
         text_put(t, "predicted to finish in ");

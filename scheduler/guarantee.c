@@ -8,6 +8,7 @@
 
 #include "guarantee.h"
 #include "policies/policy.h"
+#include "preempt.h"
 
 /* A wait this close to max_wait_s counts as reached (the caller's round may
  * fall on the deadline itself). */
@@ -24,6 +25,8 @@ struct guard {
     long *alloc;     /* per user: GPUs in want */
     double *entitled; /* per user: its fair share now */
     long used, capacity;
+    size_t *stopped; /* preempt(): the jobs it stopped, in order */
+    int *took;       /* and the GPUs each gave */
 };
 
 double guarantee_max_wait(const struct sched_snapshot *snap)
@@ -186,25 +189,35 @@ static void shrink_elastic(struct guard *g, long need, long who)
     }
 }
 
-/* Step 3: running jobs yield, the most attained service (GPU-seconds) first. */
+/* Step 3: running jobs yield, in preempt.h's order (the least work lost since a checkpoint
+ * first; none within min_runtime_s of its start). Then each job stopped here that the room
+ * turned out not to need, the costliest first, keeps its GPUs: a small job stopped first
+ * must not be lost for nothing when a larger one had to go anyway. */
 static void preempt(struct guard *g, long need, long who)
 {
+    size_t n = g->snap->njobs, nstopped = 0;
+
     while (g->capacity - g->used < need) {
         long best = -1;
-        double best_att = -1;
-        for (size_t i = 0; i < g->snap->njobs; i++) {
-            const struct sched_job *j = &g->snap->jobs[i];
-            double att = j->run_time * (j->cur_gpus > 0 ? j->cur_gpus : 1);
-            if (!may_take(g, i, who))
+        for (size_t i = 0; i < n; i++) {
+            if (!may_take(g, i, who) || !preempt_allowed(g->snap, &g->snap->jobs[i]))
                 continue;
-            if (best < 0 || att > best_att) {
+            if (best < 0 || preempt_before(g->snap, i, (size_t)best))
                 best = (long)i;
-                best_att = att;
-            }
         }
         if (best < 0)
             return;
+        g->stopped[nstopped] = (size_t)best;
+        g->took[nstopped++] = g->want[best];
         take_from(g, (size_t)best, g->want[best]);
+    }
+    for (size_t k = nstopped; k-- > 0;) {
+        size_t i = g->stopped[k];
+        if (g->capacity - g->used - g->took[k] < need)
+            continue;
+        g->want[i] += g->took[k];
+        g->alloc[g->uidx[i]] += g->took[k];
+        g->used += g->took[k];
     }
 }
 
@@ -459,8 +472,10 @@ int guarantee_apply(const struct sched_snapshot *snap, int *want, unsigned char 
     g.uidx = malloc((n + 1) * sizeof(*g.uidx));
     g.alloc = calloc(n + 1, sizeof(*g.alloc));
     g.entitled = calloc(n + 1, sizeof(*g.entitled));
-    if (!g.order || !g.rank || !g.uidx || !g.alloc || !g.entitled || policy_order(snap, g.order) ||
-        map_users(&g))
+    g.stopped = malloc((n + 1) * sizeof(*g.stopped));
+    g.took = malloc((n + 1) * sizeof(*g.took));
+    if (!g.order || !g.rank || !g.uidx || !g.alloc || !g.entitled || !g.stopped || !g.took ||
+        policy_order(snap, g.order) || map_users(&g))
         goto out;
     policy_ranks(g.order, n, g.rank);
     count_alloc(&g);
@@ -476,5 +491,7 @@ out:
     free(g.uidx);
     free(g.alloc);
     free(g.entitled);
+    free(g.stopped);
+    free(g.took);
     return rc;
 }

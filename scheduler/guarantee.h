@@ -12,7 +12,8 @@
  * Room is made in this order: starts the policy chose for jobs not running
  * yet are dropped (latest first), elastic jobs shrink toward their minimum
  * (largest first), then running jobs yield (suspended under a time-slicing
- * policy, else preempted), the one with the most attained service first. A job
+ * policy, else preempted) in preempt.h's order: the least work lost since its
+ * last checkpoint first, none within min_runtime_s of its start. A job
  * the guard served is never taken from in the same decision; for a fair share
  * only jobs of users above their share give way. */
 #ifndef RINGMASTER_GUARANTEE_H

@@ -17,13 +17,18 @@ int learn_is_teacher(const struct sched_job *j)
            !(j->measured_step_s > 0);
 }
 
-/* The teacher's 1-GPU step time at its own examples per GPU (0 when not positive). */
-static double one_gpu_step(const struct sched_job *j)
+/* A model's 1-GPU step time at its own examples per GPU (0 when not positive). */
+static double one_gpu_step_of(const struct speed_model *s)
 {
     double f[SPEED_NFEATURES];
-    speed_features_placed(1, 1, j->speed.batch_per_gpu, f);
-    double t = speed_step_time_features(&j->speed, f);
+    speed_features_placed(1, 1, s->batch_per_gpu, f);
+    double t = speed_step_time_features(s, f);
     return t > 0 && isfinite(t) ? t : 0;
+}
+
+static double one_gpu_step(const struct sched_job *j)
+{
+    return one_gpu_step_of(&j->speed);
 }
 
 /* 1 if every theta of j is finite and >= 0. */
@@ -51,7 +56,19 @@ void learn_prior(const struct sched_job *jobs, size_t n, struct learn_prior *p)
             p->inter += j->speed.theta[5] / t1;
             p->ninter++;
         }
+        if (j->measured_links & (1u << SPEED_LINK_PCIE)) {
+            p->pcie += j->speed.theta[6] / t1;
+            p->npcie++;
+        }
+        if (j->measured_links & (1u << SPEED_LINK_CROSS)) {
+            p->cross += j->speed.theta[7] / t1;
+            p->ncross++;
+        }
     }
+    if (p->npcie > 0)
+        p->pcie /= p->npcie;
+    if (p->ncross > 0)
+        p->cross /= p->ncross;
     if (p->nintra > 0) {
         p->fixed /= p->nintra;
         for (int k = 0; k < 3; k++)
@@ -64,12 +81,19 @@ void learn_prior(const struct sched_job *jobs, size_t n, struct learn_prior *p)
 int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, double m,
                          const struct learn_prior *p)
 {
+    return learn_speed_one_size_linked(s, t, w, nodes, SPEED_LINK_ISLAND, m, p);
+}
+
+int learn_speed_one_size_linked(struct speed_model *s, double t, int w, int nodes,
+                                enum speed_link link, double m, const struct learn_prior *p)
+{
     if (!(t > 0) || !isfinite(t) || w < 1 || !(m > 0) || !isfinite(m))
         return 0;
     nodes = nodes > 1 ? nodes : 1;
     double f[SPEED_NFEATURES];
-    speed_features_placed(w, nodes > w ? w : nodes, m, f);
-    double comm = p->intra[0] * f[2] + p->intra[1] * f[3] + p->intra[2] * f[4] + p->inter * f[5];
+    speed_features_linked(w, nodes > w ? w : nodes, link, m, f);
+    double comm = p->intra[0] * f[2] + p->intra[1] * f[3] + p->intra[2] * f[4] + p->inter * f[5] +
+                  p->pcie * f[6] + p->cross * f[7];
     double c = t / (1.0 + comm);
     double fixed = p->fixed >= 0 && p->fixed < 1 ? p->fixed : 0;
     s->theta[0] = fixed * c;
@@ -77,6 +101,8 @@ int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, doub
     for (int k = 0; k < 3; k++)
         s->theta[2 + k] = p->intra[k] * c;
     s->theta[5] = p->inter * c;
+    s->theta[6] = p->pcie * c;
+    s->theta[7] = p->cross * c;
     s->rmse = 0;
     s->fitted = 1;
     return 1;
@@ -104,6 +130,23 @@ int learn_speed_one_size_own(struct speed_model *s, double t, int w, int nodes, 
     return 1;
 }
 
+int learn_links(struct speed_model *s, unsigned measured, const struct learn_prior *p)
+{
+    double t1 = s->fitted ? one_gpu_step_of(s) : 0;
+    int changed = 0;
+    if (!(t1 > 0))
+        return 0;
+    if (!(measured & (1u << SPEED_LINK_PCIE)) && !(s->theta[6] > 0) && p->pcie > 0) {
+        s->theta[6] = p->pcie * t1;
+        changed = 1;
+    }
+    if (!(measured & (1u << SPEED_LINK_CROSS)) && !(s->theta[7] > 0) && p->cross > 0) {
+        s->theta[7] = p->cross * t1;
+        changed = 1;
+    }
+    return changed;
+}
+
 int learn_model(struct sched_job *j, const struct learn_prior *p)
 {
     double t = j->measured_step_s;
@@ -111,7 +154,8 @@ int learn_model(struct sched_job *j, const struct learn_prior *p)
         j->model_source == SCHED_MODEL_PROFILE || (j->measured_sizes > 1 && j->speed.fitted))
         return 0;
     double m = j->measured_batch_per_gpu > 0 ? j->measured_batch_per_gpu : j->speed.batch_per_gpu;
-    if (!learn_speed_one_size(&j->speed, t, j->measured_step_gpus, j->measured_step_nodes, m, p))
+    if (!learn_speed_one_size_linked(&j->speed, t, j->measured_step_gpus, j->measured_step_nodes,
+                                     j->measured_step_link, m, p))
         return 0;
     j->model_source = SCHED_MODEL_FITTED;
     return 1;
@@ -122,8 +166,11 @@ size_t learn_apply(struct sched_job *jobs, size_t n)
     struct learn_prior p;
     size_t made = 0;
     learn_prior(jobs, n, &p);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         made += (size_t)learn_model(&jobs[i], &p);
+        if (jobs[i].model_source == SCHED_MODEL_FITTED && jobs[i].measured_max_gpus > 0)
+            learn_links(&jobs[i].speed, jobs[i].measured_links, &p);
+    }
     return made;
 }
 

@@ -13,7 +13,8 @@
  *    two sizes or more (a "teacher") teaches, per link class: theta[2..4] (the all-reduce
  *    terms, within a node) and theta[5] (across nodes), each divided by the teacher's own
  *    1-GPU step time, averaged over the teachers (theta[5] over those that measured across
- *    nodes only). The job's model is that normalised vector scaled so that it predicts the
+ *    nodes only; theta[6] over PCIe and theta[7] across switches over those that measured
+ *    the class, speed.h). The job's model is that normalised vector scaled so that it predicts the
  *    step time it measured. With no teacher, communication is 0: perfect scaling, as Pollux
  *    starts. Jobs of two sizes or more keep the fit their caller made (refined with each
  *    size); one whose sizes gave no fit (learn_fit_speed refuses a fit without compute)
@@ -72,6 +73,10 @@ struct learn_prior {
     double inter;    /* theta[5] / t1: the jump once gradients cross nodes */
     int nintra;      /* teachers averaged into fixed and intra */
     int ninter;      /* those of them that measured across nodes, averaged into inter */
+    /* Appended: the link classes (speed.h), theta[6] / t1 over PCIe inside a node and
+     * theta[7] / t1 across switches, over the teachers that measured the class. */
+    double pcie, cross;
+    int npcie, ncross;
 };
 
 /* 1 if job j teaches the prior: its speed model was fitted from its own steps at two sizes
@@ -81,6 +86,14 @@ int learn_is_teacher(const struct sched_job *j);
 
 /* The prior that the teachers among jobs[0..n) teach (all zero without one). */
 void learn_prior(const struct sched_job *jobs, size_t n, struct learn_prior *p);
+
+/* The link classes a job has not measured (issue 32; learned from every job's measurements at
+ * its placements): a fitted model s whose steps measured the classes of bits measured
+ * (sched_job.measured_links) gets, for PCIE and CROSS not among them, the prior's fraction
+ * of its own 1-GPU step time, unless its term is already positive; so a job measured only
+ * inside one NVLink island is predicted slower over PCIe by what the jobs measured there
+ * lost. Returns 1 if it changed s. */
+int learn_links(struct speed_model *s, unsigned measured, const struct learn_prior *p);
 
 /* Job j's speed model from its one measured size and the prior p: compute c from
  * measured_step_s = c * (1 + comm(p) at that size and its nodes), theta[0] = fixed * c,
@@ -99,6 +112,11 @@ int learn_model(struct sched_job *j, const struct learn_prior *p);
 int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, double m,
                          const struct learn_prior *p);
 
+/* learn_speed_one_size() of a step measured over a link of class link (speed.h): the prior's
+ * class terms count in its communication. learn_speed_one_size() is this with ISLAND. */
+int learn_speed_one_size_linked(struct speed_model *s, double t, int w, int nodes,
+                                enum speed_link link, double m, const struct learn_prior *p);
+
 /* The one-size rule for a job whose scaling is known from its own fit own (two sizes or more,
  * on other GPU models): communication does not depend on the GPU model (the core's model,
  * plan.h), so its model at the new one keeps own's communication terms, and its compute,
@@ -109,8 +127,8 @@ int learn_speed_one_size(struct speed_model *s, double t, int w, int nodes, doub
 int learn_speed_one_size_own(struct speed_model *s, double t, int w, int nodes, double m,
                              const struct speed_model *own);
 
-/* learn_prior() of jobs[0..n), then learn_model() of each: what a caller runs on its
- * snapshot's jobs before sched_decide(). Returns the models made. */
+/* learn_prior() of jobs[0..n), then learn_model() and learn_links() of each: what a caller
+ * runs on its snapshot's jobs before sched_decide(). Returns the models made. */
 size_t learn_apply(struct sched_job *jobs, size_t n);
 
 /* 1 if j is learning: elastic, its model fitted from its own steps (source FITTED,

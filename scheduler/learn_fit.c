@@ -19,6 +19,12 @@ static int obs_nodes(const struct learn_obs *o)
     return n > o->w ? o->w : n;
 }
 
+/* The class the observation's placement spans (speed_link_on; ISLAND for one GPU). */
+static enum speed_link obs_link(const struct learn_obs *o)
+{
+    return o->w > 1 ? speed_link_on(obs_nodes(o), o->link) : SPEED_LINK_ISLAND;
+}
+
 static double obs_m(const struct learn_obs *o, const struct speed_model *sm)
 {
     return o->m > 0 && isfinite(o->m) ? o->m : sm->batch_per_gpu;
@@ -102,11 +108,11 @@ static int fit_group(struct speed_model *sm, const struct learn_obs *obs, size_t
             continue;
         if (conv) {
             double f[SPEED_NFEATURES];
-            speed_features_placed(obs[i].w, obs_nodes(&obs[i]), m, f);
+            speed_features_linked(obs[i].w, obs_nodes(&obs[i]), obs[i].link, m, f);
             double c = conv->theta[0] * f[0] + conv->theta[1] * f[1];
             t = fmin(fmax(t + c * (1.0 - 1.0 / si), t * fmin(1.0, si)), t * fmax(1.0, si));
         }
-        o[k++] = (struct speed_obs){obs[i].w, obs_nodes(&obs[i]), m, t};
+        o[k++] = (struct speed_obs){obs[i].w, obs_nodes(&obs[i]), m, t, obs[i].link};
     }
     int rc = speed_fit_obs(sm, o, k);
     free(o);
@@ -201,12 +207,13 @@ static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, siz
         return 0;
     size_t k = 0;
     double sec = 0, st = 0, sm = 0;
-    int w = 0, nodes = 1;
+    int w = 0, nodes = 1, link = SPEED_LINK_ISLAND;
     for (size_t i = 0; i < n; i++) {
         if (obs[i].gpu_model != g || !obs_usable(&obs[i]))
             continue;
+        link = (int)obs_link(&obs[i]) > link ? (int)obs_link(&obs[i]) : link;
         double m = obs_m(&obs[i], like), wt = obs_weight(&obs[i]);
-        o[k++] = (struct speed_obs){obs[i].w, obs_nodes(&obs[i]), m, obs[i].step_s};
+        o[k++] = (struct speed_obs){obs[i].w, obs_nodes(&obs[i]), m, obs[i].step_s, obs[i].link};
         sec += wt;
         st += wt * obs[i].step_s;
         sm += wt * m;
@@ -230,7 +237,8 @@ static int fit_type(struct sched_type_speed *t, const struct learn_obs *obs, siz
     if (!ok && t->measured_sizes >= 1 && sec > 0) {
         t->speed.fitted = 0;
         ok = learn_speed_one_size_own(&t->speed, st / sec, w, nodes, sm / sec, own) ||
-             learn_speed_one_size(&t->speed, st / sec, w, nodes, sm / sec, p);
+             learn_speed_one_size_linked(&t->speed, st / sec, w, nodes, (enum speed_link)link,
+                                         sm / sec, p);
     }
     free(o);
     return ok && t->speed.fitted;
@@ -266,9 +274,13 @@ void learn_fit_measured(struct sched_job *j, const struct learn_obs *obs, size_t
     j->measured_batch_per_gpu = 0;
     j->measured_step_gpus = 0;
     j->measured_step_nodes = 0;
+    j->measured_links = 0;
+    j->measured_step_link = SPEED_LINK_ISLAND;
     for (size_t i = 0; i < n; i++) {
         if (!obs_usable(&obs[i]))
             continue;
+        if (obs[i].w > 1)
+            j->measured_links |= 1u << obs_link(&obs[i]);
         int nodes = obs_nodes(&obs[i]);
         if (obs[i].w > j->measured_max_gpus || (obs[i].w == j->measured_max_gpus &&
                                                  nodes > j->measured_nodes)) {
@@ -287,6 +299,8 @@ void learn_fit_measured(struct sched_job *j, const struct learn_obs *obs, size_t
             continue;
         int nodes = obs_nodes(&obs[i]);
         j->measured_step_nodes = nodes > j->measured_step_nodes ? nodes : j->measured_step_nodes;
+        if ((int)obs_link(&obs[i]) > j->measured_step_link)
+            j->measured_step_link = (int)obs_link(&obs[i]);
         double wt = obs_weight(&obs[i]);
         sec += wt;
         st += wt * obs[i].step_s * obs_speed(&obs[i]);

@@ -33,6 +33,8 @@ struct learn_obs {
     double step_s;
     double m;
     double seconds;
+    enum speed_link link; /* appended: the placement's link class (speed.h; ISLAND, the zero,
+                           * with nodes > 1 is SWITCH: one switch, as before classes) */
 };
 
 /* A caller's cache of a job's fits of two sizes or more per GPU model (learn_fit_types'

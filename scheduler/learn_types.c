@@ -226,8 +226,11 @@ size_t learn_round(struct sched_job *jobs, size_t n, const struct sched_node *no
     struct learn_prior p;
     size_t made = 0;
     learn_prior(jobs, n, &p);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         made += (size_t)learn_model(&jobs[i], &p);
+        if (jobs[i].model_source == SCHED_MODEL_FITTED && jobs[i].measured_max_gpus > 0)
+            learn_links(&jobs[i].speed, jobs[i].measured_links, &p);
+    }
     if (!in)
         return made;
     for (size_t i = 0; i < n; i++) {
@@ -247,6 +250,8 @@ size_t learn_round(struct sched_job *jobs, size_t n, const struct sched_node *no
             c->version = in[i].version;
             c->valid = 1;
         }
+        for (size_t e = 0; e < k; e++)
+            learn_links(&in[i].types[e].speed, j->measured_links, &p);
         jobs[i].type_speeds = in[i].types;
         jobs[i].ntype_speeds = k;
     }

@@ -32,6 +32,7 @@ struct pass {
     struct placement_plan *plan;
     int islands;    /* some up node knows its GPUs' islands (domain.h) */
     int groups;     /* some up node knows its switch or rack */
+    int displace;   /* place_in_island() is looking past the reservations */
 };
 
 /* Free blocks looked at per size when avoiding reserved GPUs. */
@@ -286,6 +287,17 @@ static int place_in_island(struct pass *ps, size_t job, int s)
             }
         }
     }
+    if (bn == NONE && ps->resv && !ps->displace) {
+        /* consolidation: no island without GPUs that unchanged jobs hope to get back holds s;
+         * the fullest island that holds it, those jobs displaced (placed again elsewhere) */
+        uint64_t *resv = ps->resv;
+        ps->resv = NULL;
+        ps->displace = 1;
+        int done = place_in_island(ps, job, s);
+        ps->displace = 0;
+        ps->resv = resv;
+        return done;
+    }
     if (bn == NONE)
         return 0;
     take_from_mask(ps, job, bn, bm, s);
@@ -491,6 +503,7 @@ struct placement_plan *placement_plan_empty(const struct sched_snapshot *snap, c
     if (!p)
         return NULL;
     p->njobs = n;
+    p->gather = -1;
     p->off = calloc(n + 1, sizeof(*p->off));
     p->gpus = calloc(n + 1, sizeof(*p->gpus));
     p->kept = calloc(n + 1, sizeof(*p->kept));
@@ -566,31 +579,108 @@ static int keep_old(struct pass *ps, size_t i, int lists_built)
     return 1;
 }
 
+/* The sizes of the cluster's domains (up nodes): its largest node, switch and NVLink island
+ * in GPUs (switch 0: no node knows its switch; island 0: no node knows its islands). */
+struct domains {
+    int node, sw, island;
+};
+
+static void size_domains(const struct sched_snapshot *snap, struct domains *d, long *sum)
+{
+    size_t nn = snap->nnodes;
+    d->node = 1;
+    d->sw = 0;
+    d->island = domain_island_size(snap->nodes, nn);
+    for (size_t g = 0; g <= nn; g++)
+        sum[g] = 0;
+    for (size_t n = 0; n < nn; n++) {
+        if (!snap->nodes[n].up)
+            continue;
+        d->node = snap->nodes[n].ngpus > d->node ? snap->nodes[n].ngpus : d->node;
+        sum[domain_group(&snap->nodes[n], 0, nn)] += snap->nodes[n].ngpus;
+    }
+    for (size_t g = 1; g <= nn; g++)
+        d->sw = sum[g] > d->sw ? (int)sum[g] : d->sw;
+}
+
+/* 1 + the distinct values among v[0..n) that no earlier one has (a job's slots are few). */
+static long distinct(const long *v, int n)
+{
+    long c = 0;
+    for (int k = 0; k < n; k++) {
+        int seen = 0;
+        for (int q = 0; q < k && !seen; q++)
+            seen = v[q] == v[k];
+        c += !seen;
+    }
+    return c;
+}
+
+/* Job i's spread in plan p at each level (placement_level order): nodes beyond the fewest;
+ * switches beyond 1 if it fits one; islands beyond 1 if it fits one. key holds gpus[i]. */
+static void job_spread(const struct sched_snapshot *snap, const struct placement_plan *p,
+                       size_t i, const struct domains *d, long *key, long out[3])
+{
+    const struct sched_slot *s = &p->slots[p->off[i]];
+    int n = p->gpus[i];
+    out[0] = out[1] = out[2] = 0;
+    if (n < 2)
+        return;
+    for (int k = 0; k < n; k++)
+        key[k] = s[k].node;
+    out[PLACEMENT_LEVEL_NODE] = distinct(key, n) - (n + d->node - 1) / d->node;
+    if (d->sw > 0 && n <= d->sw) {
+        for (int k = 0; k < n; k++)
+            key[k] = domain_group(&snap->nodes[s[k].node], 0, snap->nnodes);
+        out[PLACEMENT_LEVEL_SWITCH] = distinct(key, n) - 1;
+    }
+    if (d->island > 0 && n <= d->island) {
+        /* a GPU of no known island is an island of its own */
+        for (int k = 0; k < n; k++) {
+            int isl = snap->nodes[s[k].node].island[s[k].gpu];
+            key[k] = (long)s[k].node * 256 + (isl ? isl : 128 + s[k].gpu);
+        }
+        out[PLACEMENT_LEVEL_ISLAND] = distinct(key, n) - 1;
+    }
+}
+
+/* The largest job's GPUs in p (room for job_spread's keys). */
+static int largest_job(const struct placement_plan *p)
+{
+    int m = 1;
+    for (size_t i = 0; i < p->njobs; i++)
+        m = p->gpus[i] > m ? p->gpus[i] : m;
+    return m;
+}
+
+/* Sums every job's spread into p (spread, switch_spread, island_spread). Returns 0, or -1
+ * out of memory. */
+static int measure_spread(const struct sched_snapshot *snap, struct placement_plan *p)
+{
+    long *sum = malloc((snap->nnodes + 1) * sizeof(*sum));
+    long *key = malloc((size_t)largest_job(p) * sizeof(*key)), out[3];
+    struct domains d;
+    if (!sum || !key) {
+        free(sum);
+        free(key);
+        return -1;
+    }
+    size_domains(snap, &d, sum);
+    p->spread = p->switch_spread = p->island_spread = 0;
+    for (size_t i = 0; i < p->njobs; i++) {
+        job_spread(snap, p, i, &d, key, out);
+        p->spread += out[PLACEMENT_LEVEL_NODE];
+        p->switch_spread += out[PLACEMENT_LEVEL_SWITCH];
+        p->island_spread += out[PLACEMENT_LEVEL_ISLAND];
+    }
+    free(sum);
+    free(key);
+    return 0;
+}
+
 static void measure(struct pass *ps)
 {
-    const struct sched_snapshot *snap = ps->snap;
-    struct placement_plan *p = ps->plan;
-    int biggest = 1;
-
-    for (size_t n = 0; n < snap->nnodes; n++)
-        if (snap->nodes[n].up && snap->nodes[n].ngpus > biggest)
-            biggest = snap->nodes[n].ngpus;
-    /* nfree doubles as a per-node stamp here: it is not needed any more. */
-    for (size_t n = 0; n < snap->nnodes; n++)
-        ps->nfree[n] = -1;
-    p->spread = 0;
-    for (size_t i = 0; i < p->njobs; i++) {
-        long nodes = 0;
-        for (int k = 0; k < p->gpus[i]; k++) {
-            int n = p->slots[p->off[i] + (size_t)k].node;
-            if (ps->nfree[n] != (int)i) {
-                ps->nfree[n] = (int)i;
-                nodes++;
-            }
-        }
-        p->spread += nodes - (p->gpus[i] + biggest - 1) / biggest;
-    }
-    p->fragmentation = placement_fragmentation(snap, ps->busy);
+    ps->plan->fragmentation = placement_fragmentation(ps->snap, ps->busy);
 }
 
 /* Repack pass: marks the GPUs each unchanged job would like back. */
@@ -656,6 +746,10 @@ static struct placement_plan *run_pass(const struct sched_snapshot *snap, const 
     }
     measure(&ps);
     pass_fini(&ps);
+    if (measure_spread(snap, ps.plan)) {
+        placement_destroy(ps.plan);
+        return NULL;
+    }
     return ps.plan;
 }
 
@@ -686,6 +780,76 @@ static size_t *placement_order(const struct sched_snapshot *snap, const int *wan
     return order;
 }
 
+/* 1 if plan a is better than b: fewer GPUs short, then less spread over nodes, then over
+ * switches, then over islands. */
+static int better(const struct placement_plan *a, const struct placement_plan *b)
+{
+    const long x[4] = {a->short_gpus, a->spread, a->switch_spread, a->island_spread};
+    const long y[4] = {b->short_gpus, b->spread, b->switch_spread, b->island_spread};
+    for (int k = 0; k < 4; k++)
+        if (x[k] != y[k])
+            return x[k] < y[k];
+    return 0;
+}
+
+/* The running jobs that p moves although their count stays (keepable, not kept). */
+static void count_migrations(const struct sched_snapshot *snap, const unsigned char *keep,
+                             struct placement_plan *p)
+{
+    p->migrations = 0;
+    for (size_t i = 0; i < snap->njobs; i++)
+        p->migrations += keep[i] && !p->kept[i];
+}
+
+/* The job the plan from empty (to) made room for, against the plan that keeps jobs (from):
+ * at the first level whose spread it cuts (nodes, switches, islands), the job whose spread
+ * there it cuts most (ties: the first in snapshot order) into to->gather and gather_level.
+ * Returns 0, or -1 out of memory. */
+static int find_gather(const struct sched_snapshot *snap, const struct placement_plan *from,
+                       struct placement_plan *to)
+{
+    const long cut[3] = {from->spread - to->spread, from->switch_spread - to->switch_spread,
+                         from->island_spread - to->island_spread};
+    int level = 0;
+    while (level < 3 && cut[level] <= 0)
+        level++;
+    if (from->short_gpus > to->short_gpus) {
+        /* room: the job that got most GPUs more (ties: the first) */
+        int more = 0;
+        for (size_t i = 0; i < snap->njobs; i++)
+            if (to->gpus[i] - from->gpus[i] > more) {
+                more = to->gpus[i] - from->gpus[i];
+                to->gather = (long)i;
+                to->gather_level = PLACEMENT_LEVEL_ROOM;
+            }
+        return 0;
+    }
+    if (level == 3)
+        return 0;
+    int big = largest_job(from) > largest_job(to) ? largest_job(from) : largest_job(to);
+    long *sum = malloc((snap->nnodes + 1) * sizeof(*sum));
+    long *key = malloc((size_t)big * sizeof(*key)), a[3], b[3], best = 0;
+    struct domains d;
+    if (!sum || !key) {
+        free(sum);
+        free(key);
+        return -1;
+    }
+    size_domains(snap, &d, sum);
+    for (size_t i = 0; i < snap->njobs; i++) {
+        job_spread(snap, from, i, &d, key, a);
+        job_spread(snap, to, i, &d, key, b);
+        if (a[level] - b[level] > best) {
+            best = a[level] - b[level];
+            to->gather = (long)i;
+            to->gather_level = (enum placement_level)level;
+        }
+    }
+    free(sum);
+    free(key);
+    return 0;
+}
+
 struct placement_plan *placement_create(const struct sched_snapshot *snap, const int *want)
 {
     return placement_create_ex(snap, want, 1);
@@ -706,17 +870,21 @@ struct placement_plan *placement_create_ex(const struct sched_snapshot *snap, co
     best = run_pass(snap, want, keep, order, norder, 0);
     if (!best)
         goto nomem;
-    if (repack && (best->spread > 0 || best->short_gpus > 0)) {
+    if (repack && (best->spread > 0 || best->short_gpus > 0 || best->switch_spread > 0 ||
+                   best->island_spread > 0)) {
         other = run_pass(snap, want, keep, order, norder, 1);
         if (!other)
             goto nomem;
-        if (other->short_gpus < best->short_gpus ||
-            (other->short_gpus == best->short_gpus && other->spread < best->spread)) {
+        count_migrations(snap, keep, other);
+        if (other->migrations <= PLACEMENT_MAX_MIGRATIONS && better(other, best)) {
+            if (find_gather(snap, best, other))
+                goto nomem;
             struct placement_plan *t = best;
             best = other;
             other = t;
         }
         placement_destroy(other);
+        other = NULL;
     }
     free(order);
     free(keep);

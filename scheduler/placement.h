@@ -28,6 +28,14 @@
  *    free, and others choosing, among the first free blocks of each size, one
  *    that no unchanged job still holds; that plan wins only if it spreads
  *    strictly less (the migrations it makes are the price of defragmenting).
+ *    The same at every level of the topology (issue 32 item 4): a job that fits
+ *    one switch but spans several, or fits one NVLink island but spans several,
+ *    counts as spread too (nodes first, then switches, then islands), and in the
+ *    plan from empty a job that finds no island free of GPUs that unchanged jobs
+ *    hope to get back takes the fullest island that holds it, displacing them
+ *    (they are placed again elsewhere: migrations). A plan from empty is taken
+ *    only if it migrates at most PLACEMENT_MAX_MIGRATIONS running jobs; the job
+ *    whose spread it cut most is the one it makes room for (gather, gather_level).
  *  - A count that cannot be placed (the policy asked for more than is free) is
  *    cut to the free GPUs if the job is elastic and that is >= its min_gpus,
  *    else the job waits. The result never exceeds a node nor books a GPU twice.
@@ -44,6 +52,14 @@
 
 #include "sched_types.h"
 
+/* The most running jobs a plan from empty may move in one round (consolidation's bound). */
+#define PLACEMENT_MAX_MIGRATIONS 8
+
+/* The level a consolidation gathered a job at: onto fewer nodes, one switch, one island; or
+ * room for a job that could not be placed at all without it. */
+enum placement_level { PLACEMENT_LEVEL_NODE, PLACEMENT_LEVEL_SWITCH, PLACEMENT_LEVEL_ISLAND,
+                       PLACEMENT_LEVEL_ROOM };
+
 struct placement_plan {
     struct sched_slot *slots; /* all slots; job i's are slots[off[i]..off[i]+gpus[i]) */
     size_t *off;
@@ -53,6 +69,12 @@ struct placement_plan {
     double fragmentation;
     long spread;              /* nodes spanned beyond the fewest possible, all jobs */
     long short_gpus;          /* GPUs asked for but not placed */
+    /* Appended (issue 32): the spread at the other levels, all jobs: switches spanned by a job
+     * that fits one switch beyond 1, islands spanned by a job that fits one island beyond 1. */
+    long switch_spread, island_spread;
+    long migrations; /* running jobs of unchanged count moved by a plan from empty */
+    long gather;     /* the job (index) a plan from empty made room for; -1 none */
+    enum placement_level gather_level;
 };
 
 /* Places want[i] GPUs for each job i of a validated snapshot. Returns a new

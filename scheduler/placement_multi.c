@@ -134,6 +134,13 @@ static void merge_group(struct placement_plan *dst, const struct placement_plan 
     }
     dst->spread += src->spread;
     dst->short_gpus += src->short_gpus;
+    dst->switch_spread += src->switch_spread;
+    dst->island_spread += src->island_spread;
+    dst->migrations += src->migrations;
+    if (src->gather >= 0 && dst->gather < 0) {
+        dst->gather = src->gather;
+        dst->gather_level = src->gather_level;
+    }
 }
 
 /* Places group g alone: its nodes keep their state, the others look down. */

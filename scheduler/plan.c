@@ -110,7 +110,8 @@ static double step_model_features(const struct speed_model *sp, const struct pla
     double compute = (th[0] * f[0] + th[1] * f[1]) / speed;
     compute *= (1.0 + PLAN_TP_OVERHEAD * (tp - 1)) * (1.0 + (pp - 1) / PLAN_MICROBATCHES);
     double zf = c->kind == PLAN_ZERO3 ? 1.5 : 1.0;
-    double comm = th[2] * f[2] + zf * (th[3] * f[3] + th[4] * f[4]) / (tp * pp) + th[5] * f[5];
+    double comm = th[2] * f[2] + zf * (th[3] * f[3] + th[4] * f[4]) / (tp * pp) + th[5] * f[5] +
+                  th[6] * f[6] + th[7] * f[7];
     double t = compute + comm;
     if (c->kind == PLAN_OFFLOAD && plan_has_info(ps))
         t += offload_s(ps, c, d);
@@ -123,7 +124,8 @@ static double plan_step_model(const struct speed_model *sp, const struct plan_sp
     int d = dp_degree(c, w);
     double f[SPEED_NFEATURES];
 
-    speed_features_placed(d, nodes < 1 ? 1 : nodes, sp->batch_per_gpu, f);
+    nodes = nodes < 1 ? 1 : nodes;
+    speed_features_linked(d, nodes, speed_placed_link(sp, d, nodes), sp->batch_per_gpu, f);
     return step_model_features(sp, ps, c, d, f, speed);
 }
 
@@ -216,7 +218,8 @@ double plan_best(const struct speed_model *sp, const struct plan_spec *ps, int w
 
     if (!plan_has_info(ps)) {
         double f[SPEED_NFEATURES];
-        speed_features_placed(w, speed_packed_nodes(sp, w), sp->batch_per_gpu, f);
+        speed_features_linked(w, speed_packed_nodes(sp, w), speed_packed_link(sp, w),
+                              sp->batch_per_gpu, f);
         *out = (struct plan_choice){0};
         return plan_dp_rate(sp, w, f, gpu_speed);
     }

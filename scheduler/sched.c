@@ -17,13 +17,14 @@
 #include "policies/pack.h"
 #include "radix.h"
 #include "sched.h"
+#include "text.h"
 
 /* The policies, in the order sched_policy_list() gives them. */
 static const struct sched_policy_ops *const policies[] = {
     &policy_precompute, &policy_exploratory, &policy_optimus, &policy_fifo,
     &policy_fixed_one,  &policy_fixed_two,   &policy_fixed_four, &policy_fixed_eight,
     &policy_gandiva,    &policy_tiresias,    &policy_rubick,     &policy_ringmaster,
-    NULL,
+    &policy_edf,        NULL,
 };
 
 const struct sched_policy_ops *sched_policy_find(const char *name)
@@ -291,6 +292,10 @@ static const char *reason_waiting(const struct sched_snapshot *snap, const struc
     return "waiting: the policy gave it no GPUs";
 }
 
+/* A migration placement made to gather another job; decision_build() names that job when
+ * placement says which (placement_plan.gather). */
+static const char reason_gather[] = "migrated: to let another job span fewer nodes";
+
 /* Why job i got what it got; also sets a->changed. */
 static const char *reason_for(const struct sched_snapshot *snap, size_t i,
                               const struct placement_plan *p, int want, int capacity,
@@ -324,7 +329,7 @@ static const char *reason_for(const struct sched_snapshot *snap, size_t i,
     }
     if (snap->nodes[a->slots[0].node].gpu_model != snap->nodes[j->slots[0].node].gpu_model)
         return "migrated: to a GPU model where it runs faster";
-    return "migrated: to let another job span fewer nodes";
+    return reason_gather;
 }
 
 /* The node whose GPU model a job placed on model g would get (first of them). */
@@ -422,11 +427,23 @@ static void assign_plan(const struct sched_snapshot *snap, size_t i,
     }
 }
 
-/* The reason of a job the guard served (guarantee.h). */
+/* The reason of a job the guard served (guarantee.h), or that got its deadline's share. */
 static const char *reason_forced(unsigned char forced)
 {
-    return forced == 1 ? "started: it had waited longer than max_wait_s"
-                       : "started: its user's fair share of the GPUs";
+    return forced == 1   ? "started: it had waited longer than max_wait_s"
+           : forced == 2 ? "started: its user's fair share of the GPUs"
+                         : "given the least share that meets its deadline";
+}
+
+/* The reason of a job migrated to make room for job id at level (placement.h) into buf. */
+static void room_reason(char *buf, size_t len, int64_t id, enum placement_level level)
+{
+    static const char *const tail[] = {" span fewer nodes", " run on one switch",
+                                       " run on one NVLink island", " start"};
+    struct text t = {buf, 0, len};
+    text_put(&t, "migrated: to let job ");
+    text_put_long(&t, (long long)id);
+    text_put(&t, tail[level]);
 }
 
 static struct sched_decision *decision_build(const struct sched_snapshot *snap,
@@ -455,9 +472,19 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
         a->wanted = want[i];
         a->slots = d->slot_pool + p->off[i];
         a->reason = reason_for(snap, i, p, want[i], capacity, a);
+        if (a->reason == reason_gather && p->gather >= 0 && (size_t)p->gather != i) {
+            if (!d->room_text[0])
+                room_reason(d->room_text, sizeof(d->room_text), snap->jobs[p->gather].id,
+                            p->gather_level);
+            a->reason = d->room_text;
+            a->has_room_for = 1;
+            a->room_for = snap->jobs[p->gather].id;
+        }
         a->forced = forced[i];
-        if (forced[i] && a->gpus > 0 && a->changed)
-            a->reason = reason_forced(forced[i]);
+        if (!a->forced && pw[i].deadline && a->gpus > 0)
+            a->forced = 3; /* the policy's own choice, but one that may stop others */
+        if (a->forced && a->gpus > 0 && a->changed)
+            a->reason = reason_forced(a->forced);
         assign_plan(snap, i, pw, a);
         d->used += a->gpus;
         d->nchanged += a->changed;

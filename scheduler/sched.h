@@ -23,7 +23,7 @@
 #include "sched_types.h"
 
 /* The policy of that name, or NULL. Policies: precompute, exploratory,
- * optimus, fifo, one, two, four, eight, tiresias, rubick, ringmaster. */
+ * optimus, fifo, one, two, four, eight, gandiva, tiresias, rubick, ringmaster, edf. */
 const struct sched_policy_ops *sched_policy_find(const char *name);
 
 /* All policies, NULL-terminated, in a fixed order. */

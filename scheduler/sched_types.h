@@ -89,6 +89,14 @@ enum sched_pack_action {
                         * pack_reverted on both jobs so they are not packed again */
 };
 
+/* Which running job a guarantee stops first (sched_snapshot.preempt_order, preempt.h). */
+enum sched_preempt_order {
+    SCHED_PREEMPT_LEAST_LOSS = 0, /* the least work lost since its last checkpoint */
+    SCHED_PREEMPT_MOST_SERVICE,   /* the most attained service (GPU-seconds), the rule before
+                                   * checkpoints were known: for comparisons
+                                   * (ringmaster-sim --preempt-order service) */
+};
+
 struct sched_node {
     int64_t id;
     int ngpus;          /* GPUs on the node */
@@ -241,6 +249,21 @@ struct sched_job {
      * takes what there is. 0: no bound. */
     int max_switches;
     double max_switches_wait_s;
+    /* Deadline (appended; issue 33, policies/minshare.h): > 0, the time on the caller's clock
+     * by which the job should finish; 0: none. ringmaster gives it the least share that meets
+     * it once its slack runs out; edf orders by it; the others ignore it. */
+    double deadline;
+    /* Link classes (appended; issue 32, speed.h): bit c set when the job's steps were measured
+     * on a placement of class c (enum speed_link; learn_fit_measured). A class it did not
+     * measure takes the cluster's prior (learn_links). 0: none known. */
+    unsigned measured_links;
+    int measured_step_link; /* the class of measured_step_gpus's placement (enum speed_link) */
+    /* Checkpoints (appended; issue 33, preempt.h): the time (the caller's clock) and the step
+     * of the job's last checkpoint, as its program reported it (libringjob); 0 and 0: none
+     * reported, and a stop would lose all of its current run. The core's rule reads the time;
+     * the step is the caller's record of it. */
+    double last_checkpoint_time;
+    int64_t last_checkpoint_step;
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0
@@ -305,6 +328,11 @@ struct sched_snapshot {
     double starvation_knob;       /* > 0: a demoted job that has waited this many
                                    * times its executed time goes back to the
                                    * first queue; <= 0: never (the default) */
+
+    /* Preemption by the guarantees (appended; issue 33, preempt.h). */
+    double min_runtime_s; /* a running job is not stopped within this of its current run's
+                           * start (the setting min_runtime_s); <= 0: no minimum */
+    enum sched_preempt_order preempt_order; /* which running job is stopped first */
 };
 
 /* A job's part of a decision, in snapshot order. */
@@ -340,11 +368,18 @@ struct sched_assignment {
     int64_t packed_with;      /* the partner when pack is PACK, KEEP or REVERT */
     /* Appended for the guarantees. */
     int forced;               /* 1: the max-wait guard gave it GPUs (2: the fair
-                               * share did), whatever the policy chose */
+                               * share did), whatever the policy chose; 3: the
+                               * policy gave it the least share that meets its
+                               * deadline (policies/minshare.h), which may stop
+                               * running jobs as a guarantee does */
     /* Appended for goodput. */
     double batch;             /* the global batch to run at (a job with a batch model
                                * that runs; 0 otherwise): its own unless the policy
                                * chooses batches and the job is adaptive */
+    /* Appended for consolidation (issue 32 item 4): 1 when it migrates to make room for job
+     * room_for (its reason names it: sched_decision.room_text). */
+    int has_room_for;
+    int64_t room_for;
 };
 
 struct sched_decision {
@@ -362,6 +397,9 @@ struct sched_decision {
     /* Appended for Gandiva. used counts each GPU once; a packed pair's two
      * assignments name the same slots (at most 2 jobs on one GPU). */
     int packed_gpus;          /* GPUs shared by a packed pair */
+    /* Appended (issue 32 item 4): the reason of the jobs migrated to make room for another
+     * ("migrated: to let job 12 run on one NVLink island"); their reason points here. */
+    char room_text[96];
 };
 
 /* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).

@@ -10,7 +10,8 @@
 
 #define AT(member) offsetof(struct settings, member)
 
-/* The server's bounds are the columns' CHECKs and DEFAULTs (sql/004, 006, 012, 014, 015, 036). */
+/* The server's bounds are the columns' CHECKs and DEFAULTs (sql/004, 006, 012, 014, 015, 036,
+ * 044). */
 /* clang-format off */
 static const struct settings_desc table[] = {
     {.name = "policy", .type = SETTINGS_POLICY, .offset = AT(policy), .def_policy = "ringmaster"},
@@ -36,6 +37,9 @@ static const struct settings_desc table[] = {
      .sim_def = 0},
     {.name = "paused", .type = SETTINGS_BOOL, .offset = AT(paused), .def = 0},
     {.name = "hold_unmet_deps", .type = SETTINGS_BOOL, .offset = AT(hold_unmet_deps), .def = 0},
+    {.name = "min_runtime_s", .type = SETTINGS_SECONDS, .offset = AT(min_runtime_s), .min = 0,
+     .max = 2592000, .def = 0, .flag = "min-runtime", .sim_min = 0, .sim_max = 1e12,
+     .sim_def = 0},
     {.name = NULL},
 };
 /* clang-format on */

@@ -31,6 +31,7 @@ struct settings {
     int paused;                       /* 1: no rounds (nodes are not marked DOWN either) */
     int hold_unmet_deps; /* 1: a job whose dependency can no longer be met stays PENDING, held
                           * (deps.h); 0: it is cancelled */
+    double min_runtime_s; /* a running job is not preempted within this of its start (preempt.h) */
 };
 
 enum settings_type {

@@ -132,12 +132,43 @@ void allreduce_coefficients(enum allreduce_algo algo, int p, double *ca, double 
     }
 }
 
-void speed_features_placed(int w, int nodes, double m, double f[SPEED_NFEATURES])
+static const char *const link_names[SPEED_NLINKS] = {"island", "pcie", "switch", "cross"};
+
+const char *speed_link_name(enum speed_link link)
 {
+    return (unsigned)link < SPEED_NLINKS ? link_names[link] : "island";
+}
+
+int speed_link_parse(const char *name)
+{
+    for (int k = 0; name && k < SPEED_NLINKS; k++)
+        if (strcmp(name, link_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+enum speed_link speed_link_on(int nodes, enum speed_link link)
+{
+    if (nodes > 1)
+        return link == SPEED_LINK_CROSS ? SPEED_LINK_CROSS : SPEED_LINK_SWITCH;
+    return link == SPEED_LINK_PCIE ? SPEED_LINK_PCIE : SPEED_LINK_ISLAND;
+}
+
+void speed_features_linked(int w, int nodes, enum speed_link link, double m,
+                           double f[SPEED_NFEATURES])
+{
+    enum speed_link l = speed_link_on(w > 1 ? nodes : 1, w > 1 ? link : SPEED_LINK_ISLAND);
     f[0] = 1.0;
     f[1] = m;
     allreduce_coefficients(allreduce_algo_for(w), w, &f[2], &f[3], &f[4]);
-    f[5] = nodes > 1 ? 1.0 : 0.0;
+    f[5] = l >= SPEED_LINK_SWITCH ? 1.0 : 0.0;
+    f[6] = l == SPEED_LINK_PCIE ? 1.0 : 0.0;
+    f[7] = l == SPEED_LINK_CROSS ? 1.0 : 0.0;
+}
+
+void speed_features_placed(int w, int nodes, double m, double f[SPEED_NFEATURES])
+{
+    speed_features_linked(w, nodes, SPEED_LINK_ISLAND, m, f);
 }
 
 void speed_features(int w, double m, double f[SPEED_NFEATURES])
@@ -160,7 +191,7 @@ static void build_system(const struct speed_obs *obs, size_t n, double *a, doubl
 {
     const size_t nf = SPEED_NFEATURES;
     for (size_t i = 0; i < n; i++) {
-        speed_features_placed(obs[i].w, obs[i].nodes, obs[i].m, a + i * nf);
+        speed_features_linked(obs[i].w, obs[i].nodes, obs[i].link, obs[i].m, a + i * nf);
         for (size_t j = 0; j < nf; j++)
             a[i * nf + j] /= obs[i].step_s;
         b[i] = 1.0;
@@ -184,7 +215,7 @@ static double fit_rmse(const double theta[SPEED_NFEATURES], const struct speed_o
     double sq = 0.0;
     for (size_t i = 0; i < n; i++) {
         double f[SPEED_NFEATURES], t = 0.0;
-        speed_features_placed(obs[i].w, obs[i].nodes, obs[i].m, f);
+        speed_features_linked(obs[i].w, obs[i].nodes, obs[i].link, obs[i].m, f);
         for (size_t j = 0; j < SPEED_NFEATURES; j++)
             t += theta[j] * f[j];
         sq += (t - obs[i].step_s) * (t - obs[i].step_s);
@@ -244,26 +275,49 @@ int speed_fit(struct speed_model *model, const int *w, const double *step_s, siz
         obs[i].nodes = w[i] >= 1 ? speed_packed_nodes(model, w[i]) : 1;
         obs[i].m = model->batch_per_gpu;
         obs[i].step_s = step_s[i];
+        obs[i].link = w[i] >= 1 ? speed_packed_link(model, w[i]) : SPEED_LINK_ISLAND;
     }
     int rc = speed_fit_obs(model, obs, n);
     free(obs);
     return rc;
 }
 
-double speed_step_time_placed(const struct speed_model *model, int w, int nodes, double m)
+double speed_step_time_linked(const struct speed_model *model, int w, int nodes,
+                              enum speed_link link, double m)
 {
     if (!model || !model->fitted || w < 1)
         return INFINITY;
     double f[SPEED_NFEATURES];
-    speed_features_placed(w, nodes < 1 ? 1 : nodes, m, f);
+    speed_features_linked(w, nodes < 1 ? 1 : nodes, link, m, f);
     return speed_step_time_features(model, f);
+}
+
+enum speed_link speed_placed_link(const struct speed_model *model, int w, int nodes)
+{
+    if (nodes > 1)
+        return SPEED_LINK_SWITCH;
+    return model->gpus_per_island > 0 && w > model->gpus_per_island ? SPEED_LINK_PCIE
+                                                                      : SPEED_LINK_ISLAND;
+}
+
+enum speed_link speed_packed_link(const struct speed_model *model, int w)
+{
+    return speed_placed_link(model, w, speed_packed_nodes(model, w));
+}
+
+double speed_step_time_placed(const struct speed_model *model, int w, int nodes, double m)
+{
+    if (!model)
+        return INFINITY;
+    return speed_step_time_linked(model, w, nodes, speed_placed_link(model, w, nodes), m);
 }
 
 double speed_step_time(const struct speed_model *model, int w)
 {
     if (!model || w < 1)
         return INFINITY;
-    return speed_step_time_placed(model, w, speed_packed_nodes(model, w), model->batch_per_gpu);
+    return speed_step_time_linked(model, w, speed_packed_nodes(model, w),
+                                  speed_packed_link(model, w), model->batch_per_gpu);
 }
 
 double speed_epochs_per_second(const struct speed_model *model, int w)

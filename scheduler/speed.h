@@ -17,6 +17,19 @@
  * the job is packed: N = ceil(w / gpus_per_node), or N = 1 when gpus_per_node
  * is 0.
  *
+ * Link classes (issue 32): the slowest link a placement's gradients cross, one NVLink island,
+ * one node over PCIe (it spans islands), nodes on one switch, nodes across switches
+ * (enum speed_link). Each class carries its own jump: theta5 once nodes are crossed (as
+ * above), theta6 over PCIe inside a node, and theta7 added to theta5 across switches:
+ *
+ *   t_step = ... + θ5*[link >= SWITCH] + θ6*[link == PCIE] + θ7*[link == CROSS]
+ *
+ * So a model fitted from placements of each class predicts each class, and a caller that
+ * knows no class (SPEED_LINK_ISLAND with nodes > 1 is taken as SWITCH) gets what it got
+ * before the classes existed. Where the placement is unknown and the model knows its
+ * islands' size (gpus_per_island > 0), a packed job of more GPUs than an island on one node
+ * spans PCIe.
+ *
  * The fit minimises the relative error of the step times (rows divided by the
  * measured time). */
 #ifndef RINGMASTER_SPEED_H
@@ -35,7 +48,21 @@ enum allreduce_algo allreduce_algo_for(int p);
  * the all-reduce time of the given algorithm for p workers. p >= 1. */
 void allreduce_coefficients(enum allreduce_algo algo, int p, double *ca, double *cb, double *cg);
 
-#define SPEED_NFEATURES 6
+/* The slowest link a placement spans (see above); the order is the cost's. */
+enum speed_link { SPEED_LINK_ISLAND, SPEED_LINK_PCIE, SPEED_LINK_SWITCH, SPEED_LINK_CROSS };
+#define SPEED_NLINKS 4
+
+/* The class's name ("island", "pcie", "switch", "cross"), and back: -1 for another name. */
+const char *speed_link_name(enum speed_link link);
+int speed_link_parse(const char *name);
+
+/* The class that w GPUs on nodes nodes over a link of class link really span: at least
+ * SWITCH across nodes, at most PCIE on one node. */
+enum speed_link speed_link_on(int nodes, enum speed_link link);
+
+#define SPEED_NFEATURES 8
+/* The features before the link classes' (a trace's speed_theta may give only those). */
+#define SPEED_NFEATURES_NODES 6
 
 struct speed_model {
     double theta[SPEED_NFEATURES];
@@ -44,13 +71,20 @@ struct speed_model {
     double rmse;          /* of the fit, seconds */
     int fitted;
     int gpus_per_node; /* packing assumed by speed_step_time; 0 = one node (caller) */
+    int gpus_per_island; /* appended: the NVLink island assumed by speed_step_time; 0 = a
+                          * node is one island (caller) */
 };
 
 /* Feature vector of world size w (one node) for a job with m examples per worker. */
 void speed_features(int w, double m, double f[SPEED_NFEATURES]);
 
-/* Feature vector of world size w spread over nodes >= 1 nodes. */
+/* Feature vector of world size w spread over nodes >= 1 nodes (no link class known: one
+ * island on one node, one switch across nodes). */
 void speed_features_placed(int w, int nodes, double m, double f[SPEED_NFEATURES]);
+
+/* The same with the placement's link class (speed_link_on(nodes, link) is used). */
+void speed_features_linked(int w, int nodes, enum speed_link link, double m,
+                           double f[SPEED_NFEATURES]);
 
 /* Fits θ from n observations (w[i], step_s[i]) taken at m = model->batch_per_gpu
  * on one node (or packed, if model->gpus_per_node > 0); n >= 1, w[i] >= 1,
@@ -68,11 +102,18 @@ struct speed_obs {
     int nodes;
     double m;
     double step_s;
+    enum speed_link link; /* appended: its class (ISLAND, the zero: by nodes, as before) */
 };
 
 /* As speed_fit, from observations with their own placement and batch size (so θ1,
  * the per-example compute, is identified when the m differ). */
 int speed_fit_obs(struct speed_model *model, const struct speed_obs *obs, size_t n);
+
+/* The link class w >= 1 GPUs on nodes nodes span, packed within them: SWITCH across nodes,
+ * PCIE on one node when w exceeds gpus_per_island > 0, else ISLAND; speed_packed_link() on
+ * speed_packed_nodes(). */
+enum speed_link speed_placed_link(const struct speed_model *model, int w, int nodes);
+enum speed_link speed_packed_link(const struct speed_model *model, int w);
 
 /* The nodes w >= 1 GPUs span when packed: ceil(w / gpus_per_node), 1 when gpus_per_node
  * is 0 (one node). Inline: a round asks it of every new rate. */
@@ -87,8 +128,13 @@ static inline int speed_packed_nodes(const struct speed_model *model, int w)
  * m = model->batch_per_gpu). INFINITY when w < 1 or the model is not fitted. */
 double speed_step_time(const struct speed_model *model, int w);
 
-/* Predicted seconds per step for w workers on nodes nodes with m examples each. */
+/* Predicted seconds per step for w workers on nodes nodes with m examples each, packed
+ * within them (speed_placed_link()). */
 double speed_step_time_placed(const struct speed_model *model, int w, int nodes, double m);
+
+/* The same over a link of class link (speed_link_on(nodes, link)). */
+double speed_step_time_linked(const struct speed_model *model, int w, int nodes,
+                              enum speed_link link, double m);
 
 /* The same from the features f of that placement (speed_features_placed()), for a caller
  * that keeps the features of the counts it asks for: theta . f, summed from theta[0]. Inline

@@ -38,7 +38,7 @@ $(BUILD)/server/%.o: CPPFLAGS += -iquote server
 SERVER_UNIT_SRCS := $(wildcard tests/unit/server/*.c)
 SERVER_UNIT_BIN  := $(BUILD)/tests/unit-server
 SERVER_PURE_OBJS := $(addprefix $(BUILD)/server/,spec/fieldcheck.o spec/jobspec.o spec/jobafter.o \
-                      spec/jobspec_topology.o spec/nodespec.o http/router.o \
+                      spec/jobspec_topology.o spec/jobspec_deadline.o spec/nodespec.o http/router.o \
                       http/www.o http/problem.o http/jsontext.o live/wake.o live/fit.o live/duty.o api/authlimit.o \
                       api/authcache.o store/pgarray.o)
 

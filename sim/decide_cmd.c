@@ -16,7 +16,7 @@
 
 static const char *const pack_names[] = { "none", "pack", "keep", "revert" };
 
-static const char *const forced_names[] = {NULL, "max_wait", "fair_share"};
+static const char *const forced_names[] = {NULL, "max_wait", "fair_share", "deadline"};
 
 /* The guarantee that served job i, its estimate's source, and why it waits. */
 static void add_guarantees(json_t *o, const struct sched_snapshot *snap,
@@ -32,8 +32,10 @@ static void add_guarantees(json_t *o, const struct sched_snapshot *snap,
                         json_string(j->remaining_epochs >= 0
                                         ? sched_estimate_source_name(j->remaining_source)
                                         : "none"));
-    if (a->forced > 0 && a->forced < 3)
+    if (a->forced > 0 && a->forced < 4)
         json_object_set_new(o, "forced", json_string(forced_names[a->forced]));
+    if (a->has_room_for)
+        json_object_set_new(o, "room_for", json_integer((json_int_t)a->room_for));
     if (a->gpus == 0) {
         sched_explain(snap, d, i, why, sizeof(why));
         json_object_set_new(o, "explanation", json_string(why));

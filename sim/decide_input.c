@@ -263,8 +263,15 @@ static int read_scalars(struct decide_input *in, json_t *o, const char *path, st
         .remaining_epochs = rem < -1 ? -1 : rem,
     };
     *remaining_given = rem >= -1;
+    long long step;
+    if (decide_get_num(in, o, path, "last_checkpoint_time", -1e15, 1e15, 0,
+                       &job->last_checkpoint_time) ||
+        decide_get_int(in, o, path, "last_checkpoint_step", 0, INT64_MAX, 0, &step))
+        return -1;
+    job->last_checkpoint_step = step;
     return decide_get_num(in, o, path, "last_change_time", -1e15, 1e15, job->submit_time,
-                          &job->last_change_time);
+                          &job->last_change_time) ||
+           decide_get_num(in, o, path, "deadline", 0, 1e15, 0, &job->deadline);
 }
 
 static const char *const plan_kinds[] = {"dp", "zero1", "zero2", "zero3", "offload"};
@@ -484,6 +491,7 @@ static int read_input(struct decide_input *in, json_t *root)
         decide_get_num(in, root, "$", "queue_threshold_gpu_s", 0, 1e15, 0,
                        &in->snap.queue_threshold_gpu_s) ||
         decide_get_num(in, root, "$", "starvation_knob", 0, 1e6, 0, &in->snap.starvation_knob) ||
+        decide_get_num(in, root, "$", "min_runtime_s", 0, 1e15, 0, &in->snap.min_runtime_s) ||
         read_users(in, root) || read_finished(in, root) || read_nodes(in, root) ||
         decide_get_array(in, root, "$", "jobs", 1000000, &arr))
         return -1;

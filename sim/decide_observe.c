@@ -51,7 +51,8 @@ static int read_typed(struct decide_input *in, const char *path, size_t j, struc
                                    .gpu_speed = speed[i],
                                    .step_s = obs[i].step_s,
                                    .m = obs[i].m,
-                                   .seconds = 1};
+                                   .seconds = 1,
+                                   .link = obs[i].link};
     in->steps[j] = (struct learn_job_steps){
         .obs = lo, .nobs = n, .types = types, .cap = LEARN_MAX_TYPES, .max_local_model = -1};
     in->typed = 1;
@@ -115,9 +116,18 @@ int decide_read_speed(struct decide_input *in, json_t *o, const char *path, size
             free(speed);
             return -1;
         }
-        json_t *gt = json_object_get(pt, "gpu_type");
+        json_t *gt = json_object_get(pt, "gpu_type"), *lt = json_object_get(pt, "link");
+        int link = !lt ? 0 : json_is_string(lt) ? speed_link_parse(json_string_value(lt)) : -1;
+        if (lt && link >= 0 && link <= SPEED_LINK_PCIE && nodes == 0)
+            nodes = 1; /* a class inside one node says where it ran */
         const char *fault = wi < 0 || step[n] < 0       ? "w and step_s are required"
                             : nodes > wi                ? "nodes: at most w"
+                            : lt && link < 0
+                                ? "link: expected \"island\", \"pcie\", \"switch\" or \"cross\""
+                            : lt && link >= SPEED_LINK_SWITCH && nodes < 2
+                                ? "link: switch and cross span nodes >= 2"
+                            : lt && link <= SPEED_LINK_PCIE && nodes > 1
+                                ? "link: island and pcie are on one node"
                             : gt && !json_is_string(gt) ? "gpu_type: expected a GPU type name"
                             : gt && type_of_name(in, json_string_value(gt), &model[n], &speed[n])
                                 ? "gpu_type: no node has this gpu_type"
@@ -129,10 +139,10 @@ int decide_read_speed(struct decide_input *in, json_t *o, const char *path, size
             free(speed);
             return decide_bad(in, p, fault);
         }
-        placed |= nodes > 0 || json_object_get(pt, "m") != NULL;
+        placed |= nodes > 0 || lt || json_object_get(pt, "m") != NULL;
         if (nodes == 0)
             nodes = speed_packed_nodes(&job->speed, (int)wi);
-        obs[n] = (struct speed_obs){(int)wi, (int)nodes, om, step[n]};
+        obs[n] = (struct speed_obs){(int)wi, (int)nodes, om, step[n], (enum speed_link)link};
         w[n++] = (int)wi;
     }
     int rc;

@@ -265,7 +265,7 @@ static const char usage[] =
     "           [--jobs N] [--seed N] [--cluster NxG] [--trace FILE] [--resize-cost S]\n"
     "           [--min-resize-interval S] [--by-app] [--per-job FILE] [--workload-dir DIR]\n"
     "           [--format table|csv|json] [--hetero] [--speed-model factor|per-type]\n"
-    "           [--speed given|live]\n"
+    "           [--speed given|live] [--deadlines SHARE [--deadlines-hidden]]\n"
     "\n"
     "The Pollux paper's evaluation setting (OSDI'21): N workloads (8) of 160 jobs drawn from\n"
     "the Philly trace's 8-hour window, the six measured applications as goodput jobs\n"
@@ -300,7 +300,11 @@ static const char usage[] =
     "  --speed MODE      given (default): the models above; live: the policies start with\n"
     "                    no speed model and learn each job's, per GPU type, from the steps\n"
     "                    the engine reports, through the server's code (--speed-model then\n"
-    "                    only names the run)\n";
+    "                    only names the run)\n"
+    "  --deadlines SHARE that share of each workload's jobs must finish by submit + L x its\n"
+    "                    time alone at its requested GPUs, L uniform in [0.5, 1.5] (as\n"
+    "                    `run --deadlines`); prints the deadlines met per policy\n"
+    "  --deadlines-hidden  the policies do not see them (still counted)\n";
 
 struct args {
     const char *policies, *cluster, *trace, *per_job, *workload_dir;
@@ -311,6 +315,8 @@ struct args {
     double resize_cost, min_interval;
     int by_app;
     enum options_format fmt;
+    double deadlines; /* --deadlines SHARE; 0: none */
+    int hide_deadlines;
 };
 
 static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
@@ -326,6 +332,7 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         {"workload-dir", required_argument, NULL, 'W'},
         {"hetero", no_argument, NULL, 'H'},         {"speed-model", required_argument, NULL, 'S'},
         {"speed", required_argument, NULL, 'L'},
+        {"deadlines", required_argument, NULL, 'D'}, {"deadlines-hidden", no_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     long long n;
@@ -397,6 +404,12 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         case 'f':
             rc = options_format_parse(optarg, &a->fmt, err, len);
             break;
+        case 'D':
+            rc = options_double(optarg, 0, 1, &a->deadlines, "--deadlines", err, len);
+            break;
+        case 'X':
+            a->hide_deadlines = 1;
+            break;
         default:
             snprintf(err, len, "unknown option (see --help)");
             return -1;
@@ -467,6 +480,30 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
         printf("speeds learned live (--speed live)\n");
     printf("%-12s %*s | %8.0f (published, Pollux itself)\n", "pollux",
            (int)(10 * a->workloads - 1), "", POLLUX_PUBLISHED_POLLUX_S);
+}
+
+/* With deadlines: each policy's deadlines met over all workloads and the mean JCT of the
+ * other jobs (the mean of the workloads' means). */
+static void print_deadlines(const struct args *a, const struct sched_policy_ops *const *pol,
+                            size_t np, const struct report_row *rows)
+{
+    if (!(a->deadlines > 0))
+        return;
+    printf("\nDeadlines%s: met of all, over the workloads\n%-12s %9s %9s %7s %14s\n",
+           a->hide_deadlines ? " (hidden from the policies)" : "", "policy", "deadlines", "met",
+           "met%", "other_avg_s");
+    for (size_t p = 0; p < np; p++) {
+        long n = 0, met = 0;
+        double other = 0;
+        for (size_t w = 0; w < a->workloads; w++) {
+            const struct simulate_result *r = rows[p * a->workloads + w].result;
+            n += r->deadlines;
+            met += r->deadlines_met;
+            other += r->avg_jct_other_s / (double)a->workloads;
+        }
+        printf("%-12s %9ld %9ld %7.1f %14.0f\n", pol[p]->name, n, met,
+               n ? 100.0 * (double)met / (double)n : 0.0, other);
+    }
 }
 
 static void print_by_app(const struct args *a, const struct sched_policy_ops *const *pol,
@@ -551,7 +588,8 @@ static int run_all(const struct args *a, const struct options_cluster *c,
     struct report_params prm = {.interval_s = 60, .resize_cost_s = a->resize_cost,
                                 .min_resize_interval_s = a->min_interval,
                                 .show_type_speeds = a->per_type,
-                                .speed_live = a->speed_live};
+                                .speed_live = a->speed_live,
+                                .hide_deadlines = a->hide_deadlines};
     for (size_t w = 0; w < a->workloads; w++) {
         struct pollux_opts o = a->o;
         o.seed = a->o.seed + w;
@@ -566,6 +604,9 @@ static int run_all(const struct args *a, const struct options_cluster *c,
         }
         if (!loads[w])
             return -1;
+        if (a->deadlines > 0)
+            workload_draw_deadlines(loads[w], a->deadlines, REPORT_DEADLINE_LO,
+                                    REPORT_DEADLINE_HI, o.seed);
         prm.seed = o.seed;
         for (size_t p = 0; p < np; p++)
             if (report_run(loads[w], c, pol[p], &prm, &rows[p * a->workloads + w], err, errlen))
@@ -645,6 +686,7 @@ int pollux_main(int argc, char **argv)
         report_print(stdout, a.fmt, rows, nrows);
     else {
         print_table(&a, pol, (size_t)np, rows);
+        print_deadlines(&a, pol, (size_t)np, rows);
         if (a.by_app)
             print_by_app(&a, pol, (size_t)np, rows, loads);
     }

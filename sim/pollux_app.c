@@ -29,7 +29,8 @@ static int fit_rows(struct speed_model *sp, const struct profile *p, double *rel
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; i < sets[s]->n; i++)
             obs[k++] = (struct speed_obs){sets[s]->w[i], sets[s]->nodes[i],
-                                          sets[s]->local_bsz[i], sets[s]->step_time[i]};
+                                          sets[s]->local_bsz[i], sets[s]->step_time[i],
+                                          SPEED_LINK_ISLAND};
     int rc = speed_fit_obs(sp, obs, k);
     double sq = 0;
     for (size_t i = 0; rc == 0 && i < k; i++) {

@@ -119,6 +119,11 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     cfg.max_wait_s = prm->max_wait_s;
     cfg.show_type_speeds = prm->show_type_speeds;
     cfg.speed_live = prm->speed_live;
+    cfg.hide_deadlines = prm->hide_deadlines;
+    cfg.topology_blind = prm->topology_blind;
+    cfg.checkpoint_every_s = prm->checkpoint_every_s;
+    cfg.min_runtime_s = prm->min_runtime_s;
+    cfg.preempt_order = prm->preempt_order;
     cfg.nodes = c->nodes;
     cfg.nnodes = c->nnodes;
     cfg.policy = p;
@@ -151,21 +156,45 @@ void report_row_clear(struct report_row *row)
     row->result = NULL;
 }
 
+/* With deadlines in the workload: per row, those met (count and share) and the mean JCT of
+ * the jobs without one. */
+static void print_deadlines(FILE *out, const struct report_row *rows, size_t n)
+{
+    int any = 0;
+
+    for (size_t i = 0; i < n; i++)
+        any |= rows[i].result->deadlines > 0;
+    if (!any)
+        return;
+    fprintf(out, "\n%-24s %-12s %9s %9s %7s %14s\n", "scenario", "policy", "deadlines", "met",
+            "met%", "other_avg_h");
+    for (size_t i = 0; i < n; i++) {
+        const struct simulate_result *r = rows[i].result;
+        fprintf(out, "%-24s %-12s %9ld %9ld %7.1f %14.2f\n", rows[i].scenario, rows[i].policy,
+                r->deadlines, r->deadlines_met,
+                r->deadlines ? 100.0 * (double)r->deadlines_met / (double)r->deadlines : 0.0,
+                r->avg_jct_other_s / 3600);
+    }
+}
+
 static void print_table(FILE *out, const struct report_row *rows, size_t n)
 {
-    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s %10s %9s %11s %6s %6s\n",
+    fprintf(out, "%-24s %-12s %9s %9s %9s %10s %9s %6s %8s %10s %9s %11s %6s %6s %8s %9s\n",
             "scenario", "policy", "avg_jct_h", "median_h", "p95_h", "makespan_h", "queue_h",
-            "util", "resizes", "first100_m", "p99_h", "max_queue_h", "fair", "idle%");
+            "util", "resizes", "first100_m", "p99_h", "max_queue_h", "fair", "idle%", "preempts",
+            "lost_gpuh");
     for (size_t i = 0; i < n; i++) {
         const struct simulate_result *r = rows[i].result;
         fprintf(out,
                 "%-24s %-12s %9.2f %9.2f %9.2f %10.2f %9.2f %6.3f %8ld %10.2f %9.2f %11.2f %6.2f "
-                "%6.2f\n",
+                "%6.2f %8ld %9.2f\n",
                 rows[i].scenario, rows[i].policy, r->avg_jct_s / 3600, r->median_jct_s / 3600,
                 r->p95_jct_s / 3600, r->makespan_s / 3600, r->avg_queue_s / 3600, r->utilization,
                 r->resizes, r->avg_first100_s / 60, r->p99_jct_s / 3600, r->max_queue_s / 3600,
-                rows[i].fairness, 100.0 * r->idle_wanted_frac);
+                rows[i].fairness, 100.0 * r->idle_wanted_frac, r->preemptions,
+                r->lost_preemption_gpu_s / 3600);
     }
+    print_deadlines(out, rows, n);
 }
 
 static void print_csv(FILE *out, const struct report_row *rows, size_t n)
@@ -204,10 +233,17 @@ static json_t *row_json(const struct report_row *row)
         json_object_set_new(o, "max_queue_s", json_real(r->max_queue_s));
         json_object_set_new(o, "idle_wanted_frac", json_real(r->idle_wanted_frac));
         json_object_set_new(o, "idle_usable_frac", json_real(r->idle_usable_frac));
+        json_object_set_new(o, "preemptions", json_integer((json_int_t)r->preemptions));
+        json_object_set_new(o, "lost_preemption_gpu_s", json_real(r->lost_preemption_gpu_s));
+        json_object_set_new(o, "lost_redo_gpu_s", json_real(r->lost_redo_gpu_s));
         json_object_set_new(o, "fairness",
                             isnan(row->fairness) ? json_null() : json_real(row->fairness));
         json_object_set_new(o, "jobs_own_speed", json_integer((json_int_t)row->own_speed));
         json_object_set_new(o, "jobs_with_course", json_integer((json_int_t)row->with_course));
+        json_object_set_new(o, "deadlines",
+                            json_pack("{s:I, s:I, s:f}", "jobs", (json_int_t)r->deadlines, "met",
+                                      (json_int_t)r->deadlines_met, "other_avg_jct_s",
+                                      r->avg_jct_other_s));
         json_object_set_new(o, "compact",
                             json_pack("{s:I, s:I, s:I, s:I}", "fit_node", (json_int_t)r->fit_node,
                                       "on_node", (json_int_t)r->on_node, "fit_island",
@@ -245,11 +281,15 @@ void report_print_jobs(FILE *out, const struct report_row *rows, size_t n)
         const struct simulate_result *r = rows[i].result;
         for (size_t k = 0; k < r->njobs; k++) {
             const struct simulate_job_result *j = &r->jobs[k];
-            fprintf(out, "%s,%s,%lld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%d,%d,%d,%lld,%.1f\n",
+            fprintf(out, "%s,%s,%lld,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%.1f,%d,%d,%d,%lld,%.1f,",
                     rows[i].scenario, rows[i].policy, (long long)j->id, j->submit_time,
                     j->start_time, j->finish_time, j->jct_s, j->queue_s, j->gpu_seconds,
                     j->resizes, j->first100_s, j->suspends, j->packs, j->migrations,
                     (long long)j->user, j->max_wait_s);
+            if (j->deadline > 0) /* none: both empty */
+                fprintf(out, "%.1f,%d\n", j->deadline, j->deadline_met);
+            else
+                fprintf(out, ",\n");
         }
     }
 }

@@ -29,7 +29,18 @@ struct report_params {
     double max_wait_s;
     int show_type_speeds; /* 1: the policies see each job's true per-GPU-model speeds */
     int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
+    int hide_deadlines;   /* 1 (--deadlines-hidden): the policies do not see deadlines */
+    int topology_blind;   /* 1 (--topology-blind): the policies see no islands nor switches */
+    /* Checkpoints and preemption (simulate_config; --checkpoint-every, --min-runtime,
+     * --preempt-order). */
+    double checkpoint_every_s;
+    double min_runtime_s;
+    enum sched_preempt_order preempt_order;
 };
+
+/* The range of lambda of a drawn deadline (submit + lambda x time alone; ElasticFlow's). */
+#define REPORT_DEADLINE_LO 0.5
+#define REPORT_DEADLINE_HI 1.5
 
 struct report_row {
     char scenario[128];
@@ -65,7 +76,7 @@ void report_print(FILE *out, enum options_format f, const struct report_row *row
 
 #define REPORT_JOBS_HEADER                                                                         \
     "scenario,policy,job_id,submit_s,start_s,finish_s,jct_s,queue_s,gpu_seconds,resizes,"          \
-    "first100_s,suspends,packs,migrations,user,max_wait_s"
+    "first100_s,suspends,packs,migrations,user,max_wait_s,deadline_s,deadline_met"
 
 /* Writes every job of every row as CSV (header REPORT_JOBS_HEADER). */
 void report_print_jobs(FILE *out, const struct report_row *rows, size_t n);

@@ -23,8 +23,10 @@ static const char usage[] =
     "           [--trace-start S] [--trace-window S] [--max-jobs N] [--min-duration S]\n"
     "           [--max-gpus G] [--skip-bad-rows]\n"
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
-    "           [--speed given|live]\n"
+    "           [--speed given|live] [--switches K] [--topology-blind]\n"
+    "           [--checkpoint-every S] [--min-runtime S] [--preempt-order loss|service]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
+    "           [--deadlines SHARE [--deadlines-hidden]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
     "  --cluster SPEC      NxG (N nodes of G GPUs), or groups NxG:MODEL[:CORES:MEMGB]\n"
@@ -33,6 +35,10 @@ static const char usage[] =
     "                      aws), rtx (2080Ti), quad (RTX 6000); CORES and MEMGB\n"
     "                      per node (default: the model's typical node); @AxB after\n"
     "                      NxG or MODEL: A NVLink islands of B GPUs a node (8x8:a100@2x4)\n"
+    "  --switches K        the nodes hang off K switches, in order (node i on switch\n"
+    "                      1 + i K / nodes); a job across switches pays its class\n"
+    "  --topology-blind    the policies see no islands nor switches (the truth still\n"
+    "                      charges each job the link classes its GPUs span)\n"
     "  --poisson M,J       J jobs, exponential inter-arrival times of mean M seconds\n"
     "  --trace FILE        CSV with job_id,submit_time_s,num_gpus,duration_s (header\n"
     "                      required; optional user, elastic (0: rigid), min_gpus,\n"
@@ -71,10 +77,22 @@ static const char usage[] =
     "                      server's code (docs/simulator.md \"Learned speeds\")\n"
     "  --max-wait S        a job that fits waits at most S seconds whatever the policy\n"
     "                      (the core's guarantee; default 0: off, the server uses 3600)\n"
+    "  --checkpoint-every S  each job checkpoints every S seconds of its progress; a job\n"
+    "                      preempted goes back to its last checkpoint and redoes what it\n"
+    "                      made since (default 0: a preemption loses no progress)\n"
+    "  --min-runtime S     no job is preempted within S seconds of its start (default 0)\n"
+    "  --preempt-order O   which running job a guarantee stops first: loss (default: the\n"
+    "                      least work since its checkpoint) or service (the most attained\n"
+    "                      service, the rule before checkpoints were known)\n"
     "  --users K           jobs without a user (trace column 'user') get users 1..K,\n"
     "                      round-robin; prints fairness (worst user's mean JCT / its mean\n"
     "                      JCT alone on 1/K of the cluster)\n"
     "  --user-mix W,...    with --users: users drawn with these relative job counts\n"
+    "  --deadlines SHARE   that share of the jobs (drawn from the seed) must finish by\n"
+    "                      submit + L x its time alone at its requested GPUs, L uniform\n"
+    "                      in [0.5, 1.5]; prints the deadlines met per policy\n"
+    "  --deadlines-hidden  the policies do not see the deadlines (still counted): the\n"
+    "                      same run as without them, for the other jobs' mean JCT\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -92,7 +110,9 @@ struct run_args {
     int users;               /* --users K; 0: as the workload says */
     double mix[64];
     size_t nmix;
+    int switches;             /* --switches K; 0: none */
     struct settings settings; /* the scheduler's, by the core's table (its options) */
+    double deadlines;         /* --deadlines SHARE; 0: none */
 };
 
 enum {
@@ -111,6 +131,12 @@ enum {
     OPT_USERS,
     OPT_USER_MIX,
     OPT_SPEED,
+    OPT_DEADLINES,
+    OPT_DEADLINES_HIDDEN,
+    OPT_SWITCHES,
+    OPT_BLIND,
+    OPT_CHECKPOINT_EVERY,
+    OPT_PREEMPT_ORDER,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -138,6 +164,12 @@ static const struct option longopts[] = {
     {"users", required_argument, NULL, OPT_USERS},
     {"user-mix", required_argument, NULL, OPT_USER_MIX},
     {"speed", required_argument, NULL, OPT_SPEED},
+    {"deadlines", required_argument, NULL, OPT_DEADLINES},
+    {"deadlines-hidden", no_argument, NULL, OPT_DEADLINES_HIDDEN},
+    {"switches", required_argument, NULL, OPT_SWITCHES},
+    {"topology-blind", no_argument, NULL, OPT_BLIND},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {"preempt-order", required_argument, NULL, OPT_PREEMPT_ORDER},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -218,6 +250,30 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return parse_mix(v, a, err, len);
     case OPT_SPEED:
         return options_speed_parse(v, &a->prm.speed_live, err, len);
+    case OPT_DEADLINES:
+        return options_double(v, 0, 1, &a->deadlines, "--deadlines", err, len);
+    case OPT_DEADLINES_HIDDEN:
+        a->prm.hide_deadlines = 1;
+        return 0;
+    case OPT_SWITCHES:
+        if (options_long(v, 1, 100000, &n, "--switches", err, len))
+            return -1;
+        a->switches = (int)n;
+        return 0;
+    case OPT_BLIND:
+        a->prm.topology_blind = 1;
+        return 0;
+    case OPT_CHECKPOINT_EVERY:
+        return options_double(v, 0, 1e12, &a->prm.checkpoint_every_s, "--checkpoint-every", err,
+                              len);
+    case OPT_PREEMPT_ORDER:
+        if (strcmp(v, "loss") && strcmp(v, "service")) {
+            snprintf(err, len, "--preempt-order: expected loss or service, got '%s'", v);
+            return -1;
+        }
+        a->prm.preempt_order = !strcmp(v, "loss") ? SCHED_PREEMPT_LEAST_LOSS
+                                                  : SCHED_PREEMPT_MOST_SERVICE;
+        return 0;
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;
@@ -299,6 +355,7 @@ static void use_settings(struct run_args *a)
     a->prm.min_resize_interval_s = a->settings.min_resize_interval_s;
     a->prm.quantum_s = a->settings.quantum_s;
     a->prm.max_wait_s = a->settings.max_wait_s;
+    a->prm.min_runtime_s = a->settings.min_runtime_s;
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a, char *err, size_t len)
@@ -342,6 +399,9 @@ static struct workload *with_util(const struct run_args *a, struct workload *w)
         workload_draw_gpu_util(w, a->util_lo, a->util_hi, a->prm.seed);
     if (w && a->users > 0)
         workload_assign_users(w, a->users, a->mix, a->nmix, a->prm.seed);
+    if (w && a->deadlines > 0)
+        workload_draw_deadlines(w, a->deadlines, REPORT_DEADLINE_LO, REPORT_DEADLINE_HI,
+                                a->prm.seed);
     return w;
 }
 
@@ -467,6 +527,8 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "ringmaster-sim run: %s\n", err);
         return 2;
     }
+    for (size_t i = 0; a.switches > 0 && i < c.nnodes; i++)
+        c.nodes[i].switch_id = 1 + (int)(i * (size_t)a.switches / c.nnodes);
     struct workload *w = load_workload(&a, c.total_gpus, err, sizeof(err));
     rc = w ? simulate_all(&a, &c, w, err, sizeof(err)) : 2;
     if (rc)

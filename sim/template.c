@@ -1,6 +1,7 @@
 /* template: job templates for the simulator (see template.h). */
 #include "template.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,17 @@ double template_draw_epochs(const struct template *t, uint64_t *rng)
     return t->epochs * (1.0 - t->spread + 2.0 * t->spread * u);
 }
 
+/* The link classes' terms of a fitted model (issue 32, speed.h): each share of its own 1-GPU
+ * step time (profile_link_shares). */
+static void links(struct speed_model *m, double pcie, double cross)
+{
+    double t1 = speed_step_time_placed(m, 1, 1, m->batch_per_gpu);
+    if (!(t1 > 0) || !isfinite(t1))
+        return;
+    m->theta[6] = pcie * t1;
+    m->theta[7] = cross * t1;
+}
+
 /* The paper's job. "resnet110" is calibrated on the paper's own Table 3: its
  * no-contention column has a job take 6.37, 3.78, 2.21 and 1.40 h on 1, 2, 4
  * and 8 GPUs, a speed-up of 4.55 at 8 where Table 1's step times alone give
@@ -84,6 +96,7 @@ static int resnet110(struct template *t, int steps_only, char *err, size_t errle
         snprintf(err, errlen, "%s: speed fit failed", t->name);
         return -1;
     }
+    links(&t->speed, TEMPLATE_RESNET_PCIE_SHARE, TEMPLATE_RESNET_CROSS_SHARE);
     t->epochs = TEMPLATE_RESNET_EPOCHS;
     t->exponential = 1;
     t->requested_gpus = 8;
@@ -114,6 +127,9 @@ static int fit_profile(struct template *t, const struct profile *p, char *err, s
     t->speed.batch_per_gpu = m;
     t->speed.dataset_size = dataset_size(p);
     int rc = (w && st && n > 0 && t->speed.dataset_size > 0) ? speed_fit(&t->speed, w, st, n) : -1;
+    double pcie, cross;
+    if (rc == 0 && profile_link_shares(p, m, &pcie, &cross) > 0)
+        links(&t->speed, pcie, cross);
     free(w);
     free(st);
     if (rc)

@@ -26,6 +26,11 @@
 #include "plan.h"
 #include "speed.h"
 
+/* The link classes of the resnet110 jobs (issue 32), shares of their 1-GPU step: ResNet-18 on
+ * the same CIFAR-10 in shared/profiles/cifar10 at 129 examples per GPU (the paper's 128),
+ * profile_link_shares(); tests/unit/sim/test_topology_sim.c checks them against the files. */
+#define TEMPLATE_RESNET_PCIE_SHARE 0.0422
+#define TEMPLATE_RESNET_CROSS_SHARE 0.308
 /* Mean epochs of a resnet110 job; see docs/simulator.md for the calibration. */
 #define TEMPLATE_RESNET_EPOCHS 146.0
 

@@ -195,8 +195,9 @@ static int64_t user_number(struct user_names *u, const char *name)
     return (int64_t)++u->n;
 }
 
-/* "t0;t1;t2;t3;t4;t5": the six coefficients of the speed model (speed.h), each finite and
- * >= 0, not all 0. Returns 0, or -1 with why. */
+/* "t0;t1;t2;t3;t4;t5[;t6;t7]": the coefficients of the speed model (speed.h), each finite and
+ * >= 0, not all 0: the six before the link classes (t6, t7 then 0), or all eight. Returns 0,
+ * or -1 with why. */
 static int parse_theta(char *s, struct trace_row *r, char *why, size_t len)
 {
     double sum = 0;
@@ -211,8 +212,9 @@ static int parse_theta(char *s, struct trace_row *r, char *why, size_t len)
         }
         sum += r->theta[k];
     }
-    if (k != SPEED_NFEATURES || !(sum > 0)) {
-        snprintf(why, len, "speed_theta is not %d numbers >= 0 separated by ';'", SPEED_NFEATURES);
+    if ((k != SPEED_NFEATURES && k != SPEED_NFEATURES_NODES) || !(sum > 0)) {
+        snprintf(why, len, "speed_theta is not %d or %d numbers >= 0 separated by ';'",
+                 SPEED_NFEATURES_NODES, SPEED_NFEATURES);
         return -1;
     }
     r->has_theta = 1;
@@ -571,6 +573,27 @@ void workload_draw_gpu_util(struct workload *w, double lo, double hi, uint64_t s
 
     for (size_t i = 0; i < w->njobs; i++)
         w->jobs[i].gpu_util = lo + (hi - lo) * simulate_rng_uniform(&rng);
+}
+
+double workload_time_alone(const struct simulate_job_spec *j)
+{
+    double eps = sched_speed_rate(&j->speed, &j->batch, j->requested_gpus, NULL);
+
+    return eps > 0 && isfinite(eps) ? j->epochs / eps : 0.0;
+}
+
+void workload_draw_deadlines(struct workload *w, double share, double lo, double hi,
+                             uint64_t seed)
+{
+    uint64_t rng = seed ^ 0xbb67ae8584caa73bULL;
+
+    for (size_t i = 0; i < w->njobs; i++) {
+        struct simulate_job_spec *j = &w->jobs[i];
+        double pick = simulate_rng_uniform(&rng);
+        double lambda = lo + (hi - lo) * simulate_rng_uniform(&rng);
+        double alone = workload_time_alone(j);
+        j->deadline = pick < share && alone > 0 ? j->submit_time + lambda * alone : 0.0;
+    }
 }
 
 int workload_assign_users(struct workload *w, int k, const double *mix, size_t nmix,

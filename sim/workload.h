@@ -85,4 +85,14 @@ size_t workload_users(const struct workload *w, int64_t *ids, size_t max);
  * (for gandiva's packing; the templates carry none, 0 means unknown). */
 void workload_draw_gpu_util(struct workload *w, double lo, double hi, uint64_t seed);
 
+/* Gives a share of the jobs (each with probability share, drawn from seed) a deadline, as
+ * ElasticFlow's evaluation does: submit + lambda x its time alone at its requested GPUs (its
+ * true model: sched_speed_rate(), its goodput with a batch model), lambda uniform in
+ * [lo, hi]. The others get none (0). */
+void workload_draw_deadlines(struct workload *w, double share, double lo, double hi,
+                             uint64_t seed);
+
+/* The job's seconds alone on its requested GPUs by its true model (0 when it has none). */
+double workload_time_alone(const struct simulate_job_spec *j);
+
 #endif

@@ -59,16 +59,26 @@ BEGIN
 END
 $$;
 
--- 039's, with fault_id beside redo_to.
+-- 045's (which was 039's with the causes of a come-back), with fault_id beside redo_to.
 CREATE OR REPLACE FUNCTION ledger_on_event() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     stops boolean := NEW.to_state IN ('PENDING', 'RESIZING', 'MIGRATING', 'SUSPENDED');
 BEGIN
     PERFORM ledger_close(ARRAY[NEW.job_id]);
+    -- the state entered, the cause its GPUs are lost to, what steps redone after it are, and
+    -- the GPU fault they are charged to
     UPDATE job_ledger_open o
        SET state = NEW.to_state,
-           cause = ledger_cause(NEW.to_state, NEW.event, NEW.detail),
-           redo_to = CASE WHEN stops THEN ledger_cause(NEW.to_state, NEW.event, NEW.detail)
+           cause = CASE WHEN NEW.from_state IN ('PENDING', 'SUSPENDED')
+                             AND NEW.to_state IN ('STARTING', 'MIGRATING')
+                             AND o.redo_to IN ('preemption', 'fault') THEN o.redo_to
+                        ELSE ledger_cause(NEW.to_state, NEW.event, NEW.detail) END,
+           redo_to = CASE WHEN stops
+                          THEN CASE WHEN NEW.to_state = 'SUSPENDED' AND o.cause = 'preemption'
+                                    THEN 'preemption'
+                                    WHEN NEW.from_state = 'SUSPENDED' AND NEW.to_state = 'MIGRATING'
+                                         AND o.redo_to = 'preemption' THEN 'preemption'
+                                    ELSE ledger_cause(NEW.to_state, NEW.event, NEW.detail) END
                           ELSE o.redo_to END,
            fault_id = CASE WHEN NOT stops THEN o.fault_id
                            WHEN NEW.detail LIKE '%failed GPU%' THEN

@@ -28,6 +28,8 @@ struct jobchan {
     enum jc_want want;
     double since;
     long ckpt_step;
+    long saved_step;  /* the last checkpoint complete (SAVED or CHECKPOINTED), -1 none */
+    double saved_at;  /* CLOCK_MONOTONIC when its record arrived */
     long last_step;
     int world;
     int bye;
@@ -106,7 +108,7 @@ struct jobchan *jobchan_create(const char *path, char *err, size_t errlen)
         return NULL;
     }
     jc->lfd = jc->cfd = -1;
-    jc->ckpt_step = jc->last_step = -1;
+    jc->ckpt_step = jc->last_step = jc->saved_step = -1;
     jc->since = now_mono();
     snprintf(jc->job_id, sizeof(jc->job_id), "-");
     jc->reports = calloc(JOBCHAN_REPORT_CAP, sizeof(*jc->reports));
@@ -269,7 +271,7 @@ static int on_report(struct jobchan *jc, const char *args)
     return 0;
 }
 
-/* SUSPENDED, RESUMED, CHECKPOINTED, DROPPED, BYE: each with one integer. A resuming job
+/* SUSPENDED, RESUMED, CHECKPOINTED, SAVED, DROPPED, BYE: each with one integer. A resuming job
  * is running again at its first REPORT (it restored its state and made a step), not at
  * RESUMED (which it sends before restoring). */
 static int on_ack(struct jobchan *jc, const char *verb, const char *args)
@@ -288,8 +290,12 @@ static int on_ack(struct jobchan *jc, const char *verb, const char *args)
              jc->state != JOBCHAN_CHECKPOINTING)
         set_state(jc, JOBCHAN_RUNNING);
     else if (!strcmp(verb, "CHECKPOINTED")) {
-        jc->ckpt_step = v;
+        jc->ckpt_step = jc->saved_step = v;
+        jc->saved_at = now_mono();
         set_state(jc, JOBCHAN_CHECKPOINTED);
+    } else if (!strcmp(verb, "SAVED") && v >= 0) {
+        jc->saved_step = v;
+        jc->saved_at = now_mono();
     } else if (!strcmp(verb, "BYE"))
         jc->bye = 1;
     return 0;
@@ -338,7 +344,8 @@ static int on_line(struct jobchan *jc, char *line)
         jc->has_grad = 1;
         return 0;
     }
-    static const char *const acks[] = {"SUSPENDED", "RESUMED", "CHECKPOINTED", "DROPPED", "BYE"};
+    static const char *const acks[] = {"SUSPENDED", "RESUMED", "CHECKPOINTED", "SAVED",
+                                       "DROPPED",   "BYE"};
     for (size_t i = 0; i < sizeof(acks) / sizeof(acks[0]); i++) {
         if (!strcmp(line, acks[i]))
             return on_ack(jc, acks[i], args);
@@ -527,6 +534,15 @@ double jobchan_state_since(const struct jobchan *jc)
 long jobchan_checkpoint_step(const struct jobchan *jc)
 {
     return jc->ckpt_step;
+}
+
+int jobchan_last_checkpoint(const struct jobchan *jc, long *step, double *at)
+{
+    if (jc->saved_step < 0)
+        return 0;
+    *step = jc->saved_step;
+    *at = jc->saved_at;
+    return 1;
 }
 
 long jobchan_last_step(const struct jobchan *jc)

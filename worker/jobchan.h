@@ -104,6 +104,11 @@ double jobchan_state_since(const struct jobchan *jc);
 /* Step of the last completed checkpoint, -1 when none. */
 long jobchan_checkpoint_step(const struct jobchan *jc);
 
+/* The job's last complete checkpoint, periodic (SAVED, ringjob_checkpoint_saved) or at a
+ * planned stop (CHECKPOINTED): its step into *step and the CLOCK_MONOTONIC time its record
+ * arrived into *at; 1, or 0 when the job reported none on this channel. */
+int jobchan_last_checkpoint(const struct jobchan *jc, long *step, double *at);
+
 /* Last step the job reported or acknowledged, -1 when none. */
 long jobchan_last_step(const struct jobchan *jc);
 

@@ -568,6 +568,17 @@ int ringjob_checkpoint_done(long step)
     return send_control("CHECKPOINTED", step);
 }
 
+int ringjob_checkpoint_saved(long step)
+{
+    if (!rj.initialized)
+        return fail("ringjob_checkpoint_saved: not initialized");
+    if (step < 0)
+        return fail("ringjob_checkpoint_saved: step %ld < 0", step);
+    if (rj.rank != 0 || rj.fd < 0)
+        return 0;
+    return send_control("SAVED", step);
+}
+
 int ringjob_rank(void)
 {
     return rj.rank;

@@ -124,6 +124,14 @@ int ringjob_checkpoint_path(const char *name, char *buf, size_t len);
  * 0). After this the program exits with RINGJOB_EXIT_PLANNED. Returns 0 or -1. */
 int ringjob_checkpoint_done(long step);
 
+/* Tells the worker that a checkpoint of `step`, written while the job trains on (every N
+ * steps, say), is complete on disk (rank 0; others return 0). The scheduler records it: when
+ * a guarantee must take GPUs from running jobs, it stops the one that would lose the least
+ * work since its last checkpoint (docs/scheduler.md, "Preemption"). The job goes on. Call it
+ * after the file is renamed into place. Returns 0, or -1 (step < 0, not initialized, the
+ * worker went away). */
+int ringjob_checkpoint_saved(long step);
+
 /* This process's rank, the world size of this launch, the learning-rate factor (for a job
  * with a batch model: to apply to the rate tuned at its initial batch, sqrt(batch / M0);
  * otherwise to the one-rank learning rate), the job id, the execution plan and the checkpoint directory

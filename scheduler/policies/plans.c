@@ -67,8 +67,10 @@ static double dp_rate(const struct policy_plan *pp, size_t i, int k, size_t c)
 
     if (!pp->job[i].speed)
         return 0.0;
+    enum speed_link l = w > 1 ? speed_packed_link(sp, w) : SPEED_LINK_ISLAND;
     double f[SPEED_NFEATURES] = {
-        1.0, sp->batch_per_gpu, ar[0], ar[1], ar[2], speed_packed_nodes(sp, w) > 1 ? 1.0 : 0.0,
+        1.0, sp->batch_per_gpu, ar[0], ar[1], ar[2], l >= SPEED_LINK_SWITCH ? 1.0 : 0.0,
+        l == SPEED_LINK_PCIE ? 1.0 : 0.0, l == SPEED_LINK_CROSS ? 1.0 : 0.0,
     };
     double s = pp->cls[c].speed;
     /* plan_dp_rate() takes a speed that is not positive and finite as 1; at 1 (a class of

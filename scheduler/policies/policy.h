@@ -30,6 +30,7 @@ extern const struct sched_policy_ops policy_exploratory;
 extern const struct sched_policy_ops policy_tiresias;
 extern const struct sched_policy_ops policy_rubick;
 extern const struct sched_policy_ops policy_ringmaster;
+extern const struct sched_policy_ops policy_edf;
 
 /* What a plan- and GPU-model-aware policy chooses for a job (policies/plans.h). */
 struct policy_want {
@@ -37,6 +38,7 @@ struct policy_want {
     int gpu_model;           /* the GPU model all its GPUs must be of; -1: any */
     struct plan_choice plan; /* the plan, with its host demand per GPU */
     int has_plan;            /* 0: sched_decide() gives the job its default plan */
+    int deadline;            /* 1: its least share for its deadline (minshare.h) raised gpus */
 };
 
 /* The richer allocator of rubick and ringmaster: fills want[0..njobs) (zeroed,

@@ -24,13 +24,19 @@
  *
  * Packing (see "packing" below): after placement, waiting jobs that would
  * start on 1 GPU share the GPU of a job alone on 1 GPU when both are light
- * (gandiva's rules, policies/pack.h); the allocator counts a pair's GPU once. */
+ * (gandiva's rules, policies/pack.h); the allocator counts a pair's GPU once.
+ *
+ * Deadlines (policies/minshare.h): a job with one waits in the key order while its slack
+ * lasts; once it runs out, the job gets the least share that meets its deadline (ElasticFlow's
+ * minimum satisfactory share) ahead of that order. The guarantees (fair shares, max wait)
+ * still come after, in sched_decide(). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "minshare.h"
 #include "pack.h"
 #include "plans.h"
 #include "radix.h"
@@ -489,6 +495,8 @@ int policy_ringmaster_ex(const struct sched_snapshot *snap, struct policy_want *
         return -1;
     /* policy_pack_view() copies the jobs only when one is packed. */
     int rc = policy_plan_allocate(&view, pw, copy ? ringmaster_body : ringmaster_body_unpacked);
+    if (rc == 0)
+        rc = policy_minshare_apply(&view, pw); /* deadlines whose slack ran out */
     free(copy);
     return rc;
 }

@@ -63,6 +63,60 @@ static void charge_change(struct sim *s, struct sim_job *j, const struct sched_a
     s->migrations += as->migrated;
 }
 
+void simulate__checkpoints(struct sim *s, struct sim_job *j, double from, double t,
+                           double epochs_before, double steps_before)
+{
+    double c = s->cfg->checkpoint_every_s, run = t - from;
+    if (!(c > 0) || !(run > 0))
+        return;
+    double total = j->since_ckpt_s + run, n = floor(total / c);
+    if (n < 1) {
+        j->since_ckpt_s = total;
+        return;
+    }
+    double at = n * c - j->since_ckpt_s; /* the last checkpoint, into this stretch */
+    j->ckpt_epochs = epochs_before + at * j->rate;
+    j->ckpt_steps = steps_before + at * j->step_rate;
+    j->ckpt_time = from + at;
+    j->since_ckpt_s = total - n * c;
+}
+
+/* Checkpoints at a change of job j's GPUs (to as->gpus) after its first start: a preemption
+ * (no GPUs, not suspended) goes back to its last checkpoint and loses what it made since
+ * (checkpoint_every_s > 0), and the delay of its next start; a resize or a migration writes a
+ * checkpoint at the change; a suspension keeps its state in host memory, a resume in place
+ * takes it back, and one elsewhere goes through a checkpoint. */
+static void checkpoint_change(struct sim *s, struct sim_job *j, const struct sched_assignment *as,
+                              const struct sched_slot *ns)
+{
+    if (j->gpus > 0 && as->gpus == 0 && !as->suspended) {
+        s->preemptions++;
+        j->preempted = 1;
+        if (s->cfg->checkpoint_every_s > 0) {
+            double redo = j->since_ckpt_s * j->gpus;
+            s->lost_redo_gpu_s += redo;
+            s->lost_preempt_gpu_s += redo;
+            j->epochs_done = j->ckpt_epochs;
+        }
+        j->since_ckpt_s = 0;
+        return;
+    }
+    if (as->gpus <= 0)
+        return;
+    if (j->preempted) {
+        s->lost_preempt_gpu_s += as->gpus * s->cfg->resize_cost_s;
+        j->preempted = 0;
+    }
+    if (as->resumed && ns[0].node == j->susp_node)
+        return;
+    if (j->gpus > 0 || as->resumed) {
+        j->ckpt_time = s->now;
+        j->ckpt_steps = j->steps_done;
+    }
+    j->ckpt_epochs = j->epochs_done;
+    j->since_ckpt_s = 0;
+}
+
 /* The cluster's largest node and NVLink island, in GPUs (once). */
 static void size_domains(struct sim *s)
 {
@@ -130,6 +184,7 @@ int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sc
     else if (j->gpus > 0 && as->gpus == 0)
         j->wait_since = s->now;
     if (j->started) {
+        checkpoint_change(s, j, as, ns);
         charge_change(s, j, as, ns);
     } else if (as->gpus > 0) {
         j->started = 1;
@@ -255,6 +310,25 @@ static double true_rate(const struct sim *s, const struct sim_job *j, int u)
     return simulate__rate_on(s, j, (size_t)j->slots[0].node, u, simulate__nodes_held(j));
 }
 
+/* The seconds a step of job j on its first u GPUs loses to the link classes they span beyond
+ * what its model's nodes charge (issue 32): theta[6] of its spec over PCIe (two NVLink islands
+ * of a node), theta[7] across switches. The truth of the cluster's topology: charged whatever
+ * the policies see (simulate_config.topology_blind). */
+static double link_extra_s(const struct sim *s, const struct sim_job *j, int u)
+{
+    const struct speed_model *sp = &j->spec->speed;
+    if (u < 2 || !(sp->theta[6] > 0 || sp->theta[7] > 0))
+        return 0;
+    switch (domain_link(s->cfg->nodes, s->cfg->nnodes, j->slots, u)) {
+    case SPEED_LINK_PCIE:
+        return sp->theta[6];
+    case SPEED_LINK_CROSS:
+        return sp->theta[7];
+    default:
+        return 0;
+    }
+}
+
 /* Sets each running job's working size and speed after a round. A job that
  * moves to its next exploring stage inside the GPUs it holds restarts at the
  * new world size: it pays the resize delay (not counted as a resize, since its
@@ -293,6 +367,12 @@ void simulate__update_use(struct sim *s, int grad_only)
         else
             j->step_rate = f / speed_step_time(&j->spec->speed, u) *
                            (r / speed_epochs_per_second(&j->spec->speed, u));
+        double extra = j->step_rate > 0.0 ? link_extra_s(s, j, u) : 0.0;
+        if (extra > 0) {
+            double t = f / j->step_rate, k = t / (t + extra);
+            j->rate *= k;
+            j->step_rate *= k;
+        }
         if (j->step_rate > 0.0)
             j->alone_rate = j->step_rate / f;
         j->true_step_s = j->step_rate > 0.0 ? f / j->step_rate : 0.0;

@@ -142,6 +142,7 @@ static int advance_job(struct sim *s, struct sim_job *j, double t)
     j->run_time += dt;
     j->gpu_seconds += dt * j->gpus * (j->partner >= 0 ? 0.5 : 1.0);
     if (t > from) {
+        simulate__checkpoints(s, j, from, t, j->epochs_done, j->steps_done);
         j->epochs_done += (t - from) * j->rate;
         record_exploration(s, j, t - from);
         if (s->learn)
@@ -241,7 +242,7 @@ static int run_round(struct sim *s)
     struct sched_snapshot snap = {
         .now = s->now,
         .seed = s->cfg->seed,
-        .nodes = s->cfg->nodes,
+        .nodes = s->seen_nodes,
         .nnodes = s->cfg->nnodes,
         .jobs = s->snap_jobs,
         .njobs = s->nactive,
@@ -255,6 +256,8 @@ static int run_round(struct sim *s)
         .nusers = s->cfg->nusers,
         .finished_run_s = s->finished_run_s,
         .nfinished = s->nfinished,
+        .min_runtime_s = s->cfg->min_runtime_s,
+        .preempt_order = s->cfg->preempt_order,
     };
     struct sched_decision *d = sched_decide(s->cfg->policy, &snap);
     if (!d)

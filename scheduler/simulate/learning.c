@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "domain.h"
 #include "simulate_int.h"
 
 /* The relative error of job id's measurement at a placement, within +-noise. */
@@ -34,15 +35,21 @@ void simulate__learn_record(struct sim *s, struct sim_job *j, double productive)
     const struct sched_node *nd = &s->cfg->nodes[j->slots[0].node];
     int w = j->use, nodes = simulate__nodes_held(j), g = nd->gpu_model;
     double m = j->batch > 0 ? j->batch / w : j->spec->speed.batch_per_gpu;
+    /* the class of its placement, as a worker of a cluster that knows its topology reports it
+     * (a blind one reports none: ISLAND, by its nodes) */
+    enum speed_link link = s->cfg->topology_blind
+                               ? SPEED_LINK_ISLAND
+                               : domain_link(s->cfg->nodes, s->cfg->nnodes, j->slots, w);
     size_t k = 0;
-    while (k < l->nobs && !(l->obs[k].w == w && l->obs[k].nodes == nodes && l->obs[k].gpu_model == g))
+    while (k < l->nobs && !(l->obs[k].w == w && l->obs[k].nodes == nodes &&
+                            l->obs[k].gpu_model == g && l->obs[k].link == link))
         k++;
     if (k == l->nobs) {
         if (l->nobs == SIM_LEARN_OBS)
             return;
         l->obs[l->nobs++] = (struct learn_obs){
             .w = w, .nodes = nodes, .gpu_model = g,
-            .gpu_speed = nd->gpu_speed > 0 ? nd->gpu_speed : 1.0};
+            .gpu_speed = nd->gpu_speed > 0 ? nd->gpu_speed : 1.0, .link = link};
     }
     struct learn_obs *o = &l->obs[k];
     double t = j->true_step_s * (1.0 + placement_noise(s, j->spec->id, w, nodes, g));
@@ -63,7 +70,8 @@ void simulate__learn_fill(struct sim *s, struct sim_job *j, struct sched_job *o)
     o->model_source = SCHED_MODEL_NONE;
     o->speed = (struct speed_model){.batch_per_gpu = sp->speed.batch_per_gpu,
                                     .dataset_size = sp->speed.dataset_size,
-                                    .gpus_per_node = sp->speed.gpus_per_node};
+                                    .gpus_per_node = sp->speed.gpus_per_node,
+                                    .gpus_per_island = s->cfg->topology_blind ? 0 : s->island_size};
     if (learn_obs_sizes(l->obs, l->nobs, -1) >= 2 && l->fitted != l->nobs) {
         struct speed_model sm = o->speed;
         if (learn_fit_speed(&sm, l->obs, l->nobs) == 0) {
@@ -112,5 +120,5 @@ void simulate__learn_round(struct sim *s)
             .max_local_model = sp->ntypes > 0 ? sp->types[0].gpu_model : -1,
             .cache = &l->cache, .version = l->version, .fits = l->fits, .nfits = l->nfits};
     }
-    learn_round(s->snap_jobs, s->nactive, s->cfg->nodes, s->cfg->nnodes, s->learn_in);
+    learn_round(s->snap_jobs, s->nactive, s->seen_nodes, s->cfg->nnodes, s->learn_in);
 }

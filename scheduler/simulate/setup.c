@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
 #include "simulate_int.h"
 
 void simulate_config_init(struct simulate_config *cfg)
@@ -54,6 +55,9 @@ static int check_config(struct sim *s, const struct simulate_config *c)
         return simulate__fail(s, EINVAL, "noise and loss_noise must be within 0..0.5", -1);
     if (!(c->estimate_error >= 0.0) || !isfinite(c->estimate_error) || isnan(c->max_wait_s))
         return simulate__fail(s, EINVAL, "estimate_error must be finite and >= 0", -1);
+    if (!(c->checkpoint_every_s >= 0.0) || !isfinite(c->checkpoint_every_s) ||
+        !(c->min_runtime_s >= 0.0) || !isfinite(c->min_runtime_s))
+        return simulate__fail(s, EINVAL, "checkpoint_every_s and min_runtime_s: finite, >= 0", -1);
     for (size_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i].ngpus < 0 || c->nodes[i].ngpus > SCHED_MAX_GPUS_PER_NODE)
             return simulate__fail(s, EINVAL, "node GPU count out of range", (long long)i);
@@ -104,6 +108,7 @@ void simulate__free(struct sim *s)
     free(s->finished_run_s);
     free(s->learn);
     free(s->learn_in);
+    free(s->blind_nodes);
 }
 
 int simulate__init(struct sim *s, const struct simulate_config *cfg,
@@ -133,6 +138,19 @@ int simulate__init(struct sim *s, const struct simulate_config *cfg,
     s->used = calloc((size_t)s->total_gpus + 1, 1);
     if (!s->used)
         return simulate__fail(s, ENOMEM, "out of memory", -1);
+    s->seen_nodes = cfg->nodes;
+    s->island_size = domain_island_size(cfg->nodes, cfg->nnodes);
+    if (cfg->topology_blind) {
+        s->blind_nodes = calloc(cfg->nnodes + 1, sizeof(*s->blind_nodes));
+        if (!s->blind_nodes)
+            return simulate__fail(s, ENOMEM, "out of memory", -1);
+        for (size_t i = 0; i < cfg->nnodes; i++) {
+            s->blind_nodes[i] = cfg->nodes[i];
+            memset(s->blind_nodes[i].island, 0, sizeof(s->blind_nodes[i].island));
+            s->blind_nodes[i].switch_id = s->blind_nodes[i].rack_id = 0;
+        }
+        s->seen_nodes = s->blind_nodes;
+    }
     if (cfg->speed_live) {
         s->learn = calloc(n ? n : 1, sizeof(*s->learn));
         s->learn_in = calloc(n ? n : 1, sizeof(*s->learn_in));

@@ -66,6 +66,10 @@ struct simulate_job_spec {
      * simulate_config.show_type_speeds; else speed times gpu_speed, one factor per model. */
     const struct sched_type_speed *types;
     size_t ntypes;
+    /* Appended (issue 33): > 0, the time by which the job should finish (submit + lambda x
+     * its time alone at its request, sim/workload.c); shown to the policies as
+     * sched_job.deadline unless simulate_config.hide_deadlines. 0: none. */
+    double deadline;
 };
 
 /* What the policy is shown of each job's speed. */
@@ -132,6 +136,25 @@ struct simulate_config {
      * learn_types.h learn_round: one-size models, a model per GPU model measured, estimates
      * of the others); show_type_speeds is then unused. */
     int speed_live;
+    /* Appended: 1 hides the jobs' deadlines from the policies (the same run as without them,
+     * for the other jobs' JCT), while the results still count the deadlines met. */
+    int hide_deadlines;
+    /* Appended (issue 32): 1 shows the policies a topology-blind cluster: the nodes without
+     * their NVLink islands, switches and racks, and the jobs' speed models without link
+     * classes (theta[6], theta[7] 0, gpus_per_island 0); the truth still charges each job the
+     * classes its GPUs span (apply.c). 0 (default): the policies see the topology. */
+    int topology_blind;
+    /* Appended (issue 33 item 6, preempt.h): checkpoints and what a preemption loses.
+     * checkpoint_every_s > 0: each job checkpoints every this many seconds of its progress
+     * (and at each planned change: a resize, a migration, a suspension keeps its state), and
+     * a job preempted (left without GPUs, not suspended) goes back to its last checkpoint:
+     * the progress since is lost and redone. 0 (default): a preemption loses nothing (as if
+     * the job checkpointed at the stop), as before. The policies are shown each job's last
+     * checkpoint (sched_job.last_checkpoint_time); min_runtime_s and preempt_order are passed
+     * in every snapshot. */
+    double checkpoint_every_s;
+    double min_runtime_s;
+    enum sched_preempt_order preempt_order;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
@@ -160,6 +183,9 @@ struct simulate_job_result {
     int64_t user;
     double max_wait_s;  /* its longest runnable wait: from submission or from
                            losing its GPUs to getting GPUs again */
+    /* Appended (issue 33): its deadline (0: none) and 1 when it finished by it. */
+    double deadline;
+    int deadline_met;
 };
 
 struct simulate_result {
@@ -197,6 +223,17 @@ struct simulate_result {
     /* Appended: global batches changed in place (sched_batch_in_place: no restart, none of
      * the resize cost). */
     long batch_changes;
+    /* Appended (issue 33): the jobs with a deadline, those that finished by it, and the mean
+     * JCT of the jobs without one (the whole mean when no job has a deadline). */
+    long deadlines, deadlines_met;
+    double avg_jct_other_s;
+    /* Appended (issue 33 item 6): running jobs left without GPUs and not suspended (their
+     * restart goes through a checkpoint), and the GPU-seconds those preemptions lost: the
+     * progress since each one's last checkpoint (redone, checkpoint_every_s > 0) plus the
+     * restart delay of its next start (resize_cost_s on the GPUs it then gets). */
+    long preemptions;
+    double lost_preemption_gpu_s;
+    double lost_redo_gpu_s; /* of which the progress redone */
 };
 
 /* Runs the workload to completion. Checks after every round that no GPU is

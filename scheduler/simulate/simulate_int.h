@@ -55,6 +55,12 @@ struct sim_job {
     double fit_epochs;       /* epochs done when fit was made (0: none) */
     double batch;            /* goodput: the global batch it runs at (0: no model) */
     double true_step_s;      /* seconds per step at use alone, on its GPUs (0: not running) */
+    /* Checkpoints (checkpoint_every_s). */
+    double ckpt_epochs;  /* its progress at its last checkpoint */
+    double ckpt_time;    /* when it was written (0: none) */
+    double ckpt_steps;   /* minibatches run by then */
+    double since_ckpt_s; /* productive seconds since, in the current run */
+    int preempted;       /* stopped through a checkpoint: its next start's delay is lost */
 };
 
 /* What a job's steps reported under speed_live (learning.c), and the models the core made of
@@ -87,6 +93,8 @@ struct sim {
     long rounds, resizes;
     long suspends, packs, pack_reverts, migrations;
     long batch_changes; /* batches changed in place */
+    long preemptions;
+    double lost_preempt_gpu_s, lost_redo_gpu_s; /* simulate_result's */
     int max_per_gpu;
     int total_gpus, max_in_use;
     int *node_off;       /* first bitmap index of each node */
@@ -108,6 +116,11 @@ struct sim {
      * island of the cluster, 0 until the first placement. */
     long fit_node, on_node, fit_island, on_island;
     int biggest_node, biggest_island;
+    /* Topology (issue 32): the nodes the policies see (cfg->nodes, or under topology_blind a
+     * copy without islands, switches and racks) and the cluster's largest island (0: none). */
+    const struct sched_node *seen_nodes;
+    struct sched_node *blind_nodes;
+    int island_size;
 };
 
 /* Setup (setup.c). Checks cfg and the n specs and builds s from them (s->err, errlen,
@@ -198,6 +211,11 @@ double simulate__rate_on(const struct sim *s, const struct sim_job *j, size_t no
  * model: grown into the free GPUs of the GPU model it runs on, or moved onto those of
  * another (at most what one job could take of each model's free GPUs). */
 void simulate__measure_idle(struct sim *s);
+
+/* Checkpoints (apply.c). Job j made productive progress from `from` to t at its rate: the
+ * checkpoints it wrote meanwhile (every checkpoint_every_s of it), its last one kept. */
+void simulate__checkpoints(struct sim *s, struct sim_job *j, double from, double t,
+                           double epochs_before, double steps_before);
 
 /* Fills r's totals (average, median, p95 JCT, makespan, queueing, utilisation,
  * counts) and per-job figures from the finished run. Returns 0 or -1. */

@@ -29,6 +29,19 @@ static void refresh_seen_model(struct sim_job *j)
     }
 }
 
+/* The link classes of a model as the policies see them (issue 32): with the cluster's islands
+ * (the packed placement of more GPUs than an island spans PCIe), or under topology_blind none
+ * at all (a blind scheduler knows no class: its model has no term for one). */
+static void see_links(const struct sim *s, struct speed_model *m)
+{
+    if (s->cfg->topology_blind) {
+        m->theta[6] = m->theta[7] = 0;
+        m->gpus_per_island = 0;
+    } else {
+        m->gpus_per_island = s->island_size;
+    }
+}
+
 /* Whether the job has run its slice at every size of 1, 2, 4, 8 it may use. */
 static int explore_done(const struct sim *s, const struct sim_job *j)
 {
@@ -83,10 +96,13 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
     o->max_gpus = sp->max_gpus;
     o->elastic = sp->elastic;
     o->user_id = sp->user;
+    o->deadline = s->cfg->hide_deadlines ? 0 : sp->deadline;
     o->cur_gpus = j->gpus;
     o->slots = j->slots;
     o->last_change_time = j->last_change;
     o->run_time = j->run_time;
+    o->last_checkpoint_time = j->ckpt_time;
+    o->last_checkpoint_step = (int64_t)j->ckpt_steps;
     o->epochs_done = j->epochs_done;
     o->remaining_epochs = sp->epochs - j->epochs_done;
     if (o->remaining_epochs < 0.0)
@@ -108,6 +124,7 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
     if (s->cfg->view == SIMULATE_VIEW_PROFILE) {
         o->model_source = SCHED_MODEL_PROFILE;
         o->speed = sp->speed;
+        see_links(s, &o->speed);
         return;
     }
     refresh_seen_model(j);
@@ -116,4 +133,5 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
     o->speed = known ? j->seen : sp->speed;
     if (!known)
         o->speed.fitted = 0;
+    see_links(s, &o->speed);
 }

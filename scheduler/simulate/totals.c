@@ -26,7 +26,8 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
     double *jct = malloc((s->njobs ? s->njobs : 1) * sizeof(*jct));
     if (!jct)
         return simulate__fail(s, ENOMEM, "out of memory", -1);
-    double sum_jct = 0, sum_q = 0, gpu_s = 0, first = INFINITY, last = 0;
+    double sum_jct = 0, sum_q = 0, gpu_s = 0, first = INFINITY, last = 0, sum_other = 0;
+    size_t nother = 0;
     for (size_t i = 0; i < s->njobs; i++) {
         const struct sim_job *j = &s->jobs[i];
         struct simulate_job_result *o = &r->jobs[i];
@@ -45,6 +46,14 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
         o->migrations = j->migrations;
         o->user = j->spec->user;
         o->max_wait_s = j->max_wait;
+        o->deadline = j->spec->deadline;
+        o->deadline_met = o->deadline > 0 && o->finish_time <= o->deadline;
+        r->deadlines += o->deadline > 0;
+        r->deadlines_met += o->deadline_met;
+        if (!(o->deadline > 0)) {
+            sum_other += o->jct_s;
+            nother++;
+        }
         r->max_queue_s = fmax(r->max_queue_s, j->max_wait);
         r->avg_first100_s += o->first100_s / (double)s->njobs;
         r->steps_per_s += o->steps;
@@ -58,6 +67,7 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
     if (s->njobs > 0) {
         qsort(jct, s->njobs, sizeof(*jct), dbl_cmp);
         r->avg_jct_s = sum_jct / (double)s->njobs;
+        r->avg_jct_other_s = nother ? sum_other / (double)nother : 0.0;
         r->median_jct_s = percentile(jct, s->njobs, 0.5);
         r->p95_jct_s = percentile(jct, s->njobs, 0.95);
         r->p99_jct_s = percentile(jct, s->njobs, 0.99);
@@ -80,6 +90,9 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
     r->pack_reverts = s->pack_reverts;
     r->migrations = s->migrations;
     r->batch_changes = s->batch_changes;
+    r->preemptions = s->preemptions;
+    r->lost_preemption_gpu_s = s->lost_preempt_gpu_s;
+    r->lost_redo_gpu_s = s->lost_redo_gpu_s;
     r->max_jobs_on_gpu = s->max_per_gpu;
     r->fit_node = s->fit_node;
     r->on_node = s->on_node;

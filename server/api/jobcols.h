@@ -18,7 +18,8 @@
     TS_UTC("j.updated_at") ", " TS_UTC("j.finished_at") ", j.plan_spec, j.current_plan,"           \
     " j.total_steps, j.epochs, j.stop_at_convergence, j.stop_at_loss, j.reported_total_steps,"     \
     " j.estimate_error, j.estimate_samples, j.estimate_source, " step ", j.array_id,"              \
-    " j.array_index, j.batch_spec, j.current_batch, j.grad_sqr, j.grad_var, j.deps, j.topology"
+    " j.array_index, j.batch_spec, j.current_batch, j.grad_sqr, j.grad_var, j.deps, j.topology, " \
+    TS_UTC("j.deadline") ", j.checkpoint_step, " TS_UTC("j.checkpoint_at")
 #define JOB_COLS                                                                                   \
     JOB_COLS_WITH("u.name", "(SELECT l.step FROM job_last_report l WHERE l.job_id = j.id)")
 /* Where JOB_COLS read a stored job: its row and its user's. */
@@ -62,6 +63,9 @@ enum {
     C_GRAD_VAR,
     C_DEPS,
     C_TOPOLOGY,
+    C_DEADLINE,
+    C_CKPT_STEP,
+    C_CKPT_AT,
     C_NCOLS
 };
 

@@ -212,6 +212,22 @@ static void batch_fields(struct jsontext *t, const PGresult *r, int row, int pre
     jsontext_lit(t, "}");
 }
 
+/* "checkpoint": {step, at}, the last checkpoint the job's program reported (sql/044), null
+ * before its first. */
+static void checkpoint_field(struct jsontext *t, const PGresult *r, int row)
+{
+    key(t, "checkpoint");
+    if (PQgetisnull(r, row, C_CKPT_STEP)) {
+        jsontext_lit(t, "null");
+        return;
+    }
+    jsontext_lit(t, "{\"step\":");
+    cell_int(t, r, row, C_CKPT_STEP);
+    jsontext_lit(t, ",\"at\":");
+    cell_ts(t, r, row, C_CKPT_AT);
+    jsontext_lit(t, "}");
+}
+
 /* The job's own fields, in the order the API has always written them. */
 static void own_fields(struct jsontext *t, const PGresult *r, int row, int precision)
 {
@@ -269,6 +285,9 @@ static void own_fields(struct jsontext *t, const PGresult *r, int row, int preci
     }
     jsontext_lit(t, ",\"topology\":");
     cell_doc(t, r, row, C_TOPOLOGY, precision);
+    jsontext_lit(t, ",\"deadline\":"); /* sql/042; null: none */
+    cell_ts(t, r, row, C_DEADLINE);
+    checkpoint_field(t, r, row);
 }
 
 /* Whether a job in state is one the rounds predict: waiting, holding GPUs or on its way to;

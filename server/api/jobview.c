@@ -11,6 +11,7 @@
 #include "job_state.h"
 #include "jobtext.h"
 #include "store/db.h"
+#include "submit_deadline.h"
 
 /* Room for one job's text; a page grows from limit times this. */
 #define JOB_TEXT_BYTES 768
@@ -143,6 +144,29 @@ void jobview_model_now(json_t *model, const char *state)
     json_object_set(conv, "seconds_remaining", json_object_get(model, "predicted_remaining_s"));
 }
 
+static int ended(const char *state)
+{
+    enum job_state st;
+    return job_state_parse(state, &st) == 0 && job_state_is_terminal(st);
+}
+
+/* "deadline_forecast" of a job that has a deadline and has not ended: the verdict on its
+ * last round's predicted finish (submit_deadline_json(); unknown without one). */
+static void deadline_member(json_t *job)
+{
+    double deadline, finish = -1;
+    const char *d = json_string_value(json_object_get(job, "deadline"));
+    const char *f = json_string_value(json_object_get(job, "predicted_finish"));
+    if (!d || jobspec_deadline_parse(d, &deadline) < 0 ||
+        ended(json_string_value(json_object_get(job, "state"))))
+        return;
+    if (!f || jobspec_deadline_parse(f, &finish) < 0)
+        finish = -1;
+    json_t *v = submit_deadline_json(deadline, finish);
+    if (v)
+        json_object_set_new(job, "deadline_forecast", v);
+}
+
 /* The job of row 0 of r with the scheduler's view read on c (new, or NULL). */
 static json_t *with_sched(PGconn *c, const PGresult *r)
 {
@@ -164,6 +188,8 @@ static json_t *with_sched(PGconn *c, const PGresult *r)
     if (job && found)
         jobview_model_now(json_object_get(job, "model"),
                           json_string_value(json_object_get(job, "state")));
+    if (job)
+        deadline_member(job);
     PQclear(q);
     PQclear(a);
     return job;
@@ -197,12 +223,6 @@ void jobview_respond(struct api_call *call, long long id, unsigned status, int s
         api_respond_json(call, status, job);
     else if (found)
         http_problem(call->req, 500, "out of memory");
-}
-
-static int ended(const char *state)
-{
-    enum job_state st;
-    return job_state_parse(state, &st) == 0 && job_state_is_terminal(st);
 }
 
 /* "{1,2,3}": the ids of the first n rows of r (new text, or NULL); with live, only those of

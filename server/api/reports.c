@@ -194,59 +194,102 @@ static int grad_or_respond(struct api_call *call, const json_t *body, double *sq
     return 1;
 }
 
+/* The body's "checkpoint" ({"step": N, "at": RFC 3339}, the job's last checkpoint through its
+ * worker, libringjob's ringjob_checkpoint_saved or _done): 0 when absent, 1 with its step and
+ * time (text, checked by the statement), -1 after a 400. */
+static int checkpoint_or_respond(struct api_call *call, const json_t *body, long long *step,
+                                 const char **at)
+{
+    const json_t *c = json_object_get(body, "checkpoint");
+    if (!c || json_is_null(c))
+        return 0;
+    const json_t *s = json_object_get(c, "step"), *t = json_object_get(c, "at");
+    if (!json_is_object(c) || !json_is_integer(s) || json_integer_value(s) < 0 ||
+        (t && (!json_is_string(t) || json_string_length(t) > 40)) ||
+        json_object_size(c) != 1u + (t != NULL))
+        return api_field_error(call, "checkpoint",
+                               "expected {\"step\": integer >= 0, \"at\": RFC 3339 time}");
+    *step = json_integer_value(s);
+    *at = t ? json_string_value(t) : NULL;
+    return 1;
+}
+
 /* A metrics post in one statement (one round trip after the token's, where there were up
  * to four: the claim, the total, the gradient statistics, the insert; at 512 nodes the
  * reports are most of a head node's requests, and each round trip a wait for a CPU). $1
  * the job, $2 the caller, $3 REPORTS_LATE_S, $4 whether the caller may report for any job
  * (an admin), $5 the job's total steps (0: not said), $6 and $7 its gradient statistics
- * (NULL: not said), $8 the items, $9 what it fits in one GPU (0: not said; kept for the GPU
- * model it holds, sql/049). One row, or none for no such job: whether the caller may
- * report (CLAIM_RUNS), and the reports stored (none when it may not). The job's total and
- * statistics are kept in the same statement (one UPDATE: a statement changes a row once).
- * The job's last report and running sums follow from the insert's triggers (sql/005, 022). */
+ * (NULL: not said), $8 the items, $9 and $10 the step and time of its last checkpoint (NULL:
+ * not said; a time after the database's now() is taken as now), $11 what it fits in one GPU
+ * (0: not said; kept for the GPU model it holds, sql/049). One row, or none for no such
+ * job: whether the caller may report (CLAIM_RUNS), and the reports stored (none when it may
+ * not). The job's total, statistics and checkpoint are kept in the same statement (one
+ * UPDATE: a statement changes a row once). The job's last report and running sums follow from
+ * the insert's triggers (sql/005, 022). */
 static const struct db_stmt metrics_stmt = {
     "reports_metrics",
     "WITH " CLAIM_CTES ", ok AS (SELECT $4::bool OR " CLAIM_RUNS " AS ok FROM j),"
     " up AS (UPDATE jobs SET reported_total_steps = CASE WHEN $5::bigint > 0 THEN $5::bigint"
     " ELSE reported_total_steps END, grad_sqr = COALESCE($6::float8, grad_sqr),"
     " grad_var = COALESCE($7::float8, grad_var),"
-    " grad_at = CASE WHEN $6::float8 IS NULL THEN grad_at ELSE now() END"
+    " grad_at = CASE WHEN $6::float8 IS NULL THEN grad_at ELSE now() END,"
+    " checkpoint_step = COALESCE($9::bigint, checkpoint_step),"
+    " checkpoint_at = CASE WHEN $9::bigint IS NULL THEN checkpoint_at"
+    " ELSE least(COALESCE($10::timestamptz, now()), now()) END"
     " WHERE id = $1 AND (SELECT ok FROM ok) AND (($5::bigint > 0"
-    " AND reported_total_steps IS DISTINCT FROM $5::bigint) OR $6::float8 IS NOT NULL)),"
+    " AND reported_total_steps IS DISTINCT FROM $5::bigint) OR $6::float8 IS NOT NULL"
+    " OR $9::bigint IS NOT NULL)),"
+    " pl AS (SELECT * FROM job_placement_link($1::bigint)),"
     " ins AS (INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds, at,"
-    " gpu_model) SELECT $1, m.step, m.world_size, m.loss, m.samples, m.seconds,"
+    " gpu_model, nodes, link) SELECT $1, m.step, m.world_size, m.loss, m.samples, m.seconds,"
     " COALESCE(m.at, now()), COALESCE((SELECT min(g.model) FROM allocations a JOIN node_gpus"
-    " g ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), '')"
-    " FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int, loss float8,"
-    " samples bigint, seconds float8, at timestamptz) WHERE (SELECT ok FROM ok)"
+    " g ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), ''),"
+    " LEAST(pl.nodes, GREATEST(m.world_size, 1)), CASE WHEN m.world_size > 1 THEN pl.link"
+    " ELSE 0 END FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int,"
+    " loss float8, samples bigint, seconds float8, at timestamptz), pl WHERE (SELECT ok FROM ok)"
     " ON CONFLICT DO NOTHING RETURNING 1),"
-    " fits AS (INSERT INTO job_fits (job_id, gpu_model, max_local) SELECT $1, g.model, $9"
+    " fits AS (INSERT INTO job_fits (job_id, gpu_model, max_local) SELECT $1, g.model, $11"
     " FROM (SELECT min(g.model) AS model FROM allocations a JOIN node_gpus g"
     " ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint) g"
-    " WHERE $9::int > 0 AND g.model <> '' AND (SELECT ok FROM ok)"
+    " WHERE $11::int > 0 AND g.model <> '' AND (SELECT ok FROM ok)"
     " ON CONFLICT (job_id, gpu_model) DO UPDATE SET max_local = EXCLUDED.max_local, at = now())"
     " SELECT ok, (SELECT count(*) FROM ins) FROM ok",
-    9, 0};
+    11, 0};
 
 /* Stores the post's reports (and the job's total and statistics) when the caller may. */
+struct metrics_extra {
+    long long total; /* 0: not said */
+    int grad;        /* 1: sqr, var said */
+    double sqr, var;
+    int ckpt;        /* 1: ckpt_step (and ckpt_at, NULL: now) said */
+    long long ckpt_step;
+    const char *ckpt_at;
+    long long fits;  /* max_local_batch: what the job fits in one GPU (0: not said) */
+};
+
 static void store_metrics(struct api_call *call, long long job, const json_t *items,
-                          long long total, int grad, double sqr, double var, long long fits)
+                          const struct metrics_extra *x)
 {
-    char ids[24], uid[24], late[24], tot[24], s[32], v[32], fit[24];
-    snprintf(fit, sizeof(fit), "%lld", fits);
+    long long total = x->total;
+    int grad = x->grad;
+    double sqr = x->sqr, var = x->var;
+    char ids[24], uid[24], late[24], tot[24], s[32], v[32], cs[24], fit[24];
+    snprintf(fit, sizeof(fit), "%lld", x->fits);
     snprintf(ids, sizeof(ids), "%lld", job);
     snprintf(uid, sizeof(uid), "%lld", call->who.id);
     snprintf(late, sizeof(late), "%d", REPORTS_LATE_S);
     snprintf(tot, sizeof(tot), "%lld", total);
     snprintf(s, sizeof(s), "%.17g", sqr);
     snprintf(v, sizeof(v), "%.17g", var);
+    snprintf(cs, sizeof(cs), "%lld", x->ckpt_step);
     char *text = json_dumps(items, JSON_COMPACT);
     if (!text) { /* before the statement, which would keep the total and statistics */
         http_problem(call->req, 500, "out of memory");
         return;
     }
     const char *p[] = {ids, uid, late, call->who.role == AUTH_ADMIN ? "t" : "f", tot,
-                       grad > 0 ? s : NULL, grad > 0 ? v : NULL, text, fit};
+                       grad > 0 ? s : NULL, grad > 0 ? v : NULL, text,
+                       x->ckpt > 0 ? cs : NULL, x->ckpt > 0 ? x->ckpt_at : NULL, fit};
     PGresult *r = db_exec_stmt(call->db, &metrics_stmt, p);
     const char *st = db_sqlstate(r);
     if (db_ok(r)) {
@@ -258,7 +301,8 @@ static void store_metrics(struct api_call *call, long long job, const json_t *it
     } else if (strcmp(st, "23503") == 0)
         http_problem(call->req, 404, "no job %s", ids);
     else if (strncmp(st, "22", 2) == 0)
-        http_problem(call->req, 400, "items: a value out of range (an 'at' not a time?)");
+        http_problem(call->req, 400,
+                     "items or checkpoint: a value out of range (an 'at' not a time?)");
     else
         api_db_error(call, r);
     PQclear(r);
@@ -272,13 +316,13 @@ void reports_metrics_post(struct api_call *call)
     const json_t *items;
     if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
         return;
-    long long total = 0, fits = 0;
-    double sqr = 0, var = 0;
-    int grad = 0;
-    if (items_or_respond(call, body, &items) == 0 && (total = total_or_respond(call, body)) >= 0 &&
-        (grad = grad_or_respond(call, body, &sqr, &var)) >= 0 &&
-        (fits = fits_or_respond(call, body)) >= 0)
-        store_metrics(call, id, items, total, grad, sqr, var, fits);
+    struct metrics_extra x = {0};
+    if (items_or_respond(call, body, &items) == 0 &&
+        (x.total = total_or_respond(call, body)) >= 0 &&
+        (x.grad = grad_or_respond(call, body, &x.sqr, &x.var)) >= 0 &&
+        (x.ckpt = checkpoint_or_respond(call, body, &x.ckpt_step, &x.ckpt_at)) >= 0 &&
+        (x.fits = fits_or_respond(call, body)) >= 0)
+        store_metrics(call, id, items, &x);
     json_decref(body);
 }
 

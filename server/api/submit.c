@@ -14,6 +14,7 @@
 #include "log.h"
 #include "store/db.h"
 #include "submission.h"
+#include "submit_deadline.h"
 #include "submit_group.h"
 #include "submit_row.h"
 
@@ -27,6 +28,7 @@ struct pending {
     char *request; /* the body's text for its Idempotency-Key, or NULL */
     struct submission sub;
     struct submit_row row;
+    double forecast; /* with a deadline: its forecast finish (submit_deadline.h), < 0 unknown */
 };
 
 static void pending_free(struct pending *p)
@@ -38,10 +40,30 @@ static void pending_free(struct pending *p)
     free(p);
 }
 
+/* The stored job's answer (201), with the verdict on its deadline when it has one. */
+static void respond_created(struct api_call *call, const struct submission *s, const PGresult *r,
+                            int row, double forecast)
+{
+    if (!(s->spec.deadline > 0)) {
+        jobview_respond_row(call, r, row, 201);
+        return;
+    }
+    json_t *job = jobview_json(r, row);
+    json_t *check = submit_deadline_json(s->spec.deadline, forecast);
+    if (!job || !check) {
+        json_decref(job);
+        json_decref(check);
+        http_problem(call->req, 500, "out of memory");
+        return;
+    }
+    json_object_set_new(job, "deadline_forecast", check);
+    api_respond_json(call, 201, job);
+}
+
 /* Answers for the job, stored (201), refused for its size (422), or made before under its
  * key. */
 static void respond_stored(struct api_call *call, const struct submission *s, const PGresult *r,
-                           int row)
+                           int row, double forecast)
 {
     if (!db_ok(r) || PQntuples(r) <= row) {
         api_db_error(call, r);
@@ -57,7 +79,7 @@ static void respond_stored(struct api_call *call, const struct submission *s, co
     } else {
         log_info("job %s: -> PENDING (submit by %s, %d gpus)", PQgetvalue(r, row, C_ID),
                  call->who.name, s->spec.gpus);
-        jobview_respond_row(call, r, row, 201);
+        respond_created(call, s, r, row, forecast);
         live_wake_signal();
     }
 }
@@ -70,7 +92,7 @@ static void pending_done(struct submit_group_job *job, PGconn *c, const PGresult
     if (!r)
         http_problem(p->call.req, 503, "the database is unavailable");
     else
-        respond_stored(&p->call, &p->sub, r, row);
+        respond_stored(&p->call, &p->sub, r, row, p->forecast);
     api_call_finish(&p->call);
     pending_free(p);
 }
@@ -122,6 +144,8 @@ void jobs_submit(struct api_call *call)
         pending_free(p);
         return;
     }
+    /* read before it is stored: it joins the queue behind the jobs waiting now */
+    p->forecast = p->sub.spec.deadline > 0 ? submit_deadline_forecast(call->db, &p->sub.spec) : -1;
     api_call_detach(call);
     submit_group_store(call->db, &p->job);
 }
@@ -133,7 +157,9 @@ int jobs_submit_inline(struct api_call *call)
     struct pending *p = pending_of(call);
     if (!p)
         return 1; /* answered */
-    if (p->sub.spec.after) { /* the jobs it names are looked up the usual way, on a connection */
+    if (p->sub.spec.after || p->sub.spec.deadline > 0) { /* the jobs it names, its forecast:
+                                                             * read the usual way, on a
+                                                             * connection */
         pending_free(p);
         return 0;
     }

@@ -179,6 +179,7 @@ static const struct param params[] = {
     {"batch_spec", "jsonb", "%s", NULL, enc_batch, 0},
     {"deps", "jsonb", "%s", NULL, enc_json, SPEC(after)},
     {"topology", "jsonb", "%s", NULL, enc_topology, 0},
+    {"deadline", "float8", "to_timestamp(%s)", NULL, enc_real, SPEC(deadline)}, /* sql/042 */
 };
 
 #define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))

@@ -206,8 +206,8 @@ static void run_explore_stage(struct live_plan *p, size_t i)
 
 int live_plan_apply_decision(struct live_plan *p)
 {
-    /* a guarantee of the core (max wait, fair share) gave a job GPUs: the running jobs the
-     * decision leaves without GPUs yield them (slice_change) */
+    /* a guarantee of the core (max wait, fair share) or a deadline's least share gave a job
+     * GPUs: the running jobs the decision leaves without GPUs yield them (slice_change) */
     for (size_t i = 0; i < p->njobs && !p->guaranteed; i++)
         p->guaranteed = p->d->assign[i].forced != 0;
     if (strcmp(p->policy, "exploratory") == 0)

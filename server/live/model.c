@@ -83,7 +83,7 @@ static int load_profile(struct class_model *cm)
     for (size_t i = 0; obs && i < p->placements.n; i++)
         if (p->placements.local_bsz[i] == m)
             obs[n++] = (struct speed_obs){p->placements.w[i], p->placements.nodes[i], m,
-                                          p->placements.step_time[i]};
+                                          p->placements.step_time[i], SPEED_LINK_ISLAND};
     cm->dataset_size = DEFAULT_DATASET;
     if (p->nvalidations > 0 && p->validations[0].n > 0)
         cm->dataset_size = p->validations[0].global_bsz * p->validations[0].iteration[0];
@@ -222,10 +222,10 @@ static const char *const new_points_sql =
  * reported fits in one GPU of that model (NULL: nothing, sql/049). */
 static const char *const sums_sql =
     "SELECT s.job_id, s.world_size, s.sum_seconds / s.timed, s.sum_seconds, s.sum_progress,"
-    " s.gpu_model, s.sum_samples / s.timed, f.max_local FROM job_metric_sums s"
+    " s.gpu_model, s.sum_samples / s.timed, s.nodes, s.link, f.max_local FROM job_metric_sums s"
     " LEFT JOIN job_fits f ON f.job_id = s.job_id AND f.gpu_model = s.gpu_model"
     " WHERE s.job_id = ANY($1::bigint[]) AND s.timed > 0"
-    " ORDER BY s.job_id, s.world_size, s.gpu_model";
+    " ORDER BY s.job_id, s.world_size, s.gpu_model, s.nodes, s.link";
 
 /* A job being refreshed: its model, the metrics count to reach, whether more pages of its
  * points remain. */
@@ -349,15 +349,16 @@ static double measured_speed(struct live_model *m, const char *name, int *index)
  * per model. */
 static void note_fits(struct live_model *m, int index, const PGresult *r, int row)
 {
-    if (index < 0 || PQgetisnull(r, row, 7) || m->nfits == LIVE_MAX_GPU_TYPES)
+    if (index < 0 || PQgetisnull(r, row, 9) || m->nfits == LIVE_MAX_GPU_TYPES)
         return;
     for (size_t k = 0; k < m->nfits; k++)
         if (m->fits[k].gpu_model == index)
             return;
-    m->fits[m->nfits++] = (struct learn_fits){index, strtod(PQgetvalue(r, row, 7), NULL)};
+    m->fits[m->nfits++] = (struct learn_fits){index, strtod(PQgetvalue(r, row, 9), NULL)};
 }
 
-/* The job's sums per (world size, GPU model), rows [from, to) of sums_sql's result, into
+/* The job's sums per (world size, GPU model, nodes, link class: where the steps ran, sql/046),
+ * rows [from, to) of sums_sql's result, into
  * m->steps (the first LIVE_MAX_STEPS); also epochs done and the seconds run at 1, 2, 4, 8 GPUs
  * (exploration). Epochs done count its progress (sum_progress, sql/025): raw examples, or for
  * a job with a batch model examples at its initial batch weighted by the statistical
@@ -379,8 +380,14 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
         double sec = strtod(PQgetvalue(r, row, 3), NULL);
         const char *gpu = PQgetvalue(r, row, 5);
         double speed = measured_speed(m, gpu, &index);
+        int link = atoi(PQgetvalue(r, row, 8));
         obs[i] = (struct learn_obs){.w = w,
-                                    .nodes = 1,
+                                    .nodes = atoi(PQgetvalue(r, row, 7)) > 1
+                                                 ? atoi(PQgetvalue(r, row, 7))
+                                                 : 1,
+                                    .link = link >= 0 && link < SPEED_NLINKS
+                                                ? (enum speed_link)link
+                                                : SPEED_LINK_ISLAND,
                                     .gpu_model = index,
                                     .gpu_speed = speed,
                                     .step_s = strtod(PQgetvalue(r, row, 2), NULL),

@@ -49,7 +49,7 @@
 #define LIVE_CONV_FIT_BUDGET_US 20000
 
 #define LIVE_MAX_GPU_TYPES 8
-#define LIVE_MAX_STEPS 64 /* (world size, GPU model) pairs of a job's steps kept */
+#define LIVE_MAX_STEPS 64 /* (world size, GPU model, nodes, link) rows of a job's steps kept */
 
 struct live_model {
     int64_t job_id;
@@ -65,7 +65,7 @@ struct live_model {
     double explored_s[SCHED_EXPLORE_STAGES];
     int nworld_sizes;               /* distinct world sizes measured */
     int measured_max_w;             /* the largest of them (0: none) */
-    /* Its mean step per (world size, GPU model) as last read (job_metric_sums), what the
+    /* Its mean step per (world size, GPU model, placement) as last read (job_metric_sums), what the
      * core's fits read (learn_fit.h); gpu_model and gpu_speed as live_snap_gpu_model() has
      * the name in step_gpu (-1 and 1 for an unknown name: a round resolves it against its
      * nodes, live_model_steps()). */

@@ -54,13 +54,15 @@ struct live_plan {
     uint64_t *busy;           /* per node: GPUs held after the round */
     double stage_s;           /* exploring stage length (bounds_explore_stage_s) */
     int capacity;             /* GPUs on up nodes */
-    int guaranteed;           /* a guarantee of the core gave a job GPUs (some assign forced) */
+    int guaranteed;           /* a guarantee or a deadline gave a job GPUs (some assign forced) */
     char policy[32];
     const struct snap_job **blocked; /* PENDING jobs whose dependencies are not met (after.h):
                                       * not shown to the core; nblocked of them */
     size_t nblocked;
     int refits;         /* models refitted this round (-1: their metrics could not be read) */
     long long refit_us; /* the time their reads and fits took */
+    int island_size;    /* the largest NVLink island of an up node (0: none known): the
+                         * packing the jobs' speed models assume (speed.h gpus_per_island) */
 };
 
 /* Keeps from the decision what may change now (round_plan.h), and each job's reason

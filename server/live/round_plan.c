@@ -144,7 +144,11 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
                             .plan = sj->plan,
                             .batch = sj->batch,
                             .max_switches = sj->max_switches,
-                            .max_switches_wait_s = sj->max_switches_wait_s};
+                            .max_switches_wait_s = sj->max_switches_wait_s,
+                            .deadline = sj->deadline,
+                            .last_checkpoint_time = sj->checkpoint_at,
+                            .last_checkpoint_step = sj->checkpoint_step};
+    j->speed.gpus_per_island = p->island_size; /* a packed job larger than one spans PCIe */
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;
         j->run_time = s->now - sj->since_first;
@@ -201,6 +205,20 @@ static int refresh_models(struct live_plan *p, struct live_models *ms, PGconn *c
     return 0;
 }
 
+/* The GPUs of the largest NVLink island of an up node (0: no node knows its islands). */
+static int island_size(const struct live_snap *s)
+{
+    int best = 0;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        int count[SCHED_MAX_GPUS_PER_NODE + 1] = {0};
+        const struct snap_node *sn = &s->nodes[n];
+        for (int g = 0; sn->up && g < sn->ngpus && g < SCHED_MAX_GPUS_PER_NODE; g++)
+            if (sn->island[g] && ++count[sn->island[g]] > best)
+                best = count[sn->island[g]];
+    }
+    return best;
+}
+
 static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no, PGconn *c)
 {
     const struct live_snap *s = p->s;
@@ -212,6 +230,7 @@ static int build_jobs(struct live_plan *p, struct live_models *ms, long round_no
     p->stage_s = bounds_explore_stage_s(p->cfg->explore_stage_s);
     for (size_t n = 0; n < s->nnodes; n++)
         p->capacity += s->nodes[n].up ? s->nodes[n].ngpus : 0;
+    p->island_size = island_size(s);
     for (size_t k = 0; k < s->njobs; k++) {
         const struct snap_job *sj = &s->jobs[k];
         if (live_after_blocked(sj)) {
@@ -392,6 +411,7 @@ static int build_snapshot(struct live_plan *p, long round_no)
         .quantum_s = p->cfg->quantum_s,
         .gpu_mem_bytes = bounds_gpu_mem_bytes(p->cnodes, s->nnodes),
         .max_wait_s = bounds_max_wait_s(p->cfg->max_wait_s),
+        .min_runtime_s = p->cfg->min_runtime_s,
         .users = s->users,
         .nusers = s->nusers,
         .finished_run_s = s->finished_run_s,

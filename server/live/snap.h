@@ -70,6 +70,9 @@ struct snap_job {
     int max_switches;           /* its topology bound (sched_job's; 0: none) */
     double max_switches_wait_s;
     int lr_scaling; /* its rule for the learning rate of a new batch (enum batch_lr_scaling) */
+    double deadline; /* epoch seconds it should finish by (sched_job's; 0: none) */
+    double checkpoint_at;    /* epoch seconds of its last checkpoint (sql/044); 0: none */
+    int64_t checkpoint_step; /* its step */
 };
 
 struct live_snap {

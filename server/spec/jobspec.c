@@ -485,7 +485,8 @@ static void check_unknown(struct fieldcheck *c, const json_t *body)
                                         "max_local_batch",
                                         "after",
                                         "topology",
-                                        "lr_scaling"};
+                                        "lr_scaling",
+                                        "deadline"};
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)body, k, v)
@@ -543,6 +544,7 @@ int jobspec_parse(const json_t *in, struct jobspec *spec, json_t **errors, char 
     check_batch(&c, body, spec);
     spec->after = jobafter_check(&c, json_object_get(body, "after"));
     jobspec_topology_check(&c, body, &spec->max_switches, &spec->max_switches_wait_s);
+    jobspec_deadline_check(&c, body, &spec->deadline);
     check_unknown(&c, body);
     json_decref(body);
     if (json_array_size(c.errors) == 0 && spec->name && spec->env) {
@@ -604,6 +606,9 @@ json_t *jobspec_to_json(const struct jobspec *spec)
     if (o && topology)
         json_object_set(o, "topology", topology);
     json_decref(topology);
+    char at[40];
+    if (o && spec->deadline > 0 && jobspec_deadline_text(spec->deadline, at, sizeof(at)) > 0)
+        json_object_set_new(o, "deadline", json_string(at));
     return o;
 }
 

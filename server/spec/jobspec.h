@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "goodput.h"
+#include "jobspec_deadline.h"
 #include "jobspec_topology.h"
 #include "plan.h"
 
@@ -69,6 +70,9 @@ struct jobspec {
     /* How it rescales its learning rate when the batch changes ("lr_scaling": "sqrt", the
      * default, "linear" or "none"; enum batch_lr_scaling). */
     int lr_scaling;
+    /* Its deadline (jobspec_deadline.h; issue 33 item 3): epoch seconds by which it should be
+     * finished; 0: none. */
+    double deadline;
 };
 
 /* Validates body (a JSON object; borrowed) and fills *spec. Returns 0, or -1 with *errors

@@ -173,17 +173,20 @@ test("the job page cancels only after the confirmation and shows CANCELLED", T, 
   await screenshot(page, "job-cancelled-1280");
 });
 
-// A job after another: its page names the job it runs after and why it waits; the first
-// cancelled, the scheduler cancels it and its events say why.
+// A job after another: its page names the job it runs after and why it waits, and its deadline
+// with the verdict on the forecast; the first cancelled, the scheduler cancels it and its events
+// say why.
 test("the job page shows what a job runs after and why it waits for it", T, async () => {
   const first = await call(server, "POST", "/jobs", { name: "browser-prep", command: ["true"], gpus: 1 });
   assert.equal(first.status, 201);
   const a = first.body.id;
-  const second = await call(server, "POST", "/jobs", { name: "browser-train", command: ["true"], gpus: 1, after: [{ job: a }] });
+  const second = await call(server, "POST", "/jobs", { name: "browser-train", command: ["true"], gpus: 1, after: [{ job: a }], deadline: "2099-12-05T18:00:00Z" });
   assert.equal(second.status, 201);
+  assert.match(second.body.deadline_forecast.text, /forecast/, "the answer's verdict on its deadline");
   const b = second.body.id;
   await page.goto(server.url + "/#/jobs/" + b);
   await expectText(page.locator("#sec-details"), new RegExp(`runs after\\s*job ${a} \\(ok\\)`));
+  await expectText(page.locator("#deadline"), /2099.*forecast/);
   await expectText(page.locator("#sec-waiting"), new RegExp(`reason\\s*waiting for job ${a}, PENDING`));
   assert.equal(await page.locator("#job-after a").getAttribute("href"), "#/jobs/" + a);
   assert.equal((await call(server, "POST", "/jobs/" + a + "/cancel")).status, 200);
@@ -817,6 +820,12 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
         job.batchText({ batch: 64, adaptive_batch: null, current_batch: null, model: {} }),
         job.batchText({ batch: null }),
       ],
+      // the last checkpoint the job reported (libringjob), what a preemption goes back to
+      ckpt: [
+        job.checkpointText({ state: "RUNNING", checkpoint: { step: 1200, at: "2026-01-01T11:57:00Z" } }),
+        job.checkpointText({ state: "RUNNING", checkpoint: null }),
+        job.checkpointText({ state: "PENDING" }),
+      ],
       gpu0: owners.get("1/0").jobs.map((j) => j.id),
       gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],
     };
@@ -852,6 +861,8 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
     { declared: "64 (fixed)", chosen: "" },
     null,
   ]);
+  assert.match(got.ckpt[0], /^step 1200, .+ \(.+\)$/);
+  assert.deepEqual(got.ckpt.slice(1), ["none reported", ""]);
 });
 
 test("the dashboard runs under its Content-Security-Policy without a violation", T, async () => {

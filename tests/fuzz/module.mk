@@ -23,7 +23,8 @@ FUZZ_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null) -lpthread -lm
 
 # Parser sources each target links, besides the core and common archives.
 FUZZ_SRCS_jobspec    := server/spec/jobspec.c server/spec/jobafter.c \
-                        server/spec/jobspec_topology.c server/spec/fieldcheck.c
+                        server/spec/jobspec_topology.c server/spec/jobspec_deadline.c \
+                        server/spec/fieldcheck.c
 FUZZ_SRCS_nodespec   := server/spec/nodespec.c server/spec/fieldcheck.c
 FUZZ_SRCS_fieldcheck := server/spec/fieldcheck.c
 FUZZ_SRCS_decide     := sim/decide_input.c sim/decide_int.c sim/decide_observe.c \

@@ -218,6 +218,53 @@ Test(estimates, reported_gradient_statistics_are_kept)
     hx_finish();
 }
 
+/* A worker's report may carry the job's last checkpoint (libringjob's SAVED or CHECKPOINTED):
+ * kept with the job (sql/044), shown as its "checkpoint", handed to the rounds; a time ahead
+ * of the database's clock is taken as now; nonsense is refused naming the field. */
+Test(estimates, reported_checkpoints_are_kept_and_shown)
+{
+    long long id = hx_submit(hx.admin, "ck", 1);
+    char path[96], jpath[96], sql[200];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    snprintf(jpath, sizeof(jpath), "/api/v1/jobs/%lld", id);
+    json_t *j = hx_expect_json(hx_json("GET", jpath, hx.admin, NULL), 200);
+    cr_assert(json_is_null(json_object_get(j, "checkpoint")), "none reported yet");
+    json_decref(j);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin,
+                "{\"items\":[{\"step\":40,\"loss\":2.0,\"samples\":32,\"seconds\":0.1,"
+                "\"world_size\":1}],\"checkpoint\":{\"step\":25,"
+                "\"at\":\"2026-01-02T03:04:05.250000Z\"}}"),
+        200));
+    j = hx_expect_json(hx_json("GET", jpath, hx.admin, NULL), 200);
+    json_t *c = json_object_get(j, "checkpoint");
+    cr_assert_eq(json_integer_value(json_object_get(c, "step")), 25);
+    cr_assert_str_eq(json_string_value(json_object_get(c, "at")), "2026-01-02T03:04:05.250000Z");
+    json_decref(j);
+    /* a checkpoint alone (no reports), stamped in the future: the database's now */
+    json_decref(hx_expect_json(
+        hx_json("POST", path, hx.admin,
+                "{\"items\":[],\"checkpoint\":{\"step\":50,\"at\":\"2999-01-01T00:00:00Z\"}}"),
+        200));
+    snprintf(sql, sizeof(sql),
+             "SELECT checkpoint_step * (checkpoint_at <= now())::int FROM jobs WHERE id = %lld",
+             id);
+    cr_assert_float_eq(hx_sql_num(sql), 50, 1e-9, "the last checkpoint, at most now");
+    const char *bad[] = {"{\"items\":[],\"checkpoint\":{\"step\":-1}}",
+                         "{\"items\":[],\"checkpoint\":{\"at\":\"2026-01-02T03:04:05Z\"}}",
+                         "{\"items\":[],\"checkpoint\":{\"step\":5,\"at\":7}}",
+                         "{\"items\":[],\"checkpoint\":{\"step\":5,\"when\":\"x\"}}",
+                         "{\"items\":[],\"checkpoint\":[5]}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        hx_expect_problem(hx_json("POST", path, hx.admin, bad[i]), 400, "checkpoint");
+    hx_expect_problem(
+        hx_json("POST", path, hx.admin,
+                "{\"items\":[],\"checkpoint\":{\"step\":60,\"at\":\"not a time\"}}"),
+        400, "checkpoint");
+    cr_assert_float_eq(hx_sql_num(sql), 50, 1e-9, "refused posts change nothing");
+    hx_finish();
+}
+
 static json_t *progress_of(long long id, const char *from)
 {
     char path[96];

@@ -37,13 +37,16 @@ Test(ringctl, watch_is_bounded_and_policy_reads_and_sets)
     char pol[64];
     snprintf(pol, sizeof(pol), "%s", name);
     json_decref(j);
-    r = ctl("policy", pol, "--interval", "7", "--explore-stage", "30");
+    cr_assert(!strstr(r->out, "no preemption within"), "min_runtime_s 0: %s", r->out);
+    r = ctl("policy", pol, "--interval", "7", "--explore-stage", "30", "--min-runtime", "600");
     cr_assert_eq(r->code, 0, "%s", r->err);
-    cr_assert(strstr(r->out, "exploring stage 30 s"), "%s", r->out);
+    cr_assert(strstr(r->out, "exploring stage 30 s, no preemption within 600 s of a start"), "%s",
+              r->out);
     j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
     cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), pol);
     cr_assert_float_eq(json_number_value(json_object_get(j, "interval_s")), 7.0, 1e-9);
     cr_assert_float_eq(json_number_value(json_object_get(j, "explore_stage_s")), 30.0, 1e-9);
+    cr_assert_float_eq(json_number_value(json_object_get(j, "min_runtime_s")), 600.0, 1e-9);
     json_decref(j);
     r = ctl("policy", "--explore-stage", "0.5");
     cr_assert_eq(r->code, 1);

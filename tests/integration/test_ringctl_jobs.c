@@ -149,6 +149,78 @@ Test(ringctl, submit_gives_a_batch_model)
     hx_finish();
 }
 
+/* --deadline: sent as "deadline" (RFC 3339, UTC), and the answer's verdict on the forecast
+ * (submit_deadline.h) printed on stderr: the queue-order forecast plus the prior of the
+ * cluster's finished jobs, here one job that ran an hour, on a node of 2 free GPUs with the
+ * rounds paused (nothing else runs or waits). Bad values are the server's 400 naming the
+ * field, or ringctl's own message. */
+Test(ringctl, submit_deadline_says_whether_the_forecast_meets_it)
+{
+    char w[128], sql[512];
+    ctl_one_node(w);
+    json_decref(
+        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":true}"), 200));
+    usleep(300000); /* a round under way when it paused ends before the jobs below */
+    long long done = hx_submit(hx.admin, "ran", 1);
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = 'COMPLETED', finished_at = now() WHERE id = %lld;"
+             " INSERT INTO job_events (job_id, at, from_state, to_state, event, actor) VALUES"
+             " (%lld, now() - interval '1 hour', 'STARTING', 'RUNNING', 'start', 'test')",
+             done, done);
+    hx_sql_do(sql);
+
+    struct ctl_run *r =
+        ctl("submit", "--name", "dl", "--gpus", "1", "--deadline", "+3h", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    long long id = atoll(r->out);
+    cr_assert_gt(id, 0, "the id alone on stdout: %s", r->out);
+    cr_assert(strstr(r->err, "forecast finish ~") && strstr(r->err, ", before the deadline"),
+              "%s", r->err);
+    r = ctl("submit", "--name", "late", "--gpus", "1", "--deadline", "+20m", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->err, ": will miss by ~40m at the current load"), "%s", r->err);
+    r = ctl("--json", "submit", "--name", "dl2", "--gpus", "1", "--deadline", "2099-12-05T18:00Z",
+            "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    json_t *j = ctl_out_json(r);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "deadline")),
+                     "2099-12-05T18:00:00.000000Z");
+    json_t *f = json_object_get(j, "deadline_forecast");
+    cr_assert_str_eq(json_string_value(json_object_get(f, "verdict")), "meets");
+    cr_assert(json_is_string(json_object_get(f, "finish")), "the forecast finish");
+    json_decref(j);
+
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "  deadline:  "), "%s", r->out);
+    cr_assert(strstr(r->out, "no forecast yet"), "no round has forecast it (paused): %s", r->out);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+    j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    cr_assert(json_is_string(json_object_get(j, "deadline")));
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(j, "deadline_forecast"), "verdict")),
+        "unknown");
+    json_decref(j);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", done);
+    j = hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
+    cr_assert(json_is_null(json_object_get(j, "deadline")), "none: null");
+    cr_assert_null(json_object_get(j, "deadline_forecast"));
+    json_decref(j);
+
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"b\",\"command\":[\"t\"],\"deadline\":\"friday\"}"),
+                      400, "deadline");
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs", hx.admin,
+                              "{\"name\":\"b\",\"command\":[\"t\"],\"deadline\":null}"),
+                      400, "deadline");
+    r = ctl("submit", "--name", "bad", "--deadline", "friday", "--", "t");
+    cr_assert_neq(r->code, 0);
+    cr_assert(strstr(r->err, "--deadline"), "%s", r->err);
+    hx_finish();
+}
+
 /* --after: the dependencies sent as "after", shown by show with the reason it waits. */
 Test(ringctl, submit_after_waits_for_its_job)
 {
@@ -202,6 +274,13 @@ Test(ringctl, running_jobs_show_allocation_suspend_and_migrate)
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "RUNNING") && strstr(r->out, "allocation (world size 1): node 1"),
               "%s", r->out);
+    cr_assert(strstr(r->out, "checkpoint: none reported"), "%s", r->out);
+    /* its worker forwards a checkpoint its program reported (sql/044) */
+    snprintf(path, sizeof(path), "/api/v1/jobs/%s/metrics", ids);
+    json_decref(hx_expect_json(
+        hx_json("POST", path, w, "{\"items\":[],\"checkpoint\":{\"step\":1200}}"), 200));
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "checkpoint: step 1200, "), "%s", r->out);
     r = ctl("suspend", ids);
     cr_assert_eq(r->code, 0, "%s", r->err);
     cr_assert(strstr(r->out, "suspend action ") && strstr(r->out, " pending on node 1"), "%s",

@@ -276,10 +276,14 @@ Test(sched, policy_switch_survives_a_restart_and_rounds_are_listed)
                       400, "explore_stage_s");
     hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"explore_stage_s\":\"9\"}"),
                       400, "explore_stage_s");
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"min_runtime_s\":-1}"),
+                      400, "min_runtime_s");
     json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", user, NULL), 200);
     cr_assert_eq(json_number_value(json_object_get(j, "explore_stage_s")), 150.0, "the paper's");
+    cr_assert_eq(json_number_value(json_object_get(j, "min_runtime_s")), 0.0, "no minimum");
     json_decref(j);
-    put_scheduler("{\"policy\":\"optimus\",\"interval_s\":5,\"explore_stage_s\":45}");
+    put_scheduler("{\"policy\":\"optimus\",\"interval_s\":5,\"explore_stage_s\":45,"
+                  "\"min_runtime_s\":600}");
     submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":1}");
     cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
     hx_start_server();
@@ -287,6 +291,7 @@ Test(sched, policy_switch_survives_a_restart_and_rounds_are_listed)
     cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), "optimus");
     cr_assert_eq(json_number_value(json_object_get(j, "interval_s")), 5.0);
     cr_assert_eq(json_number_value(json_object_get(j, "explore_stage_s")), 45.0);
+    cr_assert_eq(json_number_value(json_object_get(j, "min_runtime_s")), 600.0);
     cr_assert(json_array_size(json_object_get(j, "policies")) >= 8);
     json_decref(j);
     /* the restarted server's first round sees the job */

@@ -1,6 +1,7 @@
-/* Topology (issue 32 items 1 and 3): a node registered with its GPUs' NVLink islands and NUMA
+/* Topology (issue 32 items 1 to 4): a node registered with its GPUs' NVLink islands and NUMA
  * domains, and labelled with its switch, answers them; the scheduler places a job in one
- * island of a node. */
+ * island of a node; reports are summed per link class; consolidation gathers a job on one
+ * island, each move naming it. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,4 +150,117 @@ Test(topology, a_switch_bound_waits_then_takes_what_there_is)
     snprintf(sql, sizeof(sql),
              "SELECT count(DISTINCT node_id) FROM allocations WHERE job_id = %lld", id);
     cr_assert_eq(hx_sql_num(sql), 2);
+}
+
+/* The speed model's link classes (issue 32 item 2, sql/046): each report is stored with the
+ * nodes and the slowest link of the job's GPUs then, and its running sums are kept per class:
+ * a 6-GPU job on a node of two 4-GPU islands spans PCIe (class 1), a 12-GPU job over two nodes
+ * of two switches crosses them (class 3). */
+static void post_steps(long long id, int w, int n)
+{
+    char path[64], body[8192];
+    int o = snprintf(body, sizeof(body), "{\"items\":[");
+    for (int k = 0; k < n; k++)
+        o += snprintf(body + o, sizeof(body) - (size_t)o,
+                      "%s{\"step\":%d,\"world_size\":%d,\"loss\":1.0,\"samples\":%d,"
+                      "\"seconds\":0.25}",
+                      k ? "," : "", k, w, 32 * w);
+    snprintf(body + o, sizeof(body) - (size_t)o, "]}");
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", id);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, body), 200));
+}
+
+static long long started(const char *body, int gpus)
+{
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM allocations WHERE job_id = %lld", id);
+    for (double until = hx_now() + WAIT_S; hx_sql_num(sql) < gpus && hx_now() < until;)
+        usleep(100000);
+    cr_assert_eq(hx_sql_num(sql), gpus, "job %lld started", id);
+    return id;
+}
+
+Test(topology, reports_are_summed_per_link_class)
+{
+    node_islands("topo-l", 8, 4);
+    long long a = started("{\"name\":\"p\",\"command\":[\"t\"],\"gpus\":6}", 6);
+    post_steps(a, 6, 5);
+    char sql[200];
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(reports) FROM job_metric_sums WHERE job_id = %lld AND nodes = 1"
+             " AND link = 1",
+             a);
+    cr_assert_eq(hx_sql_num(sql), 5, "over PCIe: two islands of one node");
+    long long s1 = node_islands("topo-l1", 8, 0), s2 = node_islands("topo-l2", 8, 0);
+    label(s1, "{\"labels\":{\"switch\":\"s1\"}}");
+    label(s2, "{\"labels\":{\"switch\":\"s2\"}}");
+    long long b = started("{\"name\":\"x\",\"command\":[\"t\"],\"gpus\":12}", 12);
+    snprintf(sql, sizeof(sql), "SELECT count(DISTINCT node_id) FROM allocations WHERE job_id = %lld",
+             b);
+    int nodes = (int)hx_sql_num(sql);
+    post_steps(b, 12, 3);
+    post_steps(b, 1, 2); /* one GPU of it: no link */
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(reports) FROM job_metric_sums WHERE job_id = %lld AND world_size = 12"
+             " AND nodes = %d AND link = 3",
+             b, nodes);
+    cr_assert_geq(nodes, 2);
+    cr_assert_eq(hx_sql_num(sql), 3, "across switches");
+    snprintf(sql, sizeof(sql),
+             "SELECT sum(reports) FROM job_metric_sums WHERE job_id = %lld AND world_size = 1"
+             " AND nodes = 1 AND link = 0",
+             b);
+    cr_assert_eq(hx_sql_num(sql), 2);
+}
+
+/* Consolidation live (issue 32 item 4): 1-GPU jobs on GPUs 0, 1, 4 and 5 of a node of two
+ * 4-GPU islands leave a 4-GPU job two GPUs in each; the round migrates two of them, each
+ * move's event naming the job it makes room for, and starts it on one island. */
+Test(topology, consolidation_gathers_a_job_on_one_island_and_says_for_whom)
+{
+    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin,
+                                       "{\"policy\":\"fifo\",\"interval_s\":1,"
+                                       "\"node_timeout_s\":3600}"),
+                               200));
+    long long n = node_islands("topo-c", 8, 4), small[8];
+    char sql[320];
+    for (int k = 0; k < 8; k++)
+        small[k] = started("{\"name\":\"s\",\"command\":[\"t\"],\"gpus\":1}", 1);
+    for (int k = 0; k < 8; k++) {
+        snprintf(sql, sizeof(sql),
+                 "SELECT gpu_idx FROM allocations WHERE job_id = %lld AND node_id = %lld",
+                 small[k], n);
+        int g = (int)hx_sql_num(sql);
+        char path[64];
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", small[k]);
+        if (g % 4 >= 2) /* GPUs 2, 3, 6, 7 freed: two in each island */
+            json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+        else {
+            snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'RUNNING' WHERE id = %lld",
+                     small[k]);
+            hx_sql_do(sql);
+        }
+    }
+    snprintf(sql, sizeof(sql), "SELECT count(*) + 0 * %lld FROM allocations", n);
+    for (double until = hx_now() + WAIT_S; hx_sql_num(sql) > 4 && hx_now() < until;)
+        usleep(100000);
+    cr_assert_eq(hx_sql_num(sql), 4, "four small jobs hold GPUs 0, 1, 4, 5");
+    long long big = started("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}", 4);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(DISTINCT g.island) FROM allocations a JOIN node_gpus g ON"
+             " g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = %lld",
+             big);
+    cr_assert_eq(hx_sql_num(sql), 1, "one island");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE detail LIKE"
+             " '%%migrated: to let job %lld run on one NVLink island%%'",
+             big);
+    double moves = hx_sql_num(sql);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) + 0 * %lld FROM actions WHERE kind = 'migrate'", big);
+    cr_assert_eq(moves, 2, "two moves, each naming job %lld", big);
+    cr_assert_eq(hx_sql_num(sql), 2, "as two migrate actions");
 }

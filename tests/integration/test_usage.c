@@ -196,6 +196,7 @@ Test(usage, steps_redone_after_a_preemption_are_lost_to_it)
             "preempted: the policy gave its GPUs to other jobs");
     usleep(300000); /* waiting, without GPUs */
     start(job);
+    usleep(300000); /* its restart after the preemption: lost to it (sql/045), not a launch */
     move(job, "STARTING", "RUNNING", "running", "");
     /* back to its checkpoint at step 40: steps 41..100 are done again */
     for (int s = 5; s <= 12; s++) {
@@ -226,10 +227,58 @@ Test(usage, steps_redone_after_a_preemption_are_lost_to_it)
     parts_add_up(row);
     double lost = cell(row, "lost", "preemption"), useful = cell(row, "useful", NULL);
     cr_assert(lost > 0, "the redone steps are lost to the preemption");
+    cr_assert(lost * 3600 >= 2 * 0.25, "and its restart: 2 GPUs >= 0.25 s");
+    cr_assert(cell(row, "lost", "restart") * 3600 < 2 * 0.25,
+              "its restart is not booked as a launch: %.3f GPU-s",
+              cell(row, "lost", "restart") * 3600);
     /* 60 of the 160 steps it ran were done twice */
     double share = lost / (lost + useful);
     cr_assert(share > 0.2 && share < 0.55, "lost share %.2f of the run's minibatch time", share);
     cr_assert_eq(json_integer_value(json_object_get(row, "steps")), 120, "net progress");
+    json_decref(r);
+    hx_finish();
+}
+
+/* A running job a round stops in place (a guarantee's yield, or time-slicing: the round's
+ * "suspend" event, its GPUs dropped; the worker's SUSPENDED) and later resumes (the round's
+ * "resume" event, its GPUs back while it is still SUSPENDED; the worker's RUNNING): the GPUs it
+ * holds while it comes back are lost to preemption, not idle (sql/045). */
+Test(usage, a_job_a_round_suspends_loses_its_resume_to_preemption)
+{
+    char tok[128], ins[256], del[128];
+    long long job = alice_job(tok);
+    start(job);
+    move(job, "STARTING", "RUNNING", "running", "");
+    for (int s = 1; s <= 5; s++) {
+        report(job, s * 10, 2);
+        usleep(50000);
+    }
+    snprintf(del, sizeof(del), "DELETE FROM allocations WHERE job_id = %lld", job);
+    move_and(job, "RUNNING", "RUNNING", "suspend",
+             "round 7: time-sliced out of GPUs {0,1} on node 1 (preempted: the policy gave its"
+             " GPUs to other jobs)",
+             del);
+    move(job, "RUNNING", "SUSPENDED", "suspend", "suspended in place at step 50");
+    usleep(200000);
+    snprintf(ins, sizeof(ins),
+             "INSERT INTO allocations (job_id, node_id, gpu_idx) SELECT %lld, id, g FROM nodes,"
+             " generate_series(0, 1) g WHERE name = 'n1'",
+             job);
+    move_and(job, "SUSPENDED", "SUSPENDED", "resume", "round 9: back on 2 GPU(s) (resumed)", ins);
+    usleep(400000);
+    move(job, "SUSPENDED", "RUNNING", "resume", "resumed at step 50");
+    report(job, 60, 2);
+    hx_sql_do("SELECT ledger_close_all()");
+
+    hx_start_server();
+    json_t *r = usage_as(hx.admin, "?by=user");
+    const json_t *row = json_array_get(json_object_get(r, "items"), 0);
+    parts_add_up(row);
+    double lost = cell(row, "lost", "preemption") * 3600;
+    cr_assert(lost >= 2 * 0.35, "its resume, 2 GPUs >= 0.35 s, lost to the preemption: %.3f",
+              lost);
+    cr_assert(cell(row, "idle", NULL) * 3600 < 2 * 0.35, "not idle");
+    cr_assert_eq(json_integer_value(json_object_get(row, "steps")), 60, "nothing redone");
     json_decref(r);
     hx_finish();
 }

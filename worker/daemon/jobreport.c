@@ -40,9 +40,28 @@ void jobreport_result(struct agent *a, long long act, int ok, const char *detail
                      json_pack("{s:s, s:s}", "outcome", ok ? "ok" : "failed", "detail", detail), 0);
 }
 
+static void iso_time(double ago, char *buf, size_t len);
+
+/* The job's last checkpoint when the server has not heard of it ({"step", "at"}, new), else
+ * NULL. */
+static json_t *new_checkpoint(struct wjob *j)
+{
+    long step;
+    double at;
+    char when[40];
+    if (!jobchan_last_checkpoint(j->chan, &step, &at) || at == j->ckpt_sent_at)
+        return NULL;
+    iso_time(agent_now() - at, when, sizeof(when));
+    j->ckpt_sent_at = at;
+    return json_pack("{s:I, s:s}", "step", (json_int_t)step, "at", when);
+}
+
 void jobreport_flush_metrics(struct agent *a, struct wjob *j)
 {
-    if (!j->metrics || json_array_size(j->metrics) == 0)
+    if (!j->metrics)
+        return;
+    json_t *ckpt = new_checkpoint(j);
+    if (json_array_size(j->metrics) == 0 && !ckpt)
         return;
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
@@ -56,6 +75,10 @@ void jobreport_flush_metrics(struct agent *a, struct wjob *j)
     double sqr, var;
     if (body && jobchan_grad(j->chan, &sqr, &var))
         json_object_set_new(body, "grad", json_pack("{s:f, s:f}", "sqr", sqr, "var", var));
+    if (body && ckpt)
+        json_object_set_new(body, "checkpoint", ckpt);
+    else
+        json_decref(ckpt);
     outbox_push_json(a->out, "POST", path, body, 1);
     j->metrics = json_array();
     j->metrics_at = agent_now();

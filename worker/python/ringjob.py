@@ -11,6 +11,9 @@ The same operations as worker/ringjob.h, with Python names:
     if d == ringjob.CHECKPOINT_EXIT:
         path = ringjob.checkpoint_path("model.pt")   # write it (atomically), then:
         ringjob.checkpoint_done(step); ringjob.finalize(); sys.exit(ringjob.EXIT_PLANNED)
+    # a checkpoint written while training goes on (every N steps): say so, so that a
+    # preemption is charged only what it would redo since
+    ringjob.checkpoint_saved(step)
 
 The library is found through RINGJOB_LIBRARY (a path), else build/lib/libringjob.so of the
 source tree this file lives in, else the system's libringjob.so.0 (the runtime library;
@@ -71,6 +74,7 @@ _SIGNATURES = {
     "ringjob_checkpoint_path": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                                ctypes.c_size_t]),
     "ringjob_checkpoint_done": (ctypes.c_int, [ctypes.c_long]),
+    "ringjob_checkpoint_saved": (ctypes.c_int, [ctypes.c_long]),
     "ringjob_rank": (ctypes.c_int, []),
     "ringjob_world_size": (ctypes.c_int, []),
     "ringjob_lr_scale": (ctypes.c_double, []),
@@ -172,6 +176,11 @@ def checkpoint_path(name):
 def checkpoint_done(step):
     """Tells the worker the checkpoint of `step` is complete; then exit with EXIT_PLANNED."""
     _check(_lib.ringjob_checkpoint_done(int(step)))
+
+
+def checkpoint_saved(step):
+    """Tells the worker a checkpoint of `step`, written while training goes on, is complete."""
+    _check(_lib.ringjob_checkpoint_saved(int(step)))
 
 
 def rank():

@@ -2,7 +2,8 @@
  * workers with one simulated GPU each, a real `mpirun ... train-mlp` job on worker A.
  * Draining A with evacuate migrates the job to B at the next round: A checkpoints it at a
  * minibatch boundary, B restores it, and it completes with every step; node A is left empty
- * and gets no new job until it is undrained. A fault injected into A's GPU (its worker's
+ * and gets no new job until it is undrained; the job's checkpoints (every 100 steps) reach the
+ * scheduler. A fault injected into A's GPU (its worker's
  * --fault-file) moves the job the same way, and the fault is kept in gpu_faults. Every wait
  * is bounded. */
 #include <criterion/criterion.h>
@@ -33,7 +34,8 @@ static long long mlp(const char *name, int seed)
     char body[1024];
     snprintf(body, sizeof(body),
              "{\"name\":\"%s\",\"command\":[\"%s\",\"--steps\",\"%d\",\"--seed\",\"%d\","
-             "\"--print-every\",\"100\",\"--sleep-us-per-sample\",\"500\"],\"gpus\":1,"
+             "\"--print-every\",\"100\",\"--sleep-us-per-sample\",\"500\","
+             "\"--checkpoint-every\",\"100\"],\"gpus\":1,"
              "\"env\":{" WT_ASAN_ENV "}}",
              name, TRAIN_MLP_PATH, STEPS, seed);
     return wt_post_job(body);
@@ -117,6 +119,14 @@ Test(drain_live, evacuate_moves_the_job_off_from_its_checkpoint_and_loses_nothin
                            job),
                  0, "moved, never requeued");
     ledger_matches(job, "migration");
+    /* its checkpoints reached the scheduler (libringjob's SAVED every 100 steps, through B's
+     * metrics posts after the move): the last one, at step 1400 */
+    cr_assert_eq(wt_db_int("SELECT COALESCE(checkpoint_step, -1) FROM jobs WHERE id = %lld", job),
+                 STEPS - 100, "the job's last checkpoint is recorded");
+    cr_assert_eq(wt_db_int("SELECT count(*) FROM jobs WHERE id = %lld AND checkpoint_at"
+                           " BETWEEN submitted_at AND now()",
+                           job),
+                 1, "with its time");
     fprintf(stderr, "drain --evacuate: the job ran on B %.1f s after the drain\n", moved);
     wt_cancel(next);
     hx_finish();

@@ -159,6 +159,16 @@ Test(starve_live, a_rigid_holder_yields_to_a_job_that_waited_max_wait)
     wt_expect_state(c, "COMPLETED", 120, NULL);
     wt_expect_state(a, "RUNNING", 60, NULL);
     cr_assert_eq(held(a), 4, "A resumed on its 4 GPUs");
+    /* the ledger books A's resume, its GPUs held while it came back, as preemption (sql/045) */
+    hx_sql_do("SELECT ledger_close_all()");
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "SELECT 1000 * COALESCE(sum(lost_preemption_s), 0) FROM usage_ledger"
+             " WHERE job_id = %lld",
+             a);
+    double lost_ms = hx_sql_num(sql);
+    fprintf(stderr, "starve_live: A's resume lost %.0f GPU-ms to preemption\n", lost_ms);
+    cr_assert_gt(lost_ms, 0, "A's resume is lost to the preemption");
     wt_cancel(a);
     hx_finish();
 }

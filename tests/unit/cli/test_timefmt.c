@@ -86,3 +86,41 @@ Test(timefmt, a_duration_to_go_for_people)
     timefmt_about(-3, b, sizeof(b));
     cr_assert_str_eq(b, "under a second");
 }
+
+/* ringctl submit --deadline: local times, times with their zone, a day's end, +PERIOD. */
+Test(timefmt, parses_a_time_a_person_gives)
+{
+    time_t t, now = 1796472000; /* 2026-12-05T12:00:00Z */
+    cr_assert_eq(timefmt_parse_user("2026-12-05T18:00", now, &t), 0);
+    cr_assert_eq((long long)t, 1796493600LL, "local (UTC here)");
+    cr_assert_eq(timefmt_parse_user("2026-12-05 18:00:30", now, &t), 0);
+    cr_assert_eq((long long)t, 1796493630LL);
+    cr_assert_eq(timefmt_parse_user("2026-12-05T19:00+01:00", now, &t), 0);
+    cr_assert_eq((long long)t, 1796493600LL, "its own zone");
+    cr_assert_eq(timefmt_parse_user("2026-12-05T18:00:00Z", now, &t), 0);
+    cr_assert_eq((long long)t, 1796493600LL);
+    cr_assert_eq(timefmt_parse_user("2026-12-05", now, &t), 0);
+    cr_assert_eq((long long)t, 1796515199LL, "the end of that day");
+    cr_assert_eq(timefmt_parse_user("+6h", now, &t), 0);
+    cr_assert_eq((long long)t, 1796493600LL);
+    cr_assert_eq(timefmt_parse_user("+90m", now, &t), 0);
+    cr_assert_eq((long long)t, now + 5400);
+    setenv("TZ", "CET-1", 1);
+    tzset();
+    cr_assert_eq(timefmt_parse_user("2026-12-05T19:00", now, &t), 0);
+    cr_assert_eq((long long)t, 1796493600LL, "local time east of UTC");
+    utc();
+    static const char *const bad[] = {"",
+                                      "tomorrow",
+                                      "2026-12-05T18",
+                                      "+6",
+                                      "+-1h",
+                                      "2026-02-30T10:00",
+                                      "2026-12-05T25:00",
+                                      "2026-12-05T18:00+1",
+                                      "2026-12-05T18:00Zx",
+                                      "2026-12-05x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(timefmt_parse_user(bad[i], now, &t), -1, "accepted '%s'", bad[i]);
+    cr_assert_eq(timefmt_parse_user(NULL, now, &t), -1);
+}

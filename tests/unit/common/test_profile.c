@@ -123,7 +123,7 @@ static double speed_fit_error(const struct profile *p, int bsz, int one_node, do
         if (bsz && pts->local_bsz[i] != bsz)
             continue;
         obs[n++] = (struct speed_obs){pts->w[i], one_node ? 1 : pts->nodes[i], pts->local_bsz[i],
-                                      pts->step_time[i]};
+                                      pts->step_time[i], SPEED_LINK_ISLAND};
     }
     struct speed_model model = {.batch_per_gpu = bsz ? bsz : 1, .dataset_size = 1};
     cr_assert_eq(speed_fit_obs(&model, obs, n), 0);

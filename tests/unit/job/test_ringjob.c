@@ -129,6 +129,41 @@ Test(ringjob, gradient_statistics_and_fits_reach_the_worker_and_the_batch_the_jo
     jobtest_rmtree(f.dir);
 }
 
+/* Saves a checkpoint at steps 10 and 20 while it trains on (ringjob_checkpoint_saved). */
+static int job_saves(void)
+{
+    if (ringjob_init() < 0 || ringjob_checkpoint_saved(-1) == 0)
+        return 10;
+    for (long step = 1; step <= 30; step++) {
+        ringjob_report(step, 1.0, 32, 0.001);
+        if (step % 10 == 0 && step < 30 && ringjob_checkpoint_saved(step) < 0)
+            return 11;
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 12;
+    }
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, a_checkpoint_saved_while_training_reaches_the_worker)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    long step = -1;
+    double at = -1, t0 = jobtest_now();
+    cr_assert_eq(jobchan_last_checkpoint(f.jc, &step, &at), 0, "none before the job says");
+    int status = jobtest_drive(f.jc, fork_job(&f, job_saves), 20.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "job exit %d", status);
+    cr_assert_eq(s.n, 30, "the job trained on after its checkpoints");
+    cr_assert_eq(jobchan_last_checkpoint(f.jc, &step, &at), 1);
+    cr_assert_eq(step, 20, "the last one");
+    cr_assert(at >= t0 && at <= jobtest_now(), "when its record arrived");
+    cr_assert_neq(jobchan_state(f.jc), JOBCHAN_CHECKPOINTED, "not a planned stop");
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
 /* Identity broadcast of a one-process job: counts the bytes agreed on. */
 static size_t agreed_bytes;
 static int count_bcast(void *buf, size_t len, void *ctx)

@@ -174,7 +174,9 @@ Test(domain, a_switch_bound_waits_then_takes_what_there_is)
     j->max_switches = 1;
     j->max_switches_wait_s = 60;
     j->submit_time = f.snap.now - 12;
-    const struct sched_policy_ops *fifo = sched_policy_find("fifo");
+    /* a policy that never migrates (keeps_slots): one that does gathers job 3 on one switch
+     * by moving job 2 (consolidation, a_job_that_fits_one_switch_is_gathered_there) */
+    const struct sched_policy_ops *fifo = sched_policy_find("tiresias");
     struct sched_decision *d = sched_decide(fifo, &f.snap);
     cr_assert_not_null(d);
     cr_assert_eq(d->assign[2].gpus, 0);
@@ -193,5 +195,154 @@ Test(domain, a_switch_bound_waits_then_takes_what_there_is)
     j->max_switches = 2;
     d = sched_decide(fifo, &f.snap);
     cr_assert_eq(d->assign[2].gpus, 12);
+    sched_decision_destroy(d);
+}
+
+/* Consolidation (issue 32 item 4): the decision applied, as a caller does before its next round:
+ * each job holds what it was given. */
+static void apply_decision(struct fx *f, const struct sched_decision *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        struct sched_job *j = &f->jobs[i];
+        j->cur_gpus = 0;
+        for (int k = 0; k < d->assign[i].gpus; k++)
+            f->slots[i][j->cur_gpus++] = d->assign[i].slots[k];
+        if (d->assign[i].changed)
+            j->last_change_time = f->snap.now;
+    }
+    f->snap.now += 60;
+}
+
+/* The slots of assignment a as a placement plan's job 0, for islands_spanned(). */
+static int assignment_islands(const struct fx *f, const struct sched_assignment *a)
+{
+    struct placement_plan p = {.slots = a->slots, .off = (size_t[]){0}, .gpus = (int[]){a->gpus}};
+    return islands_spanned(f, &p, 0);
+}
+
+/* kueue#10815 at the island level: four 1-GPU jobs on GPUs 0, 1, 4, 5 of a 2x4 node leave a
+ * 4-GPU job two GPUs in each island. The first round migrates two of them (each move names the
+ * job it makes room for) and starts it on one island; the second round changes nothing. */
+Test(domain, a_job_that_fits_one_island_is_gathered_there)
+{
+    static struct fx f;
+    fx_init(&f, 1, 8);
+    islands(&f, 0, 4);
+    const int held[4] = {0, 1, 4, 5};
+    for (int i = 0; i < 4; i++) {
+        struct sched_job *j = fx_job(&f, i + 1, 1);
+        j->elastic = 0;
+        fx_hold(&f, j, 0, held[i], 1);
+    }
+    struct sched_job *big = fx_job(&f, 5, 4);
+    big->elastic = 0;
+    const struct sched_policy_ops *fifo = sched_policy_find("fifo");
+    struct sched_decision *d = sched_decide(fifo, &f.snap);
+    fx_check_feasible(&f.snap, d);
+    cr_assert_eq(d->assign[4].gpus, 4);
+    cr_assert_eq(assignment_islands(&f, &d->assign[4]), 1, "one island in the first round");
+    int moved = 0;
+    for (size_t i = 0; i < 4; i++) {
+        if (!d->assign[i].migrated)
+            continue;
+        moved++;
+        cr_assert_str_eq(d->assign[i].reason, "migrated: to let job 5 run on one NVLink island");
+        cr_assert(d->assign[i].has_room_for);
+        cr_assert_eq(d->assign[i].room_for, 5);
+    }
+    cr_assert_eq(moved, 2, "two small jobs move, two stay");
+    apply_decision(&f, d);
+    sched_decision_destroy(d);
+    d = sched_decide(fifo, &f.snap);
+    fx_check_feasible(&f.snap, d);
+    cr_assert_eq(d->nchanged, 0, "the second round keeps everything");
+    sched_decision_destroy(d);
+}
+
+/* At the switch level: 8-GPU jobs on node 0 (switch 1) and node 2 (switch 2) leave a 12-GPU
+ * job 8 free on each switch; consolidation gathers it on one switch by migrating. */
+Test(domain, a_job_that_fits_one_switch_is_gathered_there)
+{
+    static struct fx f;
+    fx_init(&f, 4, 8);
+    for (int n = 0; n < 4; n++)
+        f.nodes[n].switch_id = n / 2 + 1;
+    struct sched_job *a = fx_job(&f, 1, 8), *b = fx_job(&f, 2, 8), *j = fx_job(&f, 3, 12);
+    a->elastic = b->elastic = j->elastic = 0;
+    fx_hold(&f, a, 0, 0, 8);
+    fx_hold(&f, b, 2, 0, 8);
+    struct sched_decision *d = sched_decide(sched_policy_find("fifo"), &f.snap);
+    fx_check_feasible(&f.snap, d);
+    cr_assert_eq(d->assign[2].gpus, 12);
+    cr_assert_eq(domain_switches(&f.snap, d->assign[2].slots, 12), 1, "one switch");
+    int moved = d->assign[0].migrated + d->assign[1].migrated;
+    cr_assert_geq(moved, 1);
+    cr_assert_leq(moved, PLACEMENT_MAX_MIGRATIONS);
+    for (size_t i = 0; i < 2; i++)
+        if (d->assign[i].migrated)
+            cr_assert_str_eq(d->assign[i].reason, "migrated: to let job 3 run on one switch");
+    sched_decision_destroy(d);
+}
+
+/* The bound: gathering a 16-GPU job on one island of a 3x16 node takes 8 migrations when 8
+ * 1-GPU jobs sit in each island (allowed), 9 when 9 do (more than PLACEMENT_MAX_MIGRATIONS: the
+ * job starts spread, and nothing moves). */
+Test(domain, consolidation_moves_at_most_the_bound)
+{
+    static struct fx f;
+    for (int per = 8; per <= 9; per++) {
+        fx_init(&f, 1, 48);
+        islands(&f, 0, 16);
+        int id = 1;
+        for (int isl = 0; isl < 3; isl++)
+            for (int k = 0; k < per; k++) {
+                struct sched_job *s = fx_job(&f, id++, 1);
+                s->elastic = 0;
+                fx_hold(&f, s, 0, isl * 16 + k, 1);
+            }
+        struct sched_job *big = fx_job(&f, 100, 16);
+        big->elastic = 0;
+        struct sched_decision *d = sched_decide(sched_policy_find("fifo"), &f.snap);
+        fx_check_feasible(&f.snap, d);
+        size_t last = f.snap.njobs - 1;
+        int moved = 0;
+        for (size_t i = 0; i < last; i++)
+            moved += d->assign[i].migrated;
+        cr_assert_eq(d->assign[last].gpus, 16);
+        if (per == 8) {
+            cr_assert_eq(assignment_islands(&f, &d->assign[last]), 1);
+            cr_assert_leq(moved, PLACEMENT_MAX_MIGRATIONS);
+        } else {
+            cr_assert_gt(assignment_islands(&f, &d->assign[last]), 1);
+            cr_assert_eq(moved, 0, "over the bound: no move");
+        }
+        sched_decision_destroy(d);
+    }
+}
+
+/* kueue#4329 (node level, kept): two 8-GPU nodes with four 1-GPU jobs on each, an 8-GPU job
+ * waiting: four of the small jobs move, the big one starts on one node, and each move names it. */
+Test(domain, the_node_level_case_names_the_job_too)
+{
+    static struct fx f;
+    fx_init(&f, 2, 8);
+    for (int i = 0; i < 8; i++) {
+        struct sched_job *s = fx_job(&f, i + 1, 1);
+        s->elastic = 0;
+        fx_hold(&f, s, i / 4, i % 4 * 2, 1);
+    }
+    struct sched_job *big = fx_job(&f, 9, 8);
+    big->elastic = 0;
+    struct sched_decision *d = sched_decide(sched_policy_find("fifo"), &f.snap);
+    fx_check_feasible(&f.snap, d);
+    cr_assert_eq(d->assign[8].gpus, 8);
+    cr_assert_eq(d->assign[8].slots[0].node, d->assign[8].slots[7].node, "one node");
+    int moved = 0;
+    for (size_t i = 0; i < 8; i++)
+        if (d->assign[i].migrated) {
+            moved++;
+            cr_assert_str_eq(d->assign[i].reason, "migrated: to let job 9 span fewer nodes");
+        }
+    cr_assert_eq(moved, 4);
     sched_decision_destroy(d);
 }

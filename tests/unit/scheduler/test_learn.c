@@ -352,3 +352,56 @@ Test(learn, a_learned_job_is_not_restarted_to_leave_gpus_idle)
         sched_decision_destroy(d);
     }
 }
+
+/* Link classes (issue 32): a teacher that measured over PCIe and across switches teaches their
+ * cost as a share of its 1-GPU step; a job measured only inside NVLink islands gets that share
+ * of its own, so it is predicted slower spread over islands; one that measured PCIe keeps its
+ * own term. */
+Test(learn, a_class_a_job_has_not_measured_takes_the_teachers_share)
+{
+    static struct fx f;
+    fx_init(&f, 1, 8);
+    struct sched_job *t = teacher(&f, 1), *j = teacher(&f, 2);
+    t->speed.theta[6] = 0.08;
+    t->speed.theta[7] = 0.12;
+    t->measured_links = (1u << SPEED_LINK_ISLAND) | (1u << SPEED_LINK_PCIE) |
+                        (1u << SPEED_LINK_SWITCH) | (1u << SPEED_LINK_CROSS);
+    j->measured_links = 1u << SPEED_LINK_ISLAND;
+    for (int k = 0; k < SPEED_NFEATURES; k++)
+        j->speed.theta[k] *= 2; /* twice as slow, its all-reduce too */
+    struct learn_prior p;
+    learn_prior(f.jobs, f.snap.njobs, &p);
+    cr_assert_eq(p.npcie, 1, "only the teacher measured PCIe");
+    cr_assert_float_eq(p.pcie, 0.08 / t1_of(&t->speed), 1e-12);
+    cr_assert_float_eq(p.cross, 0.12 / t1_of(&t->speed), 1e-12);
+    double before = speed_step_time_linked(&j->speed, 8, 1, SPEED_LINK_PCIE, 128);
+    cr_assert_eq(learn_links(&j->speed, j->measured_links, &p), 1);
+    double island = speed_step_time_linked(&j->speed, 8, 1, SPEED_LINK_ISLAND, 128);
+    double pcie = speed_step_time_linked(&j->speed, 8, 1, SPEED_LINK_PCIE, 128);
+    cr_assert_float_eq(before, island, 1e-12, "unmeasured, PCIe was free before");
+    cr_assert_float_eq(pcie - island, 2 * 0.08, 1e-9, "the teacher's share of its own t1");
+    /* a measured class keeps the job's own fit, and a second pass changes nothing */
+    struct speed_model own = t->speed;
+    cr_assert_eq(learn_links(&own, t->measured_links, &p), 0);
+    cr_assert_eq(learn_links(&j->speed, j->measured_links, &p), 0);
+}
+
+/* The one-size rule counts the class of the step it measured: a step over PCIe holds the
+ * prior's PCIe share, so the job's compute is less and inside an island it is faster. */
+Test(learn, a_one_size_step_over_pcie_is_faster_inside_an_island)
+{
+    static struct fx f;
+    fx_init(&f, 1, 8);
+    struct sched_job *t = teacher(&f, 1);
+    t->speed.theta[6] = 0.1;
+    t->measured_links = (1u << SPEED_LINK_ISLAND) | (1u << SPEED_LINK_PCIE);
+    struct sched_job *j = one_size(&f, 2, 8, 0, 0, 0.6, 10);
+    j->measured_step_link = SPEED_LINK_PCIE;
+    j->measured_links = 1u << SPEED_LINK_PCIE;
+    learn_apply(f.jobs, f.snap.njobs);
+    cr_assert_eq(j->model_source, SCHED_MODEL_FITTED);
+    double pcie = speed_step_time_linked(&j->speed, 8, 1, SPEED_LINK_PCIE, 128);
+    double island = speed_step_time_linked(&j->speed, 8, 1, SPEED_LINK_ISLAND, 128);
+    cr_assert_float_eq(pcie, 0.6, 1e-9, "it predicts what it measured");
+    cr_assert_lt(island, pcie - 0.05, "inside an island it is faster: %g", island);
+}

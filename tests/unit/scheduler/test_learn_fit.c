@@ -147,7 +147,8 @@ Test(learn_fit, a_fit_without_compute_is_refused)
                                     .gpu_model = 3, .m = M, .seconds = 60};
     }
     struct speed_model raw = {.batch_per_gpu = M, .dataset_size = 50000};
-    struct speed_obs so[2] = {{6, 1, M, obs[0].step_s}, {8, 1, M, obs[1].step_s}};
+    struct speed_obs so[2] = {{6, 1, M, obs[0].step_s, SPEED_LINK_ISLAND},
+                             {8, 1, M, obs[1].step_s, SPEED_LINK_ISLAND}};
     cr_assert_eq(speed_fit_obs(&raw, so, 2), 0);
     cr_assert_lt(raw.theta[0] + raw.theta[1] * M, 0.01 * obs[0].step_s,
                  "the raw fit has no compute: %g + %g m", raw.theta[0], raw.theta[1]);
@@ -171,4 +172,39 @@ Test(learn_fit, a_fit_without_compute_is_refused)
     cr_assert(fabs(speed_step_time_placed(&t[0].speed, 6, 1, M) - obs[0].step_s) <=
                   0.01 * obs[0].step_s,
               "and the step measured at 6");
+}
+
+/* Link classes (issue 32): steps measured inside an island and over PCIe on one node, and on
+ * one switch and across switches over two, are fitted per class (the jumps of 30 ms over
+ * PCIe, 100 ms across nodes, 60 ms more across switches), and what the learning rules read
+ * says which classes the job measured. */
+Test(learn_fit, each_link_class_of_the_steps_is_learned)
+{
+    const double jump[SPEED_NLINKS] = {0, 0.03, 0.1, 0.16};
+    struct learn_obs obs[16];
+    size_t n = 0;
+    for (int w = 1; w <= 8; w *= 2)
+        for (int l = SPEED_LINK_ISLAND; l <= SPEED_LINK_CROSS; l++) {
+            if ((w == 1 && l > SPEED_LINK_ISLAND) || (w == 2 && l == SPEED_LINK_CROSS))
+                continue;
+            double t = true_step(w, 1) + jump[l];
+            obs[n++] = (struct learn_obs){.w = w,
+                                          .nodes = l >= SPEED_LINK_SWITCH ? 2 : 1,
+                                          .step_s = t,
+                                          .gpu_speed = 1,
+                                          .link = (enum speed_link)l};
+        }
+    struct speed_model sm = {.batch_per_gpu = M, .dataset_size = 50000};
+    cr_assert_eq(learn_fit_speed(&sm, obs, n), 0);
+    for (int l = SPEED_LINK_PCIE; l <= SPEED_LINK_CROSS; l++) {
+        int nodes = l >= SPEED_LINK_SWITCH ? 2 : 1;
+        double t = speed_step_time_linked(&sm, 4, nodes, (enum speed_link)l, M);
+        cr_assert_float_eq(t, true_step(4, 1) + jump[l], 2e-3, "class %d: %g", l, t);
+    }
+    struct sched_job j = {.speed = sm};
+    learn_fit_measured(&j, obs, n);
+    cr_assert_eq(j.measured_links, 15u, "all four classes measured");
+    obs[0].link = SPEED_LINK_PCIE; /* a 1-GPU step spans no link */
+    learn_fit_measured(&j, obs, 1);
+    cr_assert_eq(j.measured_links, 0u);
 }

@@ -4,7 +4,8 @@
 
 static const char *const names[] = { "precompute", "exploratory", "optimus",   "fifo",
                                      "one",        "two",         "four",      "eight",
-                                     "gandiva",    "tiresias",    "rubick",    "ringmaster" };
+                                     "gandiva",    "tiresias",    "rubick",    "ringmaster",
+                                     "edf" };
 
 Test(sched, policy_table_lists_and_finds_every_policy)
 {

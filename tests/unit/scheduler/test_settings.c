@@ -23,7 +23,7 @@ Test(settings, every_setting_once_in_the_order_of_its_struct)
 {
     const struct settings_desc *t = settings_list();
     size_t n = settings_count();
-    cr_assert_eq(n, 11);
+    cr_assert_eq(n, 12);
     cr_assert(n <= SETTINGS_MAX);
     cr_assert_null(t[n].name);
     for (size_t i = 0; i < n; i++) {
@@ -62,6 +62,8 @@ Test(settings, defaults_are_within_their_bounds)
     cr_assert_eq(s.max_wait_s, 3600);
     cr_assert_eq(s.paused, 0);
     cr_assert_eq(s.hold_unmet_deps, 0);
+    cr_assert_eq(s.min_runtime_s, 0, "no minimum run before a preemption by default");
+    cr_assert_eq(settings_find_flag("min-runtime"), settings_find("min_runtime_s"));
     /* the simulator's: its historical defaults (max wait off) */
     cr_assert_eq(sim.interval_s, 60);
     cr_assert_eq(sim.resize_cost_s, 10);

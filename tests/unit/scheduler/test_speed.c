@@ -124,7 +124,8 @@ Test(speed, noisy_fit_recovers_planted_step_times)
             for (int nodes = 1; nodes <= (w < 4 ? w : 4); nodes++) {
                 double t = planted_time(theta, w, nodes, ms[mi]);
                 obs[n++] =
-                    (struct speed_obs){w, nodes, ms[mi], t * (1.0 + 0.02 * (uniform() - 0.5))};
+                    (struct speed_obs){w, nodes, ms[mi], t * (1.0 + 0.02 * (uniform() - 0.5)),
+                                       SPEED_LINK_ISLAND};
             }
     struct speed_model model = {.batch_per_gpu = 64, .dataset_size = 1e4};
     cr_assert_eq(speed_fit_obs(&model, obs, n), 0);
@@ -268,4 +269,61 @@ Test(speed, two_sizes_predict_growing_step_times)
     for (int p = 2; p <= 32; p *= 2)
         cr_expect_gt(speed_step_time(&model, 2 * p), speed_step_time(&model, p), "w=%d", p);
     cr_expect_gt(speed_step_time(&model, 9), speed_step_time(&model, 16));
+}
+
+/* Link classes (issue 32): steps measured inside an NVLink island, over PCIe, on one switch and
+ * across switches give each class its own term, and each placement is predicted by its class. */
+Test(speed, each_link_class_is_learned_and_predicted)
+{
+    /* planted: 20 ms over PCIe, 50 ms once nodes are crossed, 40 ms more across switches */
+    const double theta[SPEED_NFEATURES] = {0.02, 0.0015, 0.004, 0.03, 0.01, 0.05, 0.02, 0.04};
+    struct speed_obs obs[64];
+    size_t n = 0;
+    for (int w = 1; w <= 16; w *= 2)
+        for (int l = SPEED_LINK_ISLAND; l <= SPEED_LINK_CROSS; l++) {
+            int nodes = l >= SPEED_LINK_SWITCH ? (w + 3) / 4 : 1;
+            if ((l >= SPEED_LINK_SWITCH && nodes < 2) || (l <= SPEED_LINK_PCIE && w > 8) ||
+                (w == 1 && l != SPEED_LINK_ISLAND))
+                continue;
+            double f[SPEED_NFEATURES], t = 0;
+            speed_features_linked(w, nodes, (enum speed_link)l, 64, f);
+            for (int k = 0; k < SPEED_NFEATURES; k++)
+                t += theta[k] * f[k];
+            obs[n++] = (struct speed_obs){w, nodes, 64, t, (enum speed_link)l};
+        }
+    struct speed_model m = {.batch_per_gpu = 64, .dataset_size = 1e4};
+    cr_assert_eq(speed_fit_obs(&m, obs, n), 0);
+    double island = speed_step_time_linked(&m, 8, 1, SPEED_LINK_ISLAND, 64);
+    double pcie = speed_step_time_linked(&m, 8, 1, SPEED_LINK_PCIE, 64);
+    double sw = speed_step_time_linked(&m, 8, 2, SPEED_LINK_SWITCH, 64);
+    double cross = speed_step_time_linked(&m, 8, 2, SPEED_LINK_CROSS, 64);
+    cr_expect_float_eq(pcie - island, 0.02, 1e-3, "PCIe costs its own 20 ms: %g", pcie - island);
+    cr_expect_float_eq(sw - island, 0.05, 1e-3, "a switch 50 ms: %g", sw - island);
+    cr_expect_float_eq(cross - sw, 0.04, 1e-3, "across switches 40 ms more: %g", cross - sw);
+    /* the class is clamped to what the nodes allow, and nodes alone mean ISLAND or SWITCH */
+    cr_expect_eq(speed_link_on(2, SPEED_LINK_PCIE), SPEED_LINK_SWITCH);
+    cr_expect_eq(speed_link_on(1, SPEED_LINK_CROSS), SPEED_LINK_ISLAND);
+    cr_expect_float_eq(speed_step_time_placed(&m, 8, 2, 64), sw, 1e-12);
+    /* packed, with islands of 4 known: 8 GPUs on one node span PCIe, 4 do not */
+    m.gpus_per_island = 4;
+    cr_expect_eq(speed_packed_link(&m, 8), SPEED_LINK_PCIE);
+    cr_expect_eq(speed_packed_link(&m, 4), SPEED_LINK_ISLAND);
+    cr_expect_float_eq(speed_step_time(&m, 8), pcie, 1e-12);
+    m.gpus_per_node = 4;
+    cr_expect_eq(speed_packed_link(&m, 8), SPEED_LINK_SWITCH);
+    cr_expect_eq(speed_link_parse("cross"), SPEED_LINK_CROSS);
+    cr_expect_eq(speed_link_parse("nvlink"), -1);
+    cr_expect_str_eq(speed_link_name(SPEED_LINK_PCIE), "pcie");
+}
+
+/* Without classes (every observation ISLAND, i.e. by its nodes) the fit is the one of before:
+ * its PCIe and cross-switch terms stay 0. */
+Test(speed, observations_without_classes_leave_the_class_terms_at_zero)
+{
+    const int w[4] = {1, 2, 4, 8};
+    const double t[4] = {0.4025, 0.4272, 0.4443, 0.4702};
+    struct speed_model m = {.batch_per_gpu = 128, .dataset_size = 50000, .gpus_per_node = 4};
+    cr_assert_eq(speed_fit(&m, w, t, 4), 0);
+    cr_expect_eq(m.theta[6], 0.0);
+    cr_expect_eq(m.theta[7], 0.0);
 }

@@ -282,7 +282,8 @@ Test(jobspec, null_is_refused_by_name_unless_documented)
     static const char *const fields[] = {"gpus",    "min_gpus",   "max_gpus",      "elastic",
                                          "priority", "batch_per_gpu", "env",       "model",
                                          "total_steps", "epochs",  "stop_at_loss", "hold",
-                                         "batch",   "max_local_batch", "plans",    "model_size"};
+                                         "batch",   "max_local_batch", "plans",    "model_size",
+                                         "deadline"};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
         char text[256];
         snprintf(text, sizeof(text), "{\"name\":\"r\",\"command\":[\"t\"],%s\"%s\":null}",
@@ -342,4 +343,54 @@ Test(jobspec, topology_bound_rules_and_round_trip)
     jobspec_topology_read(NULL, &n, &w);
     cr_assert_eq(n, 0, "none stored: no bound");
 #undef TOPO
+}
+
+/* "deadline" (issue 33 item 3): an RFC 3339 date-time, with its offset, into epoch seconds;
+ * anything else names the field; it round-trips in UTC. */
+Test(jobspec, deadline_is_rfc3339_and_round_trips)
+{
+#define DL(t) "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"deadline\":" t "}"
+    double at = 0;
+    cr_assert_eq(jobspec_deadline_parse("2026-12-05T18:00:00Z", &at), 0);
+    cr_assert_float_eq(at, 1796493600.0, 1e-6, "got %f", at);
+    cr_assert_eq(jobspec_deadline_parse("2026-12-05t19:30:00+01:30", &at), 0);
+    cr_assert_float_eq(at, 1796493600.0, 1e-6, "offset east");
+    cr_assert_eq(jobspec_deadline_parse("2026-12-05 13:00:00.25-05:00", &at), 0);
+    cr_assert_float_eq(at, 1796493600.25, 1e-6, "offset west, fraction");
+    cr_assert_eq(jobspec_deadline_parse("2028-02-29T00:00:00Z", &at), 0, "a leap day");
+    static const char *const bad[] = {"2026-12-05",           "2026-12-05T18:00Z",
+                                      "2026-12-05T18:00:00",  "2027-02-29T00:00:00Z",
+                                      "2026-13-01T00:00:00Z", "2026-12-05T24:00:00Z",
+                                      "2026-12-05T18:00:60Z", "2026-12-05T18:00:00+2:00",
+                                      "1969-12-31T23:59:59Z", "2026-12-05T18:00:00.Z",
+                                      "2026-12-05T18:00:00Zx", "tomorrow"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(jobspec_deadline_parse(bad[i], &at), -1, "accepted %s", bad[i]);
+    expect_field(DL("\"2026-12-05\""), "deadline");
+    expect_field(DL("1796493600"), "deadline");
+    expect_field(DL("\"next friday\""), "deadline");
+
+    json_t *body = load(DL("\"2026-12-05T19:00:00+01:00\"")), *errors = NULL;
+    struct jobspec s;
+    char detail[256];
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    cr_assert_float_eq(s.deadline, 1796493600.0, 1e-6);
+    json_t *back = jobspec_to_json(&s);
+    cr_assert_str_eq(json_string_value(json_object_get(back, "deadline")),
+                     "2026-12-05T18:00:00.000000Z");
+    char text[40];
+    jobspec_deadline_text(1796493600.5, text, sizeof(text));
+    cr_assert_str_eq(text, "2026-12-05T18:00:00.500000Z");
+    json_decref(back);
+    jobspec_clear(&s);
+    json_decref(body);
+    body = load("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1}");
+    cr_assert_eq(jobspec_parse(body, &s, &errors, detail, sizeof(detail)), 0, "%s", detail);
+    cr_assert_eq(s.deadline, 0, "none");
+    back = jobspec_to_json(&s);
+    cr_assert_null(json_object_get(back, "deadline"));
+    json_decref(back);
+    jobspec_clear(&s);
+    json_decref(body);
+#undef DL
 }

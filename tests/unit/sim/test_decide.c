@@ -315,6 +315,51 @@ Test(decide, guarantees_estimates_and_explanations)
                    "$.finished_run_s[0]");
 }
 
+/* Issue 33 item 6's members: each job's last_checkpoint_time (and step), min_runtime_s. Two
+ * rigid 4-GPU jobs; job 3 waited past max_wait_s and takes 4 GPUs from the one that loses
+ * least since its checkpoint: job 2 (100 s x 4) rather than job 1 (1,000 s x 4), unless job 2
+ * started within min_runtime_s. */
+static const char ckpt_snapshot[] =
+    "{\"now\": 10000, \"policy\": \"fifo\", \"max_wait_s\": 3600, %s\n"
+    " \"nodes\": [{\"gpus\": 8}],\n"
+    " \"jobs\": [\n"
+    "  {\"id\": 1, \"requested_gpus\": 4, \"elastic\": false, \"submit_time\": 0,\n"
+    "   \"allocation\": [{\"node\": 0, \"gpu\": 0}, {\"node\": 0, \"gpu\": 1},\n"
+    "                  {\"node\": 0, \"gpu\": 2}, {\"node\": 0, \"gpu\": 3}],\n"
+    "   \"run_time\": 5000, \"last_change_time\": 5000, \"last_checkpoint_time\": 9000,\n"
+    "   \"last_checkpoint_step\": 900},\n"
+    "  {\"id\": 2, \"requested_gpus\": 4, \"elastic\": false, \"submit_time\": 1,\n"
+    "   \"allocation\": [{\"node\": 0, \"gpu\": 4}, {\"node\": 0, \"gpu\": 5},\n"
+    "                  {\"node\": 0, \"gpu\": 6}, {\"node\": 0, \"gpu\": 7}],\n"
+    "   \"run_time\": 300, \"last_change_time\": 9700, \"last_checkpoint_time\": 9900},\n"
+    "  {\"id\": 3, \"requested_gpus\": 4, \"elastic\": false, \"submit_time\": 5000}\n"
+    " ]}\n";
+
+static int gpus_of(const char *extra, int job)
+{
+    char in[2048], *out = NULL, err[256];
+    snprintf(in, sizeof(in), ckpt_snapshot, extra);
+    cr_assert_eq(decide_cmd_json(in, strlen(in), NULL, &out, err, sizeof(err)), 0, "%s", err);
+    json_t *d = json_loads(out, 0, NULL);
+    cr_assert_not_null(d);
+    int g = (int)json_integer_value(
+        json_object_get(json_array_get(json_object_get(d, "jobs"), (size_t)job), "gpus"));
+    json_decref(d);
+    free(out);
+    return g;
+}
+
+Test(decide, the_checkpoint_and_min_runtime_choose_who_yields)
+{
+    cr_assert_eq(gpus_of("", 2), 4, "job 3 is served");
+    cr_assert_eq(gpus_of("", 1), 0, "job 2 yields: 100 s lost since its checkpoint");
+    cr_assert_eq(gpus_of("", 0), 4);
+    cr_assert_eq(gpus_of("\"min_runtime_s\": 600,", 1), 4, "started 300 s ago: kept");
+    cr_assert_eq(gpus_of("\"min_runtime_s\": 600,", 0), 0, "job 1 yields instead");
+    expect_refused("{\"nodes\": [{\"gpus\": 1}], \"min_runtime_s\": -1, \"jobs\": []}",
+                   "min_runtime_s");
+}
+
 /* A fixed-batch job as an outside simulator gives it: step times measured at (w, nodes,
  * examples per GPU), 4 GPUs per node, and its batch model with its gradient statistics. */
 static const char goodput_snapshot[] =

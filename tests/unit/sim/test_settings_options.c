@@ -28,7 +28,8 @@ Test(settings_options, what_if_values_round_trip)
             cr_assert_eq(settings_seconds_of(d, &sim), values[i], "--%s %s", d->flag, text);
         }
     }
-    cr_assert_eq(flags, 5); /* interval, min-resize-interval, resize-cost, quantum, max-wait */
+    cr_assert_eq(flags, 6); /* interval, min-resize-interval, resize-cost, quantum, max-wait,
+                             * min-runtime */
 }
 
 Test(settings_options, bounds_and_errors)

@@ -122,6 +122,24 @@ function batchRows(job) {
   return [["global batch", t.declared], ["batch chosen", t.chosen ? h("span", { id: "batch-choice" }, t.chosen) : ""]];
 }
 
+// The deadline and the server's verdict on the last round's forecast (deadline_forecast: the
+// core's words, "forecast finish ~Thu 14:10, before the deadline"); an ended job: met or not.
+function deadlineText(job) {
+  if (!job.deadline) return "";
+  const at = when(job.deadline);
+  if (job.finished_at) return h("span", { id: "deadline" }, at + (job.state === "COMPLETED" ? (Date.parse(job.finished_at) <= Date.parse(job.deadline) ? " (met)" : " (missed)") : ""));
+  const verdict = job.deadline_forecast ? job.deadline_forecast.text : "";
+  return h("span", { id: "deadline", class: job.deadline_forecast && job.deadline_forecast.verdict === "misses" ? "error" : "" }, verdict ? at + " — " + verdict : at);
+}
+
+// The last checkpoint the job's program reported (libringjob): what a preemption would go back
+// to; "none reported" while it runs without one, "" otherwise.
+export function checkpointText(job) {
+  const c = job.checkpoint;
+  if (c && c.step != null) return "step " + c.step + (c.at ? ", " + when(c.at) + " (" + fromNow(c.at) + ")" : "");
+  return job.state === "RUNNING" ? "none reported" : "";
+}
+
 function details(job) {
   // "model" holds what the user declared merged with the scheduler's model of the job; the
   // scheduler's part is its remaining work (below) and the Loss and Throughput sections. Each
@@ -135,6 +153,7 @@ function details(job) {
     ["GPUs now", gpusNow(job) === null ? "none" : String(gpusNow(job))],
     ["allocation", Array.isArray(job.allocation) && job.allocation.length
       ? job.allocation.map((a) => "node " + a.node + ": GPU " + [].concat(a.gpus).join(", ")).join("; ") : ""],
+    ["last checkpoint", checkpointText(job) ? h("span", { id: "job-checkpoint" }, checkpointText(job)) : ""],
     ["GPUs requested", job.gpus + (job.min_gpus !== job.max_gpus ? (job.elastic ? " (elastic range " : " (range ") + job.min_gpus + "–" + job.max_gpus + ")" : "")],
     ["runs after", afterLinks(job.after)],
     ["elastic", job.elastic ? "yes" : "no"], ["priority", String(job.priority ?? "")],
@@ -143,6 +162,7 @@ function details(job) {
     ["declared model", model], ["env", env ? h("pre", { class: "inline" }, env) : ""],
     ["submitted", when(job.submitted_at)], ["updated", when(job.updated_at)],
     ["finished", job.finished_at ? when(job.finished_at) + " (ran " + duration((Date.parse(job.finished_at) - Date.parse(job.submitted_at)) / 1000) + " after submission)" : ""],
+    ["deadline", deadlineText(job)],
   ]);
 }
 
