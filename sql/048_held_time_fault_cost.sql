@@ -34,6 +34,13 @@ DECLARE
     fid bigint[];
     was double precision[]; -- and the GPU-seconds their ledger had lost to faults before
 BEGIN
+    -- The jobs' rows first, then their spans, each in job order. Every writer that moves a job
+    -- updates its row before its trigger closes the span (a cancel, a state report, a round's
+    -- moves), but a writer of allocations alone (an action's result, a round's releases)
+    -- closed the span first and then updated the row: against a cancel of the same job that
+    -- was a deadlock (seen in the browser suite: a cancel during a migration, 40P01). Taking
+    -- the row here too puts every closer in one order: the job's row, then its span.
+    PERFORM 1 FROM jobs WHERE id = ANY(ids) ORDER BY id FOR NO KEY UPDATE;
     PERFORM 1 FROM job_ledger_open WHERE job_id = ANY(ids) ORDER BY job_id FOR UPDATE;
     UPDATE job_ledger_open
        SET held_s = held_s + extract(epoch FROM now() - since)
@@ -87,5 +94,23 @@ BEGIN
                            ELSE NULL END
      WHERE o.job_id = NEW.job_id;
     RETURN NULL;
+END
+$$;
+
+-- 039's, in the same order as ledger_close: the spans whose job's row no other transaction
+-- holds, and that no other closer holds; the others are being closed by whoever holds them.
+CREATE OR REPLACE FUNCTION ledger_close_all() RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    ids bigint[];
+BEGIN
+    ids := ARRAY(SELECT j.id FROM jobs j
+                  WHERE j.id IN (SELECT job_id FROM job_ledger_open WHERE gpus > 0)
+                  ORDER BY j.id FOR NO KEY UPDATE SKIP LOCKED);
+    ids := ARRAY(SELECT job_id FROM job_ledger_open WHERE job_id = ANY(ids) ORDER BY job_id
+                 FOR UPDATE SKIP LOCKED);
+    IF cardinality(ids) > 0 THEN
+        PERFORM ledger_close(ids);
+    END IF;
+    RETURN cardinality(ids);
 END
 $$;
