@@ -1,0 +1,72 @@
+/* outlook: start and finish forecasts with their P50 and P90, made by simulating forward from a
+ * live snapshot (docs/forecast.md). The snapshot's running jobs run at the start on the GPUs
+ * they hold, its waiting jobs wait; the simulation engine (simulate.h) runs the snapshot's
+ * policy forward K times, each run with every job's remaining work drawn from its uncertainty:
+ * the estimate the policy plans with (sched_job.remaining_epochs) times exp(bias + sigma z),
+ * sigma tight for a declared length and wide for a fit, a prior or the elapsed rule. The
+ * policy is shown the estimate, as live; the engine trains the drawn truth. Future arrivals
+ * are left out: a forecast says when a job starts and ends if nothing else is submitted.
+ *
+ * Pure: no I/O, no clock, no threads. Deterministic for a snapshot, a configuration and its
+ * seed. */
+#ifndef RINGMASTER_OUTLOOK_H
+#define RINGMASTER_OUTLOOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched.h"
+
+#define OUTLOOK_MAX_RUNS 64
+
+struct outlook_config {
+    const struct sched_policy_ops *policy; /* the live policy */
+    int runs;                              /* K, 1..OUTLOOK_MAX_RUNS (10) */
+    double spread;          /* sigma of ln(actual / estimate) of a fit, prior or elapsed
+                             * estimate: the cluster's finished jobs' (0.6) */
+    double declared_spread; /* the same of a declared length (0.1) */
+    double bias;            /* mean of ln(actual / estimate) (0) */
+    double interval_s;      /* the engine's periodic round, > 0 (the live interval; 60) */
+    double horizon_s;       /* how far ahead it simulates, > 0 (7 days): what has not
+                             * started or finished by then is unknown */
+    uint64_t seed;          /* (1) */
+};
+
+/* Fills *c with the defaults above (no policy). */
+void outlook_config_init(struct outlook_config *c);
+
+/* One job's forecast, on the snapshot's clock; < 0: unknown (a running job has no start; a
+ * job whose draws do not mostly start or end within the horizon, or whose length nothing
+ * tells, has none). */
+struct outlook_job {
+    int64_t id;
+    double start_p50, start_p90;
+    double finish_p50, finish_p90;
+};
+
+struct outlook {
+    struct outlook_job *jobs; /* njobs entries, in snapshot order */
+    size_t njobs;
+    int runs; /* the runs made */
+};
+
+/* Forecasts every job of snap under c. Returns a new outlook (outlook_destroy), or NULL with
+ * errno (EINVAL bad configuration, ENOMEM, EPROTO the engine failed) and a message in err. */
+struct outlook *outlook_run(const struct sched_snapshot *snap, const struct outlook_config *c,
+                            char *err, size_t errlen);
+
+void outlook_destroy(struct outlook *o);
+
+/* Job id's forecast in o, or NULL. */
+const struct outlook_job *outlook_find(const struct outlook *o, int64_t id);
+
+/* THE forecast finish of job id: its P50 and P90 into *p50 and *p90 (either may be NULL).
+ * Returns 0, or -1 when o has no finish for it. */
+int outlook_finish(const struct outlook *o, int64_t id, double *p50, double *p90);
+
+/* The p-quantile (0..1) of v[0..n), linear between order statistics; v is sorted in place;
+ * entries < 0 (unknown) rank above every known one. Returns -1 when the quantile falls on an
+ * unknown entry, or n is 0. */
+double outlook_quantile(double *v, size_t n, double p);
+
+#endif
