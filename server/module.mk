@@ -25,7 +25,8 @@ $(BUILD)/gen/openapi_doc.c: server/api/openapi.json server/api/embed-file.sh
 $(BUILD)/gen/openapi_doc.o: $(BUILD)/gen/openapi_doc.c
 	$(CC) $(CPPFLAGS) -iquote server/store -iquote server/api $(CFLAGS) -c -o $@ $<
 
-$(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SCHED_LIB)
+# The forecasts (live/forecast_thread.c) run the simulation engine: libringsimengine.a.
+$(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SIMENGINE_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 

@@ -400,7 +400,18 @@ static const struct sched_policy_ops *choose_policy(struct live_plan *p)
 {
     const struct sched_policy_ops *ops = sched_policy_find(p->cfg->policy);
     snprintf(p->policy, sizeof(p->policy), "%s", p->cfg->policy);
-    return ops ? ops : sched_policy_find("ringmaster");
+    p->ops = ops ? ops : sched_policy_find("ringmaster");
+    return p->ops;
+}
+
+const struct sched_snapshot *live_plan_snapshot(const struct live_plan *p)
+{
+    return &p->snap;
+}
+
+const struct sched_policy_ops *live_plan_policy(const struct live_plan *p)
+{
+    return p->ops;
 }
 
 /* Time-sliced jobs resume on the very GPUs they left when the decision allows it

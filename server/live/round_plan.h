@@ -36,6 +36,8 @@ struct live_round_result {
 };
 
 struct live_plan;
+struct sched_snapshot;
+struct sched_policy_ops;
 
 /* Builds the plan; c is used to read metrics for refits. Returns NULL with text in err. */
 struct live_plan *live_plan_create(const struct live_snap *s, struct live_models *ms,
@@ -48,5 +50,10 @@ int live_plan_write(struct live_plan *p, PGconn *c, long long t0_us,
                      struct live_round_result *out, char *err, size_t errlen);
 
 void live_plan_destroy(struct live_plan *p);
+
+/* The core's snapshot the plan's policy decided on (borrowed: valid while p and the
+ * database snapshot it was built from are), and that policy. */
+const struct sched_snapshot *live_plan_snapshot(const struct live_plan *p);
+const struct sched_policy_ops *live_plan_policy(const struct live_plan *p);
 
 #endif
