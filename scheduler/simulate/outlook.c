@@ -27,6 +27,13 @@ void outlook_config_init(struct outlook_config *c)
     c->seed = 1;
 }
 
+double outlook_spread(long n, double mean_error, double fallback)
+{
+    if (n < OUTLOOK_SPREAD_MIN_N || !(mean_error >= 0) || !isfinite(mean_error))
+        return fallback;
+    return fmax(0.02, fmin(3.0, mean_error * sqrt(M_PI / 2)));
+}
+
 static int cmp_known(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -64,6 +64,13 @@ const struct outlook_job *outlook_find(const struct outlook *o, int64_t id);
  * Returns 0, or -1 when o has no finish for it. */
 int outlook_finish(const struct outlook *o, int64_t id, double *p50, double *p90);
 
+/* The spread (sigma of ln(actual / estimate)) that n finished jobs' mean relative error of
+ * their predicted finish, mean_error, measures: mean_error sqrt(pi / 2), within 0.02..3 (the
+ * mean of |e^(sigma z) - 1| is about sigma sqrt(2 / pi) for a small sigma). Fewer than
+ * OUTLOOK_SPREAD_MIN_N jobs, or no error: fallback. */
+#define OUTLOOK_SPREAD_MIN_N 20
+double outlook_spread(long n, double mean_error, double fallback);
+
 /* The p-quantile (0..1) of v[0..n), linear between order statistics; v is sorted in place;
  * entries < 0 (unknown) rank above every known one. Returns -1 when the quantile falls on an
  * unknown entry, or n is 0. */

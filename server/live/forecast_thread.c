@@ -135,14 +135,6 @@ void forecast_thread_offer(struct forecast_thread *t, const struct sched_snapsho
     copy_free(old);
 }
 
-double forecast_thread_spread(long n, double mean_error, double fallback)
-{
-    if (n < FORECAST_SPREAD_MIN_N || !(mean_error >= 0) || !isfinite(mean_error))
-        return fallback;
-    /* |e^(sigma z) - 1| has mean sigma sqrt(2 / pi) for a small sigma */
-    return fmax(0.02, fmin(3.0, mean_error * sqrt(M_PI / 2)));
-}
-
 /* ---- the database ---- */
 
 /* The spreads measured on the latest completed jobs' estimate errors (sql/014: the mean of
@@ -163,7 +155,7 @@ static void measured_spread(PGconn *c, struct outlook_config *oc)
         long n = strtol(PQgetvalue(r, i, 1), NULL, 10);
         double e = strtod(PQgetvalue(r, i, 2), NULL);
         double *to = PQgetvalue(r, i, 0)[0] == 't' ? &oc->declared_spread : &oc->spread;
-        *to = forecast_thread_spread(n, e, *to);
+        *to = outlook_spread(n, e, *to);
     }
     PQclear(r);
 }

@@ -20,7 +20,6 @@
 #define FORECAST_MARK_EVERY_S 600 /* a job's forecast kept to be scored at most this often */
 #define FORECAST_SCORES_DAYS 90   /* scores kept */
 #define FORECAST_SPREAD_JOBS 500  /* the latest completed jobs the spread is measured on */
-#define FORECAST_SPREAD_MIN_N 20  /* fewer: the default spread (outlook_config_init) */
 
 struct forecast_thread;
 
@@ -39,10 +38,5 @@ void forecast_thread_db_restarting(struct forecast_thread *t, int restarting);
  * NULL: nothing. Never blocks on a pass. */
 void forecast_thread_offer(struct forecast_thread *t, const struct sched_snapshot *snap,
                            const struct sched_policy_ops *policy, double interval_s);
-
-/* The spread (sigma of ln(actual / estimate)) of the remaining-work draws from n finished
- * jobs' mean relative error of their predicted finish, mean_error; fewer than
- * FORECAST_SPREAD_MIN_N jobs: fallback. Pure (unit-tested). */
-double forecast_thread_spread(long n, double mean_error, double fallback);
 
 #endif

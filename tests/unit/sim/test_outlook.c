@@ -197,6 +197,15 @@ Test(outlook, quantile)
     cr_assert_lt(outlook_quantile(u, 0, 0.5), 0);
 }
 
+Test(outlook, spread_from_the_finished_jobs_errors)
+{
+    cr_assert_float_eq(outlook_spread(100, 0.4, 0.6), 0.4 * sqrt(M_PI / 2), 1e-12);
+    cr_assert_float_eq(outlook_spread(19, 0.4, 0.6), 0.6, 1e-12, "too few jobs: the default");
+    cr_assert_float_eq(outlook_spread(100, NAN, 0.6), 0.6, 1e-12);
+    cr_assert_float_eq(outlook_spread(100, 0, 0.6), 0.02, 1e-12, "never no spread");
+    cr_assert_float_eq(outlook_spread(100, 50, 0.6), 3, 1e-12);
+}
+
 Test(outlook, bad_configuration)
 {
     struct sched_job j[2];
