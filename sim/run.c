@@ -25,6 +25,7 @@ static const char usage[] =
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
     "           [--speed given|live]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
+    "           [--forecast-every S [--forecast-runs K] [--forecast-spread SIGMA]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
     "  --cluster SPEC      NxG (N nodes of G GPUs), or groups NxG:MODEL[:CORES:MEMGB]\n"
@@ -75,6 +76,14 @@ static const char usage[] =
     "                      round-robin; prints fairness (worst user's mean JCT / its mean\n"
     "                      JCT alone on 1/K of the cluster)\n"
     "  --user-mix W,...    with --users: users drawn with these relative job counts\n"
+    "  --forecast-every S  every S simulated seconds, forecast every job's start and\n"
+    "                      finish as ringmasterd does (the core's outlook_run: K runs\n"
+    "                      forward from the round's snapshot), and score them at the end:\n"
+    "                      lines 'forecast policy=P event=start|finish lead=L n=N\n"
+    "                      within_p90=X median_rel_err=Y' (docs/forecast.md)\n"
+    "  --forecast-runs K   runs per forecast (default 10)\n"
+    "  --forecast-spread SIGMA  the spread of the remaining-work draws (default: the\n"
+    "                      --estimate-error, else 0.6)\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -111,6 +120,9 @@ enum {
     OPT_USERS,
     OPT_USER_MIX,
     OPT_SPEED,
+    OPT_FC_EVERY,
+    OPT_FC_RUNS,
+    OPT_FC_SPREAD,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -138,6 +150,9 @@ static const struct option longopts[] = {
     {"users", required_argument, NULL, OPT_USERS},
     {"user-mix", required_argument, NULL, OPT_USER_MIX},
     {"speed", required_argument, NULL, OPT_SPEED},
+    {"forecast-every", required_argument, NULL, OPT_FC_EVERY},
+    {"forecast-runs", required_argument, NULL, OPT_FC_RUNS},
+    {"forecast-spread", required_argument, NULL, OPT_FC_SPREAD},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -218,6 +233,15 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return parse_mix(v, a, err, len);
     case OPT_SPEED:
         return options_speed_parse(v, &a->prm.speed_live, err, len);
+    case OPT_FC_EVERY:
+        return options_double(v, 1, 1e9, &a->prm.forecast_every_s, "--forecast-every", err, len);
+    case OPT_FC_RUNS:
+        if (options_long(v, 1, OUTLOOK_MAX_RUNS, &n, "--forecast-runs", err, len))
+            return -1;
+        a->prm.forecast_runs = (int)n;
+        return 0;
+    case OPT_FC_SPREAD:
+        return options_double(v, 0, 10, &a->prm.forecast_spread, "--forecast-spread", err, len);
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;
@@ -305,7 +329,7 @@ static int parse_args(int argc, char **argv, struct run_args *a, char *err, size
 {
     struct option opts[NLONGOPTS + SETTINGS_MAX + 1];
     memset(a, 0, sizeof(*a));
-    a->prm = (struct report_params){.seed = 1};
+    a->prm = (struct report_params){.seed = 1, .forecast_spread = -1};
     settings_sim_defaults(&a->settings);
     a->template_name = "resnet110";
     build_options(opts);
@@ -446,6 +470,10 @@ static int simulate_all(const struct run_args *a, const struct options_cluster *
     }
     if (rc == 0)
         report_print(stdout, a->format, rows, (size_t)np);
+    for (int i = 0; rc == 0 && i < np; i++)
+        if (rows[i].has_calib) /* after the table; apart from CSV and JSON on stdout */
+            calib_print(a->format == OPTIONS_TABLE ? stdout : stderr, rows[i].policy,
+                        &rows[i].calib);
     if (rc == 0 && a->per_job)
         rc = write_per_job(a->per_job, rows, (size_t)np, err, len);
     for (int i = 0; i < done; i++)

@@ -116,6 +116,11 @@ static struct fc_copy *copy_of(const struct sched_snapshot *s)
     return c;
 }
 
+int forecast_thread_wants(struct forecast_thread *t)
+{
+    return t && atomic_load(&t->want);
+}
+
 void forecast_thread_offer(struct forecast_thread *t, const struct sched_snapshot *snap,
                            const struct sched_policy_ops *policy, double interval_s)
 {
@@ -194,6 +199,8 @@ static char *arrays_of(const struct outlook *o, char *out[5])
 }
 
 #define TS(n) "CASE WHEN " n " IS NULL THEN NULL ELSE to_timestamp(" n ") END"
+/* A start: only of a job still PENDING when written. */
+#define PENDING_TS(n) "CASE WHEN j.state = 'PENDING' THEN " TS(n) " END"
 
 /* The forecasts of the pass (as of `now`) in place of the last ones, and the marks to score
  * later, in one transaction. */
@@ -214,11 +221,14 @@ static int write_forecasts(PGconn *c, const struct outlook *o, double now)
         rc = db_command_params(
             c,
             "INSERT INTO job_forecasts (job_id, start_p50, start_p90, finish_p50, finish_p90,"
-            " as_of) SELECT u.id, " TS("u.s50") ", " TS("u.s90") ", " TS("u.f50") ", " TS(
-                "u.f90") ", to_timestamp($6::float8) FROM unnest($1::bigint[], $2::float8[],"
-                         " $3::float8[], $4::float8[], $5::float8[]) u(id, s50, s90, f50, f90)"
-                         " JOIN jobs j ON j.id = u.id WHERE j.state NOT IN ('COMPLETED',"
-                         " 'FAILED', 'CANCELLED')",
+            " as_of) SELECT u.id, " PENDING_TS("u.s50") ", " PENDING_TS("u.s90") ", " TS(
+                "u.f50") ", " TS("u.f90") ", to_timestamp($6::float8) FROM unnest($1::bigint[], "
+                                          "$2::float8[],"
+                                          " $3::float8[], $4::float8[], $5::float8[]) u(id, s50, "
+                                          "s90, f50, f90)"
+                                          " JOIN jobs j ON j.id = u.id WHERE j.state NOT IN "
+                                          "('COMPLETED',"
+                                          " 'FAILED', 'CANCELLED')",
             6, p);
     if (rc == 0)
         rc = db_command_params(

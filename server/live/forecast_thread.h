@@ -33,6 +33,9 @@ void forecast_thread_destroy(struct forecast_thread *t);
 /* As live_thread_db_restarting(). */
 void forecast_thread_db_restarting(struct forecast_thread *t, int restarting);
 
+/* 1 when the thread is ready for a snapshot (t NULL: 0). */
+int forecast_thread_wants(struct forecast_thread *t);
+
 /* After a round: a copy of snap (and all it points to) for the next pass, when the thread is
  * ready for one; else nothing. policy: the round's; interval_s: the live round interval. t
  * NULL: nothing. Never blocks on a pass. */

@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "config.h"
-#include "forecast_thread.h"
 #include "job_state.h"
 #include "jobtx.h"
 #include "live.h"
@@ -96,8 +95,7 @@ int live_round_run(PGconn *c, struct live_models *ms, const struct settings *cfg
     out->snap_us = t2 - t1;
     out->decide_us = t3 - t2 - out->refit_us;
     if (rc == 0)
-        forecast_thread_offer(fc, live_plan_snapshot(plan), live_plan_policy(plan),
-                              cfg->interval_s);
+        live_plan_offer_forecast(plan, fc, cfg->interval_s);
     live_plan_destroy(plan);
     live_snap_destroy(s);
     if (rc == 0)

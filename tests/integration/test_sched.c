@@ -680,11 +680,10 @@ Test(sched, forecasts_simulated_forward_and_scored)
     cr_assert(a50 > 300 && a50 < 500, "a ends in %.0f s", a50);
     cr_assert(a90 >= a50 && a90 < a50 * 1.5, "a's P90 %.0f, P50 %.0f", a90, a50);
     cr_assert(fabs(b50 - a50) <= 2, "b starts when a ends: %.0f, %.0f", b50, a50);
-    cr_assert(b90 >= b50 && f90 >= f50 && f50 > b50 + 600, "b: %.0f..%.0f, %.0f..%.0f", b50,
-              b90, f50, f90);
+    cr_assert(b90 >= b50 && f90 >= f50 && f50 > b50 + 600, "b: %.0f..%.0f, %.0f..%.0f", b50, b90,
+              f50, f90);
     json_t *j = get_job(b);
-    const char *as_of =
-        json_string_value(json_object_get(json_object_get(j, "forecast"), "as_of"));
+    const char *as_of = json_string_value(json_object_get(json_object_get(j, "forecast"), "as_of"));
     cr_assert(as_of && as_of[strlen(as_of) - 1] == 'Z', "as_of in UTC");
     json_decref(j);
     /* ringctl list: START of the pending job, FINISH of both; show: the band */
@@ -700,8 +699,8 @@ Test(sched, forecasts_simulated_forward_and_scored)
               "b starts in about 7 minutes, a narrow band: %s", row);
     snprintf(bid, sizeof(bid), "%lld", b);
     r = ctl("show", bid);
-    cr_assert(strstr(r->out, "forecast:  start ") && strstr(r->out, "(P90), finish "),
-              "%s", r->out);
+    cr_assert(strstr(r->out, "forecast:  start ") && strstr(r->out, "(P90), finish "), "%s",
+              r->out);
     char sql[256];
     snprintf(sql, sizeof(sql),
              "UPDATE jobs SET state = 'COMPLETED', finished_at = now() WHERE id = %lld", a);
@@ -723,5 +722,21 @@ Test(sched, forecasts_simulated_forward_and_scored)
                  1);
     cr_assert_eq(sql_num("SELECT count(*) FROM forecast_marks WHERE job_id = %lld", a), 0,
                  "an ended job's marks go");
+    /* the calibration: the API's eight cells, and /metrics the same */
+    json_t *cal =
+        hx_expect_json(hx_json("GET", "/api/v1/forecasts/calibration", hx.admin, NULL), 200);
+    json_t *items = json_object_get(cal, "items");
+    cr_assert_eq(json_array_size(items), 8);
+    json_t *fin = json_array_get(items, 4); /* finish, <10m */
+    cr_assert_str_eq(json_string_value(json_object_get(fin, "event")), "finish");
+    cr_assert_str_eq(json_string_value(json_object_get(fin, "lead")), "<10m");
+    cr_assert_eq(json_integer_value(json_object_get(fin, "n")), 1);
+    cr_assert_float_eq(json_number_value(json_object_get(fin, "within_p90")), 1, 1e-9);
+    cr_assert(json_is_null(json_object_get(json_array_get(items, 7), "within_p90")), "none");
+    json_decref(cal);
+    cr_assert_eq(hx_metric("ringmaster_forecast_within_p90_ratio{event=\"finish\",lead=\"<10m\"}"),
+                 1);
+    cr_assert_eq(hx_metric("ringmaster_forecast_scores{event=\"start\",lead=\"<10m\"}"), 1);
+    cr_assert_eq(hx_metric("ringmaster_forecast_scores{event=\"finish\",lead=\">4h\"}"), 0);
     hx_finish();
 }
