@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "call.h"
+#include "forecast_cells.h"
 #include "store/db.h"
 
-const char *const forecasts_lead[FORECASTS_LEADS] = {"<10m", "10-60m", "1-4h", ">4h"};
-const char *const forecasts_event[2] = {"start", "finish"};
+static const char *const forecasts_lead[FORECAST_LEADS] = FORECAST_LEAD_NAMES;
+static const char *const forecasts_event[FORECAST_EVENTS] = FORECAST_EVENT_NAMES;
 
 /* Cell c of row i as a JSON real, or null. */
 static json_t *real_or_null(const PGresult *r, int i, int c)
@@ -38,8 +39,8 @@ void forecasts_calibration_get(struct api_call *call)
         return;
     }
     json_t *items = json_array();
-    for (int e = 0; e < 2; e++)
-        for (int k = 0; k < FORECASTS_LEADS; k++) {
+    for (int e = 0; e < FORECAST_EVENTS; e++)
+        for (int k = 0; k < FORECAST_LEADS; k++) {
             int i = row_of(r, forecasts_event[e], forecasts_lead[k]);
             json_array_append_new(
                 items, json_pack("{s:s, s:s, s:I, s:o, s:o}", "event", forecasts_event[e], "lead",

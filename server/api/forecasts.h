@@ -11,9 +11,4 @@ struct api_call;
  * the eight always listed (n 0, the two ratios null when none was scored). */
 void forecasts_calibration_get(struct api_call *call);
 
-/* The leads in their order, and the events. */
-#define FORECASTS_LEADS 4
-extern const char *const forecasts_lead[FORECASTS_LEADS];
-extern const char *const forecasts_event[2];
-
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forecasts.h"
+#include "forecast_cells.h"
 #include "http/router.h"
 #include "job_state.h"
 #include "live/live.h"
@@ -227,22 +227,24 @@ static void write_forecasts(FILE *f, PGconn *db)
         "Forecasts scored against the job's start or completion, by how far ahead made.",
         "Share of the scored forecasts whose truth fell at or below their P90.",
         "Median absolute error of the P50 over the time to the event."};
+    static const char *const events[FORECAST_EVENTS] = FORECAST_EVENT_NAMES;
+    static const char *const leads[FORECAST_LEADS] = FORECAST_LEAD_NAMES;
     PGresult *r = query(db, "SELECT event, lead, n, within_p90, median_rel_err FROM"
                             " forecast_calibration");
     if (!r)
         return;
     for (int g = 0; g < 3; g++) {
         fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", names[g], helps[g], names[g]);
-        for (int e = 0; e < 2; e++)
-            for (int k = 0; k < FORECASTS_LEADS; k++) {
+        for (int e = 0; e < FORECAST_EVENTS; e++)
+            for (int k = 0; k < FORECAST_LEADS; k++) {
                 const char *v = g == 0 ? "0" : "NaN";
                 for (int i = 0; i < PQntuples(r); i++)
-                    if (!strcmp(PQgetvalue(r, i, 0), forecasts_event[e]) &&
-                        !strcmp(PQgetvalue(r, i, 1), forecasts_lead[k]) &&
+                    if (!strcmp(PQgetvalue(r, i, 0), events[e]) &&
+                        !strcmp(PQgetvalue(r, i, 1), leads[k]) &&
                         !PQgetisnull(r, i, 2 + g))
                         v = PQgetvalue(r, i, 2 + g);
-                fprintf(f, "%s{event=\"%s\",lead=\"%s\"} %s\n", names[g], forecasts_event[e],
-                        forecasts_lead[k], v);
+                fprintf(f, "%s{event=\"%s\",lead=\"%s\"} %s\n", names[g], events[e],
+                        leads[k], v);
             }
     }
     PQclear(r);
