@@ -110,7 +110,7 @@ static void spec_of(struct work *w, size_t i)
     w->rem[i] = rem > 0 && isfinite(rem) ? rem : fmax(j->epochs_done, 1.0);
     w->sigma[i] = j->remaining_source == SCHED_EST_DECLARED ? w->c->declared_spread : w->c->spread;
     *sp = (struct simulate_job_spec){.id = j->id,
-                                     .submit_time = fmax(j->submit_time - w->base, 0.0),
+                                     .submit_time = fmax(fmin(j->submit_time, w->snap->now) - w->base, 0.0),
                                      .requested_gpus = req,
                                      .min_gpus = lo,
                                      .max_gpus = hi,
@@ -196,6 +196,7 @@ static int work_init(struct work *w, const struct sched_snapshot *snap,
     w->blind = calloc(n, 1);
     if (!w->specs || !w->rem || !w->sigma || !w->blind)
         return -1;
+    /* a job is there by now (a clock a little ahead of the snapshot's counts as now) */
     for (size_t i = 0; i < snap->njobs; i++) {
         w->base = fmin(w->base, snap->jobs[i].submit_time);
         if (snap->jobs[i].cur_gpus > 0)
