@@ -110,7 +110,8 @@ static void spec_of(struct work *w, size_t i)
     w->rem[i] = rem > 0 && isfinite(rem) ? rem : fmax(j->epochs_done, 1.0);
     w->sigma[i] = j->remaining_source == SCHED_EST_DECLARED ? w->c->declared_spread : w->c->spread;
     *sp = (struct simulate_job_spec){.id = j->id,
-                                     .submit_time = fmax(fmin(j->submit_time, w->snap->now) - w->base, 0.0),
+                                     .submit_time =
+                                         fmax(fmin(j->submit_time, w->snap->now) - w->base, 0.0),
                                      .requested_gpus = req,
                                      .min_gpus = lo,
                                      .max_gpus = hi,
@@ -247,6 +248,11 @@ static int runs_into(struct work *w, double *starts, double *fins, char *err, si
 {
     size_t n = w->snap->njobs;
     for (int k = 0; k < w->c->runs; k++) {
+        if (w->c->stop && w->c->stop(w->c->stop_arg)) {
+            snprintf(err, errlen, "outlook: stopped");
+            errno = ECANCELED;
+            return -1;
+        }
         struct simulate_config cfg;
         config_of(w, &cfg, k);
         draw(w, k);
@@ -279,10 +285,12 @@ struct outlook *outlook_run(const struct sched_snapshot *snap, const struct outl
         errno = ENOMEM;
         goto error;
     }
-    if (snap->njobs > 0 && runs_into(&w, starts, fins, err, errlen))
+    for (size_t i = 0; i < cells; i++)
+        starts[i] = fins[i] = -1; /* no GPUs, no runs: all unknown */
+    if (snap->njobs > 0 && w.total_gpus > 0 && runs_into(&w, starts, fins, err, errlen))
         goto error;
     o->njobs = snap->njobs;
-    o->runs = c->runs;
+    o->runs = w.total_gpus > 0 ? c->runs : 0;
     summarise(o, &w, starts, fins, c->runs);
     work_fini(&w);
     free(starts);

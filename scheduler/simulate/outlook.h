@@ -30,6 +30,10 @@ struct outlook_config {
     double horizon_s;       /* how far ahead it simulates, > 0 (7 days): what has not
                              * started or finished by then is unknown */
     uint64_t seed;          /* (1) */
+    /* Asked before each run (NULL: never): nonzero ends the forecast with ECANCELED, so that
+     * a caller stopping need not wait for all K runs. */
+    int (*stop)(void *arg);
+    void *stop_arg;
 };
 
 /* Fills *c with the defaults above (no policy). */
@@ -50,8 +54,9 @@ struct outlook {
     int runs; /* the runs made */
 };
 
-/* Forecasts every job of snap under c. Returns a new outlook (outlook_destroy), or NULL with
- * errno (EINVAL bad configuration, ENOMEM, EPROTO the engine failed) and a message in err. */
+/* Forecasts every job of snap under c (a cluster without GPUs: every forecast unknown).
+ * Returns a new outlook (outlook_destroy), or NULL with errno (EINVAL bad configuration,
+ * ENOMEM, EPROTO the engine failed, ECANCELED c->stop said so) and a message in err. */
 struct outlook *outlook_run(const struct sched_snapshot *snap, const struct outlook_config *c,
                             char *err, size_t errlen);
 

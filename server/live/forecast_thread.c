@@ -300,6 +300,12 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int stopping(void *arg)
+{
+    struct forecast_thread *t = arg;
+    return atomic_load(&t->stop);
+}
+
 /* One pass over the copy; returns the CPU seconds it took. */
 static double pass(struct forecast_thread *t, const struct fc_copy *copy)
 {
@@ -309,14 +315,18 @@ static double pass(struct forecast_thread *t, const struct fc_copy *copy)
     outlook_config_init(&oc);
     oc.policy = copy->policy;
     oc.runs = FORECAST_RUNS;
-    oc.interval_s = copy->interval_s;
+    /* rounds come at each completion anyway: the periodic one at least every minute, so that a
+     * short live interval (1 s) does not make a week's horizon 600,000 rounds a run */
+    oc.interval_s = fmax(copy->interval_s, FORECAST_ROUND_MIN_S);
+    oc.stop = stopping;
+    oc.stop_arg = t;
     oc.seed = (uint64_t)copy->snap.seed + 1;
     PGconn *c = db_acquire(t->db);
     if (!c)
         return cpu_s() - c0;
     measured_spread(c, &oc);
     struct outlook *o = outlook_run(&copy->snap, &oc, err, sizeof(err));
-    if (!o)
+    if (!o && !atomic_load(&t->stop))
         log_error("forecast: %s", err);
     if (o && write_forecasts(c, o, copy->snap.now) < 0)
         log_error("forecast: cannot write the forecasts: %s", PQerrorMessage(c));
