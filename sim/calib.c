@@ -19,6 +19,10 @@ struct calib_rec {
 struct calib {
     struct outlook_config cfg;
     double every_s, next_at;
+    double arrivals_s;      /* > 0: the arrivals of the last arrivals_s repeated forward */
+    struct sched_job *seen; /* every job as it arrived (arrivals_s > 0) */
+    size_t nseen, capseen;
+    double seen_to; /* jobs submitted up to this are in seen */
     struct calib_rec *recs;
     size_t n, cap;
     long passes;
@@ -38,13 +42,15 @@ const char *calib_bucket_name(int k)
     return k >= 0 && k < CALIB_BUCKETS ? names[k] : "?";
 }
 
-struct calib *calib_create(const struct outlook_config *c, double every_s)
+struct calib *calib_create(const struct outlook_config *c, double every_s, double arrivals_s)
 {
     struct calib *k = calloc(1, sizeof(*k));
     if (!k)
         return NULL;
     k->cfg = *c;
     k->every_s = every_s;
+    k->arrivals_s = arrivals_s;
+    k->seen_to = -INFINITY;
     return k;
 }
 
@@ -53,7 +59,65 @@ void calib_destroy(struct calib *c)
     if (!c)
         return;
     free(c->recs);
+    free(c->seen);
     free(c);
+}
+
+/* Keeps the jobs that arrived since the last round as a snapshot showed them then, waiting
+ * (a round runs at every arrival, so each is seen). Returns 0 or -1 (ENOMEM). */
+static int note_arrivals(struct calib *c, const struct sched_snapshot *snap)
+{
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const struct sched_job *j = &snap->jobs[i];
+        if (!(j->submit_time > c->seen_to))
+            continue;
+        if (c->nseen == c->capseen) {
+            size_t cap = c->capseen ? 2 * c->capseen : 256;
+            struct sched_job *n = realloc(c->seen, cap * sizeof(*n));
+            if (!n)
+                return -1;
+            c->seen = n;
+            c->capseen = cap;
+        }
+        struct sched_job g = {0};
+        g.submit_time = j->submit_time;
+        g.priority = j->priority;
+        g.requested_gpus = j->requested_gpus;
+        g.min_gpus = j->min_gpus;
+        g.max_gpus = j->max_gpus;
+        g.elastic = j->elastic;
+        g.remaining_epochs = j->remaining_epochs + j->epochs_done;
+        g.remaining_source = j->remaining_source;
+        g.model_source = j->model_source;
+        g.speed = j->speed;
+        g.plan = j->plan;
+        g.batch = j->batch;
+        g.user_id = j->user_id;
+        g.gpu_util = j->gpu_util;
+        g.gpu_mem_bytes = j->gpu_mem_bytes;
+        c->seen[c->nseen++] = g;
+    }
+    c->seen_to = snap->now;
+    return 0;
+}
+
+/* The jobs expected after now: those that arrived in the last arrivals_s, each again
+ * arrivals_s later (ids below 0, apart from the jobs'); *n of them (new; NULL when none). */
+static struct sched_job *expected(const struct calib *c, double now, size_t *n)
+{
+    struct sched_job *f = NULL;
+    *n = 0;
+    for (size_t i = 0; c->arrivals_s > 0 && i < c->nseen; i++) {
+        if (!(c->seen[i].submit_time > now - c->arrivals_s))
+            continue;
+        if (!f && !(f = malloc((c->nseen - i) * sizeof(*f))))
+            return NULL;
+        f[*n] = c->seen[i];
+        f[*n].submit_time += c->arrivals_s;
+        f[*n].id = -(int64_t)(*n) - 1;
+        (*n)++;
+    }
+    return f;
 }
 
 static double cpu_now(void)
@@ -102,6 +166,8 @@ static struct sched_job *after_round(const struct sched_snapshot *snap,
 void calib_on_round(const struct sched_snapshot *snap, const struct sched_decision *d, void *arg)
 {
     struct calib *c = arg;
+    if (c->arrivals_s > 0 && !c->failed && note_arrivals(c, snap) < 0)
+        c->failed = 1;
     if (c->failed || snap->now < c->next_at || snap->njobs == 0)
         return;
     c->next_at = snap->now + c->every_s;
@@ -109,7 +175,11 @@ void calib_on_round(const struct sched_snapshot *snap, const struct sched_decisi
     struct sched_snapshot s = *snap;
     struct sched_job *jobs = after_round(snap, d);
     s.jobs = jobs;
-    struct outlook *o = jobs ? outlook_run(&s, &c->cfg, c->why, sizeof(c->why)) : NULL;
+    struct outlook_config oc = c->cfg;
+    struct sched_job *future = expected(c, snap->now, &oc.nfuture);
+    oc.future = future;
+    struct outlook *o = jobs ? outlook_run(&s, &oc, c->why, sizeof(c->why)) : NULL;
+    free(future);
     if (!o || keep(c, o, snap->now) < 0)
         c->failed = 1;
     outlook_destroy(o);

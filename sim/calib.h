@@ -38,9 +38,11 @@ struct calib_figures {
 
 struct calib;
 
-/* Forecasts every every_s seconds of simulated time with c (its policy the run's). Returns
- * NULL on ENOMEM. */
-struct calib *calib_create(const struct outlook_config *c, double every_s);
+/* Forecasts every every_s seconds of simulated time with c (its policy the run's); with
+ * arrivals_s > 0, with the jobs expected to come (outlook_config.future): those submitted in
+ * the last arrivals_s, each again arrivals_s later (the recent past repeated). Returns NULL on
+ * ENOMEM. */
+struct calib *calib_create(const struct outlook_config *c, double every_s, double arrivals_s);
 
 void calib_destroy(struct calib *c);
 

@@ -121,7 +121,7 @@ static struct calib *calib_of(const struct report_params *prm, const struct sche
     oc.spread = oc.declared_spread = spread; /* the engine's estimates have no source */
     oc.interval_s = prm->interval_s;
     oc.seed = prm->seed;
-    return calib_create(&oc, prm->forecast_every_s);
+    return calib_create(&oc, prm->forecast_every_s, prm->forecast_arrivals_s);
 }
 
 int report_run(const struct workload *w, const struct options_cluster *c,

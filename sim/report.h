@@ -36,6 +36,7 @@ struct report_params {
     double forecast_every_s;
     int forecast_runs;
     double forecast_spread;
+    double forecast_arrivals_s; /* > 0: with the arrivals of the last this many seconds again */
 };
 
 struct report_row {

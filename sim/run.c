@@ -25,7 +25,8 @@ static const char usage[] =
     "           [--estimate-error SIGMA | --estimate oracle|live] [--max-wait S]\n"
     "           [--speed given|live]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
-    "           [--forecast-every S [--forecast-runs K] [--forecast-spread SIGMA]]\n"
+    "           [--forecast-every S [--forecast-runs K] [--forecast-spread SIGMA]\n"
+    "            [--forecast-arrivals W]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
     "  --cluster SPEC      NxG (N nodes of G GPUs), or groups NxG:MODEL[:CORES:MEMGB]\n"
@@ -84,6 +85,8 @@ static const char usage[] =
     "  --forecast-runs K   runs per forecast (default 10)\n"
     "  --forecast-spread SIGMA  the spread of the remaining-work draws (default: the\n"
     "                      --estimate-error, else 0.6)\n"
+    "  --forecast-arrivals W  forecast with the jobs expected to come: those submitted in\n"
+    "                      the last W seconds, again W seconds later (default 0: none)\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -123,6 +126,7 @@ enum {
     OPT_FC_EVERY,
     OPT_FC_RUNS,
     OPT_FC_SPREAD,
+    OPT_FC_ARRIVALS,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -153,6 +157,7 @@ static const struct option longopts[] = {
     {"forecast-every", required_argument, NULL, OPT_FC_EVERY},
     {"forecast-runs", required_argument, NULL, OPT_FC_RUNS},
     {"forecast-spread", required_argument, NULL, OPT_FC_SPREAD},
+    {"forecast-arrivals", required_argument, NULL, OPT_FC_ARRIVALS},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -242,6 +247,9 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         return 0;
     case OPT_FC_SPREAD:
         return options_double(v, 0, 10, &a->prm.forecast_spread, "--forecast-spread", err, len);
+    case OPT_FC_ARRIVALS:
+        return options_double(v, 0, 1e9, &a->prm.forecast_arrivals_s, "--forecast-arrivals", err,
+                              len);
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;

@@ -64,7 +64,14 @@ struct work {
     unsigned char *blind; /* per job: nothing tells its length (its forecast is unknown) */
     double base;          /* snapshot time of the engine's 0 */
     int total_gpus;
+    size_t n; /* the snapshot's jobs, then the arrivals (outlook_config.future) */
 };
+
+/* Job i of the run: the snapshot's, then the expected arrivals. */
+static const struct sched_job *job_of(const struct work *w, size_t i)
+{
+    return i < w->snap->njobs ? &w->snap->jobs[i] : &w->c->future[i - w->snap->njobs];
+}
 
 /* A speed of a job without a fitted model: one step time at any size, such that at the
  * GPUs it holds (or asks for) its estimate takes rem_s seconds. */
@@ -86,7 +93,7 @@ static struct speed_model stand_in(const struct sched_job *j, double rem, double
  * (blind when there is none). */
 static struct speed_model speed_of(struct work *w, size_t i)
 {
-    const struct sched_job *j = &w->snap->jobs[i];
+    const struct sched_job *j = job_of(w, i);
     if (j->speed.fitted && j->model_source != SCHED_MODEL_NONE &&
         speed_epochs_per_second(&j->speed, 1) > 0)
         return j->speed;
@@ -100,7 +107,8 @@ static struct speed_model speed_of(struct work *w, size_t i)
 
 static void spec_of(struct work *w, size_t i)
 {
-    const struct sched_job *j = &w->snap->jobs[i];
+    const struct sched_job *j = job_of(w, i);
+    int arrives = i >= w->snap->njobs; /* after now: it is submitted during the run */
     struct simulate_job_spec *sp = &w->specs[i];
     int lo = sched_job_min_gpus(j), hi = sched_job_max_gpus(j);
     int req = j->requested_gpus > lo ? j->requested_gpus : lo;
@@ -109,23 +117,24 @@ static void spec_of(struct work *w, size_t i)
     double rem = j->remaining_epochs;
     w->rem[i] = rem > 0 && isfinite(rem) ? rem : fmax(j->epochs_done, 1.0);
     w->sigma[i] = j->remaining_source == SCHED_EST_DECLARED ? w->c->declared_spread : w->c->spread;
-    *sp = (struct simulate_job_spec){.id = j->id,
-                                     .submit_time =
-                                         fmax(fmin(j->submit_time, w->snap->now) - w->base, 0.0),
-                                     .requested_gpus = req,
-                                     .min_gpus = lo,
-                                     .max_gpus = hi,
-                                     .elastic = j->elastic,
-                                     .priority = j->priority,
-                                     .plan = j->plan,
-                                     .gpu_util = j->gpu_util,
-                                     .gpu_mem_bytes = j->gpu_mem_bytes,
-                                     .user = j->user_id,
-                                     .batch = j->batch,
-                                     .types = j->type_speeds,
-                                     .ntypes = j->ntype_speeds};
+    *sp = (struct simulate_job_spec){
+        .id = j->id,
+        .submit_time =
+            fmax((arrives ? j->submit_time : fmin(j->submit_time, w->snap->now)) - w->base, 0.0),
+        .requested_gpus = req,
+        .min_gpus = lo,
+        .max_gpus = hi,
+        .elastic = j->elastic,
+        .priority = j->priority,
+        .plan = j->plan,
+        .gpu_util = j->gpu_util,
+        .gpu_mem_bytes = j->gpu_mem_bytes,
+        .user = j->user_id,
+        .batch = j->batch,
+        .types = j->type_speeds,
+        .ntypes = j->ntype_speeds};
     sp->speed = speed_of(w, i);
-    if (j->cur_gpus > 0 && j->slots) {
+    if (!arrives && j->cur_gpus > 0 && j->slots) {
         sp->start_gpus = j->cur_gpus;
         sp->start_slots = j->slots;
         sp->start_epochs_done = j->epochs_done > 0 ? j->epochs_done : 0.0;
@@ -139,7 +148,7 @@ static void spec_of(struct work *w, size_t i)
 static void draw(struct work *w, int k)
 {
     uint64_t seed = w->c->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)k + 1;
-    for (size_t i = 0; i < w->snap->njobs; i++) {
+    for (size_t i = 0; i < w->n; i++) {
         struct simulate_job_spec *sp = &w->specs[i];
         double f = exp(w->c->bias) * simulate_estimate_factor(seed, sp->id, w->sigma[i]);
         double truth = w->rem[i] * f;
@@ -189,8 +198,9 @@ static int check(const struct sched_snapshot *snap, const struct outlook_config 
 static int work_init(struct work *w, const struct sched_snapshot *snap,
                      const struct outlook_config *c)
 {
-    size_t n = snap->njobs ? snap->njobs : 1;
-    *w = (struct work){.snap = snap, .c = c, .base = snap->now};
+    size_t n = snap->njobs + (c->future ? c->nfuture : 0);
+    *w = (struct work){.snap = snap, .c = c, .base = snap->now, .n = n};
+    n = n ? n : 1;
     w->specs = calloc(n, sizeof(*w->specs));
     w->rem = calloc(n, sizeof(*w->rem));
     w->sigma = calloc(n, sizeof(*w->sigma));
@@ -205,7 +215,7 @@ static int work_init(struct work *w, const struct sched_snapshot *snap,
     }
     for (size_t k = 0; k < snap->nnodes; k++)
         w->total_gpus += snap->nodes[k].ngpus;
-    for (size_t i = 0; i < snap->njobs; i++)
+    for (size_t i = 0; i < w->n; i++)
         spec_of(w, i);
     return 0;
 }
@@ -256,7 +266,7 @@ static int runs_into(struct work *w, double *starts, double *fins, char *err, si
         struct simulate_config cfg;
         config_of(w, &cfg, k);
         draw(w, k);
-        struct simulate_result *r = simulate_run(&cfg, w->specs, n, NULL, NULL, err, errlen);
+        struct simulate_result *r = simulate_run(&cfg, w->specs, w->n, NULL, NULL, err, errlen);
         if (!r)
             return -1;
         for (size_t i = 0; i < n; i++) {

@@ -5,7 +5,8 @@
  * the estimate the policy plans with (sched_job.remaining_epochs) times exp(bias + sigma z),
  * sigma tight for a declared length and wide for a fit, a prior or the elapsed rule. The
  * policy is shown the estimate, as live; the engine trains the drawn truth. Future arrivals
- * are left out: a forecast says when a job starts and ends if nothing else is submitted.
+ * are left out unless the caller gives the jobs it expects (outlook_config.future): a
+ * forecast then says when a job starts and ends if nothing else is submitted.
  *
  * Pure: no I/O, no clock, no threads. Deterministic for a snapshot, a configuration and its
  * seed. */
@@ -34,6 +35,12 @@ struct outlook_config {
      * a caller stopping need not wait for all K runs. */
     int (*stop)(void *arg);
     void *stop_arg;
+    /* The jobs expected to arrive (NULL: none, future arrivals left out): nfuture jobs as a
+     * snapshot would show them waiting, each submitted at its submit_time after snap->now
+     * (e.g. the recent past repeated forward), ids apart from the snapshot's. They compete
+     * in the runs like the others and get no forecast of their own. */
+    const struct sched_job *future;
+    size_t nfuture;
 };
 
 /* Fills *c with the defaults above (no policy). */

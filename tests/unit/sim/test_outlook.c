@@ -186,6 +186,34 @@ Test(outlook, job_that_never_fits_is_unknown)
     outlook_destroy(o);
 }
 
+/* A job expected to arrive in 10 minutes, shorter than b: the policy's shortest-remaining
+ * order runs it first when a ends, so b starts half an hour later; it gets no forecast. */
+Test(outlook, expected_arrivals_go_ahead)
+{
+    struct sched_job j[2];
+    two_jobs(j, SCHED_EST_DECLARED);
+    struct sched_snapshot s = snap_of(j, 2);
+    struct sched_job c = j[1];
+    c.id = -1;
+    c.submit_time = NOW + 600;
+    c.remaining_epochs = 18; /* 1800 s */
+    struct outlook_config cfg;
+    outlook_config_init(&cfg);
+    cfg.policy = sched_policy_find("ringmaster");
+    cfg.spread = cfg.declared_spread = 0;
+    cfg.runs = 4;
+    cfg.future = &c;
+    cfg.nfuture = 1;
+    char err[256];
+    struct outlook *o = outlook_run(&s, &cfg, err, sizeof(err));
+    cr_assert_not_null(o, "%s", err);
+    cr_assert_eq(o->njobs, 2);
+    cr_assert_null(outlook_find(o, -1));
+    cr_assert_float_eq(outlook_find(o, 2)->start_p50, NOW + 3600 + 1800, 2.0, "%f",
+                       outlook_find(o, 2)->start_p50 - NOW);
+    outlook_destroy(o);
+}
+
 Test(outlook, quantile)
 {
     double v[] = {3, 1, 2, 4, -1};
