@@ -13,6 +13,8 @@
 
 #include "ctl.h"
 #include "harness.h"
+#include "live/live.h"
+#include "store/db.h"
 
 TestSuite(sched, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
 
@@ -682,6 +684,16 @@ Test(sched, forecasts_simulated_forward_and_scored)
     cr_assert(fabs(b50 - a50) <= 2, "b starts when a ends: %.0f, %.0f", b50, a50);
     cr_assert(b90 >= b50 && f90 >= f50 && f50 > b50 + 600, "b: %.0f..%.0f, %.0f..%.0f", b50, b90,
               f50, f90);
+    /* the one reader of a job's stored forecast finish (live.h), as the API shows it */
+    char err[256];
+    PGconn *c = db_connect(hx.conninfo, err, sizeof(err));
+    cr_assert_not_null(c, "%s", err);
+    double p50 = -1, p90 = -1, made = -1;
+    cr_assert_eq(live_forecast_finish(c, b, &p50, &p90, &made), 0);
+    cr_assert(fabs(p50 - (hx_sql_num("SELECT extract(epoch FROM now())") + f50)) < 30, "%f", p50);
+    cr_assert(p90 >= p50 && made > 0);
+    cr_assert_eq(live_forecast_finish(c, 999999, &p50, NULL, NULL), 1, "no such job: none");
+    PQfinish(c);
     json_t *j = get_job(b);
     const char *as_of = json_string_value(json_object_get(json_object_get(j, "forecast"), "as_of"));
     cr_assert(as_of && as_of[strlen(as_of) - 1] == 'Z', "as_of in UTC");
