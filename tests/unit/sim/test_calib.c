@@ -11,7 +11,8 @@
 #include "template.h"
 #include "workload.h"
 
-static struct report_row run(const char *policy, double est_error, double spread)
+static struct report_row run_with(const char *policy, double est_error, double spread,
+                                  double arrivals_s)
 {
     struct template t;
     char err[256];
@@ -27,7 +28,8 @@ static struct report_row run(const char *policy, double est_error, double spread
                                 .estimate_error = est_error,
                                 .forecast_every_s = 1800,
                                 .forecast_runs = 4,
-                                .forecast_spread = spread};
+                                .forecast_spread = spread,
+                                .forecast_arrivals_s = arrivals_s};
     struct report_row row;
     cr_assert_eq(report_run(w, &c, sched_policy_find(policy), &prm, &row, err, sizeof(err)), 0,
                  "%s", err);
@@ -35,6 +37,11 @@ static struct report_row run(const char *policy, double est_error, double spread
     options_cluster_free(&c);
     workload_destroy(w);
     return row;
+}
+
+static struct report_row run(const char *policy, double est_error, double spread)
+{
+    return run_with(policy, est_error, spread, 0);
 }
 
 static long total(const struct calib_cell *c, long *within)
@@ -70,6 +77,20 @@ Test(calib, the_spread_covers_the_estimate_error)
                  nn);
     report_row_clear(&narrow);
     report_row_clear(&wide);
+}
+
+/* Expecting the recent past again (the arrivals of the last 2 h) makes the forecasts of
+ * starts later, never earlier, than leaving arrivals out: the same run, other forecasts. */
+Test(calib, expected_arrivals_delay_the_starts)
+{
+    struct report_row none = run_with("fifo", 0, 0, 0), some = run_with("fifo", 0, 0, 7200);
+    long wn, ws;
+    long nn = total(none.calib.start, &wn), ns = total(some.calib.start, &ws);
+    cr_assert_eq(nn, ns, "the same starts are forecast: %ld, %ld", nn, ns);
+    cr_assert_eq(none.result->avg_jct_s, some.result->avg_jct_s, "the run is the same");
+    cr_assert_geq(ws, wn, "later forecasts put no fewer truths under the P90: %ld, %ld", ws, wn);
+    report_row_clear(&none);
+    report_row_clear(&some);
 }
 
 Test(calib, buckets)
