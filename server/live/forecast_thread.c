@@ -202,6 +202,18 @@ static char *arrays_of(const struct outlook *o, char *out[5])
 /* A start: only of a job still PENDING when written. */
 #define PENDING_TS(n) "CASE WHEN j.state = 'PENDING' THEN " TS(n) " END"
 
+/* $1 the ids, $2..$5 start P50, P90, finish P50, P90 (epoch seconds or NULL), $6 as of: the
+ * jobs that have not ended since the snapshot. */
+/* clang-format off */
+static const char insert_sql[] =
+    "INSERT INTO job_forecasts (job_id, start_p50, start_p90, finish_p50, finish_p90, as_of)"
+    " SELECT u.id, " PENDING_TS("u.s50") ", " PENDING_TS("u.s90") ", " TS("u.f50") ", "
+    TS("u.f90") ", to_timestamp($6::float8)"
+    " FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::float8[], $5::float8[])"
+    " u(id, s50, s90, f50, f90) JOIN jobs j ON j.id = u.id"
+    " WHERE j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')";
+/* clang-format on */
+
 /* The forecasts of the pass (as of `now`) in place of the last ones, and the marks to score
  * later, in one transaction. */
 static int write_forecasts(PGconn *c, const struct outlook *o, double now)
@@ -218,18 +230,7 @@ static int write_forecasts(PGconn *c, const struct outlook *o, double now)
     if (rc == 0)
         rc = db_command(c, "DELETE FROM job_forecasts");
     if (rc == 0)
-        rc = db_command_params(
-            c,
-            "INSERT INTO job_forecasts (job_id, start_p50, start_p90, finish_p50, finish_p90,"
-            " as_of) SELECT u.id, " PENDING_TS("u.s50") ", " PENDING_TS("u.s90") ", " TS(
-                "u.f50") ", " TS("u.f90") ", to_timestamp($6::float8) FROM unnest($1::bigint[], "
-                                          "$2::float8[],"
-                                          " $3::float8[], $4::float8[], $5::float8[]) u(id, s50, "
-                                          "s90, f50, f90)"
-                                          " JOIN jobs j ON j.id = u.id WHERE j.state NOT IN "
-                                          "('COMPLETED',"
-                                          " 'FAILED', 'CANCELLED')",
-            6, p);
+        rc = db_command_params(c, insert_sql, 6, p);
     if (rc == 0)
         rc = db_command_params(
             c,
