@@ -64,7 +64,8 @@ struct work {
     unsigned char *blind; /* per job: nothing tells its length (its forecast is unknown) */
     double base;          /* snapshot time of the engine's 0 */
     int total_gpus;
-    size_t n; /* the snapshot's jobs, then the arrivals (outlook_config.future) */
+    size_t n;        /* the snapshot's jobs, then the arrivals (outlook_config.future) */
+    uint64_t *taken; /* per node: the GPUs of the jobs that run at the start */
 };
 
 /* Job i of the run: the snapshot's, then the expected arrivals. */
@@ -105,6 +106,23 @@ static struct speed_model speed_of(struct work *w, size_t i)
     return stand_in(j, w->rem[i], rem_s);
 }
 
+/* Marks job j's GPUs taken; 0 (nothing marked) when one is outside the cluster or already
+ * taken: the second job of a packed pair (the engine packs only what a decision packs) then
+ * waits in the runs, as does a job on GPUs that are gone. */
+static int take_slots(struct work *w, const struct sched_job *j)
+{
+    for (int g = 0; g < j->cur_gpus; g++) {
+        struct sched_slot sl = j->slots[g];
+        if (sl.node < 0 || (size_t)sl.node >= w->snap->nnodes || sl.gpu < 0 ||
+            sl.gpu >= w->snap->nodes[sl.node].ngpus || sl.gpu >= 64 ||
+            (w->taken[sl.node] >> sl.gpu & 1))
+            return 0;
+    }
+    for (int g = 0; g < j->cur_gpus; g++)
+        w->taken[j->slots[g].node] |= 1ULL << j->slots[g].gpu;
+    return 1;
+}
+
 static void spec_of(struct work *w, size_t i)
 {
     const struct sched_job *j = job_of(w, i);
@@ -134,7 +152,7 @@ static void spec_of(struct work *w, size_t i)
         .types = j->type_speeds,
         .ntypes = j->ntype_speeds};
     sp->speed = speed_of(w, i);
-    if (!arrives && j->cur_gpus > 0 && j->slots) {
+    if (!arrives && j->cur_gpus > 0 && j->slots && take_slots(w, j)) {
         sp->start_gpus = j->cur_gpus;
         sp->start_slots = j->slots;
         sp->start_epochs_done = j->epochs_done > 0 ? j->epochs_done : 0.0;
@@ -205,7 +223,8 @@ static int work_init(struct work *w, const struct sched_snapshot *snap,
     w->rem = calloc(n, sizeof(*w->rem));
     w->sigma = calloc(n, sizeof(*w->sigma));
     w->blind = calloc(n, 1);
-    if (!w->specs || !w->rem || !w->sigma || !w->blind)
+    w->taken = calloc(snap->nnodes + 1, sizeof(*w->taken));
+    if (!w->specs || !w->rem || !w->sigma || !w->blind || !w->taken)
         return -1;
     /* a job is there by now (a clock a little ahead of the snapshot's counts as now) */
     for (size_t i = 0; i < snap->njobs; i++) {
@@ -226,6 +245,7 @@ static void work_fini(struct work *w)
     free(w->rem);
     free(w->sigma);
     free(w->blind);
+    free(w->taken);
 }
 
 /* Job i's P50 and P90 of the runs' times in v (K per job, job-major) into *p50, *p90, on the

@@ -214,6 +214,22 @@ Test(outlook, expected_arrivals_go_ahead)
     outlook_destroy(o);
 }
 
+/* Two jobs on the same GPUs (a packed pair, or a snapshot caught mid-change): the first runs
+ * on them, the second waits in the runs, and the forecast is made. */
+Test(outlook, jobs_sharing_gpus_do_not_fail_it)
+{
+    struct sched_job j[2];
+    two_jobs(j, SCHED_EST_DECLARED);
+    j[1].cur_gpus = 4;
+    j[1].slots = all4;
+    j[1].last_change_time = NOW - 600;
+    struct sched_snapshot s = snap_of(j, 2);
+    struct outlook *o = forecast(&s, 0, 2, 1);
+    cr_assert_float_eq(outlook_find(o, 1)->finish_p50, NOW + 3600, 1.0);
+    cr_assert_gt(outlook_find(o, 2)->finish_p50, NOW + 3600 + 7000);
+    outlook_destroy(o);
+}
+
 Test(outlook, quantile)
 {
     double v[] = {3, 1, 2, 4, -1};
