@@ -83,7 +83,8 @@ int outlook_finish(const struct outlook *o, int64_t id, double *p50, double *p90
 #define OUTLOOK_SPREAD_MIN_N 20
 double outlook_spread(long n, double mean_error, double fallback);
 
-/* The p-quantile (0..1) of v[0..n), linear between order statistics; v is sorted in place;
+/* The p-quantile (0..1) of v[0..n), linear between the order statistics around rank
+ * p (n + 1) (the k-th of n draws is the k / (n + 1) quantile of the next); v is sorted in place;
  * entries < 0 (unknown) rank above every known one. Returns -1 when the quantile falls on an
  * unknown entry, or n is 0. */
 double outlook_quantile(double *v, size_t n, double p);

@@ -236,6 +236,10 @@ Test(outlook, quantile)
     cr_assert_float_eq(outlook_quantile(v, 4, 0.5), 2.5, 1e-12);
     double w[] = {3, 1, 2, 4, -1};
     cr_assert_float_eq(outlook_quantile(w, 5, 0.5), 3, 1e-12, "unknown ranks last");
+    double t[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    cr_assert_float_eq(outlook_quantile(t, 10, 0.9), 9.9, 1e-12, "rank 0.9 x 11");
+    cr_assert_float_eq(outlook_quantile(t, 10, 0.99), 10, 1e-12, "no further than the last");
+    cr_assert_float_eq(outlook_quantile(t, 10, 0.01), 1, 1e-12);
     double u[] = {-1, -1, 5};
     cr_assert_lt(outlook_quantile(u, 3, 0.5), 0);
     cr_assert_lt(outlook_quantile(u, 0, 0.5), 0);
