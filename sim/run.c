@@ -82,7 +82,7 @@ static const char usage[] =
     "                      forward from the round's snapshot), and score them at the end:\n"
     "                      lines 'forecast policy=P event=start|finish lead=L n=N\n"
     "                      within_p90=X median_rel_err=Y' (docs/forecast.md)\n"
-    "  --forecast-runs K   runs per forecast (default 10)\n"
+    "  --forecast-runs K   runs per forecast (default 20, as ringmasterd)\n"
     "  --forecast-spread SIGMA  the spread of the remaining-work draws (default: the\n"
     "                      --estimate-error, else 0.6)\n"
     "  --forecast-arrivals W  forecast with the jobs expected to come: those submitted in\n"

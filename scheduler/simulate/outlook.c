@@ -19,7 +19,7 @@
 void outlook_config_init(struct outlook_config *c)
 {
     memset(c, 0, sizeof(*c));
-    c->runs = 10;
+    c->runs = 20;
     c->spread = 0.6;
     c->declared_spread = 0.1;
     c->interval_s = 60.0;

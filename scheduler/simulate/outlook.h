@@ -22,7 +22,7 @@
 
 struct outlook_config {
     const struct sched_policy_ops *policy; /* the live policy */
-    int runs;                              /* K, 1..OUTLOOK_MAX_RUNS (10) */
+    int runs;                              /* K, 1..OUTLOOK_MAX_RUNS (20) */
     double spread;          /* sigma of ln(actual / estimate) of a fit, prior or elapsed
                              * estimate: the cluster's finished jobs' (0.6) */
     double declared_spread; /* the same of a declared length (0.1) */

@@ -47,7 +47,7 @@ export function forecastSection(job) {
   return h("section", { class: "card", id: "sec-forecast" }, h("h2", null, "Forecast"),
     fields(rows),
     bandChart(f),
-    h("p", { class: "muted small" }, "Simulated forward ten times from the scheduler's snapshot of " +
+    h("p", { class: "muted small" }, "Simulated forward twenty times from the scheduler's snapshot of " +
       when(f.as_of) + ", each job's remaining work drawn from its uncertainty; jobs submitted later are not counted."));
 }
 
