@@ -1,5 +1,5 @@
 /* ringctl list: the jobs as a table like squeue's (ID, ARRAY_ID_INDEX for an array's, NAME, USER, STATE, GPUS, TIME,
- * PROGRESS, REASON/FINISH; --wide adds the allocation and the submit time), once or every --interval
+ * PROGRESS, START and FINISH (the forecasts' P50), REASON/FINISH; --wide adds the allocation and the submit time), once or every --interval
  * seconds with --watch. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +201,22 @@ static void fmt_reason(json_t *job, time_t now, char *buf, size_t len)
     }
 }
 
+/* START (a pending job's) and FINISH (a pending or running job's): its forecast's P50 from
+ * now, "in 3m" when sure, "~2h10m" when not (docs/forecast.md); "-" when none. */
+static void fmt_forecast(json_t *job, const char *which, time_t now, char *buf, size_t len)
+{
+    json_t *f = json_object_get(job, "forecast");
+    const char *state = str(job, "state");
+    int pending = state && !strcmp(state, "PENDING");
+    char p50[16], p90[16];
+    snprintf(p50, sizeof(p50), "%s_p50", which);
+    snprintf(p90, sizeof(p90), "%s_p90", which);
+    if (!json_is_object(f) || (!strcmp(which, "start") && !pending))
+        snprintf(buf, len, "-");
+    else
+        timefmt_forecast_text(str(f, p50), str(f, p90), now, buf, len);
+}
+
 /* PROGRESS: "45%" of the steps the job declared or reported (its "progress"), else of the
  * epochs the scheduler plans with (its "remaining": done over done and to go, "~7%"), "-"
  * when neither is known. */
@@ -264,21 +280,24 @@ static void fmt_id(json_t *job, char *buf, size_t len)
 
 static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
 {
-    static const char *const head[] = {"ID",       "NAME",          "USER",
-                                       "STATE",    "GPUS",          "TIME",
-                                       "PROGRESS", "REASON/FINISH", "NODE[GPUS]",
+    static const char *const head[] = {"ID",       "NAME",  "USER",   "STATE",
+                                       "GPUS",     "TIME",  "PROGRESS", "START",
+                                       "FINISH",   "REASON/FINISH", "NODE[GPUS]",
                                        "SUBMITTED"};
-    struct table *t = table_create(ctl->wide ? 10 : 8, head);
+    struct table *t = table_create(ctl->wide ? 12 : 10, head);
     time_t now = time(NULL);
     size_t i;
     json_t *j;
     json_array_foreach(items, i, j)
     {
-        char id[48], gpus[32], el[32], prog[16], why[512], alloc[512], sub[64];
+        char id[48], gpus[32], el[32], prog[16], why[512], alloc[512], sub[64], start[32],
+            fin[32];
         fmt_id(j, id, sizeof(id));
         fmt_gpus(j, gpus, sizeof(gpus));
         fmt_elapsed(ctl, o, j, now, el, sizeof(el));
         fmt_progress(j, prog, sizeof(prog));
+        fmt_forecast(j, "start", now, start, sizeof(start));
+        fmt_forecast(j, "finish", now, fin, sizeof(fin));
         fmt_reason(j, now, why, sizeof(why));
         fmt_alloc(j, alloc, sizeof(alloc));
         const char *row[] = {id,
@@ -288,6 +307,8 @@ static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
                              gpus,
                              el,
                              prog,
+                             start,
+                             fin,
                              why,
                              alloc,
                              timefmt_when_text(str(j, "submitted_at"), now, sub, sizeof(sub), "?")};

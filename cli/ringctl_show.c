@@ -55,6 +55,34 @@ static void print_pending(json_t *job)
            when(job, "predicted_start", at, sizeof(at), "unknown"));
 }
 
+/* "start 14:10:05 to 14:40:00" of the forecast's P50 and P90 of which, or "" when unknown. */
+static void band_text(json_t *f, const char *which, char *buf, size_t len)
+{
+    char k50[16], k90[16], a[64], b[64];
+    snprintf(k50, sizeof(k50), "%s_p50", which);
+    snprintf(k90, sizeof(k90), "%s_p90", which);
+    buf[0] = '\0';
+    if (when(f, k50, a, sizeof(a), NULL))
+        snprintf(buf, len, "%s %s (P50) to %s (P90)", which, a,
+                 when(f, k90, b, sizeof(b), "unknown"));
+}
+
+/* "forecast:  start in 7m12s (P50) to in 9m (P90), finish ...; as of 13:02:03" from the job's
+ * forecast (docs/forecast.md: simulated forward, without jobs still to come). */
+static void print_forecast(json_t *job)
+{
+    json_t *f = json_object_get(job, "forecast");
+    char st[160], fin[160], as_of[64];
+    if (!json_is_object(f))
+        return;
+    band_text(f, "start", st, sizeof(st));
+    band_text(f, "finish", fin, sizeof(fin));
+    if (!st[0] && !fin[0])
+        return;
+    printf("  forecast:  %s%s%s; as of %s, if nothing more is submitted\n", st,
+           st[0] && fin[0] ? ", " : "", fin, when(f, "as_of", as_of, sizeof(as_of), "?"));
+}
+
 /* "after:     job 12 (ok), array 41 (any)" for a job with dependencies. */
 static void print_after(json_t *job)
 {
@@ -308,6 +336,7 @@ static void print_job(json_t *job)
     print_progress(job);
     print_after(job);
     print_pending(job);
+    print_forecast(job);
     print_allocation(job);
     print_checkpoint(job);
     print_batch(job);

@@ -151,6 +151,46 @@ void timefmt_about(double s, char *buf, size_t len)
         snprintf(buf, len, "about %.1f days", s / 86400);
 }
 
+/* "45s", "3m", "2h10m", "1d4h". */
+static void span(double s, char *buf, size_t len)
+{
+    long long n = (long long)(s + 0.5);
+    if (n < 60)
+        snprintf(buf, len, "%llds", n);
+    else if (n < 3600)
+        snprintf(buf, len, "%lldm", (n + 30) / 60);
+    else if (n < 86400)
+        snprintf(buf, len, "%lldh%02lldm", n / 3600, n % 3600 / 60);
+    else
+        snprintf(buf, len, "%lldd%lldh", n / 86400, n % 86400 / 3600);
+}
+
+void timefmt_forecast(double p50, double p90, time_t now, char *buf, size_t len)
+{
+    char d[32];
+    double to = p50 - (double)now;
+    if (p50 < 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (to < 1) {
+        snprintf(buf, len, "now");
+        return;
+    }
+    span(to, d, sizeof(d));
+    int narrow = p90 >= p50 && p90 - p50 <= (to / 4 > 60 ? to / 4 : 60);
+    snprintf(buf, len, "%s%s", narrow ? "in " : "~", d);
+}
+
+void timefmt_forecast_text(const char *p50, const char *p90, time_t now, char *buf,
+                           size_t len)
+{
+    time_t a, b;
+    double x = timefmt_parse(p50, &a) == 0 ? (double)a : -1;
+    double y = timefmt_parse(p90, &b) == 0 ? (double)b : -1;
+    timefmt_forecast(x, y, now, buf, len);
+}
+
 const char *timefmt_when_text(const char *s, time_t now, char *buf, size_t len, const char *def)
 {
     time_t t;

@@ -28,6 +28,16 @@ void timefmt_about(double s, char *buf, size_t len);
 /* Seconds as elapsed time: "0:05", "3:12", "1:02:03", "1-02:03:04" (negative counts as 0). */
 void timefmt_elapsed(long long s, char *buf, size_t len);
 
+/* A forecast (docs/forecast.md) seen from now, compact for a table column: its P50 as "in 3m",
+ * "in 2h10m", "in 1d4h" when the band is narrow (P90 at most a quarter, or a minute, past
+ * it), "~2h10m" when it is not (p90 < 0: unknown, not narrow); "now" when due; "-" when p50
+ * < 0 (unknown). */
+void timefmt_forecast(double p50, double p90, time_t now, char *buf, size_t len);
+
+/* timefmt_forecast of the server's forecast object's members p50 and p90 (RFC 3339). */
+void timefmt_forecast_text(const char *p50, const char *p90, time_t now, char *buf,
+                           size_t len);
+
 /* timefmt_when of the server's timestamp s, or def when s is not one. Returns buf or def. */
 const char *timefmt_when_text(const char *s, time_t now, char *buf, size_t len, const char *def);
 

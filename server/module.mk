@@ -25,7 +25,8 @@ $(BUILD)/gen/openapi_doc.c: server/api/openapi.json server/api/embed-file.sh
 $(BUILD)/gen/openapi_doc.o: $(BUILD)/gen/openapi_doc.c
 	$(CC) $(CPPFLAGS) -iquote server/store -iquote server/api $(CFLAGS) -c -o $@ $<
 
-$(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SCHED_LIB)
+# The forecasts (live/forecast_thread.c) run the simulation engine: libringsimengine.a.
+$(SERVER_BIN): $(BUILD)/server/main.o $(SERVER_OBJS) $(COMMON_LIB) $(SIMENGINE_LIB) $(SCHED_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 
@@ -59,7 +60,9 @@ ifneq ($(SERVER_IT_SRCS),)
 $(BUILD)/tests/integration/%.o: CPPFLAGS += -DRINGMASTERD_PATH='"$(abspath $(SERVER_BIN))"' \
                                        -DRINGCTL_PATH='"$(abspath $(BUILD)/ringctl)"'
 $(BUILD)/tests/integration/test_db_stmt.o: CPPFLAGS += -iquote server
-$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/server/store/db.o $(COMMON_LIB) | \
+$(BUILD)/tests/integration/test_sched.o: CPPFLAGS += -iquote server
+$(SERVER_IT_BIN): $(SERVER_IT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/server/store/db.o \
+                  $(BUILD)/server/live/forecast_read.o $(COMMON_LIB) | \
                   $(SERVER_BIN) $(BUILD)/ringctl
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion -lcurl $(SERVER_LIBS)

@@ -18,6 +18,7 @@
 
 #include "fnv.h"
 #include "options.h"
+#include "simulate/outlook.h"
 #include "simulate/simulate.h"
 #include "template.h"
 
@@ -39,7 +40,11 @@ static const char usage[] =
     "               which bench/round-check.sh compares with bench/round-baseline\n"
     "  --digest     add digest=HEX: a hash of every decision of the run (the first\n"
     "               round's and each timed one's), to show that a change to the core\n"
-    "               left its decisions as they were (bench/round-same.sh)\n";
+    "               left its decisions as they were (bench/round-same.sh)\n"
+    "  --forecast K also time the forecasts of that state (outlook_run, K runs, the\n"
+    "               server's settings): forecast_cpu_s=C (CPU seconds of one pass),\n"
+    "               idle_s=max(9C, 5) and core_share=C/(C+idle_s), the share of one\n"
+    "               core the server's forecast thread then uses (docs/forecast.md)\n";
 
 /* What bench_main was asked for, beyond the sizes. */
 struct bench_opts {
@@ -47,6 +52,7 @@ struct bench_opts {
     int one;       /* one policy: its rounds and the single-policy format */
     int reference; /* --reference */
     int digest;    /* --digest */
+    int forecast;  /* --forecast K: K runs (0: none) */
 };
 
 struct bench {
@@ -244,6 +250,40 @@ static double reference_work(void)
     return sum;
 }
 
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One forecast pass of the server (forecast_thread.c: FORECAST_RUNS runs, the live interval
+ * of 60 s) over the bench's state after its rounds, one minute on: its CPU time and the
+ * share of a core that the thread's duty cycle (9 c idle after c, at least 5 s) gives. */
+static int bench_forecast(const struct bench *b, const struct sched_policy_ops *p, int runs,
+                          char *err, size_t len)
+{
+    struct sched_snapshot snap = snapshot_of(b, 60);
+    struct outlook_config c;
+    outlook_config_init(&c);
+    c.policy = p;
+    c.runs = runs;
+    double t0 = cpu_s(), w0 = now_us();
+    struct outlook *o = outlook_run(&snap, &c, err, len);
+    double cpu = cpu_s() - t0, wall = (now_us() - w0) / 1e6;
+    if (!o)
+        return -1;
+    size_t known = 0;
+    for (size_t i = 0; i < o->njobs; i++)
+        known += o->jobs[i].finish_p50 >= 0;
+    double idle = fmax(9 * cpu, 5.0);
+    printf("forecast runs=%d jobs=%zu finish_known=%zu forecast_cpu_s=%.3f wall_s=%.3f"
+           " idle_s=%.1f core_share=%.3f\n",
+           runs, o->njobs, known, cpu, wall, idle, cpu / (cpu + idle));
+    outlook_destroy(o);
+    return 0;
+}
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
 #define BUILD_KIND "san"
 #else
@@ -279,6 +319,8 @@ static int bench_policy(const struct sched_policy_ops *p, long long jobs, long l
             printf(" ratio=%.4f reference_us=%.1f", us[0] / ref[0], ref[0]);
         putchar('\n');
     }
+    if (rc == 0 && o->forecast > 0)
+        rc = bench_forecast(&b, p, o->forecast, err, len);
     fflush(stdout);
     bench_free(&b);
     return rc;
@@ -291,7 +333,8 @@ static int parse(int argc, char **argv, long long *jobs, long long *gpus, const 
         {"jobs", required_argument, NULL, 'j'},   {"gpus", required_argument, NULL, 'g'},
         {"policy", required_argument, NULL, 'p'}, {"repeat", required_argument, NULL, 'r'},
         {"reference", no_argument, NULL, 'R'},    {"help", no_argument, NULL, 'h'},
-        {"digest", no_argument, NULL, 'D'},       {NULL, 0, NULL, 0},
+        {"digest", no_argument, NULL, 'D'},       {"forecast", required_argument, NULL, 'F'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     optind = 1;
@@ -309,6 +352,11 @@ static int parse(int argc, char **argv, long long *jobs, long long *gpus, const 
             o->reference = 1;
         if (c == 'D')
             o->digest = 1;
+        long long k;
+        if (c == 'F' && options_long(optarg, 1, OUTLOOK_MAX_RUNS, &k, "--forecast", err, len))
+            return -1;
+        if (c == 'F')
+            o->forecast = (int)k;
         if (c == '?') {
             snprintf(err, len, "unknown option (see --help)");
             return -1;

@@ -108,6 +108,22 @@ static int fairness(const struct workload *w, const struct options_cluster *c,
     return 0;
 }
 
+/* The forecasts checked in a run under p (calib.h), with the run's interval and seed. */
+static struct calib *calib_of(const struct report_params *prm, const struct sched_policy_ops *p)
+{
+    struct outlook_config oc;
+    outlook_config_init(&oc);
+    oc.policy = p;
+    oc.runs = prm->forecast_runs > 0 ? prm->forecast_runs : oc.runs;
+    double spread = prm->forecast_spread >= 0  ? prm->forecast_spread
+                    : prm->estimate_error > 0 ? prm->estimate_error
+                                              : oc.spread;
+    oc.spread = oc.declared_spread = spread; /* the engine's estimates have no source */
+    oc.interval_s = prm->interval_s;
+    oc.seed = prm->seed;
+    return calib_create(&oc, prm->forecast_every_s, prm->forecast_arrivals_s);
+}
+
 int report_run(const struct workload *w, const struct options_cluster *c,
                const struct sched_policy_ops *p, const struct report_params *prm,
                struct report_row *row, char *err, size_t errlen)
@@ -142,8 +158,17 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     row->own_speed = w->own_speed;
     row->with_course = w->with_course;
     char why[256];
-    row->result = simulate_run(&cfg, w->jobs, w->njobs, NULL, NULL, why, sizeof(why));
-    if (!row->result) {
+    struct calib *k = prm->forecast_every_s > 0 ? calib_of(prm, p) : NULL;
+    if (prm->forecast_every_s > 0 && !k) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    row->result = simulate_run(&cfg, w->jobs, w->njobs, k ? calib_on_round : NULL, k, why,
+                               sizeof(why));
+    if (row->result && k)
+        row->has_calib = calib_score(k, row->result, &row->calib, why, sizeof(why)) == 0;
+    calib_destroy(k);
+    if (!row->result || (k && !row->has_calib)) {
         snprintf(err, errlen, "%s under %s: %s", w->name, p->name, why);
         return -1;
     }

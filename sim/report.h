@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "calib.h"
 #include "options.h"
 #include "simulate/simulate.h"
 #include "workload.h"
@@ -36,6 +37,13 @@ struct report_params {
     double checkpoint_every_s;
     double min_runtime_s;
     enum sched_preempt_order preempt_order;
+    /* Forecasts checked inside the run (calib.h): every forecast_every_s seconds (0: none),
+     * forecast_runs runs each, drawn with forecast_spread (< 0: estimate_error when > 0,
+     * else the core's default). */
+    double forecast_every_s;
+    int forecast_runs;
+    double forecast_spread;
+    double forecast_arrivals_s; /* > 0: with the arrivals of the last this many seconds again */
 };
 
 /* The range of lambda of a drawn deadline (submit + lambda x time alone; ElasticFlow's). */
@@ -55,6 +63,9 @@ struct report_row {
     /* A trace's jobs at their own measured speed model, and with their measured course
      * (workload.h); JSON only (jobs_own_speed, jobs_with_course). */
     size_t own_speed, with_course;
+    /* The forecasts' scores (report_params.forecast_every_s > 0). */
+    int has_calib;
+    struct calib_figures calib;
 };
 
 /* The view of job speeds a policy gets: EXPLORED for "exploratory", else PROFILE. */

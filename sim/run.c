@@ -27,6 +27,8 @@ static const char usage[] =
     "           [--checkpoint-every S] [--min-runtime S] [--preempt-order loss|service]\n"
     "           [--users K [--user-mix W1,...,WK]]\n"
     "           [--deadlines SHARE [--deadlines-hidden]]\n"
+    "           [--forecast-every S [--forecast-runs K] [--forecast-spread SIGMA]\n"
+    "            [--forecast-arrivals W]]\n"
     "\n"
     "Simulates the workload under each policy and prints one row per policy.\n"
     "  --cluster SPEC      NxG (N nodes of G GPUs), or groups NxG:MODEL[:CORES:MEMGB]\n"
@@ -93,6 +95,16 @@ static const char usage[] =
     "                      in [0.5, 1.5]; prints the deadlines met per policy\n"
     "  --deadlines-hidden  the policies do not see the deadlines (still counted): the\n"
     "                      same run as without them, for the other jobs' mean JCT\n"
+    "  --forecast-every S  every S simulated seconds, forecast every job's start and\n"
+    "                      finish as ringmasterd does (the core's outlook_run: K runs\n"
+    "                      forward from the round's snapshot), and score them at the end:\n"
+    "                      lines 'forecast policy=P event=start|finish lead=L n=N\n"
+    "                      within_p90=X median_rel_err=Y' (docs/forecast.md)\n"
+    "  --forecast-runs K   runs per forecast (default 20, as ringmasterd)\n"
+    "  --forecast-spread SIGMA  the spread of the remaining-work draws (default: the\n"
+    "                      --estimate-error, else 0.6)\n"
+    "  --forecast-arrivals W  forecast with the jobs expected to come: those submitted in\n"
+    "                      the last W seconds, again W seconds later (default 0: none)\n"
     "  --seed N            workload and tie-break seed (default 1)\n"
     "  --format F          table (default, hours), csv or json (seconds)\n"
     "  --per-job FILE      also write every job's figures as CSV to FILE (- for stdout)\n"
@@ -137,6 +149,10 @@ enum {
     OPT_BLIND,
     OPT_CHECKPOINT_EVERY,
     OPT_PREEMPT_ORDER,
+    OPT_FC_EVERY,
+    OPT_FC_RUNS,
+    OPT_FC_SPREAD,
+    OPT_FC_ARRIVALS,
     OPT_SETTING = 512, /* + the row of the settings' table (settings_list()) */
 };
 
@@ -170,6 +186,10 @@ static const struct option longopts[] = {
     {"topology-blind", no_argument, NULL, OPT_BLIND},
     {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
     {"preempt-order", required_argument, NULL, OPT_PREEMPT_ORDER},
+    {"forecast-every", required_argument, NULL, OPT_FC_EVERY},
+    {"forecast-runs", required_argument, NULL, OPT_FC_RUNS},
+    {"forecast-spread", required_argument, NULL, OPT_FC_SPREAD},
+    {"forecast-arrivals", required_argument, NULL, OPT_FC_ARRIVALS},
 };
 #define NLONGOPTS (sizeof(longopts) / sizeof(longopts[0]))
 
@@ -274,6 +294,18 @@ static int take_estimate_option(int c, const char *v, struct run_args *a, char *
         a->prm.preempt_order = !strcmp(v, "loss") ? SCHED_PREEMPT_LEAST_LOSS
                                                   : SCHED_PREEMPT_MOST_SERVICE;
         return 0;
+    case OPT_FC_EVERY:
+        return options_double(v, 1, 1e9, &a->prm.forecast_every_s, "--forecast-every", err, len);
+    case OPT_FC_RUNS:
+        if (options_long(v, 1, OUTLOOK_MAX_RUNS, &n, "--forecast-runs", err, len))
+            return -1;
+        a->prm.forecast_runs = (int)n;
+        return 0;
+    case OPT_FC_SPREAD:
+        return options_double(v, 0, 10, &a->prm.forecast_spread, "--forecast-spread", err, len);
+    case OPT_FC_ARRIVALS:
+        return options_double(v, 0, 1e9, &a->prm.forecast_arrivals_s, "--forecast-arrivals", err,
+                              len);
     default:
         snprintf(err, len, "unknown option (see --help)");
         return -1;
@@ -362,7 +394,7 @@ static int parse_args(int argc, char **argv, struct run_args *a, char *err, size
 {
     struct option opts[NLONGOPTS + SETTINGS_MAX + 1];
     memset(a, 0, sizeof(*a));
-    a->prm = (struct report_params){.seed = 1};
+    a->prm = (struct report_params){.seed = 1, .forecast_spread = -1};
     settings_sim_defaults(&a->settings);
     a->template_name = "resnet110";
     build_options(opts);
@@ -506,6 +538,10 @@ static int simulate_all(const struct run_args *a, const struct options_cluster *
     }
     if (rc == 0)
         report_print(stdout, a->format, rows, (size_t)np);
+    for (int i = 0; rc == 0 && i < np; i++)
+        if (rows[i].has_calib) /* after the table; apart from CSV and JSON on stdout */
+            calib_print(a->format == OPTIONS_TABLE ? stdout : stderr, rows[i].policy,
+                        &rows[i].calib);
     if (rc == 0 && a->per_job)
         rc = write_per_job(a->per_job, rows, (size_t)np, err, len);
     for (int i = 0; i < done; i++)

@@ -17,6 +17,12 @@ static int slot_cmp(const void *a, const void *b)
     return (x->gpu > y->gpu) - (x->gpu < y->gpu);
 }
 
+void simulate__sort_slots(struct sched_slot *sl, int n)
+{
+    if (n > 1)
+        qsort(sl, (size_t)n, sizeof(*sl), slot_cmp);
+}
+
 double simulate_pack_factor(double util_a, double util_b, double kappa)
 {
     double u = (util_a > 0.0 ? util_a : 1.0) + (util_b > 0.0 ? util_b : 1.0);
@@ -162,7 +168,7 @@ int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sc
         if (!ns)
             return simulate__fail(s, ENOMEM, "out of memory", -1);
         memcpy(ns, as->slots, (size_t)as->gpus * sizeof(*ns));
-        qsort(ns, (size_t)as->gpus, sizeof(*ns), slot_cmp);
+        simulate__sort_slots(ns, as->gpus);
     }
     int replan = as->gpus > 0 && plan_has_info(&j->spec->plan) && !plan_same(&as->plan, &j->plan);
     if (as->gpus > 0)

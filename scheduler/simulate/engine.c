@@ -73,8 +73,8 @@ static double grad_time_of(const struct sim *s, const struct sim_job *j)
 static double next_event(const struct sim *s, double next_periodic)
 {
     double t = INFINITY;
-    if (s->next_arrival < s->njobs)
-        t = s->jobs[s->order[s->next_arrival]].spec->submit_time;
+    if (s->next_arrival < s->njobs) /* jobs submitted before start_time arrive at it */
+        t = fmax(s->jobs[s->order[s->next_arrival]].spec->submit_time, s->now);
     if (s->nactive > 0 && next_periodic < t)
         t = next_periodic;
     double deadline = simulate__next_deadline(s);
@@ -285,6 +285,12 @@ static int run_round(struct sim *s)
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* 1 when the run has an end of its own (simulate_config.until). */
+static int has_until(const struct sim *s)
+{
+    return s->cfg->until > s->cfg->start_time;
+}
+
 static int sim_loop(struct sim *s)
 {
     double next_periodic = INFINITY;
@@ -292,6 +298,8 @@ static int sim_loop(struct sim *s)
     while (s->ncompleted < s->njobs) {
         double t = next_event(s, next_periodic);
         double deadline = simulate__next_deadline(s);
+        if (has_until(s) && !(t <= s->cfg->until))
+            return 0; /* what has not started or finished by then stays unknown */
         if (!isfinite(t))
             return simulate__fail(s, EPROTO, "no event left but jobs unfinished: policy stuck", -1);
         if (t < s->now)
@@ -310,6 +318,8 @@ static int sim_loop(struct sim *s)
             return -1;
         next_periodic = t + s->cfg->interval_s;
         idle_rounds = in_use == 0 && s->next_arrival >= s->njobs ? idle_rounds + 1 : 0;
+        if (idle_rounds > SIM_MAX_IDLE_ROUNDS && has_until(s))
+            return 0;
         if (idle_rounds > SIM_MAX_IDLE_ROUNDS)
             return simulate__fail(s, EPROTO, "policy gives no GPUs to waiting jobs: stuck", -1);
     }

@@ -53,7 +53,9 @@ void simulate__estimate_init(struct sim *s, struct sim_job *j)
     const struct simulate_config *c = s->cfg;
 
     j->wait_since = j->spec->submit_time;
-    j->est_factor = simulate_estimate_factor(c->seed, j->spec->id, c->estimate_error);
+    j->est_factor = j->spec->shown_factor > 0
+                        ? j->spec->shown_factor
+                        : simulate_estimate_factor(c->seed, j->spec->id, c->estimate_error);
     double conv_at;
 
     if (c->estimate_live)
@@ -110,7 +112,7 @@ void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job 
                                                        &o->remaining_source);
         return;
     }
-    if (c->estimate_error > 0)
+    if (c->estimate_error > 0 || j->spec->shown_factor > 0)
         o->remaining_epochs *= j->est_factor;
 }
 

@@ -37,6 +37,31 @@ static int check_spec(struct sim *s, const struct simulate_job_spec *j)
     double r = speed_epochs_per_second(&j->speed, 1);
     if (!(r > 0.0) || !isfinite(r))
         return simulate__fail(s, EINVAL, "speed model gives no progress on 1 GPU", j->id);
+    if (!(j->shown_factor >= 0.0) || !isfinite(j->shown_factor))
+        return simulate__fail(s, EINVAL, "shown_factor must be finite and >= 0", j->id);
+    return 0;
+}
+
+/* A job that runs when the run starts: on GPUs of the cluster, submitted by then, with work
+ * left. */
+static int check_start(struct sim *s, const struct simulate_config *c,
+                       const struct simulate_job_spec *j)
+{
+    if (j->start_gpus == 0)
+        return 0;
+    if (j->start_gpus < 0 || !j->start_slots || j->submit_time > c->start_time)
+        return simulate__fail(s, EINVAL, "a running job needs its slots, submitted by start_time",
+                              j->id);
+    if (!(j->start_epochs_done >= 0.0 && j->start_epochs_done < j->epochs) ||
+        !(j->start_run_s >= 0.0) || !isfinite(j->start_run_s) ||
+        !isfinite(j->start_last_change))
+        return simulate__fail(s, EINVAL, "a running job needs 0 <= epochs done < epochs", j->id);
+    for (int g = 0; g < j->start_gpus; g++) {
+        struct sched_slot sl = j->start_slots[g];
+        if (sl.node < 0 || (size_t)sl.node >= c->nnodes || sl.gpu < 0 ||
+            sl.gpu >= c->nodes[sl.node].ngpus)
+            return simulate__fail(s, EINVAL, "a running job's slot is outside the cluster", j->id);
+    }
     return 0;
 }
 
@@ -58,6 +83,8 @@ static int check_config(struct sim *s, const struct simulate_config *c)
     if (!(c->checkpoint_every_s >= 0.0) || !isfinite(c->checkpoint_every_s) ||
         !(c->min_runtime_s >= 0.0) || !isfinite(c->min_runtime_s))
         return simulate__fail(s, EINVAL, "checkpoint_every_s and min_runtime_s: finite, >= 0", -1);
+    if (!(c->start_time >= 0.0) || !isfinite(c->start_time) || isnan(c->until))
+        return simulate__fail(s, EINVAL, "start_time must be finite and >= 0", -1);
     for (size_t i = 0; i < c->nnodes; i++)
         if (c->nodes[i].ngpus < 0 || c->nodes[i].ngpus > SCHED_MAX_GPUS_PER_NODE)
             return simulate__fail(s, EINVAL, "node GPU count out of range", (long long)i);
@@ -92,6 +119,25 @@ static int sort_arrivals(struct sim *s, const struct simulate_job_spec *specs, s
     return 0;
 }
 
+/* Job j runs at the start on its start slots (sorted, as the decisions' are), so that a
+ * first round that keeps them changes nothing and costs no restart. */
+static int start_running(struct sim *s, struct sim_job *j)
+{
+    const struct simulate_job_spec *sp = j->spec;
+    j->slots = malloc((size_t)sp->start_gpus * sizeof(*j->slots));
+    if (!j->slots)
+        return simulate__fail(s, ENOMEM, "out of memory", -1);
+    memcpy(j->slots, sp->start_slots, (size_t)sp->start_gpus * sizeof(*j->slots));
+    simulate__sort_slots(j->slots, sp->start_gpus);
+    j->gpus = sp->start_gpus;
+    j->started = 1;
+    j->start_time = sp->submit_time;
+    j->epochs_done = sp->start_epochs_done;
+    j->run_time = sp->start_run_s;
+    j->last_change = sp->start_last_change;
+    return 0;
+}
+
 void simulate__free(struct sim *s)
 {
     if (s->jobs)
@@ -117,7 +163,7 @@ int simulate__init(struct sim *s, const struct simulate_config *cfg,
     if (check_config(s, cfg))
         return -1;
     for (size_t i = 0; i < n; i++)
-        if (check_spec(s, &specs[i]))
+        if (check_spec(s, &specs[i]) || check_start(s, cfg, &specs[i]))
             return -1;
     s->cfg = cfg;
     s->njobs = n;
@@ -165,6 +211,9 @@ int simulate__init(struct sim *s, const struct simulate_config *cfg,
             s->jobs[i].batch = specs[i].batch.batch > 0 ? specs[i].batch.batch
                                                         : specs[i].batch.init_batch;
         simulate__estimate_init(s, &s->jobs[i]);
+        if (specs[i].start_gpus > 0 && start_running(s, &s->jobs[i]))
+            return -1;
     }
+    s->now = cfg->start_time;
     return sort_arrivals(s, specs, n);
 }

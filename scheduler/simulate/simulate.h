@@ -70,6 +70,17 @@ struct simulate_job_spec {
      * its time alone at its request, sim/workload.c); shown to the policies as
      * sched_job.deadline unless simulate_config.hide_deadlines. 0: none. */
     double deadline;
+    /* Appended for forecasts (outlook.h): a run that starts from a live state. A job with
+     * start_gpus > 0 already runs when the run starts (simulate_config.start_time) on the
+     * start_gpus GPUs of start_slots, with no restart at its first round if the policy keeps
+     * them, having trained start_epochs_done of its epochs (< epochs), held GPUs start_run_s
+     * seconds, its allocation last changed at start_last_change. shown_factor > 0: the
+     * policies are shown its remaining work times this factor (a forecast shows them the
+     * live estimate while the truth is a sample), in place of estimate_error's factor. */
+    const struct sched_slot *start_slots;
+    int start_gpus;
+    double start_epochs_done, start_run_s, start_last_change;
+    double shown_factor;
 };
 
 /* What the policy is shown of each job's speed. */
@@ -155,6 +166,13 @@ struct simulate_config {
     double checkpoint_every_s;
     double min_runtime_s;
     enum sched_preempt_order preempt_order;
+    /* Appended for forecasts (outlook.h): the clock when the run starts (>= 0; the jobs
+     * submitted by then are there at once, those of simulate_job_spec.start_gpus running),
+     * and, when until > start_time, the time it stops: a job not started by then has
+     * start_time -1 in the result, one not finished finish_time -1, and a run whose waiting
+     * jobs can get no GPUs ends there instead of failing. 0 and 0: from 0 to the end. */
+    double start_time;
+    double until;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */
@@ -166,7 +184,7 @@ typedef void (*simulate_round_f)(const struct sched_snapshot *snap, const struct
                                  void *arg);
 
 struct simulate_job_result {
-    int64_t id;
+    int64_t id; /* start_time, finish_time: -1 when it had not started, finished by until */
     double submit_time, start_time, finish_time;
     double jct_s;       /* finish - submit */
     double queue_s;     /* first start - submit */

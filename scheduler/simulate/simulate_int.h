@@ -141,6 +141,9 @@ void simulate__fill_snapshot_job(struct sim *s, struct sim_job *j, struct sched_
  * Returns 0, or -1 (ENOMEM). */
 int simulate__apply_assignment(struct sim *s, struct sim_job *j, const struct sched_assignment *as);
 
+/* Sorts n slots by (node, gpu), the order a job's slots are kept in (apply.c). */
+void simulate__sort_slots(struct sched_slot *sl, int n);
+
 /* Links and parts the packed pairs of decision d (s->active in the decision's order). */
 void simulate__apply_packs(struct sim *s, const struct sched_decision *d);
 

@@ -33,8 +33,8 @@ int simulate__fill_totals(struct sim *s, struct simulate_result *r)
         struct simulate_job_result *o = &r->jobs[i];
         o->id = j->spec->id;
         o->submit_time = j->spec->submit_time;
-        o->start_time = j->start_time;
-        o->finish_time = j->finish_time;
+        o->start_time = j->started ? j->start_time : -1.0;
+        o->finish_time = j->done ? j->finish_time : -1.0;
         o->jct_s = j->finish_time - j->spec->submit_time;
         o->queue_s = j->start_time - j->spec->submit_time;
         o->gpu_seconds = j->gpu_seconds;

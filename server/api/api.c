@@ -30,6 +30,7 @@
 #include "store/db.h"
 #include "submit.h"
 #include "usage.h"
+#include "forecasts.h"
 #include "users.h"
 #include "whatif.h"
 #include "whatif_run.h"
@@ -95,6 +96,7 @@ static const struct route routes[] = {
     {"GET", "/api/v1/scheduler/rounds", scheduler_rounds, PEOPLE, 0},
     {"GET", "/api/v1/cluster/history", history_get, PEOPLE, 0},
     {"GET", "/api/v1/reports/usage", usage_get, PEOPLE, 0},
+    {"GET", "/api/v1/forecasts/calibration", forecasts_calibration_get, PEOPLE, 0},
     {"GET", "/api/v1/jobs/{id}/model", jobs_model, PEOPLE, 0},
     {"POST", "/api/v1/jobs/{id}/resize", jobs_resize, PEOPLE, ROUTE_JSON_BODY},
     {"POST", "/api/v1/jobs/{id}/migrate", jobs_migrate, PEOPLE, 0},

@@ -73,8 +73,27 @@ enum {
  * (JOBVIEW_ALLOCS_SQL: one row per node, the GPUs' indexes as text "0 1 2"). */
 #define JOBVIEW_SCHED_COLS                                                                         \
     "job_id, pending_reason, queue_position, " TS_UTC("predicted_start") ", model::text, "         \
-    TS_UTC("predicted_finish") ", remaining_source, (model->'remaining')::text"
-enum { JS_JOB_ID, JS_REASON, JS_POSITION, JS_START, JS_MODEL, JS_FINISH, JS_SOURCE, JS_REMAINING };
+    TS_UTC("predicted_finish") ", remaining_source, (model->'remaining')::text, "                  \
+    JOBVIEW_FORECAST_COL
+/* The job's forecast (job_forecasts, docs/forecast.md) as a JSON object text, RFC 3339 times
+ * (null: unknown); SQL NULL when the forecast thread has made none. */
+#define FC_TS(col) "to_char(f." col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#define JOBVIEW_FORECAST_COL                                                                       \
+    "(SELECT json_build_object('start_p50', " FC_TS("start_p50") ", 'start_p90', "                 \
+    FC_TS("start_p90") ", 'finish_p50', " FC_TS("finish_p50") ", 'finish_p90', "                   \
+    FC_TS("finish_p90") ", 'as_of', " FC_TS("as_of") ")::text FROM job_forecasts f"                \
+    " WHERE f.job_id = job_sched.job_id)"
+enum {
+    JS_JOB_ID,
+    JS_REASON,
+    JS_POSITION,
+    JS_START,
+    JS_MODEL,
+    JS_FINISH,
+    JS_SOURCE,
+    JS_REMAINING,
+    JS_FORECAST
+};
 enum { JA_JOB, JA_NODE, JA_GPUS, JA_COUNT };
 
 #endif

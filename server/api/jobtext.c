@@ -338,6 +338,11 @@ static void queue_fields(struct jsontext *t, const char *state, const struct job
     view_member(t, "predicted_start", waiting, cell_ts, q, i, JS_START);
     view_member(t, "remaining_source", predicted, cell_str, q, i, JS_SOURCE);
     remaining_member(t, state, q, i, precision);
+    key(t, "forecast"); /* null: none made, or the job has ended */
+    if (predicted && !PQgetisnull(q, i, JS_FORECAST))
+        cell_doc(t, q, i, JS_FORECAST, precision);
+    else
+        jsontext_lit(t, "null");
 }
 
 /* "allocation": [{node, gpus: [index...]}] and "world_size" from the allocation rows of job

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forecast_cells.h"
 #include "http/router.h"
 #include "job_state.h"
 #include "live/live.h"
@@ -214,6 +215,41 @@ static void write_remaining(FILE *f, PGconn *db)
     PQclear(r);
 }
 
+/* The forecasts' calibration (forecasts.h: the view the dashboard reads too), every event and
+ * lead always written: the scores, the share of truths at or below the P90, the median
+ * |P50 error| over the time to the event (NaN when none was scored). */
+static void write_forecasts(FILE *f, PGconn *db)
+{
+    static const char *const names[] = {"ringmaster_forecast_scores",
+                                        "ringmaster_forecast_within_p90_ratio",
+                                        "ringmaster_forecast_p50_error_ratio"};
+    static const char *const helps[] = {
+        "Forecasts scored against the job's start or completion, by how far ahead made.",
+        "Share of the scored forecasts whose truth fell at or below their P90.",
+        "Median absolute error of the P50 over the time to the event."};
+    static const char *const events[FORECAST_EVENTS] = FORECAST_EVENT_NAMES;
+    static const char *const leads[FORECAST_LEADS] = FORECAST_LEAD_NAMES;
+    PGresult *r = query(db, "SELECT event, lead, n, within_p90, median_rel_err FROM"
+                            " forecast_calibration");
+    if (!r)
+        return;
+    for (int g = 0; g < 3; g++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", names[g], helps[g], names[g]);
+        for (int e = 0; e < FORECAST_EVENTS; e++)
+            for (int k = 0; k < FORECAST_LEADS; k++) {
+                const char *v = g == 0 ? "0" : "NaN";
+                for (int i = 0; i < PQntuples(r); i++)
+                    if (!strcmp(PQgetvalue(r, i, 0), events[e]) &&
+                        !strcmp(PQgetvalue(r, i, 1), leads[k]) &&
+                        !PQgetisnull(r, i, 2 + g))
+                        v = PQgetvalue(r, i, 2 + g);
+                fprintf(f, "%s{event=\"%s\",lead=\"%s\"} %s\n", names[g], events[e],
+                        leads[k], v);
+            }
+    }
+    PQclear(r);
+}
+
 static void write_database(FILE *f, PGconn *db)
 {
     int up = db && PQstatus(db) == CONNECTION_OK;
@@ -238,6 +274,7 @@ static void write_database(FILE *f, PGconn *db)
                     "SELECT COALESCE(sum(lost_gpu_s), 0) FROM gpu_faults");
         write_actions(f, db);
         write_remaining(f, db);
+        write_forecasts(f, db);
         /* How far off the scheduler's predictions of finishes were (sql/014), over the jobs
          * completed in the last 30 days that had any. */
         write_gauge(f, db, "ringmaster_estimate_error_mean",

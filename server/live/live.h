@@ -92,6 +92,14 @@ int live_slice_suspend_failed(PGconn *c, const char *id);
  * when it did so, 0 when nothing applied, -1 on a database error. */
 int live_slice_suspended_late(PGconn *c, const char *id);
 
+/* ---- the forecasts (docs/forecast.md) ---- */
+
+/* THE forecast finish of job job_id as the forecast thread last stored it: its P50 and P90
+ * (epoch seconds; the P90 -1 when unknown) and when it was made, into those that are not NULL.
+ * Returns 0, 1 when the job has no forecast finish (none made yet, or unknown), -1 on a
+ * database error. The core's outlook_finish() answers the same of a forecast in memory. */
+int live_forecast_finish(PGconn *c, long long job_id, double *p50, double *p90, double *as_of);
+
 /* ---- the cluster's history (live/sampler.c writes it, GET /api/v1/cluster/history reads it) ----
  */
 

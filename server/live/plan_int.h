@@ -56,6 +56,7 @@ struct live_plan {
     int capacity;             /* GPUs on up nodes */
     int guaranteed;           /* a guarantee or a deadline gave a job GPUs (some assign forced) */
     char policy[32];
+    const struct sched_policy_ops *ops; /* that policy's */
     const struct snap_job **blocked; /* PENDING jobs whose dependencies are not met (after.h):
                                       * not shown to the core; nblocked of them */
     size_t nblocked;

@@ -74,7 +74,8 @@ static int mark_nodes_down(PGconn *c, const struct settings *cfg)
 }
 
 int live_round_run(PGconn *c, struct live_models *ms, const struct settings *cfg,
-                    long round_no, struct live_round_result *out, char *err, size_t errlen)
+                    long round_no, struct forecast_thread *fc, struct live_round_result *out,
+                    char *err, size_t errlen)
 {
     long long t0 = monotime_us();
     memset(out, 0, sizeof(*out));
@@ -93,6 +94,8 @@ int live_round_run(PGconn *c, struct live_models *ms, const struct settings *cfg
     int rc = plan ? live_plan_write(plan, c, t0, out, err, errlen) : -1;
     out->snap_us = t2 - t1;
     out->decide_us = t3 - t2 - out->refit_us;
+    if (rc == 0)
+        live_plan_offer_forecast(plan, fc, cfg->interval_s);
     live_plan_destroy(plan);
     live_snap_destroy(s);
     if (rc == 0)

@@ -19,13 +19,16 @@
 
 struct settings;
 struct live_models;
+struct forecast_thread;
 
 /* Runs one round. round_no counts the thread's rounds (model cache pruning, the core's
  * seed). The policy is cfg->policy, every round: a job without a declared class is learned
  * under it from its own steps (the core's learn.h: a model from one size, growth to twice
- * the largest size measured on free GPUs). Returns 0, or -1
+ * the largest size measured on free GPUs). A round that wrote its plan offers its snapshot
+ * to fc, the forecasts' thread (forecast_thread.h; NULL: none). Returns 0, or -1
  * with text in err (the database state is then unchanged but for nodes marked DOWN). */
 int live_round_run(PGconn *c, struct live_models *ms, const struct settings *cfg,
-                    long round_no, struct live_round_result *out, char *err, size_t errlen);
+                    long round_no, struct forecast_thread *fc, struct live_round_result *out,
+                    char *err, size_t errlen);
 
 #endif

@@ -15,6 +15,7 @@
 #include "after.h"
 #include "bounds.h"
 #include "config.h"
+#include "forecast_thread.h"
 #include "learn_types.h"
 #include "log.h"
 #include "model.h"
@@ -426,7 +427,30 @@ static const struct sched_policy_ops *choose_policy(struct live_plan *p)
 {
     const struct sched_policy_ops *ops = sched_policy_find(p->cfg->policy);
     snprintf(p->policy, sizeof(p->policy), "%s", p->cfg->policy);
-    return ops ? ops : sched_policy_find("ringmaster");
+    p->ops = ops ? ops : sched_policy_find("ringmaster");
+    return p->ops;
+}
+
+void live_plan_offer_forecast(const struct live_plan *p, struct forecast_thread *fc,
+                              double interval_s)
+{
+    if (!forecast_thread_wants(fc))
+        return;
+    struct sched_job *jobs = calloc(p->njobs + 1, sizeof(*jobs));
+    if (!jobs)
+        return;
+    for (size_t i = 0; i < p->njobs; i++) {
+        const struct live_plan_job *pj = &p->jobs[i];
+        jobs[i] = p->cjobs[i];
+        jobs[i].cur_gpus = pj->gpus;
+        jobs[i].slots = pj->gpus > 0 ? pj->slots : NULL;
+        if (pj->change != CH_KEEP && pj->change != CH_BATCH)
+            jobs[i].last_change_time = p->s->now;
+    }
+    struct sched_snapshot after = p->snap;
+    after.jobs = jobs;
+    forecast_thread_offer(fc, &after, p->ops, interval_s);
+    free(jobs);
 }
 
 /* Time-sliced jobs resume on the very GPUs they left when the decision allows it

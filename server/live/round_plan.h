@@ -36,6 +36,7 @@ struct live_round_result {
 };
 
 struct live_plan;
+struct forecast_thread;
 
 /* Builds the plan; c is used to read metrics for refits. Returns NULL with text in err. */
 struct live_plan *live_plan_create(const struct live_snap *s, struct live_models *ms,
@@ -48,5 +49,10 @@ int live_plan_write(struct live_plan *p, PGconn *c, long long t0_us,
                      struct live_round_result *out, char *err, size_t errlen);
 
 void live_plan_destroy(struct live_plan *p);
+
+/* Offers fc (forecast_thread.h; NULL: none) the state after the plan: the core's snapshot
+ * with each job on the GPUs the plan leaves it, under the plan's policy. */
+void live_plan_offer_forecast(const struct live_plan *p, struct forecast_thread *fc,
+                              double interval_s);
 
 #endif

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "model.h"
 #include "monotime.h"
+#include "forecast_thread.h"
 #include "retention.h"
 #include "round.h"
 #include "sampler.h"
@@ -40,6 +41,7 @@ struct live_thread {
     int started;
     long rounds;
     struct retention_thread *retention; /* thins the metrics, off this thread (retention.h) */
+    struct forecast_thread *forecast;   /* the forecasts, off this thread (forecast_thread.h) */
 };
 
 /* A round that acted, or a slow one (what its time went to: snapshot, refits, decision,
@@ -92,7 +94,8 @@ static double one_round(struct live_thread *t, struct settings *cfg)
     int rc = live_config_load(c, cfg, err, sizeof(err));
     memset(&res, 0, sizeof(res));
     if (rc == 0 && !cfg->paused)
-        rc = live_round_run(c, t->models, cfg, ++t->rounds, &res, err, sizeof(err));
+        rc = live_round_run(c, t->models, cfg, ++t->rounds, t->forecast, &res, err,
+                            sizeof(err));
     if (c && history_tick(c, herr, sizeof(herr)) < 0)
         log_error("scheduler: %s", herr);
     db_release(t->db, c);
@@ -245,6 +248,9 @@ struct live_thread *live_thread_create(const char *conninfo, const char *name, c
     t->retention = retention_thread_create(conninfo, err, errlen);
     if (!t->retention)
         goto error;
+    t->forecast = forecast_thread_create(conninfo, err, errlen);
+    if (!t->forecast)
+        goto error;
     if (pthread_create(&t->tid, NULL, run, t) != 0) {
         snprintf(err, errlen, "cannot start the scheduler thread");
         goto error;
@@ -260,6 +266,7 @@ void live_thread_db_restarting(struct live_thread *t, int restarting)
 {
     db_set_restarting(t->db, restarting);
     retention_thread_db_restarting(t->retention, restarting);
+    forecast_thread_db_restarting(t->forecast, restarting);
     if (!restarting) {
         atomic_store(&t->db_back, 1);
         live_wake_signal();
@@ -275,6 +282,7 @@ void live_thread_destroy(struct live_thread *t)
         pthread_join(t->tid, NULL);
     }
     retention_thread_destroy(t->retention);
+    forecast_thread_destroy(t->forecast);
     live_models_destroy(t->models);
     db_destroy(t->db);
     PQfinish(t->listen);

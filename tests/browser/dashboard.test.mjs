@@ -265,6 +265,8 @@ test("a real worker registers its four simulated GPUs and the cluster page shows
   await expectText(page.locator("#stat-gpus"), /^0 \/ 4/);
   await expectText(page.locator("#policy"), /Active policy: fifo/);
   await expectText(page.locator("#stat-queue"), /^0/);
+  await expectText(page.locator("#cluster-queue"), /Nothing waits/);
+  await expectText(page.locator("#calibration-table"), /truth ≤ P90.*made 1-4h ahead.*start.*finish/s);
   await expectText(page.locator("#cluster-charts"), /GPUs allocated/, 10000); // after two samples
   await screenshot(page, "cluster-1280");
 });
@@ -768,6 +770,8 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
     const cluster = await import("/js/pages/cluster.js");
     const jobs = await import("/js/pages/jobs.js");
     const job = await import("/js/pages/job.js");
+    const fc = await import("/js/pages/forecast.js");
+    const at = (s) => new Date(Date.now() + s * 1000).toISOString();
     let unclosed = null;
     const now = Date.parse("2026-01-01T12:00:00Z");
     const rows = [
@@ -826,6 +830,18 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
         job.checkpointText({ state: "RUNNING", checkpoint: null }),
         job.checkpointText({ state: "PENDING" }),
       ],
+      // forecasts (docs/forecast.md): the band's text, the queue, the calibration
+      band: [fc.bandText({ start_p50: at(600), start_p90: at(1200) }, "start"), fc.bandText(null, "start"),
+        fc.bandText({ finish_p50: at(3600) }, "finish")],
+      queue: fc.queueTable([{ id: 6, name: "b", user: "u", gpus: 4, queue_position: 2, forecast: null },
+        { id: 5, name: "a", user: "u", gpus: 2, queue_position: 1, forecast: { start_p50: at(600) } }])
+        .querySelectorAll("tbody tr").length,
+      queueFirst: fc.queueTable([{ id: 6, name: "b", gpus: 4, queue_position: 2 },
+        { id: 5, name: "a", gpus: 2, queue_position: 1, forecast: { start_p50: at(600) } }])
+        .querySelector("tbody tr .forecast-start").textContent,
+      calib: [...fc.calibrationTable([{ event: "start", lead: "1-4h", n: 20, within_p90: 0.9 }])
+        .querySelectorAll("tbody td")].map((td) => td.textContent),
+      noChart: fc.bandChart({}),
       gpu0: owners.get("1/0").jobs.map((j) => j.id),
       gpu1: [owners.get("1/1").jobs.map((j) => j.id), owners.get("1/1").packed, owners.get("1/1").suspended],
     };
@@ -847,6 +863,11 @@ test("helpers: argv splitting, field mapping, bar labels, fits, throughput, GPU 
   assert.deepEqual(got.wait, [[[-2, 30], [-1, "NaN"]], [[-2, "NaN"], [-1, 90]]]);
   assert.equal(got.waitUnit, "s");
   assert.deepEqual(got.finish, ["2026-01-01T12:10:00.000Z", "2026-01-01T13:07:30.000Z", null, null, null]);
+  assert.deepEqual(got.band, ["in 10 min (P90 in 20 min)", "", "in 1 h 0 min"]);
+  assert.equal(got.queue, 2);
+  assert.equal(got.queueFirst, "in 10 min", "the queue in its order, with the forecast start");
+  assert.deepEqual(got.calib, ["–", "–", "90 % of 20", "–", "–", "–", "–", "–"]);
+  assert.equal(got.noChart, null);
   assert.deepEqual(got.gpu0, [7]);
   assert.deepEqual(got.gpu1, [[7, 8], true, true]);
   assert.deepEqual(got.types, [

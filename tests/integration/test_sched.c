@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "harness.h"
+#include "live/live.h"
+#include "store/db.h"
 
 TestSuite(sched, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
 
@@ -642,5 +645,115 @@ Test(sched, lists_carry_the_predicted_finish)
     j = get_job(a);
     cr_assert(json_is_null(json_object_get(j, "predicted_finish")), "cancelled: no finish");
     json_decref(j);
+    hx_finish();
+}
+
+/* The forecast member's field name of job id's answer as seconds from now (NAN: null). */
+static double forecast_in(long long id, const char *name)
+{
+    json_t *j = get_job(id);
+    const char *v = json_string_value(json_object_get(json_object_get(j, "forecast"), name));
+    double left = NAN;
+    if (v) {
+        char sql[160];
+        snprintf(sql, sizeof(sql), "SELECT extract(epoch FROM '%s'::timestamptz - now())", v);
+        left = hx_sql_num(sql);
+    }
+    json_decref(j);
+    return left;
+}
+
+/* Forecasts (docs/forecast.md): the background thread simulates forward from the round's
+ * snapshot; b waits behind a and starts when a ends, P90 at or after P50; once a completes and
+ * b starts, the forecasts made for them are scored (forecast_scores) and /metrics shows the
+ * calibration. */
+Test(sched, forecasts_simulated_forward_and_scored)
+{
+    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
+                         "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
+    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4,"
+                         "\"model\":{\"class\":\"resnet110\",\"epochs\":20}}");
+    register_node("n1", 4);
+    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
+    mark_running(a);
+    double until = hx_now() + WAIT_S;
+    while (isnan(forecast_in(b, "finish_p50")) && hx_now() < until)
+        usleep(200000);
+    double a50 = forecast_in(a, "finish_p50"), a90 = forecast_in(a, "finish_p90");
+    double b50 = forecast_in(b, "start_p50"), b90 = forecast_in(b, "start_p90");
+    double f50 = forecast_in(b, "finish_p50"), f90 = forecast_in(b, "finish_p90");
+    cr_assert(isnan(forecast_in(a, "start_p50")), "a runs: no start forecast");
+    /* 10 epochs of resnet110 at 4 GPUs: about 434 s; declared: a tight band */
+    cr_assert(a50 > 300 && a50 < 500, "a ends in %.0f s", a50);
+    cr_assert(a90 >= a50 && a90 < a50 * 1.5, "a's P90 %.0f, P50 %.0f", a90, a50);
+    cr_assert(fabs(b50 - a50) <= 2, "b starts when a ends: %.0f, %.0f", b50, a50);
+    cr_assert(b90 >= b50 && f90 >= f50 && f50 > b50 + 600, "b: %.0f..%.0f, %.0f..%.0f", b50, b90,
+              f50, f90);
+    /* the one reader of a job's stored forecast finish (live.h), as the API shows it */
+    char err[256];
+    PGconn *c = db_connect(hx.conninfo, err, sizeof(err));
+    cr_assert_not_null(c, "%s", err);
+    double p50 = -1, p90 = -1, made = -1;
+    cr_assert_eq(live_forecast_finish(c, b, &p50, &p90, &made), 0);
+    cr_assert(fabs(p50 - (hx_sql_num("SELECT extract(epoch FROM now())") + f50)) < 30, "%f", p50);
+    cr_assert(p90 >= p50 && made > 0);
+    cr_assert_eq(live_forecast_finish(c, 999999, &p50, NULL, NULL), 1, "no such job: none");
+    PQfinish(c);
+    json_t *j = get_job(b);
+    const char *as_of = json_string_value(json_object_get(json_object_get(j, "forecast"), "as_of"));
+    cr_assert(as_of && as_of[strlen(as_of) - 1] == 'Z', "as_of in UTC");
+    json_decref(j);
+    /* ringctl list: START of the pending job, FINISH of both; show: the band */
+    struct ctl_run *r = ctl("list");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    cr_assert(strstr(r->out, "START") && strstr(r->out, "FINISH "), "%s", r->out);
+    char bid[32], row[512] = "";
+    snprintf(bid, sizeof(bid), "\n%lld ", b);
+    const char *line = strstr(r->out, bid);
+    cr_assert_not_null(line, "%s", r->out);
+    snprintf(row, sizeof(row), "%.*s", (int)strcspn(line + 1, "\n"), line + 1);
+    cr_assert(strstr(row, " in 7m ") || strstr(row, " in 6m ") || strstr(row, " in 5m "),
+              "b starts in about 7 minutes, a narrow band: %s", row);
+    snprintf(bid, sizeof(bid), "%lld", b);
+    r = ctl("show", bid);
+    cr_assert(strstr(r->out, "forecast:  start ") && strstr(r->out, "(P90), finish "), "%s",
+              r->out);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = 'COMPLETED', finished_at = now() WHERE id = %lld", a);
+    hx_sql_do(sql);
+    cr_assert_eq(wait_num(ALLOC_SQL, b, 4), 4);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_events (job_id, from_state, to_state, event, actor) VALUES"
+             " (%lld, 'STARTING', 'RUNNING', 'running', 'test')",
+             b);
+    hx_sql_do(sql);
+    mark_running(b);
+    const char *scored = "SELECT count(*) FROM forecast_scores WHERE job_id = %lld";
+    cr_assert_geq(wait_num(scored, a, 1), 1, "a's finish forecast is scored");
+    cr_assert_geq(wait_num(scored, b, 1), 1, "b's start forecast is scored");
+    /* a ended ~430 s before its forecast: within its P90, early */
+    cr_assert_eq(sql_num("SELECT count(*) FROM forecast_scores WHERE job_id = %lld AND"
+                         " event = 'finish' AND within_p90 AND error_s < -200",
+                         a),
+                 1);
+    cr_assert_eq(sql_num("SELECT count(*) FROM forecast_marks WHERE job_id = %lld", a), 0,
+                 "an ended job's marks go");
+    /* the calibration: the API's eight cells, and /metrics the same */
+    json_t *cal =
+        hx_expect_json(hx_json("GET", "/api/v1/forecasts/calibration", hx.admin, NULL), 200);
+    json_t *items = json_object_get(cal, "items");
+    cr_assert_eq(json_array_size(items), 8);
+    json_t *fin = json_array_get(items, 4); /* finish, <10m */
+    cr_assert_str_eq(json_string_value(json_object_get(fin, "event")), "finish");
+    cr_assert_str_eq(json_string_value(json_object_get(fin, "lead")), "<10m");
+    cr_assert_eq(json_integer_value(json_object_get(fin, "n")), 1);
+    cr_assert_float_eq(json_number_value(json_object_get(fin, "within_p90")), 1, 1e-9);
+    cr_assert(json_is_null(json_object_get(json_array_get(items, 7), "within_p90")), "none");
+    json_decref(cal);
+    cr_assert_eq(hx_metric("ringmaster_forecast_within_p90_ratio{event=\"finish\",lead=\"<10m\"}"),
+                 1);
+    cr_assert_eq(hx_metric("ringmaster_forecast_scores{event=\"start\",lead=\"<10m\"}"), 1);
+    cr_assert_eq(hx_metric("ringmaster_forecast_scores{event=\"finish\",lead=\">4h\"}"), 0);
     hx_finish();
 }

@@ -124,3 +124,27 @@ Test(timefmt, parses_a_time_a_person_gives)
         cr_expect_eq(timefmt_parse_user(bad[i], now, &t), -1, "accepted '%s'", bad[i]);
     cr_assert_eq(timefmt_parse_user(NULL, now, &t), -1);
 }
+
+Test(timefmt, forecasts_in_a_column)
+{
+    char b[32];
+    time_t now = 1000000;
+    timefmt_forecast(now + 180, now + 200, now, b, sizeof(b));
+    cr_assert_str_eq(b, "in 3m", "a narrow band: sure");
+    timefmt_forecast(now + 7800, now + 12000, now, b, sizeof(b));
+    cr_assert_str_eq(b, "~2h10m", "a wide band: about");
+    timefmt_forecast(now + 7800, now + 8000, now, b, sizeof(b));
+    cr_assert_str_eq(b, "in 2h10m");
+    timefmt_forecast(now + 45, -1, now, b, sizeof(b));
+    cr_assert_str_eq(b, "~45s", "no P90: not sure");
+    timefmt_forecast(now + 100000, now + 100000, now, b, sizeof(b));
+    cr_assert_str_eq(b, "in 1d3h");
+    timefmt_forecast(now - 5, now + 10, now, b, sizeof(b));
+    cr_assert_str_eq(b, "now");
+    timefmt_forecast(-1, -1, now, b, sizeof(b));
+    cr_assert_str_eq(b, "-");
+    timefmt_forecast_text("1970-01-12T13:49:40Z", "1970-01-12T13:50:00Z", now, b, sizeof(b));
+    cr_assert_str_eq(b, "in 3m");
+    timefmt_forecast_text(NULL, NULL, now, b, sizeof(b));
+    cr_assert_str_eq(b, "-");
+}

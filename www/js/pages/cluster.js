@@ -9,6 +9,7 @@ import { api, apiPoll, listAll, itemsOf } from "../api.js";
 import { h, fill, loading, empty, failure, bytes, ago, secondsSince, duration, jobColour, ACTIVE_STATES } from "../dom.js";
 import { lineChart } from "../chart.js";
 import { gpusNow } from "./jobs.js";
+import { queueTable, calibrationTable } from "./forecast.js";
 
 const STALE_S = 60;          // a heartbeat older than this marks the node stale
 
@@ -205,6 +206,8 @@ export function mount(root) {
   const policy = h("div", { id: "policy" }, loading());
   const map = h("div", { id: "gpu-map", class: "node-grid" }, loading("Loading nodes…"));
   const chartBox = h("div", { id: "cluster-charts" }, loading());
+  const queueBox = h("div", { id: "cluster-queue" }, loading());
+  const calibBox = h("div", { id: "cluster-calibration" });
   let range = RANGES.find((r) => r.key === localStorage.getItem(RANGE_KEY)) || RANGES[0];
   let seen = false, history = null, drawn = "";
 
@@ -225,10 +228,11 @@ export function mount(root) {
   }
 
   async function refresh() {
-    let nodes, jobs, sched;
+    let nodes, jobs, sched, calib;
     try {
       const lists = await Promise.all(["PENDING", ...ACTIVE_STATES].map((s) => listAll("/jobs?state=" + s)));
-      [nodes, sched] = await Promise.all([api("/nodes"), api("/scheduler"), refreshCharts()]);
+      [nodes, sched, calib] = await Promise.all([api("/nodes"), api("/scheduler"),
+        api("/forecasts/calibration").catch(() => null), refreshCharts()]);
       jobs = lists.flatMap((l) => l.items);
     } catch (e) {
       if (!seen) fill(map, failure(e, "Cannot load the cluster"));
@@ -250,6 +254,8 @@ export function mount(root) {
       stat("jobs running", jobs.filter((j) => j.state === "RUNNING").length, null, "stat-running"),
       stat("queue", pending.length, pending.length ? "average wait " + duration(wait).trim() : "nothing waits", "stat-queue"));
     fill(policy, policyView(sched));
+    fill(queueBox, pending.length ? queueTable(pending) : empty("Nothing waits."));
+    if (calib) fill(calibBox, calibrationTable(itemsOf(calib)));
     fill(map, ns.length ? [ns.map((n) => nodeCard(n, owners)), legend(owners)]
       : empty("No nodes registered. Start ringmaster-worker on a GPU host (or register one with POST /api/v1/nodes)."));
   }
@@ -267,6 +273,12 @@ export function mount(root) {
           refreshCharts();
         })),
       h("p", { class: "muted small" }, "Sampled by the server (at most every 5 s, kept for 30 days). A GPU is busy when its job reported a minibatch in the last 30 s; allocated but not busy is idle."),
-      chartBox)));
+      chartBox),
+    h("section", { class: "card", id: "sec-queue" }, h("h2", null, "Queue"),
+      h("p", { class: "muted small" }, "Forecasts simulated forward from the last round, P50 (and P90), without jobs still to come."),
+      queueBox),
+    h("section", { class: "card", id: "sec-calibration" }, h("h2", null, "Forecast calibration"),
+      h("p", { class: "muted small" }, "Share of the forecasts whose truth fell at or below their P90, by how far ahead they were made (kept 90 days)."),
+      calibBox)));
   return { refresh };
 }

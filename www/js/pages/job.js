@@ -6,6 +6,7 @@ import { h, fill, loading, empty, failure, fields, stateBadge, progressBar, when
 import { jobSections, fetchParts, metricsFeed, logFeed } from "./jobparts.js";
 import { gpusNow } from "./jobs.js";
 import { remainingRows, valueRows } from "./remaining.js";
+import { forecastSection } from "./forecast.js";
 
 // The actions of the job page (docs/api.md, docs/worker-protocol.md). input: a value asked
 // for in the confirmation. done(answer): the result line; suspend and resume answer with the
@@ -237,7 +238,7 @@ export function mount(root, ctx) {
 
   function showJob(evs) {
     fill(title, "Job " + id + ": " + job.name + " ", stateBadge(job.state));
-    fill(main, waiting(job),
+    fill(main, waiting(job), FINAL_STATES.includes(job.state) ? null : forecastSection(job),
       h("div", { class: "cols" },
         h("section", { class: "card", id: "sec-details" }, h("h2", null, "Details"), details(job)),
         h("section", { class: "card", id: "sec-events" }, h("h2", null, "Events"),
