@@ -17,7 +17,7 @@
 #define FORECAST_MIN_PERIOD_S 5.0
 #define FORECAST_IDLE_FACTOR 9.0 /* wait >= this times a pass's CPU seconds */
 /* K: with 10 runs 83 % of the starts fell at or below the P90 forecast an hour ahead, with 20
- * 92 % (docs/evaluation.md section 10) */
+ * 92 % (docs/evaluation.md section 12) */
 #define FORECAST_RUNS 20
 #define FORECAST_ROUND_MIN_S 60.0 /* the forecasts' periodic round, at least */
 #define FORECAST_MARK_EVERY_S 600 /* a job's forecast kept to be scored at most this often */
