@@ -302,7 +302,8 @@ static void print_model(json_t *job)
 }
 
 /* "deadline: 2026-12-05 18:00:00 (forecast finish ~Thu 14:10, before the deadline)": the
- * server's verdict on the last round's forecast, while the job has not ended. */
+ * server's verdict on its forecast while the job has not ended; once it completed, whether it
+ * finished by it ("met", "missed by 3m10s"). */
 static void print_deadline(json_t *job)
 {
     char at[64];
@@ -310,6 +311,19 @@ static void print_deadline(json_t *job)
         json_string_value(json_object_get(json_object_get(job, "deadline_forecast"), "text"));
     if (!when(job, "deadline", at, sizeof(at), NULL))
         return;
+    time_t due, done;
+    const char *fin = json_string_value(json_object_get(job, "finished_at"));
+    if (fin && !strcmp(str_or(job, "state", ""), "COMPLETED") &&
+        timefmt_parse(json_string_value(json_object_get(job, "deadline")), &due) == 0 &&
+        timefmt_parse(fin, &done) == 0) {
+        char late[32];
+        timefmt_about((double)(done - due), late, sizeof(late));
+        if (done <= due)
+            printf("  deadline:  %s (met)\n", at);
+        else
+            printf("  deadline:  %s (missed by %s)\n", at, late);
+        return;
+    }
     if (verdict)
         printf("  deadline:  %s (%s)\n", at, verdict);
     else

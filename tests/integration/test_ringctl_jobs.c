@@ -218,6 +218,21 @@ Test(ringctl, submit_deadline_says_whether_the_forecast_meets_it)
     r = ctl("submit", "--name", "bad", "--deadline", "friday", "--", "t");
     cr_assert_neq(r->code, 0);
     cr_assert(strstr(r->err, "--deadline"), "%s", r->err);
+
+    /* once completed, show says whether it finished by its deadline */
+    char upd[256];
+    snprintf(upd, sizeof(upd),
+             "UPDATE jobs SET state = 'COMPLETED', finished_at = deadline - interval '1 hour'"
+             " WHERE id = %lld",
+             id);
+    hx_sql_do(upd);
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "  deadline:  ") && strstr(r->out, "(met)"), "%s", r->out);
+    snprintf(upd, sizeof(upd),
+             "UPDATE jobs SET finished_at = deadline + interval '3 hours' WHERE id = %lld", id);
+    hx_sql_do(upd);
+    r = ctl("show", ids);
+    cr_assert(strstr(r->out, "(missed by about 3"), "%s", r->out);
     hx_finish();
 }
 
