@@ -76,13 +76,16 @@ enum {
     TS_UTC("predicted_finish") ", remaining_source, (model->'remaining')::text, "                  \
     JOBVIEW_FORECAST_COL
 /* The job's forecast (job_forecasts, docs/forecast.md) as a JSON object text, RFC 3339 times
- * (null: unknown); SQL NULL when the forecast thread has made none. */
+ * (null: unknown); SQL NULL when the forecast thread has made none. Its start only while the
+ * job waits: a job that started since the last pass is not shown a start still to come. */
 #define FC_TS(col) "to_char(f." col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#define FC_START_TS(col)                                                                           \
+    "CASE WHEN w.state = 'PENDING' THEN " FC_TS(col) " END"
 #define JOBVIEW_FORECAST_COL                                                                       \
-    "(SELECT json_build_object('start_p50', " FC_TS("start_p50") ", 'start_p90', "                 \
-    FC_TS("start_p90") ", 'finish_p50', " FC_TS("finish_p50") ", 'finish_p90', "                   \
+    "(SELECT json_build_object('start_p50', " FC_START_TS("start_p50") ", 'start_p90', "           \
+    FC_START_TS("start_p90") ", 'finish_p50', " FC_TS("finish_p50") ", 'finish_p90', "             \
     FC_TS("finish_p90") ", 'as_of', " FC_TS("as_of") ")::text FROM job_forecasts f"                \
-    " WHERE f.job_id = job_sched.job_id)"
+    " JOIN jobs w ON w.id = f.job_id WHERE f.job_id = job_sched.job_id)"
 enum {
     JS_JOB_ID,
     JS_REASON,

@@ -729,6 +729,9 @@ Test(sched, forecasts_simulated_forward_and_scored)
              b);
     hx_sql_do(sql);
     mark_running(b);
+    /* b started: its stored forecast (made while it waited) no longer shows a start to come */
+    cr_assert(isnan(forecast_in(b, "start_p50")) && isnan(forecast_in(b, "start_p90")),
+              "a running job is shown no start forecast");
     const char *scored = "SELECT count(*) FROM forecast_scores WHERE job_id = %lld";
     cr_assert_geq(wait_num(scored, a, 1), 1, "a's finish forecast is scored");
     cr_assert_geq(wait_num(scored, b, 1), 1, "b's start forecast is scored");
