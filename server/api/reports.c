@@ -220,8 +220,7 @@ static int checkpoint_or_respond(struct api_call *call, const json_t *body, long
  * the job, $2 the caller, $3 REPORTS_LATE_S, $4 whether the caller may report for any job
  * (an admin), $5 the job's total steps (0: not said), $6 and $7 its gradient statistics
  * (NULL: not said), $8 the items, $9 and $10 the step and time of its last checkpoint (NULL:
- * not said; a time after the database's now() is taken as now), $11 what it fits in one GPU
- * (0: not said; kept for the GPU model it holds, sql/049). One row, or none for no such
+ * not said; a time after the database's now() is taken as now). One row, or none for no such
  * job: whether the caller may report (CLAIM_RUNS), and the reports stored (none when it may
  * not). The job's total, statistics and checkpoint are kept in the same statement (one
  * UPDATE: a statement changes a row once). The job's last report and running sums follow from
@@ -247,14 +246,19 @@ static const struct db_stmt metrics_stmt = {
     " LEAST(pl.nodes, GREATEST(m.world_size, 1)), CASE WHEN m.world_size > 1 THEN pl.link"
     " ELSE 0 END FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int,"
     " loss float8, samples bigint, seconds float8, at timestamptz), pl WHERE (SELECT ok FROM ok)"
-    " ON CONFLICT DO NOTHING RETURNING 1),"
-    " fits AS (INSERT INTO job_fits (job_id, gpu_model, max_local) SELECT $1, g.model, $11"
-    " FROM (SELECT min(g.model) AS model FROM allocations a JOIN node_gpus g"
-    " ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint) g"
-    " WHERE $11::int > 0 AND g.model <> '' AND (SELECT ok FROM ok)"
-    " ON CONFLICT (job_id, gpu_model) DO UPDATE SET max_local = EXCLUDED.max_local, at = now())"
+    " ON CONFLICT DO NOTHING RETURNING 1)"
     " SELECT ok, (SELECT count(*) FROM ins) FROM ok",
-    11, 0};
+    10, 0};
+
+/* What the job said fits in one GPU ($2, its FITS record), kept for the GPU model it holds
+ * (sql/049), after a metrics post that may report for it: a statement of its own, sent only
+ * with a post that says it (once a launch), so that the hot path of every other post does not
+ * carry it (make bench-scale: a data-modifying CTE is run for every post, said or not). */
+static const char *const fits_sql =
+    "INSERT INTO job_fits (job_id, gpu_model, max_local) SELECT $1::bigint, min(g.model), $2::int"
+    " FROM allocations a JOIN node_gpus g ON g.node_id = a.node_id AND g.idx = a.gpu_idx"
+    " WHERE a.job_id = $1::bigint HAVING min(g.model) <> ''"
+    " ON CONFLICT (job_id, gpu_model) DO UPDATE SET max_local = EXCLUDED.max_local, at = now()";
 
 /* Stores the post's reports (and the job's total and statistics) when the caller may. */
 struct metrics_extra {
@@ -274,7 +278,6 @@ static void store_metrics(struct api_call *call, long long job, const json_t *it
     int grad = x->grad;
     double sqr = x->sqr, var = x->var;
     char ids[24], uid[24], late[24], tot[24], s[32], v[32], cs[24], fit[24];
-    snprintf(fit, sizeof(fit), "%lld", x->fits);
     snprintf(ids, sizeof(ids), "%lld", job);
     snprintf(uid, sizeof(uid), "%lld", call->who.id);
     snprintf(late, sizeof(late), "%d", REPORTS_LATE_S);
@@ -289,9 +292,16 @@ static void store_metrics(struct api_call *call, long long job, const json_t *it
     }
     const char *p[] = {ids, uid, late, call->who.role == AUTH_ADMIN ? "t" : "f", tot,
                        grad > 0 ? s : NULL, grad > 0 ? v : NULL, text,
-                       x->ckpt > 0 ? cs : NULL, x->ckpt > 0 ? x->ckpt_at : NULL, fit};
+                       x->ckpt > 0 ? cs : NULL, x->ckpt > 0 ? x->ckpt_at : NULL};
     PGresult *r = db_exec_stmt(call->db, &metrics_stmt, p);
     const char *st = db_sqlstate(r);
+    if (db_ok(r) && x->fits > 0 && PQntuples(r) == 1 && !strcmp(PQgetvalue(r, 0, 0), "t")) {
+        snprintf(fit, sizeof(fit), "%lld", x->fits);
+        const char *fp[] = {ids, fit};
+        if (db_command_params(call->db, fits_sql, 2, fp) < 0)
+            log_warn("job %s: its fit of %s a GPU not kept: %s", ids, fit,
+                     PQerrorMessage(call->db));
+    }
     if (db_ok(r)) {
         if (claimed_or_respond(call, r, ids, 0) == 0)
             api_respond_json(

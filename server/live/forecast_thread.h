@@ -4,9 +4,11 @@
  * core's outlook_run() on it at nice 10 with the spreads that the estimate errors of the
  * cluster's completed jobs measure (jobs.estimate_error, sql/014), writes the forecasts
  * (job_forecasts, 040) and the marks to score later in one transaction, and scores the marks of the
- * jobs that started or completed since. Its cost is bounded by a duty cycle: after a pass that took
- * c seconds of its CPU, it takes no snapshot for max(9 c, FORECAST_MIN_PERIOD_S), so it uses at
- * most a tenth of one core. Private to live/. */
+ * jobs that started or completed since. Its cost is bounded by a duty cycle at the grain of one
+ * of the pass's K runs: after a run that took c seconds of its CPU it sleeps 9 c before the
+ * next, and after the pass it takes no snapshot until 9 times the pass's CPU has gone by (at
+ * least FORECAST_MIN_PERIOD_S), so it uses at most a tenth of one core, never in a burst longer
+ * than one run. Private to live/. */
 #ifndef RINGMASTER_LIVE_FORECAST_THREAD_H
 #define RINGMASTER_LIVE_FORECAST_THREAD_H
 
