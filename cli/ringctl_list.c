@@ -1,6 +1,7 @@
-/* ringctl list: the jobs as a table like squeue's (ID, ARRAY_ID_INDEX for an array's, NAME, USER, STATE, GPUS, TIME,
- * PROGRESS, START and FINISH (the forecasts' P50), REASON/FINISH; --wide adds the allocation and the submit time), once or every --interval
- * seconds with --watch. */
+/* ringctl list: the jobs as a table like squeue's (ID, ARRAY_ID_INDEX for an array's, NAME,
+ * USER, STATE, GPUS, TIME, PROGRESS, START and FINISH (the forecasts' P50), REASON/FINISH;
+ * --wide adds the allocation and the submit time), once or every --interval seconds with
+ * --watch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -198,8 +198,8 @@ Test(topology, reports_are_summed_per_link_class)
     label(s1, "{\"labels\":{\"switch\":\"s1\"}}");
     label(s2, "{\"labels\":{\"switch\":\"s2\"}}");
     long long b = started("{\"name\":\"x\",\"command\":[\"t\"],\"gpus\":12}", 12);
-    snprintf(sql, sizeof(sql), "SELECT count(DISTINCT node_id) FROM allocations WHERE job_id = %lld",
-             b);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(DISTINCT node_id) FROM allocations WHERE job_id = %lld", b);
     int nodes = (int)hx_sql_num(sql);
     post_steps(b, 12, 3);
     post_steps(b, 1, 2); /* one GPU of it: no link */
