@@ -50,32 +50,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "placement_measure.h"
 #include "sched_types.h"
 
 /* The most running jobs a plan from empty may move in one round (consolidation's bound). */
 #define PLACEMENT_MAX_MIGRATIONS 8
 
-/* The level a consolidation gathered a job at: onto fewer nodes, one switch, one island; or
- * room for a job that could not be placed at all without it. */
-enum placement_level { PLACEMENT_LEVEL_NODE, PLACEMENT_LEVEL_SWITCH, PLACEMENT_LEVEL_ISLAND,
-                       PLACEMENT_LEVEL_ROOM };
-
-struct placement_plan {
-    struct sched_slot *slots; /* all slots; job i's are slots[off[i]..off[i]+gpus[i]) */
-    size_t *off;
-    int *gpus;                /* what each job got (<= want) */
-    int *kept;                /* 1: the job keeps exactly the GPUs it holds */
-    size_t njobs;
-    double fragmentation;
-    long spread;              /* nodes spanned beyond the fewest possible, all jobs */
-    long short_gpus;          /* GPUs asked for but not placed */
-    /* Appended (issue 32): the spread at the other levels, all jobs: switches spanned by a job
-     * that fits one switch beyond 1, islands spanned by a job that fits one island beyond 1. */
-    long switch_spread, island_spread;
-    long migrations; /* running jobs of unchanged count moved by a plan from empty */
-    long gather;     /* the job (index) a plan from empty made room for; -1 none */
-    enum placement_level gather_level;
-};
 
 /* Places want[i] GPUs for each job i of a validated snapshot. Returns a new
  * plan, or NULL with errno ENOMEM. */
@@ -95,8 +75,5 @@ void placement_destroy(struct placement_plan *p);
  * for a caller that fills or merges plans itself. NULL when out of memory. */
 struct placement_plan *placement_plan_empty(const struct sched_snapshot *snap, const int *want);
 
-/* Fragmentation of a cluster whose GPU g on node n is busy when bit g of
- * busy[n] is set; nodes that are not up are ignored. */
-double placement_fragmentation(const struct sched_snapshot *snap, const uint64_t *busy);
 
 #endif
