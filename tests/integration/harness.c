@@ -691,9 +691,19 @@ void hx_user(const char *name, const char *role, char *token)
 char *hx_all_jobs(const char *token)
 {
     json_t *all = json_array();
+    static const char *const derived[] = {"forecast",         "deadline_forecast",
+                                           "predicted_start",  "predicted_finish",
+                                           "queue_position",   "pending_reason"};
     char path[256] = "/api/v1/jobs?limit=500";
     for (int page = 0; page < 100; page++) {
         json_t *j = hx_expect_json(hx_json("GET", path, token, NULL), 200);
+        size_t i;
+        json_t *item;
+        json_array_foreach(json_object_get(j, "items"), i, item)
+        {
+            for (size_t k = 0; k < sizeof(derived) / sizeof(derived[0]); k++)
+                json_object_del(item, derived[k]);
+        }
         json_array_extend(all, json_object_get(j, "items"));
         const char *next = json_string_value(json_object_get(j, "next"));
         if (next)

@@ -116,7 +116,10 @@ void hx_second_server(const char *name, struct hx_server *first);
 /* Creates a user with role; copies its token into token (128 bytes). */
 void hx_user(const char *name, const char *role, char *token);
 
-/* The full list of jobs (every page) as one compact JSON text (new; free()). */
+/* The full list of jobs (every page) as one compact JSON text (new; free()), without the
+ * figures that background threads rewrite on their own as time passes (the round's
+ * predictions and pending reason, the forecast thread's forecast): what callers compare is
+ * what was stored, and a forecast pass between two reads is no change to it. */
 char *hx_all_jobs(const char *token);
 
 #endif
