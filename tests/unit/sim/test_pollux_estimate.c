@@ -42,8 +42,7 @@ Test(pollux_estimate, each_application_reports_an_error_that_falls_to_its_target
             for (size_t i = 1; i < g->nepochs; i++)
                 cr_expect_leq(e[i], e[i - 1], "%s: the best error so far never rises",
                               apps[k].name);
-            cr_expect_lt(e[g->nepochs - 1], e[0], "%s at %g: it falls", apps[k].name,
-                         g->batch[r]);
+            cr_expect_lt(e[g->nepochs - 1], e[0], "%s at %g: it falls", apps[k].name, g->batch[r]);
             /* every run reaches the target by its last epoch, none at its first */
             cr_expect_leq(e[g->nepochs - 1], g->target_error, "%s", apps[k].name);
             cr_expect_gt(e[0], g->target_error, "%s at %g", apps[k].name, g->batch[r]);
@@ -90,8 +89,12 @@ static struct workload *draw(int adaptive)
 {
     char trace[1024], err[256];
     pollux_default_trace(trace, sizeof(trace));
-    struct pollux_opts o = {.jobs = 40, .start_s = 7200, .window_s = 28800, .seed = 3,
-                            .adaptive = adaptive, .cluster_gpus = 64};
+    struct pollux_opts o = {.jobs = 40,
+                            .start_s = 7200,
+                            .window_s = 28800,
+                            .seed = 3,
+                            .adaptive = adaptive,
+                            .cluster_gpus = 64};
     struct workload *w = pollux_workload(trace, apps, &o, err, sizeof(err));
     cr_assert(w, "%s", err);
     return w;
@@ -164,7 +167,24 @@ Test(pollux_estimate, a_declared_length_is_what_the_job_sees_without_a_reported_
     workload_destroy(w);
 }
 
-Test(pollux_estimate, the_option_is_oracle_or_declared)
+Test(pollux_estimate, a_job_that_declares_no_length_is_planned_by_its_fit_and_the_prior)
+{
+    struct workload *w = draw(1);
+    for (size_t k = 0; k < w->njobs; k++)
+        w->jobs[k].declared_epochs = 0; /* `--estimate target` */
+    struct seen v = {.worst_under = INFINITY};
+    struct simulate_result *r = run(w, 1, &v);
+    cr_expect_eq(r->njobs, w->njobs);
+    cr_expect_eq(v.by_source[SCHED_EST_DECLARED], 0);
+    cr_expect_eq(v.by_source[SCHED_EST_GIVEN], 0);
+    cr_expect_gt(v.by_source[SCHED_EST_FIT], 0);
+    cr_expect_gt(v.by_source[SCHED_EST_PRIOR] + v.by_source[SCHED_EST_ELAPSED], 0,
+                 "a job without a fit, or past it, gets the prior or its elapsed time");
+    simulate_result_destroy(r);
+    workload_destroy(w);
+}
+
+Test(pollux_estimate, the_option_is_oracle_declared_or_target)
 {
     char *bad[] = {"pollux", "--estimate", "live", NULL};
     FILE *saved = stderr;
