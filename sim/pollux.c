@@ -130,6 +130,7 @@ static void make_job(struct simulate_job_spec *j, size_t k, double at, const str
     j->min_gpus = 1;
     j->elastic = 1;
     j->epochs = a->work_epochs;
+    j->declared_epochs = (double)a->grad.nepochs; /* the application's epochs */
     j->speed = a->speed;
     j->batch = a->batch;
     j->batch.batch = c->batch;
@@ -266,6 +267,7 @@ static const char usage[] =
     "           [--min-resize-interval S] [--by-app] [--per-job FILE] [--workload-dir DIR]\n"
     "           [--format table|csv|json] [--hetero] [--speed-model factor|per-type]\n"
     "           [--speed given|live] [--deadlines SHARE [--deadlines-hidden]]\n"
+    "           [--estimate oracle|declared|target]\n"
     "\n"
     "The Pollux paper's evaluation setting (OSDI'21): N workloads (8) of 160 jobs drawn from\n"
     "the Philly trace's 8-hour window, the six measured applications as goodput jobs\n"
@@ -304,7 +306,13 @@ static const char usage[] =
     "  --deadlines SHARE that share of each workload's jobs must finish by submit + L x its\n"
     "                    time alone at its requested GPUs, L uniform in [0.5, 1.5] (as\n"
     "                    `run --deadlines`); prints the deadlines met per policy\n"
-    "  --deadlines-hidden  the policies do not see them (still counted)\n";
+    "  --deadlines-hidden  the policies do not see them (still counted)\n"
+    "  --estimate MODE   what the policies know of a job's remaining work: oracle\n"
+    "                    (default): the truth; declared: only what its user submitted, its\n"
+    "                    application's epochs as its length and a stop at its target\n"
+    "                    validation error, through the server's estimate rules (declared,\n"
+    "                    fit of the errors it reported, prior of finished jobs, elapsed);\n"
+    "                    target: as declared, without a declared length (the fit, prior)\n";
 
 struct args {
     const char *policies, *cluster, *trace, *per_job, *workload_dir;
@@ -317,6 +325,7 @@ struct args {
     enum options_format fmt;
     double deadlines; /* --deadlines SHARE; 0: none */
     int hide_deadlines;
+    int estimate_declared; /* --estimate declared (1) or target (2) */
 };
 
 static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
@@ -333,6 +342,7 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         {"hetero", no_argument, NULL, 'H'},         {"speed-model", required_argument, NULL, 'S'},
         {"speed", required_argument, NULL, 'L'},
         {"deadlines", required_argument, NULL, 'D'}, {"deadlines-hidden", no_argument, NULL, 'X'},
+        {"estimate", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     long long n;
@@ -410,6 +420,17 @@ static int parse(int argc, char **argv, struct args *a, char *err, size_t len)
         case 'X':
             a->hide_deadlines = 1;
             break;
+        case 'E':
+            if (strcmp(optarg, "oracle") && strcmp(optarg, "declared") &&
+                strcmp(optarg, "target")) {
+                snprintf(err, len, "--estimate: 'oracle', 'declared' or 'target', not '%s'",
+                         optarg);
+                return -1;
+            }
+            a->estimate_declared = !strcmp(optarg, "declared") ? 1
+                                   : !strcmp(optarg, "target") ? 2
+                                                               : 0;
+            break;
         default:
             snprintf(err, len, "unknown option (see --help)");
             return -1;
@@ -478,6 +499,12 @@ static void print_table(const struct args *a, const struct sched_policy_ops *con
     }
     if (a->speed_live)
         printf("speeds learned live (--speed live)\n");
+    if (a->estimate_declared == 1)
+        printf("remaining work as declared (--estimate declared: epochs, fit to the target\n"
+               "error, prior of finished jobs), no oracle\n");
+    if (a->estimate_declared == 2)
+        printf("remaining work from the target alone (--estimate target: no declared length;\n"
+               "fit to the target error, prior of finished jobs, elapsed), no oracle\n");
     printf("%-12s %*s | %8.0f (published, Pollux itself)\n", "pollux",
            (int)(10 * a->workloads - 1), "", POLLUX_PUBLISHED_POLLUX_S);
 }
@@ -589,7 +616,8 @@ static int run_all(const struct args *a, const struct options_cluster *c,
                                 .min_resize_interval_s = a->min_interval,
                                 .show_type_speeds = a->per_type,
                                 .speed_live = a->speed_live,
-                                .hide_deadlines = a->hide_deadlines};
+                                .hide_deadlines = a->hide_deadlines,
+                                .estimate_declared = a->estimate_declared > 0};
     for (size_t w = 0; w < a->workloads; w++) {
         struct pollux_opts o = a->o;
         o.seed = a->o.seed + w;
@@ -604,6 +632,8 @@ static int run_all(const struct args *a, const struct options_cluster *c,
         }
         if (!loads[w])
             return -1;
+        for (size_t k = 0; a->estimate_declared == 2 && k < loads[w]->njobs; k++)
+            loads[w]->jobs[k].declared_epochs = 0; /* it stops at its target alone */
         if (a->deadlines > 0)
             workload_draw_deadlines(loads[w], a->deadlines, REPORT_DEADLINE_LO,
                                     REPORT_DEADLINE_HI, o.seed);

@@ -77,16 +77,22 @@ static int build_grad(struct pollux_app *a, const struct profile *p, size_t epoc
                      p->validations[v].global_bsz, p->validations[v].n, epochs);
             return -1;
         }
-    a->arrays = calloc(r * (3 * epochs + 1), sizeof(double));
+    a->arrays = calloc(r * (4 * epochs + 1), sizeof(double));
     if (!a->arrays) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     double *batch = a->arrays, *prog = batch + r, *sqr = prog + r * epochs,
-           *var = sqr + r * epochs;
+           *var = sqr + r * epochs, *error = var + r * epochs;
+    /* a rising metric (accuracy, F1, hit rate) as an error: 1 or 100 less it */
+    double top = 1;
+    for (size_t v = 0; v < r; v++)
+        for (size_t e = 0; e < epochs; e++)
+            top = p->validations[v].metric[e] > 1 ? 100 : top;
     /* one epoch at M0 is the smallest run's first epoch: progress counts its steps */
     double epoch_steps = p->validations[0].iteration[0];
     a->work_epochs = INFINITY;
+    double target = 0;
     for (size_t v = 0; v < r; v++) {
         const struct profile_validation *val = &p->validations[v];
         batch[v] = val->global_bsz;
@@ -94,11 +100,15 @@ static int build_grad(struct pollux_app *a, const struct profile *p, size_t epoc
             prog[v * epochs + e] = val->progress[e] / epoch_steps;
             sqr[v * epochs + e] = val->grad_sqr[e];
             var[v * epochs + e] = val->grad_var[e];
+            double err = p->metric_rises ? top - val->metric[e] : val->metric[e];
+            error[v * epochs + e] = e > 0 ? fmin(err, error[v * epochs + e - 1]) : err;
         }
+        /* its user stops at the error every run has reached by its last epoch */
+        target = fmax(target, error[v * epochs + epochs - 1]);
         a->work_epochs = fmin(a->work_epochs, prog[v * epochs + epochs - 1]);
         a->run_steps[v] = val->iteration[epochs - 1];
     }
-    a->grad = (struct simulate_grad){r, epochs, batch, prog, sqr, var};
+    a->grad = (struct simulate_grad){r, epochs, batch, prog, sqr, var, error, target};
     a->batch.init_batch = a->batch.batch = batch[0];
     a->batch.max_batch = batch[r - 1];
     a->speed.batch_per_gpu = batch[0];

@@ -132,6 +132,7 @@ int report_run(const struct workload *w, const struct options_cluster *c,
     simulate_config_init(&cfg);
     cfg.estimate_error = prm->estimate_error;
     cfg.estimate_live = prm->estimate_live;
+    cfg.estimate_declared = prm->estimate_declared;
     cfg.max_wait_s = prm->max_wait_s;
     cfg.show_type_speeds = prm->show_type_speeds;
     cfg.speed_live = prm->speed_live;

@@ -32,6 +32,7 @@ struct report_params {
     int speed_live;       /* 1 (--speed live): the policies learn each job's speed */
     int hide_deadlines;   /* 1 (--deadlines-hidden): the policies do not see deadlines */
     int topology_blind;   /* 1 (--topology-blind): the policies see no islands nor switches */
+    int estimate_declared; /* 1 (pollux --estimate declared): simulate_config's */
     /* Checkpoints and preemption (simulate_config; --checkpoint-every, --min-runtime,
      * --preempt-order). */
     double checkpoint_every_s;

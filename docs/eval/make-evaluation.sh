@@ -92,11 +92,14 @@ RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --policies ringmaster --batch adaptive
     >> $OUT/pollux-by-app.txt
 gnuplot $OUT/pollux.gp
 # The artifact's own eight workloads, when POLLUX_WORKLOADS names their folder (petuum/adaptdl,
-# branch osdi21-artifact, simulator/workloads; not in this repository).
+# branch osdi21-artifact, simulator/workloads; not in this repository), with the true remaining
+# work and without it (issue 34: declared lengths, or the target alone).
 if [ -n "${POLLUX_WORKLOADS:-}" ]; then
     for b in fixed adaptive; do
-        RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --workload-dir "$POLLUX_WORKLOADS" \
-            --policies $PP --batch $b --by-app
+        for e in oracle declared target; do
+            RINGMASTER_SHARED_DIR=$SHARED $SIM pollux --workload-dir "$POLLUX_WORKLOADS" \
+                --policies $PP --batch $b --estimate $e --by-app
+        done
     done > $OUT/pollux-artifact-workloads.txt
 fi
 

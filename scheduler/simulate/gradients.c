@@ -21,30 +21,42 @@ static size_t epoch_at(const struct simulate_grad *g, double p)
     return best < g->nepochs ? best : g->nepochs - 1;
 }
 
-static void stats_at(const struct simulate_grad *g, double p, double m, double *sqr, double *var)
+/* The runs whose batches surround m (lo, hi) and m's weight on hi (0..1; 0 when lo == hi). */
+static double bracket(const struct simulate_grad *g, double m, size_t *lo, size_t *hi)
 {
-    size_t e = epoch_at(g, p), lo = 0, hi = 0;
+    *lo = *hi = 0;
     for (size_t r = 0; r < g->nruns; r++) {
         if (g->batch[r] <= m)
-            lo = r;
+            *lo = r;
         if (g->batch[r] >= m) {
-            hi = r;
+            *hi = r;
             break;
         }
-        hi = r;
+        *hi = r;
     }
-    const double *s = g->sqr, *v = g->var;
+    double span = g->batch[*hi] - g->batch[*lo];
+    if (*lo == *hi || !(span > 0))
+        return 0;
+    double t = (m - g->batch[*lo]) / span;
+    return t < 0 ? 0 : t > 1 ? 1 : t;
+}
+
+static void stats_at(const struct simulate_grad *g, double p, double m, double *sqr, double *var)
+{
+    size_t e = epoch_at(g, p), lo, hi;
+    double t = bracket(g, m, &lo, &hi);
     size_t a = lo * g->nepochs + e, b = hi * g->nepochs + e;
-    double span = g->batch[hi] - g->batch[lo];
-    if (lo == hi || !(span > 0)) {
-        *sqr = s[a];
-        *var = v[a];
-        return;
-    }
-    double t = (m - g->batch[lo]) / span;
-    t = t < 0 ? 0 : t > 1 ? 1 : t;
-    *sqr = (1 - t) * s[a] + t * s[b];
-    *var = (1 - t) * v[a] + t * v[b];
+    *sqr = (1 - t) * g->sqr[a] + t * g->sqr[b];
+    *var = (1 - t) * g->var[a] + t * g->var[b];
+}
+
+double simulate__grad_error(const struct simulate_grad *g, size_t e, double m)
+{
+    if (!g || !g->error || g->nruns == 0 || e >= g->nepochs)
+        return NAN;
+    size_t lo, hi;
+    double t = bracket(g, m, &lo, &hi);
+    return (1 - t) * g->error[lo * g->nepochs + e] + t * g->error[hi * g->nepochs + e];
 }
 
 struct batch_spec simulate__batch_now(const struct sim_job *j)

@@ -1,5 +1,5 @@
 /* knowledge: what the policies know of a job's remaining work in the
- * simulator (simulate.h, estimate_error and estimate_live). The engine keeps
+ * simulator (simulate.h, estimate_error, estimate_live and estimate_declared). The engine keeps
  * the truth (spec->epochs) and the job ends when it has trained it; only the
  * snapshot's remaining_epochs is replaced.
  *
@@ -10,7 +10,12 @@
  * At a round the job has reported LIVE_POINTS losses evenly over the epochs
  * it has done, each with a relative noise; conv_fit() fits them and
  * conv_steps_to_converge() predicts the epochs left; sched_estimate_remaining()
- * turns a fit of "now" into the prior of the run's finished jobs. */
+ * turns a fit of "now" into the prior of the run's finished jobs.
+ *
+ * Declared (issue 34): each job shows the length its user declared and, when its runs report
+ * a validation error, stops at convergence with a fit of the errors it reported at its epoch
+ * ends to its target error; sched_estimate_remaining() alone turns that into its remaining
+ * work, as the server's round does (no oracle). */
 #include <math.h>
 
 #include "simulate_int.h"
@@ -20,6 +25,8 @@
 #define LIVE_REFIT_GROWTH 1.1
 /* A job's loss converges between this fraction of its length and its end. */
 #define LIVE_CONV_MIN 0.4
+/* Declared: the most epoch ends a fit of the reported errors uses. */
+#define DECL_POINTS 128
 
 double simulate_estimate_factor(uint64_t seed, int64_t id, double sigma)
 {
@@ -93,10 +100,59 @@ static int live_fit(const struct sim *s, struct sim_job *j)
     return j->fit.fitted;
 }
 
+/* Declared: the errors job j reported at the end of each epoch it has done (each run's rows,
+ * interpolated at the batch it runs at now; at most DECL_POINTS of them, evenly) fitted when it
+ * has done LIVE_REFIT_GROWTH more; returns 1 if it has a fit. */
+static int declared_fit(struct sim_job *j)
+{
+    const struct simulate_grad *g = j->spec->grad;
+    double steps[DECL_POINTS], errors[DECL_POINTS], done = j->epochs_done;
+
+    if (!g || !g->error || !(done >= 1.0))
+        return 0;
+    if (j->fit_epochs > 0 && done < j->fit_epochs * LIVE_REFIT_GROWTH)
+        return j->fit.fitted;
+    struct batch_spec b = simulate__batch_now(j);
+    double m = b.batch > 0 ? b.batch : b.init_batch;
+    size_t ends = done < (double)g->nepochs ? (size_t)done : g->nepochs;
+    size_t n = ends < DECL_POINTS ? ends : DECL_POINTS;
+    for (size_t k = 0; k < n; k++) {
+        size_t e = n == ends ? k : (k + 1) * ends / n - 1; /* epoch e + 1 ended */
+        steps[k] = (double)(e + 1);
+        errors[k] = simulate__grad_error(g, e, m);
+    }
+    j->fit_epochs = done;
+    if (conv_fit(steps, errors, n, &j->fit))
+        j->fit.fitted = 0;
+    return j->fit.fitted;
+}
+
+/* Declared: the job as its user submitted it (estimate_declared). */
+static void declared_fill(struct sim *s, struct sim_job *j, struct sched_job *o)
+{
+    const struct simulate_grad *g = j->spec->grad;
+
+    o->declared_epochs = j->spec->declared_epochs;
+    o->stops_at_convergence = g && g->error;
+    o->has_fit = 0;
+    o->fit_remaining_epochs = 0;
+    if (o->stops_at_convergence && declared_fit(j)) {
+        double left = conv_steps_to_loss(&j->fit, j->epochs_done, g->target_error);
+        o->has_fit = isfinite(left);
+        o->fit_remaining_epochs = isfinite(left) ? left : 0;
+    }
+    o->remaining_epochs =
+        sched_estimate_remaining(o, s->finished_run_s, s->nfinished, &o->remaining_source);
+}
+
 void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job *o)
 {
     const struct simulate_config *c = s->cfg;
 
+    if (c->estimate_declared) {
+        declared_fill(s, j, o);
+        return;
+    }
     if (c->estimate_live) {
         o->has_fit = live_fit(s, j);
         o->fit_remaining_epochs =

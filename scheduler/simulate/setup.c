@@ -39,6 +39,8 @@ static int check_spec(struct sim *s, const struct simulate_job_spec *j)
         return simulate__fail(s, EINVAL, "speed model gives no progress on 1 GPU", j->id);
     if (!(j->shown_factor >= 0.0) || !isfinite(j->shown_factor))
         return simulate__fail(s, EINVAL, "shown_factor must be finite and >= 0", j->id);
+    if (!(j->declared_epochs >= 0.0) || !isfinite(j->declared_epochs))
+        return simulate__fail(s, EINVAL, "declared_epochs must be finite and >= 0", j->id);
     return 0;
 }
 

@@ -27,6 +27,11 @@ struct simulate_grad {
     const double *batch;
     const double *progress;
     const double *sqr, *var;
+    /* Appended (issue 34): each run's validation error after each epoch, the best so far
+     * (lower is better: an accuracy as 1 - it), nruns x nepochs like progress, and the error
+     * its user stops at (target_error); NULL: the job reports none. */
+    const double *error;
+    double target_error;
 };
 
 /* One job of a workload, as the simulator knows it. */
@@ -81,6 +86,10 @@ struct simulate_job_spec {
     int start_gpus;
     double start_epochs_done, start_run_s, start_last_change;
     double shown_factor;
+    /* Appended (issue 34, simulate_config.estimate_declared): > 0, the length its user
+     * declared, in epochs as `epochs` counts them (the policies then see it, not `epochs`,
+     * which the engine still trains); 0: none declared. */
+    double declared_epochs;
 };
 
 /* What the policy is shown of each job's speed. */
@@ -173,6 +182,13 @@ struct simulate_config {
      * jobs can get no GPUs ends there instead of failing. 0 and 0: from 0 to the end. */
     double start_time;
     double until;
+    /* Appended (issue 34, `pollux --estimate declared`): 1 shows the policies each job as its
+     * user submitted it: its declared_epochs as its length, and with a grad whose runs report
+     * an error, stops_at_convergence with a fit of the errors it reported at each epoch end
+     * (interpolated at its batch, as its statistics are) to its target_error; remaining work
+     * then comes from sched_estimate_remaining() alone (declared, fit, prior of the run's
+     * finished jobs, elapsed). estimate_error and estimate_live unused. */
+    int estimate_declared;
 };
 
 /* Fills *cfg with the defaults above (no nodes, no policy). */

@@ -167,7 +167,7 @@ int simulate__check_decision(struct sim *s, const struct sched_decision *d);
 void simulate__estimate_init(struct sim *s, struct sim_job *j);
 
 /* Replaces the snapshot job's remaining work by what the configuration lets
- * the policy know (estimate_error, estimate_live); the truth when neither. */
+ * the policy know (estimate_error, estimate_live, estimate_declared); the truth when none. */
 void simulate__estimate_fill(struct sim *s, struct sim_job *j, struct sched_job *o);
 
 /* The next time a waiting job reaches max_wait_s after now (INFINITY: none). */
@@ -184,6 +184,11 @@ double simulate__batch_rate(const struct sim_job *j, int u, int nodes, double *s
  * largest local batch); t NULL: simulate__batch_rate(). */
 double simulate__batch_rate_on(const struct sim_job *j, const struct sched_type_speed *t, int u,
                                int nodes, double *step_s);
+
+/* The validation error after epoch e + 1 (row e of g->error) at global batch m, interpolated
+ * between the two runs whose batches surround m, as the statistics are; NAN without errors
+ * or past the table. */
+double simulate__grad_error(const struct simulate_grad *g, size_t e, double m);
 
 /* The progress (epochs at init_batch) at which the job's gradient statistics change next:
  * the next epoch end of any of its runs (INFINITY: never, or no table). */
