@@ -58,9 +58,9 @@ void jobview_snapshot_end(PGconn *c, int begun)
  * ascending ids: prepared once a session, as every page of jobs reads both (docs/
  * benchmarks-history.md, "Lists on prepared statements"). */
 static const struct db_stmt sched_stmt = {"jobview_sched",
-                                          "SELECT " JOBVIEW_SCHED_COLS
-                                          " FROM job_sched WHERE job_id = ANY($1::bigint[])"
-                                          " ORDER BY job_id",
+                                          "SELECT " JOBVIEW_SCHED_COLS JOBVIEW_SCHED_FROM
+                                          " WHERE job_sched.job_id = ANY($1::bigint[])"
+                                          " ORDER BY job_sched.job_id",
                                           1, 0};
 static const struct db_stmt allocs_stmt = {
     "jobview_allocs",
