@@ -113,3 +113,63 @@ Test(ringctl, one_figure_for_start_and_finish)
               "%s", r->out);
     hx_finish();
 }
+
+/* A deadline's answer at submission comes from the forecast (docs/forecast.md): the outlook of
+ * the last pass with the new job added, stored as the job's forecast so that GET says the
+ * same until a pass that saw the job replaces it. One job ran an hour (the prior of a job
+ * that has reported nothing); a node of 2 GPUs. */
+Test(ringctl, submit_deadline_answers_from_the_forecast)
+{
+    char w[128];
+    ctl_one_node(w);
+    json_decref(
+        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":true}"), 200));
+    usleep(300000);
+    long long done = hx_submit(hx.admin, "ran", 1);
+    char q[512];
+    snprintf(q, sizeof(q),
+             "UPDATE jobs SET state = 'COMPLETED', finished_at = now() WHERE id = %lld;"
+             " INSERT INTO job_events (job_id, at, from_state, to_state, event, actor) VALUES"
+             " (%lld, now() - interval '1 hour', 'STARTING', 'RUNNING', 'start', 'test')",
+             done, done);
+    hx_sql_do(q);
+    long long x = hx_submit(hx.admin, "x", 1);
+    json_decref(
+        hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":false}"), 200));
+    snprintf(q, sizeof(q),
+             "SELECT count(*) FROM job_forecasts WHERE job_id = %lld AND finish_p50 IS NOT NULL",
+             x);
+    for (double end = hx_now() + 30; hx_sql_num(q) < 1 && hx_now() < end;)
+        usleep(100000);
+    cr_assert_eq(hx_sql_num(q), 1, "a pass forecast x");
+
+    struct ctl_run *r = ctl("--json", "submit", "--name", "dl", "--gpus", "1", "--deadline",
+                            "+3h", "--", "t");
+    cr_assert_eq(r->code, 0, "%s", r->err);
+    json_t *j = ctl_out_json(r);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_t *f = json_object_get(j, "deadline_forecast");
+    cr_assert_str_eq(json_string_value(json_object_get(f, "source")), "forecast");
+    cr_assert_str_eq(json_string_value(json_object_get(f, "verdict")), "meets");
+    json_decref(j);
+    snprintf(q, sizeof(q), "SELECT count(*) FROM job_forecasts WHERE job_id = %lld", id);
+    cr_assert_eq(hx_sql_num(q), 1, "its forecast is stored with it");
+    /* shown once a round has the job in its view (job_sched) */
+    j = job(id);
+    for (double end = hx_now() + 20;
+         !json_is_string(json_object_get(j, "predicted_finish")) && hx_now() < end;
+         j = job(id)) {
+        json_decref(j);
+        usleep(100000);
+    }
+    cr_assert_str_eq(json_string_value(json_object_get(j, "predicted_finish")),
+                     json_string_value(json_object_get(json_object_get(j, "forecast"),
+                                                       "finish_p50")));
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(j, "deadline_forecast"), "verdict")),
+        "meets");
+    double left = in_s(j, "predicted_finish");
+    cr_assert(left > 600 && left < 4 * 3600, "about the hour the finished job ran: %.0f", left);
+    json_decref(j);
+    hx_finish();
+}
