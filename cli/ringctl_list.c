@@ -174,25 +174,21 @@ static void fmt_elapsed(struct ringctl *ctl, struct list_opts *o, json_t *job, t
     timefmt_elapsed((long long)(end - start), buf, len);
 }
 
-/* REASON/FINISH: why a pending job waits and when it should start; when a running job should
- * finish; when an ended one finished. */
+/* REASON/FINISH: why a pending job waits; why a running one's finish is not known (its
+ * remaining work's reason); when an ended one finished. When a job should start and finish
+ * is in START and FINISH alone (one figure, docs/forecast.md). */
 static void fmt_reason(json_t *job, time_t now, char *buf, size_t len)
 {
     const char *state = str(job, "state");
     char when[64];
     if (state && !strcmp(state, "PENDING")) {
         const char *reason = str(job, "pending_reason");
-        int n = snprintf(buf, len, "(%s)", reason ? reason : "waiting");
-        if (n >= 0 && (size_t)n < len &&
-            timefmt_when_text(str(job, "predicted_start"), now, when, sizeof(when), NULL))
-            snprintf(buf + n, len - (size_t)n, " start %s", when);
+        snprintf(buf, len, "(%s)", reason ? reason : "waiting");
     } else if (terminal(state)) {
         snprintf(buf, len, "finished %s",
                  timefmt_when_text(str(job, "finished_at"), now, when, sizeof(when), "?"));
     } else if (state && !strcmp(state, "SUSPENDED")) {
         snprintf(buf, len, "(suspended)");
-    } else if (timefmt_when_text(str(job, "predicted_finish"), now, when, sizeof(when), NULL)) {
-        snprintf(buf, len, "finish %s", when);
     } else {
         const char *why = str(json_object_get(job, "remaining"), "reason");
         if (why)
@@ -203,19 +199,24 @@ static void fmt_reason(json_t *job, time_t now, char *buf, size_t len)
 }
 
 /* START (a pending job's) and FINISH (a pending or running job's): its forecast's P50 from
- * now, "in 3m" when sure, "~2h10m" when not (docs/forecast.md); "-" when none. */
+ * now, "in 3m" when sure, "~2h10m" when not (docs/forecast.md); until the first forecast pass
+ * the last round's prediction (the API's predicted_start/_finish), shown as unsure ("~"):
+ * it has no P90; "-" when neither. */
 static void fmt_forecast(json_t *job, const char *which, time_t now, char *buf, size_t len)
 {
     json_t *f = json_object_get(job, "forecast");
     const char *state = str(job, "state");
     int pending = state && !strcmp(state, "PENDING");
-    char p50[16], p90[16];
+    char p50[16], p90[16], round[32];
     snprintf(p50, sizeof(p50), "%s_p50", which);
     snprintf(p90, sizeof(p90), "%s_p90", which);
-    if (!json_is_object(f) || (!strcmp(which, "start") && !pending))
+    snprintf(round, sizeof(round), "predicted_%s", which);
+    if (!strcmp(which, "start") && !pending)
         snprintf(buf, len, "-");
-    else
+    else if (json_is_object(f))
         timefmt_forecast_text(str(f, p50), str(f, p90), now, buf, len);
+    else
+        timefmt_forecast_text(str(job, round), NULL, now, buf, len);
 }
 
 /* PROGRESS: "45%" of the steps the job declared or reported (its "progress"), else of the

@@ -43,6 +43,14 @@ static const char *when(json_t *o, const char *k, char *buf, size_t len, const c
                              def);
 }
 
+/* Whose the job's predicted start and finish are (the API's one figure, docs/forecast.md):
+ * the forecast's P50, or until the first forecast pass the last round's prediction. */
+static const char *predicted_by(json_t *job)
+{
+    return json_is_object(json_object_get(job, "forecast")) ? " (forecast P50)"
+                                                            : " (last round's; no forecast yet)";
+}
+
 static void print_pending(json_t *job)
 {
     char pos[32], at[64];
@@ -50,9 +58,9 @@ static void print_pending(json_t *job)
         !json_object_get(job, "pending_reason"))
         return;
     printf("  pending:   %s\n", str_or(job, "pending_reason", ""));
-    printf("  queue:     position %s, predicted start %s\n",
+    printf("  queue:     position %s, predicted start %s%s\n",
            num(job, "queue_position", pos, sizeof(pos), "?"),
-           when(job, "predicted_start", at, sizeof(at), "unknown"));
+           when(job, "predicted_start", at, sizeof(at), "unknown"), predicted_by(job));
 }
 
 /* "start 14:10:05 to 14:40:00" of the forecast's P50 and P90 of which, or "" when unknown. */
@@ -345,7 +353,7 @@ static void print_job(json_t *job)
     printf("  submitted: %s, updated %s, finished %s\n", when(job, "submitted_at", sub, 64, "?"),
            when(job, "updated_at", upd, 64, "?"), when(job, "finished_at", fin, 64, "-"));
     if (when(job, "predicted_finish", fin, sizeof(fin), NULL))
-        printf("  finish:    predicted %s\n", fin);
+        printf("  finish:    predicted %s%s\n", fin, predicted_by(job));
     print_deadline(job);
     print_progress(job);
     print_after(job);

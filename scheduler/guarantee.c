@@ -27,6 +27,10 @@ struct guard {
     long used, capacity;
     size_t *stopped; /* preempt(): the jobs it stopped, in order */
     int *took;       /* and the GPUs each gave */
+    size_t nstopped;
+    struct guarantee_stop *stops; /* the caller's, or NULL */
+    unsigned char for_kind;       /* make_room(): the guarantee it serves (as forced) */
+    size_t for_job;               /* and the job it makes room for */
 };
 
 double guarantee_max_wait(const struct sched_snapshot *snap)
@@ -196,6 +200,7 @@ static void shrink_elastic(struct guard *g, long need, long who)
 static void preempt(struct guard *g, long need, long who)
 {
     size_t n = g->snap->njobs, nstopped = 0;
+    g->nstopped = 0;
 
     while (g->capacity - g->used < need) {
         long best = -1;
@@ -219,19 +224,34 @@ static void preempt(struct guard *g, long need, long who)
         g->alloc[g->uidx[i]] += g->took[k];
         g->used += g->took[k];
     }
+    g->nstopped = nstopped;
+}
+
+/* After make_room() made room: the running jobs preempt() stopped for good, as stopped by
+ * g->for_kind for g->for_job (the first guarantee to stop a job names it). */
+static void note_stops(struct guard *g)
+{
+    for (size_t k = 0; g->stops && k < g->nstopped; k++) {
+        size_t i = g->stopped[k];
+        if (g->want[i] == 0 && g->snap->jobs[i].cur_gpus > 0 && !g->stops[i].kind)
+            g->stops[i] = (struct guarantee_stop){g->for_kind, g->snap->jobs[g->for_job].id};
+    }
 }
 
 /* Frees need GPUs (who: as may_take). Returns 1 if it did; else restores
  * want from saved and returns 0. */
 static int make_room(struct guard *g, long need, long who, const int *saved)
 {
+    g->nstopped = 0;
     if (g->capacity - g->used >= need)
         return 1;
     drop_starts(g, need, who);
     shrink_elastic(g, need, who);
     preempt(g, need, who);
-    if (g->capacity - g->used >= need)
+    if (g->capacity - g->used >= need) {
+        note_stops(g);
         return 1;
+    }
     memcpy(g->want, saved, g->snap->njobs * sizeof(*g->want));
     count_alloc(g);
     return 0;
@@ -331,6 +351,8 @@ static void grow_within_share(struct guard *g, size_t u, int *saved)
             if (next <= 0 || g->alloc[u] + delta > g->entitled[u] + 1e-9)
                 break;
             memcpy(saved, g->want, g->snap->njobs * sizeof(*saved));
+            g->for_kind = 2;
+            g->for_job = i;
             if (!make_room(g, delta, (long)u, saved))
                 break;
             g->want[i] = next;
@@ -370,6 +392,8 @@ static int apply_shares(struct guard *g)
             if (g->want[i] > 0 || b > g->capacity || g->alloc[u] + b > g->entitled[u] + 1e-9)
                 continue;
             memcpy(saved, g->want, g->snap->njobs * sizeof(*saved));
+            g->for_kind = 2;
+            g->for_job = i;
             if (make_room(g, b, (long)u, saved)) {
                 g->want[i] = b;
                 g->alloc[u] += b;
@@ -431,6 +455,8 @@ static int apply_max_wait(struct guard *g)
         if (b > g->capacity || g->alloc[g->uidx[i]] + b > guarantee_user_quota(g->snap, j->user_id))
             continue;
         memcpy(saved, g->want, n * sizeof(*saved));
+        g->for_kind = 1;
+        g->for_job = i;
         if (make_room(g, b, -1, saved)) {
             g->want[i] = b;
             g->alloc[g->uidx[i]] += b;
@@ -457,13 +483,16 @@ static int nothing_to_guard(const struct sched_snapshot *snap)
     return 1;
 }
 
-int guarantee_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced)
+int guarantee_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced,
+                    struct guarantee_stop *stops)
 {
     size_t n = snap->njobs;
-    struct guard g = {.snap = snap, .want = want, .forced = forced};
+    struct guard g = {.snap = snap, .want = want, .forced = forced, .stops = stops};
     int rc = -1;
 
     memset(forced, 0, n);
+    if (stops)
+        memset(stops, 0, n * sizeof(*stops));
     if (nothing_to_guard(snap))
         return 0;
     g.capacity = policy_capacity(snap);

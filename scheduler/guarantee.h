@@ -21,11 +21,19 @@
 
 #include "sched_types.h"
 
+/* Which guarantee stopped a running job, and for which job (the reason names them). */
+struct guarantee_stop {
+    unsigned char kind; /* 0: none; as forced: 1 max_wait_s, 2 the fair share */
+    int64_t for_job;    /* the id of the job it made room for */
+};
+
 /* forced[i] is set to 1 for a job the max-wait guarantee served and 2 for one
  * the fair share served (0 otherwise). want has njobs counts within capacity.
- * Returns 0, or -1 with errno ENOMEM (want then partly adjusted: the caller
- * fails the decision). */
-int guarantee_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced);
+ * stops (njobs entries, or NULL) says, of each running job a guarantee stopped
+ * (want 0), which and for whom; zeroed for the others. Returns 0, or -1 with
+ * errno ENOMEM (want then partly adjusted: the caller fails the decision). */
+int guarantee_apply(const struct sched_snapshot *snap, int *want, unsigned char *forced,
+                    struct guarantee_stop *stops);
 
 /* The snapshot's max_wait_s as the guard uses it: INFINITY when off (<= 0 or
  * not finite). */

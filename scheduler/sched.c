@@ -54,6 +54,7 @@ void sched_decision_destroy(struct sched_decision *d)
 {
     if (!d)
         return;
+    free(d->stop_text);
     free(d->assign);
     free(d->slot_pool);
     free(d);
@@ -259,10 +260,38 @@ static void room_reason(char *buf, size_t len, int64_t id, enum placement_level 
     text_put(&t, tail[level]);
 }
 
+/* Of a running job that must wait: which guarantee (stops[i], guarantee.h) or deadline
+ * (pw[i].stopped_for, minshare.h) stopped it and for which job, as preempted_by and
+ * preempted_for, its reason naming them in d->stop_text (made at the first). Returns -1 when
+ * out of memory, else 0. */
+static int stop_reason(struct sched_decision *d, const struct sched_snapshot *snap, size_t i,
+                       const struct policy_want *pw, const struct guarantee_stop *stops)
+{
+    static const char *const tail[] = {"", ", which had waited longer than max_wait_s",
+                                       ", within its user's fair share",
+                                       ", to meet its deadline"};
+    struct sched_assignment *a = &d->assign[i];
+    int by = stops[i].kind ? stops[i].kind : pw[i].stopped_for ? 3 : 0;
+    if (a->gpus > 0 || snap->jobs[i].cur_gpus <= 0 || !by)
+        return 0;
+    if (!d->stop_text && !(d->stop_text = calloc(d->njobs + 1, SCHED_STOP_TEXT)))
+        return -1;
+    a->preempted_by = by;
+    a->preempted_for = by == 3 ? pw[i].stopped_for : stops[i].for_job;
+    char *buf = d->stop_text + i * SCHED_STOP_TEXT;
+    struct text t = {buf, 0, SCHED_STOP_TEXT};
+    text_put(&t, "preempted: for job ");
+    text_put_long(&t, (long long)a->preempted_for);
+    text_put(&t, tail[by]);
+    a->reason = buf;
+    return 0;
+}
+
 static struct sched_decision *decision_build(const struct sched_snapshot *snap,
                                              struct placement_plan *p, const int *want,
                                              const struct policy_want *pw, int capacity,
-                                             const unsigned char *forced)
+                                             const unsigned char *forced,
+                                             const struct guarantee_stop *stops)
 {
     struct sched_decision *d = calloc(1, sizeof(*d));
 
@@ -298,6 +327,10 @@ static struct sched_decision *decision_build(const struct sched_snapshot *snap,
             a->forced = 3; /* the policy's own choice, but one that may stop others */
         if (a->forced && a->gpus > 0 && a->changed)
             a->reason = reason_forced(a->forced);
+        if (stop_reason(d, snap, i, pw, stops) < 0) {
+            sched_decision_destroy(d);
+            return NULL;
+        }
         assign_plan(snap, i, pw, a);
         d->used += a->gpus;
         d->nchanged += a->changed;
@@ -565,6 +598,7 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     const struct sched_snapshot *snap = &base;
     struct sched_job *copy = NULL, *fixed = NULL;
     unsigned char *forced = NULL, *held = NULL;
+    struct guarantee_stop *stops = NULL;
     int *want = NULL, capacity, packed = 0;
 
     if (!policy || !policy->allocate || sched_validate_packed(given, NULL, 0, &packed)) {
@@ -579,8 +613,9 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
     pw = calloc(snap->njobs + 1, sizeof(*pw));
     forced = calloc(snap->njobs + 1, 1);
     held = calloc(snap->njobs + 1, 1);
+    stops = calloc(snap->njobs + 1, sizeof(*stops));
     view = *snap; /* policy_pack_view()'s answer when no job is packed, without its pass */
-    if (!want || !pw || !forced || !held || (packed && policy_pack_view(snap, &view, &copy))) {
+    if (!want || !pw || !forced || !held || !stops || (packed && policy_pack_view(snap, &view, &copy))) {
         errno = ENOMEM;
         goto out;
     }
@@ -588,12 +623,12 @@ struct sched_decision *sched_decide(const struct sched_policy_ops *policy,
         goto out;
     capacity = policy_capacity(snap);
     sanitize_want(want, snap->njobs, capacity);
-    if (guarantee_apply(snap, want, forced))
+    if (guarantee_apply(snap, want, forced, stops))
         goto out;
     p = place(&view, want, pw, !policy->keeps_slots);
     if (!p || hold_switches(&view, want, pw, !policy->keeps_slots, &p, held))
         goto out;
-    d = decision_build(snap, p, want, pw, capacity, forced);
+    d = decision_build(snap, p, want, pw, capacity, forced, stops);
     if (!d) {
         errno = ENOMEM;
         goto out;
@@ -613,6 +648,7 @@ out:
     free(fixed);
     free(forced);
     free(held);
+    free(stops);
     free(want);
     free(pw);
     return d;

@@ -380,6 +380,11 @@ struct sched_assignment {
      * room_for (its reason names it: sched_decision.room_text). */
     int has_room_for;
     int64_t room_for;
+    /* Appended (issue 33): a running job stopped to make room for job preempted_for (its id)
+     * by preempted_by, as forced: 1 max_wait_s, 2 the fair share, 3 a deadline's least share;
+     * its reason names them (sched_decision.stop_text). 0: not so stopped. */
+    int preempted_by;
+    int64_t preempted_for;
 };
 
 struct sched_decision {
@@ -400,7 +405,12 @@ struct sched_decision {
     /* Appended (issue 32 item 4): the reason of the jobs migrated to make room for another
      * ("migrated: to let job 12 run on one NVLink island"); their reason points here. */
     char room_text[96];
+    /* Appended (issue 33): the reasons of the jobs a guarantee or a deadline stopped
+     * ("preempted: for job 12, which had waited longer than max_wait_s"), SCHED_STOP_TEXT
+     * bytes each, njobs of them (NULL when none was); their reason points here. */
+    char *stop_text;
 };
+#define SCHED_STOP_TEXT 96
 
 /* A policy: given a snapshot, how many GPUs each job gets (want[i], 0 = waits).
  * Placement then maps those counts onto nodes. Returns 0, or -1 with errno. */

@@ -102,7 +102,7 @@ static int can_give(const struct sched_snapshot *snap, const struct policy_want 
 /* Takes up to need - *free GPUs from the givers (g, ng, in order) into *free: with stop 0 by
  * shrinking them, with stop 1 by stopping them. */
 static void take(const struct sched_snapshot *snap, struct policy_want *pw, const struct ms_item *g,
-                 size_t ng, int need, long *free_gpus, int stop, double t)
+                 size_t ng, int need, long *free_gpus, int stop, double t, int64_t urgent)
 {
     for (size_t k = 0; k < ng && *free_gpus < need; k++) {
         int give = can_give(snap, pw, &g[k], stop, t);
@@ -112,6 +112,8 @@ static void take(const struct sched_snapshot *snap, struct policy_want *pw, cons
             give = (int)(need - *free_gpus);
         pw[g[k].i].gpus -= give;
         *free_gpus += give;
+        if (stop && pw[g[k].i].gpus == 0 && !pw[g[k].i].stopped_for)
+            pw[g[k].i].stopped_for = urgent; /* its reason names the job */
     }
 }
 
@@ -120,7 +122,8 @@ static void take(const struct sched_snapshot *snap, struct policy_want *pw, cons
  * run longer than t (under contention most jobs hold their minimum: shrinking alone found no
  * room). Returns 0, or -1 when they cannot give that many (nothing taken). */
 static int make_room(const struct sched_snapshot *snap, struct policy_want *pw,
-                     const struct ms_item *g, size_t ng, int need, long *free_gpus, double t)
+                     const struct ms_item *g, size_t ng, int need, long *free_gpus, double t,
+                     int64_t urgent)
 {
     long avail = *free_gpus;
 
@@ -130,8 +133,8 @@ static int make_room(const struct sched_snapshot *snap, struct policy_want *pw,
     }
     if (avail < need)
         return -1;
-    take(snap, pw, g, ng, need, free_gpus, 0, t);
-    take(snap, pw, g, ng, need, free_gpus, 1, t);
+    take(snap, pw, g, ng, need, free_gpus, 0, t, urgent);
+    take(snap, pw, g, ng, need, free_gpus, 1, t, urgent);
     return 0;
 }
 
@@ -199,7 +202,7 @@ int policy_minshare_apply(const struct sched_snapshot *snap, struct policy_want 
     for (size_t k = 0; k < nu; k++) {
         size_t i = u[k].i;
         double t = policy_time_at(&snap->jobs[i], u[k].m);
-        if (make_room(snap, pw, g, ng, u[k].m - pw[i].gpus, &free_gpus, t))
+        if (make_room(snap, pw, g, ng, u[k].m - pw[i].gpus, &free_gpus, t, snap->jobs[i].id))
             continue;
         free_gpus -= u[k].m - pw[i].gpus;
         pw[i].gpus = u[k].m;

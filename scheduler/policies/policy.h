@@ -39,6 +39,8 @@ struct policy_want {
     struct plan_choice plan; /* the plan, with its host demand per GPU */
     int has_plan;            /* 0: sched_decide() gives the job its default plan */
     int deadline;            /* 1: its least share for its deadline (minshare.h) raised gpus */
+    int64_t stopped_for;     /* minshare.h stopped it (gpus 0) for this job's deadline (its
+                              * id; 0: not) */
 };
 
 /* The richer allocator of rubick and ringmaster: fills want[0..njobs) (zeroed,

@@ -69,23 +69,31 @@ enum {
     C_NCOLS
 };
 
-/* The columns of the scheduler's view of a job (job_sched), and of its allocation
- * (JOBVIEW_ALLOCS_SQL: one row per node, the GPUs' indexes as text "0 1 2"). */
+/* The columns of the scheduler's view of a job (job_sched LEFT JOIN job_forecasts f), and of
+ * its allocation (JOBVIEW_ALLOCS_SQL: one row per node, the GPUs' indexes as text "0 1 2").
+ * One truth for when a job starts and ends: its predicted start and finish are the forecast's
+ * P50 (null: unknown to it) once the forecast thread has made one for the job, the last
+ * round's prediction only until then (docs/forecast.md). */
+#define JOBVIEW_PREDICTED(fc, round)                                                               \
+    TS_UTC("(CASE WHEN f.job_id IS NULL THEN job_sched." round " ELSE f." fc " END)")
 #define JOBVIEW_SCHED_COLS                                                                         \
-    "job_id, pending_reason, queue_position, " TS_UTC("predicted_start") ", model::text, "         \
-    TS_UTC("predicted_finish") ", remaining_source, (model->'remaining')::text, "                  \
-    JOBVIEW_FORECAST_COL
+    "job_sched.job_id, pending_reason, queue_position, "                                           \
+    JOBVIEW_PREDICTED("start_p50", "predicted_start") ", model::text, "                            \
+    JOBVIEW_PREDICTED("finish_p50", "predicted_finish") ", remaining_source, "                     \
+    "(model->'remaining')::text, " JOBVIEW_FORECAST_COL
+#define JOBVIEW_SCHED_FROM                                                                         \
+    " FROM job_sched LEFT JOIN job_forecasts f ON f.job_id = job_sched.job_id"
 /* The job's forecast (job_forecasts, docs/forecast.md) as a JSON object text, RFC 3339 times
  * (null: unknown); SQL NULL when the forecast thread has made none. Its start only while the
  * job waits: a job that started since the last pass is not shown a start still to come. */
-#define FC_TS(col) "to_char(f." col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#define FC_TS(col) "to_char(f." col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 #define FC_START_TS(col)                                                                           \
     "CASE WHEN w.state = 'PENDING' THEN " FC_TS(col) " END"
 #define JOBVIEW_FORECAST_COL                                                                       \
     "(SELECT json_build_object('start_p50', " FC_START_TS("start_p50") ", 'start_p90', "           \
     FC_START_TS("start_p90") ", 'finish_p50', " FC_TS("finish_p50") ", 'finish_p90', "             \
-    FC_TS("finish_p90") ", 'as_of', " FC_TS("as_of") ")::text FROM job_forecasts f"                \
-    " JOIN jobs w ON w.id = f.job_id WHERE f.job_id = job_sched.job_id)"
+    FC_TS("finish_p90") ", 'as_of', " FC_TS("as_of") ")::text FROM jobs w"                         \
+    " WHERE f.job_id IS NOT NULL AND w.id = f.job_id)"
 enum {
     JS_JOB_ID,
     JS_REASON,

@@ -58,9 +58,9 @@ void jobview_snapshot_end(PGconn *c, int begun)
  * ascending ids: prepared once a session, as every page of jobs reads both (docs/
  * benchmarks-history.md, "Lists on prepared statements"). */
 static const struct db_stmt sched_stmt = {"jobview_sched",
-                                          "SELECT " JOBVIEW_SCHED_COLS
-                                          " FROM job_sched WHERE job_id = ANY($1::bigint[])"
-                                          " ORDER BY job_id",
+                                          "SELECT " JOBVIEW_SCHED_COLS JOBVIEW_SCHED_FROM
+                                          " WHERE job_sched.job_id = ANY($1::bigint[])"
+                                          " ORDER BY job_sched.job_id",
                                           1, 0};
 static const struct db_stmt allocs_stmt = {
     "jobview_allocs",
@@ -151,17 +151,14 @@ static int ended(const char *state)
 }
 
 /* "deadline_forecast" of a job that has a deadline and has not ended: the verdict on its
- * forecast finish, the P50 of the forecast thread's runs ("forecast", docs/forecast.md), else
- * the last round's predicted finish until one is made (submit_deadline_json(); unknown without
- * either). */
+ * predicted finish, the one figure (jobcols.h): the P50 of its forecast ("forecast",
+ * docs/forecast.md; the submission's until the next pass), else the last round's prediction
+ * until one is made (submit_deadline_json(); unknown without either). */
 static void deadline_member(json_t *job)
 {
     double deadline, finish = -1;
     const char *d = json_string_value(json_object_get(job, "deadline"));
-    const char *f =
-        json_string_value(json_object_get(json_object_get(job, "forecast"), "finish_p50"));
-    if (!f)
-        f = json_string_value(json_object_get(job, "predicted_finish"));
+    const char *f = json_string_value(json_object_get(job, "predicted_finish"));
     if (!d || jobspec_deadline_parse(d, &deadline) < 0 ||
         ended(json_string_value(json_object_get(job, "state"))))
         return;

@@ -28,7 +28,7 @@ struct pending {
     char *request; /* the body's text for its Idempotency-Key, or NULL */
     struct submission sub;
     struct submit_row row;
-    double forecast; /* with a deadline: its forecast finish (submit_deadline.h), < 0 unknown */
+    struct submit_forecast forecast; /* with a deadline: its forecast (submit_deadline.h) */
 };
 
 static void pending_free(struct pending *p)
@@ -42,20 +42,29 @@ static void pending_free(struct pending *p)
 
 /* The stored job's answer (201), with the verdict on its deadline when it has one. */
 static void respond_created(struct api_call *call, const struct submission *s, const PGresult *r,
-                            int row, double forecast)
+                            int row, const struct submit_forecast *forecast)
 {
     if (!(s->spec.deadline > 0)) {
         jobview_respond_row(call, r, row, 201);
         return;
     }
+    /* the forecast answered is the job's until the next pass: GET says the same; on a
+     * connection of its own (the answering one may be a group's, in pipeline mode) */
+    PGconn *fc = forecast->outlook && call->shared ? db_acquire(call->shared->db) : NULL;
+    if (fc && submit_deadline_store(fc, strtoll(PQgetvalue(r, row, C_ID), NULL, 10), forecast) < 0)
+        log_warn("job %s: cannot store its forecast: %s", PQgetvalue(r, row, C_ID),
+                 PQerrorMessage(fc));
+    if (fc)
+        db_release(call->shared->db, fc);
     json_t *job = jobview_json(r, row);
-    json_t *check = submit_deadline_json(s->spec.deadline, forecast);
+    json_t *check = submit_deadline_json(s->spec.deadline, forecast->finish);
     if (!job || !check) {
         json_decref(job);
         json_decref(check);
         http_problem(call->req, 500, "out of memory");
         return;
     }
+    json_object_set_new(check, "source", json_string(forecast->outlook ? "forecast" : "queue"));
     json_object_set_new(job, "deadline_forecast", check);
     api_respond_json(call, 201, job);
 }
@@ -63,7 +72,7 @@ static void respond_created(struct api_call *call, const struct submission *s, c
 /* Answers for the job, stored (201), refused for its size (422), or made before under its
  * key. */
 static void respond_stored(struct api_call *call, const struct submission *s, const PGresult *r,
-                           int row, double forecast)
+                           int row, const struct submit_forecast *forecast)
 {
     if (!db_ok(r) || PQntuples(r) <= row) {
         api_db_error(call, r);
@@ -92,7 +101,7 @@ static void pending_done(struct submit_group_job *job, PGconn *c, const PGresult
     if (!r)
         http_problem(p->call.req, 503, "the database is unavailable");
     else
-        respond_stored(&p->call, &p->sub, r, row, p->forecast);
+        respond_stored(&p->call, &p->sub, r, row, &p->forecast);
     api_call_finish(&p->call);
     pending_free(p);
 }
@@ -145,7 +154,8 @@ void jobs_submit(struct api_call *call)
         return;
     }
     /* read before it is stored: it joins the queue behind the jobs waiting now */
-    p->forecast = p->sub.spec.deadline > 0 ? submit_deadline_forecast(call->db, &p->sub.spec) : -1;
+    if (p->sub.spec.deadline > 0)
+        p->forecast = submit_deadline_forecast(call->db, &p->sub.spec, call->who.id);
     api_call_detach(call);
     submit_group_store(call->db, &p->job);
 }

@@ -9,6 +9,7 @@
 
 #include "deadline.h"
 #include "forecast.h"
+#include "live/live.h"
 #include "sched_estimate.h"
 #include "store/db.h"
 
@@ -96,7 +97,8 @@ out:
     return finish;
 }
 
-double submit_deadline_forecast(PGconn *c, const struct jobspec *spec)
+/* The fallback: the queue-order forecast over what the last round wrote. */
+static double queue_order(PGconn *c, const struct jobspec *spec)
 {
     char prio[16];
     snprintf(prio, sizeof(prio), "%d", spec->priority);
@@ -107,6 +109,55 @@ double submit_deadline_forecast(PGconn *c, const struct jobspec *spec)
         finish = forecast_rows(r, forecast_need(spec->elastic, spec->min_gpus, spec->gpus));
     PQclear(r);
     return finish;
+}
+
+struct submit_forecast submit_deadline_forecast(PGconn *c, const struct jobspec *spec,
+                                                long long user_id)
+{
+    struct sched_job j = {.priority = spec->priority,
+                          .requested_gpus = spec->gpus,
+                          .min_gpus = spec->min_gpus,
+                          .max_gpus = spec->max_gpus,
+                          .elastic = spec->elastic,
+                          .deadline = spec->deadline,
+                          .user_id = user_id};
+    struct live_submit_forecast o;
+    /* an outlook that cannot tell (its pass saw no GPUs, or no finished job to give a length)
+     * answers nothing the queue order could not */
+    if (live_forecast_submission(&j, &o) == 0 && o.finish_p50 >= 0)
+        return (struct submit_forecast){o.finish_p50, 1, o.start_p50, o.start_p90, o.finish_p90,
+                                        o.as_of};
+    return (struct submit_forecast){queue_order(c, spec), 0, -1, -1, -1, -1};
+}
+
+/* An epoch time as text for a float8 parameter, or NULL (unknown). */
+static const char *param(char *buf, size_t len, double v)
+{
+    if (v < 0)
+        return NULL;
+    snprintf(buf, len, "%.3f", v);
+    return buf;
+}
+
+int submit_deadline_store(PGconn *c, long long id, const struct submit_forecast *f)
+{
+    if (!f->outlook)
+        return 0;
+    char b[6][32];
+    snprintf(b[0], sizeof(b[0]), "%lld", id);
+    const char *p[] = {b[0],
+                       param(b[1], sizeof(b[1]), f->start_p50),
+                       param(b[2], sizeof(b[2]), f->start_p90),
+                       param(b[3], sizeof(b[3]), f->finish),
+                       param(b[4], sizeof(b[4]), f->finish_p90),
+                       param(b[5], sizeof(b[5]), f->as_of)};
+    return db_command_params(c,
+                             "INSERT INTO job_forecasts (job_id, start_p50, start_p90, finish_p50,"
+                             " finish_p90, as_of) SELECT $1::bigint, to_timestamp($2::float8),"
+                             " to_timestamp($3::float8), to_timestamp($4::float8),"
+                             " to_timestamp($5::float8), to_timestamp($6::float8)"
+                             " ON CONFLICT (job_id) DO NOTHING",
+                             6, p);
 }
 
 /* The finish in the server's local time: "Thu 14:10" within six days, else "2026-12-24 09:00". */

@@ -14,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "live.h"
 #include "log.h"
+#include "sched_estimate.h"
 #include "simulate/outlook.h"
 #include "store/db.h"
 
@@ -43,9 +45,18 @@ struct forecast_thread {
     pthread_t tid;
     int started, inited;
     /* the pass under way (this thread only): the CPU clock at the start of its current run
-     * (< 0: none yet) and the seconds it slept between its runs */
+     * (< 0: none yet) and the seconds it slept between its runs; the spreads it measured */
     double run_c0, slept_s;
+    double spread, declared_spread;
+    /* the last pass, under mu, for a submission's forecast (live_forecast_submission()): its
+     * snapshot, the spreads it ran with and the CPU seconds one of its runs took */
+    struct fc_copy *last;
+    double last_spread, last_declared_spread, last_run_cpu_s;
 };
+
+/* The thread whose last pass a submission's forecast runs on (one a server), under reg_mu. */
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct forecast_thread *reg;
 
 static void copy_free(struct fc_copy *c)
 {
@@ -214,7 +225,7 @@ static const char insert_sql[] =
     TS("u.f90") ", to_timestamp($6::float8)"
     " FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::float8[], $5::float8[])"
     " u(id, s50, s90, f50, f90) JOIN jobs j ON j.id = u.id"
-    " WHERE j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')";
+    " WHERE j.state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ON CONFLICT (job_id) DO NOTHING";
 /* clang-format on */
 
 /* The forecasts of the pass (as of `now`) in place of the last ones, and the marks to score
@@ -230,8 +241,15 @@ static int write_forecasts(PGconn *c, const struct outlook *o, double now)
     const char *p[] = {a[0], a[1], a[2], a[3], a[4], as_of};
     const char *pm[] = {every};
     int rc = db_command(c, "BEGIN");
+    /* not the forecasts of jobs submitted since the snapshot: a submission's own
+     * (submit_deadline.h) stays until a pass that saw the job */
+    const char *pd[] = {as_of};
     if (rc == 0)
-        rc = db_command(c, "DELETE FROM job_forecasts");
+        rc = db_command_params(c,
+                               "DELETE FROM job_forecasts f WHERE NOT EXISTS (SELECT 1 FROM jobs"
+                               " j WHERE j.id = f.job_id AND j.submitted_at >"
+                               " to_timestamp($1::float8))",
+                               1, pd);
     if (rc == 0)
         rc = db_command_params(c, insert_sql, 6, p);
     if (rc == 0)
@@ -343,6 +361,8 @@ static double pass(struct forecast_thread *t, const struct fc_copy *copy)
     if (!c)
         return cpu_s() - c0;
     measured_spread(c, &oc);
+    t->spread = oc.spread;
+    t->declared_spread = oc.declared_spread;
     struct outlook *o = outlook_run(&copy->snap, &oc, err, sizeof(err));
     if (!o && !atomic_load(&t->stop))
         log_error("forecast: %s", err);
@@ -394,7 +414,15 @@ static void *run(void *arg)
         if (!c)
             continue;
         double spent = pass(t, c);
-        copy_free(c);
+        /* kept for the submissions' forecasts until the next pass */
+        pthread_mutex_lock(&t->mu);
+        struct fc_copy *old = t->last;
+        t->last = c;
+        t->last_spread = t->spread;
+        t->last_declared_spread = t->declared_spread;
+        t->last_run_cpu_s = spent / FORECAST_RUNS;
+        pthread_mutex_unlock(&t->mu);
+        copy_free(old);
         /* the rest of the cycle: what the sleeps between its runs did not already give */
         wait_for(t, fmax(FORECAST_IDLE_FACTOR * spent - t->slept_s, FORECAST_MIN_PERIOD_S), 0);
     }
@@ -431,6 +459,9 @@ struct forecast_thread *forecast_thread_create(const char *conninfo, char *err, 
         goto error;
     }
     t->started = 1;
+    pthread_mutex_lock(&reg_mu);
+    reg = t;
+    pthread_mutex_unlock(&reg_mu);
     return t;
 error:
     forecast_thread_destroy(t);
@@ -447,6 +478,10 @@ void forecast_thread_destroy(struct forecast_thread *t)
 {
     if (!t)
         return;
+    pthread_mutex_lock(&reg_mu);
+    if (reg == t)
+        reg = NULL;
+    pthread_mutex_unlock(&reg_mu);
     if (t->started) {
         pthread_mutex_lock(&t->mu);
         atomic_store(&t->stop, true);
@@ -455,10 +490,94 @@ void forecast_thread_destroy(struct forecast_thread *t)
         pthread_join(t->tid, NULL);
     }
     copy_free(t->offer);
+    copy_free(t->last);
     db_destroy(t->db);
     if (t->inited) {
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
     }
     free(t);
+}
+
+/* ---- a submission's forecast (live.h) ---- */
+
+/* A copy of the last pass's snapshot with job added as waiting since its time, its id above
+ * the others', its remaining work the core's estimate (for a job that reported nothing: the
+ * outlook's stand-in from the prior of the finished jobs). Under t->mu. */
+static struct fc_copy *copy_with(const struct fc_copy *last, const struct sched_job *job)
+{
+    size_t n = last->snap.njobs;
+    struct sched_job *jobs = malloc((n + 1) * sizeof(*jobs));
+    if (!jobs)
+        return NULL;
+    memcpy(jobs, last->snap.jobs, n * sizeof(*jobs));
+    int64_t id = 0;
+    for (size_t i = 0; i < n; i++)
+        id = jobs[i].id > id ? jobs[i].id : id;
+    jobs[n] = *job;
+    jobs[n].id = id + 1;
+    jobs[n].submit_time = last->snap.now;
+    jobs[n].cur_gpus = 0;
+    jobs[n].slots = NULL;
+    jobs[n].type_speeds = NULL;
+    jobs[n].ntype_speeds = 0;
+    struct sched_snapshot s = last->snap;
+    s.jobs = jobs;
+    s.njobs = n + 1;
+    sched_estimate_apply(&jobs[n], &s);
+    struct fc_copy *c = copy_of(&s);
+    free(jobs);
+    if (c) {
+        c->policy = last->policy;
+        c->interval_s = last->interval_s;
+    }
+    return c;
+}
+
+int live_forecast_submission(const struct sched_job *job, struct live_submit_forecast *out)
+{
+    struct fc_copy *c = NULL;
+    struct outlook_config oc;
+    outlook_config_init(&oc);
+    double per_run = 0;
+    pthread_mutex_lock(&reg_mu);
+    struct forecast_thread *t = reg;
+    if (t) {
+        pthread_mutex_lock(&t->mu);
+        if (t->last) {
+            c = copy_with(t->last, job);
+            oc.spread = t->last_spread;
+            oc.declared_spread = t->last_declared_spread;
+            per_run = t->last_run_cpu_s;
+        }
+        pthread_mutex_unlock(&t->mu);
+    }
+    pthread_mutex_unlock(&reg_mu);
+    if (!c)
+        return 1;
+    /* bounded: as many runs as LIVE_SUBMIT_FORECAST_CPU_S allows at the last pass's cost per
+     * run (a run of the bigger snapshot costs about the same), none when not even the fewest */
+    int runs = per_run > 0 ? (int)(LIVE_SUBMIT_FORECAST_CPU_S / per_run) : FORECAST_SUBMIT_RUNS;
+    runs = runs < FORECAST_SUBMIT_RUNS ? runs : FORECAST_SUBMIT_RUNS;
+    int rc = 1;
+    if (runs >= FORECAST_SUBMIT_MIN_RUNS) {
+        char err[256];
+        oc.policy = c->policy;
+        oc.runs = runs;
+        oc.interval_s = fmax(c->interval_s, FORECAST_ROUND_MIN_S);
+        oc.seed = (uint64_t)c->snap.seed + 1;
+        struct outlook *o = outlook_run(&c->snap, &oc, err, sizeof(err));
+        if (!o)
+            log_warn("forecast of a submission: %s", err);
+        int64_t id = c->snap.jobs[c->snap.njobs - 1].id;
+        const struct outlook_job *j = o ? outlook_find(o, id) : NULL;
+        if (j) {
+            *out = (struct live_submit_forecast){j->start_p50, j->start_p90, j->finish_p50,
+                                                 j->finish_p90, c->snap.now};
+            rc = 0;
+        }
+        outlook_destroy(o);
+    }
+    copy_free(c);
+    return rc;
 }

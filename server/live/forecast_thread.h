@@ -25,6 +25,8 @@
 #define FORECAST_MARK_EVERY_S 600 /* a job's forecast kept to be scored at most this often */
 #define FORECAST_SCORES_DAYS 90   /* scores kept */
 #define FORECAST_SPREAD_JOBS 500  /* the latest completed jobs the spread is measured on */
+#define FORECAST_SUBMIT_RUNS 10    /* a submission's forecast: at most this many runs, */
+#define FORECAST_SUBMIT_MIN_RUNS 3 /* and none (the caller's fallback) below this many */
 
 struct forecast_thread;
 

@@ -100,6 +100,23 @@ int live_slice_suspended_late(PGconn *c, const char *id);
  * database error. The core's outlook_finish() answers the same of a forecast in memory. */
 int live_forecast_finish(PGconn *c, long long job_id, double *p50, double *p90, double *as_of);
 
+/* The forecast of a job about to be submitted (a deadline's answer, issue 33 item 3),
+ * made as the forecasts are: outlook_run() over the snapshot of this server's last forecast
+ * pass with the job added, waiting since that snapshot's time (job as the core would see it
+ * waiting: gpus, bounds, elastic, priority, user, deadline; no model: its length is the
+ * prior of the finished jobs, as a round would estimate it), with the pass's spreads and
+ * policy. Bounded: at most LIVE_SUBMIT_FORECAST_CPU_S of CPU by the last pass's cost per
+ * run (fewer runs than a pass's). Into *out: its start and finish P50 and P90 (epoch seconds,
+ * -1 unknown) and as_of (the snapshot's time). Returns 0, or 1 when it cannot (this server has
+ * made no pass: it does not lead, or no round ran yet; even the fewest runs would cost more;
+ * out of memory). Safe from any thread. */
+#define LIVE_SUBMIT_FORECAST_CPU_S 0.25
+struct sched_job;
+struct live_submit_forecast {
+    double start_p50, start_p90, finish_p50, finish_p90, as_of;
+};
+int live_forecast_submission(const struct sched_job *job, struct live_submit_forecast *out);
+
 /* ---- the cluster's history (live/sampler.c writes it, GET /api/v1/cluster/history reads it) ----
  */
 

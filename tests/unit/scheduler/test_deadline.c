@@ -151,6 +151,11 @@ Test(minshare, ringmaster_gives_the_least_share_once_slack_runs_out)
     cr_assert_eq(d->assign[2].forced, 3, "live, it may stop running jobs as a guarantee does");
     cr_assert_str_eq(d->assign[2].reason, "given the least share that meets its deadline");
     cr_assert_eq(d->assign[0].forced + d->assign[1].forced, 0);
+    size_t gone = d->assign[0].gpus == 0 ? 0 : 1; /* the one stopped names the deadline job */
+    cr_assert_str_eq(d->assign[gone].reason, "preempted: for job 3, to meet its deadline");
+    cr_assert_eq(d->assign[gone].preempted_by, 3);
+    cr_assert_eq(d->assign[gone].preempted_for, 3);
+    cr_assert_eq(d->assign[1 - gone].preempted_by, 0);
     sched_decision_destroy(d);
 
     a->remaining_epochs = b->remaining_epochs = 10; /* they end sooner: neither is stopped */

@@ -75,6 +75,13 @@ Test(preempt, the_job_that_checkpointed_last_yields_not_the_oldest)
     cr_assert_eq(d->assign[2].gpus, 4);
     cr_assert_eq(d->assign[1].gpus, 0, "20 s of work lost, not 600");
     cr_assert_eq(d->assign[0].gpus, 4);
+    /* its reason names the guarantee and the job it made room for */
+    cr_assert_str_eq(d->assign[1].reason,
+                     "preempted: for job 3, which had waited longer than max_wait_s");
+    cr_assert_eq(d->assign[1].preempted_by, 1);
+    cr_assert_eq(d->assign[1].preempted_for, 3);
+    cr_assert_eq(d->assign[0].preempted_by, 0, "kept: not stopped");
+    cr_assert_str_eq(d->assign[0].reason, "running: unchanged");
     sched_decision_destroy(d);
     /* The old order stops the one with the most attained service whatever it loses. */
     f.jobs[1].last_checkpoint_time = f.snap.now - 5000;
@@ -152,6 +159,8 @@ Test(preempt, a_job_the_room_did_not_need_keeps_its_gpus)
     cr_assert_eq(d->assign[2].gpus, 4);
     cr_assert_eq(d->assign[1].gpus, 0, "only the 7-GPU job frees 4");
     cr_assert_eq(d->assign[0].gpus, 1, "stopped first, then given back: not needed");
+    cr_assert_eq(d->assign[0].preempted_by, 0, "given back: not named as stopped");
+    cr_assert_eq(d->assign[1].preempted_by, 1);
     sched_decision_destroy(d);
 }
 
@@ -171,5 +180,8 @@ Test(preempt, a_fair_share_takes_from_the_job_that_loses_least)
     cr_assert_eq(d->assign[2].forced, 2);
     cr_assert_eq(d->assign[0].gpus, 0, "30 s since its checkpoint, against 190 s");
     cr_assert_eq(d->assign[1].gpus, 4);
+    cr_assert_str_eq(d->assign[0].reason, "preempted: for job 3, within its user's fair share");
+    cr_assert_eq(d->assign[0].preempted_by, 2);
+    cr_assert_eq(d->assign[0].preempted_for, 3);
     sched_decision_destroy(d);
 }
