@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_ARGS 512
@@ -125,6 +126,14 @@ static void set_env(const struct launch_req *r)
         /* No fabric to find: UCX's probe of the host's devices cost each MPI_Init about
          * 0.25 s of a job's start (docs/benchmarks.md, "Live scheduler"). */
         setenv("OMPI_MCA_pml", "ob1", 0);
+        /* Simulated nodes of one job may share a host, where OpenMPI's shared-memory
+         * transport names its segments by the host's name and the job: two "nodes" on one
+         * host would map each other's (a rank died of SIGSEGV in vader's poll), and
+         * self,vader (make run's setting for its one worker) cannot reach another node at
+         * all. TCP between every pair of ranks, as between real nodes, whatever the worker's
+         * environment says; mpirun passes it to every daemon. */
+        if (r->hosts)
+            setenv("OMPI_MCA_btl", "self,tcp", 1);
     }
     for (size_t i = 0; r->env && r->env[i]; i++)
         putenv((char *)r->env[i]);
@@ -271,6 +280,21 @@ void launch_note_host_gpus(int simulated)
         setenv("RINGMASTER_HOST_GPUS", cvd, 1);
     else
         unsetenv("RINGMASTER_HOST_GPUS");
+}
+
+/* Longest session base that leaves room under it for OpenMPI's own levels
+ * (ompi.HOST.UID/jf.N/VPID/...) and its UNIX sockets' names (at most 107 bytes). */
+#define SESSION_BASE_MAX 56
+
+void launch_note_session_dir(const char *state_dir, int simulated)
+{
+    char abs[4096], dir[4200];
+    if (!simulated || !realpath(state_dir, abs))
+        return;
+    int n = snprintf(dir, sizeof(dir), "%s/mpi", abs);
+    if (n < 0 || n > SESSION_BASE_MAX || (mkdir(dir, 0700) < 0 && errno != EEXIST))
+        return;
+    setenv("TMPDIR", dir, 1);
 }
 
 void launch_note_gpu_model(const char *model)

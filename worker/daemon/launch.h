@@ -70,6 +70,16 @@ void launch_note_host_gpus(int simulated);
  * on (train-mlp --speed-by-gpu). */
 void launch_note_gpu_model(const char *model);
 
+/* Simulated GPUs only (nodes that may share one host): gives every process the worker starts
+ * (its mpiruns, the remote daemons it runs for other nodes' jobs, and their ranks) a TMPDIR
+ * of its own, state_dir/mpi, where OpenMPI keeps its session directory. Two workers on one
+ * host would otherwise both start a daemon of one job in the same /tmp/ompi.HOST.UID/jf.N,
+ * and the second one's orte_init fails ("File exists"), which leaves the job's mpirun waiting
+ * for it for good. TMPDIR, not OMPI_MCA_orte_tmpdir_base, since mpirun hands its OMPI_MCA_*
+ * to every remote daemon. Skipped when the path would be too long for OpenMPI's UNIX
+ * sockets. */
+void launch_note_session_dir(const char *state_dir, int simulated);
+
 /* The rank wrapper: argv is "--rank-exec" "--" command...; execs the command with
  * CUDA_VISIBLE_DEVICES set to the rank's GPU of RINGMASTER_RANK_GPUS (by
  * OMPI_COMM_WORLD_RANK), mapped through RINGMASTER_HOST_GPUS when that is set. Returns only

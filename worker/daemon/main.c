@@ -409,6 +409,7 @@ static int open_agent(struct agent *a, const struct config *cfg, struct inbox *i
         return -1;
     a->self[n] = '\0';
     mkdir(cfg->state_dir, 0700);
+    launch_note_session_dir(cfg->state_dir, a->simulated);
     snprintf(path, sizeof(path), "%s/actions.done", cfg->state_dir);
     a->http = httpc_create(cfg->server, a->token);
     a->out = outbox_create(OUTBOX_MAX);

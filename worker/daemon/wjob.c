@@ -378,7 +378,8 @@ static void tick_job(struct agent *a, struct wjob *j, double now)
     if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid)
         on_exit_status(a, j, status);
     if (j->remote && waitpid(j->remote, &status, WNOHANG) == j->remote) {
-        log_info("job %lld: its remote daemon exited", j->id);
+        log_info("job %lld: its remote daemon exited with %d", j->id,
+                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
         j->remote = 0;
         j->finished = !j->pid;
     }

@@ -402,16 +402,21 @@ Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
     hx_finish();
 }
 
-/* A job on two workers: one mpirun on the first, whose daemon on the second is started
- * through the workers' rsh agent and the second worker (not ssh). The two "hosts" are two
- * loopback addresses of this machine, which are also the workers' names. */
+/* A job on two workers: one mpirun on the first, whose daemons are started through the
+ * workers' rsh agent and the workers (not ssh). The two "hosts" are two simulated nodes of
+ * this machine, named as no host is (as a lab tries it: two workers of simulated GPUs), with
+ * their workers' MPI settings for one machine (self,vader): mpirun starts a daemon for each
+ * node, both on this host, each in its worker's own TMPDIR, and the ranks talk TCP (the
+ * worker's choice for a simulated job on several nodes). Before those two, the second daemon's
+ * orte_init failed ("File exists" in /tmp/ompi.HOST.UID/jf.N) and mpirun waited for it for
+ * good, the job MIGRATING on 8 GPUs; or a rank died in vader's poll. */
 Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
 {
     stop_worker();
-    tcp_btl = 1;
-    worker_pid = start_worker("127.0.0.1");
-    worker_b_pid = start_worker("127.0.0.2");
-    long long a = wt_wait_node("127.0.0.1"), b = wt_wait_node("127.0.0.2");
+    tcp_btl = 0;
+    worker_pid = start_worker("sim-x");
+    worker_b_pid = start_worker("sim-y");
+    long long a = wt_wait_node("sim-x"), b = wt_wait_node("sim-y");
     long long job = submit_mlp(100000000, 4, 7107);
     char sql[2048];
     snprintf(sql, sizeof(sql),
@@ -423,8 +428,8 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
              " jsonb_build_array(jsonb_build_object('node_id', %lld, 'gpu', 0),"
              " jsonb_build_object('node_id', %lld, 'gpu', 1), jsonb_build_object('node_id', %lld,"
              " 'gpu', 0), jsonb_build_object('node_id', %lld, 'gpu', 1)), 'hosts',"
-             " jsonb_build_array(jsonb_build_object('node', %lld, 'name', '127.0.0.1', 'slots', 2),"
-             " jsonb_build_object('node', %lld, 'name', '127.0.0.2', 'slots', 2)),"
+             " jsonb_build_array(jsonb_build_object('node', %lld, 'name', 'sim-x', 'slots', 2),"
+             " jsonb_build_object('node', %lld, 'name', 'sim-y', 'slots', 2)),"
              " 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', 4) FROM jobs WHERE id = %lld; COMMIT",
              job, job, a, job, a, job, b, job, b, a, a, a, b, b, a, b, hx.dir, job, job);
     hx_sql_do(sql);
@@ -436,6 +441,11 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
              " AND kind = 'exec' AND state = 'done'",
              job, b);
     cr_assert_eq(db_int(sql), 1, "the second worker started mpirun's daemon");
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
+             " AND kind = 'exec' AND state = 'done'",
+             job, a);
+    cr_assert_eq(db_int(sql), 1, "the first one its own node's (a name of no host)");
     post_job(job, "cancel", 200);
     double end = hx_now() + 30;
     while (count_ranks(7107) > 0 && hx_now() < end)
