@@ -11,6 +11,7 @@
 #include "http/http.h"
 #include "http/problem.h"
 #include "job_state.h"
+#include "launch_failed.h"
 #include "live/live.h"
 #include "log.h"
 #include "store/db.h"
@@ -438,13 +439,17 @@ void reports_state(struct api_call *call)
     long long id;
     json_t *body;
     char ids[24], detail[DETAIL_MAX + 32];
-    if (api_id_or_respond(call, "job", &id) < 0 ||
-        reports_claim_or_respond(call, id, REPORTS_RUNS) < 0 ||
-        api_body_or_respond(call, &body) < 0)
+    if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
         return;
     snprintf(ids, sizeof(ids), "%lld", id);
     const char *st = json_string_value(json_object_get(body, "state"));
     const json_t *d = json_object_get(body, "detail"), *ec = json_object_get(body, "exit_code");
+    /* PENDING: a host of the launch says it failed there (launch_failed.h) */
+    int requeue = st && !strcmp(st, "PENDING");
+    if (reports_claim_or_respond(call, id, requeue ? REPORTS_LOG : REPORTS_RUNS) < 0) {
+        json_decref(body);
+        return;
+    }
     if (!st || (d && (!json_is_string(d) || json_string_length(d) > DETAIL_MAX)) ||
         (ec && !json_is_integer(ec))) {
         http_problem(call->req, 400,
@@ -456,7 +461,9 @@ void reports_state(struct api_call *call)
         if (ec)
             snprintf(detail + n, sizeof(detail) - (size_t)n, "%sexit code %lld", n ? "; " : "",
                      (long long)json_integer_value(ec));
-        if (db_command(call->db, "BEGIN") < 0)
+        if (requeue)
+            launch_failed_post(call, id, body, detail);
+        else if (db_command(call->db, "BEGIN") < 0)
             api_db_error(call, NULL);
         else if (move_job(call, ids, st, detail) == 0)
             api_respond_json(call, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", st));

@@ -41,7 +41,8 @@ void reports_metrics_get(struct api_call *call);
 /* POST /api/v1/jobs/{id}/state {"state", "detail"?, "exit_code"?}: moves the job through the
  * state machine by the event that leads there (200 and {"state"}); the state it is already
  * in answers 200 without change; an illegal move 409. A move to RUNNING records in its event
- * how long the job's latest action took. 403 for a worker without REPORTS_RUNS. */
+ * how long the job's latest action took. 403 for a worker without REPORTS_RUNS. PENDING is a
+ * host's word that the job's launch failed there (launch_failed.h; REPORTS_LOG suffices). */
 void reports_state(struct api_call *call);
 
 /* POST /api/v1/jobs/{id}/log?offset=N&stream=S (any content type, at most the body bound):

@@ -68,6 +68,13 @@ int live_requeue_job(PGconn *c, long long id, enum job_state from, const char *d
                : -1;
 }
 
+int live_fail_job(PGconn *c, long long id, enum job_state from, const char *detail)
+{
+    return live_move_job(c, id, from, JOB_EV_FAIL, detail) == 0 && live_release_job(c, id) == 0
+               ? 0
+               : -1;
+}
+
 int live_slice_forget(PGconn *c, long long id)
 {
     char ids[24];

@@ -70,6 +70,11 @@ void live_wake_signal(void);
  * folder no copy left behind writes. Returns 0 or -1. */
 int live_requeue_job(PGconn *c, long long id, enum job_state from, const char *detail);
 
+/* Inside a transaction: job id FAILED from `from` (event fail with detail, actor "scheduler"),
+ * its allocations dropped and its pending start, resize and migrate superseded. Returns 0, or
+ * -1 when the move is illegal, the job is no longer in `from`, or a statement failed. */
+int live_fail_job(PGconn *c, long long id, enum job_state from, const char *detail);
+
 /* 1 if job id (decimal text) was suspended by the scheduler to time-slice its GPUs and waits
  * for its turn (a person's resume would run it outside any allocation), 0 if not, -1 on a
  * database error. */

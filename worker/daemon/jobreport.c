@@ -32,6 +32,21 @@ void jobreport_state(struct agent *a, struct wjob *j, const char *state, const c
     log_info("job %lld: %s (%s)", j->id, state, detail);
 }
 
+void jobreport_launch_failed(struct agent *a, struct wjob *j, long long act, int code)
+{
+    char path[96], detail[200];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/state", j->id);
+    snprintf(detail, sizeof(detail),
+             "the MPI daemon for its mpirun on node %s exited with %d (its output is in the"
+             " job's log)",
+             a->name, code);
+    outbox_push_json(a->out, "POST", path,
+                     json_pack("{s:s, s:s, s:I}", "state", "PENDING", "detail", detail,
+                               "exec_action", (json_int_t)act),
+                     0);
+    log_warn("job %lld: launch failed here: %s", j->id, detail);
+}
+
 void jobreport_result(struct agent *a, long long act, int ok, const char *detail)
 {
     char path[96];

@@ -13,6 +13,10 @@ struct wjob;
 void jobreport_state(struct agent *a, struct wjob *j, const char *state, const char *detail,
                      int exit_code);
 
+/* Tells the server that job j's launch failed on this node: the daemon that exec action act
+ * started for the job's mpirun exited with code (state PENDING, docs/worker-protocol.md). */
+void jobreport_launch_failed(struct agent *a, struct wjob *j, long long act, int code);
+
 /* Queues the outcome of action act: "ok" when ok, else "failed", with detail. */
 void jobreport_result(struct agent *a, long long act, int ok, const char *detail);
 

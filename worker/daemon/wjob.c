@@ -205,6 +205,7 @@ static void do_exec(struct agent *a, struct wjob *j, long long act, const json_t
         return;
     }
     j->remote = pid;
+    j->remote_act = act;
     log_info("job %lld: runs a remote daemon, pid %d", j->id, (int)pid);
     finish(a, j, 1, "started");
 }
@@ -378,8 +379,13 @@ static void tick_job(struct agent *a, struct wjob *j, double now)
     if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid)
         on_exit_status(a, j, status);
     if (j->remote && waitpid(j->remote, &status, WNOHANG) == j->remote) {
-        log_info("job %lld: its remote daemon exited with %d", j->id,
-                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        log_info("job %lld: its remote daemon exited with %d", j->id, code);
+        /* An error, not the end of mpirun (which a daemon takes with 0): the launch failed
+         * here, and mpirun would wait for this daemon for good. The server checks that the
+         * exec is of the job's latest launch and nothing else is in flight. */
+        if (code != 0 && !j->stale && !atomic_load(&a->stopping))
+            jobreport_launch_failed(a, j, j->remote_act, code);
         j->remote = 0;
         j->finished = !j->pid;
     }

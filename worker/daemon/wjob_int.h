@@ -16,6 +16,7 @@ struct wjob {
     struct jobchan *chan;
     pid_t pid;    /* mpirun and its process group; 0 when not running */
     pid_t remote; /* the daemon this node runs for another node's mpirun (exec), or 0 */
+    long long remote_act; /* the exec action that started it */
     int world;
     char dir[WJOB_PATH_LEN], sock[WJOB_PATH_LEN], log[WJOB_PATH_LEN];
     long long shipped; /* bytes of the log queued for the server */

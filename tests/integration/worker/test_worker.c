@@ -402,6 +402,27 @@ Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
     hx_finish();
 }
 
+/* Starts job on GPUs 0 and 1 of nodes a (sim-x, where its mpirun runs) and b (sim-y), as
+ * the scheduler would. */
+static void start_on_two(long long job, long long a, long long b)
+{
+    char sql[2048];
+    snprintf(sql, sizeof(sql),
+             "BEGIN; UPDATE jobs SET state = 'STARTING' WHERE id = %lld;"
+             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES (%lld, %lld, 0),"
+             " (%lld, %lld, 1), (%lld, %lld, 0), (%lld, %lld, 1);"
+             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, 'start',"
+             " jsonb_build_object('command', command, 'env', env, 'world_size', 4, 'slots',"
+             " jsonb_build_array(jsonb_build_object('node_id', %lld, 'gpu', 0),"
+             " jsonb_build_object('node_id', %lld, 'gpu', 1), jsonb_build_object('node_id', %lld,"
+             " 'gpu', 0), jsonb_build_object('node_id', %lld, 'gpu', 1)), 'hosts',"
+             " jsonb_build_array(jsonb_build_object('node', %lld, 'name', 'sim-x', 'slots', 2),"
+             " jsonb_build_object('node', %lld, 'name', 'sim-y', 'slots', 2)),"
+             " 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', 4) FROM jobs WHERE id = %lld; COMMIT",
+             job, job, a, job, a, job, b, job, b, a, a, a, b, b, a, b, hx.dir, job, job);
+    hx_sql_do(sql);
+}
+
 /* A job on two workers: one mpirun on the first, whose daemons are started through the
  * workers' rsh agent and the workers (not ssh). The two "hosts" are two simulated nodes of
  * this machine, named as no host is (as a lab tries it: two workers of simulated GPUs), with
@@ -418,24 +439,11 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
     worker_b_pid = start_worker("sim-y");
     long long a = wt_wait_node("sim-x"), b = wt_wait_node("sim-y");
     long long job = submit_mlp(100000000, 4, 7107);
-    char sql[2048];
-    snprintf(sql, sizeof(sql),
-             "BEGIN; UPDATE jobs SET state = 'STARTING' WHERE id = %lld;"
-             " INSERT INTO allocations (job_id, node_id, gpu_idx) VALUES (%lld, %lld, 0),"
-             " (%lld, %lld, 1), (%lld, %lld, 0), (%lld, %lld, 1);"
-             " INSERT INTO actions (node_id, job_id, kind, spec) SELECT %lld, id, 'start',"
-             " jsonb_build_object('command', command, 'env', env, 'world_size', 4, 'slots',"
-             " jsonb_build_array(jsonb_build_object('node_id', %lld, 'gpu', 0),"
-             " jsonb_build_object('node_id', %lld, 'gpu', 1), jsonb_build_object('node_id', %lld,"
-             " 'gpu', 0), jsonb_build_object('node_id', %lld, 'gpu', 1)), 'hosts',"
-             " jsonb_build_array(jsonb_build_object('node', %lld, 'name', 'sim-x', 'slots', 2),"
-             " jsonb_build_object('node', %lld, 'name', 'sim-y', 'slots', 2)),"
-             " 'checkpoint_dir', '%s/ckpt/%lld', 'lr_scale', 4) FROM jobs WHERE id = %lld; COMMIT",
-             job, job, a, job, a, job, b, job, b, a, a, a, b, b, a, b, hx.dir, job, job);
-    hx_sql_do(sql);
+    start_on_two(job, a, b);
     wt_expect_state(job, "RUNNING", 90, dump_worker_log);
     wait_steps(job, 100, 4, 90);
     cr_assert_eq(count_ranks(7107), 4, "four ranks");
+    char sql[512];
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM actions WHERE job_id = %lld AND node_id = %lld"
              " AND kind = 'exec' AND state = 'done'",
@@ -451,6 +459,37 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
     while (count_ranks(7107) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7107), 0, "every rank is gone after cancel");
+    cr_assert_eq(wt_stop_worker(&worker_b_pid), 0);
+    cr_assert_eq(stop_worker(), 0);
+    hx_finish();
+}
+
+/* A host whose daemon for the job's mpirun fails (here: sim-y's worker has no orted on its
+ * PATH) says so, and the job goes back to the queue from its checkpoint, its GPUs released;
+ * the server then has sim-x's worker stop the mpirun that waits for that daemon. Before, the
+ * mpirun waited for good, the job STARTING on four GPUs. */
+Test(worker, a_daemon_that_fails_on_a_host_sends_the_job_back_to_the_queue)
+{
+    stop_worker();
+    worker_pid = start_worker("sim-x");
+    worker_b_pid = wt_start_worker("sim-y", &(struct wt_worker){.gpus = 2, .path = "/nonexistent"});
+    long long a = wt_wait_node("sim-x"), b = wt_wait_node("sim-y");
+    long long job = submit_mlp(100000000, 4, 7108);
+    start_on_two(job, a, b);
+    wt_expect_state(job, "PENDING", 60, dump_worker_log);
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM job_events WHERE job_id = %lld AND event = 'requeue' AND"
+             " detail LIKE 'launch failed: the MPI daemon for its mpirun on node sim-y exited"
+             " with 127%%'",
+             job);
+    cr_assert_eq(db_int(sql), 1, "its event says where and how");
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM allocations WHERE job_id = %lld", job);
+    cr_assert_eq(db_int(sql), 0, "its GPUs were released");
+    double end = hx_now() + 30;
+    while (count_ranks(7108) > 0 && hx_now() < end)
+        usleep(100000);
+    cr_assert_eq(count_ranks(7108), 0, "the waiting mpirun's ranks are gone");
     cr_assert_eq(wt_stop_worker(&worker_b_pid), 0);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();

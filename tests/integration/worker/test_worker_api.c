@@ -527,3 +527,100 @@ Test(worker_api, remote_daemons_only_by_the_launching_worker_on_the_jobs_hosts)
                                201));
     hx_finish();
 }
+
+/* A launch of job over nodes a and b (a done start on a, GPU 0 of each): returns the id of
+ * the exec action that started its daemon on b. */
+static long long launched_on_two(long long job, long long a, long long b)
+{
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET state = 'STARTING' WHERE id = %lld; INSERT INTO actions (node_id,"
+             " job_id, kind, state, spec) VALUES (%lld, %lld, 'start', 'done',"
+             " jsonb_build_object('slots', jsonb_build_array(jsonb_build_object('node_id', %lld,"
+             " 'gpu', 0), jsonb_build_object('node_id', %lld, 'gpu', 0))));"
+             " INSERT INTO node_gpus (node_id, idx, model, memory_bytes) VALUES (%lld, 0, 'sim',"
+             " 1), (%lld, 0, 'sim', 1) ON CONFLICT DO NOTHING; INSERT INTO allocations (job_id,"
+             " node_id, gpu_idx) VALUES (%lld, %lld, 0), (%lld, %lld, 0) ON CONFLICT DO NOTHING",
+             job, a, job, a, b, a, b, job, a, job, b);
+    hx_sql_do(sql);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind, state, spec) VALUES (%lld, %lld,"
+             " 'exec', 'done', '{\"command\": \"orted\"}') RETURNING id",
+             b, job);
+    return (long long)hx_sql_num(sql);
+}
+
+/* b's word that the daemon of exec action x failed: the status of the state post. */
+static long daemon_failed(long long job, const char *tok, long long x)
+{
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"state\":\"PENDING\",\"detail\":\"the MPI daemon exited with 127\","
+             "\"exec_action\":%lld}",
+             x);
+    return report(job, tok, "state", body);
+}
+
+static long long count_of(const char *fmt, long long job)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), fmt, job);
+    return (long long)hx_sql_num(sql);
+}
+
+/* A host whose daemon for the job's mpirun failed says so (the worker's exec ended with an
+ * error): mpirun would wait for it for good, the job STARTING on its GPUs. The job goes back
+ * to the queue from its checkpoint, its GPUs released; the third failure in a row fails it.
+ * Refused: a daemon of an older launch, while an action is in flight, a node that is no host,
+ * no exec action named. */
+Test(worker_api, a_launch_that_failed_on_a_host_goes_back_to_the_queue_then_fails)
+{
+    char tok2[128], tok3[128];
+    long long a = make_node(), b = make_other_node(tok2);
+    hx_user("api-worker-3", "worker", tok3);
+    json_decref(hx_expect_json(hx_json("POST", "/api/v1/nodes", tok3,
+                                       "{\"name\":\"n3\",\"cpus\":2,\"memory_bytes\":1,"
+                                       "\"gpus\":[],\"simulated\":true}"),
+                               201));
+    long long job = hx_submit(hx.admin, "j", 2);
+    long long old = launched_on_two(job, a, b);
+    long long x = launched_on_two(job, a, b);
+    hx_expect_problem(hx_json("POST", "/api/v1/jobs/1/state", tok2, "{\"state\":\"PENDING\"}"),
+                      400, NULL);
+    cr_assert_eq(daemon_failed(job, tok3, x), 403, "n3 is no host of the job");
+    cr_assert_eq(daemon_failed(job, tok2, old), 409, "a daemon of an older launch");
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO actions (node_id, job_id, kind) VALUES (%lld, %lld, 'suspend')", a,
+             job);
+    hx_sql_do(sql);
+    cr_assert_eq(daemon_failed(job, tok2, x), 409, "an action in flight");
+    hx_sql_do("UPDATE actions SET state = 'failed' WHERE kind = 'suspend'");
+    long long gen = count_of("SELECT ckpt_gen FROM jobs WHERE id = %lld", job);
+    cr_assert_eq(daemon_failed(job, tok2, x), 200);
+    cr_assert_str_eq(wt_job_state(job), "PENDING");
+    cr_assert_eq(job_count("allocations", job), 0, "its GPUs were released");
+    cr_assert_eq(count_of("SELECT ckpt_gen FROM jobs WHERE id = %lld", job), gen + 1,
+                 "a new checkpoint generation: no copy left behind writes where it restarts");
+    cr_assert_eq(count_of("SELECT count(*) FROM job_events WHERE job_id = %lld AND event ="
+                          " 'requeue' AND detail LIKE 'launch failed: the MPI daemon exited"
+                          " with 127 (reported by api-worker-2)%%'",
+                          job),
+                 1, "one event says why and who");
+    cr_assert_eq(daemon_failed(job, tok2, x), 403, "again: the requeue ended b's claim");
+    cr_assert_eq(daemon_failed(job, hx.admin, x), 200, "an admin's, on a PENDING job: no change");
+    cr_assert_eq(count_of("SELECT count(*) FROM job_events WHERE job_id = %lld", job), 2);
+    usleep(10000);
+    cr_assert_eq(daemon_failed(job, tok2, launched_on_two(job, a, b)), 200);
+    cr_assert_str_eq(wt_job_state(job), "PENDING", "the second failure in a row");
+    usleep(10000);
+    cr_assert_eq(daemon_failed(job, tok2, launched_on_two(job, a, b)), 200);
+    cr_assert_str_eq(wt_job_state(job), "FAILED", "the third");
+    cr_assert_eq(count_of("SELECT count(*) FROM job_events WHERE job_id = %lld AND to_state ="
+                          " 'FAILED' AND detail LIKE 'launch failed 3 times in a row, the last:%%'",
+                          job),
+                 1);
+    cr_assert_eq(job_count("allocations", job), 0);
+    cr_assert_eq(daemon_failed(job, hx.admin, x), 409, "it has ended");
+    hx_finish();
+}

@@ -102,6 +102,8 @@ pid_t wt_start_worker(const char *name, const struct wt_worker *w)
         FILE *o = freopen(log, "a", stdout);
         dup2(fileno(o), 2);
         worker_mpi_env(w->tcp);
+        if (w->path)
+            setenv("PATH", w->path, 1);
         const char *argv[24] = {"ringmaster-worker", "--server", url, "--token-file", tfile,
                                 "--name", name, "--state-dir", dir, "--simulate-gpus", ngpus,
                                 "--heartbeat", "1", "--fault-file", faults};

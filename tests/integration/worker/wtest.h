@@ -35,6 +35,7 @@ struct wt_worker {
                         * /dev/shm, where vader's segments would collide); 0: vader */
     const char *action_timeout; /* --action-timeout SECONDS; NULL: the daemon's default */
     const char *servers;        /* --server URL[,URL...]; NULL: the test's server (hx.port) */
+    const char *path;           /* its PATH; NULL: the test's */
 };
 
 /* Starts ringmaster-worker named name as w says, with a heartbeat every second, its own
