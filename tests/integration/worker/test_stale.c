@@ -21,7 +21,7 @@
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
 
-#define STEPS 2500
+#define STEPS 1600
 
 static void setup(void)
 {
