@@ -24,7 +24,7 @@
 #define TRAIN_MLP_PATH "build/examples/train-mlp"
 #endif
 
-#define STEPS 3000
+#define STEPS 1800
 #define EVERY 25 /* --checkpoint-every */
 
 static void setup(void)
