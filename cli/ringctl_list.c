@@ -238,12 +238,19 @@ static void fmt_progress(json_t *job, char *buf, size_t len)
 }
 
 /* GPUS: those held ("2"), the size asked for when it holds none, or both while they differ
- * ("2->4"). */
+ * ("2->4"). An elastic job holds what the scheduler gives it within its bounds: those held
+ * and the bounds ("8 (1-8)"; "8->1" read as a shrink that nobody asked for). */
 static void fmt_gpus(json_t *job, char *buf, size_t len)
 {
     json_int_t want = json_integer_value(json_object_get(job, "gpus"));
     json_int_t held = json_integer_value(json_object_get(job, "world_size"));
-    if (held > 0 && held != want)
+    json_int_t lo = json_integer_value(json_object_get(job, "min_gpus"));
+    json_int_t hi = json_integer_value(json_object_get(job, "max_gpus"));
+    if (held > 0 && json_is_true(json_object_get(job, "elastic")) && lo > 0 && hi >= lo)
+        snprintf(buf, len,
+                 "%" JSON_INTEGER_FORMAT " (%" JSON_INTEGER_FORMAT "-%" JSON_INTEGER_FORMAT ")",
+                 held, lo, hi);
+    else if (held > 0 && held != want)
         snprintf(buf, len, "%" JSON_INTEGER_FORMAT "->%" JSON_INTEGER_FORMAT, held, want);
     else
         snprintf(buf, len, "%" JSON_INTEGER_FORMAT, want);
@@ -292,7 +299,7 @@ static void print_jobs(struct ringctl *ctl, struct list_opts *o, json_t *items)
     json_t *j;
     json_array_foreach(items, i, j)
     {
-        char id[48], gpus[32], el[32], prog[16], why[512], alloc[512], sub[64], start[32],
+        char id[48], gpus[72], el[32], prog[16], why[512], alloc[512], sub[64], start[32],
             fin[32];
         fmt_id(j, id, sizeof(id));
         fmt_gpus(j, gpus, sizeof(gpus));

@@ -337,6 +337,10 @@ Test(ringctl, list_reads_like_squeue_and_watches)
     json_decref(hx_expect_json(hx_json("POST", path, w, "{\"state\":\"COMPLETED\"}"), 200));
     long long wait = hx_submit(hx.admin, "waits", 2);
     (void)wait;
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "UPDATE jobs SET elastic = true, min_gpus = 1, max_gpus = 4 WHERE id = %lld", run);
+    hx_sql_do(sql);
     /* "runs" reports its length (libringjob's ringjob_set_total_steps) and step 100 */
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", run);
     json_decref(hx_expect_json(
@@ -359,6 +363,7 @@ Test(ringctl, list_reads_like_squeue_and_watches)
     line = strstr(r->out, "runs");
     cr_assert(line && strstr(line, "RUNNING") && strstr(line, " 0:0") && strstr(line, " 25% "),
               "%s", r->out);
+    cr_assert(line && strstr(line, " 1 (1-4) "), "an elastic job: held (bounds): %s", r->out);
     line = strstr(r->out, "waits");
     cr_assert(line && strstr(line, "PENDING") && strstr(line, "("), "%s", r->out);
     char runs[32];
