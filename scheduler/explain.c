@@ -29,8 +29,11 @@ static void put_duration(struct text *t, double s)
     }
 }
 
-/* One holder: "job 12 holds 8 GPUs: predicted to finish in 3 min (fit)". */
-static void put_holder(struct text *t, const struct sched_job *j, const struct sched_assignment *a)
+/* One holder: "job 12 holds 8 GPUs: forecast to finish in 3 min (forecast P50)" by the
+ * caller's forecast of it (the figure its own page shows) when there is one, else "...:
+ * predicted to finish in 3 min (fit)" by the round's estimate at what it holds. */
+static void put_holder(struct text *t, const struct sched_job *j, const struct sched_assignment *a,
+                       double now)
 {
     text_put(t, "job ");
     text_put_long(t, (long long)j->id);
@@ -47,6 +50,12 @@ static void put_holder(struct text *t, const struct sched_job *j, const struct s
     }
     if (a->forced == 3) {
         text_put(t, "the least share that meets its deadline");
+        return;
+    }
+    if (j->forecast_finish > now) {
+        text_put(t, "forecast to finish in ");
+        put_duration(t, j->forecast_finish - now);
+        text_put(t, " (forecast P50)");
         return;
     }
     double left = policy_time_at(j, a->gpus);
@@ -201,7 +210,7 @@ size_t sched_explainer_text(const struct sched_explainer *e, size_t i, char *buf
     put_quota(&t, e, j);
     for (size_t k = 0; k < e->ntop; k++) { /* a waiting job holds nothing: never its own */
         text_put(&t, "; ");
-        put_holder(&t, &snap->jobs[e->top[k]], &d->assign[e->top[k]]);
+        put_holder(&t, &snap->jobs[e->top[k]], &d->assign[e->top[k]], snap->now);
     }
     return t.len;
 }

@@ -264,6 +264,11 @@ struct sched_job {
      * the step is the caller's record of it. */
     double last_checkpoint_time;
     int64_t last_checkpoint_step;
+    /* The caller's forecast of when the job finishes (appended; issue 33): the P50 of its
+     * simulations forward (simulate/outlook.h), on the caller's clock; 0: none. Only words
+     * read it (sched_explain: a waiting job's reason names when its GPUs' holders finish by
+     * the figure their own page shows); no rule decides by it. */
+    double forecast_finish;
 };
 
 /* A job's bounds as every part of the core reads them: min_gpus <= 0 means 1, max_gpus <= 0

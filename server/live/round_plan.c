@@ -148,7 +148,8 @@ static void core_job(struct live_plan *p, size_t i, const struct live_snap *s)
                             .max_switches_wait_s = sj->max_switches_wait_s,
                             .deadline = sj->deadline,
                             .last_checkpoint_time = sj->checkpoint_at,
-                            .last_checkpoint_step = sj->checkpoint_step};
+                            .last_checkpoint_step = sj->checkpoint_step,
+                            .forecast_finish = sj->forecast_finish};
     j->speed.gpus_per_island = p->island_size; /* a packed job larger than one spans PCIe */
     if (sj->cur_gpus > 0) {
         j->last_change_time = sj->since_last;

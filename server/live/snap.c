@@ -39,7 +39,8 @@ enum job_col {
     JC_ID, JC_STATE, JC_SUBMIT, JC_PRIORITY, JC_GPUS, JC_MIN_GPUS, JC_MAX_GPUS, JC_ELASTIC,
     JC_BATCH_PER_GPU, JC_MODEL, JC_NMETRICS, JC_MIGRATE_TO, JC_PLAN_SPEC, JC_CURRENT_PLAN,
     JC_CKPT_GEN, JC_USER_ID, JC_STEPS, JC_EPOCHS, JC_STOPS_EARLY, JC_BATCH_SPEC, JC_GRAD_SQR,
-    JC_GRAD_VAR, JC_CURRENT_BATCH, JC_TOPOLOGY, JC_HELD, JC_DEADLINE, JC_CKPT_STEP, JC_CKPT_AT
+    JC_GRAD_VAR, JC_CURRENT_BATCH, JC_TOPOLOGY, JC_HELD, JC_DEADLINE, JC_CKPT_STEP, JC_CKPT_AT,
+    JC_FORECAST_FINISH
 };
 static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
@@ -52,10 +53,12 @@ static const char *const jobs_sql =
     " j.topology::text,"
     " o.held_s + CASE WHEN o.gpus > 0 THEN greatest(extract(epoch FROM now() - o.since), 0)"
     " ELSE 0 END, COALESCE(extract(epoch FROM j.deadline), 0), COALESCE(j.checkpoint_step, 0),"
-    " COALESCE(extract(epoch FROM j.checkpoint_at), 0)"
+    " COALESCE(extract(epoch FROM j.checkpoint_at), 0),"
+    " COALESCE(extract(epoch FROM f.finish_p50), 0)"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " LEFT JOIN job_last_report l ON l.job_id = j.id"
     " LEFT JOIN job_ledger_open o ON o.job_id = j.id"
+    " LEFT JOIN job_forecasts f ON f.job_id = j.id"
     " WHERE j.state IN " ACTIVE_STATES " ORDER BY j.id";
 
 /* The users with a share or a quota of their own (the others count as share 1, no quota). */
@@ -350,6 +353,7 @@ static int fill_jobs(struct live_snap *s, const PGresult *r)
         j->held_s = PQgetisnull(r, i, JC_HELD) ? -1.0 : dbl(r, i, JC_HELD);
         j->checkpoint_step = ll(r, i, JC_CKPT_STEP);
         j->checkpoint_at = dbl(r, i, JC_CKPT_AT);
+        j->forecast_finish = dbl(r, i, JC_FORECAST_FINISH);
         job_plans(j, r, i);
         job_batch(j, r, i);
         job_topology(j, r, i);

@@ -73,6 +73,8 @@ struct snap_job {
     double deadline; /* epoch seconds it should finish by (sched_job's; 0: none) */
     double checkpoint_at;    /* epoch seconds of its last checkpoint (sql/044); 0: none */
     int64_t checkpoint_step; /* its step */
+    double forecast_finish;  /* epoch seconds of its forecast finish, P50 (job_forecasts, the
+                              * figure the API and ringctl show); 0: none */
 };
 
 struct live_snap {

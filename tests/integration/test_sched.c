@@ -215,6 +215,23 @@ Test(sched, higher_priority_goes_first_and_waiting_jobs_explain)
     cr_assert_eq(json_integer_value(json_object_get(j, "queue_position")), 1);
     cr_assert_str_eq(json_string_value(json_object_get(j, "state")), "PENDING");
     json_decref(j);
+    /* with a forecast of a holder, its finish by the forecast (the one its page shows) */
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO job_forecasts (job_id, finish_p50, finish_p90, as_of) VALUES (%lld,"
+             " now() + interval '20 min', now() + interval '30 min', now()) ON CONFLICT (job_id)"
+             " DO UPDATE SET finish_p50 = EXCLUDED.finish_p50",
+             high);
+    hx_sql_do(sql);
+    snprintf(holds, sizeof(holds), "job %lld holds 2 GPUs: forecast to finish in ", high);
+    int seen = 0;
+    for (double end = hx_now() + 20; !seen && hx_now() < end; usleep(200000)) {
+        j = get_job(big);
+        why = json_string_value(json_object_get(j, "pending_reason"));
+        seen = why && strstr(why, holds) && strstr(why, "(forecast P50)");
+        json_decref(j);
+    }
+    cr_assert(seen, "a round names the holder's forecast");
     j = get_job(high);
     cr_assert(json_is_null(json_object_get(j, "pending_reason")), "a running job does not wait");
     json_decref(j);

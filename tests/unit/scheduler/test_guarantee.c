@@ -207,6 +207,15 @@ Test(guard, a_waiting_job_is_explained_by_who_holds_the_gpus)
     cr_assert(strstr(text, "needs 2 GPUs, 0 free"), "%s", text);
     cr_assert(strstr(text, "job 12 holds 8 GPUs: predicted to finish in "), "%s", text);
     cr_assert(strstr(text, "(fit)"), "%s", text);
+    /* With a forecast of the holder, the figure its own page shows (one finish per job). */
+    big->forecast_finish = f.snap.now + 600;
+    sched_explain(&f.snap, d, 1, text, sizeof(text));
+    cr_assert(strstr(text, "job 12 holds 8 GPUs: forecast to finish in 10 min (forecast P50)"),
+              "%s", text);
+    big->forecast_finish = f.snap.now - 1; /* a forecast already past: the round's own */
+    sched_explain(&f.snap, d, 1, text, sizeof(text));
+    cr_assert(strstr(text, "predicted to finish in "), "%s", text);
+    big->forecast_finish = 0;
     /* Truncated, still terminated, and the needed length returned. */
     char small[8];
     cr_assert_eq(sched_explain(&f.snap, d, 1, small, sizeof(small)), n);
