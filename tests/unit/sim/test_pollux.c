@@ -10,32 +10,16 @@
 
 #include "options.h"
 #include "pollux.h"
+#include "pollux_apps.h"
 #include "report.h"
 
-static struct pollux_app apps[PROFILE_NAPPS];
-
-static void load_apps(void)
-{
-    for (size_t k = 0; k < PROFILE_NAPPS; k++) {
-        char err[256];
-        cr_assert_eq(pollux_app_load(profile_app_name(k), &apps[k], err, sizeof(err)), 0, "%s",
-                     err);
-    }
-}
-
-static void free_apps(void)
-{
-    for (size_t k = 0; k < PROFILE_NAPPS; k++)
-        pollux_app_free(&apps[k]);
-}
-
-TestSuite(pollux, .init = load_apps, .fini = free_apps);
+TestSuite(pollux, .init = pollux_apps_load, .fini = pollux_apps_free);
 
 Test(pollux, every_application_is_modelled_from_its_profile)
 {
     static const double epochs[PROFILE_NAPPS] = {2, 100, 80, 90, 10, 50};
     for (size_t k = 0; k < PROFILE_NAPPS; k++) {
-        const struct pollux_app *a = &apps[k];
+        const struct pollux_app *a = &pollux_apps[k];
         cr_expect_lt(a->fit_rel_rmse, 0.2, "%s: step times fitted within %.3f", a->name,
                      a->fit_rel_rmse);
         /* progress is counted at the smallest batch: its run trains the epochs in full */
@@ -52,17 +36,17 @@ Test(pollux, every_application_is_modelled_from_its_profile)
     }
     /* the configurations of the paper's published workloads: BERT 6-16 GPUs at 384, YOLOv3 4
      * at 64, NCF 1 at 32768, ImageNet 24 at 3200 and 32 at 6400 */
-    cr_expect_geq(apps[0].configs[0].gpus, 6);
-    cr_expect_float_eq(apps[0].configs[0].batch, 384, 1e-9);
-    cr_expect_eq(apps[5].nconfigs, 1);
-    cr_expect_eq(apps[5].configs[0].gpus, 4);
-    cr_expect_float_eq(apps[5].configs[0].batch, 64, 1e-9);
-    cr_expect_eq(apps[4].configs[0].gpus, 1);
-    cr_expect_float_eq(apps[4].configs[0].batch, 32768, 1e-9);
+    cr_expect_geq(pollux_apps[0].configs[0].gpus, 6);
+    cr_expect_float_eq(pollux_apps[0].configs[0].batch, 384, 1e-9);
+    cr_expect_eq(pollux_apps[5].nconfigs, 1);
+    cr_expect_eq(pollux_apps[5].configs[0].gpus, 4);
+    cr_expect_float_eq(pollux_apps[5].configs[0].batch, 64, 1e-9);
+    cr_expect_eq(pollux_apps[4].configs[0].gpus, 1);
+    cr_expect_float_eq(pollux_apps[4].configs[0].batch, 32768, 1e-9);
     int has24 = 0, has32 = 0;
-    for (size_t c = 0; c < apps[3].nconfigs; c++) {
-        has24 |= apps[3].configs[c].gpus == 24 && apps[3].configs[c].batch == 3200;
-        has32 |= apps[3].configs[c].gpus == 32 && apps[3].configs[c].batch == 6400;
+    for (size_t c = 0; c < pollux_apps[3].nconfigs; c++) {
+        has24 |= pollux_apps[3].configs[c].gpus == 24 && pollux_apps[3].configs[c].batch == 3200;
+        has32 |= pollux_apps[3].configs[c].gpus == 32 && pollux_apps[3].configs[c].batch == 6400;
     }
     cr_expect(has24 && has32);
 }
@@ -82,7 +66,7 @@ Test(pollux, a_job_alone_takes_as_long_as_its_measured_run)
     struct options_cluster c;
     cr_assert_eq(options_cluster_make(&c, 16, 4), 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        const struct pollux_app *a = &apps[cases[i].app];
+        const struct pollux_app *a = &pollux_apps[cases[i].app];
         struct pollux_config cf = {cases[i].gpus, cases[i].batch, 0};
         struct simulate_job_spec j = {0};
         /* built as the workload builds its jobs */
@@ -99,8 +83,8 @@ Test(pollux, a_job_alone_takes_as_long_as_its_measured_run)
         struct report_params prm = {.interval_s = 60, .resize_cost_s = 30};
         struct report_row row = {0};
         char err[256];
-        cr_assert_eq(report_run(&w, &c, sched_policy_find("fifo"), &prm, &row, err, sizeof(err)),
-                     0, "%s", err);
+        cr_assert_eq(report_run(&w, &c, sched_policy_find("fifo"), &prm, &row, err, sizeof(err)), 0,
+                     "%s", err);
         double want = pollux_app_jct(a, cf.gpus, cf.batch);
         cr_expect_float_eq(row.result->jobs[0].jct_s, want, 0.08 * want,
                            "%s on %d GPUs at %g: %.0f s, the run says %.0f s", a->name, cf.gpus,
@@ -114,9 +98,9 @@ Test(pollux, a_workload_follows_the_papers_recipe)
 {
     char trace[1024], err[256];
     pollux_default_trace(trace, sizeof(trace));
-    struct pollux_opts o = {.jobs = 160, .start_s = 7200, .window_s = 28800, .seed = 3,
-                            .cluster_gpus = 64};
-    struct workload *w = pollux_workload(trace, apps, &o, err, sizeof(err));
+    struct pollux_opts o = {
+        .jobs = 160, .start_s = 7200, .window_s = 28800, .seed = 3, .cluster_gpus = 64};
+    struct workload *w = pollux_workload(trace, pollux_apps, &o, err, sizeof(err));
     cr_assert(w, "%s", err);
     cr_assert_eq(w->njobs, 160);
     size_t count[PROFILE_NAPPS] = {0};
@@ -135,7 +119,7 @@ Test(pollux, a_workload_follows_the_papers_recipe)
     cr_expect_gt(count[1] + count[4], 80, "%zu small jobs", count[1] + count[4]);
     cr_expect_lt(count[3], 16, "%zu imagenet jobs", count[3]);
     /* same seed, same workload */
-    struct workload *again = pollux_workload(trace, apps, &o, err, sizeof(err));
+    struct workload *again = pollux_workload(trace, pollux_apps, &o, err, sizeof(err));
     cr_assert(again);
     cr_expect_eq(memcmp(again->jobs, w->jobs, w->njobs * sizeof(*w->jobs)), 0);
     workload_destroy(again);
@@ -153,7 +137,7 @@ static struct workload *read_csv(const char *text, int adaptive, char *err, size
     fputs(text, f);
     fclose(f);
     struct pollux_opts o = {.seed = 1, .adaptive = adaptive, .cluster_gpus = 64};
-    struct workload *w = pollux_workload_csv(path, apps, &o, err, errlen);
+    struct workload *w = pollux_workload_csv(path, pollux_apps, &o, err, errlen);
     unlink(path);
     return w;
 }
@@ -187,8 +171,8 @@ Test(pollux, the_artifacts_workload_files_are_read_as_they_are)
                             "gpt-1,200,gpt,8,512\n",
                             0, err, sizeof(err)));
     cr_expect(strstr(err, ":3:"), "the line is named: %s", err);
-    cr_expect_null(read_csv("name,time,application,num_replicas,batch_size\n", 0, err,
-                            sizeof(err)));
+    cr_expect_null(
+        read_csv("name,time,application,num_replicas,batch_size\n", 0, err, sizeof(err)));
     cr_expect(strstr(err, "no job"), "%s", err);
 }
 
@@ -196,13 +180,19 @@ static double mean_jct(const char *policy, int adaptive, uint64_t seed)
 {
     char trace[1024], err[256];
     pollux_default_trace(trace, sizeof(trace));
-    struct pollux_opts o = {.jobs = 160, .start_s = 7200, .window_s = 28800, .seed = seed,
-                            .adaptive = adaptive, .cluster_gpus = 64};
-    struct workload *w = pollux_workload(trace, apps, &o, err, sizeof(err));
+    struct pollux_opts o = {.jobs = 160,
+                            .start_s = 7200,
+                            .window_s = 28800,
+                            .seed = seed,
+                            .adaptive = adaptive,
+                            .cluster_gpus = 64};
+    struct workload *w = pollux_workload(trace, pollux_apps, &o, err, sizeof(err));
     cr_assert(w, "%s", err);
     struct options_cluster c;
     cr_assert_eq(options_cluster_make(&c, 16, 4), 0);
-    struct report_params prm = {.interval_s = 60, .resize_cost_s = 30, .seed = seed,
+    struct report_params prm = {.interval_s = 60,
+                                .resize_cost_s = 30,
+                                .seed = seed,
                                 .min_resize_interval_s = SCHED_MIN_RESIZE_INTERVAL_S};
     struct report_row row = {0};
     cr_assert_eq(report_run(w, &c, sched_policy_find(policy), &prm, &row, err, sizeof(err)), 0,

@@ -10,47 +10,32 @@
 
 #include "options.h"
 #include "pollux.h"
+#include "pollux_apps.h"
 #include "report.h"
 
-static struct pollux_app apps[PROFILE_NAPPS];
-
-static void load_apps(void)
-{
-    for (size_t k = 0; k < PROFILE_NAPPS; k++) {
-        char err[256];
-        cr_assert_eq(pollux_app_load(profile_app_name(k), &apps[k], err, sizeof(err)), 0, "%s",
-                     err);
-    }
-}
-
-static void free_apps(void)
-{
-    for (size_t k = 0; k < PROFILE_NAPPS; k++)
-        pollux_app_free(&apps[k]);
-}
-
-TestSuite(pollux_estimate, .init = load_apps, .fini = free_apps);
+TestSuite(pollux_estimate, .init = pollux_apps_load, .fini = pollux_apps_free);
 
 Test(pollux_estimate, each_application_reports_an_error_that_falls_to_its_target)
 {
     for (size_t k = 0; k < PROFILE_NAPPS; k++) {
-        const struct simulate_grad *g = &apps[k].grad;
-        cr_assert_not_null(g->error, "%s", apps[k].name);
-        cr_expect_gt(g->target_error, 0, "%s", apps[k].name);
+        const struct simulate_grad *g = &pollux_apps[k].grad;
+        cr_assert_not_null(g->error, "%s", pollux_apps[k].name);
+        cr_expect_gt(g->target_error, 0, "%s", pollux_apps[k].name);
         for (size_t r = 0; r < g->nruns; r++) {
             const double *e = g->error + r * g->nepochs;
             for (size_t i = 1; i < g->nepochs; i++)
                 cr_expect_leq(e[i], e[i - 1], "%s: the best error so far never rises",
-                              apps[k].name);
-            cr_expect_lt(e[g->nepochs - 1], e[0], "%s at %g: it falls", apps[k].name, g->batch[r]);
+                              pollux_apps[k].name);
+            cr_expect_lt(e[g->nepochs - 1], e[0], "%s at %g: it falls", pollux_apps[k].name,
+                         g->batch[r]);
             /* every run reaches the target by its last epoch, none at its first */
-            cr_expect_leq(e[g->nepochs - 1], g->target_error, "%s", apps[k].name);
-            cr_expect_gt(e[0], g->target_error, "%s at %g", apps[k].name, g->batch[r]);
+            cr_expect_leq(e[g->nepochs - 1], g->target_error, "%s", pollux_apps[k].name);
+            cr_expect_gt(e[0], g->target_error, "%s at %g", pollux_apps[k].name, g->batch[r]);
         }
     }
     /* accuracy as its error: cifar10 stops near 6 % (94 % accuracy) */
-    cr_expect(apps[1].grad.target_error > 0.04 && apps[1].grad.target_error < 0.08, "%g",
-              apps[1].grad.target_error);
+    cr_expect(pollux_apps[1].grad.target_error > 0.04 && pollux_apps[1].grad.target_error < 0.08,
+              "%g", pollux_apps[1].grad.target_error);
 }
 
 struct seen {
@@ -95,7 +80,7 @@ static struct workload *draw(int adaptive)
                             .seed = 3,
                             .adaptive = adaptive,
                             .cluster_gpus = 64};
-    struct workload *w = pollux_workload(trace, apps, &o, err, sizeof(err));
+    struct workload *w = pollux_workload(trace, pollux_apps, &o, err, sizeof(err));
     cr_assert(w, "%s", err);
     return w;
 }
@@ -124,7 +109,8 @@ Test(pollux_estimate, the_policies_see_the_declared_length_and_the_fit_not_the_t
 {
     struct workload *w = draw(1);
     for (size_t k = 0; k < w->njobs; k++)
-        cr_expect_eq(w->jobs[k].declared_epochs, (double)apps[w->jobs[k].id % 16].grad.nepochs);
+        cr_expect_eq(w->jobs[k].declared_epochs,
+                     (double)pollux_apps[w->jobs[k].id % 16].grad.nepochs);
     struct seen v = {.worst_under = INFINITY};
     struct simulate_result *r = run(w, 1, &v);
     cr_expect_eq(r->njobs, w->njobs, "every job trains its true length and ends");
@@ -152,7 +138,7 @@ Test(pollux_estimate, a_declared_length_is_what_the_job_sees_without_a_reported_
     for (size_t k = 0; k < w->njobs; k++) {
         struct simulate_job_spec *j = &w->jobs[k];
         size_t a = (size_t)(j->id % 16);
-        plain[a] = apps[a].grad;
+        plain[a] = pollux_apps[a].grad;
         plain[a].error = NULL;
         j->grad = &plain[a];
         j->declared_epochs = 2 * j->epochs;
