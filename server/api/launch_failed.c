@@ -12,14 +12,17 @@
 #include "store/db.h"
 
 /* One row: the job's state; whether exec action $2 is the job's and newer than its latest
- * start, resize or migrate; whether an action of the job is in flight; its launches that
- * failed since it last ran (requeue events "launch failed: ..." after its latest RUNNING). */
+ * start, resize or migrate; whether an action of the job other than an exec is in flight (the
+ * launch's other daemons may still be starting: mpirun asks for them all at once); its
+ * launches that failed since it last ran (requeue events "launch failed: ..." after its latest
+ * RUNNING). */
 static const char *const check_sql =
     "SELECT j.state,"
     " EXISTS (SELECT 1 FROM actions x WHERE x.id = $2 AND x.job_id = j.id AND x.kind = 'exec'"
     " AND x.id > COALESCE((SELECT max(l.id) FROM actions l WHERE l.job_id = j.id"
     " AND l.kind IN ('start', 'resize', 'migrate') AND l.state <> 'superseded'), 0)),"
-    " EXISTS (SELECT 1 FROM actions a WHERE a.job_id = j.id AND a.state = 'pending'),"
+    " EXISTS (SELECT 1 FROM actions a WHERE a.job_id = j.id AND a.state = 'pending'"
+    " AND a.kind <> 'exec'),"
     " (SELECT count(*) FROM job_events e WHERE e.job_id = j.id AND e.event = 'requeue'"
     " AND e.detail LIKE 'launch failed:%' AND e.at > COALESCE((SELECT max(r.at)"
     " FROM job_events r WHERE r.job_id = j.id AND r.to_state = 'RUNNING'), '-infinity'))"
