@@ -8,7 +8,6 @@
 #include "http/http.h"
 #include "job_state.h"
 #include "live/live.h"
-#include "log.h"
 #include "store/db.h"
 
 /* One row: the job's state; whether exec action $2 is the job's and newer than its latest
@@ -16,6 +15,9 @@
  * launch's other daemons may still be starting: mpirun asks for them all at once); its
  * launches that failed since it last ran (requeue events "launch failed: ..." after its latest
  * RUNNING). */
+/* How a requeue event for a failed launch begins: written below, and counted by check_sql. */
+#define FAILED_PREFIX "launch failed:"
+
 static const char *const check_sql =
     "SELECT j.state,"
     " EXISTS (SELECT 1 FROM actions x WHERE x.id = $2 AND x.job_id = j.id AND x.kind = 'exec'"
@@ -24,7 +26,7 @@ static const char *const check_sql =
     " EXISTS (SELECT 1 FROM actions a WHERE a.job_id = j.id AND a.state = 'pending'"
     " AND a.kind <> 'exec'),"
     " (SELECT count(*) FROM job_events e WHERE e.job_id = j.id AND e.event = 'requeue'"
-    " AND e.detail LIKE 'launch failed:%' AND e.at > COALESCE((SELECT max(r.at)"
+    " AND e.detail LIKE '" FAILED_PREFIX "%' AND e.at > COALESCE((SELECT max(r.at)"
     " FROM job_events r WHERE r.job_id = j.id AND r.to_state = 'RUNNING'), '-infinity'))"
     " FROM jobs j WHERE j.id = $1 FOR UPDATE OF j";
 
@@ -39,7 +41,7 @@ static const char *requeue_or_fail(PGconn *db, long long id, enum job_state from
                  failed + 1, why);
         return live_fail_job(db, id, from, detail) == 0 ? "FAILED" : NULL;
     }
-    snprintf(detail, sizeof(detail), "launch failed: %s: back to the queue from its checkpoint",
+    snprintf(detail, sizeof(detail), FAILED_PREFIX " %s: back to the queue from its checkpoint",
              why);
     return live_requeue_job(db, id, from, detail) == 0 ? "PENDING" : NULL;
 }

@@ -304,13 +304,20 @@ static void after_checkpoint(struct agent *a, struct wjob *j)
     }
 }
 
+/* A waited-for process's status as one code: its exit status, or 128 + the signal that
+ * killed it (as a shell says). */
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 static void on_exit_status(struct agent *a, struct wjob *j, int status)
 {
     for (int i = 0; i < 50 && jobchan_connected(j->chan); i++)
         jobchan_run(j->chan, 10);
     jobreport_take_metrics(a, j);
     jobreport_flush_metrics(a, j);
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    int code = exit_code(status);
     int ckpt = jobchan_state(j->chan) == JOBCHAN_CHECKPOINTED;
     char d[128];
     j->pid = 0;
@@ -379,7 +386,7 @@ static void tick_job(struct agent *a, struct wjob *j, double now)
     if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid)
         on_exit_status(a, j, status);
     if (j->remote && waitpid(j->remote, &status, WNOHANG) == j->remote) {
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        int code = exit_code(status);
         log_info("job %lld: its remote daemon exited with %d", j->id, code);
         /* An error, not the end of mpirun (which a daemon takes with 0): the launch failed
          * here, and mpirun would wait for this daemon for good. The server checks that the
