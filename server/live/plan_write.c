@@ -284,6 +284,33 @@ static const char *const moves_sql =
     " SELECT m.id, m.\"from\", m.\"to\", m.ev, 'scheduler', m.detail FROM m JOIN up"
     " ON up.id = m.id";
 
+/* The ledger's work for the moves above, once for all of them (sql/051): the row trigger on
+ * job_events leaves them alone while ringmaster.ledger_moves_batched is on. */
+static const char *const ledger_batched_sql =
+    "SELECT set_config('ringmaster.ledger_moves_batched', $1, true)";
+static const char *const ledger_moves_sql =
+    "SELECT ledger_moved(array_agg(m.id ORDER BY m.id), array_agg(m.\"from\" ORDER BY m.id),"
+    " array_agg(m.\"to\" ORDER BY m.id), array_agg(m.ev ORDER BY m.id),"
+    " array_agg(m.detail ORDER BY m.id)) FROM jsonb_to_recordset($1::jsonb) AS m(id bigint,"
+    " \"from\" text, \"to\" text, ev text, detail text) WHERE m.\"to\" IS NOT NULL"
+    " HAVING count(*) > 0";
+
+/* The moves and their ledger: moves_sql with the row trigger's ledger work batched. Returns
+ * the moves written, or -1. */
+static long write_moves(PGconn *c, const char *const *prm)
+{
+    const char *on[] = {"on"}, *off[] = {"off"};
+    if (db_command_params(c, ledger_batched_sql, 1, on) < 0)
+        return -1;
+    PGresult *r = db_exec(c, moves_sql, 1, prm);
+    long moved = db_ok(r) ? strtol(PQcmdTuples(r), NULL, 10) : -1;
+    PQclear(r);
+    if (moved < 0 || db_command_params(c, ledger_moves_sql, 1, prm) < 0 ||
+        db_command_params(c, ledger_batched_sql, 1, off) < 0)
+        return -1;
+    return moved;
+}
+
 /* A batch change in place keeps the job's GPUs and what it has under way (its element has no
  * slots). */
 #define CHANGED_IDS                                                                                \
@@ -341,14 +368,12 @@ static int write_changes(struct live_plan *p, PGconn *c, const char *round)
         rc = -1;
     if (text) {
         const char *prm[] = {text, round};
-        PGresult *r = db_exec(c, moves_sql, 1, prm);
-        long moved = db_ok(r) ? strtol(PQcmdTuples(r), NULL, 10) : -1;
+        long moved = moves > 0 ? write_moves(c, prm) : 0;
         rc = moved == moves ? 0 : -1;
         if (moved >= 0 && moved != moves) /* no database error to tell it */
             log_warn("scheduler: round %s: %ld of its %d moves found their job in another state"
                      " than the snapshot's (changed meanwhile); the round is not written",
                      round, moves - moved, moves);
-        PQclear(r);
         if (rc == 0 && (db_command_params(c, release_allocations_sql, 1, prm) < 0 ||
                         db_command_params(c, release_actions_sql, 1, prm) < 0 ||
                         db_command_params(c, allocations_sql, 1, prm) < 0 ||

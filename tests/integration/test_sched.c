@@ -789,3 +789,38 @@ Test(sched, forecasts_simulated_forward_and_scored)
     cr_assert_eq(hx_metric("ringmaster_forecast_scores{event=\"finish\",lead=\">4h\"}"), 0);
     hx_finish();
 }
+
+/* A round's moves book the ledger once for all of them (sql/051: the row trigger leaves them
+ * to the round's ledger_moved()): the job a round resizes has its span in the state the round
+ * moved it to, its GPUs lost to the resize. Fails when the round's batched ledger call is left
+ * out (the span stays in the state its start left it in). */
+Test(sched, a_round_s_moves_book_the_ledger_of_each_job_they_move)
+{
+    put_scheduler("{\"min_resize_interval_s\":0,\"resize_cost_s\":0}");
+    const char *job = "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                      "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}";
+    long long a = submit(job), b = submit(job), c = submit(job);
+    register_node("n1", 8);
+    cr_assert_eq(wait_num("SELECT count(DISTINCT job_id) FROM allocations WHERE job_id >= %lld",
+                          a, 3),
+                 3, "all three started");
+    mark_running(a);
+    mark_running(b);
+    mark_running(c);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", c);
+    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
+    double until = hx_now() + WAIT_S;
+    while (sql_num("SELECT count(*) FROM jobs WHERE id >= %lld AND state = 'RESIZING'", a) < 1 &&
+           hx_now() < until)
+        usleep(100000);
+    double resizing = sql_num("SELECT count(*) FROM jobs WHERE id >= %lld AND state = 'RESIZING'",
+                              a);
+    cr_assert_geq(resizing, 1, "the round grows a survivor into the freed GPUs");
+    cr_assert_eq(sql_num("SELECT count(*) FROM job_ledger_open o JOIN jobs j ON j.id = o.job_id"
+                         " WHERE j.id >= %lld AND j.state = 'RESIZING' AND o.state = 'RESIZING'"
+                         " AND o.redo_to = 'resize'",
+                         a),
+                 resizing, "each one's span in the state the round moved it to");
+    hx_finish();
+}
