@@ -39,7 +39,11 @@ bench-retention: deps all
 bench-scale: deps all
 	@python3 bench/bench-scale.py $(BUILD)
 
-.PHONY: bench-scale
+# bench-scale at 512 to 16,384 GPUs, and how each cost grows (bench/bench-sweep.py; ~20 min).
+bench-sweep: deps all
+	@python3 bench/bench-sweep.py $(BUILD)
+
+.PHONY: bench-scale bench-sweep
 
 # What a heartbeat and a metrics post cost the server and PostgreSQL on a 512-node, 5,000-job
 # database (bench/bench-requests.py); BENCH_BASE=DIR compares another build's ringmasterd.
