@@ -390,8 +390,13 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   assert.equal(await page.locator('[data-node="sim-a"] li.gpu.busy').count(), 4);
   await screenshot(page, "cluster-running-1280");
 
-  // suspend and resume, each behind its confirmation
+  // suspend and resume, each behind its confirmation; once its growth to 4 GPUs has run (the
+  // 4 GPUs above are allocated from the round's decision on, while it may still be RESIZING,
+  // and Suspend is offered to a RUNNING job only)
+  for (const end = Date.now() + 30000; (await job()).state !== "RUNNING" && Date.now() < end;)
+    await new Promise((r) => setTimeout(r, 200));
   await page.goto(server.url + "/#/jobs/" + mlpId);
+  await expectText(page.locator("h1"), /browser-mlp\s*RUNNING/, 30000);
   await page.click("#action-suspend");
   await page.click("#confirm-ok");
   await expectText(page.locator("#action-result"), new RegExp(`Job ${mlpId} suspension requested: suspend action \\d+ sent to node ${node.id}`));
