@@ -824,3 +824,44 @@ Test(sched, a_round_s_moves_book_the_ledger_of_each_job_they_move)
                  resizing, "each one's span in the state the round moved it to");
     hx_finish();
 }
+
+/* Issue 35: a 500-deep queue of jobs that fit, submitted at once (one jobs:batch, one
+ * transaction), is placed within 2 rounds: every job's start action comes from at most two
+ * rounds, and no GPU is given twice. 64 nodes of 8 GPUs registered through the API. */
+Test(sched, a_500_deep_queue_of_jobs_that_fit_starts_within_two_rounds, .timeout = 120)
+{
+    char name[16];
+    for (int n = 0; n < 64; n++) {
+        snprintf(name, sizeof(name), "q%02d", n);
+        register_node(name, 8);
+    }
+    size_t len = 64 + 500 * 64, o = 0;
+    char *body = malloc(len);
+    cr_assert_not_null(body);
+    o += (size_t)snprintf(body, len, "{\"jobs\":[");
+    for (int i = 0; i < 500; i++)
+        o += (size_t)snprintf(body + o, len - o, "%s{\"name\":\"deep-%d\",\"command\":[\"t\"],"
+                              "\"gpus\":1}", i ? "," : "", i);
+    snprintf(body + o, len - o, "]}");
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs:batch", hx.admin, body), 201);
+    free(body);
+    long long first = json_integer_value(
+        json_object_get(json_array_get(json_object_get(j, "items"), 0), "id"));
+    json_decref(j);
+    double until = hx_now() + 60, started = 0;
+    while ((started = sql_num("SELECT count(DISTINCT job_id) FROM actions WHERE job_id >= %lld"
+                              " AND kind = 'start'",
+                              first)) < 500 &&
+           hx_now() < until)
+        usleep(100000);
+    cr_assert_eq(started, 500, "every job of the queue started");
+    cr_assert_leq(sql_num("SELECT count(DISTINCT round_id) FROM actions WHERE job_id >= %lld AND"
+                          " kind = 'start'",
+                          first),
+                  2, "by at most two rounds");
+    cr_assert_eq(sql_num("SELECT count(*) FROM (SELECT node_id, gpu_idx FROM allocations WHERE"
+                         " job_id >= %lld GROUP BY 1, 2 HAVING count(*) > 1) x",
+                         first),
+                 0, "no GPU given twice");
+    hx_finish();
+}
