@@ -285,30 +285,26 @@ static const char *const moves_sql =
     " ON up.id = m.id";
 
 /* The ledger's work for the moves above, once for all of them (sql/051): the row trigger on
- * job_events leaves them alone while ringmaster.ledger_moves_batched is on. */
-static const char *const ledger_batched_sql =
-    "SELECT set_config('ringmaster.ledger_moves_batched', $1, true)";
+ * job_events leaves them alone while ringmaster.ledger_moves_batched is on; the statement
+ * that does it turns the setting off again for the round's later events (its batch events). */
+#define LEDGER_BATCHED(v) "set_config('ringmaster.ledger_moves_batched', '" v "', true)"
 static const char *const ledger_moves_sql =
     "SELECT ledger_moved(array_agg(m.id ORDER BY m.id), array_agg(m.\"from\" ORDER BY m.id),"
     " array_agg(m.\"to\" ORDER BY m.id), array_agg(m.ev ORDER BY m.id),"
-    " array_agg(m.detail ORDER BY m.id)) FROM jsonb_to_recordset($1::jsonb) AS m(id bigint,"
-    " \"from\" text, \"to\" text, ev text, detail text) WHERE m.\"to\" IS NOT NULL"
-    " HAVING count(*) > 0";
+    " array_agg(m.detail ORDER BY m.id)), " LEDGER_BATCHED("off")
+    " FROM jsonb_to_recordset($1::jsonb) AS m(id bigint, \"from\" text, \"to\" text, ev text,"
+    " detail text) WHERE m.\"to\" IS NOT NULL";
 
-/* The moves and their ledger: moves_sql with the row trigger's ledger work batched. Returns
- * the moves written, or -1. */
+/* The round's moves (at least one) and their ledger: moves_sql with the row trigger's ledger
+ * work batched. Returns the moves written, or -1. */
 static long write_moves(PGconn *c, const char *const *prm)
 {
-    const char *on[] = {"on"}, *off[] = {"off"};
-    if (db_command_params(c, ledger_batched_sql, 1, on) < 0)
+    if (db_command(c, "SELECT " LEDGER_BATCHED("on")) < 0)
         return -1;
     PGresult *r = db_exec(c, moves_sql, 1, prm);
     long moved = db_ok(r) ? strtol(PQcmdTuples(r), NULL, 10) : -1;
     PQclear(r);
-    if (moved < 0 || db_command_params(c, ledger_moves_sql, 1, prm) < 0 ||
-        db_command_params(c, ledger_batched_sql, 1, off) < 0)
-        return -1;
-    return moved;
+    return moved < 0 || db_command_params(c, ledger_moves_sql, 1, prm) < 0 ? -1 : moved;
 }
 
 /* A batch change in place keeps the job's GPUs and what it has under way (its element has no
