@@ -14,93 +14,23 @@
 #include "ctl.h"
 #include "harness.h"
 #include "live/live.h"
+#include "sched_fx.h"
 #include "store/db.h"
 
 TestSuite(sched, .init = hx_setup, .fini = hx_teardown, .timeout = 90);
 
-/* How long a test waits for what must happen (each wait ends as soon as it has): a round
- * after a restart may come later than 8 s on a loaded machine (ASan, three programs at once). */
-#define WAIT_S 20.0
-
-/* The first cell of a query on the test's database, as a number (-1 for NULL). */
-static double sql_num(const char *fmt, long long arg)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql), fmt, arg);
-    return hx_sql_num(sql);
-}
-
-/* The first cell as JSON (new), or NULL. */
-static json_t *sql_json(const char *fmt, long long arg)
-{
-    char sql[512];
-    snprintf(sql, sizeof(sql), fmt, arg);
-    PGresult *r = hx_sql(sql);
-    json_t *j =
-        PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
-    PQclear(r);
-    return j;
-}
-
-/* Waits (bounded) until the query's number equals want; returns the last value. */
-static double wait_num(const char *fmt, long long arg, double want)
-{
-    double until = hx_now() + WAIT_S, v = -2;
-    while ((v = sql_num(fmt, arg)) != want && hx_now() < until)
-        usleep(100000);
-    return v;
-}
-
-static long long register_node(const char *name, int ngpus)
-{
-    char body[2048];
-    int o = snprintf(body, sizeof(body),
-                     "{\"name\":\"%s\",\"cpus\":16,\"memory_bytes\":1000,"
-                     "\"gpus\":[",
-                     name);
-    for (int g = 0; g < ngpus; g++)
-        o += snprintf(body + o, sizeof(body) - (size_t)o,
-                      "%s{\"index\":%d,\"model\":\"sim\",\"memory_bytes\":1}", g ? "," : "", g);
-    snprintf(body + o, sizeof(body) - (size_t)o, "]}");
-    json_t *n = hx_expect_json(hx_json("POST", "/api/v1/nodes", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(n, "id"));
-    json_decref(n);
-    return id;
-}
-
-static long long submit(const char *body)
-{
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin, body), 201);
-    long long id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    return id;
-}
-
-static json_t *get_job(long long id)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
-    return hx_expect_json(hx_json("GET", path, hx.admin, NULL), 200);
-}
-
-static void put_scheduler(const char *body)
-{
-    json_decref(hx_expect_json(hx_json("PUT", "/api/v1/scheduler", hx.admin, body), 200));
-}
-
-#define ALLOC_SQL "SELECT count(*) FROM allocations WHERE job_id = %lld"
 #define STATE_SQL "SELECT (state = 'STARTING')::int FROM jobs WHERE id = %lld"
 
 Test(sched, submitted_job_gets_a_start_action_and_an_allocation)
 {
-    register_node("n1", 4);
-    long long id = submit("{\"name\":\"a\",\"command\":[\"train\",\"--x\"],\"gpus\":2,"
-                          "\"env\":{\"K\":\"v\"}}");
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2, "two GPUs allocated");
-    cr_assert_eq(sql_num(STATE_SQL, id), 1, "PENDING -> STARTING");
-    json_t *spec = sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'start'"
-                            " AND round_id IS NOT NULL",
-                            id);
+    sx_register_node("n1", 4);
+    long long id = sx_submit("{\"name\":\"a\",\"command\":[\"train\",\"--x\"],\"gpus\":2,"
+                             "\"env\":{\"K\":\"v\"}}");
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 2), 2, "two GPUs allocated");
+    cr_assert_eq(sx_sql_num(STATE_SQL, id), 1, "PENDING -> STARTING");
+    json_t *spec = sx_sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'start'"
+                               " AND round_id IS NOT NULL",
+                               id);
     cr_assert_not_null(spec, "a start action linked to its round");
     cr_assert_eq(json_integer_value(json_object_get(spec, "world_size")), 2);
     cr_assert_eq(json_number_value(json_object_get(spec, "lr_scale")), 2.0);
@@ -113,9 +43,9 @@ Test(sched, submitted_job_gets_a_start_action_and_an_allocation)
     cr_assert_null(json_object_get(spec, "checkpoint_dir"),
                    "without RINGMASTER_CHECKPOINT_ROOT the worker chooses the folder");
     json_decref(spec);
-    cr_assert_eq(sql_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
-                         " AND to_state = 'STARTING' AND actor = 'scheduler'",
-                         id),
+    cr_assert_eq(sx_sql_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                            " AND to_state = 'STARTING' AND actor = 'scheduler'",
+                            id),
                  1);
     hx_finish();
 }
@@ -124,11 +54,11 @@ Test(sched, two_elastic_jobs_split_by_doubling)
 {
     const char *job = "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
                       "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}";
-    long long a = submit(job), b = submit(job);
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, a, 2), 2, "1 -> 2 for the first");
-    cr_assert_eq(wait_num(ALLOC_SQL, b, 2), 2, "1 -> 2 for the second; 4 does not fit");
-    json_t *j = get_job(a);
+    long long a = sx_submit(job), b = sx_submit(job);
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, a, 2), 2, "1 -> 2 for the first");
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, b, 2), 2, "1 -> 2 for the second; 4 does not fit");
+    json_t *j = sx_get_job(a);
     json_t *fit = json_object_get(j, "model");
     cr_assert_str_eq(json_string_value(json_object_get(fit, "source")), "profile");
     cr_assert_eq(json_integer_value(json_object_get(j, "world_size")), 2);
@@ -143,10 +73,11 @@ Test(sched, two_elastic_jobs_split_by_doubling)
 
 Test(sched, one_elastic_job_alone_doubles_to_the_node)
 {
-    long long id = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
-                          "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}");
-    register_node("n1", 8);
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 8), 8, "1 -> 2 -> 4 -> 8");
+    long long id =
+        sx_submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                  "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}");
+    sx_register_node("n1", 8);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 8), 8, "1 -> 2 -> 4 -> 8");
     hx_finish();
 }
 
@@ -156,24 +87,24 @@ Test(sched, one_elastic_job_alone_doubles_to_the_node)
  * request under the configured policy too. */
 Test(sched, exploring_never_holds_gpus_that_waiting_jobs_need)
 {
-    put_scheduler("{\"paused\":true}");
-    register_node("n1", 4);
-    register_node("n2", 4);
+    sx_put_scheduler("{\"paused\":true}");
+    sx_register_node("n1", 4);
+    sx_register_node("n2", 4);
     const char *elastic = "{\"name\":\"e\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
                           "\"max_gpus\":8,\"elastic\":true}";
     long long e[4], r[4];
     for (int i = 0; i < 4; i++) {
-        e[i] = submit(elastic);
-        r[i] = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1}");
+        e[i] = sx_submit(elastic);
+        r[i] = sx_submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1}");
     }
-    put_scheduler("{\"paused\":false,\"interval_s\":0.2}");
+    sx_put_scheduler("{\"paused\":false,\"interval_s\":0.2}");
     for (int i = 0; i < 4; i++) {
-        cr_assert_eq(wait_num(ALLOC_SQL, r[i], 1), 1, "rigid job %d starts", i);
-        cr_assert_eq(wait_num(ALLOC_SQL, e[i], 1), 1, "elastic job %d starts at its base", i);
+        cr_assert_eq(sx_wait_num(ALLOC_SQL, r[i], 1), 1, "rigid job %d starts", i);
+        cr_assert_eq(sx_wait_num(ALLOC_SQL, e[i], 1), 1, "elastic job %d starts at its base", i);
     }
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM sched_rounds WHERE policy = 'exploratory'"), 0,
                  "the configured policy runs every round: no exploring round");
-    json_t *j = get_job(r[3]);
+    json_t *j = sx_get_job(r[3]);
     cr_assert_eq(json_integer_value(json_object_get(j, "world_size")), 1);
     json_decref(j);
     hx_finish();
@@ -181,10 +112,10 @@ Test(sched, exploring_never_holds_gpus_that_waiting_jobs_need)
 
 Test(sched, one_elastic_job_without_a_model_runs_under_the_configured_policy)
 {
-    register_node("n1", 8);
-    long long id = submit("{\"name\":\"e\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
-                          "\"max_gpus\":8,\"elastic\":true}");
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 1), 1, "it runs at its request, nothing measured yet");
+    sx_register_node("n1", 8);
+    long long id = sx_submit("{\"name\":\"e\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
+                             "\"max_gpus\":8,\"elastic\":true}");
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 1), 1, "it runs at its request, nothing measured yet");
     cr_assert_eq(hx_sql_num("SELECT count(*) FROM sched_rounds WHERE policy = 'exploratory'"), 0,
                  "no round runs exploratory (issue 31): it is learned under the configured one");
     cr_assert_gt(hx_sql_num("SELECT count(*) FROM sched_rounds WHERE policy = 'ringmaster'"), 0,
@@ -194,14 +125,14 @@ Test(sched, one_elastic_job_without_a_model_runs_under_the_configured_policy)
 
 Test(sched, higher_priority_goes_first_and_waiting_jobs_explain)
 {
-    long long low = submit("{\"name\":\"low\",\"command\":[\"t\"],\"gpus\":2}");
-    long long high = submit("{\"name\":\"high\",\"command\":[\"t\"],\"gpus\":2,\"priority\":5}");
-    long long big = submit("{\"name\":\"big\",\"command\":[\"t\"],\"gpus\":4}");
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, high, 2), 2);
-    cr_assert_eq(wait_num(ALLOC_SQL, low, 2), 2);
-    cr_assert_eq(sql_num(ALLOC_SQL, big), 0);
-    json_t *j = get_job(big);
+    long long low = sx_submit("{\"name\":\"low\",\"command\":[\"t\"],\"gpus\":2}");
+    long long high = sx_submit("{\"name\":\"high\",\"command\":[\"t\"],\"gpus\":2,\"priority\":5}");
+    long long big = sx_submit("{\"name\":\"big\",\"command\":[\"t\"],\"gpus\":4}");
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, high, 2), 2);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, low, 2), 2);
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, big), 0);
+    json_t *j = sx_get_job(big);
     const char *why = json_string_value(json_object_get(j, "pending_reason"));
     cr_assert_not_null(why);
     /* what is free, then who holds the GPUs and why (the core's explanation) */
@@ -229,14 +160,14 @@ Test(sched, higher_priority_goes_first_and_waiting_jobs_explain)
         /* again each time: a forecast pass replaces every row with its own, and its own for a
          * job that reports nothing has no finish (CI saw the pass win this race) */
         hx_sql_do(sql);
-        j = get_job(big);
+        j = sx_get_job(big);
         why = json_string_value(json_object_get(j, "pending_reason"));
         seen = why && strstr(why, holds) && strstr(why, "(forecast P50)");
         snprintf(last, sizeof(last), "%s", why ? why : "(none)");
         json_decref(j);
     }
     cr_assert(seen, "a round names the holder's forecast: %s", last);
-    j = get_job(high);
+    j = sx_get_job(high);
     cr_assert(json_is_null(json_object_get(j, "pending_reason")), "a running job does not wait");
     json_decref(j);
     hx_finish();
@@ -244,34 +175,34 @@ Test(sched, higher_priority_goes_first_and_waiting_jobs_explain)
 
 Test(sched, priority_change_reorders_the_queue)
 {
-    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4}");
-    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    long long a = sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4}");
+    long long b = sx_submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/priority", b);
     json_t *j = hx_expect_json(hx_json("PATCH", path, hx.admin, "{\"priority\":9}"), 200);
     cr_assert_eq(json_integer_value(json_object_get(j, "priority")), 9);
     json_decref(j);
     hx_expect_problem(hx_json("POST", path, hx.admin, "{\"priority\":5000}"), 400, "priority");
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, b, 4), 4, "b now goes first");
-    cr_assert_eq(sql_num(ALLOC_SQL, a), 0);
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, b, 4), 4, "b now goes first");
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, a), 0);
     hx_finish();
 }
 
 Test(sched, rigid_job_gets_exactly_its_gpus)
 {
-    long long id = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":3,"
-                          "\"model\":{\"class\":\"resnet110\"}}");
-    register_node("n1", 8);
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 3), 3);
+    long long id = sx_submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":3,"
+                             "\"model\":{\"class\":\"resnet110\"}}");
+    sx_register_node("n1", 8);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 3), 3);
     usleep(300000);
-    cr_assert_eq(sql_num(ALLOC_SQL, id), 3, "still 3");
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, id), 3, "still 3");
     hx_finish();
 }
 
 Test(sched, resize_request_becomes_the_requested_size)
 {
-    long long id = submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":3}");
+    long long id = sx_submit("{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":3}");
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/resize", id);
     json_t *j = hx_expect_json(hx_json("POST", path, hx.admin, "{\"gpus\":2}"), 200);
@@ -281,8 +212,8 @@ Test(sched, resize_request_becomes_the_requested_size)
     hx_expect_problem(hx_json("POST", path, hx.admin, "{\"gpus\":0}"), 400, "gpus");
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/migrate", id);
     hx_expect_problem(hx_json("POST", path, hx.admin, NULL), 409, NULL);
-    register_node("n1", 8);
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2);
+    sx_register_node("n1", 8);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 2), 2);
     hx_finish();
 }
 
@@ -300,15 +231,15 @@ Test(sched, policy_switch_survives_a_restart_and_rounds_are_listed)
                       400, "explore_stage_s");
     hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"explore_stage_s\":\"9\"}"),
                       400, "explore_stage_s");
-    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"min_runtime_s\":-1}"),
-                      400, "min_runtime_s");
+    hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"min_runtime_s\":-1}"), 400,
+                      "min_runtime_s");
     json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", user, NULL), 200);
     cr_assert_eq(json_number_value(json_object_get(j, "explore_stage_s")), 150.0, "the paper's");
     cr_assert_eq(json_number_value(json_object_get(j, "min_runtime_s")), 0.0, "no minimum");
     json_decref(j);
-    put_scheduler("{\"policy\":\"optimus\",\"interval_s\":5,\"explore_stage_s\":45,"
-                  "\"min_runtime_s\":600}");
-    submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":1}");
+    sx_put_scheduler("{\"policy\":\"optimus\",\"interval_s\":5,\"explore_stage_s\":45,"
+                     "\"min_runtime_s\":600}");
+    sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":1}");
     cr_assert_eq(hx_stop_server(SIGTERM, 20), 0);
     hx_start_server();
     j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", user, NULL), 200);
@@ -362,7 +293,7 @@ Test(sched, ringmaster_is_the_default_of_a_new_installation_only)
     json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
     cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), "ringmaster");
     json_decref(j);
-    put_scheduler("{\"paused\":true}"); /* no round of its own between the steps */
+    sx_put_scheduler("{\"paused\":true}"); /* no round of its own between the steps */
     cr_assert_str_eq(policy_after_upgrade(1), "precompute", "it scheduled: its policy stays");
     cr_assert_str_eq(policy_after_upgrade(0), "ringmaster", "it never scheduled: the new default");
     PGresult *r = hx_sql("SELECT column_default FROM information_schema.columns"
@@ -374,18 +305,20 @@ Test(sched, ringmaster_is_the_default_of_a_new_installation_only)
 
 Test(sched, silent_node_goes_down_and_its_jobs_return_to_pending)
 {
-    put_scheduler("{\"node_timeout_s\":1,\"interval_s\":0.2}");
-    long long node = register_node("n1", 4);
-    long long id = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2}");
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2);
-    cr_assert_eq(wait_num("SELECT (state = 'DOWN')::int FROM nodes WHERE id = %lld", node, 1), 1);
-    cr_assert_eq(wait_num("SELECT (state = 'PENDING')::int FROM jobs WHERE id = %lld", id, 1), 1);
-    cr_assert_eq(sql_num(ALLOC_SQL, id), 0);
-    cr_assert_eq(sql_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
-                         " AND event = 'requeue'",
-                         id),
+    sx_put_scheduler("{\"node_timeout_s\":1,\"interval_s\":0.2}");
+    long long node = sx_register_node("n1", 4);
+    long long id = sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2}");
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 2), 2);
+    cr_assert_eq(sx_wait_num("SELECT (state = 'DOWN')::int FROM nodes WHERE id = %lld", node, 1),
                  1);
-    json_t *j = get_job(id);
+    cr_assert_eq(sx_wait_num("SELECT (state = 'PENDING')::int FROM jobs WHERE id = %lld", id, 1),
+                 1);
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, id), 0);
+    cr_assert_eq(sx_sql_num("SELECT count(*) FROM job_events WHERE job_id = %lld"
+                            " AND event = 'requeue'",
+                            id),
+                 1);
+    json_t *j = sx_get_job(id);
     cr_assert_str_eq(json_string_value(json_object_get(j, "pending_reason")),
                      "needs 2 GPUs, no node is up");
     json_decref(j);
@@ -411,15 +344,15 @@ static void insert_metrics(long long id)
 
 Test(sched, metrics_produce_a_fitted_model)
 {
-    long long id = submit("{\"name\":\"m\",\"command\":[\"t\"],\"gpus\":2,\"elastic\":true,"
-                          "\"min_gpus\":1,\"max_gpus\":4}");
+    long long id = sx_submit("{\"name\":\"m\",\"command\":[\"t\"],\"gpus\":2,\"elastic\":true,"
+                             "\"min_gpus\":1,\"max_gpus\":4}");
     insert_metrics(id);
-    put_scheduler("{\"interval_s\":0.2}");
+    sx_put_scheduler("{\"interval_s\":0.2}");
     double until = hx_now() + WAIT_S;
     json_t *fit = NULL, *j = NULL;
     while (hx_now() < until) {
         json_decref(j);
-        j = get_job(id);
+        j = sx_get_job(id);
         fit = json_object_get(j, "model");
         if (fit && json_integer_value(json_object_get(fit, "metrics")) == 120)
             break;
@@ -454,13 +387,14 @@ Test(sched, many_jobs_queue_in_order)
     for (int i = 0; i < 80; i++) {
         snprintf(body, sizeof(body), "{\"name\":\"j%d\",\"command\":[\"t\"],\"gpus\":%d%s}", i,
                  1 + i % 2, i % 3 ? "" : elastic);
-        last = submit(body);
+        last = sx_submit(body);
     }
-    register_node("n1", 4);
-    cr_assert_eq(wait_num("SELECT count(*) FROM allocations", 0, 4), 4, "the node is full");
-    json_t *j = get_job(last); /* after the round that filled the node */
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num("SELECT count(*) FROM allocations", 0, 4), 4, "the node is full");
+    json_t *j = sx_get_job(last); /* after the round that filled the node */
     long long pos = json_integer_value(json_object_get(j, "queue_position"));
-    long long waiting = (long long)sql_num("SELECT count(*) FROM jobs WHERE state = 'PENDING'", 0);
+    long long waiting =
+        (long long)sx_sql_num("SELECT count(*) FROM jobs WHERE state = 'PENDING'", 0);
     cr_assert_eq(pos, waiting, "the last job is last of %lld waiting, not %lld", waiting, pos);
     json_decref(j);
     j = hx_expect_json(hx_json("GET", "/api/v1/jobs?limit=100&state=PENDING", hx.admin, NULL), 200);
@@ -471,108 +405,101 @@ Test(sched, many_jobs_queue_in_order)
     hx_finish();
 }
 
-/* What a worker would report: the job's ranks run. */
-static void mark_running(long long id)
-{
-    char sql[160];
-    snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'RUNNING' WHERE id = %lld", id);
-    hx_sql_do(sql);
-}
-
 #define RESIZE_SQL                                                                                 \
     "SELECT count(*) FROM actions WHERE job_id = %lld AND kind = 'resize' AND state = 'pending'"
 
 Test(sched, running_elastic_jobs_grow_and_shrink_with_resize_actions)
 {
-    put_scheduler("{\"min_resize_interval_s\":0,\"resize_cost_s\":0,\"grace_s\":7}");
+    sx_put_scheduler("{\"min_resize_interval_s\":0,\"resize_cost_s\":0,\"grace_s\":7}");
     const char *job = "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
                       "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}";
-    long long a = submit(job), b = submit(job);
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, a, 2), 2);
-    cr_assert_eq(wait_num(ALLOC_SQL, b, 2), 2);
-    mark_running(a);
-    mark_running(b);
+    long long a = sx_submit(job), b = sx_submit(job);
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, a, 2), 2);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, b, 2), 2);
+    sx_mark_running(a);
+    sx_mark_running(b);
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", b);
     json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
-    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4, "the survivor grows into the freed GPUs");
-    cr_assert_eq(sql_num(RESIZE_SQL, a), 1);
-    cr_assert_eq(sql_num("SELECT (state = 'RESIZING')::int FROM jobs WHERE id = %lld", a), 1);
-    json_t *spec = sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'resize'", a);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, a, 4), 4, "the survivor grows into the freed GPUs");
+    cr_assert_eq(sx_sql_num(RESIZE_SQL, a), 1);
+    cr_assert_eq(sx_sql_num("SELECT (state = 'RESIZING')::int FROM jobs WHERE id = %lld", a), 1);
+    json_t *spec =
+        sx_sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'resize'", a);
     cr_assert_eq(json_integer_value(json_object_get(spec, "world_size")), 4);
     cr_assert_eq(json_integer_value(json_object_get(spec, "from_world_size")), 2);
     cr_assert_eq(json_number_value(json_object_get(spec, "lr_scale")), 4.0);
     cr_assert_eq(json_number_value(json_object_get(spec, "grace_s")), 7.0);
     json_decref(spec);
-    mark_running(a);
-    long long c = submit(job);
-    cr_assert_eq(wait_num(ALLOC_SQL, c, 2), 2, "the newcomer gets GPUs");
-    cr_assert_eq(sql_num(ALLOC_SQL, a), 2, "the runner shrank to make room");
-    cr_assert_eq(sql_num(RESIZE_SQL, a), 1, "by a resize action (the first one superseded)");
+    sx_mark_running(a);
+    long long c = sx_submit(job);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, c, 2), 2, "the newcomer gets GPUs");
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, a), 2, "the runner shrank to make room");
+    cr_assert_eq(sx_sql_num(RESIZE_SQL, a), 1, "by a resize action (the first one superseded)");
     hx_finish();
 }
 
 Test(sched, migrate_request_moves_a_running_job)
 {
-    long long n1 = register_node("n1", 2);
-    long long id = submit("{\"name\":\"m\",\"command\":[\"t\"],\"gpus\":2}");
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2);
-    long long n2 = register_node("n2", 4);
-    mark_running(id);
+    long long n1 = sx_register_node("n1", 2);
+    long long id = sx_submit("{\"name\":\"m\",\"command\":[\"t\"],\"gpus\":2}");
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 2), 2);
+    long long n2 = sx_register_node("n2", 4);
+    sx_mark_running(id);
     char path[64], body[64];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/migrate", id);
     snprintf(body, sizeof(body), "{\"node\":%lld}", n2);
     json_decref(hx_expect_json(hx_json("POST", path, hx.admin, body), 202));
-    cr_assert_eq(wait_num("SELECT count(*) FROM allocations WHERE job_id = %lld AND node_id = "
-                          "(SELECT max(id) FROM nodes)",
-                          id, 2),
+    cr_assert_eq(sx_wait_num("SELECT count(*) FROM allocations WHERE job_id = %lld AND node_id = "
+                             "(SELECT max(id) FROM nodes)",
+                             id, 2),
                  2, "on the second node now");
     json_t *spec =
-        sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'migrate'", id);
+        sx_sql_json("SELECT spec FROM actions WHERE job_id = %lld AND kind = 'migrate'", id);
     cr_assert_not_null(spec);
     cr_assert_eq(json_integer_value(
                      json_object_get(json_array_get(json_object_get(spec, "hosts"), 0), "node")),
                  n2);
     json_decref(spec);
     cr_assert_eq(
-        sql_num("SELECT node_id FROM actions WHERE job_id = %lld AND kind = 'migrate'", id), n1,
+        sx_sql_num("SELECT node_id FROM actions WHERE job_id = %lld AND kind = 'migrate'", id), n1,
         "sent to where it runs");
-    cr_assert_eq(sql_num("SELECT count(*) FROM job_sched WHERE job_id = %lld"
-                         " AND migrate_to IS NOT NULL",
-                         id),
+    cr_assert_eq(sx_sql_num("SELECT count(*) FROM job_sched WHERE job_id = %lld"
+                            " AND migrate_to IS NOT NULL",
+                            id),
                  0, "the request is done");
     hx_finish();
 }
 
 Test(sched, a_job_ending_wakes_the_scheduler_through_the_database)
 {
-    put_scheduler("{\"interval_s\":3600,\"node_timeout_s\":86400}");
-    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4}");
-    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
-    cr_assert_eq(sql_num(ALLOC_SQL, b), 0);
+    sx_put_scheduler("{\"interval_s\":3600,\"node_timeout_s\":86400}");
+    long long a = sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4}");
+    long long b = sx_submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, a, 4), 4);
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, b), 0);
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE jobs SET state = 'COMPLETED' WHERE id = %lld", a);
     hx_sql_do(sql); /* as the worker's report would, through no handler of the scheduler's */
-    cr_assert_eq(wait_num(ALLOC_SQL, b, 4), 4, "the next job starts without a timed round");
-    cr_assert_eq(sql_num(ALLOC_SQL, a), 0, "the ended job's GPUs were released");
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, b, 4), 4, "the next job starts without a timed round");
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, a), 0, "the ended job's GPUs were released");
     hx_finish();
 }
 
 Test(sched, waiting_job_gets_a_predicted_start_from_the_models)
 {
-    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
-                         "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
-    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
+    long long a = sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
+                            "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
+    long long b = sx_submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, a, 4), 4);
     json_t *j = NULL;
     double until = hx_now() + WAIT_S;
     while (hx_now() < until) {
         json_decref(j);
-        j = get_job(b);
+        j = sx_get_job(b);
         if (json_is_string(json_object_get(j, "predicted_start")))
             break;
         usleep(100000);
@@ -582,7 +509,7 @@ Test(sched, waiting_job_gets_a_predicted_start_from_the_models)
     cr_assert_not_null(start, "b starts when a is predicted to end");
     cr_assert(strlen(start) >= 20);
     json_decref(j);
-    j = get_job(a);
+    j = sx_get_job(a);
     double left =
         json_number_value(json_object_get(json_object_get(j, "model"), "predicted_remaining_s"));
     cr_assert(left > 380 && left < 490, "a has %.0f s left", left);
@@ -594,16 +521,16 @@ Test(sched, a_paused_scheduler_writes_nothing_until_resumed)
 {
     hx_expect_problem(hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"paused\":1}"), 400,
                       "paused");
-    put_scheduler("{\"paused\":true}");
-    register_node("n1", 4);
-    long long id = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2}");
+    sx_put_scheduler("{\"paused\":true}");
+    sx_register_node("n1", 4);
+    long long id = sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":2}");
     usleep(500000);
-    cr_assert_eq(sql_num(ALLOC_SQL, id), 0, "paused: nothing scheduled");
+    cr_assert_eq(sx_sql_num(ALLOC_SQL, id), 0, "paused: nothing scheduled");
     json_t *j = hx_expect_json(hx_json("GET", "/api/v1/scheduler", hx.admin, NULL), 200);
     cr_assert(json_is_true(json_object_get(j, "paused")));
     json_decref(j);
-    put_scheduler("{\"paused\":false}");
-    cr_assert_eq(wait_num(ALLOC_SQL, id, 2), 2, "resumed: scheduled");
+    sx_put_scheduler("{\"paused\":false}");
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, id, 2), 2, "resumed: scheduled");
     hx_finish();
 }
 
@@ -622,13 +549,13 @@ static json_t *list_item(json_t *list, long long id)
 
 Test(sched, lists_carry_the_predicted_finish)
 {
-    put_scheduler("{\"interval_s\":0.2}");
-    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
-                         "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
-    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
-    mark_running(a);
+    sx_put_scheduler("{\"interval_s\":0.2}");
+    long long a = sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
+                            "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
+    long long b = sx_submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4}");
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, a, 4), 4);
+    sx_mark_running(a);
     json_t *list = NULL, *ja = NULL, *jb = NULL;
     double until = hx_now() + WAIT_S;
     for (; hx_now() < until; usleep(100000)) {
@@ -665,13 +592,13 @@ Test(sched, lists_carry_the_predicted_finish)
     cr_assert(left > 300 && left < 500, "a ends in %.0f s", left);
     json_decref(list);
     /* the job's own answer carries it too; an ended job has none */
-    json_t *j = get_job(a);
+    json_t *j = sx_get_job(a);
     cr_assert(json_is_string(json_object_get(j, "predicted_finish")));
     json_decref(j);
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", a);
     json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
-    j = get_job(a);
+    j = sx_get_job(a);
     cr_assert(json_is_null(json_object_get(j, "predicted_finish")), "cancelled: no finish");
     json_decref(j);
     hx_finish();
@@ -680,7 +607,7 @@ Test(sched, lists_carry_the_predicted_finish)
 /* The forecast member's field name of job id's answer as seconds from now (NAN: null). */
 static double forecast_in(long long id, const char *name)
 {
-    json_t *j = get_job(id);
+    json_t *j = sx_get_job(id);
     const char *v = json_string_value(json_object_get(json_object_get(j, "forecast"), name));
     double left = NAN;
     if (v) {
@@ -698,13 +625,13 @@ static double forecast_in(long long id, const char *name)
  * calibration. */
 Test(sched, forecasts_simulated_forward_and_scored)
 {
-    long long a = submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
-                         "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
-    long long b = submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4,"
-                         "\"model\":{\"class\":\"resnet110\",\"epochs\":20}}");
-    register_node("n1", 4);
-    cr_assert_eq(wait_num(ALLOC_SQL, a, 4), 4);
-    mark_running(a);
+    long long a = sx_submit("{\"name\":\"a\",\"command\":[\"t\"],\"gpus\":4,"
+                            "\"model\":{\"class\":\"resnet110\",\"epochs\":10}}");
+    long long b = sx_submit("{\"name\":\"b\",\"command\":[\"t\"],\"gpus\":4,"
+                            "\"model\":{\"class\":\"resnet110\",\"epochs\":20}}");
+    sx_register_node("n1", 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, a, 4), 4);
+    sx_mark_running(a);
     double until = hx_now() + WAIT_S;
     while (isnan(forecast_in(b, "finish_p50")) && hx_now() < until)
         usleep(200000);
@@ -728,7 +655,7 @@ Test(sched, forecasts_simulated_forward_and_scored)
     cr_assert(p90 >= p50 && made > 0);
     cr_assert_eq(live_forecast_finish(c, 999999, &p50, NULL, NULL), 1, "no such job: none");
     PQfinish(c);
-    json_t *j = get_job(b);
+    json_t *j = sx_get_job(b);
     const char *as_of = json_string_value(json_object_get(json_object_get(j, "forecast"), "as_of"));
     cr_assert(as_of && as_of[strlen(as_of) - 1] == 'Z', "as_of in UTC");
     json_decref(j);
@@ -751,25 +678,25 @@ Test(sched, forecasts_simulated_forward_and_scored)
     snprintf(sql, sizeof(sql),
              "UPDATE jobs SET state = 'COMPLETED', finished_at = now() WHERE id = %lld", a);
     hx_sql_do(sql);
-    cr_assert_eq(wait_num(ALLOC_SQL, b, 4), 4);
+    cr_assert_eq(sx_wait_num(ALLOC_SQL, b, 4), 4);
     snprintf(sql, sizeof(sql),
              "INSERT INTO job_events (job_id, from_state, to_state, event, actor) VALUES"
              " (%lld, 'STARTING', 'RUNNING', 'running', 'test')",
              b);
     hx_sql_do(sql);
-    mark_running(b);
+    sx_mark_running(b);
     /* b started: its stored forecast (made while it waited) no longer shows a start to come */
     cr_assert(isnan(forecast_in(b, "start_p50")) && isnan(forecast_in(b, "start_p90")),
               "a running job is shown no start forecast");
     const char *scored = "SELECT count(*) FROM forecast_scores WHERE job_id = %lld";
-    cr_assert_geq(wait_num(scored, a, 1), 1, "a's finish forecast is scored");
-    cr_assert_geq(wait_num(scored, b, 1), 1, "b's start forecast is scored");
+    cr_assert_geq(sx_wait_num(scored, a, 1), 1, "a's finish forecast is scored");
+    cr_assert_geq(sx_wait_num(scored, b, 1), 1, "b's start forecast is scored");
     /* a ended ~430 s before its forecast: within its P90, early */
-    cr_assert_eq(sql_num("SELECT count(*) FROM forecast_scores WHERE job_id = %lld AND"
-                         " event = 'finish' AND within_p90 AND error_s < -200",
-                         a),
+    cr_assert_eq(sx_sql_num("SELECT count(*) FROM forecast_scores WHERE job_id = %lld AND"
+                            " event = 'finish' AND within_p90 AND error_s < -200",
+                            a),
                  1);
-    cr_assert_eq(sql_num("SELECT count(*) FROM forecast_marks WHERE job_id = %lld", a), 0,
+    cr_assert_eq(sx_sql_num("SELECT count(*) FROM forecast_marks WHERE job_id = %lld", a), 0,
                  "an ended job's marks go");
     /* the calibration: the API's eight cells, and /metrics the same */
     json_t *cal =
@@ -787,81 +714,5 @@ Test(sched, forecasts_simulated_forward_and_scored)
                  1);
     cr_assert_eq(hx_metric("ringmaster_forecast_scores{event=\"start\",lead=\"<10m\"}"), 1);
     cr_assert_eq(hx_metric("ringmaster_forecast_scores{event=\"finish\",lead=\">4h\"}"), 0);
-    hx_finish();
-}
-
-/* A round's moves book the ledger once for all of them (sql/051: the row trigger leaves them
- * to the round's ledger_moved()): the job a round resizes has its span in the state the round
- * moved it to, its GPUs lost to the resize. Fails when the round's batched ledger call is left
- * out (the span stays in the state its start left it in). */
-Test(sched, a_round_s_moves_book_the_ledger_of_each_job_they_move)
-{
-    put_scheduler("{\"min_resize_interval_s\":0,\"resize_cost_s\":0}");
-    const char *job = "{\"name\":\"r\",\"command\":[\"t\"],\"gpus\":1,\"min_gpus\":1,"
-                      "\"max_gpus\":8,\"elastic\":true,\"model\":{\"class\":\"resnet110\"}}";
-    long long a = submit(job), b = submit(job), c = submit(job);
-    register_node("n1", 8);
-    cr_assert_eq(wait_num("SELECT count(DISTINCT job_id) FROM allocations WHERE job_id >= %lld",
-                          a, 3),
-                 3, "all three started");
-    mark_running(a);
-    mark_running(b);
-    mark_running(c);
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", c);
-    json_decref(hx_expect_json(hx_json("POST", path, hx.admin, NULL), 200));
-    double until = hx_now() + WAIT_S;
-    while (sql_num("SELECT count(*) FROM jobs WHERE id >= %lld AND state = 'RESIZING'", a) < 1 &&
-           hx_now() < until)
-        usleep(100000);
-    double resizing = sql_num("SELECT count(*) FROM jobs WHERE id >= %lld AND state = 'RESIZING'",
-                              a);
-    cr_assert_geq(resizing, 1, "the round grows a survivor into the freed GPUs");
-    cr_assert_eq(sql_num("SELECT count(*) FROM job_ledger_open o JOIN jobs j ON j.id = o.job_id"
-                         " WHERE j.id >= %lld AND j.state = 'RESIZING' AND o.state = 'RESIZING'"
-                         " AND o.redo_to = 'resize'",
-                         a),
-                 resizing, "each one's span in the state the round moved it to");
-    hx_finish();
-}
-
-/* Issue 35: a 500-deep queue of jobs that fit, submitted at once (one jobs:batch, one
- * transaction), is placed within 2 rounds: every job's start action comes from at most two
- * rounds, and no GPU is given twice. 64 nodes of 8 GPUs registered through the API. */
-Test(sched, a_500_deep_queue_of_jobs_that_fit_starts_within_two_rounds, .timeout = 120)
-{
-    char name[16];
-    for (int n = 0; n < 64; n++) {
-        snprintf(name, sizeof(name), "q%02d", n);
-        register_node(name, 8);
-    }
-    size_t len = 64 + 500 * 64, o = 0;
-    char *body = malloc(len);
-    cr_assert_not_null(body);
-    o += (size_t)snprintf(body, len, "{\"jobs\":[");
-    for (int i = 0; i < 500; i++)
-        o += (size_t)snprintf(body + o, len - o, "%s{\"name\":\"deep-%d\",\"command\":[\"t\"],"
-                              "\"gpus\":1}", i ? "," : "", i);
-    snprintf(body + o, len - o, "]}");
-    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs:batch", hx.admin, body), 201);
-    free(body);
-    long long first = json_integer_value(
-        json_object_get(json_array_get(json_object_get(j, "items"), 0), "id"));
-    json_decref(j);
-    double until = hx_now() + 60, started = 0;
-    while ((started = sql_num("SELECT count(DISTINCT job_id) FROM actions WHERE job_id >= %lld"
-                              " AND kind = 'start'",
-                              first)) < 500 &&
-           hx_now() < until)
-        usleep(100000);
-    cr_assert_eq(started, 500, "every job of the queue started");
-    cr_assert_leq(sql_num("SELECT count(DISTINCT round_id) FROM actions WHERE job_id >= %lld AND"
-                          " kind = 'start'",
-                          first),
-                  2, "by at most two rounds");
-    cr_assert_eq(sql_num("SELECT count(*) FROM (SELECT node_id, gpu_idx FROM allocations WHERE"
-                         " job_id >= %lld GROUP BY 1, 2 HAVING count(*) > 1) x",
-                         first),
-                 0, "no GPU given twice");
     hx_finish();
 }
