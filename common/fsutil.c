@@ -1,9 +1,12 @@
-/* fsutil: fsutil_mkdir_p(), mkdir -p for the daemons' state and checkpoint folders. */
+/* fsutil: fsutil_mkdir_p(), mkdir -p for the daemons' state and checkpoint folders, and
+ * fsutil_remove_tree(), rm -rf for what a job leaves behind. */
 #include "fsutil.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int fsutil_mkdir_p(const char *path, mode_t mode)
 {
@@ -21,4 +24,20 @@ int fsutil_mkdir_p(const char *path, mode_t mode)
         *p = '/';
     }
     return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    int rc = type == FTW_DP ? rmdir(path) : unlink(path);
+    return rc < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int fsutil_remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : -1;
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

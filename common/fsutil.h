@@ -9,4 +9,9 @@
  * path of 4096 bytes or more; mkdir's errors). */
 int fsutil_mkdir_p(const char *path, mode_t mode);
 
+/* rm -rf: removes path and everything under it, following no symbolic link (a link is
+ * removed, not what it names). A path that does not exist is fine. Returns 0, or -1 with
+ * errno of the first entry that could not be removed. */
+int fsutil_remove_tree(const char *path);
+
 #endif

@@ -2,6 +2,8 @@
  * of the worker, the kill of its ranks, and the per-rank wrapper (see launch.h). */
 #include "launch.h"
 
+#include "fsutil.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -139,6 +141,69 @@ static void set_env(const struct launch_req *r)
         putenv((char *)r->env[i]);
 }
 
+/* Longest session base that leaves room under it for OpenMPI's own levels
+ * (ompi.HOST.UID/jf.N/VPID/...) and its UNIX sockets' names (at most 107 bytes): the
+ * worker's root, and a job's folder under it ("/j" and its id). */
+#define SESSION_BASE_MAX 56
+
+/* The worker's root of its jobs' OpenMPI session folders (state_dir/mpi), "" when none. */
+static char session_root[SESSION_BASE_MAX + 1];
+static int session_simulated;
+
+void launch_note_session_dir(const char *state_dir, int simulated)
+{
+    char abs[4096], dir[4200];
+    session_root[0] = '\0';
+    session_simulated = simulated;
+    if (!realpath(state_dir, abs))
+        return;
+    int n = snprintf(dir, sizeof(dir), "%s/mpi", abs);
+    if (n < 0 || n > SESSION_BASE_MAX || (mkdir(dir, 0700) < 0 && errno != EEXIST))
+        return;
+    memcpy(session_root, dir, (size_t)n + 1);
+    if (simulated)
+        setenv("TMPDIR", dir, 1);
+}
+
+/* The session folder of job id into buf, "" when the worker has no root or the folder's
+ * path would be too long (the job then shares the root). */
+static void session_dir(const char *job_id, char *buf, size_t len)
+{
+    int n = session_root[0] ? snprintf(buf, len, "%s/j%s", session_root, job_id) : -1;
+    if (n < 0 || n > SESSION_BASE_MAX || (size_t)n >= len)
+        buf[0] = '\0';
+}
+
+/* In a child that starts mpirun or a remote daemon of job_id (on several nodes: hosts != 0):
+ * its OpenMPI session folder of its own. Two mpiruns that start at once under one base race
+ * in creating and removing ompi.HOST.UID ("A call to mkdir was unable to create the desired
+ * directory ... File exists", orte_init fails and the job fails with exit code 1; 1 in ~600
+ * of four concurrent mpiruns here, and it failed live tests whose worker started two jobs in
+ * one round). Simulated: TMPDIR, as the worker's own (see launch_note_session_dir). Real
+ * GPUs: OMPI_MCA_orte_tmpdir_base for a job on this node only, leaving the job's TMPDIR as
+ * it is; mpirun hands it to remote daemons, on hosts where the folder need not exist, so a
+ * job on several nodes keeps OpenMPI's default. A job's env that sets it wins. */
+static void child_session(const char *job_id, int hosts)
+{
+    char dir[SESSION_BASE_MAX + 32];
+    session_dir(job_id, dir, sizeof(dir));
+    if (!dir[0] || (mkdir(dir, 0700) < 0 && errno != EEXIST))
+        return;
+    if (session_simulated)
+        setenv("TMPDIR", dir, 1);
+    else if (!hosts)
+        setenv("OMPI_MCA_orte_tmpdir_base", dir, 0);
+}
+
+void launch_session_remove(long long job_id)
+{
+    char id[24], dir[SESSION_BASE_MAX + 32];
+    snprintf(id, sizeof(id), "%lld", job_id);
+    session_dir(id, dir, sizeof(dir));
+    if (dir[0])
+        fsutil_remove_tree(dir);
+}
+
 /* In a child after fork: stdin from /dev/null, stdout and stderr appended to log_path, no
  * signal blocked and SIGPIPE back to its default. _exits 127 when the files cannot be set. */
 static void child_io(const char *log_path)
@@ -157,6 +222,7 @@ static void child(const struct launch_req *r, struct argv_buf *a)
 {
     setpgid(0, 0);
     child_io(r->log_path);
+    child_session(r->job_id, r->hosts != NULL);
     set_env(r);
     execvp(a->v[0], (char *const *)a->v);
     dprintf(2, "ringmaster-worker: cannot run %s: %s\n", a->v[0], strerror(errno));
@@ -183,12 +249,16 @@ pid_t launch_start(const struct launch_req *r, char *err, size_t errlen)
     return pid;
 }
 
-pid_t launch_shell(const char *cmd, const char *log_path)
+pid_t launch_shell(const char *cmd, const char *log_path, long long job_id)
 {
+    char id[24];
+    snprintf(id, sizeof(id), "%lld", job_id);
     pid_t pid = fork();
     if (pid == 0) {
         setsid();
         child_io(log_path);
+        if (session_simulated)
+            child_session(id, 1);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -280,21 +350,6 @@ void launch_note_host_gpus(int simulated)
         setenv("RINGMASTER_HOST_GPUS", cvd, 1);
     else
         unsetenv("RINGMASTER_HOST_GPUS");
-}
-
-/* Longest session base that leaves room under it for OpenMPI's own levels
- * (ompi.HOST.UID/jf.N/VPID/...) and its UNIX sockets' names (at most 107 bytes). */
-#define SESSION_BASE_MAX 56
-
-void launch_note_session_dir(const char *state_dir, int simulated)
-{
-    char abs[4096], dir[4200];
-    if (!simulated || !realpath(state_dir, abs))
-        return;
-    int n = snprintf(dir, sizeof(dir), "%s/mpi", abs);
-    if (n < 0 || n > SESSION_BASE_MAX || (mkdir(dir, 0700) < 0 && errno != EEXIST))
-        return;
-    setenv("TMPDIR", dir, 1);
 }
 
 void launch_note_gpu_model(const char *model)

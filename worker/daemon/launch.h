@@ -44,10 +44,11 @@ struct launch_req {
  * is also its process group, or -1 with text in err. */
 pid_t launch_start(const struct launch_req *r, char *err, size_t errlen);
 
-/* Forks `/bin/sh -c cmd` (a job's remote mpirun daemon, the exec action) in a session of its
- * own, with stdin from /dev/null and stdout and stderr appended to log_path, as mpirun's.
- * Returns its pid, which is also its process group, or -1 when fork failed. */
-pid_t launch_shell(const char *cmd, const char *log_path);
+/* Forks `/bin/sh -c cmd` (job_id's remote mpirun daemon, the exec action) in a session of
+ * its own, with stdin from /dev/null and stdout and stderr appended to log_path, as
+ * mpirun's (simulated GPUs: in the job's session folder, as its mpirun). Returns its pid,
+ * which is also its process group, or -1 when fork failed. */
+pid_t launch_shell(const char *cmd, const char *log_path, long long job_id);
 
 /* Sends sig to the process group of mpirun pid and, since mpirun puts each local rank in a
  * process group of its own, to the group of each of its children too (so that SIGKILL,
@@ -77,8 +78,14 @@ void launch_note_gpu_model(const char *model);
  * and the second one's orte_init fails ("File exists"), which leaves the job's mpirun waiting
  * for it for good. TMPDIR, not OMPI_MCA_orte_tmpdir_base, since mpirun hands its OMPI_MCA_*
  * to every remote daemon. Skipped when the path would be too long for OpenMPI's UNIX
- * sockets. */
+ * sockets. With real GPUs too, the folder is the root of the jobs' session folders (below). */
 void launch_note_session_dir(const char *state_dir, int simulated);
+
+/* Each mpirun (and, simulated, each remote daemon) the worker starts keeps OpenMPI's session
+ * folder in one of the job's own, state_dir/mpi/j<id> (see child_session in launch.c):
+ * concurrent mpiruns under one base fail at random. Removes the job's folder and what is in
+ * it, once its mpirun and daemon are gone. */
+void launch_session_remove(long long job_id);
 
 /* The rank wrapper: argv is "--rank-exec" "--" command...; execs the command with
  * CUDA_VISIBLE_DEVICES set to the rank's GPU of RINGMASTER_RANK_GPUS (by

@@ -51,8 +51,19 @@ static struct wjob *find(struct agent *a, long long id)
     return NULL;
 }
 
+/* The job's mpirun, or the daemon it ran for another node's, is gone: its OpenMPI session
+ * folder goes once neither runs. */
+static void session_gone(const struct wjob *j)
+{
+    if (!j->pid && !j->remote)
+        launch_session_remove(j->id);
+}
+
 static void job_free(struct wjob *j)
 {
+    j->pid = 0;
+    j->remote = 0;
+    session_gone(j);
     jobchan_destroy(j->chan);
     json_decref(j->act_spec);
     json_decref(j->metrics);
@@ -199,7 +210,7 @@ static void do_exec(struct agent *a, struct wjob *j, long long act, const json_t
 {
     const char *cmd = json_string_value(json_object_get(spec, "command"));
     begin(j, act, "exec", spec, CONTROL_TIMEOUT_S);
-    pid_t pid = cmd ? launch_shell(cmd, j->log) : -1;
+    pid_t pid = cmd ? launch_shell(cmd, j->log, j->id) : -1;
     if (pid < 0) {
         finish(a, j, 0, cmd ? "fork failed" : "no command");
         return;
@@ -322,6 +333,7 @@ static void on_exit_status(struct agent *a, struct wjob *j, int status)
     char d[128];
     j->pid = 0;
     pidfile_remove(j->dir);
+    session_gone(j);
     if (j->stale) {
         log_info("job %lld: its stale mpirun is gone (status %d)", j->id, code);
         j->stale = 0;
@@ -395,6 +407,7 @@ static void tick_job(struct agent *a, struct wjob *j, double now)
             jobreport_launch_failed(a, j, j->remote_act, code);
         j->remote = 0;
         j->finished = !j->pid;
+        session_gone(j);
     }
     if (j->pid && j->kill_at > 0 && now >= j->kill_at) {
         launch_kill(j->pid, SIGKILL);
@@ -476,6 +489,7 @@ static int any_running(struct agent *a)
         if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid) {
             j->pid = 0;
             pidfile_remove(j->dir);
+            session_gone(j);
         } else if (j->pid) {
             n++;
         }

@@ -423,6 +423,17 @@ static void start_on_two(long long job, long long a, long long b)
     hx_sql_do(sql);
 }
 
+/* 1 when worker name's session folder of job (state/mpi/j<job>, launch.h) holds OpenMPI's
+ * session (an ompi.* entry), 0 when it holds none, -1 when the folder does not exist. */
+static int session_of(const char *name, long long job)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "d='%s/%s/mpi/j%lld'; [ -d \"$d\" ] || exit 2;"
+             " ls \"$d\" | grep -q '^ompi\\.'", hx.dir, name, job);
+    int rc = system(cmd);
+    return !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc) == 0 ? 1 : WEXITSTATUS(rc) == 2 ? -1 : 0;
+}
+
 /* A job on two workers: one mpirun on the first, whose daemons are started through the
  * workers' rsh agent and the workers (not ssh). The two "hosts" are two simulated nodes of
  * this machine, named as no host is (as a lab tries it: two workers of simulated GPUs), with
@@ -454,11 +465,19 @@ Test(worker, a_job_spans_two_workers_through_their_rsh_agent)
              " AND kind = 'exec' AND state = 'done'",
              job, a);
     cr_assert_eq(db_int(sql), 1, "the first one its own node's (a name of no host)");
+    /* Each OpenMPI session in a folder of the job's own on each worker: two mpiruns that
+     * start at once under one base race in making and removing ompi.HOST.UID. */
+    cr_assert_eq(session_of("sim-x", job), 1, "mpirun's session is in sim-x's folder of the job");
+    cr_assert_eq(session_of("sim-y", job), 1, "the daemon's is in sim-y's");
     post_job(job, "cancel", 200);
     double end = hx_now() + 30;
-    while (count_ranks(7107) > 0 && hx_now() < end)
+    while ((count_ranks(7107) > 0 || session_of("sim-x", job) >= 0 ||
+            session_of("sim-y", job) >= 0) &&
+           hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7107), 0, "every rank is gone after cancel");
+    cr_assert_eq(session_of("sim-x", job), -1, "the job's session folders go with it");
+    cr_assert_eq(session_of("sim-y", job), -1);
     cr_assert_eq(wt_stop_worker(&worker_b_pid), 0);
     cr_assert_eq(stop_worker(), 0);
     hx_finish();

@@ -233,10 +233,32 @@ void wt_print_events(void)
     wt_dump_logs();
 }
 
+/* Prints job's events and actions (each row once) and its stored log's last lines: what a
+ * failed wait on the job needs to be read after the test's directory is gone. */
+static void print_job_story(long long job)
+{
+    char sql[400];
+    snprintf(sql, sizeof(sql),
+             "SELECT at::time, event, actor, coalesce(from_state, '') || ' -> ' || to_state,"
+             " detail FROM job_events WHERE job_id = %lld ORDER BY id",
+             job);
+    print_rows("job event: ", sql);
+    snprintf(sql, sizeof(sql),
+             "SELECT id, kind, state, node_id, spec->>'world_size', outcome_detail,"
+             " created_at::time FROM actions WHERE job_id = %lld ORDER BY id",
+             job);
+    print_rows("job action: ", sql);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "tail -n 15 %s/sim-*/jobs/%lld/log >&2 2>/dev/null", hx.dir, job);
+    if (system(cmd) != 0)
+        fprintf(stderr, "job %lld: no log under %s\n", job, hx.dir);
+}
+
 void wt_expect_state(long long job, const char *want, double timeout_s, void (*dump)(void))
 {
     if (wt_await_state(job, want, timeout_s) == 0)
         return;
+    print_job_story(job);
     if (dump)
         dump();
     cr_assert_fail("job %lld: %s after %.0f s, not %s", job, wt_job_state(job), timeout_s, want);
