@@ -204,6 +204,12 @@ int learn_pinned(const struct sched_snapshot *snap, const struct sched_job *j)
                                snap->now - j->last_change_time < explore_stage_s(snap));
 }
 
+int learn_stage_fills(const struct sched_snapshot *snap, const struct sched_job *j)
+{
+    return j->cur_gpus > 0 && j->measured_max_gpus >= j->cur_gpus &&
+           snap->now - j->last_change_time >= LEARN_FILL_STAGE_SHARE * explore_stage_s(snap);
+}
+
 double learn_step_gain(int fills, double gain, double t1, double t2, double avoided)
 {
     if (!fills || gain > 0 || !isfinite(t2))

@@ -26,7 +26,9 @@
  *    pins a job) until it measured it and ran the snapshot's stage length (explore_stage_s)
  *    since its last change; then it may be resized again without waiting
  *    min_resize_interval_s (learn_pinned): its next size is the experiment, and each size it
- *    passes is measured for a stage, as exploring measured it.
+ *    passes is measured for a stage, as exploring measured it. The one exception is GPUs
+ *    nobody else takes: once the job measured the size it holds for a quarter of a stage
+ *    (learn_stage_fills), the fill may grow it into them before its stage ends.
  *  - No GPU idles while a learned job could use it. A growth step of an elastic job whose
  *    model was learned from its own steps (learn_fills_idle), which its model does not
  *    predict slower, gains at least LEARN_IDLE_GAIN (learn_step_gain): less than any step
@@ -138,6 +140,20 @@ int learn_is_learning(const struct sched_job *j);
 /* The most GPUs a policy may grow j to: its max_gpus (INT_MAX when unlimited), and for a
  * learning job at most twice its largest measured size (never below what it holds). */
 int learn_max_gpus(const struct sched_job *j);
+
+/* The share of the stage length (explore_stage_s) a learning job must have run at the size it
+ * holds, measured there, before the fill may grow it into otherwise idle GPUs while it is
+ * still held for its stage (learn_stage_fills). */
+#define LEARN_FILL_STAGE_SHARE 0.25
+
+/* 1 if running learning job j, held for its stage (learn_pinned), may still grow into GPUs
+ * that nobody else takes (the policies' fill, policies/plans.h policy_grow_fill): it measured
+ * the size it holds (measured_max_gpus >= cur_gpus) and ran there for LEARN_FILL_STAGE_SHARE
+ * of the stage. The stage keeps a job at its size against the doublings and any shrink; idle
+ * GPUs are free experiments (#31: no GPU idles while an elastic job below its maximum could
+ * use it), and learn_max_gpus still bounds the growth to twice what it measured. 0 for a
+ * job that does not run. */
+int learn_stage_fills(const struct sched_snapshot *snap, const struct sched_job *j);
 
 /* How j's growth steps take otherwise idle GPUs (learn_step_gain): 0 not (no model learned
  * from its own steps: not elastic, source not FITTED or measured_max_gpus 0), 2 while it is

@@ -319,7 +319,7 @@ static int may_fill(const struct policy_plan *pp, const struct policy_want *pw, 
     const struct policy_plan_job *j = &pp->job[i];
 
     return pw[i].gpus > 0 && pp->cls_of[i] >= 0 && j->elastic && j->speed &&
-           j->pinned != POLICY_PLAN_STAGED &&
+           (j->pinned != POLICY_PLAN_STAGED || learn_stage_fills(pp->snap, &pp->snap->jobs[i])) &&
            pw[i].gpus < j->max_gpus && pp->cls[pp->cls_of[i]].free > 0;
 }
 

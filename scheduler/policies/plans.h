@@ -195,9 +195,11 @@ int policy_grow_room(const struct policy_plan *pp);
  * without a model or not elastic are left as they are; a pinned job may grow so, never
  * shrink: min_resize_interval_s guards against restarts that undo each other, not against
  * using GPUs that nobody else takes; a job held for its learning stage (POLICY_PLAN_STAGED)
- * is left alone. The doublings leave GPUs idle that no doubling fits (8 free next to a job on
- * 16); a count that is not a power of two is as good a size to the speed model. A lazy heap of each job's best
- * gain per GPU (h, cleared on entry and on return). Returns 0, or -1 (ENOMEM). */
+ * is left alone until it measured the size it holds for a share of the stage
+ * (learn_stage_fills), then grows so too. The doublings leave GPUs idle that no doubling
+ * fits (8 free next to a job on 16); a count that is not a power of two is as good a size to
+ * the speed model. A lazy heap of each job's best gain per GPU (h, cleared on entry and on
+ * return). Returns 0, or -1 (ENOMEM). */
 int policy_grow_fill(struct policy_plan *pp, struct policy_heap *h, struct policy_want *pw);
 
 /* ---- policies/typed.c ------------------------------------------------------

@@ -447,12 +447,21 @@ Test(goodput_live, a_batch_changes_in_place_without_a_restart)
     fprintf(stderr, "goodput_live: in place: %s, lr x%.3f, from step %lld\n", reason, lr_scale,
             first);
 
-    /* 20 steps at the new batch: the same launch, the same processes */
+    /* 20 steps since the change: the same launch, the same processes. Not 20 at this batch:
+     * the core may change it again in place as soon as the job's next gradient report beats
+     * it by SCHED_BATCH_MIN_GAIN, and train-mlp's estimate of the noise scale (an average of
+     * two-batch estimates at 8 examples a rank) spikes now and then for a report or two (with
+     * seed 3401 from about 70 to 1350 and 648 at steps 210 and 220). A change decided on such
+     * a report is undone the next round, e.g. 16 -> 228 -> 66 after 9 steps at 228 (with the
+     * staged fill of learn_stage_fills the job reaches two GPUs at step ~65 instead of ~185
+     * and its first change in place comes at step ~250, while the server may still hold the
+     * step-220 report). Each step at world size 2 from the change's first step is of the
+     * launch it started in while no launch came since (checked below). */
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2"
-             " AND samples = %ld",
-             a, batch);
-    cr_assert_geq(await_num(sql, 20, 60), 20, "it ran the new batch");
+             " AND step >= %lld",
+             a, first);
+    await_or_dump(a, sql, 20, 60, "it ran 20 steps since the change");
     long long last_now;
     cr_assert_eq(launches(a, &last_now), nlaunch, "no launch since");
     cr_assert_eq(last_now, last_launch);

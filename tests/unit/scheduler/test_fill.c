@@ -1,6 +1,7 @@
 /* ringmaster's fill (policy_grow_fill): the GPUs that no doubling fits go to the jobs that
  * gain from them, in any count; a job pinned by min_resize_interval_s grows into them but
- * keeps what it holds, a job held for its learning stage is left alone (test_learn.c). */
+ * keeps what it holds, a job held for its learning stage is left alone until it measured its
+ * size for a quarter of the stage (test_learn.c). */
 #include "sched_fixture.h"
 
 static struct sched_decision *rm_decide(struct fx *f)

@@ -189,6 +189,51 @@ Test(learn, growth_is_bounded_by_twice_the_largest_size_measured)
     }
 }
 
+/* GPUs that nobody else takes are free experiments (#31): a job held for its stage that
+ * measured the size it holds for a quarter of the stage grows into them (to twice what it
+ * measured), but a waiting job gets them first, and a job not measured at its size waits. */
+Test(learn, a_staged_job_grows_into_idle_gpus_once_it_measured_its_size)
+{
+    static struct fx f;
+    fx_init(&f, 1, 8);
+    live_settings(&f);
+    struct sched_job *j = one_size(&f, 1, 2, 0, 0, 0.5, 3);
+    learn_apply(f.jobs, f.snap.njobs);
+    cr_assert(learn_pinned(&f.snap, j), "3 s at its size, stage 8 s");
+    cr_assert(learn_stage_fills(&f.snap, j), "measured at 2, 3 s >= 2 s");
+    struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
+    cr_assert_eq(d->assign[0].gpus, 4, "2 -> 4 (twice what it measured), 6 idle: %d",
+                 d->assign[0].gpus);
+    sched_decision_destroy(d);
+
+    struct sched_job *n = one_size(&f, 2, 0, 0, 0, 0.5, 0);
+    n->model_source = SCHED_MODEL_FITTED;
+    n->max_gpus = 6;
+    learn_apply(f.jobs, f.snap.njobs);
+    d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
+    cr_assert_gt(d->assign[1].gpus, 0, "the waiting job starts");
+    cr_assert_geq(d->assign[0].gpus, 2, "the staged job is not shrunk");
+    cr_assert_leq(d->assign[0].gpus + d->assign[1].gpus, 8);
+    sched_decision_destroy(d);
+}
+
+Test(learn, a_staged_job_not_measured_at_its_size_does_not_fill)
+{
+    static struct fx f;
+    fx_init(&f, 1, 8);
+    live_settings(&f);
+    struct sched_job *j = one_size(&f, 1, 1, 0, 0, 0.5, 5);
+    fx_hold(&f, j, 0, 1, 1); /* holds 2 (a fill gave it), measured only 1 */
+    learn_apply(f.jobs, f.snap.njobs);
+    cr_assert(learn_pinned(&f.snap, j));
+    cr_assert(!learn_stage_fills(&f.snap, j), "its size not measured yet");
+    struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
+    cr_assert_eq(d->assign[0].gpus, 2, "kept at 2 until measured there: %d", d->assign[0].gpus);
+    sched_decision_destroy(d);
+    struct sched_job idle = {0};
+    cr_assert(!learn_stage_fills(&f.snap, &idle), "a job that does not run");
+}
+
 Test(learn, a_job_measured_for_a_stage_may_resize_before_the_interval)
 {
     static struct fx f;
@@ -200,8 +245,9 @@ Test(learn, a_job_measured_for_a_stage_may_resize_before_the_interval)
     struct sched_decision *d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
     cr_assert_eq(d->assign[0].gpus, 2, "grown though changed 10 s ago (interval 120 s)");
     sched_decision_destroy(d);
-    j->last_change_time = f.snap.now - 3;
-    cr_assert(learn_pinned(&f.snap, j), "3 s: not a stage yet");
+    j->last_change_time = f.snap.now - 1;
+    cr_assert(learn_pinned(&f.snap, j), "1 s: not a stage yet");
+    cr_assert(!learn_stage_fills(&f.snap, j), "1 s: under a quarter of the 8 s stage");
     d = sched_decide(sched_policy_find("ringmaster"), &f.snap);
     cr_assert_eq(d->assign[0].gpus, 1, "pinned");
     sched_decision_destroy(d);
