@@ -16,7 +16,9 @@ before).
 BENCH_PGSS=1 loads pg_stat_statements into the embedded PostgreSQL and prints the
 statements that took the most time over the window (BENCH_PGSS_TOP of them, 15).
 BENCH_SERVER_ARGS adds options to ringmasterd's command line; BENCH_LOADGEN_NICE sets the
-loadgen's niceness. BENCH_KEEP_LOG=FILE copies the server's log there before the state directory goes.
+loadgen's niceness. BENCH_PER_JOB_POSTS=1 has the loadgen post each job's minibatch reports on
+their own (one request per job, as workers did before POST /api/v1/nodes/{id}/metrics), the
+baseline of that change. BENCH_KEEP_LOG=FILE copies the server's log there before the state directory goes.
 --busy N (or BENCH_BUSY=N): N processes keep a core busy each from the start to the end
 (rmbench.Busy), the host busy with other work; the figures are printed as without it.
 Args: [BUILD] [--busy N]."""
@@ -136,6 +138,7 @@ def utc_stamp():
 
 ROUTES = [("heartbeat", r"POST /api/v1/nodes/\d+/heartbeat "),
           ("metrics", r"POST /api/v1/jobs/\d+/metrics "),
+          ("node metrics", r"POST /api/v1/nodes/\d+/metrics "),
           ("job state", r"POST /api/v1/jobs/\d+/state "),
           ("action result", r"POST /api/v1/actions/\d+/result "),
           ("submit", r"POST /api/v1/jobs "), ("list", r"GET /api/v1/jobs[? ]")]
@@ -212,7 +215,9 @@ try:
                            "--token-file", os.path.join(state, "worker.token"),
                            "--nodes", str(nodes), "--gpus", str(gpus),
                            "--duration", str(settle_max + seconds + 600),
-                           "--report-every", "10"], stdout=lg_log, stderr=lg_log,
+                           "--report-every", "10",
+                           "--per-job-posts", os.environ.get("BENCH_PER_JOB_POSTS", "0")],
+                          stdout=lg_log, stderr=lg_log,
                           preexec_fn=lg_nice)
     t0 = time.monotonic()
     while len(call("GET", "/api/v1/nodes")["items"]) < nodes:

@@ -1,12 +1,13 @@
 /* ringmaster-loadgen: many worker nodes from one process, for `make bench-scale`
  * (bench/bench-scale.sh). A bench tool, not part of the product: it speaks the worker's
  * protocol (docs/api.md: register, heartbeat, long-poll for actions, answer them, report
- * job states and minibatches) for N simulated nodes of G GPUs each, and runs no job: a
+ * job states and minibatches, one post of all a node's jobs' reports each period as the
+ * worker sends them, or one per job with --per-job-posts 1) for N simulated nodes of G GPUs each, and runs no job: a
  * started job "runs" by posting reports of a fixed step time until it is stopped.
  *
  *   ringmaster-loadgen --server URL --token-file F [--nodes N] [--gpus G] [--heartbeat S]
  *                      [--metrics-every S] [--step-s S] [--duration S] [--prefix NAME]
- *                      [--report-every S] [--queue-max N]
+ *                      [--report-every S] [--queue-max N] [--per-job-posts 0|1]
  *
  * Each node has its own source address (127.0.1.0 + its index on loopback), as real nodes
  * have their own, so that the server's per-address limits see 512 hosts, not one; one
@@ -80,6 +81,7 @@ struct node {
     char src[24];
     int reg_busy, hb_busy, poll_busy, post_busy;
     double next_hb;
+    double next_report; /* the node's next metrics post (not --per-job-posts); 0: not set */
     struct req *qhead, *qtail;
     int queued; /* posts in the queue */
     struct simjob *jobs;
@@ -91,6 +93,7 @@ static struct {
     int nodes, gpus;
     double heartbeat_s, metrics_s, step_s, duration_s, report_s;
     int queue_max;
+    int per_job; /* --per-job-posts 1: one metrics post per job, as workers did before */
     const char *prefix;
 } cfg = {.nodes = 512,
          .gpus = 8,
@@ -429,25 +432,55 @@ static void release(struct req *r)
     free(r);
 }
 
-/* A batch of reports for each job due: the steps of metrics_s at step_s. */
+/* Job j's reports of one period: the steps of metrics_s at step_s. */
+static json_t *job_items(struct simjob *j, int k)
+{
+    json_t *items = json_array();
+    for (int i = 0; i < k; i++, j->step++)
+        json_array_append_new(
+            items, json_pack("{s:I, s:f, s:I, s:f, s:i}", "step", (json_int_t)j->step, "loss",
+                             2.0 / (1.0 + 0.001 * (double)j->step) + 0.1, "samples",
+                             (json_int_t)64 * j->world, "seconds", cfg.step_s, "world_size",
+                             j->world));
+    return items;
+}
+
+/* The node's reports when due: as the worker sends them, one post of all its jobs' each
+ * period (POST /api/v1/nodes/{id}/metrics, at most 64 jobs a post); with --per-job-posts,
+ * one post per job, each job on its own phase. */
 static void report(struct node *n, double now)
 {
-    for (struct simjob *j = n->jobs; j; j = j->next) {
-        if (now < j->next_report)
-            continue;
-        j->next_report = now + cfg.metrics_s;
-        int k = (int)ceil(cfg.metrics_s / cfg.step_s);
-        json_t *items = json_array();
-        for (int i = 0; i < k; i++, j->step++)
-            json_array_append_new(
-                items, json_pack("{s:I, s:f, s:I, s:f, s:i}", "step", (json_int_t)j->step, "loss",
-                                 2.0 / (1.0 + 0.001 * (double)j->step) + 0.1, "samples",
-                                 (json_int_t)64 * j->world, "seconds", cfg.step_s, "world_size",
-                                 j->world));
-        char path[96];
-        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
-        post(n, path, json_pack("{s:o}", "items", items), k);
+    int k = (int)ceil(cfg.metrics_s / cfg.step_s);
+    char path[96];
+    if (cfg.per_job) {
+        for (struct simjob *j = n->jobs; j; j = j->next) {
+            if (now < j->next_report)
+                continue;
+            j->next_report = now + cfg.metrics_s;
+            snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
+            post(n, path, json_pack("{s:o}", "items", job_items(j, k)), k);
+        }
+        return;
     }
+    if (n->next_report == 0) /* spread the nodes' posts over the period */
+        n->next_report = now + cfg.metrics_s * (double)(rand() % 1000) / 1000.0;
+    if (now < n->next_report || !n->jobs || !n->id)
+        return;
+    n->next_report = now + cfg.metrics_s;
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/metrics", n->id);
+    json_t *entries = json_array();
+    int rows = 0;
+    for (struct simjob *j = n->jobs; j; j = j->next) {
+        if (json_array_size(entries) == 64) {
+            post(n, path, json_pack("{s:o}", "jobs", entries), rows);
+            entries = json_array();
+            rows = 0;
+        }
+        json_array_append_new(entries, json_pack("{s:I, s:o}", "job_id", (json_int_t)j->id,
+                                                 "items", job_items(j, k)));
+        rows += k;
+    }
+    post(n, path, json_pack("{s:o}", "jobs", entries), rows);
 }
 
 /* The node's heartbeat when due (on the heartbeat thread): the jobs it runs. */
@@ -611,7 +644,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: ringmaster-loadgen --server URL --token-file F [--nodes N] [--gpus G]"
                     " [--heartbeat S] [--metrics-every S] [--step-s S] [--duration S]"
-                    " [--prefix NAME] [--report-every S] [--queue-max N]\n");
+                    " [--prefix NAME] [--report-every S] [--queue-max N] [--per-job-posts 0|1]\n");
     exit(2);
 }
 
@@ -645,6 +678,8 @@ static void parse(int argc, char **argv)
             cfg.prefix = v;
         else if (!strcmp(a, "--queue-max"))
             cfg.queue_max = atoi(v);
+        else if (!strcmp(a, "--per-job-posts"))
+            cfg.per_job = atoi(v) != 0;
         else
             usage();
     }

@@ -82,6 +82,8 @@ static const struct route routes[] = {
     {"GET", "/api/v1/nodes/{id}", nodes_get, ANY_ROLE, 0},
     {"PATCH", "/api/v1/nodes/{id}", nodes_patch, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"POST", "/api/v1/nodes/{id}/heartbeat", nodes_heartbeat, MACHINES, ROUTE_URGENT},
+    {"POST", "/api/v1/nodes/{id}/metrics", reports_node_metrics_post, MACHINES,
+     ROUTE_JSON_BODY | ROUTE_BULK},
     {"GET", "/api/v1/nodes/{id}/actions", actions_poll, MACHINES, 0},
     {"POST", "/api/v1/nodes/{id}/drain", nodes_drain, AUTH_ADMIN, ROUTE_JSON_BODY},
     {"POST", "/api/v1/nodes/{id}/undrain", nodes_undrain, AUTH_ADMIN, 0},

@@ -33,6 +33,18 @@ int reports_claim_or_respond(struct api_call *call, long long job, enum reports_
  * without REPORTS_RUNS (nothing stored). */
 void reports_metrics_post(struct api_call *call);
 
+/* Most job entries, and reports in all, in one node's post. */
+#define REPORTS_NODE_JOBS_MAX 64
+#define REPORTS_NODE_ITEMS_MAX 4000
+
+/* POST /api/v1/nodes/{id}/metrics {"jobs": [{"job_id": N, "items": [...], and the other
+ * fields of a job's post}]}: each job's post of a node's worker in one request (one HTTP
+ * request and one token check for the node's jobs, not one each). Each entry is stored as
+ * its own post would be; 200 {"jobs": [{"job_id", "status": 200, "received", "stored"} or
+ * {"job_id", "status": 403 or 404 or 400, "detail"}]}, in the entries' order. 400 for a bad
+ * entry (nothing stored), 404 for no such node, 403 for a node not the caller's. */
+void reports_node_metrics_post(struct api_call *call);
+
 /* GET /api/v1/jobs/{id}/metrics?after=STEP&limit=N: {"items": [{"step", "loss",
  * "world_size", "samples", "step_time_s", "time"}]} by step, at most limit (1..100000,
  * default 10000) with step > after. */

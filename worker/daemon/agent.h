@@ -22,6 +22,10 @@ struct agent {
     struct outbox *out;   /* reports waiting for the server */
     struct doneset *done; /* actions carried out */
     struct wjob *jobs;    /* jobs of this node */
+    struct json_t *node_metrics; /* jobs' metrics posts not yet queued, as one node's post
+                                    (jobreport.c); NULL when none */
+    int node_items;              /* the reports in it */
+    double node_metrics_at;      /* when the node's post was last queued */
     int simulated;        /* the GPUs are simulated (CPU-backed) */
     double control_s;     /* a suspend or resume fails when not done in this long */
     atomic_llong node_id; /* 0 until registered */

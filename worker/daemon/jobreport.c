@@ -71,15 +71,19 @@ static json_t *new_checkpoint(struct wjob *j)
     return json_pack("{s:I, s:s}", "step", (json_int_t)step, "at", when);
 }
 
-void jobreport_flush_metrics(struct agent *a, struct wjob *j)
+/* Most job entries and reports in one node's post (the server's bounds, reports.h). */
+#define NODE_JOBS_MAX 64
+#define NODE_ITEMS_MAX 4000
+
+/* The job's post ({"items", and what the channel says}), or NULL when it has nothing new;
+ * starts the job's next batch. */
+static json_t *job_post(struct wjob *j)
 {
     if (!j->metrics)
-        return;
+        return NULL;
     json_t *ckpt = new_checkpoint(j);
     if (json_array_size(j->metrics) == 0 && !ckpt)
-        return;
-    char path[96];
-    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
+        return NULL;
     json_t *body = json_pack("{s:o}", "items", j->metrics);
     long total = jobchan_total_steps(j->chan);
     if (body && total > 0)
@@ -94,9 +98,67 @@ void jobreport_flush_metrics(struct agent *a, struct wjob *j)
         json_object_set_new(body, "checkpoint", ckpt);
     else
         json_decref(ckpt);
-    outbox_push_json(a->out, "POST", path, body, 1);
     j->metrics = json_array();
     j->metrics_at = agent_now();
+    return body;
+}
+
+/* Queues the node's post of the jobs' metrics gathered so far, if any. */
+static void push_node_metrics(struct agent *a)
+{
+    if (!a->node_metrics)
+        return;
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/metrics", (long long)atomic_load(&a->node_id));
+    outbox_push_json(a->out, "POST", path, json_pack("{s:o}", "jobs", a->node_metrics), 1);
+    a->node_metrics = NULL;
+    a->node_items = 0;
+}
+
+/* Adds job j's post to the node's (one request for all of a node's jobs, not one each: the
+ * server's cost is mostly per request), or, before the node is registered, queues it as the
+ * job's own. */
+static void stage_metrics(struct agent *a, struct wjob *j)
+{
+    json_t *body = job_post(j);
+    if (!body)
+        return;
+    long long node = atomic_load(&a->node_id);
+    int n = (int)json_array_size(json_object_get(body, "items"));
+    if (node <= 0) {
+        char path[96];
+        snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", j->id);
+        outbox_push_json(a->out, "POST", path, body, 1);
+        return;
+    }
+    if (a->node_metrics && (json_array_size(a->node_metrics) >= NODE_JOBS_MAX ||
+                            a->node_items + n > NODE_ITEMS_MAX))
+        push_node_metrics(a);
+    if (!a->node_metrics && !(a->node_metrics = json_array())) {
+        json_decref(body);
+        return;
+    }
+    json_object_set_new(body, "job_id", json_integer(j->id));
+    json_array_append_new(a->node_metrics, body);
+    a->node_items += n;
+}
+
+void jobreport_flush_metrics(struct agent *a, struct wjob *j)
+{
+    stage_metrics(a, j);
+    push_node_metrics(a);
+}
+
+void jobreport_tick(struct agent *a)
+{
+    double now = agent_now();
+    if (now - a->node_metrics_at < METRICS_EVERY_S)
+        return;
+    for (struct wjob *j = a->jobs; j; j = j->next)
+        if (!j->stale)
+            stage_metrics(a, j);
+    push_node_metrics(a);
+    a->node_metrics_at = now;
 }
 
 static void iso_time(double ago, char *buf, size_t len)
@@ -140,8 +202,6 @@ void jobreport_take_metrics(struct agent *a, struct wjob *j)
         if (json_array_size(j->metrics) >= METRICS_BATCH)
             jobreport_flush_metrics(a, j);
     }
-    if (now - j->metrics_at >= METRICS_EVERY_S)
-        jobreport_flush_metrics(a, j);
 }
 
 void jobreport_ship_log(struct agent *a, struct wjob *j)

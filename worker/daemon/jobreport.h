@@ -21,12 +21,17 @@ void jobreport_launch_failed(struct agent *a, struct wjob *j, long long act, int
 void jobreport_result(struct agent *a, long long act, int ok, const char *detail);
 
 /* Queues the job's batch of metrics, when not empty, with the channel's total steps and
- * gradient statistics, and starts a new batch. */
+ * gradient statistics, and starts a new batch: in the node's post (POST
+ * /api/v1/nodes/{id}/metrics), with the other jobs' gathered so far, queued at once. */
 void jobreport_flush_metrics(struct agent *a, struct wjob *j);
 
 /* Moves the channel's reports into the job's batch (RUNNING is reported at the first),
- * queued when the batch is full or older than its period. */
+ * queued when the batch is full. */
 void jobreport_take_metrics(struct agent *a, struct wjob *j);
+
+/* Every METRICS_EVERY_S (0.5 s): one post of the node's jobs' batches, all at once, as
+ * one request. */
+void jobreport_tick(struct agent *a);
 
 /* Queues the log's new bytes, up to a chunk a call. */
 void jobreport_ship_log(struct agent *a, struct wjob *j);

@@ -438,6 +438,7 @@ void wjob_tick(struct agent *a)
             pp = &j->next;
         }
     }
+    jobreport_tick(a);
 }
 
 int wjob_pollfds(struct agent *a, struct pollfd *fds, int max)

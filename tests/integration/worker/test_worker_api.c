@@ -465,6 +465,83 @@ Test(worker_api, a_worker_reports_only_for_the_jobs_of_its_nodes)
     hx_finish();
 }
 
+/* The status of entry i of a node's post's answer (-1: none). */
+static long entry_status(const json_t *answer, size_t i, long long *stored)
+{
+    const json_t *e = json_array_get(json_object_get(answer, "jobs"), i);
+    if (stored)
+        *stored = json_integer_value(json_object_get(e, "stored"));
+    return e ? (long)json_integer_value(json_object_get(e, "status")) : -1;
+}
+
+/* One request carries a node's jobs' reports (the worker sends one every 0.5 s for all its
+ * jobs, not one per job): each entry is claimed and stored as its own post would be and
+ * answered in order; a bad entry refuses the whole post; only the node's worker posts. */
+Test(worker_api, a_nodes_post_carries_each_of_its_jobs_and_answers_each)
+{
+    char tok2[128], body[1024], path[96];
+    long long a = make_node(), b = make_other_node(tok2);
+    long long mine = hx_submit(hx.admin, "mine", 1), other = hx_submit(hx.admin, "other", 1);
+    launched_on(mine, a, "RUNNING", 0);
+    launched_on(other, b, "RUNNING", 0);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%lld/metrics", a);
+    snprintf(body, sizeof(body),
+             "{\"jobs\":[{\"job_id\":%lld,\"items\":[{\"step\":1,\"loss\":0.5,\"world_size\":1},"
+             "{\"step\":2,\"loss\":0.4,\"world_size\":1}],\"total_steps\":100},"
+             "{\"job_id\":%lld,\"items\":[{\"step\":1,\"loss\":0.5,\"world_size\":1}]},"
+             "{\"job_id\":424242,\"items\":[{\"step\":1,\"loss\":0.5,\"world_size\":1}]}]}",
+             mine, other);
+    json_t *r = hx_expect_json(hx_json("POST", path, wtok, body), 200);
+    long long stored = -1;
+    cr_assert_eq(entry_status(r, 0, &stored), 200);
+    cr_assert_eq(stored, 2);
+    cr_assert_eq(entry_status(r, 1, NULL), 403, "not a job of this worker's nodes");
+    cr_assert_eq(entry_status(r, 2, NULL), 404);
+    cr_assert_eq(json_array_size(json_object_get(r, "jobs")), 3);
+    json_decref(r);
+    cr_assert_eq(job_count("job_metrics", mine), 2);
+    cr_assert_eq(job_count("job_metrics", other), 0, "nothing stored for another's job");
+    cr_assert_eq(wt_db_int("SELECT reported_total_steps FROM jobs WHERE id = %lld", mine), 100,
+                 "the entry's other fields are kept as a job's post keeps them");
+
+    r = hx_expect_json(hx_json("POST", path, wtok, body), 200);
+    cr_assert_eq(entry_status(r, 0, &stored), 200);
+    cr_assert_eq(stored, 0, "the same reports again: duplicates ignored");
+    json_decref(r);
+
+    snprintf(body, sizeof(body),
+             "{\"jobs\":[{\"job_id\":%lld,\"items\":[{\"step\":3,\"loss\":0.5,\"world_size\":1}]},"
+             "{\"job_id\":%lld,\"items\":[{\"step\":-1,\"loss\":0.5,\"world_size\":1}]}]}",
+             mine, mine);
+    struct hx_resp *bad = hx_json("POST", path, wtok, body);
+    cr_assert(strstr(bad->body, "jobs[1].items[0].step: expected an integer >= 0"), "%s",
+              bad->body);
+    hx_expect_problem(bad, 400, "jobs[1].items[0].step");
+    cr_assert_eq(job_count("job_metrics", mine), 2, "a bad entry: nothing of the post stored");
+
+    /* A value the database refuses (an 'at' that is no time) fails that entry only: the post's
+     * transaction is given up and the entries are stored one by one. */
+    snprintf(body, sizeof(body),
+             "{\"jobs\":[{\"job_id\":%lld,\"items\":[{\"step\":4,\"loss\":0.5,\"world_size\":1,"
+             "\"at\":\"no time\"}]},{\"job_id\":%lld,\"items\":[{\"step\":5,\"loss\":0.5,"
+             "\"world_size\":1}]}]}",
+             mine, mine);
+    r = hx_expect_json(hx_json("POST", path, wtok, body), 200);
+    cr_assert_eq(entry_status(r, 0, NULL), 400);
+    cr_assert_eq(entry_status(r, 1, &stored), 200);
+    cr_assert_eq(stored, 1);
+    json_decref(r);
+    cr_assert_eq(job_count("job_metrics", mine), 3, "the good entry stored, the bad one not");
+
+    snprintf(body, sizeof(body), "{\"jobs\":[{\"job_id\":%lld,\"items\":[]}]}", mine);
+    char other_path[96];
+    snprintf(other_path, sizeof(other_path), "/api/v1/nodes/%lld/metrics", b);
+    hx_expect_problem(hx_json("POST", other_path, wtok, body), 403, NULL);
+    hx_expect_problem(hx_json("POST", "/api/v1/nodes/999999/metrics", wtok, body), 404, NULL);
+    hx_expect_problem(hx_json("POST", path, wtok, "{\"jobs\":{}}"), 400, "jobs");
+    hx_finish();
+}
+
 Test(worker_api, both_workers_report_during_a_migration_then_only_the_target)
 {
     char tok2[128], path[96], sql[512];
