@@ -130,6 +130,7 @@ static double await_fill(const long long *jobs, int n, double timeout_s, const c
     }
     print_jobs(what, jobs, n);
     print_actions();
+    wt_print_events(); /* every job's events, the allocations and the logs' tails */
     return -1;
 }
 
