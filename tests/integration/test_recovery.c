@@ -167,9 +167,24 @@ static double wait_acked_after(struct loader *l, double bound_s)
 
 static char db_ci[1024]; /* the server's database, in every mode */
 
-static PGresult *sql(const char *q)
+/* A connection to the server's database, tried for up to 10 s: after a kill -9 of the
+ * postmaster its old backends may still answer the server's connections (a submission's 201)
+ * while the postmaster is not yet back to take a new one (a fresh-clone run: "Connection
+ * refused" right after "201 after 0.02 s"). */
+static PGconn *db_connect(void)
 {
     PGconn *c = PQconnectdb(db_ci);
+    for (double end = hx_now() + 10; PQstatus(c) != CONNECTION_OK && hx_now() < end;) {
+        PQfinish(c);
+        usleep(100000);
+        c = PQconnectdb(db_ci);
+    }
+    return c;
+}
+
+static PGresult *sql(const char *q)
+{
+    PGconn *c = db_connect();
     cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
     PGresult *r = PQexec(c, q);
     cr_assert(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", q, PQresultErrorMessage(r));
