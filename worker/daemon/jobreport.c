@@ -99,7 +99,6 @@ static json_t *job_post(struct wjob *j)
     else
         json_decref(ckpt);
     j->metrics = json_array();
-    j->metrics_at = agent_now();
     return body;
 }
 

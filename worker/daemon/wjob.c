@@ -59,11 +59,18 @@ static void session_gone(const struct wjob *j)
         launch_session_remove(j->id);
 }
 
-static void job_free(struct wjob *j)
+/* The job's mpirun was reaped: its pid file goes, and its session folder unless a daemon of
+ * the job still runs here. */
+static void mpirun_reaped(struct wjob *j)
 {
     j->pid = 0;
-    j->remote = 0;
+    pidfile_remove(j->dir);
     session_gone(j);
+}
+
+static void job_free(struct wjob *j)
+{
+    launch_session_remove(j->id); /* nothing of the job runs here any more */
     jobchan_destroy(j->chan);
     json_decref(j->act_spec);
     json_decref(j->metrics);
@@ -331,9 +338,7 @@ static void on_exit_status(struct agent *a, struct wjob *j, int status)
     int code = exit_code(status);
     int ckpt = jobchan_state(j->chan) == JOBCHAN_CHECKPOINTED;
     char d[128];
-    j->pid = 0;
-    pidfile_remove(j->dir);
-    session_gone(j);
+    mpirun_reaped(j);
     if (j->stale) {
         log_info("job %lld: its stale mpirun is gone (status %d)", j->id, code);
         j->stale = 0;
@@ -488,9 +493,7 @@ static int any_running(struct agent *a)
     int status, n = 0;
     for (struct wjob *j = a->jobs; j; j = j->next)
         if (j->pid && waitpid(j->pid, &status, WNOHANG) == j->pid) {
-            j->pid = 0;
-            pidfile_remove(j->dir);
-            session_gone(j);
+            mpirun_reaped(j);
         } else if (j->pid) {
             n++;
         }
@@ -530,7 +533,7 @@ void wjob_stop_all(struct agent *a, double grace_s)
         if (j->pid) {
             launch_kill(j->pid, SIGKILL);
             waitpid(j->pid, NULL, 0);
-            pidfile_remove(j->dir);
+            mpirun_reaped(j);
         }
     }
     while (a->jobs) {

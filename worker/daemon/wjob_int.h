@@ -30,7 +30,6 @@ struct wjob {
     long batched, batched_step; /* the channel's last BATCHED when that action was given */
     double deadline, kill_at;
     json_t *metrics; /* reports not yet queued */
-    double metrics_at;
     double ckpt_sent_at; /* the channel's last checkpoint (its arrival) the server was sent */
     int finished;
     int stale; /* the server no longer has this node run it: killed, nothing more reported */
