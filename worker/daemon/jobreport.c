@@ -114,6 +114,16 @@ static void push_node_metrics(struct agent *a)
     a->node_items = 0;
 }
 
+/* Whether the node's post being gathered has an entry for job id (the server takes one entry
+ * a job: a second one goes in the next post). */
+static int staged(const json_t *posts, long long id)
+{
+    for (size_t i = 0; i < json_array_size(posts); i++)
+        if (json_integer_value(json_object_get(json_array_get(posts, i), "job_id")) == id)
+            return 1;
+    return 0;
+}
+
 /* Adds job j's post to the node's (one request for all of a node's jobs, not one each: the
  * server's cost is mostly per request), or, before the node is registered, queues it as the
  * job's own. */
@@ -131,7 +141,8 @@ static void stage_metrics(struct agent *a, struct wjob *j)
         return;
     }
     if (a->node_metrics && (json_array_size(a->node_metrics) >= NODE_JOBS_MAX ||
-                            a->node_items + n > NODE_ITEMS_MAX))
+                            a->node_items + n > NODE_ITEMS_MAX ||
+                            staged(a->node_metrics, j->id)))
         push_node_metrics(a);
     if (!a->node_metrics && !(a->node_metrics = json_array())) {
         json_decref(body);

@@ -466,6 +466,20 @@ Test(worker_api, a_worker_reports_only_for_the_jobs_of_its_nodes)
 }
 
 /* The status of entry i of a node's post's answer (-1: none). */
+/* How many lines of the server's log hold needle. */
+static int server_log_lines(const char *needle)
+{
+    char path[320], line[2048];
+    snprintf(path, sizeof(path), "%s/server.log", hx.dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 static long entry_status(const json_t *answer, size_t i, long long *stored)
 {
     const json_t *e = json_array_get(json_object_get(answer, "jobs"), i);
@@ -475,19 +489,23 @@ static long entry_status(const json_t *answer, size_t i, long long *stored)
 }
 
 /* One request carries a node's jobs' reports (the worker sends one every 0.5 s for all its
- * jobs, not one per job): each entry is claimed and stored as its own post would be and
- * answered in order; a bad entry refuses the whole post; only the node's worker posts. */
+ * jobs, not one per job), one entry a job: each entry is claimed and stored as its own post
+ * would be (all in one statement) and answered in order; a bad entry refuses the whole post;
+ * only the node's worker posts. */
 Test(worker_api, a_nodes_post_carries_each_of_its_jobs_and_answers_each)
 {
     char tok2[128], body[1024], path[96];
     long long a = make_node(), b = make_other_node(tok2);
     long long mine = hx_submit(hx.admin, "mine", 1), other = hx_submit(hx.admin, "other", 1);
+    long long mine2 = hx_submit(hx.admin, "mine2", 1);
     launched_on(mine, a, "RUNNING", 0);
     launched_on(other, b, "RUNNING", 0);
+    launched_on(mine2, a, "RUNNING", 0);
     snprintf(path, sizeof(path), "/api/v1/nodes/%lld/metrics", a);
     snprintf(body, sizeof(body),
              "{\"jobs\":[{\"job_id\":%lld,\"items\":[{\"step\":1,\"loss\":0.5,\"world_size\":1},"
-             "{\"step\":2,\"loss\":0.4,\"world_size\":1}],\"total_steps\":100},"
+             "{\"step\":2,\"loss\":0.4,\"world_size\":1}],\"total_steps\":100,"
+             "\"grad\":{\"sqr\":1.5,\"var\":0.5},\"checkpoint\":{\"step\":2}},"
              "{\"job_id\":%lld,\"items\":[{\"step\":1,\"loss\":0.5,\"world_size\":1}]},"
              "{\"job_id\":424242,\"items\":[{\"step\":1,\"loss\":0.5,\"world_size\":1}]}]}",
              mine, other);
@@ -503,6 +521,8 @@ Test(worker_api, a_nodes_post_carries_each_of_its_jobs_and_answers_each)
     cr_assert_eq(job_count("job_metrics", other), 0, "nothing stored for another's job");
     cr_assert_eq(wt_db_int("SELECT reported_total_steps FROM jobs WHERE id = %lld", mine), 100,
                  "the entry's other fields are kept as a job's post keeps them");
+    cr_assert_eq(wt_db_int("SELECT checkpoint_step FROM jobs WHERE id = %lld", mine), 2);
+    cr_assert_eq(wt_db_int("SELECT (grad_sqr * 10)::int FROM jobs WHERE id = %lld", mine), 15);
 
     r = hx_expect_json(hx_json("POST", path, wtok, body), 200);
     cr_assert_eq(entry_status(r, 0, &stored), 200);
@@ -512,12 +532,18 @@ Test(worker_api, a_nodes_post_carries_each_of_its_jobs_and_answers_each)
     snprintf(body, sizeof(body),
              "{\"jobs\":[{\"job_id\":%lld,\"items\":[{\"step\":3,\"loss\":0.5,\"world_size\":1}]},"
              "{\"job_id\":%lld,\"items\":[{\"step\":-1,\"loss\":0.5,\"world_size\":1}]}]}",
-             mine, mine);
+             mine, mine2);
     struct hx_resp *bad = hx_json("POST", path, wtok, body);
     cr_assert(strstr(bad->body, "jobs[1].items[0].step: expected an integer >= 0"), "%s",
               bad->body);
     hx_expect_problem(bad, 400, "jobs[1].items[0].step");
     cr_assert_eq(job_count("job_metrics", mine), 2, "a bad entry: nothing of the post stored");
+    snprintf(body, sizeof(body),
+             "{\"jobs\":[{\"job_id\":%lld,\"items\":[{\"step\":3,\"loss\":0.5,\"world_size\":1}]},"
+             "{\"job_id\":%lld,\"items\":[{\"step\":4,\"loss\":0.5,\"world_size\":1}]}]}",
+             mine, mine);
+    hx_expect_problem(hx_json("POST", path, wtok, body), 400, "jobs[1].job_id");
+    cr_assert_eq(job_count("job_metrics", mine), 2, "one entry a job: nothing stored");
 
     /* A value the database refuses (an 'at' that is no time) fails that entry only: the post's
      * transaction is given up and the entries are stored one by one. */
@@ -525,13 +551,16 @@ Test(worker_api, a_nodes_post_carries_each_of_its_jobs_and_answers_each)
              "{\"jobs\":[{\"job_id\":%lld,\"items\":[{\"step\":4,\"loss\":0.5,\"world_size\":1,"
              "\"at\":\"no time\"}]},{\"job_id\":%lld,\"items\":[{\"step\":5,\"loss\":0.5,"
              "\"world_size\":1}]}]}",
-             mine, mine);
+             mine, mine2);
     r = hx_expect_json(hx_json("POST", path, wtok, body), 200);
     cr_assert_eq(entry_status(r, 0, NULL), 400);
     cr_assert_eq(entry_status(r, 1, &stored), 200);
     cr_assert_eq(stored, 1);
     json_decref(r);
-    cr_assert_eq(job_count("job_metrics", mine), 3, "the good entry stored, the bad one not");
+    cr_assert_eq(job_count("job_metrics", mine), 2, "the bad entry not stored");
+    cr_assert_eq(job_count("job_metrics", mine2), 1, "the good entry stored");
+    cr_assert_eq(server_log_lines("its entries one by one"), 1,
+                 "only that post left the one statement of all its entries");
 
     snprintf(body, sizeof(body), "{\"jobs\":[{\"job_id\":%lld,\"items\":[]}]}", mine);
     char other_path[96];
