@@ -273,46 +273,58 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
      * and 0.0214 epochs/s predicted), and never ran 60 steps at one of them. */
     wt_scheduler("{\"min_resize_interval_s\":10}");
 
-    /* A resize to two GPUs at another batch, carried out, and 60 steps run there (since its
-     * last step on one GPU: it may have run another batch on two in place before). */
-    snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM actions WHERE job_id = %lld AND state = 'done'"
-             " AND spec->>'world_size' = '2' AND (spec->>'batch')::int <> %d",
-             a, M0);
-    await_or_dump(a, sql, 1, 60, "a resize to two GPUs at a new batch");
-    snprintf(sql, sizeof(sql),
-             "SELECT id, (spec->>'batch')::int, (spec->>'lr_scale')::float8,"
-             " (spec->'goodput'->>'step_s')::float8, (spec->'goodput'->>'efficiency')::float8,"
-             " kind FROM actions WHERE job_id = %lld AND state = 'done'"
-             " AND spec->>'world_size' = '2' AND (spec->>'batch')::int <> %d"
-             " ORDER BY id DESC LIMIT 1",
-             a, M0);
-    PGresult *r = hx_sql(sql);
-    cr_assert_eq(PQntuples(r), 1, "the resize that carried the new batch");
-    long long action = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    long batch = strtol(PQgetvalue(r, 0, 1), NULL, 10);
-    double lr_scale = strtod(PQgetvalue(r, 0, 2), NULL);
-    double predicted = strtod(PQgetvalue(r, 0, 3), NULL);
-    double efficiency = strtod(PQgetvalue(r, 0, 4), NULL);
-    cr_assert_str_eq(PQgetvalue(r, 0, 5), "resize");
-    PQclear(r);
+    /* A resize to two GPUs at another batch, carried out, and 60 steps run there at that batch
+     * (since its last step on one GPU: it may have run another batch on two in place before).
+     * Its noise scale moves fast as its loss falls, so a batch changed in place or a shrink
+     * may end the resize's batch before 60 steps (seen once in a make check 4 programs at a
+     * time: resize to batch 83, a batch of 142 in place seconds later): the next resize to two
+     * GPUs at a new batch is then the one checked. */
+    long long action = 0;
+    long batch = 0;
+    double lr_scale = 0, predicted = 0, efficiency = 0;
+    char since[160], kind[16] = "";
+    snprintf(since, sizeof(since),
+             "(SELECT COALESCE(max(step), 0) FROM job_metrics WHERE job_id = %lld"
+             " AND world_size = 1)",
+             a);
+    for (double end = hx_now() + 120;; usleep(200000)) {
+        cr_assert(hx_now() < end || (dump_actions(a), 0),
+                  "a resize to two GPUs at a new batch, then 60 steps at it (action %lld, batch"
+                  " %ld)",
+                  action, batch);
+        snprintf(sql, sizeof(sql),
+                 "SELECT id, (spec->>'batch')::int, (spec->>'lr_scale')::float8,"
+                 " (spec->'goodput'->>'step_s')::float8,"
+                 " (spec->'goodput'->>'efficiency')::float8, kind FROM actions"
+                 " WHERE job_id = %lld AND state = 'done' AND spec->>'world_size' = '2'"
+                 " AND (spec->>'batch')::int <> %d ORDER BY id DESC LIMIT 1",
+                 a, M0);
+        PGresult *r = hx_sql(sql);
+        if (PQntuples(r) == 1) {
+            action = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+            batch = strtol(PQgetvalue(r, 0, 1), NULL, 10);
+            lr_scale = strtod(PQgetvalue(r, 0, 2), NULL);
+            predicted = strtod(PQgetvalue(r, 0, 3), NULL);
+            efficiency = strtod(PQgetvalue(r, 0, 4), NULL);
+            snprintf(kind, sizeof(kind), "%s", PQgetvalue(r, 0, 5));
+        }
+        PQclear(r);
+        if (action == 0)
+            continue;
+        snprintf(sql, sizeof(sql),
+                 "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2"
+                 " AND samples = %ld AND step > %s",
+                 a, batch, since);
+        if (hx_sql_num(sql) >= 60)
+            break;
+    }
+    cr_assert_str_eq(kind, "resize");
     /* Below the largest: on throughput alone (the efficiency ignored) a larger batch is
      * always better, and the policy would take 256. */
     cr_assert(batch > M0 && batch < 256, "batch %ld", batch);
     cr_assert_float_eq(lr_scale, sqrt((double)batch / M0), 1e-9, "square-root scaling");
     cr_assert(efficiency > 0 && efficiency <= 1, "efficiency %g", efficiency);
     cr_assert(predicted > 0, "a prediction was recorded");
-    char since[160];
-    snprintf(since, sizeof(since),
-             "(SELECT COALESCE(max(step), 0) FROM job_metrics WHERE job_id = %lld"
-             " AND world_size = 1)",
-             a);
-    snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM job_metrics WHERE job_id = %lld AND world_size = 2"
-             " AND samples = %ld AND step > %s",
-             a, batch, since);
-    await_or_dump(a, sql, 60, 60, "it ran two GPUs at the new batch");
-
     /* The job runs that batch at that rate: train-mlp says so, and reports it. */
     char want[128];
     snprintf(want, sizeof(want), "global batch %ld (initial %d), %ld examples on rank 0, lr %.6f",
@@ -320,14 +332,14 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
     char *log = wt_job_log(a);
     cr_assert(strstr(log, want), "the job's log says '%s'", want);
     free(log);
-    /* its current batch is the resize's, or one changed in place since (its statistics moved
-     * on: the noise scale grows as the loss falls) */
+    /* its current batch is the resize's, or one changed since (its statistics moved on: the
+     * noise scale grows as the loss falls) */
     j = wt_job(a);
     long long cur = json_integer_value(json_object_get(j, "current_batch"));
     json_decref(j);
     snprintf(sql, sizeof(sql),
-             "SELECT count(*) FROM actions WHERE job_id = %lld AND id > %lld AND kind = 'batch'"
-             " AND (spec->>'batch')::bigint = %lld",
+             "SELECT count(*) FROM actions WHERE job_id = %lld AND id > %lld"
+             " AND kind IN ('batch', 'resize') AND (spec->>'batch')::bigint = %lld",
              a, action, cur);
     cr_assert(cur == batch || hx_sql_num(sql) >= 1, "current batch %lld, the resize's %ld", cur,
               batch);
@@ -338,7 +350,7 @@ Test(goodput_live, a_resize_hands_the_job_the_batch_of_best_goodput)
              "SELECT seconds, step FROM job_metrics WHERE job_id = %lld AND world_size = 2"
              " AND samples = %ld AND seconds > 0 AND step > %s ORDER BY step",
              a, batch, since);
-    r = hx_sql(sql);
+    PGresult *r = hx_sql(sql);
     cr_assert_geq(PQntuples(r), 40);
     long long first_step = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
     long long last_step = strtoll(PQgetvalue(r, PQntuples(r) - 1, 1), NULL, 10);
