@@ -16,8 +16,9 @@
  * post); a scalar subquery can only be run as the one lookup by key. */
 #define CLAIM_MINE(node)                                                                           \
     "COALESCE((SELECT n.registered_by = $2 FROM nodes n WHERE n.id = " node "), false)"
-/* The claim's parts, for claim_stmt and metrics_stmt: the job (no row: no such job), its
- * actions that count, the caller's live ones, its latest launch. */
+/* The claim's parts, for claim_stmt (reports.c) and node_metrics_stmt (reports_metrics.c):
+ * the job (no row: no such job), its actions that count, the caller's live ones, its latest
+ * launch. */
 #define CLAIM_CTES CLAIM_CTES_OF("$1")
 /* The same for the job JOB (an expression: "$1", or a column of an outer row). */
 #define CLAIM_CTES_OF(JOB)                                                                         \

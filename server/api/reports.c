@@ -44,8 +44,8 @@ static int query_ll_or_respond(struct api_call *call, const char *name, long lon
 static const struct db_stmt claim_stmt = {
     "reports_claim", "WITH " CLAIM_CTES " SELECT " CLAIM_RUNS ", " CLAIM_HOSTS " FROM j", 3, 0};
 
-/* The claim's answer r (a row of claim_stmt or metrics_stmt, ok) for job ids, its column
- * col: 0 when the caller may, else -1 after a 404 (no row: no such job) or a 403. */
+/* The claim's answer r (a row of claim_stmt, ok) for job ids, its column col: 0 when the
+ * caller may, else -1 after a 404 (no row: no such job) or a 403. */
 static int claimed_or_respond(struct api_call *call, const PGresult *r, const char *ids, int col)
 {
     if (PQntuples(r) != 1)

@@ -132,42 +132,6 @@ static int post_ok(const json_t *body, const json_t **items, struct metrics_extr
     return 0;
 }
 
-/* A metrics post in one statement (one round trip after the token's, where there were up
- * to four: the claim, the total, the gradient statistics, the insert; at 512 nodes the
- * reports are most of a head node's requests, and each round trip a wait for a CPU). $1
- * the job, $2 the caller, $3 REPORTS_LATE_S, $4 whether the caller may report for any job
- * (an admin), $5 the job's total steps (0: not said), $6 and $7 its gradient statistics
- * (NULL: not said), $8 the items, $9 and $10 the step and time of its last checkpoint (NULL:
- * not said; a time after the database's now() is taken as now). One row, or none for no such
- * job: whether the caller may report (CLAIM_RUNS), and the reports stored (none when it may
- * not). The job's total, statistics and checkpoint are kept in the same statement (one
- * UPDATE: a statement changes a row once). The job's last report and running sums follow from
- * the insert's triggers (sql/005, 022). */
-static const struct db_stmt metrics_stmt = {
-    "reports_metrics",
-    "WITH " CLAIM_CTES ", ok AS (SELECT $4::bool OR " CLAIM_RUNS " AS ok FROM j),"
-    " up AS (UPDATE jobs SET reported_total_steps = CASE WHEN $5::bigint > 0 THEN $5::bigint"
-    " ELSE reported_total_steps END, grad_sqr = COALESCE($6::float8, grad_sqr),"
-    " grad_var = COALESCE($7::float8, grad_var),"
-    " grad_at = CASE WHEN $6::float8 IS NULL THEN grad_at ELSE now() END,"
-    " checkpoint_step = COALESCE($9::bigint, checkpoint_step),"
-    " checkpoint_at = CASE WHEN $9::bigint IS NULL THEN checkpoint_at"
-    " ELSE least(COALESCE($10::timestamptz, now()), now()) END"
-    " WHERE id = $1 AND (SELECT ok FROM ok) AND (($5::bigint > 0"
-    " AND reported_total_steps IS DISTINCT FROM $5::bigint) OR $6::float8 IS NOT NULL"
-    " OR $9::bigint IS NOT NULL)),"
-    " pl AS (SELECT * FROM job_placement_link($1::bigint)),"
-    " ins AS (INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds, at,"
-    " gpu_model, nodes, link) SELECT $1, m.step, m.world_size, m.loss, m.samples, m.seconds,"
-    " COALESCE(m.at, now()), COALESCE((SELECT min(g.model) FROM allocations a JOIN node_gpus"
-    " g ON g.node_id = a.node_id AND g.idx = a.gpu_idx WHERE a.job_id = $1::bigint), ''),"
-    " LEAST(pl.nodes, GREATEST(m.world_size, 1)), CASE WHEN m.world_size > 1 THEN pl.link"
-    " ELSE 0 END FROM jsonb_to_recordset($8::jsonb) AS m(step bigint, world_size int,"
-    " loss float8, samples bigint, seconds float8, at timestamptz), pl WHERE (SELECT ok FROM ok)"
-    " ON CONFLICT DO NOTHING RETURNING 1)"
-    " SELECT ok, (SELECT count(*) FROM ins) FROM ok",
-    10, 0};
-
 /* What the job said fits in one GPU ($2, its FITS record), kept for the GPU model it holds
  * (sql/049), after a metrics post that may report for it: a statement of its own, sent only
  * with a post that says it (once a launch), so that the hot path of every other post does not
@@ -190,16 +154,19 @@ static void keep_fits(struct api_call *call, long long job, long long fits)
         log_warn("job %s: its fit of %s a GPU not kept: %s", ids, fit, PQerrorMessage(call->db));
 }
 
-/* A node's post (reports_node_metrics_post) in one statement over all its entries, where each
- * entry's own statement was a round trip and an executor start of its own (make bench-scale:
- * the node post is the server's most frequent write). $1 whether the caller may report for
- * any job (an admin), $2 the caller, $3 REPORTS_LATE_S, $4 the entries: [{ord, job_id, total
- * (0: not said), sqr, var (null: not said), ckpt_step, ckpt_at (null: not said), items}], one
- * per job, in job order (the rows each entry locks, its job's running sums and last report,
- * are then taken in one order by every node's post). Each entry is claimed as metrics_stmt
- * claims it (CLAIM_RUNS per entry). One row per entry, in ord: found, ok, stored. The locks
- * are held for this statement only, not across several (the one-transaction variant held
- * them while the rounds waited). */
+/* Every metrics post in one statement: a node's over all its entries (where each entry's own
+ * statement was a round trip and an executor start of its own; make bench-scale: the node
+ * post is the server's most frequent write), a job's as a node post of one entry. $1 whether
+ * the caller may report for any job (an admin), $2 the caller, $3 REPORTS_LATE_S, $4 the
+ * entries: [{ord, job_id, total (0: not said), sqr, var (null: not said), ckpt_step, ckpt_at
+ * (null: not said; a time after the database's now() is taken as now), items}], one per job,
+ * in job order (the rows each entry locks, its job's running sums and last report, are then
+ * taken in one order by every node's post). Each entry is claimed by CLAIM_RUNS. One row per
+ * entry, in ord: found (no: no such job), ok (whether the caller may report for it), stored.
+ * A job's total, statistics and checkpoint are kept by one UPDATE (a statement changes a row
+ * once); its last report and running sums follow from the insert's triggers (sql/005, 022).
+ * The locks are held for this statement only, not across several (the one-transaction
+ * variant held them while the rounds waited). */
 static const struct db_stmt node_metrics_stmt = {
     "reports_node_metrics",
     "WITH ne AS (SELECT * FROM jsonb_to_recordset($4::jsonb) AS ne(ord int, job_id bigint,"
@@ -231,89 +198,6 @@ static const struct db_stmt node_metrics_stmt = {
     " SELECT c.ord, c.found, c.ok, COALESCE(n.stored, 0) FROM c LEFT JOIN n USING (job_id)"
     " ORDER BY c.ord",
     4, 0};
-
-/* Stores one job's post when the caller may: returns 200 with *stored, 404 (no such job), 403
- * (not the caller's to report) or 400 (a value out of range) with detail, or -1 with *dberr
- * (a failed statement, for api_db_error; the caller clears it). */
-static int store_one(struct api_call *call, long long job, const json_t *items,
-                     const struct metrics_extra *x, long long *stored, char *detail, size_t dlen,
-                     PGresult **dberr)
-{
-    char ids[24], uid[24], late[24], tot[24], s[32], v[32], cs[24];
-    *dberr = NULL;
-    snprintf(ids, sizeof(ids), "%lld", job);
-    snprintf(uid, sizeof(uid), "%lld", call->who.id);
-    snprintf(late, sizeof(late), "%d", REPORTS_LATE_S);
-    snprintf(tot, sizeof(tot), "%lld", x->total);
-    snprintf(s, sizeof(s), "%.17g", x->sqr);
-    snprintf(v, sizeof(v), "%.17g", x->var);
-    snprintf(cs, sizeof(cs), "%lld", x->ckpt_step);
-    char *text = json_dumps(items, JSON_COMPACT);
-    if (!text) /* before the statement, which would keep the total and statistics */
-        return snprintf(detail, dlen, "out of memory"), 500;
-    const char *p[] = {ids, uid, late, call->who.role == AUTH_ADMIN ? "t" : "f", tot,
-                       x->grad > 0 ? s : NULL, x->grad > 0 ? v : NULL, text,
-                       x->ckpt > 0 ? cs : NULL, x->ckpt > 0 ? x->ckpt_at : NULL};
-    PGresult *r = db_exec_stmt(call->db, &metrics_stmt, p);
-    free(text);
-    const char *st = db_sqlstate(r);
-    int status = 200;
-    if (db_ok(r) && PQntuples(r) != 1) {
-        status = 404;
-        snprintf(detail, dlen, "no job %s", ids);
-    } else if (db_ok(r) && strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
-        status = 403;
-        snprintf(detail, dlen,
-                 "job %s does not run on a node of worker %s (a worker reports only the jobs"
-                 " it runs, hosts or has an action of)",
-                 ids, call->who.name);
-    } else if (db_ok(r)) {
-        *stored = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
-        if (x->fits > 0)
-            keep_fits(call, job, x->fits);
-    } else if (strcmp(st, "23503") == 0) {
-        status = 404;
-        snprintf(detail, dlen, "no job %s", ids);
-    } else if (strncmp(st, "22", 2) == 0) {
-        status = 400;
-        snprintf(detail, dlen, "items or checkpoint: a value out of range (an 'at' not a time?)");
-    } else {
-        *dberr = r;
-        return -1;
-    }
-    PQclear(r);
-    return status;
-}
-
-void reports_metrics_post(struct api_call *call)
-{
-    long long id, stored = 0;
-    json_t *body;
-    const json_t *items;
-    struct metrics_extra x;
-    struct bad_field e;
-    char detail[256];
-    PGresult *dberr;
-    if (api_id_or_respond(call, "job", &id) < 0 || api_body_or_respond(call, &body) < 0)
-        return;
-    if (post_ok(body, &items, &x, &e) < 0) {
-        api_field_error(call, e.field, e.what);
-    } else {
-        int st = store_one(call, id, items, &x, &stored, detail, sizeof(detail), &dberr);
-        if (st == 200)
-            api_respond_json(call, 200,
-                             json_pack("{s:I, s:I}", "received",
-                                       (json_int_t)json_array_size(items), "stored",
-                                       (json_int_t)stored));
-        else if (st > 0)
-            http_problem(call->req, st, "%s", detail);
-        else {
-            api_db_error(call, dberr);
-            PQclear(dberr);
-        }
-    }
-    json_decref(body);
-}
 
 /* One node's entries, checked (reports_node_metrics_post): entry i is job ids[i]'s post. */
 struct node_post {
@@ -409,6 +293,26 @@ static json_t *store_all(struct api_call *call, const struct node_post *np, PGre
     return out;
 }
 
+/* Entry i of np in a statement of its own (a node post of one entry): its answer, 200 or 403
+ * / 404 / 400 (a value the database refuses: an 'at' that is no time) with detail; or NULL
+ * with *dberr the failed statement (NULL: out of memory), which the caller clears. */
+static json_t *store_alone(struct api_call *call, const struct node_post *np, size_t i,
+                           PGresult **dberr)
+{
+    struct node_post one = {.n = 1, .ids = {np->ids[i]}, .items = {np->items[i]},
+                            .x = {np->x[i]}};
+    json_t *out = store_all(call, &one, dberr);
+    if (!out && *dberr && strncmp(db_sqlstate(*dberr), "22", 2) == 0) {
+        PQclear(*dberr);
+        *dberr = NULL;
+        return entry_answer(np->ids[i], 400, json_array_size(np->items[i]), 0,
+                            "items or checkpoint: a value out of range (an 'at' not a time?)");
+    }
+    json_t *answer = json_incref(json_array_get(out, 0));
+    json_decref(out);
+    return answer;
+}
+
 /* Each entry in a statement of its own, as its own post would be: where one entry's value
  * failed the statement of all (an 'at' that is no time), the others are stored and it is
  * answered 400. The answers, or NULL after the database's error was answered. */
@@ -416,23 +320,53 @@ static json_t *store_each(struct api_call *call, const struct node_post *np)
 {
     json_t *out = json_array();
     for (size_t i = 0; i < np->n && out; i++) {
-        long long stored = 0;
-        char detail[256];
-        PGresult *dberr;
-        int st = store_one(call, np->ids[i], np->items[i], &np->x[i], &stored, detail,
-                           sizeof(detail), &dberr);
-        if (st < 0) { /* the database is not there: the worker sends the whole post again */
+        PGresult *dberr = NULL;
+        json_t *answer = store_alone(call, np, i, &dberr);
+        if (!answer && dberr) { /* the database is not there: the worker sends it all again */
             api_db_error(call, dberr);
             PQclear(dberr);
             json_decref(out);
             return NULL;
         }
-        json_array_append_new(
-            out, entry_answer(np->ids[i], st, json_array_size(np->items[i]), stored, detail));
+        if (!answer || json_array_append_new(out, answer) < 0) {
+            json_decref(out);
+            out = NULL;
+        }
     }
     if (!out)
         http_problem(call->req, 500, "out of memory");
     return out;
+}
+
+void reports_metrics_post(struct api_call *call)
+{
+    struct node_post np = {.n = 1};
+    json_t *body;
+    struct bad_field e;
+    if (api_id_or_respond(call, "job", &np.ids[0]) < 0 || api_body_or_respond(call, &body) < 0)
+        return;
+    if (post_ok(body, &np.items[0], &np.x[0], &e) < 0) {
+        api_field_error(call, e.field, e.what);
+        json_decref(body);
+        return;
+    }
+    PGresult *dberr = NULL;
+    json_t *answer = store_alone(call, &np, 0, &dberr);
+    const json_t *status = json_object_get(answer, "status");
+    if (!answer && dberr)
+        api_db_error(call, dberr);
+    else if (!answer)
+        http_problem(call->req, 500, "out of memory");
+    else if (json_integer_value(status) == 200)
+        api_respond_json(call, 200,
+                         json_pack("{s:O, s:O}", "received", json_object_get(answer, "received"),
+                                   "stored", json_object_get(answer, "stored")));
+    else
+        http_problem(call->req, (int)json_integer_value(status), "%s",
+                     json_string_value(json_object_get(answer, "detail")));
+    PQclear(dberr);
+    json_decref(answer);
+    json_decref(body);
 }
 
 /* Checks the node post's body into np: 0, or -1 with the field and what was expected. */
