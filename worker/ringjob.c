@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -148,6 +149,32 @@ static int queue_line(const char *fmt, ...)
     return 0;
 }
 
+/* Set by SIGUSR1 (any rank): a planned stop asked of a job with no worker to ask it. */
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_asked = 1;
+}
+
+/* Takes SIGUSR1 as "checkpoint and exit" unless the program handles it itself (its handler
+ * is not the default). Every rank: mpirun forwards the signal to all of them, and a rank
+ * left with the default action would die of it. */
+static void catch_stop_signal(void)
+{
+    struct sigaction old;
+    if (sigaction(SIGUSR1, NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
+        (old.sa_flags & SA_SIGINFO))
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
 static void channel_lost(const char *why)
 {
     if (rj.fd >= 0) {
@@ -268,6 +295,8 @@ int ringjob_init(void)
     rj.last_step = -1;
     if (read_environment() < 0)
         return -1;
+    stop_asked = 0;
+    catch_stop_signal();
     const char *sock = getenv("RINGJOB_SOCKET");
     if (rj.rank == 0 && sock && *sock && connect_worker(sock) < 0)
         return -1;
@@ -513,8 +542,23 @@ int ringjob_poll(long step)
         d = rj.pending;
         if (d == RINGJOB_SUSPEND)
             rj.pending = RINGJOB_CONTINUE;
+        /* SIGUSR1 with no worker on the channel (it was killed, or the job runs by hand): the
+         * next worker of this host sends it to what its predecessor left running, so that the
+         * training done since the last checkpoint is kept before it ends the job. With a
+         * worker there the worker decides (a stop it did not ask for would fail the job). */
+        if (stop_asked && rj.fd < 0) {
+            fprintf(stderr, "ringjob: SIGUSR1 with no worker: checkpoint and exit\n");
+            stop_asked = 0;
+            d = RINGJOB_CHECKPOINT_EXIT;
+        }
     }
     return agree(d);
+}
+
+static int suspended_worker_gone(void)
+{
+    fprintf(stderr, "ringjob: worker went away while the job was suspended: checkpoint and exit\n");
+    return RINGJOB_CHECKPOINT_EXIT;
 }
 
 /* Rank 0: reports the suspension and blocks until RESUME or CHECKPOINT_EXIT. */
@@ -523,11 +567,14 @@ static int wait_for_resume(void)
     if (rj.fd < 0)
         return RINGJOB_CONTINUE;
     rj.resumed = 0;
+    /* A worker gone (the channel lost on the way) leaves the state waiting in host memory
+     * with no one to resume it: kept in a checkpoint, the job restarted by the next one goes
+     * on from here. */
     if (send_control("SUSPENDED", rj.last_step) < 0)
-        return -1;
+        return rj.fd < 0 ? suspended_worker_gone() : -1;
     while (!rj.resumed && rj.pending != RINGJOB_CHECKPOINT_EXIT) {
         if (read_commands(-1) < 0)
-            return fail("worker went away while the job was suspended");
+            return suspended_worker_gone();
     }
     if (rj.pending == RINGJOB_CHECKPOINT_EXIT)
         return RINGJOB_CHECKPOINT_EXIT;

@@ -34,6 +34,13 @@
  * Only rank 0 connects to the socket; the other ranks learn each decision from rank 0
  * through the broadcast callback (ringjob_set_broadcast()).
  *
+ * Without a worker on the channel (standalone, or the worker was killed), SIGUSR1 is a planned
+ * stop: the next ringjob_poll() answers RINGJOB_CHECKPOINT_EXIT on every rank. The next worker
+ * of a host sends it to the jobs a killed one left running, so that they keep their training
+ * in a checkpoint before it ends them. ringjob_init() takes SIGUSR1 only when the program
+ * left it at its default action (which would end the process). A job suspended in place
+ * whose worker goes away checkpoints and exits too (ringjob_suspended_wait()).
+ *
  * The library keeps one job per process and is not thread-safe: call it from the
  * training loop's thread. Functions return 0 (or a value >= 0) on success and -1 on failure
  * with the reason in ringjob_error().
@@ -112,8 +119,8 @@ int ringjob_poll(long step);
 
 /* After RINGJOB_SUSPEND, once the program freed its GPU state: tells the worker the job is
  * suspended and blocks until the worker says resume (or asks for a checkpoint instead).
- * Returns RINGJOB_CONTINUE (restore state and go on), RINGJOB_CHECKPOINT_EXIT, or -1 (the
- * worker went away). Collective when a broadcast is set. */
+ * Returns RINGJOB_CONTINUE (restore state and go on), RINGJOB_CHECKPOINT_EXIT (asked, or the
+ * worker went away: no one would resume it), or -1. Collective when a broadcast is set. */
 int ringjob_suspended_wait(void);
 
 /* Writes "<checkpoint dir>/<name>" into buf (len bytes) and creates the directory when

@@ -30,8 +30,18 @@ void pidfile_remove(const char *dir)
     unlink(path);
 }
 
-/* Ends the mpirun of one pid file if it is still the process that was started. */
-static void end_orphan(const char *jobs, const char *name)
+/* The mpiruns an earlier worker left: pid and start time of each still running. */
+#define ORPHANS_MAX 256
+struct orphans {
+    int n;
+    pid_t pid[ORPHANS_MAX];
+    long long started[ORPHANS_MAX];
+    char name[ORPHANS_MAX][64];
+};
+
+/* Reads one pid file: its mpirun joins o when it is still the process that was started
+ * (else, pid reuse or gone, the file only goes). */
+static void find_orphan(const char *jobs, const char *name, struct orphans *o)
 {
     char path[PATH_LEN + 300];
     int pid;
@@ -41,15 +51,33 @@ static void end_orphan(const char *jobs, const char *name)
     int ok = f && fscanf(f, "%d %lld", &pid, &started) == 2;
     if (f)
         fclose(f);
-    if (ok && pid > 1 && started >= 0 && launch_start_time(pid) == started) {
-        log_warn("job %s: mpirun %d of an earlier worker still runs; ending it", name, pid);
-        launch_kill(pid, SIGTERM);
-        for (int i = 0; i < 100 && launch_start_time(pid) == started; i++)
-            usleep(50000);
-        if (launch_start_time(pid) == started)
-            launch_kill(pid, SIGKILL);
+    if (ok && pid > 1 && started >= 0 && launch_start_time(pid) == started &&
+        o->n < ORPHANS_MAX) {
+        o->pid[o->n] = pid;
+        o->started[o->n] = started;
+        snprintf(o->name[o->n], sizeof(o->name[o->n]), "%.63s", name);
+        o->n++;
     }
     unlink(path);
+}
+
+/* How many of o still run. */
+static int running(const struct orphans *o)
+{
+    int n = 0;
+    for (int i = 0; i < o->n; i++)
+        n += launch_start_time(o->pid[i]) == o->started[i];
+    return n;
+}
+
+/* Sends sig to each of o still running, then waits up to wait_s for them all to end. */
+static void signal_all(const struct orphans *o, int sig, double wait_s)
+{
+    for (int i = 0; i < o->n; i++)
+        if (launch_start_time(o->pid[i]) == o->started[i])
+            launch_kill(o->pid[i], sig);
+    for (int k = 0; k < (int)(wait_s * 20) && running(o) > 0; k++)
+        usleep(50000);
 }
 
 void pidfile_end_orphans(const char *state_dir)
@@ -58,9 +86,27 @@ void pidfile_end_orphans(const char *state_dir)
     snprintf(jobs, sizeof(jobs), "%.1000s/jobs", state_dir);
     DIR *d = opendir(jobs);
     struct dirent *e;
+    static struct orphans o;
+    o.n = 0;
     while (d && (e = readdir(d)))
         if (e->d_name[0] != '.')
-            end_orphan(jobs, e->d_name);
+            find_orphan(jobs, e->d_name, &o);
     if (d)
         closedir(d);
+    if (o.n == 0)
+        return;
+    for (int i = 0; i < o.n; i++)
+        log_warn("job %s: mpirun %d of an earlier worker still runs; asking it to checkpoint "
+                 "and exit", o.name[i], (int)o.pid[i]);
+    /* SIGUSR1: libringjob's planned stop without a worker (ringjob.h), at the next
+     * minibatch boundary, so that the training done since its last checkpoint is kept for
+     * the job's restart; then SIGTERM, then SIGKILL, each to what still runs. All of them
+     * at once: the worker's start waits for the slowest, not for their sum. */
+    signal_all(&o, SIGUSR1, PIDFILE_CHECKPOINT_WAIT_S);
+    int left = running(&o);
+    if (left > 0)
+        log_warn("%d of them did not stop at a checkpoint in %.0f s; ending them", left,
+                 PIDFILE_CHECKPOINT_WAIT_S);
+    signal_all(&o, SIGTERM, 5.0);
+    signal_all(&o, SIGKILL, 0.0);
 }

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <libpq-fe.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,11 +391,24 @@ Test(worker, a_restarted_worker_ends_what_a_killed_one_left)
     waitpid(worker_pid, NULL, 0);
     worker_pid = 0;
     cr_assert_eq(count_ranks(7106), 2, "the ranks outlive a worker killed with SIGKILL");
+    long reached = wait_steps(job, 100, 2, 60);
+    char path[400];
+    snprintf(path, sizeof(path), "%s/ckpt/%lld/train-mlp.ckpt", hx.dir, job);
+    cr_assert_neq(access(path, R_OK), 0, "no checkpoint yet");
     worker_pid = start_worker("sim-a"); /* again, with its token */
-    double end = hx_now() + 20;
+    double end = hx_now() + 30;
     while (count_ranks(7106) > 0 && hx_now() < end)
         usleep(100000);
     cr_assert_eq(count_ranks(7106), 0, "the next worker ended them");
+    /* asked first to checkpoint and exit (SIGUSR1, ringjob.h): the training they did is kept
+     * for the job's restart, at a step at least the last one reported */
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "they checkpointed before they were ended");
+    int64_t hdr[4] = {0};
+    cr_assert_eq(fread(hdr, sizeof(hdr[0]), 4, f), 4);
+    fclose(f);
+    cr_assert_geq(hdr[3], reached, "checkpoint of step %lld, %ld reported before",
+                  (long long)hdr[3], reached);
     char sql[160];
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM actions WHERE job_id = %lld", job);
     cr_assert_eq(db_int(sql), 1, "the start was not carried out again");

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -600,6 +601,81 @@ Test(ringjob, standalone_without_a_socket)
     int status = jobtest_drive(f.jc, fork_job(&f, job_standalone), 10.0, &s, NULL, NULL);
     cr_assert_eq(status, 0, "standalone check %d failed", status);
     cr_assert_eq(s.n, 0);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+static volatile sig_atomic_t own_handler_ran;
+
+static void own_handler(int sig)
+{
+    (void)sig;
+    own_handler_ran = 1;
+}
+
+/* SIGUSR1 without a worker is a planned stop, once (ringjob.h); a program that handles
+ * SIGUSR1 itself keeps its handler and its meaning. */
+static int job_stop_signal(void)
+{
+    unsetenv("RINGJOB_SOCKET");
+    if (ringjob_init() < 0 || ringjob_poll(1) != RINGJOB_CONTINUE)
+        return 10;
+    raise(SIGUSR1);
+    if (ringjob_poll(2) != RINGJOB_CHECKPOINT_EXIT)
+        return 11;
+    if (ringjob_poll(3) != RINGJOB_CONTINUE)
+        return 12; /* asked once, answered once */
+    ringjob_finalize();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = own_handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    if (ringjob_init() < 0)
+        return 13;
+    raise(SIGUSR1);
+    if (!own_handler_ran || ringjob_poll(4) != RINGJOB_CONTINUE)
+        return 14;
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, sigusr1_without_a_worker_checkpoints_and_exits)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    int status = jobtest_drive(f.jc, fork_job(&f, job_stop_signal), 10.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "check %d failed", status);
+    jobchan_destroy(f.jc);
+    jobtest_rmtree(f.dir);
+}
+
+/* With its worker on the channel the worker decides: SIGUSR1 changes nothing (a stop it did
+ * not ask for would fail the job). */
+static int job_signalled_with_worker(void)
+{
+    if (ringjob_init() < 0 || !ringjob_connected())
+        return 10;
+    raise(SIGUSR1);
+    for (long step = 1; step <= 20; step++) {
+        ringjob_report(step, 1.0, 32, 0.001);
+        if (ringjob_poll(step) != RINGJOB_CONTINUE)
+            return 11;
+    }
+    ringjob_finalize();
+    return 0;
+}
+
+Test(ringjob, sigusr1_with_a_worker_is_the_workers_to_decide)
+{
+    struct fixture f;
+    static struct series s;
+    fixture_up(&f);
+    int status =
+        jobtest_drive(f.jc, fork_job(&f, job_signalled_with_worker), 10.0, &s, NULL, NULL);
+    cr_assert_eq(status, 0, "check %d failed", status);
+    cr_assert_eq(s.n, 20, "every step reported");
     jobchan_destroy(f.jc);
     jobtest_rmtree(f.dir);
 }
