@@ -363,6 +363,13 @@ int main(int argc, char **argv)
         return 1;
     }
     log_info("listening on http://%s/ (version %s)", cfg.listen, RINGMASTER_VERSION);
+    /* Without a shared folder each worker keeps a job's checkpoints on its own disk
+     * (plan_write.c): a job the scheduler moves to another node, or requeues after its node
+     * is lost, then starts again from step 0 there, and its progress is lost to the move. */
+    const char *ckroot = getenv("RINGMASTER_CHECKPOINT_ROOT");
+    if (!ckroot || !*ckroot)
+        log_warn("RINGMASTER_CHECKPOINT_ROOT is not set: jobs checkpoint on their node's own "
+                 "disk, and a job moved to another node restarts from step 0 there");
     int sig = 0;
     sigdelset(&sigs, SIGPIPE);
     while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))

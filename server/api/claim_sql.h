@@ -18,7 +18,7 @@
     "COALESCE((SELECT n.registered_by = $2 FROM nodes n WHERE n.id = " node "), false)"
 /* The claim's parts, for claim_stmt (reports.c) and node_metrics_stmt (reports_metrics.c):
  * the job (no row: no such job), its actions that count, the caller's live ones, its latest
- * launch. */
+ * launch (id: the launch its reports belong to, sql/053). */
 #define CLAIM_CTES CLAIM_CTES_OF("$1")
 /* The same for the job JOB (an expression: "$1", or a column of an outer row). */
 #define CLAIM_CTES_OF(JOB)                                                                         \
@@ -29,7 +29,7 @@
     " AND a.state <> 'superseded'),"                                                               \
     " live AS (SELECT kind FROM acts WHERE mine AND (state = 'pending'"                            \
     " OR finished_at > now() - make_interval(secs => $3::float8))),"                               \
-    " launch AS (SELECT mine, spec FROM acts WHERE kind IN ('start', 'resize', 'migrate')"         \
+    " launch AS (SELECT id, mine, spec FROM acts WHERE kind IN ('start', 'resize', 'migrate')"         \
     " ORDER BY id DESC LIMIT 1)"
 #define CLAIM_RUNS                                                                                 \
     "(EXISTS (SELECT 1 FROM launch l WHERE l.mine"                                                 \

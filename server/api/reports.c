@@ -96,8 +96,9 @@ void reports_metrics_get(struct api_call *call)
                 "SELECT j.id, COALESCE((SELECT json_agg(json_build_object('step', m.step,"
                 " 'loss', m.loss, 'world_size', m.world_size, 'samples', m.samples,"
                 " 'step_time_s', m.seconds, 'time', " DB_TS("m.at") ")"
-                " ORDER BY m.step, m.world_size) FROM (SELECT * FROM job_metrics"
-                " WHERE job_id = j.id AND step > $2 ORDER BY step, world_size LIMIT $3) m),"
+                " ORDER BY m.step, m.world_size, m.launch) FROM (SELECT * FROM job_metrics"
+                " WHERE job_id = j.id AND step > $2 ORDER BY step, world_size, launch"
+                " LIMIT $3) m),"
                 " '[]')::text FROM jobs j WHERE j.id = $1",
                 3, p);
     if (!db_ok(r))

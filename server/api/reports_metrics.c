@@ -165,15 +165,21 @@ static void keep_fits(struct api_call *call, long long job, long long fits)
  * entry, in ord: found (no: no such job), ok (whether the caller may report for it), stored.
  * A job's total, statistics and checkpoint are kept by one UPDATE (a statement changes a row
  * once); its last report and running sums follow from the insert's triggers (sql/005, 022).
+ * Each report is stored with its job's latest launch (start, resize or migrate; 0: none): a
+ * report sent again is the same (step, world size) of the same launch and is not stored
+ * twice, while the steps a restarted job redoes from its checkpoint are new reports of a new
+ * launch (sql/053), which its progress and the ledger's redone steps count.
  * The locks are held for this statement only, not across several (the one-transaction
  * variant held them while the rounds waited). */
 static const struct db_stmt node_metrics_stmt = {
     "reports_node_metrics",
     "WITH ne AS (SELECT * FROM jsonb_to_recordset($4::jsonb) AS ne(ord int, job_id bigint,"
     " total bigint, sqr float8, var float8, ckpt_step bigint, ckpt_at timestamptz, items jsonb)),"
-    " c AS (SELECT ne.*, COALESCE(cl.found, false) AS found, COALESCE(cl.ok, false) AS ok"
+    " c AS (SELECT ne.*, COALESCE(cl.found, false) AS found, COALESCE(cl.ok, false) AS ok,"
+    " COALESCE(cl.launch, 0) AS launch"
     " FROM ne LEFT JOIN LATERAL (WITH " CLAIM_CTES_OF("ne.job_id")
-    " SELECT true AS found, $1::bool OR " CLAIM_RUNS " AS ok FROM j) cl ON true),"
+    " SELECT true AS found, $1::bool OR " CLAIM_RUNS " AS ok,"
+    " COALESCE((SELECT id FROM launch), 0) AS launch FROM j) cl ON true),"
     " up AS (UPDATE jobs SET reported_total_steps = CASE WHEN c.total > 0 THEN c.total"
     " ELSE reported_total_steps END, grad_sqr = COALESCE(c.sqr, grad_sqr),"
     " grad_var = COALESCE(c.var, grad_var),"
@@ -185,12 +191,12 @@ static const struct db_stmt node_metrics_stmt = {
     " AND reported_total_steps IS DISTINCT FROM c.total) OR c.sqr IS NOT NULL"
     " OR c.ckpt_step IS NOT NULL)),"
     " ins AS (INSERT INTO job_metrics (job_id, step, world_size, loss, samples, seconds, at,"
-    " gpu_model, nodes, link) SELECT c.job_id, m.step, m.world_size, m.loss, m.samples,"
+    " gpu_model, nodes, link, launch) SELECT c.job_id, m.step, m.world_size, m.loss, m.samples,"
     " m.seconds, COALESCE(m.at, now()), COALESCE((SELECT min(g.model) FROM allocations a"
     " JOIN node_gpus g ON g.node_id = a.node_id AND g.idx = a.gpu_idx"
     " WHERE a.job_id = c.job_id), ''),"
     " LEAST(pl.nodes, GREATEST(m.world_size, 1)), CASE WHEN m.world_size > 1 THEN pl.link"
-    " ELSE 0 END FROM c CROSS JOIN LATERAL jsonb_to_recordset(c.items) AS m(step bigint,"
+    " ELSE 0 END, c.launch FROM c CROSS JOIN LATERAL jsonb_to_recordset(c.items) AS m(step bigint,"
     " world_size int, loss float8, samples bigint, seconds float8, at timestamptz)"
     " CROSS JOIN LATERAL job_placement_link(c.job_id) pl WHERE c.ok"
     " ON CONFLICT DO NOTHING RETURNING job_id),"

@@ -255,7 +255,7 @@ static long long job_of(const struct refresh *r)
 
 static long long after_of(const struct refresh *r)
 {
-    return r->m->points_read > 0 ? (long long)llround(r->m->last_step) : -1;
+    return r->m->points_read > 0 ? (long long)llround(r->m->points_after) : -1;
 }
 
 /* Reads a page of new points of each of the n jobs of rs into its fitter (points come in
@@ -278,9 +278,9 @@ static int read_new_points(struct refresh *rs, size_t n, PGconn *c)
         if (k < 0 || (size_t)k >= n)
             continue;
         struct live_model *m = rs[k].m;
-        m->last_step = strtod(PQgetvalue(r, i, 1), NULL);
+        m->points_after = strtod(PQgetvalue(r, i, 1), NULL);
         m->conv_due |=
-            live_fit_series_add(&m->points, m->last_step, strtod(PQgetvalue(r, i, 2), NULL));
+            live_fit_series_add(&m->points, m->points_after, strtod(PQgetvalue(r, i, 2), NULL));
         m->points_read++;
         page[k]++;
     }
@@ -417,7 +417,8 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
      * quarter of the truth). */
     if (!m->own_batch && !m->class_name[0] && meas_s > 0 && meas_m > 0)
         m->speed.batch_per_gpu = meas_m / meas_s;
-    m->epochs_done = m->dataset_size > 0 ? samples / m->dataset_size : 0;
+    m->epochs_run = m->dataset_size > 0 ? samples / m->dataset_size : 0;
+    m->epochs_done = m->epochs_run;
     return n;
 }
 
@@ -538,6 +539,17 @@ int live_models_refresh(struct live_models *ms, struct live_model *const *models
     free(rs);
     refit_convs(ms, models, n);
     return rc < 0 ? -1 : refitted;
+}
+
+void live_model_progress(struct live_model *m, long long step, long long redo)
+{
+    if (step < 0)
+        step = 0;
+    if (redo < 0)
+        redo = 0;
+    m->last_step = (double)step;
+    m->epochs_done = step + redo > 0 ? m->epochs_run * ((double)step / (double)(step + redo))
+                                     : m->epochs_run;
 }
 
 /* Its convergence fit as the core's progress_* count it. */

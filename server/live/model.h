@@ -60,8 +60,14 @@ struct live_model {
     struct conv_model conv;
     double dataset_size;
     double target_epochs; /* < 0: unknown */
+    /* Its progress as the job page shows it (live_model_progress): epochs_done are the
+     * epochs its reports ran (epochs_run) less the share of them it redid after going back
+     * to a checkpoint, last_step its latest reported step (job_last_report's), not the
+     * highest it ever reached. */
+    double epochs_run; /* every report's samples over dataset_size, redone ones included */
     double epochs_done;
     double last_step;
+    double points_after; /* the highest step of the (step, loss) points read (their cursor) */
     double explored_s[SCHED_EXPLORE_STAGES];
     int nworld_sizes;               /* distinct world sizes measured */
     int measured_max_w;             /* the largest of them (0: none) */
@@ -152,6 +158,12 @@ int live_models_refresh(struct live_models *ms, struct live_model *const *models
 
 /* Epochs to go by the convergence fit of its losses alone at world size w (0: the fit says
  * converged), or -1 without a fit. */
+/* Sets m's progress from its job's latest reported step and the steps it redid after going
+ * back to a checkpoint (job_last_report's step and redo, sql/039): last_step is that step,
+ * epochs_done its epochs_run times step / (step + redo), the share of its steps that still
+ * count (its samples a step taken as even). Called each round after the refresh. */
+void live_model_progress(struct live_model *m, long long step, long long redo);
+
 double live_model_fit_epochs(const struct live_model *m, int w);
 
 /* Remaining epochs as the scheduler sees them (< 0 when unknown), at world size w: this

@@ -201,6 +201,10 @@ static int refresh_models(struct live_plan *p, struct live_models *ms, PGconn *c
     if (p->refits < 0)
         log_error("scheduler: cannot read the metrics of the jobs that reported: %s",
                   PQerrorMessage(c));
+    /* What it has done is what its page shows: its latest step, not the highest it reached
+     * before a restart took it back to a checkpoint (or to step 0). */
+    for (size_t i = 0; i < p->njobs; i++)
+        live_model_progress(models[i], p->jobs[i].sj->last_step, p->jobs[i].sj->redo_steps);
     free(models);
     free(nmetrics);
     p->refit_us = monotime_us() - t0;

@@ -40,7 +40,7 @@ enum job_col {
     JC_BATCH_PER_GPU, JC_MODEL, JC_NMETRICS, JC_MIGRATE_TO, JC_PLAN_SPEC, JC_CURRENT_PLAN,
     JC_CKPT_GEN, JC_USER_ID, JC_STEPS, JC_EPOCHS, JC_STOPS_EARLY, JC_BATCH_SPEC, JC_GRAD_SQR,
     JC_GRAD_VAR, JC_CURRENT_BATCH, JC_TOPOLOGY, JC_HELD, JC_DEADLINE, JC_CKPT_STEP, JC_CKPT_AT,
-    JC_FORECAST_FINISH
+    JC_FORECAST_FINISH, JC_LAST_STEP, JC_REDO
 };
 static const char *const jobs_sql =
     "SELECT j.id, j.state, extract(epoch FROM j.submitted_at), j.priority, j.gpus, j.min_gpus,"
@@ -54,7 +54,7 @@ static const char *const jobs_sql =
     " o.held_s + CASE WHEN o.gpus > 0 THEN greatest(extract(epoch FROM now() - o.since), 0)"
     " ELSE 0 END, COALESCE(extract(epoch FROM j.deadline), 0), COALESCE(j.checkpoint_step, 0),"
     " COALESCE(extract(epoch FROM j.checkpoint_at), 0),"
-    " COALESCE(extract(epoch FROM f.finish_p50), 0)"
+    " COALESCE(extract(epoch FROM f.finish_p50), 0), COALESCE(l.step, 0), COALESCE(l.redo, 0)"
     " FROM jobs j LEFT JOIN job_sched s ON s.job_id = j.id"
     " LEFT JOIN job_last_report l ON l.job_id = j.id"
     " LEFT JOIN job_ledger_open o ON o.job_id = j.id"
@@ -354,6 +354,8 @@ static int fill_jobs(struct live_snap *s, const PGresult *r)
         j->checkpoint_step = ll(r, i, JC_CKPT_STEP);
         j->checkpoint_at = dbl(r, i, JC_CKPT_AT);
         j->forecast_finish = dbl(r, i, JC_FORECAST_FINISH);
+        j->last_step = ll(r, i, JC_LAST_STEP);
+        j->redo_steps = ll(r, i, JC_REDO);
         job_plans(j, r, i);
         job_batch(j, r, i);
         job_topology(j, r, i);

@@ -43,6 +43,8 @@ struct snap_job {
     double submit;     /* epoch seconds */
     const char *model; /* the job's model object as text, or NULL */
     long long nmetrics; /* job_metrics rows */
+    long long last_step;  /* its latest reported step (job_last_report.step; 0: none) */
+    long long redo_steps; /* the steps it redid after going back to a checkpoint (its redo) */
     int64_t migrate_to; /* -1: no request; 0: anywhere; else a node id */
     /* Current allocation: cur_gpus slots from slots[], node = index into nodes. */
     int cur_gpus;

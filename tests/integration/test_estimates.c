@@ -742,6 +742,44 @@ Test(estimates, the_remaining_work_shown_is_the_schedulers)
     hx_finish();
 }
 
+/* One truth after a restart (issue 31): a job that declared 60,000 steps ran to step 40 at
+ * 1 GPU and went back to its checkpoint at step 20 (a resize to 2), then reported 21..30 in
+ * one post (worker_api has a restart at the same size). It has done 30 steps, as its page's progress says, and has 59,970 to
+ * go: not 59,960 from the highest step it ever reached. Its epochs done count the 30 steps
+ * that stand (30 x 128 of 50,000 examples), not the 50 it ran, and the 20 it redid are its
+ * redo (sql/053; 039 counted 10, the post's last step back from 40). */
+Test(estimates, a_job_back_at_its_checkpoint_has_the_steps_its_page_shows)
+{
+    json_t *j = hx_expect_json(
+        hx_json("POST", "/api/v1/jobs", hx.admin,
+                "{\"name\":\"back\",\"command\":[\"t\"],\"gpus\":1,\"total_steps\":60000,"
+                "\"model\":{\"dataset_size\":50000}}"),
+        201);
+    long long id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    post_steps(id, 1, 40, 128, 1, "");
+    usleep(20000);
+    post_steps(id, 21, 30, 128, 2, "");
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT redo FROM job_last_report WHERE job_id = %lld", id);
+    cr_assert_eq(hx_sql_num(sql), 20, "steps 21..40 are redone: %g", hx_sql_num(sql));
+    json_decref(hx_expect_json(
+        hx_json("PUT", "/api/v1/scheduler", hx.admin, "{\"interval_s\":0.2}"), 200));
+
+    j = estimated_job(id);
+    json_t *m = json_object_get(j, "model"), *p = json_object_get(j, "progress");
+    cr_assert_eq(json_integer_value(json_object_get(p, "steps_done")), 30, "its page's progress");
+    cr_assert_str_eq(json_string_value(json_object_get(m, "remaining_source")), "declared");
+    cr_assert_eq(json_integer_value(json_object_get(m, "remaining_steps")), 60000 - 30,
+                 "remaining %lld", json_integer_value(json_object_get(m, "remaining_steps")));
+    double done = json_number_value(json_object_get(m, "epochs_done"));
+    cr_assert_float_eq(done, 30 * 128 / 50000.0, 1e-9, "epochs done %g", done);
+    json_t *r = json_object_get(j, "remaining");
+    cr_assert_eq(json_integer_value(json_object_get(r, "steps")), 60000 - 30);
+    json_decref(j);
+    hx_finish();
+}
+
 /* More jobs with new reports than one group of refits holds (64): every model takes its
  * reports within a few rounds, group after group, the most new reports first. */
 Test(estimates, every_model_is_refitted_when_many_jobs_report_at_once)

@@ -194,6 +194,62 @@ Test(worker_api, metrics_ignore_duplicates_and_states_follow_the_machine)
     hx_finish();
 }
 
+/* Steps of n reports from..to at world size 1, each with its own "at" as the worker sends
+ * them (at ms after the hour), posted for job by its worker; answers what it stored. */
+static long long post_run(long long job, long from, long to, int ms)
+{
+    char path[96], *body = malloc(160 * (size_t)(to - from + 2));
+    cr_assert_not_null(body);
+    snprintf(path, sizeof(path), "/api/v1/jobs/%lld/metrics", job);
+    int o = sprintf(body, "{\"items\":[");
+    for (long k = from; k <= to; k++)
+        o += sprintf(body + o,
+                     "%s{\"step\":%ld,\"loss\":1.0,\"samples\":8,\"seconds\":0.01,"
+                     "\"world_size\":1,\"at\":\"2026-01-01T00:00:%02d.%03ldZ\"}",
+                     k > from ? "," : "", k, ms / 1000, (long)(ms % 1000) + k % 100);
+    sprintf(body + o, "]}");
+    json_t *r = hx_expect_json(hx_json("POST", path, wtok, body), 200);
+    free(body);
+    long long stored = json_integer_value(json_object_get(r, "stored"));
+    json_decref(r);
+    return stored;
+}
+
+/* A job preempted (or requeued, or moved) and restarted at the size it ran, from its
+ * checkpoint at step 20 after it reached step 40: the steps it redoes are reports of its new
+ * launch, stored (the key was (job, step, world size), which dropped them all, so that its
+ * latest step stayed 40 until it passed it). Its progress is the step it is at, and the 20
+ * steps it went back are its redo (sql/053). A post sent again is still stored once. */
+Test(worker_api, steps_redone_after_a_restart_at_the_same_size_are_kept)
+{
+    long long node = make_node();
+    json_t *j = hx_expect_json(hx_json("POST", "/api/v1/jobs", hx.admin,
+                                       "{\"name\":\"j\",\"command\":[\"t\"],\"gpus\":1,"
+                                       "\"total_steps\":1000}"),
+                               201);
+    long long job = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    start_pending(job, node);
+    cr_assert_eq(post_run(job, 1, 40, 0), 40);
+    cr_assert_eq(post_run(job, 1, 40, 0), 0, "the same post again: nothing twice");
+    start_pending(job, node); /* its restart */
+    cr_assert_eq(post_run(job, 21, 30, 5000), 10, "its redone steps are new reports");
+    cr_assert_eq(post_run(job, 21, 30, 5000), 0, "and stored once");
+    char sql[200];
+    snprintf(sql, sizeof(sql), "SELECT step * 1000 + redo FROM job_last_report WHERE job_id = %lld",
+             job);
+    double v = hx_sql_num(sql);
+    cr_assert_eq(v, 30 * 1000 + 20, "latest step 30, 20 redone: %g", v);
+    snprintf(sql, sizeof(sql), "/api/v1/jobs/%lld", job);
+    j = hx_expect_json(hx_json("GET", sql, hx.admin, NULL), 200);
+    json_t *p = json_object_get(j, "progress");
+    cr_assert_eq(json_integer_value(json_object_get(p, "steps_done")), 30, "its page's progress");
+    json_decref(j);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_metrics WHERE job_id = %lld", job);
+    cr_assert_eq(hx_sql_num(sql), 50, "40 and 10 reports");
+    hx_finish();
+}
+
 Test(worker_api, logs_append_by_offset_per_stream)
 {
     long long node = make_node();
