@@ -226,10 +226,17 @@ static void print_remaining(json_t *m)
     printf("%.1f epochs (%s)", json_number_value(ep), src);
     if (json_is_number(sec)) {
         timefmt_about(json_number_value(sec), about, sizeof(about));
-        printf(", %s\n", about);
+        printf(", %s", about);
     } else {
-        printf(", time unknown: %s\n", why ? why : "no speed model yet");
+        printf(", time unknown: %s", why ? why : "no speed model yet");
     }
+    /* the round counted from this step; the progress line above is the latest report's */
+    json_t *at = json_object_get(r, "as_of_step");
+    if (json_is_integer(at) && json_integer_value(at) > 0) {
+        grouped((long long)json_integer_value(at), st, sizeof(st));
+        printf(" (counted at step %s)", st);
+    }
+    printf("\n");
 }
 
 /* "fit:       the losses alone say 0.0 epochs to go (loss floor 0.31); evidence, not used" */

@@ -184,10 +184,11 @@ json_t *live_model_remaining_json(const struct live_model *m, int cur_gpus)
     double sec = est_seconds(m, w);
     const char *src = m->has_estimate ? sched_estimate_source_name(m->estimate_source) : "none";
     const char *why = remaining_reason(m, sec);
-    json_t *rem = json_pack("{s:o, s:o, s:o, s:s, s:o, s:f, s:i}", "epochs", num_or_null(ep),
+    json_t *rem = json_pack("{s:o, s:o, s:o, s:s, s:o, s:f, s:i, s:I}", "epochs", num_or_null(ep),
                             "steps", steps_or_null(st), "seconds", num_or_null(sec), "source",
                             src, "reason", why ? json_string(why) : json_null(), "epochs_done",
-                            m->epochs_done, "gpus", w);
+                            m->epochs_done, "gpus", w, "as_of_step",
+                            (json_int_t)llround(m->last_step));
     return json_pack("{s:o, s:o, s:o, s:s, s:o}", "remaining_epochs", num_or_null(ep),
                      "remaining_steps", steps_or_null(st), "predicted_remaining_s",
                      num_or_null(sec), "remaining_source", src, "remaining", rem);

@@ -311,6 +311,8 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   // one truth about remaining work (issue 31): the steps, epochs and time the scheduler plans
   // with, from its declared (here reported) length, never 0, with their source; the fit beside
   await expectText(page.locator("#sec-details"), /steps remaining\s*[1-9][\d,]*/, 20000);
+  // and the step the round counted them from, beside the progress bar's latest step
+  await expectText(page.locator("#sec-details"), /steps remaining\s*[1-9][\d,]* \(counted at step [1-9][\d,]*\)/);
   await expectText(page.locator("#sec-details"), /epochs\s*[\d.]+ done, [\d.]*[1-9][\d.]* to go/);
   await expectText(page.locator("#sec-details"), /remaining from\s*declared/);
   await expectText(page.locator("#sec-loss"), /steps remaining\s*[1-9][\d,]*.*remaining from\s*declared/s);

@@ -4,7 +4,7 @@
 import { duration } from "../dom.js";
 
 // The scheduler's remaining work of a job, {epochs, steps, seconds, source, reason, epochs_done,
-// gpus}, or null when no round has estimated it.
+// gpus, as_of_step}, or null when no round has estimated it.
 export function remainingOf(job) {
   const r = (job && job.remaining) || (job && job.model && job.model.remaining);
   return r && typeof r === "object" ? r : null;
@@ -29,7 +29,10 @@ export function remainingRows(job) {
   const why = r.reason ? String(r.reason) : "";
   const done = Number.isFinite(r.epochs_done) ? r.epochs_done.toFixed(2) + " done" : "";
   return [
-    ["steps remaining", Number.isFinite(r.steps) ? Math.round(r.steps).toLocaleString("en") : (why ? "unknown: " + why : "")],
+    // the scheduler's round counted them at as_of_step; the progress bar is the latest report's
+    ["steps remaining", Number.isFinite(r.steps) ? Math.round(r.steps).toLocaleString("en") +
+      (r.as_of_step > 0 ? " (counted at step " + Math.round(r.as_of_step).toLocaleString("en") + ")" : "")
+      : (why ? "unknown: " + why : "")],
     ["epochs", [done, Number.isFinite(r.epochs) ? r.epochs.toFixed(1) + " to go" : ""].filter(Boolean).join(", ")],
     ["time remaining", Number.isFinite(r.seconds) ? "about " + duration(r.seconds).trim() + (r.gpus ? " at " + r.gpus + " GPU" + (r.gpus === 1 ? "" : "s") : "")
       : (why ? "unknown: " + why : "")],
