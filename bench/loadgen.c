@@ -375,12 +375,49 @@ static void time_heartbeat(struct req *r)
     pthread_mutex_unlock(&hb_mu);
 }
 
-static void on_done(struct req *r, long status)
+/* The requests that failed, by kind and by status class (0: no answer, the transfer's
+ * curl error; 1..5: 1xx..5xx), with the first of each: its path, status or curl error, and
+ * the start of its answer, so that a run says which requests failed and why. */
+static const char *const kind_name[] = {"register", "heartbeat", "poll", "post"};
+static struct {
+    pthread_mutex_t mu;
+    long n[4][6];
+    char first[4][6][200];
+} fails = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void note_failure(const struct req *r, long status, int curl_rc)
+{
+    int cls = status >= 100 && status < 600 ? (int)(status / 100) : 0;
+    pthread_mutex_lock(&fails.mu);
+    if (fails.n[r->kind][cls]++ == 0)
+        snprintf(fails.first[r->kind][cls], sizeof(fails.first[r->kind][cls]),
+                 "%s %ld%s%s: %.100s", r->path, status, cls ? "" : " ",
+                 cls ? "" : curl_easy_strerror((CURLcode)curl_rc),
+                 r->resp.p ? r->resp.p : "");
+    pthread_mutex_unlock(&fails.mu);
+}
+
+static void print_failures(void)
+{
+    pthread_mutex_lock(&fails.mu);
+    for (int k = 0; k < 4; k++)
+        for (int c = 0; c < 6; c++)
+            if (fails.n[k][c])
+                printf("loadgen: failed %s requests, %s: %ld; the first: %s\n", kind_name[k],
+                       c ? (const char *[]){"", "1xx", "2xx", "3xx", "4xx", "5xx"}[c]
+                         : "no answer",
+                       fails.n[k][c], fails.first[k][c]);
+    pthread_mutex_unlock(&fails.mu);
+}
+
+static void on_done(struct req *r, long status, int curl_rc)
 {
     struct node *n = r->node;
     int ok = status >= 200 && status < 300;
-    if (!ok && !(r->kind == R_POST && status == 409)) /* a job the server moved meanwhile */
+    if (!ok && !(r->kind == R_POST && status == 409)) { /* a job the server moved meanwhile */
         st.failed++;
+        note_failure(r, status, curl_rc);
+    }
     json_t *j = ok && r->resp.p ? json_loads(r->resp.p, 0, NULL) : NULL;
     pthread_mutex_lock(&n->mu);
     switch (r->kind) {
@@ -520,7 +557,7 @@ static void run_multi(CURLM *m, int *registering)
             curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status);
         if (r->kind == R_REGISTER)
             --*registering;
-        on_done(r, status);
+        on_done(r, status, (int)msg->data.result);
         release(r);
     }
 }
@@ -738,6 +775,7 @@ int main(int argc, char **argv)
     hb_stop = 1;
     pthread_join(hb_thread, NULL);
     print_line(mono() - t0);
+    print_failures();
     if (window)
         printf("loadgen: since SIGUSR1: heartbeats %zu, p50 %.1f ms, p99 %.1f ms (server's part"
                " p50 %.1f, p99 %.1f); loop p50 %.1f ms, p99 %.1f ms, max %.1f ms; heartbeat"
