@@ -384,7 +384,9 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   const finish = page.locator(`#jobs-table tr[data-job-id="${mlpId}"] td.finish`);
   // (90 s: in a full make test at 4 programs at a time the first forecast came after 30 s in
   // two of four runs, 2026-12-07/08; alone the suite passes in ~100 s)
+  const tFinish = Date.now();
   await expectText(finish, /\d{1,2}[:.]\d{2}/, 90000);
+  console.log("browser: the predicted finish shown after " + (Date.now() - tFinish) + " ms");
   await expectText(page.locator(`#jobs-table tr[data-job-id="${mlpId}"] .progress`), /[\d.]+% · [\d,]+ of 100,000,000 steps/);
   assert.equal(await page.locator(`#jobs-table tr[data-job-id="${jobId}"] .progress`).count(), 0, "no length, no bar");
   assert.equal((await page.locator(`#jobs-table tr[data-job-id="${jobId}"] td.finish`).textContent()).trim(), "—");
@@ -452,7 +454,9 @@ test("the job page migrates a running job to the other worker", { timeout: 24000
   await expectText(page.locator("#action-result"), new RegExp(`Job ${id} migration requested`));
   await expectText(page.locator("#sec-events"), /migrate-request/);
   // (150 s: under a full make test's load the move took more than 90 s in two of four runs)
+  const tMove = Date.now();
   await expectText(page.locator("#sec-details"), new RegExp(`allocation\\s*node ${idOf(target)}: GPU \\d+, \\d+(?!,)`), 150000);
+  console.log("browser: the migration shown after " + (Date.now() - tMove) + " ms");
   await expectText(page.locator("h1"), /RUNNING/, 60000);
   await expectText(page.locator("#sec-events"), /MIGRATING/);
   await expectText(page.locator("#sec-log"), /restored step/, 60000);
