@@ -275,10 +275,10 @@ test("a real worker registers its four simulated GPUs and the cluster page shows
 
 // The real flow: a train-mlp job through mpirun on the worker, its loss reported through
 // libringjob. Long enough never to finish during the test (it is cancelled at the end).
-test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log, suspend, resume, cancel", { timeout: 210000 }, async () => {
+test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log, suspend, resume, cancel", { timeout: 150000 }, async () => {
   await page.click('#nav a[data-nav="submit"]');
   await page.fill("#f-name", "browser-mlp");
-  await page.fill("#f-command", `${TRAIN_MLP} --steps 100000000 --params 50000 --print-every 50 --report-total`);
+  await page.fill("#f-command", `${TRAIN_MLP} --steps 2000000 --params 50000 --print-every 50 --report-total`);
   await page.fill("#f-gpus", "2");
   await page.fill("#f-min_gpus", "1");
   await page.fill("#f-max_gpus", "4");
@@ -329,9 +329,9 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
   await expectText(page.locator("#sec-log"), /train-mlp: .*world size 2/);
   await expectText(page.locator("#sec-log"), /step \d+ loss [\d.]+ world 2/);
   // its length, reported through libringjob (--report-total): a progress bar with the figures
-  await expectText(page.locator("#sec-details"), /progress\s*[\d.]+% · [\d,]+ of 100,000,000 steps/);
+  await expectText(page.locator("#sec-details"), /progress\s*[\d.]+% · [\d,]+ of 2,000,000 steps/);
   const bar = page.locator("#sec-details .progress progress");
-  assert.equal(await bar.getAttribute("max"), "100000000");
+  assert.equal(await bar.getAttribute("max"), "2000000");
   // the job object and the loss points come from two requests of one refresh: the bar may
   // show the step of a moment before the 60th point, and catches up at the next refresh
   const barValue = () => bar.evaluate((el) => el.value).then(Number);
@@ -382,12 +382,12 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
     body: JSON.stringify({ title: "Not Found", status: 404, detail: "no model (the test hides them)" }) }));
   await page.click('#nav a[data-nav="jobs"]');
   const finish = page.locator(`#jobs-table tr[data-job-id="${mlpId}"] td.finish`);
-  // (90 s: in a full make test at 4 programs at a time the first forecast came after 30 s in
-  // two of four runs, 2026-12-07/08; alone the suite passes in ~100 s)
+  // (a job of 2,000,000 steps: at 100,000,000 a slow host put its finish past the forecast's
+  // 7-day horizon, where the forecast says null, and the table showed a dash; 2026-12-08)
   const tFinish = Date.now();
-  await expectText(finish, /\d{1,2}[:.]\d{2}/, 90000);
+  await expectText(finish, /\d{1,2}[:.]\d{2}/, 30000);
   console.log("browser: the predicted finish shown after " + (Date.now() - tFinish) + " ms");
-  await expectText(page.locator(`#jobs-table tr[data-job-id="${mlpId}"] .progress`), /[\d.]+% · [\d,]+ of 100,000,000 steps/);
+  await expectText(page.locator(`#jobs-table tr[data-job-id="${mlpId}"] .progress`), /[\d.]+% · [\d,]+ of 2,000,000 steps/);
   assert.equal(await page.locator(`#jobs-table tr[data-job-id="${jobId}"] .progress`).count(), 0, "no length, no bar");
   assert.equal((await page.locator(`#jobs-table tr[data-job-id="${jobId}"] td.finish`).textContent()).trim(), "—");
   await page.unroute(MODEL_URL);
@@ -428,7 +428,7 @@ test("an elastic train-mlp job runs for real: loss, fit, allocation, resize, log
 
 // Migration from the job page between two real workers: the dialog offers only the other
 // node, and the job ends up running there (checkpoint, stop, restore).
-test("the job page migrates a running job to the other worker", { timeout: 240000 }, async () => {
+test("the job page migrates a running job to the other worker", { timeout: 180000 }, async () => {
   workerB = await startWorker(server, "sim-b", 2);
   const nodes = (await call(server, "GET", "/nodes")).body.items;
   const idOf = (name) => nodes.find((n) => n.name === name).id;
@@ -453,9 +453,8 @@ test("the job page migrates a running job to the other worker", { timeout: 24000
   await page.click("#confirm-ok");
   await expectText(page.locator("#action-result"), new RegExp(`Job ${id} migration requested`));
   await expectText(page.locator("#sec-events"), /migrate-request/);
-  // (150 s: under a full make test's load the move took more than 90 s in two of four runs)
   const tMove = Date.now();
-  await expectText(page.locator("#sec-details"), new RegExp(`allocation\\s*node ${idOf(target)}: GPU \\d+, \\d+(?!,)`), 150000);
+  await expectText(page.locator("#sec-details"), new RegExp(`allocation\\s*node ${idOf(target)}: GPU \\d+, \\d+(?!,)`), 90000);
   console.log("browser: the migration shown after " + (Date.now() - tMove) + " ms");
   await expectText(page.locator("h1"), /RUNNING/, 60000);
   await expectText(page.locator("#sec-events"), /MIGRATING/);
