@@ -138,3 +138,27 @@ void jobtest_dump(const char *log)
         fputs(line, stderr);
     fclose(f);
 }
+
+void jobtest_fixture_up(struct jobtest_fixture *f)
+{
+    char err[256] = "";
+    jobtest_tmpdir(f->dir, sizeof(f->dir));
+    snprintf(f->sock, sizeof(f->sock), "%s/job.sock", f->dir);
+    snprintf(f->ckdir, sizeof(f->ckdir), "%s/ckpt", f->dir);
+    f->jc = jobchan_create(f->sock, err, sizeof(err));
+    cr_assert_not_null(f->jc, "jobchan_create: %s", err);
+}
+
+pid_t jobtest_fork(const struct jobtest_fixture *f, int (*fn)(void))
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("RINGJOB_SOCKET", f->sock, 1);
+        setenv("RINGJOB_CHECKPOINT_DIR", f->ckdir, 1);
+        setenv("RINGJOB_JOB_ID", "job 42", 1);
+        setenv("RINGJOB_WORLD_SIZE", "1", 1);
+        _exit(fn());
+    }
+    return pid;
+}

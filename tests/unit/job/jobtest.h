@@ -46,4 +46,20 @@ void jobtest_dump(const char *log);
 
 double jobtest_now(void);
 
+/* A job's channel in a fresh directory: its socket, its checkpoint folder, the worker's end. */
+struct jobtest_fixture {
+    char dir[64];
+    char sock[128];
+    char ckdir[128];
+    struct jobchan *jc;
+};
+
+/* Makes f's directory and opens its channel (a failed assertion when it cannot). */
+void jobtest_fixture_up(struct jobtest_fixture *f);
+
+/* Forks a job running fn with f's channel in its environment (RINGJOB_SOCKET,
+ * RINGJOB_CHECKPOINT_DIR, RINGJOB_JOB_ID "job 42", RINGJOB_WORLD_SIZE 1); the child exits
+ * with fn's answer. Returns its pid. */
+pid_t jobtest_fork(const struct jobtest_fixture *f, int (*fn)(void));
+
 #endif

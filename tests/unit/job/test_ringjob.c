@@ -3,7 +3,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,38 +14,6 @@
 #include "jobchan.h"
 #include "jobtest.h"
 #include "ringjob.h"
-
-struct fixture {
-    char dir[64];
-    char sock[128];
-    char ckdir[128];
-    struct jobchan *jc;
-};
-
-static void fixture_up(struct fixture *f)
-{
-    char err[256] = "";
-    jobtest_tmpdir(f->dir, sizeof(f->dir));
-    snprintf(f->sock, sizeof(f->sock), "%s/job.sock", f->dir);
-    snprintf(f->ckdir, sizeof(f->ckdir), "%s/ckpt", f->dir);
-    f->jc = jobchan_create(f->sock, err, sizeof(err));
-    cr_assert_not_null(f->jc, "jobchan_create: %s", err);
-}
-
-/* Forks a job running fn with the channel's environment; returns its pid. */
-static pid_t fork_job(const struct fixture *f, int (*fn)(void))
-{
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        setenv("RINGJOB_SOCKET", f->sock, 1);
-        setenv("RINGJOB_CHECKPOINT_DIR", f->ckdir, 1);
-        setenv("RINGJOB_JOB_ID", "job 42", 1);
-        setenv("RINGJOB_WORLD_SIZE", "1", 1);
-        _exit(fn());
-    }
-    return pid;
-}
 
 static int job_reports(void)
 {
@@ -63,10 +30,10 @@ static int job_reports(void)
 
 Test(ringjob, reports_arrive_in_order)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
-    fixture_up(&f);
-    int status = jobtest_drive(f.jc, fork_job(&f, job_reports), 20.0, &s, NULL, NULL);
+    jobtest_fixture_up(&f);
+    int status = jobtest_drive(f.jc, jobtest_fork(&f, job_reports), 20.0, &s, NULL, NULL);
     cr_assert_eq(status, 0, "job exit %d", status);
     cr_assert_eq(s.n, 300, "got %zu reports", s.n);
     for (size_t i = 0; i < s.n; i++) {
@@ -113,13 +80,13 @@ static int job_grad(void)
 
 Test(ringjob, gradient_statistics_and_fits_reach_the_worker_and_the_batch_the_job)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
-    fixture_up(&f);
+    jobtest_fixture_up(&f);
     double sqr = -1, var = -1;
     cr_assert_eq(jobchan_grad(f.jc, &sqr, &var), 0, "none before the job says");
     cr_assert_eq(jobchan_fits(f.jc), 0, "no fit before the job says");
-    int status = jobtest_drive(f.jc, fork_job(&f, job_grad), 20.0, &s, NULL, NULL);
+    int status = jobtest_drive(f.jc, jobtest_fork(&f, job_grad), 20.0, &s, NULL, NULL);
     cr_assert_eq(status, 0, "job exit %d", status);
     cr_assert_eq(s.n, 20);
     cr_assert_eq(jobchan_grad(f.jc, &sqr, &var), 1);
@@ -148,13 +115,13 @@ static int job_saves(void)
 
 Test(ringjob, a_checkpoint_saved_while_training_reaches_the_worker)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
-    fixture_up(&f);
+    jobtest_fixture_up(&f);
     long step = -1;
     double at = -1, t0 = jobtest_now();
     cr_assert_eq(jobchan_last_checkpoint(f.jc, &step, &at), 0, "none before the job says");
-    int status = jobtest_drive(f.jc, fork_job(&f, job_saves), 20.0, &s, NULL, NULL);
+    int status = jobtest_drive(f.jc, jobtest_fork(&f, job_saves), 20.0, &s, NULL, NULL);
     cr_assert_eq(status, 0, "job exit %d", status);
     cr_assert_eq(s.n, 30, "the job trained on after its checkpoints");
     cr_assert_eq(jobchan_last_checkpoint(f.jc, &step, &at), 1);
@@ -225,17 +192,17 @@ static void change_batches(struct jobchan *jc, struct series *s, void *ctx)
 
 Test(ringjob, batch_changes_in_place_at_the_next_step)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
     struct batch_plan p = {0};
-    fixture_up(&f);
+    jobtest_fixture_up(&f);
     long step;
     cr_assert_eq(jobchan_batched(f.jc, &step), 0, "none before the job says");
     cr_assert_eq(step, -1);
     cr_assert_eq(jobchan_batch(f.jc, 0, 1.0), -1, "a batch of nothing");
     cr_assert_eq(errno, EINVAL);
     cr_assert_eq(jobchan_batch(f.jc, 64, -1.0), -1, "a negative factor");
-    int status = jobtest_drive(f.jc, fork_job(&f, job_batch_changes), 30.0, &s, change_batches, &p);
+    int status = jobtest_drive(f.jc, jobtest_fork(&f, job_batch_changes), 30.0, &s, change_batches, &p);
     cr_assert_eq(status, 0, "job exit %d", status);
     cr_assert_eq(p.phase, 3);
     cr_assert_eq(jobchan_batched(f.jc, &step), 256);
@@ -317,11 +284,11 @@ static void suspend_resume_checkpoint(struct jobchan *jc, struct series *s, void
 
 Test(ringjob, suspend_resume_then_checkpoint_exit)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
     struct plan p = { 0 };
-    fixture_up(&f);
-    pid_t pid = fork_job(&f, job_obedient);
+    jobtest_fixture_up(&f);
+    pid_t pid = jobtest_fork(&f, job_obedient);
     int status = jobtest_drive(f.jc, pid, 20.0, &s, suspend_resume_checkpoint, &p);
     cr_assert_eq(p.phase, 4, "stopped in phase %d", p.phase);
     cr_assert_eq(status, RINGJOB_EXIT_PLANNED, "job exit %d", status);
@@ -355,12 +322,12 @@ static void checkpoint_on_sight(struct jobchan *jc, struct series *s, void *ctx)
 
 Test(ringjob, command_given_before_the_job_connects_and_checkpoint_while_suspended)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
     int sent = 0;
-    fixture_up(&f);
+    jobtest_fixture_up(&f);
     cr_assert_eq(jobchan_command(f.jc, JOBCHAN_SUSPEND), 0);
-    pid_t pid = fork_job(&f, job_obedient);
+    pid_t pid = jobtest_fork(&f, job_obedient);
     int status = jobtest_drive(f.jc, pid, 20.0, &s, checkpoint_on_sight, &sent);
     cr_assert(sent);
     cr_assert_eq(status, 0, "job exit %d", status);
@@ -373,8 +340,8 @@ Test(ringjob, command_given_before_the_job_connects_and_checkpoint_while_suspend
 
 Test(ringjob, resume_after_checkpoint_is_refused_and_states_have_names)
 {
-    struct fixture f;
-    fixture_up(&f);
+    struct jobtest_fixture f;
+    jobtest_fixture_up(&f);
     cr_assert_str_eq(jobchan_state_name(jobchan_state(f.jc)), "waiting");
     cr_assert_eq(jobchan_command(f.jc, JOBCHAN_RESUME), 0, "resume of nothing is harmless");
     cr_assert_str_eq(jobchan_state_name(JOBCHAN_CHECKPOINTED), "checkpointed");
@@ -402,8 +369,8 @@ static void pump(struct jobchan *jc, int turns)
 
 Test(ringjob, protocol_errors_drop_the_connection_not_the_channel)
 {
-    struct fixture f;
-    fixture_up(&f);
+    struct jobtest_fixture f;
+    jobtest_fixture_up(&f);
     int a = connect_raw(f.sock);
     pump(f.jc, 3);
     int b = connect_raw(f.sock);
@@ -441,8 +408,8 @@ Test(ringjob, protocol_errors_drop_the_connection_not_the_channel)
  * WELCOME when given before it connected. */
 Test(ringjob, batch_records_at_the_workers_end)
 {
-    struct fixture f;
-    fixture_up(&f);
+    struct jobtest_fixture f;
+    jobtest_fixture_up(&f);
     cr_assert_eq(jobchan_batch(f.jc, 96, 0), 0, "kept for the job's HELLO");
     int a = connect_raw(f.sock);
     cr_assert_eq(send(a, "HELLO 1 j 2 7 dp\n", 17, 0), 17);
@@ -525,212 +492,6 @@ Test(ringjob, batch_records_at_the_jobs_end)
     jobtest_rmtree(dir);
 }
 
-static int job_standalone(void)
-{
-    unsetenv("RINGJOB_SOCKET");
-    setenv("RINGJOB_WORLD_SIZE", "4", 1);
-    setenv("RINGJOB_PLAN", "zero2", 1);
-    if (ringjob_init() < 0 || ringjob_connected())
-        return 10;
-    if (ringjob_world_size() != 4 || ringjob_lr_scale() != 4.0 || ringjob_rank() != 0)
-        return 11;
-    if (strcmp(ringjob_plan(), "zero2") || strcmp(ringjob_job_id(), "job_42"))
-        return 12;
-    for (long step = 1; step <= 10; step++) {
-        if (ringjob_report(step, 0.5, 1, 0.1) < 0 || ringjob_poll(step) != RINGJOB_CONTINUE)
-            return 13;
-    }
-    char buf[16];
-    if (ringjob_checkpoint_path("a/b", buf, sizeof(buf)) != -1)
-        return 14;
-    if (ringjob_checkpoint_path("a-very-long-checkpoint-name", buf, sizeof(buf)) != -1)
-        return 15;
-    if (ringjob_checkpoint_done(10) != 0 || ringjob_init() != -1)
-        return 16;
-    ringjob_finalize();
-    setenv("RINGJOB_LR_SCALE", "2.5", 1);
-    if (ringjob_init() < 0 || ringjob_lr_scale() != 2.5)
-        return 17;
-    ringjob_finalize();
-    setenv("RINGJOB_LR_SCALE", "-1", 1);
-    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_LR_SCALE"))
-        return 18;
-    unsetenv("RINGJOB_LR_SCALE");
-    if (ringjob_init() < 0 || ringjob_batch() != 0 || ringjob_report_grad(1, 1) != 0)
-        return 19; /* no batch chosen; statistics go nowhere without a worker */
-    ringjob_finalize();
-    setenv("RINGJOB_BATCH", "0", 1);
-    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_BATCH"))
-        return 20;
-    /* A batch model: square-root scaling from M0 unless the worker gives the factor. */
-    setenv("RINGJOB_BATCH", "512", 1);
-    setenv("RINGJOB_INIT_BATCH", "128", 1);
-    if (ringjob_init() < 0 || ringjob_init_batch() != 128 || ringjob_lr_scale() != 2.0)
-        return 21;
-    ringjob_finalize();
-    setenv("RINGJOB_LR_SCALE", "1.5", 1);
-    if (ringjob_init() < 0 || ringjob_lr_scale() != 1.5)
-        return 22;
-    ringjob_finalize();
-    unsetenv("RINGJOB_LR_SCALE");
-    setenv("RINGJOB_INIT_BATCH", "-3", 1);
-    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_INIT_BATCH"))
-        return 23;
-    unsetenv("RINGJOB_INIT_BATCH");
-    /* The most examples a rank computes at once: 0 (no bound) unless the worker says. */
-    if (ringjob_init() < 0 || ringjob_max_local_batch() != 0)
-        return 24;
-    ringjob_finalize();
-    setenv("RINGJOB_MAX_LOCAL_BATCH", "48", 1);
-    if (ringjob_init() < 0 || ringjob_max_local_batch() != 48)
-        return 25;
-    ringjob_finalize();
-    setenv("RINGJOB_MAX_LOCAL_BATCH", "0", 1);
-    if (ringjob_init() != -1 || !strstr(ringjob_error(), "RINGJOB_MAX_LOCAL_BATCH"))
-        return 26;
-    unsetenv("RINGJOB_MAX_LOCAL_BATCH");
-    unsetenv("RINGJOB_BATCH");
-    return 0;
-}
-
-Test(ringjob, standalone_without_a_socket)
-{
-    struct fixture f;
-    static struct series s;
-    fixture_up(&f);
-    int status = jobtest_drive(f.jc, fork_job(&f, job_standalone), 10.0, &s, NULL, NULL);
-    cr_assert_eq(status, 0, "standalone check %d failed", status);
-    cr_assert_eq(s.n, 0);
-    jobchan_destroy(f.jc);
-    jobtest_rmtree(f.dir);
-}
-
-static volatile sig_atomic_t own_handler_ran;
-
-static void own_handler(int sig)
-{
-    (void)sig;
-    own_handler_ran = 1;
-}
-
-/* SIGUSR1 without a worker is a planned stop, once (ringjob.h); a program that handles
- * SIGUSR1 itself keeps its handler and its meaning. */
-static int job_stop_signal(void)
-{
-    unsetenv("RINGJOB_SOCKET");
-    if (ringjob_init() < 0 || ringjob_poll(1) != RINGJOB_CONTINUE)
-        return 10;
-    raise(SIGUSR1);
-    if (ringjob_poll(2) != RINGJOB_CHECKPOINT_EXIT)
-        return 11;
-    if (ringjob_poll(3) != RINGJOB_CONTINUE)
-        return 12; /* asked once, answered once */
-    ringjob_finalize();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = own_handler;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, NULL);
-    if (ringjob_init() < 0)
-        return 13;
-    raise(SIGUSR1);
-    if (!own_handler_ran || ringjob_poll(4) != RINGJOB_CONTINUE)
-        return 14;
-    ringjob_finalize();
-    return 0;
-}
-
-Test(ringjob, sigusr1_without_a_worker_checkpoints_and_exits)
-{
-    struct fixture f;
-    static struct series s;
-    fixture_up(&f);
-    int status = jobtest_drive(f.jc, fork_job(&f, job_stop_signal), 10.0, &s, NULL, NULL);
-    cr_assert_eq(status, 0, "check %d failed", status);
-    jobchan_destroy(f.jc);
-    jobtest_rmtree(f.dir);
-}
-
-/* With its worker on the channel the worker decides: SIGUSR1 changes nothing (a stop it did
- * not ask for would fail the job). */
-static int job_signalled_with_worker(void)
-{
-    if (ringjob_init() < 0 || !ringjob_connected())
-        return 10;
-    raise(SIGUSR1);
-    for (long step = 1; step <= 20; step++) {
-        ringjob_report(step, 1.0, 32, 0.001);
-        if (ringjob_poll(step) != RINGJOB_CONTINUE)
-            return 11;
-    }
-    ringjob_finalize();
-    return 0;
-}
-
-Test(ringjob, sigusr1_with_a_worker_is_the_workers_to_decide)
-{
-    struct fixture f;
-    static struct series s;
-    fixture_up(&f);
-    int status =
-        jobtest_drive(f.jc, fork_job(&f, job_signalled_with_worker), 10.0, &s, NULL, NULL);
-    cr_assert_eq(status, 0, "check %d failed", status);
-    cr_assert_eq(s.n, 20, "every step reported");
-    jobchan_destroy(f.jc);
-    jobtest_rmtree(f.dir);
-}
-
-static int job_unreachable(void)
-{
-    setenv("RINGJOB_SOCKET", "/nonexistent/ringjob.sock", 1);
-    return ringjob_init() == -1 && strstr(ringjob_error(), "connect") ? 0 : 1;
-}
-
-Test(ringjob, unreachable_worker_fails_init_with_text)
-{
-    struct fixture f;
-    static struct series s;
-    fixture_up(&f);
-    cr_assert_eq(jobtest_drive(f.jc, fork_job(&f, job_unreachable), 10.0, &s, NULL, NULL), 0);
-    jobchan_destroy(f.jc);
-    jobtest_rmtree(f.dir);
-}
-
-/* The library's soname carries its ABI version, and libringjob.so (the name programs
- * link with) leads to it. */
-Test(ringjob, shared_library_has_a_versioned_soname)
-{
-    char so[PATH_MAX], cmd[PATH_MAX + 64], line[512];
-    jobtest_build_path(so, sizeof(so), "lib/libringjob.so");
-    snprintf(cmd, sizeof(cmd), "readelf -d %s", so);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    int found = 0;
-    while (fgets(line, sizeof(line), p))
-        found |= strstr(line, "(SONAME)") && strstr(line, "[libringjob.so.0]");
-    pclose(p);
-    cr_assert(found, "%s has the soname libringjob.so.0", so);
-}
-
-Test(ringjob, shared_library_exports_only_its_prefix)
-{
-    char so[PATH_MAX], cmd[PATH_MAX + 64], sym[256];
-    jobtest_build_path(so, sizeof(so), "lib/libringjob.so");
-    snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s", so);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    int n = 0;
-    char addr[64], type[8];
-    while (fscanf(p, "%63s %7s %255s", addr, type, sym) == 3) {
-        if (!strcmp(sym, "RINGJOB_1"))
-            continue;
-        cr_expect(!strncmp(sym, "ringjob_", 8), "exported: %s", sym);
-        n++;
-    }
-    cr_assert_eq(pclose(p), 0, "nm failed on %s", so);
-    cr_assert_geq(n, 15, "only %d symbols", n);
-}
-
 /* A pipe from the test to its forked job: the job waits for a byte at chosen points. */
 static int gate[2] = { -1, -1 };
 static int done_pipe[2] = { -1, -1 };
@@ -769,11 +530,11 @@ static void drive_until(struct jobchan *jc, enum jobchan_state st, struct series
 
 Test(ringjob, suspend_withdrawn_before_the_job_takes_it)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
-    fixture_up(&f);
+    jobtest_fixture_up(&f);
     cr_assert_eq(pipe(gate), 0);
-    pid_t pid = fork_job(&f, job_withdrawn);
+    pid_t pid = jobtest_fork(&f, job_withdrawn);
     drive_until(f.jc, JOBCHAN_RUNNING, &s);
     cr_assert_eq(jobchan_command(f.jc, JOBCHAN_SUSPEND), 0);
     cr_assert_eq(jobchan_state(f.jc), JOBCHAN_SUSPENDING);
@@ -812,12 +573,12 @@ static int job_flood(void)
 
 Test(ringjob, reports_beyond_the_buffers_are_dropped_and_counted_not_blocking)
 {
-    struct fixture f;
+    struct jobtest_fixture f;
     static struct series s;
     char c;
-    fixture_up(&f);
+    jobtest_fixture_up(&f);
     cr_assert_eq(pipe(done_pipe), 0);
-    pid_t pid = fork_job(&f, job_flood);
+    pid_t pid = jobtest_fork(&f, job_flood);
     drive_until(f.jc, JOBCHAN_RUNNING, &s);
     cr_assert_eq(read(done_pipe[0], &c, 1), 1, "the job went through without the worker");
     int status = jobtest_drive(f.jc, pid, 20.0, &s, NULL, NULL);
