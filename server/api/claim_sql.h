@@ -29,8 +29,8 @@
     " AND a.state <> 'superseded'),"                                                               \
     " live AS (SELECT kind FROM acts WHERE mine AND (state = 'pending'"                            \
     " OR finished_at > now() - make_interval(secs => $3::float8))),"                               \
-    " launch AS (SELECT id, mine, spec FROM acts WHERE kind IN ('start', 'resize', 'migrate')"         \
-    " ORDER BY id DESC LIMIT 1)"
+    " launch AS (SELECT id, mine, spec FROM acts"                                                  \
+    " WHERE kind IN ('start', 'resize', 'migrate') ORDER BY id DESC LIMIT 1)"
 #define CLAIM_RUNS                                                                                 \
     "(EXISTS (SELECT 1 FROM launch l WHERE l.mine"                                                 \
     " OR " CLAIM_MINE("(l.spec->'slots'->0->>'node_id')::bigint") ")"                              \

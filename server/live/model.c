@@ -418,7 +418,6 @@ static int apply_sums(struct live_model *m, const PGresult *r, int from, int to)
     if (!m->own_batch && !m->class_name[0] && meas_s > 0 && meas_m > 0)
         m->speed.batch_per_gpu = meas_m / meas_s;
     m->epochs_run = m->dataset_size > 0 ? samples / m->dataset_size : 0;
-    m->epochs_done = m->epochs_run;
     return n;
 }
 

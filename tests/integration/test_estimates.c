@@ -587,8 +587,8 @@ Test(estimates, the_remaining_work_shown_is_the_schedulers)
 
 /* One truth after a restart (issue 31): a job that declared 60,000 steps ran to step 40 at
  * 1 GPU and went back to its checkpoint at step 20 (a resize to 2), then reported 21..30 in
- * one post (worker_api has a restart at the same size). It has done 30 steps, as its page's progress says, and has 59,970 to
- * go: not 59,960 from the highest step it ever reached. Its epochs done count the 30 steps
+ * one post (worker_api has a restart at the same size). It has done 30 steps, as its page's
+ * progress says, and has 59,970 to go: not 59,960 from the highest step it ever reached. Its epochs done count the 30 steps
  * that stand (30 x 128 of 50,000 examples), not the 50 it ran, and the 20 it redid are its
  * redo (sql/053; 039 counted 10, the post's last step back from 40). */
 Test(estimates, a_job_back_at_its_checkpoint_has_the_steps_its_page_shows)

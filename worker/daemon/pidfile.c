@@ -61,12 +61,18 @@ static void find_orphan(const char *jobs, const char *name, struct orphans *o)
     unlink(path);
 }
 
+/* Whether orphan i of o is still the process that was started. */
+static int alive(const struct orphans *o, int i)
+{
+    return launch_start_time(o->pid[i]) == o->started[i];
+}
+
 /* How many of o still run. */
 static int running(const struct orphans *o)
 {
     int n = 0;
     for (int i = 0; i < o->n; i++)
-        n += launch_start_time(o->pid[i]) == o->started[i];
+        n += alive(o, i);
     return n;
 }
 
@@ -74,7 +80,7 @@ static int running(const struct orphans *o)
 static void signal_all(const struct orphans *o, int sig, double wait_s)
 {
     for (int i = 0; i < o->n; i++)
-        if (launch_start_time(o->pid[i]) == o->started[i])
+        if (alive(o, i))
             launch_kill(o->pid[i], sig);
     for (int k = 0; k < (int)(wait_s * 20) && running(o) > 0; k++)
         usleep(50000);

@@ -202,7 +202,8 @@ Test(ringjob, batch_changes_in_place_at_the_next_step)
     cr_assert_eq(jobchan_batch(f.jc, 0, 1.0), -1, "a batch of nothing");
     cr_assert_eq(errno, EINVAL);
     cr_assert_eq(jobchan_batch(f.jc, 64, -1.0), -1, "a negative factor");
-    int status = jobtest_drive(f.jc, jobtest_fork(&f, job_batch_changes), 30.0, &s, change_batches, &p);
+    int status =
+        jobtest_drive(f.jc, jobtest_fork(&f, job_batch_changes), 30.0, &s, change_batches, &p);
     cr_assert_eq(status, 0, "job exit %d", status);
     cr_assert_eq(p.phase, 3);
     cr_assert_eq(jobchan_batched(f.jc, &step), 256);
